@@ -1,0 +1,99 @@
+import { z } from 'zod'
+
+const bool = z
+  .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1')
+
+const port = z.coerce
+  .number({ message: 'must be a number' })
+  .int('must be a whole number')
+  .min(0, 'must be between 0 and 65535')
+  .max(65535, 'must be between 0 and 65535')
+
+const positiveInt = (max?: number) => {
+  let s = z.coerce.number({ message: 'must be a number' }).int('must be a whole number').positive('must be positive')
+  if (max !== undefined) s = s.max(max, `must be at most ${max}`)
+  return s
+}
+
+const postgresUrl = z
+  .string()
+  .refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), 'must be a postgres:// or postgresql:// URL')
+
+const EnvSchema = z.object({
+  PORT: port.default(3000),
+  HOST: z.string().min(1, 'must not be empty').default('127.0.0.1'),
+  DATABASE_URL: postgresUrl.optional(),
+  DATA_DIR: z.string().min(1, 'must not be empty').default('./data'),
+  PUBLIC_URL: z
+    .string()
+    .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL')
+    .refine((v) => !URL.canParse(v) || (new URL(v).search === '' && new URL(v).hash === ''), 'must not have a query or fragment')
+    .optional(),
+  COOKIE_SECURE: bool.optional(),
+  SESSION_TTL_HOURS: positiveInt(24 * 90).default(24 * 14),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    message: 'must be one of fatal, error, warn, info, debug, trace, silent',
+  }).default('info'),
+  TRUST_PROXY: bool.default(false),
+  DB_POOL_MAX: positiveInt(1000).default(10),
+  TOKEN_CACHE_TTL_SECONDS: positiveInt(300).default(60),
+  TOKEN_CACHE_MAX_ENTRIES: positiveInt().default(100_000),
+  LOGIN_RATE_LIMIT: positiveInt().default(10),
+  TOKEN_AUTH_FAILURE_LIMIT: positiveInt().default(20),
+})
+
+export type Env = z.input<typeof EnvSchema>
+
+export interface Config {
+  readonly port: number
+  readonly host: string
+  readonly databaseUrl: string | undefined
+  readonly dataDir: string
+  /** The issuer and {auth_url}: no trailing slash. */
+  readonly publicUrl: string
+  readonly cookieSecure: boolean
+  readonly sessionTtlMs: number
+  readonly logLevel: string
+  readonly trustProxy: boolean
+  readonly dbPoolMax: number
+  readonly tokenCacheTtlMs: number
+  readonly tokenCacheMaxEntries: number
+  /** Log-in and sign-up attempts per account and per IP within a 15-minute window. */
+  readonly loginRateLimit: number
+  /** Failed client authentications per client_id within a 15-minute window before 429. */
+  readonly tokenAuthFailureLimit: number
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+/** Parses the environment once at start-up; a bad value throws one message naming each variable. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
+  const result = EnvSchema.safeParse(cleaned)
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`)
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`)
+  }
+  const e = result.data
+  const displayHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST
+  const publicUrl = (e.PUBLIC_URL ?? `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${e.PORT}`).replace(/\/+$/, '')
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    publicUrl,
+    cookieSecure: e.COOKIE_SECURE ?? publicUrl.startsWith('https:'),
+    sessionTtlMs: e.SESSION_TTL_HOURS * 3600_000,
+    logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
+    dbPoolMax: e.DB_POOL_MAX,
+    tokenCacheTtlMs: e.TOKEN_CACHE_TTL_SECONDS * 1000,
+    tokenCacheMaxEntries: e.TOKEN_CACHE_MAX_ENTRIES,
+    loginRateLimit: e.LOGIN_RATE_LIMIT,
+    tokenAuthFailureLimit: e.TOKEN_AUTH_FAILURE_LIMIT,
+  })
+}

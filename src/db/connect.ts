@@ -1,0 +1,83 @@
+import { mkdirSync } from 'node:fs'
+import { PGlite } from '@electric-sql/pglite'
+import { Kysely, PostgresDialect } from 'kysely'
+import { PGliteDialect } from 'kysely-pglite-dialect'
+import pg from 'pg'
+import type { Database } from './schema.js'
+import { listenPg } from './listen.js'
+
+export type Db = Kysely<Database>
+
+export type NotificationHandler = (payload: string) => void
+
+/** Connection-state changes of a LISTEN subscription: caches fall back to their TTL while down. */
+export interface ListenEvents {
+  onConnected?: () => void
+  onDisconnected?: (err?: Error) => void
+}
+
+export interface DatabaseHandle {
+  readonly db: Db
+  readonly kind: 'postgres' | 'pglite'
+  /** Subscribes to a Postgres NOTIFY channel; resolves once listening. Returns the unsubscribe. */
+  listen(channel: string, handler: NotificationHandler, events?: ListenEvents): Promise<() => Promise<void>>
+  close(): Promise<void>
+}
+
+export interface DatabaseOptions {
+  /** postgres:// URL; absent means embedded PGlite. */
+  url?: string | undefined
+  /** PGlite data directory; `memory://` keeps it in memory (tests). */
+  dataDir?: string
+  poolMax?: number
+}
+
+export async function createDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (options.url) return createPostgres(options.url, options.poolMax ?? 10)
+  return createPglite(options.dataDir ?? './data')
+}
+
+function createPostgres(url: string, poolMax: number): DatabaseHandle {
+  const pool = new pg.Pool({ connectionString: url, max: poolMax })
+  // An idle client's error (server restart, terminated backend) must not crash the process;
+  // the pool discards that client and the next query opens a new one.
+  pool.on('error', () => {})
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const subscriptions = new Set<() => Promise<void>>()
+  return {
+    db,
+    kind: 'postgres',
+    async listen(channel, handler, events) {
+      const stop = await listenPg(url, channel, handler, events)
+      subscriptions.add(stop)
+      return async () => {
+        subscriptions.delete(stop)
+        await stop()
+      }
+    },
+    async close() {
+      await Promise.all([...subscriptions].map((s) => s()))
+      await db.destroy()
+    },
+  }
+}
+
+async function createPglite(dataDir: string): Promise<DatabaseHandle> {
+  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true })
+  const client = new PGlite(dataDir)
+  await client.waitReady
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(client) })
+  return {
+    db,
+    kind: 'pglite',
+    async listen(channel, handler, events) {
+      // PGlite lives in this process: the subscription cannot drop, so it is connected at once.
+      const unsubscribe = await client.listen(channel, handler)
+      events?.onConnected?.()
+      return unsubscribe
+    },
+    async close() {
+      await db.destroy()
+    },
+  }
+}

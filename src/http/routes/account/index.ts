@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify'
+import type { AppDeps } from '../../deps.js'
+import { render } from '../../render.js'
+import loginRoutes from './login.js'
+import logoutRoutes from './logout.js'
+import signupRoutes from './signup.js'
+
+export default async function accountRoutes(app: FastifyInstance, deps: AppDeps) {
+  app.get('/', async (request, reply) => {
+    if (request.user) return reply.redirect('/applications', 303)
+    return render(request, reply, 'home.eta', { title: 'Gatehouse' })
+  })
+  await app.register(signupRoutes, deps)
+  await app.register(loginRoutes, deps)
+  await app.register(logoutRoutes, deps)
+}

@@ -1,0 +1,54 @@
+import type { FastifyInstance } from 'fastify'
+import { authenticateUser } from '../../../accounts/authenticate.js'
+import { parseCredentials } from '../../../accounts/credentials.js'
+import { endSession, startSession } from '../../../accounts/sessions.js'
+import { consumeAttempt } from '../../../lib/rate-limiter.js'
+import type { AppDeps } from '../../deps.js'
+import { render } from '../../render.js'
+import { SESSION_COOKIE, safeNextPath, setSessionCookie } from '../../session.js'
+
+const GENERIC_FAILURE = 'Incorrect email or password.'
+
+export default async function loginRoutes(app: FastifyInstance, deps: AppDeps) {
+  const { db } = deps.database
+
+  app.get<{ Querystring: { next?: string; email?: string; signed_up?: string } }>('/login', async (request, reply) => {
+    const next = safeNextPath(request.query.next)
+    if (request.user) return reply.redirect(next ?? '/applications', 303)
+    return render(request, reply, 'account/login.eta', {
+      title: 'Log in',
+      email: typeof request.query.email === 'string' ? request.query.email.slice(0, 254) : '',
+      next: next ?? '',
+      signedUp: request.query.signed_up === '1',
+      errors: {},
+    })
+  })
+
+  app.post<{ Body: Record<string, unknown> }>('/login', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const body = request.body ?? {}
+    const next = safeNextPath(body.next)
+    const form = parseCredentials(body)
+    const email = form.ok ? form.email : form.email
+    const view = (status: number, formError: string) =>
+      render(request, reply, 'account/login.eta', { title: 'Log in', email, next: next ?? '', signedUp: false, errors: {}, formError }, status)
+
+    // Per IP and per account (RFC 9700 4.15-style brute-force protection); the account key is
+    // counted whether or not the email exists, so a 429 reveals nothing either.
+    const decision = await consumeAttempt(db, deps.clock, [`login:ip:${request.ip}`, `login:acct:${email.toLowerCase()}`], deps.config.loginRateLimit)
+    if (!decision.allowed) {
+      reply.header('retry-after', String(decision.retryAfterSeconds))
+      return view(429, 'Too many attempts. Wait a few minutes and try again.')
+    }
+    if (!form.ok) return view(401, GENERIC_FAILURE)
+
+    const user = await authenticateUser(db, form.email, form.password)
+    if (!user) return view(401, GENERIC_FAILURE)
+
+    // A fresh id at every log-in defeats session fixation.
+    const previous = request.cookies[SESSION_COOKIE]
+    if (previous) await endSession(db, previous)
+    const id = await startSession(db, user.id, deps.clock(), deps.config.sessionTtlMs)
+    setSessionCookie(reply, deps, id)
+    return reply.redirect(next ?? '/applications', 303)
+  })
+}

@@ -1,0 +1,35 @@
+import type { FastifyInstance } from 'fastify'
+import { registerUser } from '../../../accounts/authenticate.js'
+import { parseCredentials } from '../../../accounts/credentials.js'
+import { consumeAttempt } from '../../../lib/rate-limiter.js'
+import type { AppDeps } from '../../deps.js'
+import { render } from '../../render.js'
+import { safeNextPath } from '../../session.js'
+
+export default async function signupRoutes(app: FastifyInstance, deps: AppDeps) {
+  const { db } = deps.database
+
+  app.get<{ Querystring: { next?: string } }>('/signup', async (request, reply) => {
+    if (request.user) return reply.redirect('/applications', 303)
+    return render(request, reply, 'account/signup.eta', { title: 'Sign up', email: '', next: safeNextPath(request.query.next) ?? '', errors: {} })
+  })
+
+  app.post<{ Body: Record<string, unknown> }>('/signup', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const body = request.body ?? {}
+    const next = safeNextPath(body.next) ?? ''
+    const form = parseCredentials(body)
+    const email = form.email
+    const decision = await consumeAttempt(db, deps.clock, [`signup:ip:${request.ip}`, `signup:acct:${email.toLowerCase()}`], deps.config.loginRateLimit)
+    if (!decision.allowed) {
+      reply.header('retry-after', String(decision.retryAfterSeconds))
+      return render(request, reply, 'account/signup.eta', { title: 'Sign up', email, next, errors: {}, formError: 'Too many attempts. Wait a few minutes and try again.' }, 429)
+    }
+    if (!form.ok) return render(request, reply, 'account/signup.eta', { title: 'Sign up', email, next, errors: form.errors }, 400)
+
+    // Created or already registered: the same redirect either way, so sign-up cannot be used
+    // to find out which emails have accounts. The person logs in next.
+    await registerUser(db, form.email, form.password, deps.clock())
+    const query = new URLSearchParams({ signed_up: '1', email: form.email, ...(next ? { next } : {}) })
+    return reply.redirect(`/login?${query}`, 303)
+  })
+}

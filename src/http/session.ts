@@ -1,0 +1,52 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { resolveSession } from '../accounts/sessions.js'
+import type { SessionUser } from '../repositories/sessions.js'
+import type { AppDeps } from './deps.js'
+
+export const SESSION_COOKIE = 'gatehouse_session'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The logged-in console user, or null. Set only in contexts that call registerSession. */
+    user: SessionUser | null
+  }
+}
+
+/** Loads the session user for every request of this context (pages, never the token API). */
+export function registerSession(app: FastifyInstance, deps: AppDeps): void {
+  app.addHook('onRequest', async (request) => {
+    const id = request.cookies[SESSION_COOKIE]
+    request.user = id ? ((await resolveSession(deps.database.db, id, deps.clock())) ?? null) : null
+  })
+}
+
+/** Host-only (no Domain), HttpOnly, SameSite=Lax; Secure when the public URL is https. */
+export function setSessionCookie(reply: FastifyReply, deps: AppDeps, id: string): void {
+  reply.setCookie(SESSION_COOKIE, id, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: deps.config.cookieSecure,
+    maxAge: Math.floor(deps.config.sessionTtlMs / 1000),
+  })
+}
+
+export function clearSessionCookie(reply: FastifyReply, deps: AppDeps): void {
+  reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure })
+}
+
+/** Relative in-app path to return to after log-in; anything else (//evil, https://…) is dropped. */
+export function safeNextPath(next: unknown): string | undefined {
+  if (typeof next !== 'string' || next.length > 4096) return undefined
+  if (!next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return undefined
+  if (/[\u0000-\u001f\u007f\\]/.test(next)) return undefined
+  return next
+}
+
+/** preHandler for pages that need a user: not logged in → log-in page, then back here. */
+export async function requireUser(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (!request.user) {
+    const next = request.method === 'GET' ? safeNextPath(request.url) : undefined
+    await reply.redirect(next ? `/login?next=${encodeURIComponent(next)}` : '/login', 303)
+  }
+}

@@ -1,0 +1,103 @@
+/*
+ * The closed family of OAuth errors. Each class is named after its RFC error code; the HTTP
+ * layer maps them to the wire in one place (src/http/oauth-errors.ts). Protocol code throws
+ * these and nothing else for client-caused failures.
+ */
+export abstract class OAuthError extends Error {
+  abstract readonly error: string
+  readonly status: number = 400
+  /** Extra response headers, e.g. WWW-Authenticate for invalid_client over Basic. */
+  headers: Record<string, string> = {}
+
+  constructor(readonly description: string, options?: { cause?: unknown }) {
+    super(description, options)
+  }
+
+  toJSON(): { error: string; error_description: string } {
+    return { error: this.error, error_description: this.description }
+  }
+}
+
+/** RFC 6749 5.2: missing or repeated parameter, unsupported value, otherwise malformed. */
+export class InvalidRequestError extends OAuthError {
+  readonly error = 'invalid_request'
+}
+
+/**
+ * RFC 6749 5.2: client authentication failed. 401; when the client tried Basic, the response
+ * carries `WWW-Authenticate: Basic`.
+ */
+export class InvalidClientError extends OAuthError {
+  readonly error = 'invalid_client'
+  override readonly status = 401
+  constructor(description: string, usedBasic = false) {
+    super(description)
+    if (usedBasic) this.headers['www-authenticate'] = 'Basic realm="gatehouse", charset="UTF-8"'
+  }
+}
+
+/**
+ * RFC 6749 5.2: the grant (code) is invalid, expired, revoked, does not match the redirect
+ * URI used in the authorization request, or was issued to another client.
+ */
+export class InvalidGrantError extends OAuthError {
+  readonly error = 'invalid_grant'
+}
+
+/** RFC 6749 5.2 / 4.1.2.1: the client is not authorized to use this grant or response type. */
+export class UnauthorizedClientError extends OAuthError {
+  readonly error = 'unauthorized_client'
+}
+
+/** RFC 6749 5.2: the grant type is not supported by this server. */
+export class UnsupportedGrantTypeError extends OAuthError {
+  readonly error = 'unsupported_grant_type'
+}
+
+/** RFC 6749 4.1.2.1: the server does not support this response_type. */
+export class UnsupportedResponseTypeError extends OAuthError {
+  readonly error = 'unsupported_response_type'
+}
+
+/** RFC 6749 5.2 / 4.1.2.1: the requested scope is invalid, unknown or exceeds what is allowed. */
+export class InvalidScopeError extends OAuthError {
+  readonly error = 'invalid_scope'
+}
+
+/** RFC 6749 4.1.2.1: the resource owner or the server denied the request. */
+export class AccessDeniedError extends OAuthError {
+  readonly error = 'access_denied'
+}
+
+/** RFC 7009 2.2.1: the server does not support revoking this token type. */
+export class UnsupportedTokenTypeError extends OAuthError {
+  readonly error = 'unsupported_token_type'
+}
+
+/** RFC 6750 3.1: the access token is missing, revoked, malformed or unknown. */
+export class InvalidTokenError extends OAuthError {
+  readonly error = 'invalid_token'
+  override readonly status = 401
+}
+
+/** RFC 6750 3.1: the token lacks the scope the resource requires. */
+export class InsufficientScopeError extends OAuthError {
+  readonly error = 'insufficient_scope'
+  override readonly status = 403
+}
+
+/** Not an RFC code on its own: too many failed attempts; mapped to 429 with Retry-After. */
+export class SlowDownError extends OAuthError {
+  readonly error = 'invalid_request'
+  override readonly status = 429
+  constructor(description: string, readonly retryAfterSeconds: number) {
+    super(description)
+    this.headers['retry-after'] = String(retryAfterSeconds)
+  }
+}
+
+/** RFC 6749 5.2 / 4.1.2.1: an unexpected condition; the detail is logged, never sent. */
+export class ServerError extends OAuthError {
+  readonly error = 'server_error'
+  override readonly status = 500
+}

@@ -1,0 +1,35 @@
+import type { Db } from '../db/connect.js'
+
+export interface SessionUser {
+  id: string
+  email: string
+}
+
+export async function insertSession(
+  db: Db,
+  s: { idHash: string; userId: string; now: Date; expiresAt: Date },
+): Promise<void> {
+  await db
+    .insertInto('sessions')
+    .values({ id_hash: s.idHash, user_id: s.userId, created_at: s.now, expires_at: s.expiresAt })
+    .execute()
+}
+
+/** The live session's user, by primary key (sessions_pkey). */
+export function findSessionUser(db: Db, idHash: string, now: Date): Promise<SessionUser | undefined> {
+  return db
+    .selectFrom('sessions')
+    .innerJoin('users', 'users.id', 'sessions.user_id')
+    .select(['users.id', 'users.email'])
+    .where('sessions.id_hash', '=', idHash)
+    .where('sessions.expires_at', '>', now)
+    .executeTakeFirst()
+}
+
+export async function deleteSession(db: Db, idHash: string): Promise<void> {
+  await db.deleteFrom('sessions').where('id_hash', '=', idHash).execute()
+}
+
+export async function deleteExpiredSessions(db: Db, now: Date): Promise<void> {
+  await db.deleteFrom('sessions').where('expires_at', '<=', now).execute()
+}

@@ -1,0 +1,47 @@
+import { buildApp } from './app.js'
+import { ConfigError, loadConfig } from './config.js'
+import { createDatabase } from './db/connect.js'
+import { migrateToLatest } from './db/migrate.js'
+import { systemClock } from './lib/clock.js'
+
+/* The only module that touches the process: environment, listening, signals. */
+
+let config
+try {
+  config = loadConfig(process.env)
+} catch (err) {
+  if (err instanceof ConfigError) {
+    console.error(err.message)
+    process.exit(1)
+  }
+  throw err
+}
+
+const database = await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax })
+await migrateToLatest(database.db)
+const app = await buildApp({ config, database, clock: systemClock })
+
+let closing = false
+async function shutdown(signal: string) {
+  if (closing) return
+  closing = true
+  app.log.info({ signal }, 'shutting down')
+  const force = setTimeout(() => process.exit(1), 10_000)
+  force.unref()
+  try {
+    await app.close()
+    await database.close()
+    process.exit(0)
+  } catch (err) {
+    app.log.error({ err }, 'shutdown failed')
+    process.exit(1)
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'))
+process.on('SIGINT', () => void shutdown('SIGINT'))
+
+await app.listen({ port: config.port, host: config.host })
+app.log.info(
+  { url: config.publicUrl, database: database.kind === 'pglite' ? `embedded (${config.dataDir})` : 'postgres' },
+  'Gatehouse is listening',
+)

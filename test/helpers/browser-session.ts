@@ -1,0 +1,67 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+
+/**
+ * A cookie jar over app.inject that behaves like a browser: keeps cookies, reads the CSRF
+ * token from the page it just loaded, and posts forms.
+ */
+export class BrowserSession {
+  readonly cookies = new Map<string, string>()
+  lastCsrf: string | undefined
+
+  constructor(readonly app: FastifyInstance, readonly remoteAddress = '127.0.0.1') {}
+
+  get cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ')
+  }
+
+  private remember(res: LightMyRequestResponse): void {
+    for (const c of res.cookies as Array<{ name: string; value: string; maxAge?: number; expires?: Date }>) {
+      const expired = c.maxAge === 0 || (c.expires && c.expires.getTime() <= Date.now()) || c.value === ''
+      if (expired) this.cookies.delete(c.name)
+      else this.cookies.set(c.name, c.value)
+    }
+    const m = /name="_csrf" value="([^"]+)"/.exec(res.body)
+    if (m) this.lastCsrf = m[1]
+  }
+
+  async get(url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+    const res = await this.app.inject({ method: 'GET', url, remoteAddress: this.remoteAddress, headers: { cookie: this.cookieHeader, ...headers } })
+    this.remember(res)
+    return res
+  }
+
+  /** Posts a form; `_csrf` is taken from the last page unless the fields set it (or null omits it). */
+  async post(url: string, fields: Record<string, string | string[] | null>): Promise<LightMyRequestResponse> {
+    const params = new URLSearchParams()
+    const withCsrf = '_csrf' in fields ? fields : { _csrf: this.lastCsrf ?? '', ...fields }
+    for (const [k, v] of Object.entries(withCsrf)) {
+      if (v === null) continue
+      for (const one of Array.isArray(v) ? v : [v]) params.append(k, one)
+    }
+    const res = await this.app.inject({
+      method: 'POST',
+      url,
+      remoteAddress: this.remoteAddress,
+      headers: { cookie: this.cookieHeader, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: params.toString(),
+    })
+    this.remember(res)
+    return res
+  }
+
+  /** Signs up and logs in through the real pages; returns this session, logged in. */
+  async signUpAndLogIn(email: string, password = 'correct horse battery'): Promise<this> {
+    await this.get('/signup')
+    const signup = await this.post('/signup', { email, password })
+    if (signup.statusCode !== 303) throw new Error(`sign-up failed: ${signup.statusCode} ${signup.body.slice(0, 300)}`)
+    await this.logIn(email, password)
+    return this
+  }
+
+  async logIn(email: string, password = 'correct horse battery', next?: string): Promise<LightMyRequestResponse> {
+    await this.get(next ? `/login?next=${encodeURIComponent(next)}` : '/login')
+    const res = await this.post('/login', { email, password, ...(next ? { next } : {}) })
+    if (res.statusCode !== 303) throw new Error(`log-in failed: ${res.statusCode} ${res.body.slice(0, 300)}`)
+    return res
+  }
+}
