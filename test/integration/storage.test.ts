@@ -1,0 +1,24 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, expect, it } from 'vitest'
+import { createDatabase } from '../../src/db/connect.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { findUserByEmail, insertUser } from '../../src/repositories/users.js'
+
+// The embedded database is what `npm start` uses with no DATABASE_URL: its data must
+// survive a restart, and migrations must be safe to run again on every start.
+const dir = mkdtempSync(join(tmpdir(), 'gatehouse-pglite-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+it('keeps PGlite data across a restart and re-runs migrations as a no-op', async () => {
+  const first = await createDatabase({ dataDir: dir })
+  expect((await migrateToLatest(first.db)).results?.map((r) => r.status)).toEqual(['Success'])
+  await insertUser(first.db, { email: 'persist@example.com', passwordHash: 'x', now: new Date() })
+  await first.close()
+
+  const second = await createDatabase({ dataDir: dir })
+  expect((await migrateToLatest(second.db)).results).toEqual([])
+  expect(await findUserByEmail(second.db, 'persist@example.com')).toMatchObject({ email: 'persist@example.com' })
+  await second.close()
+})
