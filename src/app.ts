@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { AppDeps } from './http/deps.js'
 import { setHtmlErrorHandler } from './http/error-pages.js'
 import { loggerOptions } from './http/logging.js'
+import { registerMetrics } from './http/metrics.js'
 import accountRoutes from './http/routes/account/index.js'
 import healthRoutes from './http/routes/health.js'
 import staticRoutes from './http/routes/static.js'
@@ -15,9 +16,9 @@ import { registerSession } from './http/session.js'
 import { VIEWS_DIR } from './paths.js'
 
 /** Assembles Gatehouse; never listens (src/server.ts does). */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(deps: AppDeps, options: { logStream?: NodeJS.WritableStream } = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    ...loggerOptions(deps.config.logLevel),
+    ...loggerOptions(deps.config.logLevel, options.logStream),
     trustProxy: deps.config.trustProxy,
     bodyLimit: 64 * 1024,
   })
@@ -61,6 +62,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     layout: 'layouts/base.eta',
   })
 
+  registerMetrics(app)
   await app.register(healthRoutes, deps)
   await app.register(staticRoutes)
 

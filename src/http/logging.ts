@@ -13,7 +13,7 @@ export function redactUrl(url: string): string {
  * are censored and URLs lose the values of secret-bearing query parameters (the token
  * endpoint accepts its parameters in the query string, as the spec's clients send them).
  */
-export function loggerOptions(level: string): Pick<FastifyServerOptions, 'logger' | 'genReqId' | 'requestIdHeader'> {
+export function loggerOptions(level: string, stream?: NodeJS.WritableStream): Pick<FastifyServerOptions, 'logger' | 'genReqId' | 'requestIdHeader'> {
   return {
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
@@ -22,6 +22,7 @@ export function loggerOptions(level: string): Pick<FastifyServerOptions, 'logger
         ? false
         : {
             level,
+            ...(stream ? { stream } : {}),
             redact: {
               paths: [
                 'req.headers.authorization',

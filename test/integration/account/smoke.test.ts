@@ -17,3 +17,12 @@ it('signs up and logs in', async () => {
   expect(res.statusCode).toBe(303)
   expect(res.headers.location).toBe('/applications')
 })
+
+it('exposes Prometheus metrics by route pattern, never by raw URL', async () => {
+  await t.app.inject('/login?next=%2Fapplications&password=hunter2')
+  const res = await t.app.inject('/metrics')
+  expect(res.statusCode).toBe(200)
+  expect(res.body).toMatch(/gatehouse_http_requests_total\{method="GET",route="\/login",status="200"\} \d+/)
+  expect(res.body).not.toContain('hunter2')
+  expect(res.body).toContain('process_cpu_user_seconds_total')
+})
