@@ -10,6 +10,7 @@ import { setHtmlErrorHandler } from './http/error-pages.js'
 import { loggerOptions } from './http/logging.js'
 import { registerMetrics } from './http/metrics.js'
 import accountRoutes from './http/routes/account/index.js'
+import consoleRoutes from './http/routes/console/index.js'
 import healthRoutes from './http/routes/health.js'
 import staticRoutes from './http/routes/static.js'
 import { registerSession } from './http/session.js'
@@ -71,6 +72,7 @@ export async function buildApp(deps: AppDeps, options: { logStream?: NodeJS.Writ
     registerSession(pages, deps)
     setHtmlErrorHandler(pages)
     await pages.register(accountRoutes, deps)
+    await pages.register(consoleRoutes, deps)
   })
 
   return app

@@ -1,0 +1,156 @@
+import { z } from 'zod'
+import type { Application } from '../db/schema.js'
+import { validateRegisteredRedirectUri } from '../oauth/redirect-uri.js'
+import { SCOPES, normalizeScopes } from '../oauth/scope.js'
+import type { ApplicationSettings } from '../repositories/applications.js'
+
+/*
+ * The new/edit application form: what the person typed, parsed with zod into settings or into
+ * messages per field (DESIGN.md "Console"; redirect URIs as /oauth/authorize rule 3 says).
+ */
+
+export const NAME_MAX = 100
+export const DESCRIPTION_MAX = 500
+export const MAX_REDIRECT_URIS = 20
+
+export type ApplicationField = 'name' | 'description' | 'redirect_uris' | 'scopes'
+/** Messages per form field; redirect URIs can have one per bad line. */
+export type ApplicationFormErrors = Partial<Record<ApplicationField, string[]>>
+
+/** The form as the person typed it, re-shown unchanged when something is wrong. */
+export interface ApplicationFormValues {
+  name: string
+  description: string
+  /** The textarea's raw text: one URI per line. */
+  redirectUris: string
+  scopes: string[]
+  requirePkce: boolean
+  allowImplicit: boolean
+}
+
+export type ParsedApplicationForm =
+  | { ok: true; settings: ApplicationSettings; values: ApplicationFormValues }
+  | { ok: false; errors: ApplicationFormErrors; values: ApplicationFormValues }
+
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/
+const SHOWN_URI_MAX = 80
+
+/**
+ * What a new application starts with: every scope allowed; PKCE accepted but not required (the
+ * spec's web application flow does not send it); the token flow off until chosen, since
+ * RFC 9700 2.1.2 advises against it.
+ */
+export function newApplicationFormValues(): ApplicationFormValues {
+  return { name: '', description: '', redirectUris: '', scopes: [...SCOPES], requirePkce: false, allowImplicit: false }
+}
+
+export function applicationFormValues(app: Application): ApplicationFormValues {
+  return {
+    name: app.name,
+    description: app.description,
+    redirectUris: app.redirect_uris.join('\n'),
+    scopes: app.allowed_scopes,
+    requirePkce: app.require_pkce,
+    allowImplicit: app.allow_implicit,
+  }
+}
+
+/** Reads a urlencoded body: a repeated text field is not a value we accept, so it reads as empty. */
+function readForm(body: unknown): ApplicationFormValues {
+  const raw = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>
+  const text = (v: unknown) => (typeof v === 'string' ? v : '')
+  const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((s): s is string => typeof s === 'string')
+  return {
+    name: text(raw.name),
+    description: text(raw.description),
+    redirectUris: text(raw.redirect_uris),
+    scopes: list(raw.scopes),
+    // An unchecked checkbox is absent from the body; a checked one sends its value ("on").
+    requirePkce: raw.require_pkce !== undefined,
+    allowImplicit: raw.allow_implicit !== undefined,
+  }
+}
+
+function shorten(uri: string): string {
+  return uri.length > SHOWN_URI_MAX ? `${uri.slice(0, SHOWN_URI_MAX - 1)}…` : uri
+}
+
+/**
+ * One URI per line; blank lines and surrounding whitespace are ignored and repeats dropped.
+ * Each bad line gets its own message naming the line as the person sees it in the textarea.
+ */
+const redirectUrisField = z.string().transform((raw, ctx) => {
+  const uris: string[] = []
+  raw.split(/\r\n|\r|\n/).forEach((line, index) => {
+    const candidate = line.trim()
+    if (candidate === '') return
+    const check = validateRegisteredRedirectUri(candidate)
+    if (!check.ok) {
+      ctx.addIssue({ code: 'custom', message: `Line ${index + 1} (${shorten(candidate)}) ${check.reason}.` })
+    } else if (!uris.includes(check.uri)) {
+      uris.push(check.uri)
+    }
+  })
+  if (uris.length === 0 && ctx.issues.length === 0) {
+    ctx.addIssue({ code: 'custom', message: 'Enter at least one redirect URI, such as https://example.com/callback.' })
+  }
+  if (uris.length > MAX_REDIRECT_URIS) {
+    ctx.addIssue({ code: 'custom', message: `Enter at most ${MAX_REDIRECT_URIS} redirect URIs.` })
+  }
+  return uris
+})
+
+const applicationFormSchema = z.object({
+  name: z
+    .string()
+    .trim()
+    .min(1, 'Enter a name for the application.')
+    .max(NAME_MAX, `Name must be at most ${NAME_MAX} characters.`)
+    .refine((v) => !CONTROL_CHARACTERS.test(v), 'Name must not contain control characters.'),
+  description: z.string().trim().max(DESCRIPTION_MAX, `Description must be at most ${DESCRIPTION_MAX} characters.`),
+  redirect_uris: redirectUrisField,
+  scopes: z
+    .array(z.enum(SCOPES, { message: 'Choose scopes from the list.' }))
+    .min(1, 'Choose at least one scope.')
+    .transform((s) => normalizeScopes(s)),
+  require_pkce: z.boolean(),
+  allow_implicit: z.boolean(),
+})
+
+/** Parses the new/edit form; on failure, messages per field and the input as typed. */
+export function parseApplicationForm(body: unknown): ParsedApplicationForm {
+  const values = readForm(body)
+  const result = applicationFormSchema.safeParse({
+    name: values.name,
+    description: values.description,
+    redirect_uris: values.redirectUris,
+    scopes: values.scopes,
+    require_pkce: values.requirePkce,
+    allow_implicit: values.allowImplicit,
+  })
+  if (result.success) {
+    const d = result.data
+    return {
+      ok: true,
+      values,
+      settings: {
+        name: d.name,
+        description: d.description,
+        redirectUris: d.redirect_uris,
+        allowedScopes: d.scopes,
+        requirePkce: d.require_pkce,
+        allowImplicit: d.allow_implicit,
+      },
+    }
+  }
+  const errors: ApplicationFormErrors = {}
+  for (const issue of result.error.issues) {
+    const field = issue.path[0] as ApplicationField
+    const messages = (errors[field] ??= [])
+    // Redirect URIs report every bad line; other fields their first problem.
+    if (field === 'redirect_uris' || messages.length === 0) {
+      if (!messages.includes(issue.message)) messages.push(issue.message)
+    }
+  }
+  return { ok: false, errors, values }
+}

@@ -1,0 +1,89 @@
+import type { Db } from '../db/connect.js'
+import type { Application } from '../db/schema.js'
+import { digest, generateClientId, generateClientSecret } from '../lib/tokens.js'
+import {
+  type ApplicationSettings,
+  deleteOwnedApplication,
+  findOwnedApplication,
+  insertApplication,
+  replaceOwnedApplicationSecret,
+  updateOwnedApplication,
+} from '../repositories/applications.js'
+import { publishRevocation } from '../repositories/revocation-notices.js'
+
+/*
+ * "Your Applications" use cases (DESIGN.md "Console"). Every function takes the owner's id and
+ * acts only on that owner's applications: another user's application is indistinguishable from
+ * one that does not exist, so the console answers 404 for both.
+ */
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Application ids in console URLs are uuids; anything else cannot name one (and must not reach SQL as a uuid cast). */
+export function isApplicationId(value: unknown): value is string {
+  return typeof value === 'string' && UUID.test(value)
+}
+
+export function findApplication(db: Db, id: string, ownerId: string): Promise<Application | undefined> {
+  return isApplicationId(id) ? findOwnedApplication(db, id, ownerId) : Promise.resolve(undefined)
+}
+
+/** A new application with a new secret; the plaintext secret is returned for the one page that shows it. */
+export async function createApplication(
+  db: Db,
+  ownerId: string,
+  settings: ApplicationSettings,
+  now: Date,
+): Promise<{ application: Application; clientSecret: string }> {
+  const clientSecret = generateClientSecret()
+  const application = await insertApplication(db, {
+    ...settings,
+    clientId: generateClientId(),
+    secretHash: digest(clientSecret),
+    ownerId,
+    now,
+  })
+  return { application, clientSecret }
+}
+
+export function updateApplication(
+  db: Db,
+  id: string,
+  ownerId: string,
+  settings: ApplicationSettings,
+  now: Date,
+): Promise<Application | undefined> {
+  return isApplicationId(id) ? updateOwnedApplication(db, id, ownerId, settings, now) : Promise.resolve(undefined)
+}
+
+/**
+ * Replaces the secret. Client authentication compares against the stored digest, so the old
+ * secret fails from the moment the UPDATE commits. Tokens already issued stay valid: they were
+ * granted by users, not by the secret (as GitHub and Doorkeeper do); deleting the application
+ * is how to end them all.
+ */
+export async function regenerateSecret(
+  db: Db,
+  id: string,
+  ownerId: string,
+  now: Date,
+): Promise<{ application: Application; clientSecret: string } | undefined> {
+  if (!isApplicationId(id)) return undefined
+  const clientSecret = generateClientSecret()
+  const application = await replaceOwnedApplicationSecret(db, id, ownerId, digest(clientSecret), now)
+  return application ? { application, clientSecret } : undefined
+}
+
+/**
+ * Deletes the application with its grants, codes and tokens (ON DELETE CASCADE), and in the
+ * same transaction announces the revocation, so that token caches (here and in resource APIs'
+ * verifiers) drop its tokens exactly when the delete commits.
+ */
+export async function deleteApplication(db: Db, id: string, ownerId: string): Promise<boolean> {
+  if (!isApplicationId(id)) return false
+  return db.transaction().execute(async (trx) => {
+    const deleted = await deleteOwnedApplication(trx, id, ownerId)
+    if (deleted) await publishRevocation(trx, { kind: 'application', applicationId: id })
+    return deleted
+  })
+}

@@ -1,0 +1,34 @@
+import type { FastifyInstance } from 'fastify'
+import { findApplication, regenerateSecret } from '../../../console/applications.js'
+import type { AppDeps } from '../../deps.js'
+import { render } from '../../render.js'
+import { renderApplicationPage } from './application.js'
+import { ownerId } from './owner.js'
+
+type IdParams = { Params: { id: string } }
+
+/**
+ * GET /applications/:id/secret (confirmation), POST /applications/:id/secret: a new client
+ * secret, shown once. The old one fails at once, which breaks a deployed client until it is
+ * given the new one; hence the confirmation page (the console has no JavaScript for a dialog).
+ */
+export default async function applicationSecretRoutes(app: FastifyInstance, deps: AppDeps) {
+  const { db } = deps.database
+
+  app.get<IdParams>('/applications/:id/secret', async (request, reply) => {
+    const application = await findApplication(db, request.params.id, ownerId(request))
+    if (!application) return reply.callNotFound()
+    return render(request, reply, 'console/applications/regenerate.eta', {
+      title: `New secret for ${application.name}`,
+      app: { id: application.id, name: application.name },
+    })
+  })
+
+  app.post<IdParams>('/applications/:id/secret', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const result = await regenerateSecret(db, request.params.id, ownerId(request), deps.clock())
+    if (!result) return reply.callNotFound()
+    // Rendered from this response rather than redirected, for the reasons given at
+    // POST /applications: the plaintext must not outlive this page.
+    return renderApplicationPage(request, reply, result.application, { clientSecret: result.clientSecret, secretEvent: 'regenerated' })
+  })
+}

@@ -1,0 +1,61 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { applicationFormValues, parseApplicationForm } from '../../../console/application-form.js'
+import { findApplication, updateApplication } from '../../../console/applications.js'
+import type { Application } from '../../../db/schema.js'
+import type { AppDeps } from '../../deps.js'
+import { render } from '../../render.js'
+import { ownerId } from './owner.js'
+import { applicationFormView, applicationView } from './view-models.js'
+
+type IdParams = { Params: { id: string } }
+
+/**
+ * The application page. `clientSecret` is set only on the response to the request that created
+ * or regenerated it: the one time the plaintext exists outside the owner's hands.
+ */
+export function renderApplicationPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  application: Application,
+  options: { clientSecret?: string; secretEvent?: 'created' | 'regenerated'; notice?: string } = {},
+): Promise<FastifyReply> {
+  return render(request, reply, 'console/applications/show.eta', {
+    title: application.name,
+    app: applicationView(application),
+    clientSecret: options.clientSecret ?? null,
+    secretEvent: options.secretEvent ?? null,
+    notice: options.notice ?? null,
+  })
+}
+
+/** GET /applications/:id, GET /applications/:id/edit, POST /applications/:id (update). */
+export default async function applicationRoutes(app: FastifyInstance, deps: AppDeps) {
+  const { db } = deps.database
+
+  app.get<IdParams & { Querystring: { updated?: string } }>('/applications/:id', async (request, reply) => {
+    const application = await findApplication(db, request.params.id, ownerId(request))
+    if (!application) return reply.callNotFound()
+    return renderApplicationPage(request, reply, application, request.query.updated === '1' ? { notice: 'Application updated.' } : {})
+  })
+
+  app.get<IdParams>('/applications/:id/edit', async (request, reply) => {
+    const application = await findApplication(db, request.params.id, ownerId(request))
+    if (!application) return reply.callNotFound()
+    const mode = { kind: 'edit', id: application.id, name: application.name } as const
+    return render(request, reply, 'console/applications/form.eta', applicationFormView(mode, applicationFormValues(application)))
+  })
+
+  app.post<IdParams & { Body: Record<string, unknown> }>('/applications/:id', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const owner = ownerId(request)
+    const existing = await findApplication(db, request.params.id, owner)
+    if (!existing) return reply.callNotFound()
+    const form = parseApplicationForm(request.body)
+    if (!form.ok) {
+      const mode = { kind: 'edit', id: existing.id, name: existing.name } as const
+      return render(request, reply, 'console/applications/form.eta', applicationFormView(mode, form.values, form.errors), 400)
+    }
+    const updated = await updateApplication(db, existing.id, owner, form.settings, deps.clock())
+    if (!updated) return reply.callNotFound()
+    return reply.redirect(`/applications/${updated.id}?updated=1`, 303)
+  })
+}

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify'
+import { newApplicationFormValues, parseApplicationForm } from '../../../console/application-form.js'
+import { createApplication } from '../../../console/applications.js'
+import { listApplicationsByOwner } from '../../../repositories/applications.js'
+import type { AppDeps } from '../../deps.js'
+import { render } from '../../render.js'
+import { ownerId } from './owner.js'
+import { renderApplicationPage } from './application.js'
+import { applicationFormView, formatTime } from './view-models.js'
+
+/** GET /applications, GET /applications/new, POST /applications. */
+export default async function applicationsRoutes(app: FastifyInstance, deps: AppDeps) {
+  const { db } = deps.database
+
+  app.get<{ Querystring: { deleted?: string } }>('/applications', async (request, reply) => {
+    const rows = await listApplicationsByOwner(db, ownerId(request))
+    return render(request, reply, 'console/applications/index.eta', {
+      title: 'Your Applications',
+      deleted: request.query.deleted === '1',
+      applications: rows.map((a) => ({ id: a.id, name: a.name, clientId: a.client_id, created: formatTime(a.created_at), createdIso: a.created_at.toISOString() })),
+    })
+  })
+
+  app.get('/applications/new', async (request, reply) =>
+    render(request, reply, 'console/applications/form.eta', applicationFormView({ kind: 'new' }, newApplicationFormValues())),
+  )
+
+  app.post<{ Body: Record<string, unknown> }>('/applications', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const form = parseApplicationForm(request.body)
+    if (!form.ok) {
+      return render(request, reply, 'console/applications/form.eta', applicationFormView({ kind: 'new' }, form.values, form.errors), 400)
+    }
+    const { application, clientSecret } = await createApplication(db, ownerId(request), form.settings, deps.clock())
+    // The secret is shown in this response and nowhere else. A redirect would need it to
+    // survive until the next request: in the URL (logs, history, Referer), in the database
+    // (which holds only its digest), or in a cookie or process memory (which a second process
+    // behind the load balancer would not have). So the application page is rendered here,
+    // with Cache-Control: no-store (render sets it) so neither the browser nor a proxy keeps
+    // a copy. Reloading asks before re-posting, and would register a second application.
+    return renderApplicationPage(request, reply, application, { clientSecret, secretEvent: 'created' })
+  })
+}

@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify'
+import type { AppDeps } from '../../deps.js'
+import { requireUser } from '../../session.js'
+import applicationDeleteRoutes from './application-delete.js'
+import applicationSecretRoutes from './application-secret.js'
+import applicationRoutes from './application.js'
+import applicationsRoutes from './applications.js'
+
+/**
+ * "Your Applications" (DESIGN.md "Console"). Registered inside the pages context, which
+ * provides the session, CSRF and HTML error pages; everything here needs a logged-in user.
+ * The instance-level preHandler runs before each route's csrfProtection, so a logged-out POST
+ * goes to the log-in page rather than to a CSRF error.
+ */
+export default async function consoleRoutes(app: FastifyInstance, deps: AppDeps) {
+  app.addHook('preHandler', requireUser)
+  await app.register(applicationsRoutes, deps)
+  await app.register(applicationRoutes, deps)
+  await app.register(applicationSecretRoutes, deps)
+  await app.register(applicationDeleteRoutes, deps)
+}

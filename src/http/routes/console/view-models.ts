@@ -1,0 +1,78 @@
+import type { ApplicationFormErrors, ApplicationFormValues } from '../../../console/application-form.js'
+import type { Application } from '../../../db/schema.js'
+import { SCOPES, SCOPE_DESCRIPTIONS } from '../../../oauth/scope.js'
+
+/*
+ * Templates get strings and booleans only (STYLE-ANCHORS 9.10): never a row, never a digest.
+ * The one secret a template ever receives is the fresh client secret of the page that shows it once.
+ */
+
+export function formatTime(d: Date): string {
+  return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`
+}
+
+export type ApplicationFormView = {
+  title: string
+  heading: string
+  action: string
+  submitLabel: string
+  cancelHref: string
+  values: Omit<ApplicationFormValues, 'scopes'>
+  scopes: Array<{ value: string; description: string; checked: boolean }>
+  errors: ApplicationFormErrors
+}
+
+export function applicationFormView(
+  mode: { kind: 'new' } | { kind: 'edit'; id: string; name: string },
+  values: ApplicationFormValues,
+  errors: ApplicationFormErrors = {},
+): ApplicationFormView {
+  const { scopes, ...rest } = values
+  const common = {
+    values: rest,
+    scopes: SCOPES.map((s) => ({ value: s, description: SCOPE_DESCRIPTIONS[s], checked: scopes.includes(s) })),
+    errors,
+  }
+  return mode.kind === 'new'
+    ? { title: 'New application', heading: 'New application', action: '/applications', submitLabel: 'Register application', cancelHref: '/applications', ...common }
+    : {
+        title: `Edit ${mode.name}`,
+        heading: `Edit ${mode.name}`,
+        action: `/applications/${mode.id}`,
+        submitLabel: 'Save changes',
+        cancelHref: `/applications/${mode.id}`,
+        ...common,
+      }
+}
+
+export interface ApplicationView {
+  id: string
+  name: string
+  description: string
+  clientId: string
+  redirectUris: string[]
+  scopes: Array<{ value: string; description: string }>
+  requirePkce: boolean
+  allowImplicit: boolean
+  created: string
+  createdIso: string
+  updated: string
+  updatedIso: string
+}
+
+export function applicationView(app: Application): ApplicationView {
+  return {
+    id: app.id,
+    name: app.name,
+    description: app.description,
+    clientId: app.client_id,
+    redirectUris: app.redirect_uris,
+    scopes: app.allowed_scopes.map((s) => ({ value: s, description: SCOPE_DESCRIPTIONS[s as keyof typeof SCOPE_DESCRIPTIONS] ?? '' })),
+    requirePkce: app.require_pkce,
+    allowImplicit: app.allow_implicit,
+    created: formatTime(app.created_at),
+    createdIso: app.created_at.toISOString(),
+    updated: formatTime(app.updated_at),
+    updatedIso: app.updated_at.toISOString(),
+  }
+}

@@ -1,0 +1,130 @@
+import type { Db } from '../db/connect.js'
+import type { Application } from '../db/schema.js'
+
+/*
+ * Applications (client registrations). Shared by the OAuth endpoints and the console; keep
+ * additions additive.
+ */
+
+/** By public client_id (applications_client_id_key). */
+export function findApplicationByClientId(db: Db, clientId: string): Promise<Application | undefined> {
+  return db.selectFrom('applications').selectAll().where('client_id', '=', clientId).executeTakeFirst()
+}
+
+/** The application with its owner's email, for the consent page. */
+export function findApplicationWithOwnerByClientId(
+  db: Db,
+  clientId: string,
+): Promise<(Application & { owner_email: string }) | undefined> {
+  return db
+    .selectFrom('applications')
+    .innerJoin('users', 'users.id', 'applications.owner_id')
+    .selectAll('applications')
+    .select('users.email as owner_email')
+    .where('applications.client_id', '=', clientId)
+    .executeTakeFirst()
+}
+
+/* Console: every query below is scoped to the owner, so another user's application is simply not found. */
+
+export type ApplicationSummary = Pick<Application, 'id' | 'name' | 'client_id' | 'created_at'>
+
+/** The owner's applications, newest first (applications_owner_id_idx). */
+export function listApplicationsByOwner(db: Db, ownerId: string): Promise<ApplicationSummary[]> {
+  return db
+    .selectFrom('applications')
+    .select(['id', 'name', 'client_id', 'created_at'])
+    .where('owner_id', '=', ownerId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute()
+}
+
+/** By primary key and owner; undefined for an unknown id or someone else's application. */
+export function findOwnedApplication(db: Db, id: string, ownerId: string): Promise<Application | undefined> {
+  return db.selectFrom('applications').selectAll().where('id', '=', id).where('owner_id', '=', ownerId).executeTakeFirst()
+}
+
+export interface ApplicationSettings {
+  name: string
+  description: string
+  redirectUris: string[]
+  allowedScopes: string[]
+  requirePkce: boolean
+  allowImplicit: boolean
+}
+
+export function insertApplication(
+  db: Db,
+  a: ApplicationSettings & { clientId: string; secretHash: string; ownerId: string; now: Date },
+): Promise<Application> {
+  return db
+    .insertInto('applications')
+    .values({
+      client_id: a.clientId,
+      secret_hash: a.secretHash,
+      owner_id: a.ownerId,
+      name: a.name,
+      description: a.description,
+      redirect_uris: a.redirectUris,
+      allowed_scopes: a.allowedScopes,
+      require_pkce: a.requirePkce,
+      allow_implicit: a.allowImplicit,
+      created_at: a.now,
+      updated_at: a.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export function updateOwnedApplication(
+  db: Db,
+  id: string,
+  ownerId: string,
+  s: ApplicationSettings,
+  now: Date,
+): Promise<Application | undefined> {
+  return db
+    .updateTable('applications')
+    .set({
+      name: s.name,
+      description: s.description,
+      redirect_uris: s.redirectUris,
+      allowed_scopes: s.allowedScopes,
+      require_pkce: s.requirePkce,
+      allow_implicit: s.allowImplicit,
+      updated_at: now,
+    })
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .returningAll()
+    .executeTakeFirst()
+}
+
+/** Replaces the secret digest: the previous secret fails from the moment this commits. */
+export function replaceOwnedApplicationSecret(
+  db: Db,
+  id: string,
+  ownerId: string,
+  secretHash: string,
+  now: Date,
+): Promise<Application | undefined> {
+  return db
+    .updateTable('applications')
+    .set({ secret_hash: secretHash, updated_at: now })
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .returningAll()
+    .executeTakeFirst()
+}
+
+/** Deletes the application; its grants, codes and tokens go with it (ON DELETE CASCADE). */
+export async function deleteOwnedApplication(db: Db, id: string, ownerId: string): Promise<boolean> {
+  const row = await db
+    .deleteFrom('applications')
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .returning('id')
+    .executeTakeFirst()
+  return row !== undefined
+}

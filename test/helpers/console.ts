@@ -1,0 +1,66 @@
+import type { LightMyRequestResponse } from 'fastify'
+import { expect } from 'vitest'
+import type { BrowserSession } from './browser-session.js'
+
+/** Text inside the element with this id (the console's automation hooks: #client-id, #client-secret). */
+export function textById(html: string, id: string): string | undefined {
+  const m = new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(html)
+  return m?.[1]
+}
+
+export interface ApplicationFields {
+  name?: string
+  description?: string
+  redirect_uris?: string
+  scopes?: string[] | null
+  require_pkce?: boolean
+  allow_implicit?: boolean
+}
+
+/** The console form as a browser posts it: checkboxes present only when checked. */
+export function applicationForm(f: ApplicationFields = {}): Record<string, string | string[] | null> {
+  return {
+    name: f.name ?? 'Team Planner',
+    description: f.description ?? '',
+    redirect_uris: f.redirect_uris ?? 'https://planner.example.com/oauth/callback',
+    scopes: f.scopes === undefined ? ['read', 'write'] : f.scopes,
+    require_pkce: f.require_pkce ? 'on' : null,
+    allow_implicit: f.allow_implicit ? 'on' : null,
+  }
+}
+
+export interface CreatedApplication {
+  id: string
+  clientId: string
+  clientSecret: string
+  res: LightMyRequestResponse
+}
+
+/** Registers an application through the console pages and reads the credentials off the page. */
+export async function createApplicationViaConsole(s: BrowserSession, fields: ApplicationFields = {}): Promise<CreatedApplication> {
+  await s.get('/applications/new')
+  const res = await s.post('/applications', applicationForm(fields))
+  expect(res.statusCode, res.body.slice(0, 500)).toBe(200)
+  const clientId = textById(res.body, 'client-id')
+  const clientSecret = textById(res.body, 'client-secret')
+  const id = /href="\/applications\/([0-9a-f-]{36})\/edit"/.exec(res.body)?.[1]
+  if (!clientId || !clientSecret || !id) throw new Error('application page lacks its credentials')
+  return { id, clientId, clientSecret, res }
+}
+
+/**
+ * Page hygiene the console promises: a <title>, exactly one <h1>, and a <label for> for every
+ * visible form field.
+ */
+export function expectAccessiblePage(html: string): void {
+  expect(html).toMatch(/<title>[^<]+<\/title>/)
+  expect(html.match(/<h1[\s>]/g) ?? []).toHaveLength(1)
+  const labelled = new Set([...html.matchAll(/<label for="([^"]+)"/g)].map((m) => m[1]))
+  for (const field of html.matchAll(/<(input|textarea|select)\b([^>]*)>/g)) {
+    const attrs = field[2] ?? ''
+    if (/type="(hidden|submit)"/.test(attrs)) continue
+    const id = /\bid="([^"]+)"/.exec(attrs)?.[1]
+    expect(id, `field without id: ${field[0]}`).toBeDefined()
+    expect(labelled.has(id), `field #${id} has no <label for>`).toBe(true)
+  }
+}

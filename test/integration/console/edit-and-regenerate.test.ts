@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sha256 } from '../../../src/lib/crypto.js'
+import { buildTestApp, type TestContext } from '../../helpers/app.js'
+import { BrowserSession } from '../../helpers/browser-session.js'
+import { applicationForm, createApplicationViaConsole, expectAccessiblePage, textById } from '../../helpers/console.js'
+
+let t: TestContext
+let alice: BrowserSession
+
+beforeAll(async () => {
+  t = await buildTestApp()
+  alice = await new BrowserSession(t.app).signUpAndLogIn('alice@example.com')
+})
+afterAll(async () => { await t.close() })
+
+function storedApplication(id: string) {
+  return t.db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+describe('editing an application', () => {
+  it('shows the form prefilled and saves the changes', async () => {
+    const created = await createApplicationViaConsole(alice, { name: 'Before', redirect_uris: 'https://before.example.com/cb', scopes: ['read'] })
+    const edit = await alice.get(`/applications/${created.id}/edit`)
+    expect(edit.statusCode).toBe(200)
+    expectAccessiblePage(edit.body)
+    expect(edit.body).toContain('value="Before"')
+    expect(edit.body).toContain('>https://before.example.com/cb</textarea>')
+    expect(edit.body).toMatch(/id="scope-read" name="scopes" value="read" checked/)
+    expect(edit.body).not.toMatch(/id="scope-write" name="scopes" value="write" checked/)
+    expect(edit.body).toContain(`action="/applications/${created.id}"`)
+
+    t.clock.advance(60_000)
+    const res = await alice.post(`/applications/${created.id}`, applicationForm({
+      name: 'After',
+      description: 'Now described',
+      redirect_uris: 'https://after.example.com/cb\ncom.example.after:/oauth',
+      scopes: ['read', 'write_events'],
+      require_pkce: true,
+    }))
+    expect(res.statusCode).toBe(303)
+    expect(res.headers.location).toBe(`/applications/${created.id}?updated=1`)
+
+    const row = await storedApplication(created.id)
+    expect(row).toMatchObject({
+      name: 'After',
+      description: 'Now described',
+      redirect_uris: ['https://after.example.com/cb', 'com.example.after:/oauth'],
+      allowed_scopes: ['read', 'write_events'],
+      require_pkce: true,
+      allow_implicit: false,
+      client_id: created.clientId,
+      secret_hash: sha256(created.clientSecret),
+    })
+    expect(row!.updated_at.getTime()).toBeGreaterThan(row!.created_at.getTime())
+
+    const show = await alice.get(res.headers.location as string)
+    expect(show.body).toContain('Application updated.')
+    expect(show.body).toContain('<h1>After</h1>')
+    expect(show.body).not.toContain('id="client-secret"')
+  })
+
+  it('refuses bad input with 400, keeps it, and changes nothing', async () => {
+    const created = await createApplicationViaConsole(alice, { name: 'Stable' })
+    await alice.get(`/applications/${created.id}/edit`)
+    const res = await alice.post(`/applications/${created.id}`, applicationForm({ name: 'Renamed', redirect_uris: 'https://ok.example.com/cb\nhttp://evil.example.com/cb' }))
+    expect(res.statusCode).toBe(400)
+    expect(res.body).toContain('Line 2 (http://evil.example.com/cb) must use https')
+    expect(res.body).toContain('value="Renamed"')
+    expect(res.body).toContain('https://ok.example.com/cb\nhttp://evil.example.com/cb</textarea>')
+    expectAccessiblePage(res.body)
+    expect((await storedApplication(created.id))?.name).toBe('Stable')
+  })
+})
+
+describe('regenerating the secret', () => {
+  it('shows a new secret once; the stored digest is the new one and the old secret no longer matches', async () => {
+    const created = await createApplicationViaConsole(alice, { name: 'Rotator' })
+    const show = await alice.get(`/applications/${created.id}`)
+    expect(show.body).toContain(`href="/applications/${created.id}/secret"`)
+    // Asks first: the old secret dies with the click, and with it any deployed client using it.
+    const confirm = await alice.get(`/applications/${created.id}/secret`)
+    expect(confirm.statusCode).toBe(200)
+    expectAccessiblePage(confirm.body)
+    expect(confirm.body).toContain('<h1>Generate a new secret for Rotator?</h1>')
+    expect(confirm.body).toContain(`action="/applications/${created.id}/secret"`)
+    expect((await storedApplication(created.id))?.secret_hash).toBe(sha256(created.clientSecret))
+    t.clock.advance(1000)
+    const res = await alice.post(`/applications/${created.id}/secret`, {})
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['cache-control']).toBe('no-store')
+    expectAccessiblePage(res.body)
+    const newSecret = textById(res.body, 'client-secret')
+    expect(newSecret).toMatch(/^gcs_/)
+    expect(newSecret).not.toBe(created.clientSecret)
+    expect(textById(res.body, 'client-id')).toBe(created.clientId)
+    expect(res.body).toContain('previous secret no longer works')
+
+    const row = await storedApplication(created.id)
+    expect(row?.secret_hash).toBe(sha256(newSecret!))
+    expect(row?.secret_hash).not.toBe(sha256(created.clientSecret))
+    expect(row?.client_id).toBe(created.clientId)
+
+    const later = await alice.get(`/applications/${created.id}`)
+    expect(later.body).not.toContain(newSecret!)
+    expect(later.body).not.toContain('id="client-secret"')
+  })
+
+  it('needs the CSRF token', async () => {
+    const created = await createApplicationViaConsole(alice, { name: 'Guarded' })
+    const res = await alice.post(`/applications/${created.id}/secret`, { _csrf: null })
+    expect(res.statusCode).toBe(403)
+    expect((await storedApplication(created.id))?.secret_hash).toBe(sha256(created.clientSecret))
+  })
+})

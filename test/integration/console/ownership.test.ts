@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildTestApp, type TestContext } from '../../helpers/app.js'
+import { BrowserSession } from '../../helpers/browser-session.js'
+import { applicationForm, createApplicationViaConsole } from '../../helpers/console.js'
+
+let t: TestContext
+let alice: BrowserSession
+let bob: BrowserSession
+
+beforeAll(async () => {
+  t = await buildTestApp()
+  alice = await new BrowserSession(t.app).signUpAndLogIn('alice@example.com')
+  bob = await new BrowserSession(t.app).signUpAndLogIn('bob@example.com')
+})
+afterAll(async () => { await t.close() })
+
+function storedApplication(id: string) {
+  return t.db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+describe("another user's application", () => {
+  it('is a 404 page on every route and stays unchanged', async () => {
+    const created = await createApplicationViaConsole(alice, { name: 'Private' })
+    const before = await storedApplication(created.id)
+    await bob.get('/applications')
+
+    const attempts = [
+      () => bob.get(`/applications/${created.id}`),
+      () => bob.get(`/applications/${created.id}/edit`),
+      () => bob.get(`/applications/${created.id}/delete`),
+      () => bob.get(`/applications/${created.id}/secret`),
+      () => bob.post(`/applications/${created.id}`, applicationForm({ name: 'Hijacked' })),
+      () => bob.post(`/applications/${created.id}/secret`, {}),
+      () => bob.post(`/applications/${created.id}/delete`, {}),
+    ]
+    for (const attempt of attempts) {
+      const res = await attempt()
+      expect(res.statusCode).toBe(404)
+      expect(res.headers['content-type']).toMatch(/text\/html/)
+      expect(res.body).toContain('<h1>Not found</h1>')
+      expect(res.body).not.toContain('Private')
+      expect(res.body).not.toContain(created.clientId)
+    }
+    expect(await storedApplication(created.id)).toEqual(before)
+    expect((await bob.get('/applications')).body).not.toContain(created.clientId)
+  })
+
+  it('answers the same 404 for unknown and malformed ids', async () => {
+    for (const path of ['/applications/00000000-0000-4000-8000-000000000000', '/applications/not-a-uuid', '/applications/1/edit', "/applications/'%3B--/delete"]) {
+      expect((await alice.get(path)).statusCode).toBe(404)
+    }
+    await alice.get('/applications')
+    expect((await alice.post('/applications/not-a-uuid/secret', {})).statusCode).toBe(404)
+    expect((await alice.post('/applications/00000000-0000-4000-8000-000000000000/delete', {})).statusCode).toBe(404)
+  })
+})

@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../../src/config.js'
+
+function errorOf(env: Record<string, string>): string {
+  try {
+    loadConfig(env)
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError)
+    return (err as Error).message
+  }
+  throw new Error(`expected ${JSON.stringify(env)} to be refused`)
+}
+
+describe('loadConfig', () => {
+  it('works with nothing set: PGlite in ./data on 127.0.0.1:3000', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      databaseUrl: undefined,
+      dataDir: './data',
+      publicUrl: 'http://127.0.0.1:3000',
+      cookieSecure: false,
+      sessionTtlMs: 14 * 24 * 3600_000,
+      logLevel: 'info',
+      trustProxy: false,
+      dbPoolMax: 10,
+      tokenCacheTtlMs: 60_000,
+      tokenCacheMaxEntries: 100_000,
+      loginRateLimit: 10,
+      tokenAuthFailureLimit: 20,
+    })
+  })
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://gatehouse:pw@db:5432/gatehouse',
+      DATA_DIR: '/var/lib/gatehouse',
+      PUBLIC_URL: 'https://auth.example.com/',
+      SESSION_TTL_HOURS: '8',
+      LOG_LEVEL: 'warn',
+      TRUST_PROXY: 'true',
+      DB_POOL_MAX: '20',
+      TOKEN_CACHE_TTL_SECONDS: '300',
+      TOKEN_CACHE_MAX_ENTRIES: '500',
+      LOGIN_RATE_LIMIT: '5',
+      TOKEN_AUTH_FAILURE_LIMIT: '7',
+    })
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: 'postgres://gatehouse:pw@db:5432/gatehouse',
+      dataDir: '/var/lib/gatehouse',
+      publicUrl: 'https://auth.example.com',
+      cookieSecure: true,
+      sessionTtlMs: 8 * 3600_000,
+      logLevel: 'warn',
+      trustProxy: true,
+      dbPoolMax: 20,
+      tokenCacheTtlMs: 300_000,
+      tokenCacheMaxEntries: 500,
+      loginRateLimit: 5,
+      tokenAuthFailureLimit: 7,
+    })
+    expect(Object.isFrozen(config)).toBe(true)
+  })
+
+  it('derives the public URL from HOST and PORT, and lets COOKIE_SECURE override the scheme', () => {
+    expect(loadConfig({ HOST: '::', PORT: '4000' }).publicUrl).toBe('http://127.0.0.1:4000')
+    expect(loadConfig({ HOST: '::1' }).publicUrl).toBe('http://[::1]:3000')
+    expect(loadConfig({ PUBLIC_URL: 'https://auth.example.com', COOKIE_SECURE: 'false' }).cookieSecure).toBe(false)
+    expect(loadConfig({ COOKIE_SECURE: '1' }).cookieSecure).toBe(true)
+  })
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '' })).toMatchObject({ port: 3000, databaseUrl: undefined })
+  })
+
+  it.each([
+    ['PORT', 'abc', 'PORT: must be a number'],
+    ['PORT', '3.5', 'PORT: must be a whole number'],
+    ['PORT', '70000', 'PORT: must be between 0 and 65535'],
+    ['PORT', '-1', 'PORT: must be between 0 and 65535'],
+    ['DATABASE_URL', 'mysql://db/gatehouse', 'DATABASE_URL: must be a postgres:// or postgresql:// URL'],
+    ['DATABASE_URL', 'localhost:5432/gatehouse', 'DATABASE_URL: must be a postgres:// or postgresql:// URL'],
+    ['PUBLIC_URL', 'auth.example.com', 'PUBLIC_URL: must be an http(s) URL'],
+    ['PUBLIC_URL', 'ftp://auth.example.com', 'PUBLIC_URL: must be an http(s) URL'],
+    ['PUBLIC_URL', 'https://auth.example.com/?x=1', 'PUBLIC_URL: must not have a query or fragment'],
+    ['PUBLIC_URL', 'https://auth.example.com/#top', 'PUBLIC_URL: must not have a query or fragment'],
+    ['COOKIE_SECURE', 'yes', 'COOKIE_SECURE: must be true or false'],
+    ['SESSION_TTL_HOURS', '0', 'SESSION_TTL_HOURS: must be positive'],
+    ['SESSION_TTL_HOURS', '10000', 'SESSION_TTL_HOURS: must be at most 2160'],
+    ['SESSION_TTL_HOURS', 'forever', 'SESSION_TTL_HOURS: must be a number'],
+    ['LOG_LEVEL', 'verbose', 'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent'],
+    ['TRUST_PROXY', 'maybe', 'TRUST_PROXY: must be true or false'],
+    ['DB_POOL_MAX', '0', 'DB_POOL_MAX: must be positive'],
+    ['DB_POOL_MAX', '5000', 'DB_POOL_MAX: must be at most 1000'],
+    ['TOKEN_CACHE_TTL_SECONDS', '301', 'TOKEN_CACHE_TTL_SECONDS: must be at most 300'],
+    ['TOKEN_CACHE_TTL_SECONDS', '1.5', 'TOKEN_CACHE_TTL_SECONDS: must be a whole number'],
+    ['TOKEN_CACHE_MAX_ENTRIES', '-5', 'TOKEN_CACHE_MAX_ENTRIES: must be positive'],
+    ['LOGIN_RATE_LIMIT', 'ten', 'LOGIN_RATE_LIMIT: must be a number'],
+    ['TOKEN_AUTH_FAILURE_LIMIT', '0', 'TOKEN_AUTH_FAILURE_LIMIT: must be positive'],
+  ])('refuses %s=%s', (name, value, message) => {
+    const text = errorOf({ [name]: value })
+    expect(text).toContain(message)
+    expect(text.split('\n').filter((l) => l.startsWith('  '))).toHaveLength(1)
+  })
+
+  it('names every bad variable in one message', () => {
+    const text = errorOf({ PORT: 'x', LOG_LEVEL: 'loud', DATABASE_URL: 'nope' })
+    expect(text).toMatch(/^Invalid configuration:/)
+    expect(text).toContain('PORT: must be a number')
+    expect(text).toContain('LOG_LEVEL: must be one of')
+    expect(text).toContain('DATABASE_URL: must be a postgres://')
+  })
+
+  it('never repeats a secret value from the environment in its message', () => {
+    const text = errorOf({ DATABASE_URL: 'mysql://admin:hunter2@db/x' })
+    expect(text).not.toContain('hunter2')
+  })
+
+  it('reads only the object it is given', () => {
+    const saved = process.env.PORT
+    process.env.PORT = 'not a port'
+    try {
+      expect(loadConfig({}).port).toBe(3000)
+    } finally {
+      if (saved === undefined) delete process.env.PORT
+      else process.env.PORT = saved
+    }
+  })
+})
