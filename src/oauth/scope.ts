@@ -1,0 +1,61 @@
+import { InvalidScopeError } from './errors.js'
+
+/*
+ * The scopes of the specification (spec 5.4), in display order. Descriptions are the plain
+ * words the consent page shows next to each requested scope.
+ */
+export const SCOPES = ['read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users'] as const
+export type Scope = (typeof SCOPES)[number]
+
+export const DEFAULT_SCOPE: Scope = 'read'
+
+export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  read: 'See your data',
+  write: 'Change any of your data',
+  write_members: 'Change members, contacts and their details',
+  write_teams: 'Change team information',
+  write_events: 'Change the team schedule (games and events)',
+  write_users: 'Change your user information',
+}
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value)
+}
+
+/** Scopes in canonical order without duplicates, so equal sets have equal strings. */
+export function normalizeScopes(scopes: Iterable<string>): Scope[] {
+  const set = new Set(scopes)
+  return SCOPES.filter((s) => set.has(s))
+}
+
+/**
+ * Parses the `scope` parameter (RFC 6749 3.3: space-delimited). Absent or blank means `read`
+ * (DESIGN.md rule 7); repeated tokens are tolerated. Throws InvalidScopeError for an unknown
+ * scope or one the application may not request.
+ */
+export function parseScope(raw: string | undefined, allowed?: readonly string[]): Scope[] {
+  const tokens = (raw ?? '').split(' ').filter((t) => t !== '')
+  if (tokens.length === 0) tokens.push(DEFAULT_SCOPE)
+  const unknown = tokens.find((t) => !isScope(t))
+  if (unknown !== undefined) throw new InvalidScopeError(`Unknown scope "${unknown}"`)
+  if (allowed) {
+    const refused = tokens.find((t) => !allowed.includes(t))
+    if (refused !== undefined) throw new InvalidScopeError(`This application may not request the scope "${refused}"`)
+  }
+  return normalizeScopes(tokens)
+}
+
+export function formatScope(scopes: readonly string[]): string {
+  return scopes.join(' ')
+}
+
+/** Whether a token with `granted` may do what `required` allows; `write` implies every `write_*` (DESIGN.md rule 7). */
+export function scopeSatisfies(granted: readonly string[], required: string): boolean {
+  if (granted.includes(required)) return true
+  return required.startsWith('write_') && granted.includes('write')
+}
+
+/** Plain set inclusion: every scope of `requested` appears in `granted`. */
+export function isSubset(requested: readonly string[], granted: readonly string[]): boolean {
+  return requested.every((s) => granted.includes(s))
+}
