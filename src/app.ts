@@ -12,6 +12,7 @@ import { registerMetrics } from './http/metrics.js'
 import accountRoutes from './http/routes/account/index.js'
 import consoleRoutes from './http/routes/console/index.js'
 import healthRoutes from './http/routes/health.js'
+import { oauthApiRoutes, oauthPageRoutes } from './http/routes/oauth/index.js'
 import staticRoutes from './http/routes/static.js'
 import { registerSession } from './http/session.js'
 import { VIEWS_DIR } from './paths.js'
@@ -66,6 +67,7 @@ export async function buildApp(deps: AppDeps, options: { logStream?: NodeJS.Writ
   registerMetrics(app)
   await app.register(healthRoutes, deps)
   await app.register(staticRoutes)
+  await app.register(oauthApiRoutes, deps)
 
   // Browser-facing pages: session, CSRF, HTML errors.
   await app.register(async (pages) => {
@@ -73,6 +75,7 @@ export async function buildApp(deps: AppDeps, options: { logStream?: NodeJS.Writ
     setHtmlErrorHandler(pages)
     await pages.register(accountRoutes, deps)
     await pages.register(consoleRoutes, deps)
+    await pages.register(oauthPageRoutes, deps)
   })
 
   return app

@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.js'
+import { revokeTokens } from '../oauth/revocation.js'
 import type { Application } from '../db/schema.js'
 import { digest, generateClientId, generateClientSecret } from '../lib/tokens.js'
 import {
@@ -9,7 +10,6 @@ import {
   replaceOwnedApplicationSecret,
   updateOwnedApplication,
 } from '../repositories/applications.js'
-import { publishRevocation } from '../repositories/revocation-notices.js'
 
 /*
  * "Your Applications" use cases (DESIGN.md "Console"). Every function takes the owner's id and
@@ -79,11 +79,11 @@ export async function regenerateSecret(
  * same transaction announces the revocation, so that token caches (here and in resource APIs'
  * verifiers) drop its tokens exactly when the delete commits.
  */
-export async function deleteApplication(db: Db, id: string, ownerId: string): Promise<boolean> {
+export async function deleteApplication(db: Db, id: string, ownerId: string, now: Date): Promise<boolean> {
   if (!isApplicationId(id)) return false
   return db.transaction().execute(async (trx) => {
     const deleted = await deleteOwnedApplication(trx, id, ownerId)
-    if (deleted) await publishRevocation(trx, { kind: 'application', applicationId: id })
+    if (deleted) await revokeTokens(trx, { kind: 'application', applicationId: id }, now)
     return deleted
   })
 }

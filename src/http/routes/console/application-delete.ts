@@ -20,7 +20,7 @@ export default async function applicationDeleteRoutes(app: FastifyInstance, deps
   })
 
   app.post<IdParams>('/applications/:id/delete', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const deleted = await deleteApplication(db, request.params.id, ownerId(request))
+    const deleted = await deleteApplication(db, request.params.id, ownerId(request), deps.clock())
     if (!deleted) return reply.callNotFound()
     return reply.redirect('/applications?deleted=1', 303)
   })

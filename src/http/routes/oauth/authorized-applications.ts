@@ -1,0 +1,50 @@
+import type { FastifyInstance } from 'fastify'
+import { revokeTokens } from '../../../oauth/revocation.js'
+import { SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from '../../../oauth/scope.js'
+import { findGrantOfUser, listGrantsForUser } from '../../../repositories/grants.js'
+import type { AppDeps } from '../../deps.js'
+import { render } from '../../render.js'
+import { requireUser } from '../../session.js'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/** "Authorized Applications": the user's grants, and "Revoke access" for each. */
+export default async function authorizedApplicationsRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const { db } = deps.database
+
+  app.get<{ Querystring: { revoked?: string } }>(
+    '/authorized-applications',
+    { preHandler: requireUser },
+    async (request, reply) => {
+      const grants = await listGrantsForUser(db, request.user!.id)
+      return render(request, reply, 'oauth/authorized-applications.eta', {
+        title: 'Authorized Applications',
+        revoked: request.query.revoked === '1',
+        grants: grants.map((g) => ({
+          id: g.id,
+          name: g.application_name,
+          ownerEmail: g.owner_email,
+          scopes: normalizeScopes(g.scopes).filter(isScope).map((s) => ({ name: s, description: SCOPE_DESCRIPTIONS[s] })),
+          grantedOn: g.created_at.toISOString().slice(0, 10),
+          updatedOn: g.updated_at.toISOString().slice(0, 10),
+        })),
+      })
+    },
+  )
+
+  // Revokes every token of this user for the application and forgets the consent, so the
+  // next authorization asks again.
+  app.post<{ Params: { grantId: string } }>(
+    '/authorized-applications/:grantId/revoke',
+    { preHandler: [app.csrfProtection, requireUser] },
+    async (request, reply) => {
+      const user = request.user!
+      const grant = UUID.test(request.params.grantId) ? await findGrantOfUser(db, request.params.grantId, user.id) : undefined
+      if (grant) {
+        await revokeTokens(db, { kind: 'user-application', userId: user.id, applicationId: grant.application_id }, deps.clock())
+      }
+      // A grant already gone (double submit, another tab) is the outcome the user asked for.
+      return reply.redirect('/authorized-applications?revoked=1', 303)
+    },
+  )
+}

@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify'
+import { InvalidRequestError } from '../../../oauth/errors.js'
+import type { AppDeps } from '../../deps.js'
+import authorizeRoutes from './authorize.js'
+import authorizedApplicationsRoutes from './authorized-applications.js'
+import { noStore, setOAuthJsonErrorHandler } from './json-errors.js'
+import metadataRoutes from './metadata.js'
+import revokeRoutes from './revoke.js'
+import tokenRoutes from './token.js'
+
+/**
+ * Browser-facing OAuth pages: /oauth/authorize (log-in, consent) and Authorized Applications.
+ * Register inside the page context, which provides the session, CSRF and HTML error pages.
+ */
+export async function oauthPageRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  await app.register(authorizeRoutes, deps)
+  await app.register(authorizedApplicationsRoutes, deps)
+}
+
+/**
+ * Client-facing endpoints: JSON in, JSON out, no session or cookies. Register at the root.
+ */
+export async function oauthApiRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  await app.register(metadataRoutes, deps)
+  await app.register(async (api) => {
+    setOAuthJsonErrorHandler(api)
+
+    // Spec 4.2: Content-Length is required, 0 when the parameters are in the query string.
+    api.addHook('onRequest', async (request, reply) => {
+      if (request.method === 'POST' && request.headers['content-length'] === undefined) {
+        return noStore(reply)
+          .code(411)
+          .send({ error: 'invalid_request', error_description: 'A Content-Length header is required (0 when the body is empty)' })
+      }
+    })
+
+    // An empty body is "no parameters" whatever its declared type; a non-empty body must be
+    // form-encoded (RFC 6749 4.1.3) or JSON.
+    const parseJson = api.getDefaultJsonParser('error', 'error')
+    api.removeContentTypeParser('application/json')
+    api.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      if (body === '') return done(null, undefined)
+      return parseJson(request, body as string, done)
+    })
+    api.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+      if (body === '') return done(null, undefined)
+      done(new InvalidRequestError('Send the parameters as application/x-www-form-urlencoded or application/json'))
+    })
+
+    await api.register(tokenRoutes, deps)
+    await api.register(revokeRoutes, deps)
+  })
+}

@@ -1,0 +1,32 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import { InvalidRequestError, OAuthError, ServerError } from '../../../oauth/errors.js'
+
+/** RFC 6749 5.1 / 5.2: token responses, errors included, must not be cached. */
+export function noStore(reply: FastifyReply): FastifyReply {
+  return reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+}
+
+function send(reply: FastifyReply, error: OAuthError): FastifyReply {
+  noStore(reply).code(error.status)
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value)
+  return reply.type('application/json; charset=utf-8').send(error.toJSON())
+}
+
+/**
+ * The single mapping of failures to the wire for client-facing OAuth endpoints: OAuthError as
+ * RFC 6749 5.2 JSON; Fastify's own 4xx (malformed body, too large) as invalid_request, never
+ * Fastify's default error shape; anything else as server_error with the detail only logged.
+ */
+export function setOAuthJsonErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler(async (err: FastifyError, request, reply) => {
+    if (err instanceof OAuthError) return send(reply, err)
+    const status = err.statusCode ?? 500
+    if (status >= 400 && status < 500) {
+      const tooLarge = status === 413
+      const invalid = new InvalidRequestError(tooLarge ? 'The request body is too large' : 'The request body could not be parsed')
+      return noStore(reply).code(tooLarge ? 413 : 400).type('application/json; charset=utf-8').send(invalid.toJSON())
+    }
+    request.log.error({ err }, 'OAuth endpoint failed')
+    return send(reply, new ServerError('The server could not complete the request'))
+  })
+}

@@ -1,0 +1,151 @@
+import type { Db } from '../db/connect.js'
+import type { Application } from '../db/schema.js'
+import { findApplicationWithOwnerByClientId } from '../repositories/applications.js'
+import {
+  InvalidRequestError,
+  OAuthError,
+  UnauthorizedClientError,
+  UnsupportedResponseTypeError,
+} from './errors.js'
+import { type ChallengeMethod, parseChallengeMethod, validateChallenge } from './pkce.js'
+import { buildRedirect, findMatchingRedirectUri } from './redirect-uri.js'
+import { type Scope, parseScope } from './scope.js'
+
+/*
+ * Validation of an authorization request (RFC 6749 4.1.1, 4.2.1) in the two phases of
+ * RFC 6749 4.1.2.1: until the client and its redirect URI are established, nothing may be
+ * sent to the redirect URI (an open redirector otherwise, RFC 9700 4.11); afterwards every
+ * error goes back to the client.
+ */
+
+/** Parameters that the consent form carries back to the POST, where they are re-validated. */
+export const AUTHORIZE_PARAMS = [
+  'client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'prompt',
+] as const
+
+export interface AuthorizationRequest {
+  application: Application & { owner_email: string }
+  /** Where the browser is sent: the sent redirect_uri, or the only registered one. */
+  redirectUri: string
+  /** As sent, byte for byte; bound to the code so the token request must repeat it (4.1.3). */
+  sentRedirectUri: string | null
+  responseType: 'code' | 'token'
+  scopes: Scope[]
+  state: string | undefined
+  codeChallenge: string | null
+  codeChallengeMethod: ChallengeMethod | null
+  prompt: 'consent' | 'none' | undefined
+  /** The request's own parameter values, for the consent form's hidden fields. */
+  params: Record<string, string>
+}
+
+export type AuthorizeOutcome =
+  | { kind: 'ok'; request: AuthorizationRequest }
+  /** Client or redirect URI unusable: show an error page, never redirect (4.1.2.1). */
+  | { kind: 'fatal'; message: string }
+  /** Anything else: send the browser back to the client with the error. */
+  | { kind: 'redirect'; location: string }
+
+export function responseMode(responseType: string | undefined): 'query' | 'fragment' {
+  // RFC 6749 4.2.2.1: token-flow errors travel in the fragment like its responses.
+  return responseType === 'token' ? 'fragment' : 'query'
+}
+
+/** The error response of RFC 6749 4.1.2.1 / 4.2.2.1, with `iss` (RFC 9207 2). */
+export function errorLocation(
+  target: { redirectUri: string; state: string | undefined; mode: 'query' | 'fragment' },
+  error: OAuthError,
+  issuer: string,
+): string {
+  return buildRedirect(
+    target.redirectUri,
+    { error: error.error, error_description: error.description, state: target.state, iss: issuer },
+    target.mode,
+  )
+}
+
+export async function validateAuthorizationRequest(db: Db, input: unknown, issuer: string): Promise<AuthorizeOutcome> {
+  const raw = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>
+  const single = (name: string): string | undefined => {
+    const v = raw[name]
+    return typeof v === 'string' && v !== '' ? v : undefined
+  }
+  const repeated = Object.keys(raw).filter((k) => typeof raw[k] !== 'string')
+
+  // Phase 1: client_id and redirect_uri.
+  if (repeated.includes('client_id')) return { kind: 'fatal', message: 'The request repeats client_id.' }
+  if (repeated.includes('redirect_uri')) return { kind: 'fatal', message: 'The request repeats redirect_uri.' }
+  const clientId = single('client_id')
+  if (!clientId) return { kind: 'fatal', message: 'The request has no client_id.' }
+  const application = clientId.length <= 256 ? await findApplicationWithOwnerByClientId(db, clientId) : undefined
+  if (!application) return { kind: 'fatal', message: 'No application is registered with this client_id.' }
+
+  const sentRedirectUri = single('redirect_uri') ?? null
+  let redirectUri: string
+  if (sentRedirectUri !== null) {
+    if (findMatchingRedirectUri(sentRedirectUri, application.redirect_uris) === null) {
+      return { kind: 'fatal', message: 'The redirect_uri is not covered by any redirect URI registered for this application.' }
+    }
+    redirectUri = sentRedirectUri
+  } else if (application.redirect_uris.length === 1) {
+    redirectUri = application.redirect_uris[0]!
+  } else {
+    return { kind: 'fatal', message: 'This application has several redirect URIs, so the request must name one in redirect_uri.' }
+  }
+
+  // Phase 2: everything else, reported to the client.
+  const responseType = single('response_type')
+  const state = repeated.includes('state') ? undefined : single('state')
+  const target = { redirectUri, state, mode: responseMode(repeated.includes('response_type') ? undefined : responseType) }
+  try {
+    const firstRepeated = repeated[0]
+    if (firstRepeated !== undefined) throw new InvalidRequestError(`The parameter "${firstRepeated}" was sent more than once`)
+    if (!responseType) throw new InvalidRequestError('response_type is required: code or token')
+    if (responseType !== 'code' && responseType !== 'token') {
+      throw new UnsupportedResponseTypeError('response_type must be code or token')
+    }
+    if (responseType === 'token' && !application.allow_implicit) {
+      throw new UnauthorizedClientError('This application may not use response_type=token')
+    }
+    const scopes = parseScope(raw.scope as string | undefined, application.allowed_scopes)
+
+    let codeChallenge: string | null = null
+    let codeChallengeMethod: ChallengeMethod | null = null
+    if (responseType === 'code') {
+      const challenge = single('code_challenge')
+      const method = single('code_challenge_method')
+      if (challenge !== undefined) {
+        codeChallengeMethod = parseChallengeMethod(method)
+        validateChallenge(challenge, codeChallengeMethod)
+        codeChallenge = challenge
+      } else if (method !== undefined) {
+        throw new InvalidRequestError('code_challenge_method was sent without code_challenge')
+      } else if (application.require_pkce) {
+        // RFC 7636 4.4.1: a server requiring PKCE answers invalid_request.
+        throw new InvalidRequestError('This application requires PKCE: send code_challenge (S256 recommended)')
+      }
+    }
+
+    const promptValues = (single('prompt') ?? '').split(' ').filter(Boolean)
+    if (promptValues.includes('none') && promptValues.length > 1) {
+      throw new InvalidRequestError('prompt=none cannot be combined with other values')
+    }
+    const prompt = promptValues.includes('none') ? 'none' : promptValues.includes('consent') ? 'consent' : undefined
+
+    const params: Record<string, string> = {}
+    for (const name of AUTHORIZE_PARAMS) {
+      const v = raw[name]
+      if (typeof v === 'string') params[name] = v
+    }
+    return {
+      kind: 'ok',
+      request: {
+        application, redirectUri, sentRedirectUri, responseType, scopes, state,
+        codeChallenge, codeChallengeMethod, prompt, params,
+      },
+    }
+  } catch (err) {
+    if (err instanceof OAuthError) return { kind: 'redirect', location: errorLocation(target, err, issuer) }
+    throw err
+  }
+}

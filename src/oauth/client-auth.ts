@@ -1,0 +1,91 @@
+import type { Db } from '../db/connect.js'
+import type { Application } from '../db/schema.js'
+import type { Clock } from '../lib/clock.js'
+import { constantTimeEqual } from '../lib/crypto.js'
+import { consumeAttempt } from '../lib/rate-limiter.js'
+import { digest } from '../lib/tokens.js'
+import { findApplicationByClientId } from '../repositories/applications.js'
+import { InvalidClientError, InvalidRequestError, SlowDownError } from './errors.js'
+import { optional, type Params } from './params.js'
+
+export interface ClientCredentials {
+  clientId: string
+  clientSecret: string
+  /** Whether HTTP Basic was used: an invalid_client answer then carries WWW-Authenticate. */
+  usedBasic: boolean
+}
+
+const MAX_ID_LENGTH = 256
+
+/** RFC 6749 2.3.1: the Basic user and password are form-urlencoded before base64. */
+function formDecode(s: string): string | undefined {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '))
+  } catch {
+    return undefined
+  }
+}
+
+function parseBasic(header: string): { id: string; secret: string } | undefined {
+  const m = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header.trim())
+  if (!m) return undefined
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  if (colon === -1) return undefined
+  const id = formDecode(decoded.slice(0, colon))
+  const secret = formDecode(decoded.slice(colon + 1))
+  return id !== undefined && secret !== undefined ? { id, secret } : undefined
+}
+
+/**
+ * Client credentials from the Authorization header or the parameters, never both
+ * (RFC 6749 2.3: "MUST NOT use more than one authentication method in each request").
+ * A client_id parameter next to Basic is tolerated when it names the same client.
+ */
+export function extractClientCredentials(params: Params, authorization: string | undefined): ClientCredentials {
+  const bodyId = optional(params, 'client_id')
+  const bodySecret = optional(params, 'client_secret')
+  if (authorization !== undefined && /^basic\s/i.test(authorization)) {
+    const basic = parseBasic(authorization)
+    if (!basic || basic.id === '') throw new InvalidClientError('Malformed HTTP Basic credentials', true)
+    if (bodySecret !== undefined) throw new InvalidRequestError('Use HTTP Basic or client_secret in the request, not both')
+    if (bodyId !== undefined && bodyId !== basic.id) throw new InvalidRequestError('client_id does not match the HTTP Basic credentials')
+    return { clientId: basic.id, clientSecret: basic.secret, usedBasic: true }
+  }
+  if (bodyId === undefined) throw new InvalidClientError('Client authentication is required: client_id and client_secret')
+  if (bodySecret === undefined) throw new InvalidClientError('client_secret is required')
+  return { clientId: bodyId, clientSecret: bodySecret, usedBasic: false }
+}
+
+/**
+ * The failure answer for bad client credentials. Failures are counted per existing client;
+ * past the limit the answer is 429 until the window ends. The count is consulted only after
+ * the credentials were found wrong, so a client holding its real secret is never locked out.
+ */
+export async function clientAuthFailure(
+  db: Db,
+  clock: Clock,
+  creds: ClientCredentials,
+  clientExists: boolean,
+  failureLimit: number,
+): Promise<InvalidClientError | SlowDownError> {
+  if (clientExists) {
+    const decision = await consumeAttempt(db, clock, [`client-auth:${creds.clientId}`], failureLimit)
+    if (!decision.allowed) {
+      return new SlowDownError('Too many failed client authentications; retry later', decision.retryAfterSeconds)
+    }
+  }
+  return new InvalidClientError('Client authentication failed', creds.usedBasic)
+}
+
+/** Checks the credentials against the stored digest; throws invalid_client (or 429). */
+export async function authenticateClient(
+  db: Db,
+  clock: Clock,
+  creds: ClientCredentials,
+  failureLimit: number,
+): Promise<Application> {
+  const app = creds.clientId.length <= MAX_ID_LENGTH ? await findApplicationByClientId(db, creds.clientId) : undefined
+  if (app && constantTimeEqual(digest(creds.clientSecret), app.secret_hash)) return app
+  throw await clientAuthFailure(db, clock, creds, app !== undefined, failureLimit)
+}

@@ -1,0 +1,56 @@
+import type { Db } from '../db/connect.js'
+import type { AccessToken } from '../db/schema.js'
+
+export interface NewAccessToken {
+  /** Supplied by the consent form's one-time nonce (token flow), so a replay collides. */
+  id?: string
+  tokenHash: string
+  applicationId: string
+  userId: string
+  scopes: string[]
+  now: Date
+}
+
+/** Inserts a token issued without a code (token flow); undefined when the id exists already. */
+export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<AccessToken, 'id' | 'created_at'> | undefined> {
+  return db
+    .insertInto('access_tokens')
+    .values({
+      ...(t.id ? { id: t.id } : {}),
+      token_hash: t.tokenHash,
+      application_id: t.applicationId,
+      user_id: t.userId,
+      scopes: t.scopes,
+      authorization_code_id: null,
+      created_at: t.now,
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .returning(['id', 'created_at'])
+    .executeTakeFirst()
+}
+
+/** By digest (access_tokens_token_hash_key). */
+export function findAccessTokenByHash(db: Db, tokenHash: string): Promise<AccessToken | undefined> {
+  return db.selectFrom('access_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst()
+}
+
+export type TokenSelector =
+  | { tokenHash: string; applicationId: string }
+  | { authorizationCodeId: string }
+  | { userId: string; applicationId: string }
+  | { applicationId: string }
+
+/**
+ * Marks the selected live tokens revoked and returns their digests. Indexes:
+ * access_tokens_token_hash_key, access_tokens_authorization_code_id_idx,
+ * access_tokens_application_user_idx (also for application alone, as its leading column).
+ */
+export async function revokeAccessTokens(db: Db, selector: TokenSelector, now: Date): Promise<string[]> {
+  let q = db.updateTable('access_tokens').set({ revoked_at: now }).where('revoked_at', 'is', null)
+  if ('tokenHash' in selector) q = q.where('token_hash', '=', selector.tokenHash).where('application_id', '=', selector.applicationId)
+  else if ('authorizationCodeId' in selector) q = q.where('authorization_code_id', '=', selector.authorizationCodeId)
+  else if ('userId' in selector) q = q.where('application_id', '=', selector.applicationId).where('user_id', '=', selector.userId)
+  else q = q.where('application_id', '=', selector.applicationId)
+  const rows = await q.returning('token_hash').execute()
+  return rows.map((r) => r.token_hash)
+}

@@ -1,0 +1,122 @@
+import { sql } from 'kysely'
+import type { Db } from '../db/connect.js'
+import type { AuthorizationCode } from '../db/schema.js'
+
+export interface NewCode {
+  /** Supplied by the consent form's one-time nonce, so a replayed POST collides on the key. */
+  id?: string
+  codeHash: string
+  applicationId: string
+  userId: string
+  scopes: string[]
+  redirectUri: string | null
+  codeChallenge: string | null
+  codeChallengeMethod: 'S256' | 'plain' | null
+  now: Date
+  expiresAt: Date
+}
+
+/** Inserts the code; false when a code with this id exists already (authorization_codes_pkey). */
+export async function insertAuthorizationCode(db: Db, c: NewCode): Promise<boolean> {
+  const row = await db
+    .insertInto('authorization_codes')
+    .values({
+      ...(c.id ? { id: c.id } : {}),
+      code_hash: c.codeHash,
+      application_id: c.applicationId,
+      user_id: c.userId,
+      scopes: c.scopes,
+      redirect_uri: c.redirectUri,
+      code_challenge: c.codeChallenge,
+      code_challenge_method: c.codeChallengeMethod,
+      created_at: c.now,
+      expires_at: c.expiresAt,
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .returning('id')
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+export interface Exchange {
+  clientId: string
+  secretHash: string
+  codeHash: string
+  tokenHash: string
+  now: Date
+  /** As sent to the token endpoint; undefined when absent. */
+  redirectUri: string | undefined
+  /** The challenge values the sent verifier answers; undefined when no verifier was sent. */
+  verifier: { plain: string; s256: string } | undefined
+}
+
+/**
+ * The whole authorization-code exchange in one statement, so one round trip and no window
+ * between check and use: authenticate the client, consume the code only if every binding
+ * holds (client, expiry, redirect_uri per RFC 6749 4.1.3, PKCE per RFC 7636 4.6), and insert
+ * the token from the consumed row. Concurrent exchanges serialise on the code's row lock and
+ * Postgres re-checks `consumed_at is null`, so exactly one of them gets a token.
+ * Undefined means "no token"; the caller works out why on a slower path.
+ * Uses applications_client_id_key and authorization_codes_code_hash_key.
+ */
+export function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<{ scopes: string[]; created_at: Date } | undefined> {
+  // Comparing digests in SQL is safe where comparing secrets would not be: timing reveals only
+  // how much of a SHA-256 output matched, which says nothing about any preimage.
+  const redirectCheck =
+    x.redirectUri === undefined
+      ? sql<boolean>`authorization_codes.redirect_uri is null`
+      : sql<boolean>`(authorization_codes.redirect_uri = ${x.redirectUri}
+          or (authorization_codes.redirect_uri is null
+              and exists (select 1 from client where ${x.redirectUri}::text = any(client.redirect_uris))))`
+  // RFC 9700 2.1.1: a verifier without a challenge is refused too (PKCE downgrade).
+  const pkceCheck =
+    x.verifier === undefined
+      ? sql<boolean>`authorization_codes.code_challenge is null`
+      : sql<boolean>`((authorization_codes.code_challenge_method = 'plain' and authorization_codes.code_challenge = ${x.verifier.plain})
+          or (authorization_codes.code_challenge_method = 'S256' and authorization_codes.code_challenge = ${x.verifier.s256}))`
+
+  return db
+    .with('client', (qb) =>
+      qb.selectFrom('applications').select(['id', 'redirect_uris']).where('client_id', '=', x.clientId).where('secret_hash', '=', x.secretHash),
+    )
+    .with('consumed', (qb) =>
+      qb
+        .updateTable('authorization_codes')
+        .set({ consumed_at: x.now })
+        .where('code_hash', '=', x.codeHash)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', x.now)
+        .where('application_id', '=', (eb) => eb.selectFrom('client').select('id'))
+        .where(redirectCheck)
+        .where(pkceCheck)
+        .returning(['id', 'application_id', 'user_id', 'scopes']),
+    )
+    .insertInto('access_tokens')
+    .columns(['token_hash', 'application_id', 'user_id', 'scopes', 'authorization_code_id', 'created_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('consumed')
+        .select([
+          sql<string>`${x.tokenHash}::text`.as('token_hash'),
+          'application_id',
+          'user_id',
+          'scopes',
+          'id',
+          sql<Date>`${x.now}::timestamptz`.as('created_at'),
+        ]),
+    )
+    .returning(['scopes', 'created_at'])
+    .executeTakeFirst()
+}
+
+/** By digest (authorization_codes_code_hash_key): the slow path that explains a failed exchange. */
+export function findCodeByHash(db: Db, codeHash: string): Promise<AuthorizationCode | undefined> {
+  return db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst()
+}
+
+/** Forgets codes not yet exchanged, so "Revoke access" cannot be undone by a pending code. */
+export async function deletePendingCodes(db: Db, where: { applicationId: string; userId?: string }): Promise<void> {
+  let q = db.deleteFrom('authorization_codes').where('application_id', '=', where.applicationId).where('consumed_at', 'is', null)
+  if (where.userId) q = q.where('user_id', '=', where.userId)
+  await q.execute()
+}

@@ -1,0 +1,65 @@
+import { sql } from 'kysely'
+import type { Db } from '../db/connect.js'
+import type { Grant } from '../db/schema.js'
+
+/** The user's standing consent for an application (grants_user_application_key). */
+export function findGrant(db: Db, userId: string, applicationId: string): Promise<Grant | undefined> {
+  return db
+    .selectFrom('grants')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('application_id', '=', applicationId)
+    .executeTakeFirst()
+}
+
+/** Records consent; scopes accumulate, so consenting to less never narrows an earlier grant. */
+export async function upsertGrant(db: Db, g: { userId: string; applicationId: string; scopes: string[]; now: Date }): Promise<void> {
+  await db
+    .insertInto('grants')
+    .values({ user_id: g.userId, application_id: g.applicationId, scopes: g.scopes, created_at: g.now, updated_at: g.now })
+    .onConflict((oc) =>
+      oc.constraint('grants_user_application_key').doUpdateSet({
+        scopes: sql<string[]>`array(select distinct s from unnest(grants.scopes || excluded.scopes) as s order by s)`,
+        updated_at: (eb) => eb.ref('excluded.updated_at'),
+      }),
+    )
+    .execute()
+}
+
+export interface GrantListing {
+  id: string
+  application_id: string
+  application_name: string
+  owner_email: string
+  scopes: string[]
+  created_at: Date
+  updated_at: Date
+}
+
+/** The "Authorized Applications" list, newest consent first. */
+export function listGrantsForUser(db: Db, userId: string): Promise<GrantListing[]> {
+  return db
+    .selectFrom('grants')
+    .innerJoin('applications', 'applications.id', 'grants.application_id')
+    .innerJoin('users as owners', 'owners.id', 'applications.owner_id')
+    .select([
+      'grants.id',
+      'grants.application_id',
+      'applications.name as application_name',
+      'owners.email as owner_email',
+      'grants.scopes',
+      'grants.created_at',
+      'grants.updated_at',
+    ])
+    .where('grants.user_id', '=', userId)
+    .orderBy('grants.updated_at', 'desc')
+    .execute()
+}
+
+export function findGrantOfUser(db: Db, grantId: string, userId: string): Promise<Grant | undefined> {
+  return db.selectFrom('grants').selectAll().where('id', '=', grantId).where('user_id', '=', userId).executeTakeFirst()
+}
+
+export async function deleteGrant(db: Db, userId: string, applicationId: string): Promise<void> {
+  await db.deleteFrom('grants').where('user_id', '=', userId).where('application_id', '=', applicationId).execute()
+}

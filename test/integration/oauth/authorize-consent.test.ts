@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { TestContext } from '../../helpers/app.js'
+import { BrowserSession } from '../../helpers/browser-session.js'
+import {
+  TEST_ISSUER, type TestClient, authorizeUrl, buildOAuthTestApp, consentFields, createClient, exchange, locationParams,
+  loggedInUser, tokenRow,
+} from './helpers.js'
+
+let t: TestContext
+let client: TestClient
+beforeAll(async () => {
+  t = await buildOAuthTestApp()
+  client = await createClient(t.db, { name: 'Team <Planner>', redirectUris: ['https://client.example/cb'], allowImplicit: true })
+})
+afterAll(async () => { await t.close() })
+
+const codeRequest = (extra: Record<string, string> = {}) =>
+  authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri, state: 'xyz', ...extra })
+
+describe('log-in first', () => {
+  it('sends a logged-out browser to the log-in page and then back to the same request', async () => {
+    const s = await loggedInUser(t.app)
+    const email = s.email
+    const browser = new BrowserSession(t.app)
+    const url = codeRequest({ scope: 'read write' })
+    const res = await browser.get(url)
+    expect(res.statusCode).toBe(303)
+    const login = String(res.headers.location)
+    expect(login).toBe(`/login?next=${encodeURIComponent(url)}`)
+    const page = await browser.get(login)
+    expect(page.body).toMatch(/href="\/signup\?next=/)
+    expect(page.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/)
+    expect(page.headers['x-frame-options']).toBe('DENY')
+    expect(page.headers['referrer-policy']).toBe('no-referrer')
+    expect(page.headers['cache-control']).toBe('no-store')
+    const back = await browser.logIn(email, undefined, url)
+    expect(back.headers.location).toBe(url)
+    const consent = await browser.get(url)
+    expect(consent.statusCode).toBe(200)
+    expect(consent.body).toMatch(/Authorize Team &lt;Planner&gt;/)
+  })
+})
+
+describe('consent page', () => {
+  it('shows the application, its owner, the redirect host and the scopes in plain words, unframeable and uncached', async () => {
+    const s = await loggedInUser(t.app)
+    const res = await s.get(codeRequest({ scope: 'read write_teams' }))
+    expect(res.statusCode).toBe(200)
+    const owner = await t.db.selectFrom('applications').innerJoin('users', 'users.id', 'applications.owner_id').select('users.email').where('applications.id', '=', client.id).executeTakeFirstOrThrow()
+    expect(res.body).toContain(owner.email)
+    expect(res.body).toContain('client.example')
+    expect(res.body).toContain('See your data')
+    expect(res.body).toContain('Change team information')
+    expect(res.body).toMatch(/<button type="submit" name="decision" value="approve">Authorize<\/button>/)
+    expect(res.body).toMatch(/value="deny"[^>]*>Deny<\/button>/)
+    expect(res.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/)
+    expect(res.headers['content-security-policy']).toMatch(/form-action 'self' https:\/\/client\.example:443/)
+    expect(res.headers['x-frame-options']).toBe('DENY')
+    expect(res.headers['referrer-policy']).toBe('no-referrer')
+    expect(res.headers['cache-control']).toBe('no-store')
+  })
+
+  it('issues a code bound to the request after Authorize, with a 303, state and iss', async () => {
+    const s = await loggedInUser(t.app)
+    const page = await s.get(codeRequest({ redirect_uri: 'https://client.example/cb/deeper?tab=1' }))
+    const res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
+    expect(res.statusCode).toBe(303)
+    expect(String(res.headers.location)).toMatch(/^https:\/\/client\.example\/cb\/deeper\?tab=1&code=gac_/)
+    const p = locationParams(res)
+    expect(p.get('state')).toBe('xyz')
+    expect(p.get('iss')).toBe(TEST_ISSUER)
+    const row = await t.db.selectFrom('authorization_codes').selectAll().orderBy('created_at', 'desc').executeTakeFirstOrThrow()
+    expect(row).toMatchObject({ application_id: client.id, scopes: ['read'], redirect_uri: 'https://client.example/cb/deeper?tab=1', consumed_at: null })
+    expect(row.expires_at.getTime() - row.created_at.getTime()).toBe(10 * 60_000)
+  })
+
+  it('answers Deny with access_denied', async () => {
+    const s = await loggedInUser(t.app)
+    const page = await s.get(codeRequest())
+    const res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'deny' })
+    expect(res.statusCode).toBe(303)
+    const p = locationParams(res)
+    expect(p.get('error')).toBe('access_denied')
+    expect(p.get('state')).toBe('xyz')
+    expect(p.get('code')).toBeNull()
+  })
+
+  it('refuses a POST without the CSRF token', async () => {
+    const s = await loggedInUser(t.app)
+    const page = await s.get(codeRequest())
+    const res = await s.post('/oauth/authorize', { ...consentFields(page.body), _csrf: null, decision: 'approve' })
+    expect(res.statusCode).toBe(403)
+    expect(res.headers.location).toBeUndefined()
+  })
+
+  it('issues at most one code for a replayed consent POST', async () => {
+    const s = await loggedInUser(t.app)
+    const page = await s.get(codeRequest())
+    const fields = { ...consentFields(page.body), decision: 'approve' }
+    const results = await Promise.all([s.post('/oauth/authorize', fields), s.post('/oauth/authorize', fields)])
+    const again = await s.post('/oauth/authorize', fields)
+    const codes = [...results, again].filter((r) => r.statusCode === 303)
+    expect(codes).toHaveLength(1)
+    expect(again.statusCode).toBe(400)
+    expect(again.body).toMatch(/already answered/)
+  })
+
+  it('re-validates a tampered POST: nothing a fresh request could not get', async () => {
+    const s = await loggedInUser(t.app)
+    const page = await s.get(codeRequest())
+    const fields = consentFields(page.body)
+    const evil = await s.post('/oauth/authorize', { ...fields, redirect_uri: 'https://evil.example/cb', decision: 'approve' })
+    expect(evil.statusCode).toBe(400)
+    expect(evil.headers.location).toBeUndefined()
+    const narrow = await createClient(t.db, { scopes: ['read'] })
+    const scoped = await s.post('/oauth/authorize', { ...fields, client_id: narrow.clientId, redirect_uri: narrow.redirectUri, scope: 'write', decision: 'approve' })
+    expect(locationParams(scoped).get('error')).toBe('invalid_scope')
+    const repeated = await s.post('/oauth/authorize', { ...fields, scope: ['read', 'write'], decision: 'approve' })
+    expect(locationParams(repeated).get('error')).toBe('invalid_request')
+    const count = await t.db.selectFrom('authorization_codes').select((eb) => eb.fn.countAll<string>().as('n')).where('application_id', '=', narrow.id).executeTakeFirstOrThrow()
+    expect(Number(count.n)).toBe(0)
+  })
+})
+
+describe('remembered consent', () => {
+  it('skips the page for the code flow when these scopes (or more) were granted, unless prompt=consent', async () => {
+    const s = await loggedInUser(t.app)
+    const first = await s.get(codeRequest({ scope: 'read write' }))
+    await s.post('/oauth/authorize', { ...consentFields(first.body), decision: 'approve' })
+
+    const same = await s.get(codeRequest({ scope: 'write' }))
+    expect(same.statusCode).toBe(302)
+    expect(locationParams(same).get('code')).toMatch(/^gac_/)
+    expect(locationParams(same).get('state')).toBe('xyz')
+
+    expect((await s.get(codeRequest({ scope: 'read write', prompt: 'consent' }))).statusCode).toBe(200)
+    expect((await s.get(codeRequest({ scope: 'write_users' }))).statusCode).toBe(200)
+    const none = await s.get(codeRequest({ scope: 'write_users', prompt: 'none' }))
+    expect(locationParams(none).get('error')).toBe('access_denied')
+  })
+
+  it('always asks for the token flow', async () => {
+    const s = await loggedInUser(t.app)
+    const first = await s.get(codeRequest())
+    await s.post('/oauth/authorize', { ...consentFields(first.body), decision: 'approve' })
+    const res = await s.get(codeRequest({ response_type: 'token' }))
+    expect(res.statusCode).toBe(200)
+  })
+})
+
+describe('token flow', () => {
+  it('puts a usable token in the fragment: access_token, token_type, scope, state, iss', async () => {
+    const s = await loggedInUser(t.app)
+    const page = await s.get(codeRequest({ response_type: 'token', scope: 'read write_teams', state: 'a b' }))
+    expect(page.body).toMatch(/handed to the application in your browser/)
+    const res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
+    expect(res.statusCode).toBe(303)
+    const location = String(res.headers.location)
+    expect(location).toMatch(/^https:\/\/client\.example\/cb#access_token=gat_/)
+    const p = locationParams(res, 'fragment')
+    expect(p.get('token_type')).toBe('Bearer')
+    expect(p.get('scope')).toBe('read write_teams')
+    expect(p.get('state')).toBe('a b')
+    expect(p.get('iss')).toBe(TEST_ISSUER)
+    const row = await tokenRow(t.db, p.get('access_token')!)
+    expect(row).toMatchObject({ application_id: client.id, revoked_at: null, authorization_code_id: null })
+  })
+
+  it('sends Deny to the fragment', async () => {
+    const s = await loggedInUser(t.app)
+    const page = await s.get(codeRequest({ response_type: 'token' }))
+    const res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'deny' })
+    expect(locationParams(res, 'fragment').get('error')).toBe('access_denied')
+  })
+})
+
+describe('default redirect_uri', () => {
+  it('uses the only registered URI and binds no redirect_uri to the code', async () => {
+    const s = await loggedInUser(t.app)
+    const page = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId }))
+    const res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
+    expect(String(res.headers.location)).toMatch(/^https:\/\/client\.example\/cb\?code=/)
+    const code = locationParams(res).get('code')!
+    const token = await exchange(t.app, client, { code, redirect_uri: undefined })
+    expect(token.statusCode, token.body).toBe(200)
+  })
+})

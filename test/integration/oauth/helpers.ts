@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { expect } from 'vitest'
+import type { Db } from '../../../src/db/connect.js'
+import { digest, generateClientId, generateClientSecret } from '../../../src/lib/tokens.js'
+import { computeS256Challenge } from '../../../src/oauth/pkce.js'
+import { BrowserSession } from '../../helpers/browser-session.js'
+import { TEST_ISSUER, buildTestApp, type TestContext } from '../../helpers/app.js'
+
+export { TEST_ISSUER }
+
+/** buildTestApp with a log-in limit out of the way: every test signs up from one address. */
+export function buildOAuthTestApp(env: Record<string, string> = {}): Promise<TestContext> {
+  return buildTestApp({ LOGIN_RATE_LIMIT: '10000', ...env })
+}
+
+export interface TestClient {
+  id: string
+  clientId: string
+  clientSecret: string
+  redirectUri: string
+}
+
+let userCounter = 0
+/** A fresh user, logged in through the real pages. */
+export async function loggedInUser(app: FastifyInstance, email?: string): Promise<BrowserSession & { email: string }> {
+  const address = email ?? `user${++userCounter}-${randomBytes(3).toString('hex')}@example.com`
+  const s = await new BrowserSession(app).signUpAndLogIn(address)
+  return Object.assign(s, { email: address })
+}
+
+/** Inserts an application owned by a new user; a factory, so tests do not depend on the console. */
+export async function createClient(
+  db: Db,
+  opts: { redirectUris?: string[]; scopes?: string[]; requirePkce?: boolean; allowImplicit?: boolean; name?: string } = {},
+): Promise<TestClient> {
+  const owner = await db
+    .insertInto('users')
+    .values({ email: `owner-${randomBytes(4).toString('hex')}@example.com`, password_hash: 'x', created_at: new Date() })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  const clientId = generateClientId()
+  const clientSecret = generateClientSecret()
+  const redirectUris = opts.redirectUris ?? ['https://client.example/cb']
+  const row = await db
+    .insertInto('applications')
+    .values({
+      client_id: clientId,
+      secret_hash: digest(clientSecret),
+      owner_id: owner.id,
+      name: opts.name ?? 'Team Planner',
+      redirect_uris: redirectUris,
+      allowed_scopes: opts.scopes ?? ['read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users'],
+      require_pkce: opts.requirePkce ?? false,
+      allow_implicit: opts.allowImplicit ?? false,
+      created_at: new Date(),
+      updated_at: new Date(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return { id: row.id, clientId, clientSecret, redirectUri: redirectUris[0]! }
+}
+
+export function authorizeUrl(params: Record<string, string | undefined>): string {
+  const q = new URLSearchParams()
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) q.append(k, v)
+  return `/oauth/authorize?${q}`
+}
+
+/** Hidden fields of the consent form, as the browser would send them back. */
+export function consentFields(html: string): Record<string, string> {
+  const form = /<form method="post" action="\/oauth\/authorize">([\s\S]*?)<\/form>/.exec(html)?.[1]
+  if (!form) throw new Error(`no consent form in: ${html.slice(0, 400)}`)
+  const fields: Record<string, string> = {}
+  for (const m of form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+    fields[m[1]!] = m[2]!.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')
+  }
+  return fields
+}
+
+export function locationParams(res: LightMyRequestResponse, mode: 'query' | 'fragment' = 'query'): URLSearchParams {
+  const location = String(res.headers.location)
+  const url = new URL(location)
+  return new URLSearchParams(mode === 'query' ? url.search : url.hash.slice(1))
+}
+
+export const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'
+export const CHALLENGE = computeS256Challenge(VERIFIER)
+
+/** Runs authorize + consent for `client` and returns the code from the redirect. */
+export async function obtainCode(
+  s: BrowserSession,
+  client: TestClient,
+  extra: Record<string, string | undefined> = {},
+): Promise<string> {
+  const page = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri, ...extra }))
+  let res = page
+  if (page.statusCode === 200) res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
+  expect([302, 303], res.body.slice(0, 300)).toContain(res.statusCode)
+  const code = locationParams(res).get('code')
+  if (!code) throw new Error(`no code in ${res.headers.location}`)
+  return code
+}
+
+export function exchange(
+  app: FastifyInstance,
+  client: TestClient,
+  fields: Record<string, string | undefined>,
+  headers: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
+  const body = new URLSearchParams()
+  const all = { grant_type: 'authorization_code', client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: client.redirectUri, ...fields }
+  for (const [k, v] of Object.entries(all)) if (v !== undefined) body.append(k, v)
+  return app.inject({
+    method: 'POST',
+    url: '/oauth/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    payload: body.toString(),
+  })
+}
+
+export function basic(id: string, secret: string): string {
+  return `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
+}
+
+export function expectOAuthError(res: LightMyRequestResponse, error: string, status = 400): void {
+  expect(res.statusCode, res.body).toBe(status)
+  expect(res.headers['content-type']).toMatch(/^application\/json/)
+  expect(res.json()).toMatchObject({ error, error_description: expect.any(String) })
+  expect(res.headers['cache-control']).toBe('no-store')
+}
+
+export async function tokenRow(db: Db, token: string) {
+  return db.selectFrom('access_tokens').selectAll().where('token_hash', '=', digest(token)).executeTakeFirst()
+}

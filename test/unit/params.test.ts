@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest'
+import { extractClientCredentials } from '../../src/oauth/client-auth.js'
+import { InvalidClientError, InvalidRequestError } from '../../src/oauth/errors.js'
+import { checkParams, optional, requestParams, required, singleParams } from '../../src/oauth/params.js'
+
+const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`
+
+describe('parameter parsing (RFC 6749 3.1: no parameter more than once)', () => {
+  it('accepts single string values, and nothing at all', () => {
+    expect(singleParams({ a: '1', b: '' })).toEqual({ a: '1', b: '' })
+    expect(singleParams(undefined)).toEqual({})
+    expect(singleParams(null)).toEqual({})
+  })
+
+  it('refuses repeated parameters (parsers hand them over as arrays)', () => {
+    expect(checkParams({ code: ['a', 'b'] })).toEqual({ ok: false, repeated: 'code' })
+    expect(() => singleParams({ code: ['a', 'b'] })).toThrow(/"code" was sent more than once/)
+  })
+
+  it('refuses non-string JSON values and non-object bodies', () => {
+    expect(() => singleParams({ code: 1 })).toThrow(/"code" must be a string/)
+    expect(() => singleParams({ code: { a: 1 } })).toThrow(InvalidRequestError)
+    expect(() => singleParams({ code: null })).toThrow(InvalidRequestError)
+    expect(() => singleParams(['a'])).toThrow(/object of parameters/)
+    expect(() => singleParams('code=x')).toThrow(InvalidRequestError)
+  })
+
+  it('takes the body, or else the query string, never a mix', () => {
+    expect(requestParams({ code: 'b' }, {})).toEqual({ code: 'b' })
+    expect(requestParams(undefined, { code: 'q' })).toEqual({ code: 'q' })
+    expect(requestParams({}, { code: 'q' })).toEqual({ code: 'q' })
+    expect(() => requestParams({ code: 'b' }, { client_id: 'q' })).toThrow(/not both/)
+  })
+
+  it('treats empty values as absent', () => {
+    expect(optional({ a: '' }, 'a')).toBeUndefined()
+    expect(optional({ a: 'x' }, 'a')).toBe('x')
+    expect(() => required({ a: '' }, 'a')).toThrow(/"a" is required/)
+  })
+})
+
+describe('extractClientCredentials (RFC 6749 2.3.1)', () => {
+  it('reads client_id and client_secret parameters', () => {
+    expect(extractClientCredentials({ client_id: 'c', client_secret: 's' }, undefined)).toEqual({ clientId: 'c', clientSecret: 's', usedBasic: false })
+  })
+
+  it('reads HTTP Basic, form-decoding both parts', () => {
+    expect(extractClientCredentials({}, basic('c%3Aid', 's%2B+x'))).toEqual({ clientId: 'c:id', clientSecret: 's+ x', usedBasic: true })
+    expect(extractClientCredentials({}, basic('c', 'a:b'))).toMatchObject({ clientSecret: 'a:b' })
+    expect(extractClientCredentials({ client_id: 'c' }, basic('c', 's'))).toMatchObject({ clientId: 'c', usedBasic: true })
+  })
+
+  it('refuses two methods at once and a mismatching client_id', () => {
+    expect(() => extractClientCredentials({ client_secret: 's' }, basic('c', 's'))).toThrow(InvalidRequestError)
+    expect(() => extractClientCredentials({ client_id: 'other' }, basic('c', 's'))).toThrow(InvalidRequestError)
+  })
+
+  it('answers missing or malformed credentials with invalid_client', () => {
+    expect(() => extractClientCredentials({}, undefined)).toThrow(InvalidClientError)
+    expect(() => extractClientCredentials({ client_id: 'c' }, undefined)).toThrow(InvalidClientError)
+    expect(() => extractClientCredentials({}, 'Basic !!!')).toThrow(InvalidClientError)
+    expect(() => extractClientCredentials({}, `Basic ${Buffer.from('nocolon').toString('base64')}`)).toThrow(InvalidClientError)
+    expect(() => extractClientCredentials({}, basic('%zz', 's'))).toThrow(InvalidClientError)
+    try {
+      extractClientCredentials({}, 'Basic !!!')
+    } catch (e) {
+      expect((e as InvalidClientError).headers['www-authenticate']).toMatch(/^Basic/)
+    }
+  })
+
+  it('ignores other authorization schemes', () => {
+    expect(extractClientCredentials({ client_id: 'c', client_secret: 's' }, 'Bearer abc')).toMatchObject({ usedBasic: false })
+  })
+})
