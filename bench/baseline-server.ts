@@ -1,0 +1,37 @@
+import { randomBytes } from 'node:crypto'
+import Fastify from 'fastify'
+import pg from 'pg'
+
+/*
+ * The ceilings Gatehouse is judged against (issue 5, baselines A–C): a bare Fastify server
+ * with the same pool size as Gatehouse, run as its own process by bench/baselines.ts.
+ * Plain `pool.query(text, values)`, as Kysely issues it: no prepared-statement shortcut.
+ */
+
+const port = Number(process.env.PORT)
+const rows = Number(process.env.BASELINE_ROWS)
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 10) })
+pool.on('error', () => {})
+
+const app = Fastify({ logger: false })
+
+// A: the ceiling of any Fastify route here.
+app.get('/a', async () => ({ status: 'ok', service: 'baseline' }))
+
+// B: one row by primary key.
+app.get('/b', async () => {
+  const id = 1 + Math.floor(Math.random() * rows)
+  const result = await pool.query('select id, payload, created_at from bench_rows where id = $1', [id])
+  return result.rows[0]
+})
+
+// C: one durable INSERT (autocommit: one commit per request).
+app.post('/c', async () => {
+  await pool.query('insert into bench_writes (payload, created_at) values ($1, now())', [randomBytes(32).toString('hex')])
+  return { status: 'ok' }
+})
+
+await app.listen({ port, host: '127.0.0.1' })
+const close = () => void app.close().then(() => pool.end()).then(() => process.exit(0))
+process.on('SIGTERM', close)
+process.on('SIGINT', close)

@@ -1,0 +1,36 @@
+import { fileURLToPath } from 'node:url'
+import type { RunningServer } from './gatehouse.js'
+import { freePort, spawnPinned, waitForHttp } from './proc.js'
+
+/*
+ * Baselines A–C (issue 5): the bare Fastify server of bench/baseline-server.ts, started as its
+ * own process on the server's CPU, against the same database and with the same pool size.
+ * The routes are the BASELINE_CASES of bench/cases.ts; their tables come from seed.ts.
+ */
+
+const ENTRY = fileURLToPath(new URL('./baseline-server.ts', import.meta.url))
+
+/** Rows in bench_rows, read by primary key by baseline B. */
+export const BASELINE_ROWS = 100_000
+
+export async function startBaselines(opts: { cpu: number; databaseUrl: string; poolMax: number }): Promise<RunningServer> {
+  const port = await freePort()
+  const origin = `http://127.0.0.1:${port}`
+  const child = spawnPinned('baseline server', process.execPath, ['--import', 'tsx', ENTRY], {
+    cpu: opts.cpu,
+    env: {
+      NODE_ENV: 'production',
+      PORT: String(port),
+      DATABASE_URL: opts.databaseUrl,
+      DB_POOL_MAX: String(opts.poolMax),
+      BASELINE_ROWS: String(BASELINE_ROWS),
+    },
+  })
+  try {
+    await waitForHttp(child, `${origin}/a`)
+  } catch (err) {
+    await child.stop()
+    throw err
+  }
+  return { child, origin }
+}

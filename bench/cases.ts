@@ -1,0 +1,178 @@
+import { SESSION_COOKIE } from '../src/http/session.js'
+import type { LoadSpec } from './load.js'
+import type { SeedInfo } from './seed.js'
+
+/*
+ * Every row of the benchmark as a small declarative entry: which server, which request,
+ * where its per-request items come from, and what a correct answer looks like. `{item}` in the
+ * path, a header or the body is replaced per request by the next item of the case's pool.
+ */
+
+export type ServerKind = 'baseline' | 'gatehouse' | 'growth'
+
+export type PoolRef =
+  /** Fresh live access tokens, each sent once. */
+  | { kind: 'fresh-tokens'; minBatch: number }
+  /** Fresh authorization codes, each sent once. */
+  | { kind: 'fresh-codes'; minBatch: number }
+  /** A few tokens sent again and again (the cached path). */
+  | { kind: 'cached-tokens' }
+  /** The known tokens of the growth phases, cycled (the growth server has no cache). */
+  | { kind: 'growth-tokens' }
+
+export interface BenchCase {
+  id: string
+  title: string
+  server: ServerKind
+  method: 'GET' | 'POST'
+  path: string
+  headers?: Record<string, string>
+  body?: string
+  pool?: PoolRef
+  /** Statuses that count as a correct answer; anything else makes the row not a measurement. */
+  expect: number[]
+  check?: LoadSpec['check']
+  /** After each measured run (growth phases keep their table size). */
+  afterRun?: 'remove-exchanged'
+}
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
+const enc = encodeURIComponent
+
+/** The cache-miss pool of issue 5: at least 100,000 distinct tokens (shared by every fresh-token row). */
+export const MISS_POOL_MIN = 100_000
+
+export const BASELINE_CASES: readonly BenchCase[] = [
+  { id: 'baseline-a', title: 'A: bare Fastify, small JSON', server: 'baseline', method: 'GET', path: '/a', expect: [200] },
+  { id: 'baseline-b', title: 'B: bare Fastify, SELECT by PK (pg)', server: 'baseline', method: 'GET', path: '/b', expect: [200] },
+  {
+    id: 'baseline-c',
+    title: 'C: bare Fastify, one INSERT (pg)',
+    server: 'baseline',
+    method: 'POST',
+    path: '/c',
+    headers: { 'content-type': 'application/json' },
+    body: '{"v":1}',
+    expect: [200],
+  },
+]
+
+export function gatehouseCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
+  const client = `client_id=${enc(seed.clientId)}&client_secret=${enc(seed.clientSecret)}`
+  const introspect = { method: 'POST', path: '/oauth/introspect', headers: FORM, body: `token={item}&${client}` } as const
+  const tokenInfo = { method: 'GET', path: '/oauth/token/info', headers: { authorization: 'Bearer {item}' } } as const
+  const authorize =
+    `/oauth/authorize?response_type=code&client_id=${enc(seed.clientId)}` +
+    `&redirect_uri=${enc(seed.redirectUri)}&scope=read&state=bench`
+  return [
+    {
+      id: 'introspect-cached',
+      title: 'POST /oauth/introspect, same few tokens',
+      server: 'gatehouse',
+      ...introspect,
+      pool: { kind: 'cached-tokens' },
+      expect: [200],
+      check: { bodyIncludes: '"active":true' },
+    },
+    {
+      id: 'introspect-miss',
+      title: 'POST /oauth/introspect, fresh token each',
+      server: 'gatehouse',
+      ...introspect,
+      pool: { kind: 'fresh-tokens', minBatch: MISS_POOL_MIN },
+      expect: [200],
+      check: { bodyIncludes: '"active":true' },
+    },
+    {
+      id: 'token-info-cached',
+      title: 'GET /oauth/token/info, same few tokens',
+      server: 'gatehouse',
+      ...tokenInfo,
+      pool: { kind: 'cached-tokens' },
+      expect: [200],
+    },
+    {
+      id: 'token-info-miss',
+      title: 'GET /oauth/token/info, fresh token each',
+      server: 'gatehouse',
+      ...tokenInfo,
+      pool: { kind: 'fresh-tokens', minBatch: MISS_POOL_MIN },
+      expect: [200],
+    },
+    {
+      id: 'code-exchange',
+      title: 'POST /oauth/token, fresh code each',
+      server: 'gatehouse',
+      method: 'POST',
+      path: '/oauth/token',
+      headers: FORM,
+      body: `grant_type=authorization_code&code={item}&redirect_uri=${enc(seed.redirectUri)}&${client}`,
+      pool: { kind: 'fresh-codes', minBatch: freshBatch },
+      expect: [200],
+      check: { bodyIncludes: '"access_token"' },
+    },
+    {
+      id: 'revoke',
+      title: 'POST /oauth/revoke, fresh token each',
+      server: 'gatehouse',
+      method: 'POST',
+      path: '/oauth/revoke',
+      headers: FORM,
+      body: `token={item}&${client}`,
+      pool: { kind: 'fresh-tokens', minBatch: MISS_POOL_MIN },
+      expect: [200],
+    },
+    {
+      id: 'authorize-remembered',
+      title: 'GET /oauth/authorize, remembered consent',
+      server: 'gatehouse',
+      method: 'GET',
+      path: authorize,
+      headers: { cookie: `${SESSION_COOKIE}=${seed.consentedCookie}` },
+      expect: [302, 303],
+      check: { header: { name: 'location', includes: 'code=' } },
+    },
+    {
+      id: 'authorize-consent',
+      title: 'GET /oauth/authorize, consent page',
+      server: 'gatehouse',
+      method: 'GET',
+      path: authorize,
+      headers: { cookie: `${SESSION_COOKIE}=${seed.newCookie}` },
+      expect: [200],
+      check: { bodyIncludes: '<form' },
+    },
+  ]
+}
+
+/** Issue 5 "growth": the same two paths with 10,000 and with 1,000,000 tokens in the table. */
+export function growthCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
+  const client = `client_id=${enc(seed.clientId)}&client_secret=${enc(seed.clientSecret)}`
+  return [
+    {
+      id: 'introspect-miss-growth',
+      title: 'POST /oauth/introspect, no cache',
+      server: 'growth',
+      method: 'POST',
+      path: '/oauth/introspect',
+      headers: FORM,
+      body: `token={item}&${client}`,
+      pool: { kind: 'growth-tokens' },
+      expect: [200],
+      check: { bodyIncludes: '"active":true' },
+    },
+    {
+      id: 'code-exchange-growth',
+      title: 'POST /oauth/token, fresh code each',
+      server: 'growth',
+      method: 'POST',
+      path: '/oauth/token',
+      headers: FORM,
+      body: `grant_type=authorization_code&code={item}&redirect_uri=${enc(seed.redirectUri)}&${client}`,
+      pool: { kind: 'fresh-codes', minBatch: freshBatch },
+      expect: [200],
+      check: { bodyIncludes: '"access_token"' },
+      afterRun: 'remove-exchanged',
+    },
+  ]
+}

@@ -1,0 +1,189 @@
+import type { Db } from '../src/db/connect.js'
+import type { BenchCase, ServerKind } from './cases.js'
+import { coreShare, cpuShare, markCpu, pinPids } from './cpu.js'
+import type { RunningServer } from './gatehouse.js'
+import type { LoadGenerator, LoadSpec } from './load.js'
+import { FixedPool, Pool } from './pools.js'
+import { backendPids, insertCodes, insertTokens, removeExchanged, type SeedInfo, transactionCount } from './seed.js'
+import { parseRun, type RunSample } from './stats.js'
+
+/*
+ * One case at one concurrency: a probe request first (so a missing endpoint is one clear
+ * failure, not a run of 404s), then for each run a warm-up, the pinning of the database
+ * backends, and the measured run between two /proc CPU marks.
+ */
+
+export interface MeasureContext {
+  db: Db
+  dbName: string
+  seed: SeedInfo
+  load: LoadGenerator
+  servers: Partial<Record<ServerKind, RunningServer>>
+  serverCpu: number
+  cached: FixedPool
+  growth: FixedPool
+  durationS: number
+  warmupS: number
+  /** When warmupS is 0: this many requests per connection, and at least warmupRequestsMin. */
+  warmupRequestsPerConnection: number
+  warmupRequestsMin: number
+  /** Start of the current growth phase, for removing what its exchanges issued. */
+  phaseStart: Date
+  pools: Map<string, Pool>
+  /** Last measured rate per case@connections, to size the next batch of fresh items. */
+  rateHints: Map<string, number>
+}
+
+const ITEM = '{item}'
+const fill = (s: string, item: string | undefined) => (item === undefined ? s : s.split(ITEM).join(item))
+
+function freshPool(ctx: MeasureContext, c: BenchCase): Pool | undefined {
+  const ref = c.pool
+  if (!ref || (ref.kind !== 'fresh-tokens' && ref.kind !== 'fresh-codes')) return undefined
+  // One pool per kind: rows take turns on it, and no item is ever sent twice.
+  let pool = ctx.pools.get(ref.kind)
+  if (!pool) {
+    const seedItems =
+      ref.kind === 'fresh-codes' ? (n: number) => insertCodes(ctx.db, ctx.seed, n) : (n: number) => insertTokens(ctx.db, ctx.seed, n)
+    pool = new Pool(ref.kind, seedItems, ref.minBatch)
+    ctx.pools.set(ref.kind, pool)
+  }
+  return pool
+}
+
+function fixedPool(ctx: MeasureContext, c: BenchCase): FixedPool | undefined {
+  if (c.pool?.kind === 'cached-tokens') return ctx.cached
+  if (c.pool?.kind === 'growth-tokens') return ctx.growth
+  return undefined
+}
+
+function server(ctx: MeasureContext, c: BenchCase): RunningServer {
+  const s = ctx.servers[c.server]
+  if (!s) throw new Error(`${c.server} server is not running`)
+  if (s.child.exited()) throw new Error(`${c.server} server exited:\n${s.child.output()}`)
+  return s
+}
+
+async function probeOnce(origin: string, c: BenchCase, item: string | undefined): Promise<string | null> {
+  const headers = Object.fromEntries(Object.entries(c.headers ?? {}).map(([k, v]) => [k, fill(v, item)]))
+  const init: RequestInit = { method: c.method, headers, redirect: 'manual', signal: AbortSignal.timeout(10_000) }
+  if (c.body !== undefined) init.body = fill(c.body, item)
+  const res = await fetch(origin + fill(c.path, item), init)
+  const text = await res.text()
+  const what = `${c.method} ${c.path.split('?')[0]}`
+  if (res.status === 404) return `endpoint not there yet: ${what} answered 404`
+  if (!c.expect.includes(res.status)) return `${what} answered ${res.status} (expected ${c.expect.join('/')}): ${text.slice(0, 300)}`
+  if (c.check?.bodyIncludes && !text.includes(c.check.bodyIncludes)) {
+    return `${what} answered without ${c.check.bodyIncludes}: ${text.slice(0, 300)}`
+  }
+  if (c.check?.header) {
+    const value = res.headers.get(c.check.header.name) ?? ''
+    if (!value.includes(c.check.header.includes)) {
+      return `${what}: ${c.check.header.name} "${value}" lacks ${c.check.header.includes}`
+    }
+  }
+  return null
+}
+
+/** null when the endpoint answers as the case expects; otherwise why the row cannot run. */
+export async function probe(ctx: MeasureContext, c: BenchCase): Promise<string | null> {
+  try {
+    const { origin } = server(ctx, c)
+    const fixed = fixedPool(ctx, c)
+    const fresh = freshPool(ctx, c)
+    // Every cached token once: a correct answer for each, and a warm cache afterwards.
+    const items = fixed ? fixed.items.slice(0, 10) : fresh ? [await fresh.take()] : [undefined]
+    for (const item of items) {
+      const problem = await probeOnce(origin, c, item)
+      if (problem) return problem
+    }
+    return null
+  } catch (err) {
+    return `probe failed: ${err instanceof Error ? err.message : String(err)}`
+  }
+}
+
+function itemsNeeded(ctx: MeasureContext, c: BenchCase, connections: number): number {
+  const hint =
+    ctx.rateHints.get(`${c.id}@${connections}`) ??
+    Math.max(0, ...[...ctx.rateHints].filter(([k]) => k.startsWith(`${c.id}@`)).map(([, v]) => v))
+  // Fresh items feed database-bound paths: twice baseline B is a generous first guess, and a
+  // run that still runs out is run again with more (measureRun).
+  const baselineB = ctx.rateHints.get(`baseline-b@${connections}`)
+  const rate = hint > 0 ? hint : baselineB ? 2 * baselineB : 20_000
+  // autocannon stops on its next one-second tick after the duration: one second of margin.
+  return Math.ceil(rate * 1.5 * (ctx.warmupS + ctx.durationS + 1)) + warmupRequests(ctx, connections) + 1000
+}
+
+const warmupRequests = (ctx: MeasureContext, connections: number) =>
+  ctx.warmupS > 0 ? 0 : Math.max(ctx.warmupRequestsMin, ctx.warmupRequestsPerConnection * connections)
+
+/** A run that ran out of fresh items is run again with a batch this many times larger, at most twice. */
+const RETRY_GROWTH = 2
+const MAX_ATTEMPTS = 3
+
+export async function measureRun(ctx: MeasureContext, c: BenchCase, connections: number): Promise<RunSample> {
+  const srv = server(ctx, c)
+  const fresh = freshPool(ctx, c)
+  const fixed = fixedPool(ctx, c)
+  const spec: LoadSpec = {
+    origin: srv.origin,
+    method: c.method,
+    path: c.path,
+    headers: c.headers ?? {},
+    connections,
+    durationS: ctx.durationS,
+    warmupS: ctx.warmupS,
+    warmupRequests: warmupRequests(ctx, connections),
+  }
+  if (c.body !== undefined) spec.body = c.body
+  if (c.check) spec.check = c.check
+  if (fixed) spec.pool = { file: fixed.file, offset: 0, cycle: true }
+
+  let need = itemsNeeded(ctx, c, connections)
+  for (let attempt = 1; ; attempt++) {
+    if (fresh) spec.pool = { ...(await fresh.reserve(need)), cycle: false }
+    const last = attempt === MAX_ATTEMPTS
+    const warm = await ctx.load.prepare(spec)
+    if (warm.exhausted && !last) {
+      fresh?.consumed(warm.used)
+      need *= RETRY_GROWTH
+      continue
+    }
+    const sample = await measuredRun(ctx, srv, c, fresh)
+    if (sample.poolExhausted && !last) {
+      need = Math.max(need, sample.responses) * RETRY_GROWTH
+      continue
+    }
+    ctx.rateHints.set(`${c.id}@${connections}`, Math.max(sample.rate, ctx.rateHints.get(`${c.id}@${connections}`) ?? 0))
+    if (srv.child.exited()) throw new Error(`${c.server} server exited during the run:\n${srv.child.output()}`)
+    return sample
+  }
+}
+
+/** The measured run of the prepared spec, between two CPU marks. */
+async function measuredRun(ctx: MeasureContext, srv: RunningServer, c: BenchCase, fresh: Pool | undefined): Promise<RunSample> {
+  // Pooled connections open lazily and close when idle: pin whichever serve the run now.
+  const backends = await backendPids(ctx.db, ctx.dbName)
+  await pinPids(backends, ctx.serverCpu)
+  const all = [srv.child.pid, ctx.load.pid, ...backends]
+  const txBefore = await transactionCount(ctx.db, ctx.dbName)
+  const before = markCpu(all)
+  const { raw, used } = await ctx.load.run()
+  const after = markCpu(all)
+  // Less the one transaction of the first count itself.
+  const transactions = (await transactionCount(ctx.db, ctx.dbName)) - txBefore - 1
+  fresh?.consumed(used)
+  if (c.afterRun === 'remove-exchanged') await removeExchanged(ctx.db, ctx.phaseStart)
+
+  const serverShare = cpuShare(before, after, [srv.child.pid])
+  const dbShare = cpuShare(before, after, backends)
+  const core = coreShare(before, after, ctx.serverCpu)
+  const sample = parseRun(raw, c.expect, {
+    server: serverShare,
+    db: dbShare,
+    load: cpuShare(before, after, [ctx.load.pid]),
+    others: core === null || serverShare === null ? null : Math.max(0, core - serverShare - (dbShare ?? 0)),
+  })
+  return { ...sample, transactionsPerResponse: sample.responses > 0 ? Math.max(0, transactions) / sample.responses : null }
+}

@@ -1,0 +1,148 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import type { RowSummary, RunSample, TargetResult } from './stats.js'
+import { formatStatuses } from './stats.js'
+
+/* Output: a table on stdout and bench/results/<date>.json with every run. */
+
+const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url))
+
+export interface ReportRow {
+  key: string
+  caseId: string
+  title: string
+  connections: number
+  phase?: string
+  summary: RowSummary
+  runs: RunSample[]
+}
+
+export interface BenchReport {
+  startedAt: string
+  finishedAt: string
+  elapsedS: number
+  mode: 'quick' | 'full'
+  settings: Record<string, unknown>
+  machine: Record<string, unknown>
+  rows: ReportRow[]
+  targets: TargetResult[]
+  verifier: Record<string, unknown>
+  peakRss: Record<string, number | null>
+  notes: string[]
+}
+
+const pct = (share: number | null) => (share === null ? '–' : `${Math.round(share * 100)}%`)
+const num = (n: number, digits = 0) =>
+  Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '–'
+export const mb = (bytes: number | null) => (bytes === null ? '–' : `${(bytes / 1024 / 1024).toFixed(0)} MB`)
+
+function table(header: string[], rows: string[][], rightAligned: Set<number>): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd()
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
+}
+
+function rowStatus(s: RowSummary): string {
+  if (!s.valid) return `NOT A MEASUREMENT: ${s.problems.join('; ')}`
+  const notes = [
+    ...(s.loadLimited ? ['limited by the load generator'] : []),
+    ...(s.disturbed ? ['disturbed by other processes'] : []),
+  ]
+  return ['ok', ...notes].join(', ')
+}
+
+export function formatRows(rows: readonly ReportRow[]): string {
+  const body = rows.map((r) => {
+    const s = r.summary
+    const measured = s.runs > 0 && s.responses > 0
+    return [
+      r.caseId + (r.phase ? ` (${r.phase})` : ''),
+      String(r.connections),
+      measured ? num(s.rate) : '–',
+      measured ? num(s.p50, 2) : '–',
+      measured ? num(s.p99, 2) : '–',
+      String(s.runs),
+      pct(s.cpu.server),
+      pct(s.cpu.db),
+      pct(s.cpu.load),
+      pct(s.cpu.others),
+      s.transactionsPerResponse === null ? '–' : s.transactionsPerResponse.toFixed(1),
+      measured ? formatStatuses(s.statuses) : '',
+      rowStatus(s),
+    ]
+  })
+  return table(
+    ['case', 'conn', 'req/s', 'p50 ms', 'p99 ms', 'runs', 'server', 'pg', 'load', 'other', 'tx/req', 'statuses', 'status'],
+    body,
+    new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
+  )
+}
+
+function cellText(t: TargetResult, i: number): string {
+  const c = t.cells[i]
+  if (!c) return ''
+  if (c.value === null) return c.note ?? 'not measured'
+  const v = t.path.startsWith('peak RSS') ? mb(c.value) : t.path.startsWith('in-process') ? `${num(c.value)}/s` : `${c.value.toFixed(2)}×`
+  return `${v} ${c.pass ? 'pass' : 'FAIL'}`
+}
+
+export function formatTargets(targets: readonly TargetResult[], connections: readonly number[]): string {
+  const body = targets.map((t) => {
+    const perConn = t.cells.length > 1 || t.cells[0]?.connections !== null
+    const cells = perConn ? connections.map((_, i) => cellText(t, i)) : [cellText(t, 0), ...connections.slice(1).map(() => '')]
+    const result = t.pass === null ? 'not measured' : t.pass ? 'PASS' : 'FAIL'
+    return [t.path, t.target, ...cells, result]
+  })
+  return table(['path', 'target', ...connections.map((c) => `${c} conn`), 'result'], body, new Set())
+}
+
+function disturbedNote(rows: readonly ReportRow[]): string[] {
+  const n = rows.filter((r) => r.summary.disturbed).length
+  return n === 0
+    ? []
+    : [`WARNING: ${n} row(s) shared the server CPU with other processes (other ≥ 25%); rerun on a quiet machine before quoting them.`]
+}
+
+/** Everything printed on stdout at the end of a run. */
+export function formatReport(report: BenchReport, file: string, connections: readonly number[]): string {
+  const s = report.settings as { runs: number; durationS: number; serverCpu: number; loadCpu: number }
+  const v = report.verifier as { ok?: boolean; checksPerSecond?: number; asyncChecksPerSecond?: number; error?: string }
+  const perSecond = (n: number | undefined) => `${Math.round(n ?? 0).toLocaleString('en-US')}/s`
+  const rss = report.peakRss
+  return [
+    '',
+    `Gatehouse benchmark (${report.mode}): ${s.runs} run(s) of ${s.durationS} s per row, median shown; ` +
+      `server and pg on CPU ${s.serverCpu}, load generator on CPU ${s.loadCpu}.`,
+    '',
+    formatRows(report.rows),
+    '',
+    'server, pg, load, other: share of one core during the measured run (pg: the PostgreSQL backends serving the',
+    'benchmark database; other: anything else that ran on the server CPU). load ≥ 95% marks a row limited by the',
+    'load generator; server + pg + other well under 100% means the server waited (commits, locks).',
+    'tx/req: database transactions per response (pg_stat_database, approximate: backends report at most once a second).',
+    '',
+    v.ok
+      ? `in-process verifier, one core: ${perSecond(v.checksPerSecond)} checks as the Fastify plugin makes them ` +
+        `(verifyCached, verify on a miss); ${perSecond(v.asyncChecksPerSecond)} with await verify()`
+      : `in-process verifier: not measured (${v.error})`,
+    `peak RSS: gatehouse ${mb(rss.gatehouse ?? null)}, growth server ${mb(rss.growth ?? null)}, baseline server ${mb(rss.baseline ?? null)}`,
+    '',
+    'Targets (issue 5), ratios within this run:',
+    '',
+    formatTargets(report.targets, connections),
+    '',
+    ...disturbedNote(report.rows),
+    ...report.notes.map((n) => `note: ${n}`),
+    `results: ${file} (${report.elapsedS} s)`,
+    '',
+  ].join('\n')
+}
+
+export function writeReport(report: BenchReport): string {
+  mkdirSync(RESULTS_DIR, { recursive: true })
+  const name = report.startedAt.replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z')
+  const file = `${RESULTS_DIR}${name}${report.mode === 'quick' ? '-quick' : ''}.json`
+  writeFileSync(file, JSON.stringify(report, null, 2) + '\n')
+  return file
+}

@@ -1,0 +1,289 @@
+import os from 'node:os'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { sql } from 'kysely'
+import type { DatabaseHandle } from '../src/db/connect.js'
+import { BASELINE_ROWS, startBaselines } from './baselines.js'
+import { BASELINE_CASES, type BenchCase, gatehouseCases, growthCases } from './cases.js'
+import { peakRssBytes } from './cpu.js'
+import { build, builtServerExists, type RunningServer, startGatehouse } from './gatehouse.js'
+import { LoadGenerator } from './load.js'
+import type { MeasureContext } from './measure.js'
+import { FixedPool, removePoolFiles } from './pools.js'
+import { type BenchReport, formatReport, writeReport } from './report.js'
+import { RowBook } from './rounds.js'
+import {
+  countTokens,
+  createBaselineTables,
+  databaseNow,
+  dropDatabase,
+  fillTokens,
+  insertTokens,
+  openMigrated,
+  recreateDatabase,
+  type SeedInfo,
+  seedBase,
+  vacuumAll,
+} from './seed.js'
+import { evaluateTargets } from './stats.js'
+import { measureVerifier } from './verifier.js'
+
+/*
+ * `npm run bench [-- --quick]`: issue 5. Baselines and Gatehouse on one CPU (with the
+ * PostgreSQL backends serving them), the load generator on the other; rounds interleave the
+ * cases so that drift hits every row alike; the median of the runs is reported.
+ */
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    'no-build': { type: 'boolean', default: false },
+    'keep-db': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'boolean', default: false },
+    runs: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    'growth-max': { type: 'string' },
+    only: { type: 'string' },
+  },
+})
+
+const quick = args.quick
+const settings = {
+  runs: Number(args.runs ?? (quick ? 1 : 3)),
+  durationS: Number(args.duration ?? (quick ? 1 : 3)),
+  warmupS: Number(args.warmup ?? 0),
+  warmupRequestsPerConnection: quick ? 4 : 20,
+  warmupRequestsMin: quick ? 200 : 2000,
+  connections: (args.connections ?? '16,64').split(',').map(Number),
+  growthSmall: 10_000,
+  growthLarge: Number(args['growth-max'] ?? (quick ? 100_000 : 1_000_000)),
+  verifierS: quick ? 1 : 3,
+  dbPoolMax: 10,
+  serverCpu: 0,
+  loadCpu: os.availableParallelism() > 1 ? 1 : 0,
+  adminUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  dbName: 'gatehouse_bench',
+  only: args.only?.split(',') ?? null,
+}
+
+const startedAt = new Date()
+const log = (msg: string) => process.stderr.write(`[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(3)}s] ${msg}\n`)
+const count = (n: number) =>
+  n >= 1_000_000 ? `${+(n / 1_000_000).toPrecision(3)}M` : n >= 1000 ? `${+(n / 1000).toPrecision(3)}k` : String(n)
+const selected = (cases: BenchCase[]) => cases.filter((c) => !settings.only || settings.only.some((o) => c.id.startsWith(o)))
+
+const notes: string[] = []
+const peakRss: Record<string, number | null> = {}
+const running: RunningServer[] = []
+const book = new RowBook({ runs: settings.runs, connections: settings.connections, loadCpu: settings.loadCpu, log })
+
+async function stopServer(name: string, s: RunningServer | undefined): Promise<void> {
+  if (!s) return
+  peakRss[name] = Math.max(peakRss[name] ?? 0, peakRssBytes(s.child.pid) ?? 0) || null
+  await s.child.stop()
+}
+
+async function startServer(name: string, start: () => Promise<RunningServer>): Promise<RunningServer | undefined> {
+  try {
+    const s = await start()
+    running.push(s)
+    return s
+  } catch (err) {
+    const msg = `${name} did not start: ${err instanceof Error ? err.message : String(err)}`
+    notes.push(msg)
+    log(msg)
+    return undefined
+  }
+}
+
+async function machineInfo(handle: DatabaseHandle) {
+  const pgVersion = await sql<{ v: string }>`select version() as v`.execute(handle.db)
+  return {
+    cpuModel: os.cpus()[0]?.model,
+    cpus: os.availableParallelism(),
+    memoryGB: Math.round(os.totalmem() / 1024 ** 3),
+    os: `${os.type()} ${os.release()}`,
+    node: process.version,
+    postgres: pgVersion.rows[0]?.v,
+    loadAverageAtStart: os.loadavg(),
+    otherProcesses: 'the benchmark does not stop other work on the machine: see the "other" CPU share per row',
+    pinning: { server: settings.serverCpu, postgresBackends: settings.serverCpu, loadGenerator: settings.loadCpu },
+  }
+}
+
+interface BenchDatabase {
+  url: string
+  handle: DatabaseHandle
+  seed: SeedInfo
+}
+
+/** A fresh `gatehouse_bench`, migrated and seeded with users, the application, grant and sessions. */
+async function openBenchDatabase(): Promise<BenchDatabase> {
+  log(`recreating database ${settings.dbName}`)
+  const url = await recreateDatabase(settings.adminUrl, settings.dbName)
+  const handle = await openMigrated(url)
+  return { url, handle, seed: await seedBase(handle.db) }
+}
+
+async function reopenBenchDatabase(previous: BenchDatabase): Promise<BenchDatabase> {
+  await previous.handle.close()
+  return openBenchDatabase()
+}
+
+async function main(): Promise<number> {
+  if (settings.loadCpu === settings.serverCpu) notes.push('one CPU only: server and load generator share it')
+  let gatehouseReady = true
+  if (!args['no-build']) {
+    log('npm run build')
+    const err = await build()
+    if (err) {
+      gatehouseReady = builtServerExists()
+      const msg = `npm run build failed${gatehouseReady ? '; using the previous dist/' : ''}:\n${err.slice(0, 2000)}`
+      notes.push(msg)
+      log(msg)
+    }
+  }
+  if (!builtServerExists()) {
+    gatehouseReady = false
+    notes.push('dist/src/server.js does not exist: no Gatehouse rows')
+  }
+
+  const startGatehouseServer = (name: string, dbUrl: string, env: Record<string, string> = {}, cpuProfDir?: string) =>
+    startServer(name, () =>
+      startGatehouse({
+        cpu: settings.serverCpu,
+        databaseUrl: dbUrl,
+        name,
+        env: { DB_POOL_MAX: String(settings.dbPoolMax), ...env },
+        ...(cpuProfDir ? { cpuProfDir } : {}),
+      }),
+    )
+  notes.push(
+    `PostgreSQL runs as a system service (not started by the benchmark); before each run the backends serving ` +
+      `${settings.dbName} are pinned to CPU ${settings.serverCpu}, with the server under test.`,
+    'Growth rows run on a fresh database, back to back, against a Gatehouse process started with ' +
+      'TOKEN_CACHE_MAX_ENTRIES=1, so every introspection is a database lookup however often the pool of known ' +
+      'tokens repeats; other settings are the defaults.',
+  )
+
+  // Main phase: baselines, every Gatehouse row, the verifier.
+  let bench = await openBenchDatabase()
+  const machine = await machineInfo(bench.handle)
+  await createBaselineTables(bench.handle.db, BASELINE_ROWS)
+  const cached = new FixedPool('cached', await insertTokens(bench.handle.db, bench.seed, 10))
+  await vacuumAll(bench.handle.db)
+  const ctx: MeasureContext = {
+    db: bench.handle.db,
+    dbName: settings.dbName,
+    seed: bench.seed,
+    load: await LoadGenerator.start(settings.loadCpu),
+    servers: {},
+    serverCpu: settings.serverCpu,
+    cached,
+    growth: cached,
+    durationS: settings.durationS,
+    warmupS: settings.warmupS,
+    warmupRequestsPerConnection: settings.warmupRequestsPerConnection,
+    warmupRequestsMin: settings.warmupRequestsMin,
+    phaseStart: new Date(),
+    pools: new Map(),
+    rateHints: new Map(),
+  }
+  const freshBatch = quick ? 20_000 : 50_000
+  const small = count(settings.growthSmall)
+  let large = count(settings.growthLarge)
+  let verifier: Record<string, unknown> = { ok: false, error: 'not run' }
+
+  try {
+    log('main phase')
+    ctx.servers.baseline = await startServer('baseline server', () =>
+      startBaselines({ cpu: settings.serverCpu, databaseUrl: bench.url, poolMax: settings.dbPoolMax }),
+    )
+    if (gatehouseReady) {
+      const profDir = args['cpu-prof'] ? fileURLToPath(new URL('./results/', import.meta.url)) : undefined
+      if (profDir) notes.push(`V8 CPU profile of the main Gatehouse process: ${profDir}CPU.*.cpuprofile (written when it stops)`)
+      ctx.servers.gatehouse = await startGatehouseServer('gatehouse', bench.url, {}, profDir)
+    }
+    await book.runPhase(ctx, selected([...BASELINE_CASES, ...gatehouseCases(bench.seed, freshBatch)]))
+    await stopServer('gatehouse', ctx.servers.gatehouse)
+    await stopServer('baseline', ctx.servers.baseline)
+
+    if (gatehouseReady && (!settings.only || settings.only.some((o) => 'verifier'.startsWith(o)))) {
+      log('in-process verifier')
+      verifier = { ...(await measureVerifier({ cpu: settings.loadCpu, databaseUrl: bench.url, tokens: cached.items, durationS: settings.verifierS })) }
+      if (!verifier.ok) log(`verifier: ${String(verifier.error)}`)
+    }
+
+    // Growth phases: a fresh database, 10,000 tokens, then filled to 1,000,000.
+    bench = await reopenBenchDatabase(bench)
+    const growthRows = selected(growthCases(bench.seed, freshBatch))
+    if (gatehouseReady && growthRows.length > 0) {
+      Object.assign(ctx, { db: bench.handle.db, seed: bench.seed, pools: new Map() })
+      ctx.growth = new FixedPool('growth', await insertTokens(bench.handle.db, bench.seed, settings.growthSmall))
+      await vacuumAll(bench.handle.db)
+      for (const phase of ['small', 'large'] as const) {
+        if (phase === 'large') {
+          log(`filling access_tokens to ${large}`)
+          const fillStart = Date.now()
+          const total = await fillTokens(bench.handle.db, bench.seed, settings.growthLarge)
+          log(`filled in ${((Date.now() - fillStart) / 1000).toFixed(1)} s`)
+          large = count(total)
+        }
+        log(`growth phase: ${await countTokens(bench.handle.db)} tokens`)
+        ctx.servers.growth = await startGatehouseServer('gatehouse (growth)', bench.url, { TOKEN_CACHE_MAX_ENTRIES: '1' })
+        ctx.phaseStart = await databaseNow(bench.handle.db)
+        await book.runPhase(ctx, growthRows, phase === 'small' ? small : large)
+        await stopServer('growth', ctx.servers.growth)
+      }
+    }
+  } finally {
+    for (const s of running) await s.child.stop()
+    await ctx.load.stop()
+    await bench.handle.close()
+    if (!args['keep-db']) await dropDatabase(settings.adminUrl, settings.dbName)
+    removePoolFiles()
+  }
+
+  const { rows, summaries } = book.summarize([small, large])
+  const verifierRate = verifier.ok ? Number(verifier.checksPerSecond) : null
+  const targets = evaluateTargets(summaries, settings.connections, {
+    verifierRate,
+    peakRssBytes: peakRss.gatehouse ?? null,
+    growthPhases: [small, large],
+  })
+
+  const finishedAt = new Date()
+  const report: BenchReport = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    elapsedS: Math.round((finishedAt.getTime() - startedAt.getTime()) / 1000),
+    mode: quick ? 'quick' : 'full',
+    settings,
+    machine: { ...machine, loadAverageAtEnd: os.loadavg() },
+    rows,
+    targets,
+    verifier,
+    peakRss,
+    notes,
+  }
+  const file = writeReport(report)
+
+  process.stdout.write(formatReport(report, file, settings.connections))
+  return 0
+}
+
+process.on('SIGINT', () => {
+  for (const s of running) s.child.process.kill('SIGTERM')
+  process.exit(130)
+})
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err)
+    for (const s of running) s.child.process.kill('SIGTERM')
+    process.exit(1)
+  },
+)

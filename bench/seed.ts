@@ -1,0 +1,228 @@
+import { sql } from 'kysely'
+import pg from 'pg'
+import { startSession } from '../src/accounts/sessions.js'
+import { createApplication } from '../src/console/applications.js'
+import { createDatabase, type DatabaseHandle, type Db } from '../src/db/connect.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+import { hashPassword } from '../src/lib/passwords.js'
+import { digest, generateAccessToken, generateAuthorizationCode, generateClientId } from '../src/lib/tokens.js'
+import { upsertGrant } from '../src/repositories/grants.js'
+import { insertUser } from '../src/repositories/users.js'
+
+/*
+ * Seeding through Gatehouse's own code: its migrations, its token formats and digests, its
+ * session start. Bulk rows (pools of tokens and codes, the million-token table) go in as
+ * set-based INSERTs, because one-by-one inserts would take longer than the benchmark.
+ */
+
+const CODE_TTL_MS = 10 * 60_000
+const SESSION_TTL_MS = 24 * 3600_000
+const CHUNK = 50_000
+/** A batch at least this large is followed by VACUUM ANALYZE, so autovacuum does not start mid-run. */
+const VACUUM_AFTER = 1000
+
+/** Drops and recreates `name` on the server of `url` (a database the benchmark owns). */
+export async function recreateDatabase(url: string, name: string): Promise<string> {
+  const admin = new URL(url)
+  admin.pathname = '/postgres'
+  const client = new pg.Client({ connectionString: admin.toString() })
+  await client.connect()
+  try {
+    const ident = pg.escapeIdentifier(name)
+    await client.query(`drop database if exists ${ident} with (force)`)
+    await client.query(`create database ${ident}`)
+  } finally {
+    await client.end()
+  }
+  const target = new URL(url)
+  target.pathname = `/${name}`
+  return target.toString()
+}
+
+export async function dropDatabase(url: string, name: string): Promise<void> {
+  const admin = new URL(url)
+  admin.pathname = '/postgres'
+  const client = new pg.Client({ connectionString: admin.toString() })
+  await client.connect()
+  try {
+    await client.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`)
+  } finally {
+    await client.end()
+  }
+}
+
+export async function openMigrated(url: string): Promise<DatabaseHandle> {
+  const handle = await createDatabase({ url, poolMax: 4 })
+  await migrateToLatest(handle.db)
+  return handle
+}
+
+export interface SeedInfo {
+  clientId: string
+  clientSecret: string
+  redirectUri: string
+  applicationId: string
+  /** Has granted the application `read`: authorize answers with a redirect. */
+  consentedUserId: string
+  consentedCookie: string
+  /** Has not: authorize answers with the consent page. */
+  newUserId: string
+  newCookie: string
+}
+
+export const SCOPE = 'read'
+
+export async function seedBase(db: Db): Promise<SeedInfo> {
+  const now = new Date()
+  const passwordHash = await hashPassword('bench-password-123')
+  const consented = await insertUser(db, { email: 'consented@bench.example', passwordHash, now })
+  const fresh = await insertUser(db, { email: 'new@bench.example', passwordHash, now })
+  if (!consented || !fresh) throw new Error('seed: users already exist')
+
+  const redirectUri = 'https://client.bench.example/callback'
+  const { application, clientSecret } = await createApplication(
+    db,
+    consented.id,
+    {
+      name: 'Bench client',
+      description: 'Seeded by npm run bench',
+      redirectUris: [redirectUri],
+      allowedScopes: ['read', 'write'],
+      requirePkce: false,
+      allowImplicit: false,
+    },
+    now,
+  )
+  await upsertGrant(db, { userId: consented.id, applicationId: application.id, scopes: [SCOPE], now })
+
+  return {
+    clientId: application.client_id,
+    clientSecret,
+    redirectUri,
+    applicationId: application.id,
+    consentedUserId: consented.id,
+    consentedCookie: await startSession(db, consented.id, now, SESSION_TTL_MS),
+    newUserId: fresh.id,
+    newCookie: await startSession(db, fresh.id, now, SESSION_TTL_MS),
+  }
+}
+
+/**
+ * Runs bulk INSERTs on one connection with foreign-key triggers off
+ * (session_replication_role = replica): every row references the one seeded application and
+ * user, so the checks would only double the seeding time.
+ */
+async function bulk(db: Db, insert: (conn: Db) => Promise<void>): Promise<void> {
+  await db.connection().execute(async (conn) => {
+    await sql`set session_replication_role = replica`.execute(conn)
+    try {
+      await insert(conn)
+    } finally {
+      await sql`set session_replication_role = origin`.execute(conn)
+    }
+  })
+}
+
+async function inChunks(db: Db, items: string[], insert: (conn: Db, chunk: string[]) => Promise<unknown>): Promise<void> {
+  await bulk(db, async (conn) => {
+    for (let i = 0; i < items.length; i += CHUNK) await insert(conn, items.slice(i, i + CHUNK))
+  })
+}
+
+/** `n` live access tokens of the bench client for the consented user; returns their plaintexts. */
+export async function insertTokens(db: Db, seed: SeedInfo, n: number): Promise<string[]> {
+  const tokens = Array.from({ length: n }, generateAccessToken)
+  await inChunks(db, tokens, (conn, chunk) =>
+    sql`insert into access_tokens (token_hash, application_id, user_id, scopes, created_at)
+        select h, ${seed.applicationId}::uuid, ${seed.consentedUserId}::uuid, array[${SCOPE}]::text[], now()
+        from unnest(${chunk.map(digest)}::text[]) as h`.execute(conn),
+  )
+  if (n >= VACUUM_AFTER) await vacuum(db, ['access_tokens'])
+  return tokens
+}
+
+/** `n` unused authorization codes, valid 10 minutes, bound to the registered redirect URI. */
+export async function insertCodes(db: Db, seed: SeedInfo, n: number): Promise<string[]> {
+  const codes = Array.from({ length: n }, generateAuthorizationCode)
+  const expires = new Date(Date.now() + CODE_TTL_MS)
+  await inChunks(db, codes, (conn, chunk) =>
+    sql`insert into authorization_codes (code_hash, application_id, user_id, scopes, redirect_uri, created_at, expires_at)
+        select h, ${seed.applicationId}::uuid, ${seed.consentedUserId}::uuid, array[${SCOPE}]::text[], ${seed.redirectUri},
+               now(), ${expires}
+        from unnest(${chunk.map(digest)}::text[]) as h`.execute(conn),
+  )
+  if (n >= VACUUM_AFTER) await vacuum(db, ['authorization_codes'])
+  return codes
+}
+
+export async function countTokens(db: Db): Promise<number> {
+  const r = await sql<{ n: string }>`select count(*) as n from access_tokens`.execute(db)
+  return Number(r.rows[0]?.n ?? 0)
+}
+
+/**
+ * Grows access_tokens to `total` rows with filler tokens whose plaintexts nobody knows: one
+ * INSERT … SELECT generate_series, digests computed by Postgres. Then VACUUM ANALYZE, as
+ * autovacuum would do on a real server before long.
+ */
+export async function fillTokens(db: Db, seed: SeedInfo, total: number): Promise<number> {
+  const have = await countTokens(db)
+  const missing = total - have
+  if (missing > 0) {
+    const salt = generateClientId()
+    await bulk(db, async (conn) => {
+      await sql`insert into access_tokens (token_hash, application_id, user_id, scopes, created_at)
+              select encode(sha256(convert_to(${salt} || ':' || g, 'UTF8')), 'hex'),
+                     ${seed.applicationId}::uuid, ${seed.consentedUserId}::uuid, array[${SCOPE}]::text[], now()
+              from generate_series(1, ${missing}::int) as g`.execute(conn)
+    })
+  }
+  await vacuum(db, ['access_tokens'])
+  return countTokens(db)
+}
+
+/** After bulk seeding: what autovacuum would soon do anyway, done before anything is measured. */
+export async function vacuumAll(db: Db): Promise<void> {
+  await sql`vacuum analyze`.execute(db)
+}
+
+export async function vacuum(db: Db, tables: string[]): Promise<void> {
+  for (const t of tables) await sql`vacuum analyze ${sql.table(t)}`.execute(db)
+}
+
+/** Removes what code exchanges issued since `since`, so a growth phase keeps its table size. */
+export async function removeExchanged(db: Db, since: Date): Promise<void> {
+  await sql`delete from access_tokens where authorization_code_id is not null and created_at >= ${since}`.execute(db)
+  await sql`delete from authorization_codes where created_at >= ${since} and consumed_at is not null`.execute(db)
+  await vacuum(db, ['access_tokens', 'authorization_codes'])
+}
+
+export async function databaseNow(db: Db): Promise<Date> {
+  const r = await sql<{ now: Date }>`select now() as now`.execute(db)
+  return r.rows[0]!.now
+}
+
+/** Tables for baselines B and C, in the same database and on the same server as Gatehouse's. */
+export async function createBaselineTables(db: Db, rows: number): Promise<void> {
+  await sql`create table bench_rows (id integer primary key, payload text not null, created_at timestamptz not null)`.execute(db)
+  await sql`insert into bench_rows select g, encode(sha256(convert_to('row:' || g, 'UTF8')), 'hex'), now()
+            from generate_series(1, ${rows}::int) as g`.execute(db)
+  await sql`create table bench_writes (id bigserial primary key, payload text not null, created_at timestamptz not null)`.execute(db)
+  await vacuum(db, ['bench_rows'])
+}
+
+/**
+ * Transactions committed or rolled back in `database` so far. Backends publish their counts
+ * when they go idle, at most once a second, so over a run of a few seconds this is approximate.
+ */
+export async function transactionCount(db: Db, database: string): Promise<number> {
+  const r = await sql<{ n: string }>`select xact_commit + xact_rollback as n from pg_stat_database where datname = ${database}`.execute(db)
+  return Number(r.rows[0]?.n ?? 0)
+}
+
+/** Postgres backends serving `database` (their CPU counts as the database's share). */
+export async function backendPids(db: Db, database: string): Promise<number[]> {
+  const r = await sql<{ pid: number }>`select pid from pg_stat_activity
+    where datname = ${database} and backend_type = 'client backend'`.execute(db)
+  return r.rows.map((row) => row.pid)
+}

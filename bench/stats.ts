@@ -1,0 +1,294 @@
+/*
+ * The arithmetic of the benchmark, kept pure so that a unit test can pin it down
+ * (test/unit/bench-stats.test.ts): parsing one load-generator run, the median of several
+ * runs, ratios against the baselines of the same run, and the targets of issue 5.
+ */
+
+/** CPU time of a process (or group of processes) over a run, as a share of one core. */
+export interface CpuShares {
+  server: number | null
+  db: number | null
+  load: number | null
+  /** The server's CPU used by anything else (other processes on a shared machine). */
+  others: number | null
+}
+
+/** What the load worker reports for one measured run (bench/load-worker.ts). */
+export interface RawRun {
+  /** autocannon's result object; only the fields below are read. */
+  autocannon: {
+    errors: number
+    timeouts: number
+    statusCodeStats: Record<string, { count: number }>
+    /** Seconds from the first request to the tick that stopped the run. */
+    duration: number
+  }
+  /** Latencies in milliseconds at full resolution (autocannon's own histogram rounds to 1 ms). */
+  latency: { p50: number; p99: number }
+  /** Responses whose body or headers failed the case's check. */
+  mismatches: number
+  /** True when the pool of fresh tokens/codes ran out and the run ended early. */
+  poolExhausted: boolean
+}
+
+export interface RunSample {
+  rate: number
+  p50: number
+  p99: number
+  responses: number
+  errors: number
+  unexpected: number
+  mismatches: number
+  statuses: Record<string, number>
+  durationS: number
+  poolExhausted: boolean
+  cpu: CpuShares
+  /** Database transactions per response (pg_stat_database; approximate): round trips that commit. */
+  transactionsPerResponse?: number | null
+}
+
+const NO_CPU: CpuShares = { server: null, db: null, load: null, others: null }
+
+/**
+ * One run: the rate is every response over the run's duration; every response whose status
+ * is not in `expect` counts against the row.
+ */
+export function parseRun(raw: RawRun, expect: readonly number[], cpu: CpuShares = NO_CPU): RunSample {
+  const ac = raw.autocannon
+  const statuses: Record<string, number> = {}
+  let responses = 0
+  let unexpected = 0
+  for (const [status, { count }] of Object.entries(ac.statusCodeStats)) {
+    statuses[status] = count
+    responses += count
+    if (!expect.includes(Number(status))) unexpected += count
+  }
+  return {
+    rate: ac.duration > 0 ? responses / ac.duration : 0,
+    p50: raw.latency.p50,
+    p99: raw.latency.p99,
+    responses,
+    errors: ac.errors + ac.timeouts,
+    unexpected,
+    mismatches: raw.mismatches,
+    statuses,
+    durationS: ac.duration,
+    poolExhausted: raw.poolExhausted,
+    cpu,
+  }
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+/** Percentile by nearest rank over an unsorted sample; NaN when empty. */
+export function percentile(values: Float64Array | readonly number[], p: number): number {
+  if (values.length === 0) return NaN
+  const sorted = Float64Array.from(values).sort()
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)))
+  return sorted[rank - 1]!
+}
+
+/** A CPU share at or above this means the load generator, not the server, set the pace. */
+export const LOAD_LIMIT_SHARE = 0.95
+/** Other processes using this much of the server's CPU make the row's rate say little. */
+export const DISTURBED_SHARE = 0.25
+
+export interface RowSummary {
+  /** Median over runs of responses per second. */
+  rate: number
+  p50: number
+  p99: number
+  runs: number
+  rates: number[]
+  responses: number
+  errors: number
+  unexpected: number
+  mismatches: number
+  statuses: Record<string, number>
+  cpu: CpuShares
+  transactionsPerResponse: number | null
+  /** False when any run had errors, unexpected statuses, failed checks or an exhausted pool. */
+  valid: boolean
+  problems: string[]
+  loadLimited: boolean
+  /** Other processes took ≥ 25% of the server's CPU: still a measurement, but of a busy machine. */
+  disturbed: boolean
+}
+
+function medianOrNull(values: (number | null)[]): number | null {
+  const present = values.filter((v): v is number => v !== null)
+  return present.length === 0 ? null : median(present)
+}
+
+export function summarizeRuns(runs: readonly RunSample[]): RowSummary {
+  const statuses: Record<string, number> = {}
+  for (const r of runs) {
+    for (const [s, n] of Object.entries(r.statuses)) statuses[s] = (statuses[s] ?? 0) + n
+  }
+  const sum = (f: (r: RunSample) => number) => runs.reduce((acc, r) => acc + f(r), 0)
+  const errors = sum((r) => r.errors)
+  const unexpected = sum((r) => r.unexpected)
+  const mismatches = sum((r) => r.mismatches)
+  const responses = sum((r) => r.responses)
+  const problems: string[] = []
+  if (runs.length === 0) problems.push('no runs')
+  if (errors > 0) problems.push(`${errors} connection errors/timeouts`)
+  if (unexpected > 0) problems.push(`${unexpected} unexpected statuses (${formatStatuses(statuses)})`)
+  if (mismatches > 0) problems.push(`${mismatches} responses failed the body/header check`)
+  if (runs.some((r) => r.poolExhausted)) problems.push('pool of fresh items ran out')
+  if (runs.length > 0 && responses === 0) problems.push('no responses')
+  const cpu: CpuShares = {
+    server: medianOrNull(runs.map((r) => r.cpu.server)),
+    db: medianOrNull(runs.map((r) => r.cpu.db)),
+    load: medianOrNull(runs.map((r) => r.cpu.load)),
+    others: medianOrNull(runs.map((r) => r.cpu.others)),
+  }
+  return {
+    rate: median(runs.map((r) => r.rate)),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    runs: runs.length,
+    rates: runs.map((r) => r.rate),
+    responses,
+    errors,
+    unexpected,
+    mismatches,
+    statuses,
+    cpu,
+    transactionsPerResponse: medianOrNull(runs.map((r) => r.transactionsPerResponse ?? null)),
+    valid: problems.length === 0,
+    problems,
+    loadLimited: cpu.load !== null && cpu.load >= LOAD_LIMIT_SHARE,
+    disturbed: cpu.others !== null && cpu.others >= DISTURBED_SHARE,
+  }
+}
+
+export function formatStatuses(statuses: Record<string, number>): string {
+  return Object.entries(statuses)
+    .sort(([a], [b]) => Number(a) - Number(b))
+    .map(([s, n]) => `${s}×${n}`)
+    .join(', ')
+}
+
+/** rate(row) / rate(baseline), or null when either is missing or not a measurement. */
+export function ratio(row: RowSummary | undefined, baseline: RowSummary | undefined): number | null {
+  if (!row || !baseline || !row.valid || !baseline.valid || !(baseline.rate > 0)) return null
+  return row.rate / baseline.rate
+}
+
+export const rowKey = (caseId: string, connections: number, phase?: string): string =>
+  phase ? `${caseId}@${connections}#${phase}` : `${caseId}@${connections}`
+
+/** The ratio targets of issue 5 ("Targets"). */
+export interface RatioTarget {
+  path: string
+  caseId: string
+  baselineId: string
+  min: number
+}
+
+export const RATIO_TARGETS: readonly RatioTarget[] = [
+  { path: 'introspection, cached', caseId: 'introspect-cached', baselineId: 'baseline-a', min: 0.5 },
+  { path: 'introspection, cache miss', caseId: 'introspect-miss', baselineId: 'baseline-b', min: 0.8 },
+  { path: 'token info, cached', caseId: 'token-info-cached', baselineId: 'baseline-a', min: 0.5 },
+  { path: 'token info, uncached', caseId: 'token-info-miss', baselineId: 'baseline-b', min: 0.8 },
+  { path: 'code exchange', caseId: 'code-exchange', baselineId: 'baseline-c', min: 0.8 },
+  { path: 'revocation', caseId: 'revoke', baselineId: 'baseline-c', min: 0.8 },
+  { path: 'authorize, remembered consent', caseId: 'authorize-remembered', baselineId: 'baseline-b', min: 0.6 },
+]
+
+export const GROWTH_CASES = ['introspect-miss-growth', 'code-exchange-growth'] as const
+export const GROWTH_MAX_SLOWDOWN = 0.1
+export const VERIFIER_MIN_CHECKS = 1_000_000
+export const RSS_LIMIT_BYTES = 200 * 1024 * 1024
+
+const BASELINE_NAMES: Record<string, string> = { 'baseline-a': 'A', 'baseline-b': 'B', 'baseline-c': 'C' }
+
+export interface TargetCell {
+  connections: number | null
+  value: number | null
+  pass: boolean | null
+  note?: string
+}
+
+export interface TargetResult {
+  path: string
+  target: string
+  cells: TargetCell[]
+  /** null: not measured (missing endpoint, errors); otherwise every cell passed. */
+  pass: boolean | null
+}
+
+export interface Extras {
+  /** Checks per second of the in-process verifier, or null when it could not run. */
+  verifierRate: number | null
+  /** Peak resident set of the Gatehouse process(es), bytes. */
+  peakRssBytes: number | null
+  /** The two growth phases, smaller first, e.g. ['10k', '1M']. */
+  growthPhases: readonly [string, string]
+}
+
+function overall(cells: TargetCell[]): boolean | null {
+  if (cells.length === 0 || cells.some((c) => c.pass === null)) return null
+  return cells.every((c) => c.pass)
+}
+
+function cellNote(row: RowSummary | undefined, baseline: RowSummary | undefined): string | undefined {
+  if (!row) return 'not measured'
+  if (!row.valid) return row.runs === 0 ? 'not measured' : 'row has errors'
+  if (!baseline || !baseline.valid) return 'baseline not measured'
+  return undefined
+}
+
+export function evaluateTargets(
+  rows: Readonly<Record<string, RowSummary>>,
+  connections: readonly number[],
+  extras: Extras,
+): TargetResult[] {
+  const results: TargetResult[] = []
+  for (const t of RATIO_TARGETS) {
+    const cells = connections.map((c): TargetCell => {
+      const row = rows[rowKey(t.caseId, c)]
+      const base = rows[rowKey(t.baselineId, c)]
+      const value = ratio(row, base)
+      const note = value === null ? cellNote(row, base) : undefined
+      return { connections: c, value, pass: value === null ? null : value >= t.min, ...(note ? { note } : {}) }
+    })
+    results.push({ path: t.path, target: `≥ ${t.min} × baseline ${BASELINE_NAMES[t.baselineId]}`, cells, pass: overall(cells) })
+  }
+
+  const v = extras.verifierRate
+  const verifierCells: TargetCell[] = [
+    { connections: null, value: v, pass: v === null ? null : v >= VERIFIER_MIN_CHECKS, ...(v === null ? { note: 'not measured' } : {}) },
+  ]
+  results.push({ path: 'in-process verifier, cached', target: '≥ 1,000,000 checks/s', cells: verifierCells, pass: overall(verifierCells) })
+
+  const [small, large] = extras.growthPhases
+  for (const caseId of GROWTH_CASES) {
+    const cells = connections.map((c): TargetCell => {
+      const before = rows[rowKey(caseId, c, small)]
+      const after = rows[rowKey(caseId, c, large)]
+      const value = ratio(after, before)
+      const note = value === null ? cellNote(after, before) : undefined
+      return { connections: c, value, pass: value === null ? null : value >= 1 - GROWTH_MAX_SLOWDOWN, ...(note ? { note } : {}) }
+    })
+    results.push({
+      path: `growth ${small} → ${large} tokens, ${caseId.replace(/-growth$/, '')}`,
+      target: `≤ ${GROWTH_MAX_SLOWDOWN * 100}% slower (ratio ≥ ${1 - GROWTH_MAX_SLOWDOWN})`,
+      cells,
+      pass: overall(cells),
+    })
+  }
+
+  const rss = extras.peakRssBytes
+  const rssCells: TargetCell[] = [
+    { connections: null, value: rss, pass: rss === null ? null : rss < RSS_LIMIT_BYTES, ...(rss === null ? { note: 'not measured' } : {}) },
+  ]
+  results.push({ path: 'peak RSS under load', target: '< 200 MB', cells: rssCells, pass: overall(rssCells) })
+  return results
+}

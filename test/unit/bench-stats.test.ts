@@ -1,0 +1,227 @@
+import { describe, expect, it } from 'vitest'
+import {
+  type CpuShares,
+  evaluateTargets,
+  median,
+  parseRun,
+  percentile,
+  type RawRun,
+  ratio,
+  rowKey,
+  type RowSummary,
+  type RunSample,
+  summarizeRuns,
+} from '../../bench/stats.js'
+
+function raw(overrides: { statuses?: Record<string, number>; errors?: number; timeouts?: number; duration?: number } = {}): RawRun {
+  const statuses = overrides.statuses ?? { 200: 1000 }
+  return {
+    autocannon: {
+      errors: overrides.errors ?? 0,
+      timeouts: overrides.timeouts ?? 0,
+      statusCodeStats: Object.fromEntries(Object.entries(statuses).map(([s, count]) => [s, { count }])),
+      duration: overrides.duration ?? 1,
+    },
+    latency: { p50: 1.5, p99: 7.25 },
+    mismatches: 0,
+    poolExhausted: false,
+  }
+}
+
+const cpu = (load: number | null): CpuShares => ({ server: 0.9, db: 0.3, load, others: 0.05 })
+
+function sample(rate: number, extra: Partial<RunSample> = {}): RunSample {
+  return { ...parseRun(raw({ statuses: { 200: rate } }), [200], cpu(0.4)), ...extra }
+}
+
+function validRow(rate: number): RowSummary {
+  return summarizeRuns([sample(rate)])
+}
+
+describe('parseRun', () => {
+  it('reads rate, latency and status counts from the load worker report', () => {
+    const s = parseRun(raw({ statuses: { 200: 24_000, 201: 1_000 }, duration: 3.2 }), [200, 201], cpu(0.5))
+    expect(s).toMatchObject({
+      rate: 25_000 / 3.2,
+      p50: 1.5,
+      p99: 7.25,
+      responses: 25_000,
+      errors: 0,
+      unexpected: 0,
+      statuses: { 200: 24_000, 201: 1_000 },
+      durationS: 3.2,
+      cpu: { server: 0.9, db: 0.3, load: 0.5, others: 0.05 },
+    })
+  })
+
+  it('counts every status outside the expected ones, 3xx included', () => {
+    const s = parseRun(raw({ statuses: { 200: 5, 302: 3, 404: 2, 500: 1 } }), [200])
+    expect(s.unexpected).toBe(6)
+    expect(s.responses).toBe(11)
+  })
+
+  it('treats a redirect as correct when the case expects it', () => {
+    expect(parseRun(raw({ statuses: { 302: 10, 303: 2 } }), [302, 303]).unexpected).toBe(0)
+  })
+
+  it('has a rate of 0, not NaN, for a run that lasted no time', () => {
+    expect(parseRun(raw({ duration: 0 }), [200]).rate).toBe(0)
+  })
+
+  it('adds timeouts to connection errors', () => {
+    expect(parseRun(raw({ errors: 2, timeouts: 3 }), [200]).errors).toBe(5)
+  })
+})
+
+describe('median and percentile', () => {
+  it('takes the middle value, or the mean of the middle two', () => {
+    expect(median([3, 1, 2])).toBe(2)
+    expect(median([4, 1, 3, 2])).toBe(2.5)
+    expect(median([7])).toBe(7)
+    expect(median([])).toBeNaN()
+  })
+
+  it('does not reorder its input', () => {
+    const xs = [3, 1, 2]
+    median(xs)
+    expect(xs).toEqual([3, 1, 2])
+  })
+
+  it('uses nearest rank', () => {
+    const xs = Array.from({ length: 100 }, (_, i) => 100 - i)
+    expect(percentile(xs, 50)).toBe(50)
+    expect(percentile(xs, 99)).toBe(99)
+    expect(percentile(xs, 100)).toBe(100)
+    expect(percentile([5], 99)).toBe(5)
+  })
+})
+
+describe('summarizeRuns', () => {
+  it('reports the median of the runs and sums the counts', () => {
+    const s = summarizeRuns([sample(900), sample(1100), sample(1000)])
+    expect(s.rate).toBe(1000)
+    expect(s.runs).toBe(3)
+    expect(s.rates).toEqual([900, 1100, 1000])
+    expect(s.responses).toBe(3000)
+    expect(s.statuses).toEqual({ 200: 3000 })
+    expect(s.valid).toBe(true)
+    expect(s.cpu).toEqual({ server: 0.9, db: 0.3, load: 0.4, others: 0.05 })
+    expect(s.transactionsPerResponse).toBeNull()
+  })
+
+  it('reports the median of the database transactions per response', () => {
+    const s = summarizeRuns([
+      sample(1000, { transactionsPerResponse: 2.1 }),
+      sample(1000, { transactionsPerResponse: 1.9 }),
+      sample(1000, { transactionsPerResponse: 2 }),
+    ])
+    expect(s.transactionsPerResponse).toBe(2)
+  })
+
+  it('makes a row with any error, unexpected status, failed check or reused item not a measurement', () => {
+    expect(summarizeRuns([sample(1000), sample(1000, { errors: 1 })]).valid).toBe(false)
+    const bad = summarizeRuns([parseRun(raw({ statuses: { 200: 10, 404: 3 } }), [200])])
+    expect(bad.valid).toBe(false)
+    expect(bad.problems.join()).toContain('404×3')
+    expect(summarizeRuns([sample(1000, { mismatches: 1 })]).valid).toBe(false)
+    expect(summarizeRuns([sample(1000, { poolExhausted: true })]).valid).toBe(false)
+    expect(summarizeRuns([]).valid).toBe(false)
+  })
+
+  it('flags a row whose server CPU was ≥ 25% taken by other processes, without invalidating it', () => {
+    const s = summarizeRuns([sample(1000, { cpu: { server: 0.5, db: 0.2, load: 0.3, others: 0.3 } })])
+    expect(s.disturbed).toBe(true)
+    expect(s.valid).toBe(true)
+    expect(summarizeRuns([sample(1000)]).disturbed).toBe(false)
+  })
+
+  it('flags a row whose load generator used ≥ 95% of its core', () => {
+    expect(summarizeRuns([sample(1000, { cpu: cpu(0.97) })]).loadLimited).toBe(true)
+    expect(summarizeRuns([sample(1000, { cpu: cpu(0.9) })]).loadLimited).toBe(false)
+    expect(summarizeRuns([sample(1000, { cpu: cpu(null) })]).loadLimited).toBe(false)
+  })
+})
+
+describe('ratio', () => {
+  it('divides the row rate by the baseline rate', () => {
+    expect(ratio(validRow(4000), validRow(8000))).toBe(0.5)
+  })
+
+  it('is null when either side is missing or not a measurement', () => {
+    const broken = summarizeRuns([sample(1000, { errors: 1 })])
+    expect(ratio(undefined, validRow(1))).toBeNull()
+    expect(ratio(validRow(1), undefined)).toBeNull()
+    expect(ratio(broken, validRow(1))).toBeNull()
+    expect(ratio(validRow(1), broken)).toBeNull()
+  })
+})
+
+describe('evaluateTargets', () => {
+  const conns = [16, 64]
+  const base = {
+    [rowKey('baseline-a', 16)]: validRow(20_000),
+    [rowKey('baseline-a', 64)]: validRow(20_000),
+    [rowKey('baseline-b', 16)]: validRow(10_000),
+    [rowKey('baseline-b', 64)]: validRow(10_000),
+  }
+  const extras = { verifierRate: null, peakRssBytes: null, growthPhases: ['10k', '1M'] as const }
+
+  it('passes a ratio target only when every concurrency meets it', () => {
+    const rows = {
+      ...base,
+      [rowKey('introspect-cached', 16)]: validRow(10_000),
+      [rowKey('introspect-cached', 64)]: validRow(9_000),
+    }
+    const t = evaluateTargets(rows, conns, extras).find((x) => x.path === 'introspection, cached')!
+    expect(t.target).toBe('≥ 0.5 × baseline A')
+    expect(t.cells.map((c) => [c.connections, c.value, c.pass])).toEqual([
+      [16, 0.5, true],
+      [64, 0.45, false],
+    ])
+    expect(t.pass).toBe(false)
+  })
+
+  it('reports not measured, not a failure, for a missing endpoint', () => {
+    const t = evaluateTargets(base, conns, extras).find((x) => x.path === 'introspection, cache miss')!
+    expect(t.pass).toBeNull()
+    expect(t.cells[0]).toMatchObject({ value: null, pass: null, note: 'not measured' })
+  })
+
+  it('compares the growth phases: at most 10% slower', () => {
+    const rows = {
+      [rowKey('introspect-miss-growth', 16, '10k')]: validRow(10_000),
+      [rowKey('introspect-miss-growth', 16, '1M')]: validRow(9_000),
+      [rowKey('introspect-miss-growth', 64, '10k')]: validRow(10_000),
+      [rowKey('introspect-miss-growth', 64, '1M')]: validRow(8_900),
+    }
+    const t = evaluateTargets(rows, conns, extras).find((x) => x.path.includes('introspect-miss'))!
+    expect(t.path).toBe('growth 10k → 1M tokens, introspect-miss')
+    expect(t.cells.map((c) => c.pass)).toEqual([true, false])
+    expect(t.pass).toBe(false)
+  })
+
+  it('checks the verifier rate and the peak RSS as absolute limits', () => {
+    const targets = evaluateTargets(base, conns, { ...extras, verifierRate: 1_200_000, peakRssBytes: 210 * 1024 * 1024 })
+    expect(targets.find((x) => x.path.startsWith('in-process'))!.pass).toBe(true)
+    expect(targets.find((x) => x.path.startsWith('peak RSS'))!.pass).toBe(false)
+    const low = evaluateTargets(base, conns, { ...extras, verifierRate: 999_999, peakRssBytes: 150 * 1024 * 1024 })
+    expect(low.find((x) => x.path.startsWith('in-process'))!.pass).toBe(false)
+    expect(low.find((x) => x.path.startsWith('peak RSS'))!.pass).toBe(true)
+  })
+
+  it('lists every target of the issue', () => {
+    expect(evaluateTargets({}, conns, extras).map((t) => t.path)).toEqual([
+      'introspection, cached',
+      'introspection, cache miss',
+      'token info, cached',
+      'token info, uncached',
+      'code exchange',
+      'revocation',
+      'authorize, remembered consent',
+      'in-process verifier, cached',
+      'growth 10k → 1M tokens, introspect-miss',
+      'growth 10k → 1M tokens, code-exchange',
+      'peak RSS under load',
+    ])
+  })
+})
