@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect.js'
 import { revokeTokens } from '../oauth/revocation.js'
+import { publishRevocation } from '../repositories/revocation-notices.js'
 import type { Application } from '../db/schema.js'
 import { digest, generateClientId, generateClientSecret } from '../lib/tokens.js'
 import {
@@ -70,8 +71,14 @@ export async function regenerateSecret(
 ): Promise<{ application: Application; clientSecret: string } | undefined> {
   if (!isApplicationId(id)) return undefined
   const clientSecret = generateClientSecret()
-  const application = await replaceOwnedApplicationSecret(db, id, ownerId, digest(clientSecret), now)
-  return application ? { application, clientSecret } : undefined
+  // The old secret must stop working at once everywhere: processes that cached the client's
+  // authentication drop it when this notice commits with the new digest.
+  return db.transaction().execute(async (trx) => {
+    const application = await replaceOwnedApplicationSecret(trx, id, ownerId, digest(clientSecret), now)
+    if (!application) return undefined
+    await publishRevocation(trx, { kind: 'client-credentials', clientId: application.client_id })
+    return { application, clientSecret }
+  })
 }
 
 /**

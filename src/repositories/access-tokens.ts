@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { AccessToken } from '../db/schema.js'
 
@@ -53,4 +54,32 @@ export async function revokeAccessTokens(db: Db, selector: TokenSelector, now: D
   else q = q.where('application_id', '=', selector.applicationId)
   const rows = await q.returning('token_hash').execute()
   return rows.map((r) => r.token_hash)
+}
+
+/**
+ * RFC 7009 revocation in one statement (one round trip, one commit): authenticate the client
+ * by secret digest, revoke the token only if it is that client's and live, and NOTIFY the
+ * revocation channel for the revoked row. NOTIFY is delivered when the statement's implicit
+ * transaction commits. `clientOk` false or `revoked` false sends the caller to a slower path
+ * that explains why. Uses applications_client_id_key and access_tokens_token_hash_key.
+ */
+export async function revokeTokenOfClient(
+  db: Db,
+  x: { clientId: string; secretHash: string; tokenHash: string; now: Date; channel: string },
+): Promise<{ clientOk: boolean; revoked: boolean }> {
+  const { rows } = await sql<{ client_ok: boolean; revoked: number }>`
+    with client as (
+      select id from applications where client_id = ${x.clientId} and secret_hash = ${x.secretHash}
+    ), revoked as (
+      update access_tokens set revoked_at = ${x.now}
+      where token_hash = ${x.tokenHash} and revoked_at is null
+        and application_id = (select id from client)
+      returning token_hash
+    ), notified as (
+      select pg_notify(${x.channel}, token_hash) from revoked
+    )
+    select exists (select 1 from client) as client_ok, (select count(*)::int from notified) as revoked
+  `.execute(db)
+  const row = rows[0]
+  return { clientOk: row?.client_ok === true, revoked: (row?.revoked ?? 0) > 0 }
 }

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto'
+import { pathToFileURL } from 'node:url'
+import Fastify, { type FastifyInstance } from 'fastify'
+// In another service: import { createVerifier, gatehouseVerifier } from 'gatehouse/verifier'
+import { type Verifier, createVerifier, gatehouseVerifier } from '../src/verifier/index.js'
+
+/*
+ * A resource API protected by Gatehouse: `npm run example:resource`.
+ *
+ *   GET  /me      scope read         who the token speaks for
+ *   POST /teams   scope write_teams  (or write) creates a team
+ *
+ * Over introspection, as a separate service would run it (register an application for the API
+ * in the console first; its credentials authenticate the introspection calls):
+ *   GATEHOUSE_URL=http://127.0.0.1:3000 CLIENT_ID=… CLIENT_SECRET=… npm run example:resource
+ * Or against Gatehouse's own Postgres, as a service that shares the database:
+ *   GATEHOUSE_DATABASE_URL=postgres://… npm run example:resource
+ */
+
+export async function buildResourceApi(verifier: Verifier): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(gatehouseVerifier, { verifier })
+
+  app.get('/me', { config: { requiredScope: 'read' } }, async (request) => {
+    const token = request.accessToken!
+    return { user_id: token.userId, email: token.username, application: token.clientId, scopes: token.scopes }
+  })
+
+  app.post('/teams', { config: { requiredScope: 'write_teams' } }, async (request, reply) => {
+    const body = (request.body ?? {}) as { name?: unknown }
+    const name = typeof body.name === 'string' && body.name.trim() !== '' ? body.name.trim() : 'New team'
+    return reply.code(201).send({ id: randomUUID(), name, created_by: request.accessToken!.userId })
+  })
+
+  return app
+}
+
+async function main(env: Record<string, string | undefined>): Promise<void> {
+  const gatehouse = (env.GATEHOUSE_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '')
+  let verifier: Verifier
+  if (env.GATEHOUSE_DATABASE_URL) {
+    verifier = createVerifier({ mode: 'database', database: env.GATEHOUSE_DATABASE_URL })
+  } else if (env.CLIENT_ID && env.CLIENT_SECRET) {
+    verifier = createVerifier({
+      mode: 'introspection',
+      introspectionUrl: `${gatehouse}/oauth/introspect`,
+      revocationStreamUrl: `${gatehouse}/oauth/revocations/stream`,
+      clientId: env.CLIENT_ID,
+      clientSecret: env.CLIENT_SECRET,
+      onError: (err) => console.warn(`verifier: ${err.message}`),
+    })
+  } else {
+    console.error('Set CLIENT_ID and CLIENT_SECRET (an application registered in the Gatehouse console), or GATEHOUSE_DATABASE_URL.')
+    process.exit(1)
+  }
+  const app = await buildResourceApi(verifier)
+  app.addHook('onClose', () => verifier.close())
+  const port = Number(env.PORT ?? 4000)
+  await app.listen({ port, host: '127.0.0.1' })
+  console.log(`Example resource API on http://127.0.0.1:${port} (GET /me, POST /teams)`)
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void app.close().then(() => process.exit(0)))
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main(process.env)

@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify'
+import { BearerChallenges, bearerToken, failureBody } from '../../../verifier/bearer.js'
+import type { TokenCache } from '../../../verifier/token-cache.js'
+import type { VerifiedToken } from '../../../verifier/types.js'
+import { noStore } from '../oauth/json-errors.js'
+
+export interface TokenInfoContext {
+  tokens: TokenCache<{ readonly token: VerifiedToken; readonly tokenInfo: string }>
+}
+
+const challenges = new BearerChallenges('gatehouse')
+
+/** GET /oauth/token/info: the bearer token (RFC 6750 2.1, header only) asks about itself. */
+export default async function tokenInfoRoute(app: FastifyInstance, { tokens }: TokenInfoContext): Promise<void> {
+  app.get('/oauth/token/info', async (request, reply) => {
+    noStore(reply)
+    const token = bearerToken(request.headers.authorization)
+    const entry = token === undefined ? undefined : await tokens.check(token)
+    if (entry == null) {
+      // RFC 6750 3.1: no credentials → a bare challenge; a bad token → invalid_token.
+      const failure = entry === undefined ? challenges.missing : challenges.invalid
+      return reply.code(401).header('www-authenticate', failure.wwwAuthenticate).send(failureBody(failure))
+    }
+    return reply.type('application/json; charset=utf-8').send(entry.tokenInfo)
+  })
+}

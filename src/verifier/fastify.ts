@@ -1,0 +1,55 @@
+import type { FastifyPluginCallback, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import fp from 'fastify-plugin'
+import { failureBody } from './bearer.js'
+import type { Verifier } from './core.js'
+import type { VerifiedToken, VerifyResult } from './types.js'
+
+/*
+ * The Fastify adapter of the verifier. Types only come from fastify, so importing
+ * `gatehouse/verifier` never loads Fastify into a service that does not use it.
+ */
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope this route requires; `write` satisfies any `write_*` (403 insufficient_scope otherwise). */
+    requiredScope?: string
+  }
+  interface FastifyRequest {
+    /** The verified token of this request: its user, application and scopes. */
+    accessToken: VerifiedToken | null
+  }
+}
+
+export interface VerifierPluginOptions {
+  verifier: Verifier
+}
+
+function settle(request: FastifyRequest, reply: FastifyReply, result: VerifyResult, done: HookHandlerDoneFunction): void {
+  if (result.ok) {
+    request.accessToken = result.token
+    done()
+    return
+  }
+  if (result.wwwAuthenticate !== undefined) reply.header('www-authenticate', result.wwwAuthenticate)
+  if (result.status === 503) reply.header('retry-after', '1')
+  // Answering from the hook ends the request here: the handler never runs.
+  reply.code(result.status).send(failureBody(result))
+}
+
+/**
+ * Every route in the context where this is registered requires `Authorization: Bearer`; a
+ * route's `config.requiredScope` adds a scope. The handler reads `request.accessToken`.
+ */
+const plugin: FastifyPluginCallback<VerifierPluginOptions> = (app, { verifier }, done) => {
+  if (!app.hasRequestDecorator('accessToken')) app.decorateRequest('accessToken', null)
+  app.addHook('onRequest', (request, reply, next) => {
+    const scope = request.routeOptions.config.requiredScope
+    const authorization = request.headers.authorization
+    const cached = verifier.verifyCached(authorization, scope)
+    if (cached !== undefined) return settle(request, reply, cached, next)
+    verifier.verify(authorization, scope).then((result) => settle(request, reply, result, next), next)
+  })
+  done()
+}
+
+export const gatehouseVerifier = fp(plugin, { fastify: '5.x', name: 'gatehouse-verifier' })

@@ -1,0 +1,31 @@
+/** What a valid access token grants: what the verifier hands to a route handler. */
+export interface VerifiedToken {
+  /** The resource owner (users.id; `sub` in introspection, `resource_owner_id` in token info). */
+  readonly userId: string
+  /** The application the token was issued to, by its public client_id. */
+  readonly clientId: string
+  /** The application's internal id: known in database mode, null over introspection. */
+  readonly applicationId: string | null
+  /** The user's email (`username` in introspection). */
+  readonly username: string | null
+  /** Granted scopes. Check them with `hasScope`, which knows that `write` implies `write_*`. */
+  readonly scopes: readonly string[]
+  /** When the token was issued, in seconds since the epoch (`iat`). */
+  readonly issuedAt: number
+}
+
+export type VerifyFailure = {
+  readonly ok: false
+  /** 401: missing or invalid token; 403: insufficient scope; 503: the token could not be checked. */
+  readonly status: 401 | 403 | 503
+  /** RFC 6750 3.1 code; undefined when the request carried no token at all (RFC 6750 3.1). */
+  readonly error: 'invalid_token' | 'insufficient_scope' | 'temporarily_unavailable' | undefined
+  readonly description: string
+  /** The `WWW-Authenticate` value to send (RFC 6750 3); undefined for 503. */
+  readonly wwwAuthenticate: string | undefined
+  /** The scope that was required, for 403. */
+  readonly scope: string | undefined
+}
+
+export type VerifyResult = { readonly ok: true; readonly token: VerifiedToken } | VerifyFailure
+

@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto'
+import type { Db } from '../../src/db/connect.js'
+import { digest, generateAccessToken, generateClientId, generateClientSecret } from '../../src/lib/tokens.js'
+
+/*
+ * Rows inserted directly, for tests that need data but are not about how it is made (the
+ * console and the OAuth flows have their own tests). Plaintext secrets are returned next to
+ * the rows, exactly once, as Gatehouse itself would show them.
+ */
+
+export interface UserFixture {
+  id: string
+  email: string
+}
+
+/** A user who cannot log in (the password hash is not a hash): enough to own apps and tokens. */
+export async function createUser(db: Db, fields: { email?: string; now?: Date } = {}): Promise<UserFixture> {
+  const email = fields.email ?? `user-${randomBytes(6).toString('hex')}@example.com`
+  const row = await db
+    .insertInto('users')
+    .values({ email, password_hash: 'not-a-password-hash', created_at: fields.now ?? new Date() })
+    .returning(['id', 'email'])
+    .executeTakeFirstOrThrow()
+  return row
+}
+
+export interface ApplicationFixture {
+  id: string
+  clientId: string
+  clientSecret: string
+  ownerId: string
+}
+
+export async function createApplication(
+  db: Db,
+  fields: { ownerId?: string; name?: string; scopes?: string[]; redirectUris?: string[]; now?: Date } = {},
+): Promise<ApplicationFixture> {
+  const ownerId = fields.ownerId ?? (await createUser(db)).id
+  const clientSecret = generateClientSecret()
+  const now = fields.now ?? new Date()
+  const row = await db
+    .insertInto('applications')
+    .values({
+      client_id: generateClientId(),
+      secret_hash: digest(clientSecret),
+      owner_id: ownerId,
+      name: fields.name ?? 'Test application',
+      redirect_uris: fields.redirectUris ?? ['https://app.example.com/callback'],
+      allowed_scopes: fields.scopes ?? ['read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users'],
+      created_at: now,
+      updated_at: now,
+    })
+    .returning(['id', 'client_id'])
+    .executeTakeFirstOrThrow()
+  return { id: row.id, clientId: row.client_id, clientSecret, ownerId }
+}
+
+export interface AccessTokenFixture {
+  id: string
+  token: string
+  digest: string
+  userId: string
+  applicationId: string
+  scopes: string[]
+  createdAt: Date
+}
+
+/** An access token issued without a code (as the token flow does), stored by digest. */
+export async function createAccessToken(
+  db: Db,
+  fields: { userId: string; applicationId: string; scopes?: string[]; now?: Date },
+): Promise<AccessTokenFixture> {
+  const token = generateAccessToken()
+  const scopes = fields.scopes ?? ['read']
+  // Whole seconds, as created_at travels (iat, token info) in seconds.
+  const createdAt = fields.now ?? new Date(Math.floor(Date.now() / 1000) * 1000)
+  const row = await db
+    .insertInto('access_tokens')
+    .values({
+      token_hash: digest(token),
+      application_id: fields.applicationId,
+      user_id: fields.userId,
+      scopes,
+      authorization_code_id: null,
+      created_at: createdAt,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return { id: row.id, token, digest: digest(token), userId: fields.userId, applicationId: fields.applicationId, scopes, createdAt }
+}
+
+/** A user, an application and a token of that user for it: the usual starting point. */
+export async function createTokenSetup(db: Db, scopes: string[] = ['read']) {
+  const user = await createUser(db)
+  const application = await createApplication(db)
+  const token = await createAccessToken(db, { userId: user.id, applicationId: application.id, scopes })
+  return { user, application, token }
+}
+
+/** HTTP Basic credentials as RFC 6749 2.3.1 encodes them. */
+export { basicAuthorization as basicAuth } from '../../src/verifier/introspection-source.js'

@@ -1,0 +1,98 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { type ApplicationFixture, type UserFixture, basicAuth, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
+import { freePort } from '../../helpers/gatehouse-process.js'
+import { msUntil } from '../../helpers/propagation.js'
+import { type ResourceTestContext, buildResourceTestApp } from '../../helpers/resource-app.js'
+
+/*
+ * The README's walk-through: `npm run example:resource` (examples/resource-api.ts) as its own
+ * process, checking tokens against a listening Gatehouse by introspection and following its
+ * revocation stream.
+ */
+
+let t: ResourceTestContext
+let gatehouse: string
+let example: ChildProcess
+let api: string
+let output = ''
+let user: UserFixture
+let app: ApplicationFixture
+
+beforeAll(async () => {
+  t = await buildResourceTestApp()
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  gatehouse = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+  user = await createUser(t.db, { email: 'reader@example.com' })
+  app = await createApplication(t.db, { ownerId: user.id, name: 'Team Planner' })
+  const resourceServer = await createApplication(t.db, { name: 'Example resource API' })
+
+  const port = await freePort()
+  api = `http://127.0.0.1:${port}`
+  example = spawn(process.execPath, ['--import', 'tsx', 'examples/resource-api.ts'], {
+    cwd: fileURLToPath(new URL('../../../', import.meta.url)),
+    env: {
+      PATH: process.env.PATH ?? '',
+      GATEHOUSE_URL: gatehouse,
+      CLIENT_ID: resourceServer.clientId,
+      CLIENT_SECRET: resourceServer.clientSecret,
+      PORT: String(port),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  example.stdout!.on('data', (d: Buffer) => (output += d.toString()))
+  example.stderr!.on('data', (d: Buffer) => (output += d.toString()))
+  await msUntil(() => {
+    if (example.exitCode !== null) throw new Error(`the example exited:\n${output}`)
+    return output.includes('Example resource API on')
+  }, 30_000, performance.now(), 100)
+})
+afterAll(async () => {
+  if (example && example.exitCode === null) {
+    const exited = new Promise((resolve) => example.once('exit', resolve))
+    example.kill('SIGTERM')
+    await exited
+  }
+  await t?.close()
+})
+
+const get = (token?: string) => fetch(`${api}/me`, { headers: token ? { authorization: `Bearer ${token}` } : {} })
+const createTeam = (token: string) =>
+  fetch(`${api}/teams`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Tigers' }),
+  })
+
+it('walks through a token that works, lacks a scope, and stops working after revocation', async () => {
+  const readOnly = await createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes: ['read'] })
+
+  const missing = await get()
+  expect(missing.status).toBe(401)
+  expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="gatehouse"')
+
+  const me = await get(readOnly.token)
+  expect(me.status).toBe(200)
+  expect(await me.json()).toEqual({ user_id: user.id, email: 'reader@example.com', application: app.clientId, scopes: ['read'] })
+
+  const forbidden = await createTeam(readOnly.token)
+  expect(forbidden.status).toBe(403)
+  expect(forbidden.headers.get('www-authenticate')).toContain('error="insufficient_scope"')
+
+  const writer = await createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes: ['read', 'write'] })
+  const created = await createTeam(writer.token)
+  expect(created.status).toBe(201)
+  expect(await created.json()).toMatchObject({ name: 'Tigers', created_by: user.id })
+
+  const started = performance.now()
+  const revoked = await fetch(`${gatehouse}/oauth/revoke`, {
+    method: 'POST',
+    headers: { authorization: basicAuth(app.clientId, app.clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: `token=${readOnly.token}`,
+  })
+  expect(revoked.status).toBe(200)
+  await msUntil(async () => (await get(readOnly.token)).status === 401, 1000, started)
+  expect((await get(writer.token)).status).toBe(200)
+})

@@ -1,0 +1,113 @@
+import type { AddressInfo } from 'node:net'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../../src/app.js'
+import { loadConfig } from '../../../src/config.js'
+import { type DatabaseHandle, createDatabase } from '../../../src/db/connect.js'
+import { manualClock } from '../../../src/lib/clock.js'
+import { REVOCATION_CHANNEL } from '../../../src/repositories/revocation-notices.js'
+import { type Verifier, createVerifier } from '../../../src/verifier/index.js'
+import { TEST_ISSUER } from '../../helpers/app.js'
+import { type TestDatabase, createTestDatabase, serverUrl } from '../../helpers/db.js'
+import {
+  type AccessTokenFixture, type ApplicationFixture, type UserFixture,
+  basicAuth, createAccessToken, createApplication, createUser,
+} from '../../helpers/factories.js'
+import { type GatehouseProcess, startGatehouse } from '../../helpers/gatehouse-process.js'
+import { msUntil, revokeThrough, summarize } from '../../helpers/propagation.js'
+import { type ResourceTestContext, buildResourceTestApp } from '../../helpers/resource-app.js'
+import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
+
+/*
+ * A revocation reaches every cache within a second (issue 4, DESIGN.md "/oauth/revoke"):
+ * other Gatehouse instances, database-mode verifiers (LISTEN) and introspection-mode
+ * verifiers (the revocation stream). Across processes needs a Postgres server; with PGlite the
+ * same is shown between two app instances sharing the one embedded database.
+ */
+
+const isActive = async (base: string, client: ApplicationFixture, token: string): Promise<boolean> => {
+  const res = await fetch(`${base}/oauth/introspect`, {
+    method: 'POST',
+    headers: { authorization: basicAuth(client.clientId, client.clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: `token=${token}`,
+  })
+  return ((await res.json()) as { active: boolean }).active
+}
+const tokenInfoStatus = async (base: string, token: string): Promise<number> =>
+  (await fetch(`${base}/oauth/token/info`, { headers: { authorization: `Bearer ${token}` } })).status
+/** The verifier no longer holds the token as valid: a dropped entry means the next check asks afresh. */
+const refuses = (v: Verifier, token: string) => () => v.verifyCached(`Bearer ${token}`)?.ok !== true
+
+async function seed(db: DatabaseHandle['db']) {
+  const user = await createUser(db)
+  const application = await createApplication(db, { ownerId: user.id })
+  const resourceServer = await createApplication(db, { name: 'Resource server' })
+  return { user, application, resourceServer }
+}
+
+describe('two Gatehouse instances sharing one database, in this process', () => {
+  let shared: TestDatabase
+  let a: ResourceTestContext
+  let b: ResourceTestContext
+  let baseA: string
+  let baseB: string
+  let user: UserFixture
+  let app: ApplicationFixture
+  let rs: ApplicationFixture
+  let dbVerifier: Verifier
+  let streamVerifier: Verifier
+
+  beforeAll(async () => {
+    shared = await createTestDatabase()
+    a = await buildResourceTestApp({}, shared)
+    b = await buildResourceTestApp({}, shared)
+    await a.app.listen({ port: 0, host: '127.0.0.1' })
+    await b.app.listen({ port: 0, host: '127.0.0.1' })
+    baseA = `http://127.0.0.1:${(a.app.server.address() as AddressInfo).port}`
+    baseB = `http://127.0.0.1:${(b.app.server.address() as AddressInfo).port}`
+    ;({ user, application: app, resourceServer: rs } = await seed(shared.handle.db))
+    dbVerifier = createVerifier({ mode: 'database', database: shared.handle })
+    streamVerifier = createVerifier({
+      mode: 'introspection',
+      introspectionUrl: `${baseA}/oauth/introspect`,
+      revocationStreamUrl: `${baseA}/oauth/revocations/stream`,
+      clientId: rs.clientId,
+      clientSecret: rs.clientSecret,
+    })
+    await Promise.all([dbVerifier.ready(), streamVerifier.ready()])
+  })
+  afterAll(async () => {
+    await dbVerifier?.close()
+    await streamVerifier?.close()
+    await a?.close()
+    await b?.close()
+    await shared?.destroy()
+  })
+
+  it('a token revoked through one instance is refused by the other and by both verifiers within a second', async () => {
+    for (let i = 0; i < 5; i++) {
+      const tok = await createAccessToken(shared.handle.db, { userId: user.id, applicationId: app.id })
+      expect((await streamVerifier.verify(`Bearer ${tok.token}`)).ok).toBe(true) // warms A too
+      expect((await dbVerifier.verify(`Bearer ${tok.token}`)).ok).toBe(true)
+      expect(await tokenInfoStatus(baseB, tok.token)).toBe(200)
+
+      const started = performance.now()
+      await revokeThrough(baseB, app, tok)
+      expect(await tokenInfoStatus(baseB, tok.token)).toBe(401)
+      await msUntil(async () => !(await isActive(baseA, rs, tok.token)), 1000, started)
+      await msUntil(refuses(dbVerifier, tok.token), 1000, started)
+      await msUntil(refuses(streamVerifier, tok.token), 1000, started)
+    }
+  })
+
+  it('a NOTIFY alone (another process revoked the row) reaches both instances', async () => {
+    const tok = await createAccessToken(shared.handle.db, { userId: user.id, applicationId: app.id })
+    expect(await isActive(baseA, rs, tok.token)).toBe(true)
+    expect(await isActive(baseB, rs, tok.token)).toBe(true)
+    await shared.handle.db.updateTable('access_tokens').set({ revoked_at: new Date() }).where('id', '=', tok.id).execute()
+    // Still cached on both: only the notice can tell them.
+    expect(await isActive(baseA, rs, tok.token)).toBe(true)
+    await sql`select pg_notify(${REVOCATION_CHANNEL}, ${tok.digest})`.execute(shared.handle.db)
+    await msUntil(async () => !(await isActive(baseA, rs, tok.token)) && !(await isActive(baseB, rs, tok.token)), 1000)
+  })
+})

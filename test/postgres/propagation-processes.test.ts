@@ -1,0 +1,224 @@
+import type { AddressInfo } from 'node:net'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { type DatabaseHandle, createDatabase } from '../../src/db/connect.js'
+import { manualClock } from '../../src/lib/clock.js'
+import { REVOCATION_CHANNEL } from '../../src/repositories/revocation-notices.js'
+import { type Verifier, createVerifier } from '../../src/verifier/index.js'
+import { TEST_ISSUER } from '../helpers/app.js'
+import { type TestDatabase, createTestDatabase, serverUrl } from '../helpers/db.js'
+import {
+  type AccessTokenFixture, type ApplicationFixture, type UserFixture,
+  basicAuth, createAccessToken, createApplication, createUser,
+} from '../helpers/factories.js'
+import { type GatehouseProcess, startGatehouse } from '../helpers/gatehouse-process.js'
+import { msUntil, revokeThrough, summarize } from '../helpers/propagation.js'
+import { type ResourceTestContext, buildResourceTestApp } from '../helpers/resource-app.js'
+import { type TcpProxy, startTcpProxy } from '../helpers/tcp-proxy.js'
+
+/*
+ * A revocation reaches every cache within a second (issue 4, DESIGN.md "/oauth/revoke"):
+ * other Gatehouse instances, database-mode verifiers (LISTEN) and introspection-mode
+ * verifiers (the revocation stream). Across processes needs a Postgres server; with PGlite the
+ * same is shown between two app instances sharing the one embedded database.
+ */
+
+const isActive = async (base: string, client: ApplicationFixture, token: string): Promise<boolean> => {
+  const res = await fetch(`${base}/oauth/introspect`, {
+    method: 'POST',
+    headers: { authorization: basicAuth(client.clientId, client.clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: `token=${token}`,
+  })
+  return ((await res.json()) as { active: boolean }).active
+}
+const tokenInfoStatus = async (base: string, token: string): Promise<number> =>
+  (await fetch(`${base}/oauth/token/info`, { headers: { authorization: `Bearer ${token}` } })).status
+/** The verifier no longer holds the token as valid: a dropped entry means the next check asks afresh. */
+const refuses = (v: Verifier, token: string) => () => v.verifyCached(`Bearer ${token}`)?.ok !== true
+
+async function seed(db: DatabaseHandle['db']) {
+  const user = await createUser(db)
+  const application = await createApplication(db, { ownerId: user.id })
+  const resourceServer = await createApplication(db, { name: 'Resource server' })
+  return { user, application, resourceServer }
+}
+
+describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', () => {
+  let testDb: TestDatabase
+  let A: GatehouseProcess
+  let B: GatehouseProcess
+  let user: UserFixture
+  let app: ApplicationFixture
+  let rs: ApplicationFixture
+  /** Introspects through A and follows A's revocation stream. */
+  let streamVerifier: Verifier
+  /** Shares the database: its own pool and LISTEN connection. */
+  let dbVerifier: Verifier
+
+  const newToken = () => createAccessToken(testDb.handle.db, { userId: user.id, applicationId: app.id })
+
+  /** Caches everywhere hold the token as valid. */
+  async function warm(tok: AccessTokenFixture) {
+    expect((await streamVerifier.verify(`Bearer ${tok.token}`)).ok).toBe(true)
+    expect((await dbVerifier.verify(`Bearer ${tok.token}`)).ok).toBe(true)
+    expect(await tokenInfoStatus(B.url, tok.token)).toBe(200)
+  }
+
+  /** Revokes through B and returns how long each cache took to refuse the token. */
+  async function revokeAndMeasure(tok: AccessTokenFixture) {
+    const started = performance.now()
+    await revokeThrough(B.url, app, tok)
+    const [stream, database, introspection] = await Promise.all([
+      msUntil(refuses(streamVerifier, tok.token), 1000, started),
+      msUntil(refuses(dbVerifier, tok.token), 1000, started),
+      msUntil(async () => !(await isActive(A.url, rs, tok.token)), 1000, started),
+    ])
+    expect(await tokenInfoStatus(B.url, tok.token)).toBe(401)
+    return { stream, database, introspection }
+  }
+
+  const listenBackends = async (): Promise<number[]> => {
+    const { rows } = await sql<{ pid: number }>`
+      select pid from pg_stat_activity
+      where datname = current_database() and query ilike ${`listen %${REVOCATION_CHANNEL}%`}`.execute(testDb.handle.db)
+    return rows.map((r) => r.pid)
+  }
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase()
+    const env = { DATABASE_URL: testDb.url!, DB_POOL_MAX: '4' }
+    ;[A, B] = await Promise.all([startGatehouse(env), startGatehouse(env)])
+    ;({ user, application: app, resourceServer: rs } = await seed(testDb.handle.db))
+    streamVerifier = createVerifier({
+      mode: 'introspection',
+      introspectionUrl: `${A.url}/oauth/introspect`,
+      revocationStreamUrl: `${A.url}/oauth/revocations/stream`,
+      clientId: rs.clientId,
+      clientSecret: rs.clientSecret,
+    })
+    dbVerifier = createVerifier({ mode: 'database', database: testDb.url! })
+    await Promise.all([streamVerifier.ready(), dbVerifier.ready()])
+  })
+  afterAll(async () => {
+    await streamVerifier?.close()
+    await dbVerifier?.close()
+    await Promise.all([A?.stop(), B?.stop()])
+    await testDb?.destroy()
+  })
+
+  it('a verifier warmed through one process refuses a token revoked through the other within a second', async () => {
+    const samples = { stream: [] as number[], database: [] as number[], introspection: [] as number[] }
+    for (let i = 0; i < 20; i++) {
+      const tok = await newToken()
+      await warm(tok)
+      const ms = await revokeAndMeasure(tok)
+      samples.stream.push(ms.stream)
+      samples.database.push(ms.database)
+      samples.introspection.push(ms.introspection)
+    }
+    const fmt = (s: number[]) => {
+      const { n, median, worst } = summarize(s)
+      return `median ${median.toFixed(1)} ms, worst ${worst.toFixed(1)} ms (n=${n})`
+    }
+    console.log(
+      [
+        'revocation through B → refused by:',
+        `  introspection-mode verifier via A's stream: ${fmt(samples.stream)}`,
+        `  database-mode verifier (LISTEN):            ${fmt(samples.database)}`,
+        `  A's own introspection cache:                ${fmt(samples.introspection)}`,
+      ].join('\n'),
+    )
+  })
+
+  it('after pg_terminate_backend on every LISTEN connection, everyone reconnects and refuses within a second', async () => {
+    const before = await listenBackends()
+    expect(before).toHaveLength(3) // A, B and the database-mode verifier
+    const duringOutage = await newToken()
+    const afterReconnect = await newToken()
+    await warm(duringOutage)
+    await warm(afterReconnect)
+
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity where pid in (${sql.join(before)})`.execute(testDb.handle.db)
+    // Revoked while the connections are down: the notice may be lost, but each cache forgets
+    // everything when its connection is back.
+    await revokeAndMeasure(duringOutage)
+
+    await expect
+      .poll(async () => (await listenBackends()).filter((pid) => !before.includes(pid)).length, { timeout: 5000, interval: 50 })
+      .toBe(3)
+    await warm(afterReconnect)
+    const ms = await revokeAndMeasure(afterReconnect)
+    for (const v of Object.values(ms)) expect(v).toBeLessThan(1000)
+  })
+
+  describe('while the notification connection is down', () => {
+    let proxy: TcpProxy
+    let listenVia: DatabaseHandle
+    let closeApp: () => Promise<void>
+    let introspectC: (token: string) => Promise<boolean>
+    let verifier: Verifier
+    const clock = manualClock(new Date())
+
+    beforeAll(async () => {
+      // Queries go straight to Postgres; LISTEN goes through a relay this test can cut.
+      const pg = new URL(testDb.url!)
+      proxy = await startTcpProxy(pg.hostname, Number(pg.port || 5432))
+      const relayed = new URL(testDb.url!)
+      relayed.hostname = '127.0.0.1'
+      relayed.port = String(proxy.port)
+      listenVia = await createDatabase({ url: relayed.toString(), poolMax: 1 })
+      const database: DatabaseHandle = { ...testDb.handle, listen: listenVia.listen }
+
+      const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, TOKEN_CACHE_TTL_SECONDS: '2' })
+      const c = await buildApp({ config, database, clock })
+      await c.ready()
+      closeApp = () => c.close()
+      introspectC = async (token) => {
+        const res = await c.inject({
+          method: 'POST',
+          url: '/oauth/introspect',
+          headers: { authorization: basicAuth(rs.clientId, rs.clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
+          payload: `token=${token}`,
+        })
+        return res.json().active
+      }
+      verifier = createVerifier({ mode: 'database', database, cacheTtlSeconds: 2, now: () => clock().getTime() })
+      await verifier.ready()
+    })
+    afterAll(async () => {
+      await verifier?.close()
+      await closeApp?.()
+      await listenVia?.close()
+      await proxy?.close()
+    })
+
+    it('no cached answer outlives the TTL, and after reconnecting a revocation is refused within a second', async () => {
+      const tok = await newToken()
+      expect(await introspectC(tok.token)).toBe(true)
+      expect((await verifier.verify(`Bearer ${tok.token}`)).ok).toBe(true)
+
+      proxy.cut()
+      await expect.poll(() => verifier.notifications).toBe('disconnected')
+      await revokeThrough(B.url, app, tok)
+      await new Promise((resolve) => setTimeout(resolve, 200)) // the notice would have arrived by now
+      clock.advance(1_999)
+      expect(await introspectC(tok.token)).toBe(true)
+      expect(verifier.verifyCached(`Bearer ${tok.token}`)).toMatchObject({ ok: true })
+      clock.advance(1)
+      expect(await introspectC(tok.token)).toBe(false)
+      expect(await verifier.verify(`Bearer ${tok.token}`)).toMatchObject({ ok: false, status: 401 })
+
+      proxy.restore()
+      await expect.poll(() => verifier.notifications, { timeout: 5000 }).toBe('connected')
+      const next = await newToken()
+      expect(await introspectC(next.token)).toBe(true)
+      expect((await verifier.verify(`Bearer ${next.token}`)).ok).toBe(true)
+      const started = performance.now()
+      await revokeThrough(B.url, app, next)
+      await msUntil(refuses(verifier, next.token), 1000, started)
+      await msUntil(async () => !(await introspectC(next.token)), 1000, started)
+    })
+  })
+})
