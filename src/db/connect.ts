@@ -1,7 +1,5 @@
 import { mkdirSync } from 'node:fs'
-import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect } from 'kysely'
-import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
 import type { Database } from './schema.js'
 import { listenPg } from './listen.js'
@@ -64,6 +62,8 @@ function createPostgres(url: string, poolMax: number): DatabaseHandle {
 
 async function createPglite(dataDir: string): Promise<DatabaseHandle> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true })
+  // Loaded only when used: a server on PostgreSQL never pays PGlite's memory.
+  const [{ PGlite }, { PGliteDialect }] = await Promise.all([import('@electric-sql/pglite'), import('kysely-pglite-dialect')])
   const client = new PGlite(dataDir)
   await client.waitReady
   const db = new Kysely<Database>({ dialect: new PGliteDialect(client) })
