@@ -1,5 +1,7 @@
 import { median } from '../../bench/stats.js'
-import { type AccessTokenFixture, type ApplicationFixture, basicAuth } from './factories.js'
+import type { DatabaseHandle } from '../../src/db/connect.js'
+import type { Verifier } from '../../src/verifier/index.js'
+import { type AccessTokenFixture, type ApplicationFixture, basicAuth, createApplication, createUser } from './factories.js'
 
 /** Revokes through POST /oauth/revoke (RFC 7009) of the given Gatehouse, as the token's client. */
 export async function revokeThrough(baseUrl: string, application: ApplicationFixture, token: AccessTokenFixture): Promise<void> {
@@ -31,4 +33,26 @@ export async function msUntil(
 
 export function summarize(samples: readonly number[]): { n: number; median: number; worst: number } {
   return { n: samples.length, median: median(samples), worst: Math.max(...samples) }
+}
+
+/** Whether `base`'s introspection calls the token active. */
+export const isActive = async (base: string, client: ApplicationFixture, token: string): Promise<boolean> => {
+  const res = await fetch(`${base}/oauth/introspect`, {
+    method: 'POST',
+    headers: { authorization: basicAuth(client.clientId, client.clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: `token=${token}`,
+  })
+  return ((await res.json()) as { active: boolean }).active
+}
+export const tokenInfoStatus = async (base: string, token: string): Promise<number> =>
+  (await fetch(`${base}/oauth/token/info`, { headers: { authorization: `Bearer ${token}` } })).status
+/** The verifier no longer holds the token as valid: a dropped entry means the next check asks afresh. */
+export const refuses = (v: Verifier, token: string) => () => v.verifyCached(`Bearer ${token}`)?.ok !== true
+
+/** A user, their application, and a second application acting as the resource server. */
+export async function seed(db: DatabaseHandle['db']) {
+  const user = await createUser(db)
+  const application = await createApplication(db, { ownerId: user.id })
+  const resourceServer = await createApplication(db, { name: 'Resource server' })
+  return { user, application, resourceServer }
 }

@@ -14,7 +14,7 @@ import {
   basicAuth, createAccessToken, createApplication, createUser,
 } from '../helpers/factories.js'
 import { type GatehouseProcess, startGatehouse } from '../helpers/gatehouse-process.js'
-import { msUntil, revokeThrough, summarize } from '../helpers/propagation.js'
+import { isActive, msUntil, refuses, revokeThrough, seed, summarize, tokenInfoStatus } from '../helpers/propagation.js'
 import { type ResourceTestContext, buildResourceTestApp } from '../helpers/resource-app.js'
 import { type TcpProxy, startTcpProxy } from '../helpers/tcp-proxy.js'
 
@@ -25,25 +25,6 @@ import { type TcpProxy, startTcpProxy } from '../helpers/tcp-proxy.js'
  * same is shown between two app instances sharing the one embedded database.
  */
 
-const isActive = async (base: string, client: ApplicationFixture, token: string): Promise<boolean> => {
-  const res = await fetch(`${base}/oauth/introspect`, {
-    method: 'POST',
-    headers: { authorization: basicAuth(client.clientId, client.clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
-    body: `token=${token}`,
-  })
-  return ((await res.json()) as { active: boolean }).active
-}
-const tokenInfoStatus = async (base: string, token: string): Promise<number> =>
-  (await fetch(`${base}/oauth/token/info`, { headers: { authorization: `Bearer ${token}` } })).status
-/** The verifier no longer holds the token as valid: a dropped entry means the next check asks afresh. */
-const refuses = (v: Verifier, token: string) => () => v.verifyCached(`Bearer ${token}`)?.ok !== true
-
-async function seed(db: DatabaseHandle['db']) {
-  const user = await createUser(db)
-  const application = await createApplication(db, { ownerId: user.id })
-  const resourceServer = await createApplication(db, { name: 'Resource server' })
-  return { user, application, resourceServer }
-}
 
 describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', () => {
   let testDb: TestDatabase
