@@ -1,26 +1,54 @@
 import type { Db } from '../db/connect.js'
 import { digest, generateAccessToken, generateAuthorizationCode } from '../lib/tokens.js'
 import { insertAccessToken } from '../repositories/access-tokens.js'
-import { insertAuthorizationCode } from '../repositories/authorization-codes.js'
-import { findGrant, upsertGrant } from '../repositories/grants.js'
+import { insertAuthorizationCode, insertCodeUnderGrant } from '../repositories/authorization-codes.js'
+import { upsertGrant } from '../repositories/grants.js'
 import type { AuthorizationRequest } from './authorize-request.js'
 import { errorLocation, responseMode } from './authorize-request.js'
 import { AccessDeniedError } from './errors.js'
 import { buildRedirect } from './redirect-uri.js'
-import { formatScope, isSubset } from './scope.js'
+import { formatScope } from './scope.js'
 
 /** Spec 3: a code is usable for 10 minutes after it is issued. */
 export const CODE_LIFETIME_MS = 10 * 60_000
 
 /**
- * Whether the user must be asked. The code flow reuses standing consent covering these scopes;
- * the token flow always asks, since nothing authenticates the client (RFC 8252 8.6,
- * RFC 6749 10.2), and `prompt=consent` asks again by request.
+ * Whether standing consent may stand in for the page. Only for the code flow: the token flow
+ * always asks, since nothing authenticates the client (RFC 8252 8.6, RFC 6749 10.2), and
+ * `prompt=consent` asks again by request.
  */
-export async function needsConsent(db: Db, req: AuthorizationRequest, userId: string): Promise<boolean> {
-  if (req.responseType === 'token' || req.prompt === 'consent') return true
-  const grant = await findGrant(db, userId, req.application.id)
-  return !grant || !isSubset(req.scopes, grant.scopes)
+export function mayUseRememberedConsent(req: AuthorizationRequest): boolean {
+  return req.responseType === 'code' && req.prompt !== 'consent'
+}
+
+/**
+ * The code under the user's standing consent, when it covers these scopes (or more); undefined
+ * when the user must be asked. One statement: no grant read, no transaction, and the grant is
+ * left as it is (consent is only recorded when given).
+ */
+export async function issueUnderRememberedConsent(
+  db: Db,
+  req: AuthorizationRequest,
+  userId: string,
+  now: Date,
+  issuer: string,
+): Promise<string | undefined> {
+  const code = generateAuthorizationCode()
+  const issued = await insertCodeUnderGrant(
+    db,
+    {
+      codeHash: digest(code),
+      userId,
+      scopes: req.scopes,
+      redirectUri: req.sentRedirectUri,
+      codeChallenge: req.codeChallenge,
+      codeChallengeMethod: req.codeChallengeMethod,
+      now,
+      expiresAt: new Date(now.getTime() + CODE_LIFETIME_MS),
+    },
+    req.application,
+  )
+  return issued ? buildRedirect(req.redirectUri, { code, state: req.state, iss: issuer }, 'query') : undefined
 }
 
 /**

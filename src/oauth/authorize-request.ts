@@ -23,8 +23,14 @@ export const AUTHORIZE_PARAMS = [
   'client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'prompt',
 ] as const
 
+/** The application with its owner's email, for the consent page. */
+export type AuthorizeApplication = Application & { owner_email: string }
+
+/** How the client_id is resolved: a database read, or the remembered-consent path's cache. */
+export type ApplicationLoader = (clientId: string) => AuthorizeApplication | undefined | Promise<AuthorizeApplication | undefined>
+
 export interface AuthorizationRequest {
-  application: Application & { owner_email: string }
+  application: AuthorizeApplication
   /** Where the browser is sent: the sent redirect_uri, or the only registered one. */
   redirectUri: string
   /** As sent, byte for byte; bound to the code so the token request must repeat it (4.1.3). */
@@ -64,7 +70,17 @@ export function errorLocation(
   )
 }
 
-export async function validateAuthorizationRequest(db: Db, input: unknown, issuer: string): Promise<AuthorizeOutcome> {
+/**
+ * For the code flow this reads only the application's CodeFlowSettings
+ * (src/repositories/authorization-codes.ts), which insertCodeUnderGrant re-checks: keep the
+ * two in step.
+ */
+export async function validateAuthorizationRequest(
+  db: Db,
+  input: unknown,
+  issuer: string,
+  load: ApplicationLoader = (clientId) => findApplicationWithOwnerByClientId(db, clientId),
+): Promise<AuthorizeOutcome> {
   const raw = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>
   const single = (name: string): string | undefined => {
     const v = raw[name]
@@ -77,7 +93,7 @@ export async function validateAuthorizationRequest(db: Db, input: unknown, issue
   if (repeated.includes('redirect_uri')) return { kind: 'fatal', message: 'The request repeats redirect_uri.' }
   const clientId = single('client_id')
   if (!clientId) return { kind: 'fatal', message: 'The request has no client_id.' }
-  const application = clientId.length <= 256 ? await findApplicationWithOwnerByClientId(db, clientId) : undefined
+  const application = clientId.length <= 256 ? await load(clientId) : undefined
   if (!application) return { kind: 'fatal', message: 'No application is registered with this client_id.' }
 
   const sentRedirectUri = single('redirect_uri') ?? null

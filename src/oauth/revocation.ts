@@ -41,11 +41,13 @@ export function revokeTokens(db: Db, target: RevocationTarget, now: Date): Promi
         return digests.length
       }
       case 'user-application': {
-        // Codes first: a code exchanged concurrently either commits before this statement
+        // The grant first: a code issued under it concurrently (insertCodeUnderGrant locks it)
+        // either commits before this statement, and is deleted below, or finds no grant.
+        await deleteGrant(trx, target.userId, target.applicationId)
+        // Then codes: a code exchanged concurrently either commits before this statement
         // (and its token is revoked below) or finds its row gone.
         await deletePendingCodes(trx, { applicationId: target.applicationId, userId: target.userId })
         const digests = await revokeAccessTokens(trx, { userId: target.userId, applicationId: target.applicationId }, now)
-        await deleteGrant(trx, target.userId, target.applicationId)
         await publishRevocation(trx, { kind: 'user-application', userId: target.userId, applicationId: target.applicationId })
         return digests.length
       }

@@ -1,6 +1,6 @@
-import { sql } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import type { Db } from '../db/connect.js'
-import type { AuthorizationCode } from '../db/schema.js'
+import type { Application, AuthorizationCode } from '../db/schema.js'
 
 export interface NewCode {
   /** Supplied by the consent form's one-time nonce, so a replayed POST collides on the key. */
@@ -36,6 +36,49 @@ export async function insertAuthorizationCode(db: Db, c: NewCode): Promise<boole
     .returning('id')
     .executeTakeFirst()
   return row !== undefined
+}
+
+/**
+ * What the code-flow checks of an authorization request read from the application
+ * (src/oauth/authorize-request.ts). A code issued under remembered consent is inserted only
+ * while the application still has exactly these, so the request may be validated against a
+ * cached copy.
+ */
+export type CodeFlowSettings = Pick<Application, 'id' | 'client_id' | 'redirect_uris' | 'allowed_scopes' | 'require_pkce'>
+
+// Written out rather than built with Kysely: on this hot path, building and compiling the
+// query took about a tenth of the request's Node CPU.
+const INSERT_CODE_UNDER_GRANT = `
+insert into authorization_codes
+  (code_hash, application_id, user_id, scopes, redirect_uri, code_challenge, code_challenge_method, created_at, expires_at)
+select $1::text, g.application_id, g.user_id, $4::text[], $5::text, $6::text, $7::text, $8::timestamptz, $9::timestamptz
+from grants g
+join applications a on a.id = g.application_id
+where g.user_id = $3::uuid and g.application_id = $2::uuid and g.scopes @> $4::text[]
+  and a.client_id = $10::text and a.redirect_uris = $11::text[] and a.allowed_scopes = $12::text[] and a.require_pkce = $13::boolean
+for key share of g
+returning id`
+
+/**
+ * Remembered consent in one statement (one round trip, no transaction): inserts the code only
+ * if the user's grant for the application covers the scopes (grants_user_application_key) and
+ * the application's settings are still `app`'s. False means "no such grant, or the
+ * application changed or went": the caller falls back to a fresh read and the consent page.
+ * FOR KEY SHARE on the grant: "Revoke access" deletes the grant before the pending codes, so
+ * it either waits for this code and then deletes it, or makes this statement find no grant.
+ */
+export async function insertCodeUnderGrant(
+  db: Db,
+  c: Omit<NewCode, 'id' | 'applicationId'>,
+  app: CodeFlowSettings,
+): Promise<boolean> {
+  const result = await db.executeQuery(
+    CompiledQuery.raw(INSERT_CODE_UNDER_GRANT, [
+      c.codeHash, app.id, c.userId, c.scopes, c.redirectUri, c.codeChallenge, c.codeChallengeMethod, c.now, c.expiresAt,
+      app.client_id, app.redirect_uris, app.allowed_scopes, app.require_pkce,
+    ]),
+  )
+  return result.rows.length > 0
 }
 
 export interface Exchange {

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { approveAuthorization, denyAuthorization, needsConsent } from '../../../oauth/authorization.js'
-import { type AuthorizationRequest, validateAuthorizationRequest } from '../../../oauth/authorize-request.js'
+import { ApplicationCache } from '../../../oauth/application-cache.js'
+import {
+  approveAuthorization, denyAuthorization, issueUnderRememberedConsent, mayUseRememberedConsent,
+} from '../../../oauth/authorization.js'
+import {
+  type AuthorizationRequest, type AuthorizeApplication, type AuthorizeOutcome, validateAuthorizationRequest,
+} from '../../../oauth/authorize-request.js'
 import { describeRedirectTarget } from '../../../oauth/redirect-uri.js'
 import { SCOPE_DESCRIPTIONS } from '../../../oauth/scope.js'
 import type { AppDeps } from '../../deps.js'
@@ -55,13 +60,26 @@ function consentPage(request: FastifyRequest, reply: FastifyReply, req: Authoriz
   })
 }
 
+/** Whether insertCodeUnderGrant would check the same things against `a` as against `b`. */
+function sameCodeFlowSettings(a: AuthorizeApplication, b: AuthorizeApplication): boolean {
+  const same = (x: string[], y: string[]) => x.length === y.length && x.every((v, i) => v === y[i])
+  return a.id === b.id && a.client_id === b.client_id && a.require_pkce === b.require_pkce &&
+    same(a.redirect_uris, b.redirect_uris) && same(a.allowed_scopes, b.allowed_scopes)
+}
+
 /** GET and POST /oauth/authorize (spec 4.1, RFC 6749 4.1.1 / 4.2.1). */
 export default async function authorizeRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const { db } = deps.database
   const issuer = deps.config.publicUrl
 
-  app.get('/oauth/authorize', async (request, reply) => {
-    const outcome = await validateAuthorizationRequest(db, request.query, issuer)
+  const applications = new ApplicationCache(db, deps.clock)
+
+  /**
+   * The answer from a validation against a fresh read. `tried`: the application the
+   * remembered-consent statement already ran against and found no grant, so it is not run
+   * again for the same settings.
+   */
+  async function answerGet(request: FastifyRequest, reply: FastifyReply, outcome: AuthorizeOutcome, tried?: AuthorizeApplication) {
     if (outcome.kind === 'fatal') return errorPage(request, reply, outcome.message)
     if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302)
     const req = outcome.request
@@ -71,12 +89,34 @@ export default async function authorizeRoutes(app: FastifyInstance, deps: AppDep
       if (req.prompt === 'none') return reply.redirect(denyAuthorization(req, issuer, 'The user is not logged in'), 302)
       return toLogin(request, reply, req)
     }
-    if (!(await needsConsent(db, req, user.id))) {
-      const location = await approveAuthorization(db, req, user.id, deps.clock(), issuer)
-      return reply.redirect(location!, 302)
+    if (mayUseRememberedConsent(req) && !(tried && sameCodeFlowSettings(tried, req.application))) {
+      const location = await issueUnderRememberedConsent(db, req, user.id, deps.clock(), issuer)
+      if (location) return reply.redirect(location, 302)
     }
     if (req.prompt === 'none') return reply.redirect(denyAuthorization(req, issuer, 'The user has not granted this access'), 302)
     return consentPage(request, reply, req)
+  }
+
+  app.get('/oauth/authorize', async (request, reply) => {
+    const fresh = (clientId: string) => applications.load(clientId)
+    if (!request.user) return answerGet(request, reply, await validateAuthorizationRequest(db, request.query, issuer, fresh))
+
+    // Remembered consent, the hot path: the session lookup and one statement, the application
+    // from the cache. A cached copy only ever issues a code (the statement re-checks its
+    // settings); every other answer is worked out again from a fresh read.
+    let cached = false
+    const outcome = await validateAuthorizationRequest(db, request.query, issuer, (clientId) => {
+      const hit = applications.get(clientId)
+      cached = hit !== undefined
+      return hit ?? applications.load(clientId)
+    })
+    if (outcome.kind !== 'ok' || !mayUseRememberedConsent(outcome.request)) {
+      return answerGet(request, reply, cached ? await validateAuthorizationRequest(db, request.query, issuer, fresh) : outcome)
+    }
+    const location = await issueUnderRememberedConsent(db, outcome.request, request.user.id, deps.clock(), issuer)
+    if (location) return reply.redirect(location, 302)
+    const tried = outcome.request.application
+    return answerGet(request, reply, cached ? await validateAuthorizationRequest(db, request.query, issuer, fresh) : outcome, tried)
   })
 
   // The consent answer. CSRF-protected; every authorization parameter is validated again, so
