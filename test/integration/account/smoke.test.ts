@@ -26,3 +26,20 @@ it('exposes Prometheus metrics by route pattern, never by raw URL', async () => 
   expect(res.body).not.toContain('hunter2')
   expect(res.body).toContain('process_cpu_user_seconds_total')
 })
+
+it('sends the security headers on pages, and only the cheap ones on the JSON API', async () => {
+  const page = await t.app.inject('/login')
+  expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'")
+  expect(page.headers['content-security-policy']).toContain("script-src 'none'")
+  // PUBLIC_URL is http here: there is no https to upgrade to.
+  expect(page.headers['content-security-policy']).not.toContain('upgrade-insecure-requests')
+  expect(page.headers['x-frame-options']).toBe('DENY')
+  expect(page.headers['referrer-policy']).toBe('no-referrer')
+  expect(page.headers['x-content-type-options']).toBe('nosniff')
+  expect(page.headers['cache-control']).toBe('no-store')
+
+  const api = await t.app.inject({ method: 'POST', url: '/oauth/introspect', payload: {} })
+  expect(api.headers['x-content-type-options']).toBe('nosniff')
+  expect(api.headers['x-request-id']).toBeTruthy()
+  expect(api.headers['content-security-policy']).toBeUndefined()
+})
