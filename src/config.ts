@@ -38,7 +38,7 @@ const EnvSchema = z.object({
   TRUST_PROXY: bool.default(false),
   DB_POOL_MAX: positiveInt(1000).default(10),
   TOKEN_CACHE_TTL_SECONDS: positiveInt(300).default(60),
-  TOKEN_CACHE_MAX_ENTRIES: positiveInt().default(100_000),
+  TOKEN_CACHE_MAX_ENTRIES: positiveInt().default(10_000),
   LOGIN_RATE_LIMIT: positiveInt().default(10),
   TOKEN_AUTH_FAILURE_LIMIT: positiveInt().default(20),
 })

@@ -18,7 +18,16 @@ try {
 }
 
 const database = await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax })
-await migrateToLatest(database.db)
+const migrated = await migrateToLatest(database.db)
+
+// `npm run migrate`: apply pending migrations, say which, and exit.
+if (process.argv.includes('migrate')) {
+  const results = migrated.results ?? []
+  for (const r of results) console.log(`${r.status}: ${r.migrationName}`)
+  if (results.length === 0) console.log('Database is up to date.')
+  await database.close()
+  process.exit(0)
+}
 const app = await buildApp({ config, database, clock: systemClock })
 
 let closing = false

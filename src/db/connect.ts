@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
 import { listenPg } from './listen.js'
+import { preparedStatementPool } from './prepared-pool.js'
 
 export type Db = Kysely<Database>
 
@@ -40,7 +41,7 @@ function createPostgres(url: string, poolMax: number): DatabaseHandle {
   // An idle client's error (server restart, terminated backend) must not crash the process;
   // the pool discards that client and the next query opens a new one.
   pool.on('error', () => {})
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatementPool(pool) }) })
   const subscriptions = new Set<() => Promise<void>>()
   return {
     db,

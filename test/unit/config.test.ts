@@ -25,7 +25,7 @@ describe('loadConfig', () => {
       trustProxy: false,
       dbPoolMax: 10,
       tokenCacheTtlMs: 60_000,
-      tokenCacheMaxEntries: 100_000,
+      tokenCacheMaxEntries: 10_000,
       loginRateLimit: 10,
       tokenAuthFailureLimit: 20,
     })
