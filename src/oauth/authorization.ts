@@ -33,22 +33,25 @@ export async function issueUnderRememberedConsent(
   now: Date,
   issuer: string,
 ): Promise<string | undefined> {
-  const code = generateAuthorizationCode()
-  const issued = await insertCodeUnderGrant(
-    db,
-    {
-      codeHash: digest(code),
-      userId,
-      scopes: req.scopes,
-      redirectUri: req.sentRedirectUri,
-      codeChallenge: req.codeChallenge,
-      codeChallengeMethod: req.codeChallengeMethod,
-      now,
-      expiresAt: new Date(now.getTime() + CODE_LIFETIME_MS),
-    },
-    req.application,
-  )
+  const { code, row } = newCode(req, userId, now)
+  const issued = await insertCodeUnderGrant(db, row, req.application)
   return issued ? buildRedirect(req.redirectUri, { code, state: req.state, iss: issuer }, 'query') : undefined
+}
+
+/** A fresh code and the row fields binding it to the request (RFC 6749 4.1.2, RFC 7636 4.4). */
+function newCode(req: AuthorizationRequest, userId: string, now: Date) {
+  const code = generateAuthorizationCode()
+  const row = {
+    codeHash: digest(code),
+    userId,
+    scopes: req.scopes,
+    redirectUri: req.sentRedirectUri,
+    codeChallenge: req.codeChallenge,
+    codeChallengeMethod: req.codeChallengeMethod,
+    now,
+    expiresAt: new Date(now.getTime() + CODE_LIFETIME_MS),
+  }
+  return { code, row }
 }
 
 /**
@@ -67,19 +70,8 @@ export async function approveAuthorization(
   return db.transaction().execute(async (trx) => {
     const grant = { userId, applicationId: req.application.id, scopes: req.scopes, now }
     if (req.responseType === 'code') {
-      const code = generateAuthorizationCode()
-      const inserted = await insertAuthorizationCode(trx, {
-        ...(nonce ? { id: nonce } : {}),
-        codeHash: digest(code),
-        applicationId: req.application.id,
-        userId,
-        scopes: req.scopes,
-        redirectUri: req.sentRedirectUri,
-        codeChallenge: req.codeChallenge,
-        codeChallengeMethod: req.codeChallengeMethod,
-        now,
-        expiresAt: new Date(now.getTime() + CODE_LIFETIME_MS),
-      })
+      const { code, row } = newCode(req, userId, now)
+      const inserted = await insertAuthorizationCode(trx, { ...(nonce ? { id: nonce } : {}), ...row, applicationId: req.application.id })
       if (!inserted) return undefined
       await upsertGrant(trx, grant)
       return buildRedirect(req.redirectUri, { code, state: req.state, iss: issuer }, 'query')

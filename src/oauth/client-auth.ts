@@ -8,6 +8,14 @@ import { findApplicationByClientId } from '../repositories/applications.js'
 import { InvalidClientError, InvalidRequestError, SlowDownError } from './errors.js'
 import { optional, type Params } from './params.js'
 
+/** What an endpoint that authenticates clients (token, revoke) needs. */
+export interface ClientEndpointContext {
+  db: Db
+  clock: Clock
+  /** Failed authentications per client in the window before 429 (TOKEN_AUTH_FAILURE_LIMIT). */
+  clientAuthFailureLimit: number
+}
+
 export interface ClientCredentials {
   clientId: string
   clientSecret: string

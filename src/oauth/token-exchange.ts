@@ -1,8 +1,6 @@
-import type { Db } from '../db/connect.js'
-import type { Clock } from '../lib/clock.js'
 import { digest, generateAccessToken } from '../lib/tokens.js'
 import { consumeCodeAndInsertToken, findCodeByHash } from '../repositories/authorization-codes.js'
-import { authenticateClient, extractClientCredentials } from './client-auth.js'
+import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
 import { InvalidGrantError, InvalidRequestError, UnsupportedGrantTypeError } from './errors.js'
 import { optional, type Params, required } from './params.js'
 import { computeS256Challenge, isValidVerifier, verifyCodeVerifier } from './pkce.js'
@@ -18,17 +16,11 @@ export interface TokenResponse {
   created_at: number
 }
 
-export interface TokenContext {
-  db: Db
-  clock: Clock
-  clientAuthFailureLimit: number
-}
-
 /**
  * POST /oauth/token, grant_type=authorization_code (RFC 6749 4.1.3). The common case is one
  * SQL statement; only a failed exchange pays for the queries that explain the failure.
  */
-export async function exchangeAuthorizationCode(ctx: TokenContext, params: Params, authorization: string | undefined): Promise<TokenResponse> {
+export async function exchangeAuthorizationCode(ctx: ClientEndpointContext, params: Params, authorization: string | undefined): Promise<TokenResponse> {
   const creds = extractClientCredentials(params, authorization)
   const grantType = required(params, 'grant_type')
   if (grantType !== 'authorization_code') throw new UnsupportedGrantTypeError('Only grant_type=authorization_code is supported')
@@ -64,7 +56,7 @@ export async function exchangeAuthorizationCode(ctx: TokenContext, params: Param
 
 /** Why the one-statement exchange issued nothing, checked in RFC order: client, then grant. */
 async function explainFailure(
-  ctx: TokenContext,
+  ctx: ClientEndpointContext,
   creds: Parameters<typeof authenticateClient>[2],
   codeHash: string,
   sent: { redirectUri: string | undefined; verifier: string | undefined },

@@ -1,17 +1,9 @@
-import type { Db } from '../db/connect.js'
-import type { Clock } from '../lib/clock.js'
 import { digest, isWellFormedAccessToken } from '../lib/tokens.js'
 import { findAccessTokenByHash, revokeTokenOfClient } from '../repositories/access-tokens.js'
 import { REVOCATION_CHANNEL, announceLocally } from '../repositories/revocation-notices.js'
-import { authenticateClient, extractClientCredentials } from './client-auth.js'
+import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
 import { UnauthorizedClientError } from './errors.js'
 import { type Params, required } from './params.js'
-
-export interface RevokeContext {
-  db: Db
-  clock: Clock
-  clientAuthFailureLimit: number
-}
 
 /**
  * POST /oauth/revoke (RFC 7009 2.1): authenticate the client, then revoke the token if it was
@@ -19,7 +11,7 @@ export interface RevokeContext {
  * "invalid tokens do not cause an error response"). `token_type_hint` may be ignored (2.1):
  * access tokens are the only kind. The common case is one statement; the rest explains a miss.
  */
-export async function revokeForClient(ctx: RevokeContext, params: Params, authorization: string | undefined): Promise<void> {
+export async function revokeForClient(ctx: ClientEndpointContext, params: Params, authorization: string | undefined): Promise<void> {
   const creds = extractClientCredentials(params, authorization)
   const token = required(params, 'token')
   if (!isWellFormedAccessToken(token)) {
