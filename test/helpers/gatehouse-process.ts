@@ -18,7 +18,8 @@ export interface GatehouseProcess {
   readonly pid: number
   /** What the process printed, for failure messages. */
   output(): string
-  stop(): Promise<void>
+  /** SIGTERM, then the exit code once the process has ended. */
+  stop(): Promise<number | null>
 }
 
 /** `node --import tsx src/server.ts`, as `npm run dev` runs it, on its own port; resolves once /healthz answers. */
@@ -32,7 +33,7 @@ export async function startGatehouse(env: Record<string, string>): Promise<Gateh
   let output = ''
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()))
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()))
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 30_000
   for (;;) {
@@ -54,7 +55,7 @@ export async function startGatehouse(env: Record<string, string>): Promise<Gateh
     output: () => output,
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM')
-      await exited
+      return exited
     },
   }
 }

@@ -1,0 +1,30 @@
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, expect, it } from 'vitest'
+import { startGatehouse } from '../helpers/gatehouse-process.js'
+
+// src/server.ts as a real process: what `npm start` runs with nothing else configured.
+const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-server-'))
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+
+it('starts on embedded PGlite with no DATABASE_URL, serves, and exits cleanly on SIGTERM', async () => {
+  const server = await startGatehouse({ DATA_DIR: dataDir })
+  const ready = await fetch(`${server.url}/readyz`)
+  expect(ready.status).toBe(200)
+  expect(await ready.json()).toEqual({ status: 'ok', database: 'ok' })
+  expect((await fetch(`${server.url}/signup`)).status).toBe(200)
+  expect(await server.stop()).toBe(0)
+})
+
+it('refuses to start on a bad setting, naming the variable', () => {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: join(import.meta.dirname, '../..'),
+    env: { PATH: process.env.PATH ?? '', PORT: 'http', DATA_DIR: dataDir },
+    encoding: 'utf8',
+    timeout: 20_000,
+  })
+  expect(result.status).toBe(1)
+  expect(result.stderr).toContain('PORT: must be a number')
+})
