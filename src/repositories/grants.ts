@@ -2,16 +2,6 @@ import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { Grant } from '../db/schema.js'
 
-/** The user's standing consent for an application (grants_user_application_key). */
-export function findGrant(db: Db, userId: string, applicationId: string): Promise<Grant | undefined> {
-  return db
-    .selectFrom('grants')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .where('application_id', '=', applicationId)
-    .executeTakeFirst()
-}
-
 /** Records consent; scopes accumulate, so consenting to less never narrows an earlier grant. */
 export async function upsertGrant(db: Db, g: { userId: string; applicationId: string; scopes: string[]; now: Date }): Promise<void> {
   await db
