@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
+import type { AppDeps } from '../../src/http/deps.js'
 import { manualClock } from '../../src/lib/clock.js'
 import { createTestDatabase, type TestDatabase } from './db.js'
+import { type QueryCounter, countQueries } from './query-counter.js'
 
 export const TEST_ISSUER = 'http://gatehouse.test'
 
@@ -12,15 +14,23 @@ export interface TestContext {
   db: TestDatabase['handle']['db']
   clock: ReturnType<typeof manualClock>
   config: Config
+  deps: AppDeps
+  /** Every query and transaction the app runs, counted (the test's own `db` is not). */
+  queries: QueryCounter
   close(): Promise<void>
 }
 
-/** A real app over a fresh real database, with a clock the test moves by hand. */
-export async function buildTestApp(env: Record<string, string> = {}): Promise<TestContext> {
-  const testDb = await createTestDatabase()
+/**
+ * A real app over a fresh real database, with a clock the test moves by hand. `shared` lets
+ * several apps use one database: two Gatehouse instances on one Postgres, or on one PGlite.
+ */
+export async function buildTestApp(env: Record<string, string> = {}, shared?: TestDatabase): Promise<TestContext> {
+  const testDb = shared ?? (await createTestDatabase())
   const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, ...env })
   const clock = manualClock(new Date())
-  const app = await buildApp({ config, database: testDb.handle, clock })
+  const { database, queries } = countQueries(testDb.handle)
+  const deps: AppDeps = { config, database, clock }
+  const app = await buildApp(deps)
   await app.ready()
   return {
     app,
@@ -28,9 +38,11 @@ export async function buildTestApp(env: Record<string, string> = {}): Promise<Te
     db: testDb.handle.db,
     clock,
     config,
+    deps,
+    queries,
     async close() {
       await app.close()
-      await testDb.destroy()
+      if (!shared) await testDb.destroy()
     },
   }
 }

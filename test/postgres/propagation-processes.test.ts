@@ -15,7 +15,7 @@ import {
 } from '../helpers/factories.js'
 import { type GatehouseProcess, startGatehouse } from '../helpers/gatehouse-process.js'
 import { isActive, msUntil, refuses, revokeThrough, seed, summarize, tokenInfoStatus } from '../helpers/propagation.js'
-import { type ResourceTestContext, buildResourceTestApp } from '../helpers/resource-app.js'
+import { type TestContext, buildTestApp } from '../helpers/app.js'
 import { type TcpProxy, startTcpProxy } from '../helpers/tcp-proxy.js'
 
 /*

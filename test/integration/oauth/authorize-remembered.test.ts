@@ -1,14 +1,9 @@
-import type { FastifyInstance } from 'fastify'
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../../src/app.js'
-import { loadConfig } from '../../../src/config.js'
-import { manualClock } from '../../../src/lib/clock.js'
 import { digest } from '../../../src/lib/tokens.js'
-import { createTestDatabase, type TestDatabase } from '../../helpers/db.js'
+import type { TestContext } from '../../helpers/app.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
 import {
-  CHALLENGE, TEST_ISSUER, VERIFIER, type TestClient, authorizeUrl, consentFields, createClient, exchange, locationParams,
+  CHALLENGE, TEST_ISSUER, VERIFIER, buildOAuthTestApp, type TestClient, authorizeUrl, consentFields, createClient, exchange, locationParams,
   loggedInUser,
 } from './helpers.js'
 
@@ -17,39 +12,14 @@ import {
  * statement, with the application from a cache that every other answer bypasses.
  */
 
-let testDb: TestDatabase
-let app: FastifyInstance
-const clock = manualClock(new Date())
-const counts = { queries: 0, transactions: 0 }
+let t: TestContext
+beforeAll(async () => { t = await buildOAuthTestApp() })
+afterAll(async () => { await t.close() })
 
-beforeAll(async () => {
-  testDb = await createTestDatabase()
-  const counter: KyselyPlugin = {
-    transformQuery: (args: PluginTransformQueryArgs) => args.node,
-    transformResult: async (args: PluginTransformResultArgs) => {
-      counts.queries++
-      return args.result
-    },
-  }
-  const db = testDb.handle.db.withPlugin(counter)
-  const transaction = db.transaction.bind(db)
-  db.transaction = () => {
-    counts.transactions++
-    return transaction()
-  }
-  const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, LOGIN_RATE_LIMIT: '10000' })
-  app = await buildApp({ config, database: { ...testDb.handle, db }, clock })
-  await app.ready()
-})
-afterAll(async () => {
-  await app.close()
-  await testDb.destroy()
-})
-
-const db = () => testDb.handle.db
+const db = () => t.db
 
 async function consented(client: TestClient, scope = 'read write'): Promise<BrowserSession & { email: string }> {
-  const s = await loggedInUser(app)
+  const s = await loggedInUser(t.app)
   const page = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, scope }))
   expect(page.statusCode).toBe(200)
   const res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
@@ -58,9 +28,9 @@ async function consented(client: TestClient, scope = 'read write'): Promise<Brow
 }
 
 async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; queries: number; transactions: number }> {
-  const before = { ...counts }
+  const before = { queries: t.queries.count, transactions: t.queries.transactions }
   const result = await fn()
-  return { result, queries: counts.queries - before.queries, transactions: counts.transactions - before.transactions }
+  return { result, queries: t.queries.count - before.queries, transactions: t.queries.transactions - before.transactions }
 }
 
 describe('remembered consent, the hot path', () => {
@@ -100,9 +70,9 @@ describe('remembered consent, the hot path', () => {
       code_challenge: CHALLENGE, code_challenge_method: 'S256', consumed_at: null,
     })
     expect(row.expires_at.getTime() - row.created_at.getTime()).toBe(10 * 60_000)
-    expect((await exchange(app, client, { code, redirect_uri: sent })).statusCode).toBe(400)
+    expect((await exchange(t.app, client, { code, redirect_uri: sent })).statusCode).toBe(400)
     const other = locationParams(await s.get(url)).get('code')!
-    const token = await exchange(app, client, { code: other, redirect_uri: sent, code_verifier: VERIFIER })
+    const token = await exchange(t.app, client, { code: other, redirect_uri: sent, code_verifier: VERIFIER })
     expect(token.statusCode, token.body).toBe(200)
     expect(token.json().scope).toBe('write_teams')
   })

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type ApplicationFixture, type UserFixture, basicAuth, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
 import { freePort } from '../../helpers/gatehouse-process.js'
 import { msUntil } from '../../helpers/propagation.js'
-import { type ResourceTestContext, buildResourceTestApp } from '../../helpers/resource-app.js'
+import { type TestContext, buildTestApp } from '../../helpers/app.js'
 
 /*
  * The README's walk-through: `npm run example:resource` (examples/resource-api.ts) as its own
@@ -13,7 +13,7 @@ import { type ResourceTestContext, buildResourceTestApp } from '../../helpers/re
  * revocation stream.
  */
 
-let t: ResourceTestContext
+let t: TestContext
 let gatehouse: string
 let example: ChildProcess
 let api: string
@@ -22,7 +22,7 @@ let user: UserFixture
 let app: ApplicationFixture
 
 beforeAll(async () => {
-  t = await buildResourceTestApp()
+  t = await buildTestApp()
   await t.app.listen({ port: 0, host: '127.0.0.1' })
   gatehouse = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
   user = await createUser(t.db, { email: 'reader@example.com' })

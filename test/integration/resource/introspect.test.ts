@@ -8,16 +8,16 @@ import {
   type AccessTokenFixture, type ApplicationFixture, type UserFixture,
   basicAuth, createAccessToken, createApplication, createTokenSetup, createUser,
 } from '../../helpers/factories.js'
-import { type ResourceTestContext, buildResourceTestApp } from '../../helpers/resource-app.js'
+import { type TestContext, buildTestApp } from '../../helpers/app.js'
 
-let t: ResourceTestContext
+let t: TestContext
 let user: UserFixture
 let app: ApplicationFixture
 /** Another registered application: the resource server that introspects. */
 let rs: ApplicationFixture
 
 beforeAll(async () => {
-  t = await buildResourceTestApp()
+  t = await buildTestApp()
   user = await createUser(t.db, { email: 'coach@example.com' })
   app = await createApplication(t.db, { ownerId: user.id })
   rs = await createApplication(t.db, { name: 'Resource server' })

@@ -15,7 +15,7 @@ import {
 } from '../../helpers/factories.js'
 import { type GatehouseProcess, startGatehouse } from '../../helpers/gatehouse-process.js'
 import { isActive, msUntil, refuses, revokeThrough, seed, summarize, tokenInfoStatus } from '../../helpers/propagation.js'
-import { type ResourceTestContext, buildResourceTestApp } from '../../helpers/resource-app.js'
+import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
 
 /*
@@ -28,8 +28,8 @@ import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
 
 describe('two Gatehouse instances sharing one database, in this process', () => {
   let shared: TestDatabase
-  let a: ResourceTestContext
-  let b: ResourceTestContext
+  let a: TestContext
+  let b: TestContext
   let baseA: string
   let baseB: string
   let user: UserFixture
@@ -40,8 +40,8 @@ describe('two Gatehouse instances sharing one database, in this process', () => 
 
   beforeAll(async () => {
     shared = await createTestDatabase()
-    a = await buildResourceTestApp({}, shared)
-    b = await buildResourceTestApp({}, shared)
+    a = await buildTestApp({}, shared)
+    b = await buildTestApp({}, shared)
     await a.app.listen({ port: 0, host: '127.0.0.1' })
     await b.app.listen({ port: 0, host: '127.0.0.1' })
     baseA = `http://127.0.0.1:${(a.app.server.address() as AddressInfo).port}`

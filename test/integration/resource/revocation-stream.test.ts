@@ -5,7 +5,7 @@ import { revokeTokens } from '../../../src/oauth/revocation.js'
 import { type Verifier, createVerifier } from '../../../src/verifier/index.js'
 import { EventStreamParser, type StreamEvent } from '../../../src/verifier/revocation-stream-client.js'
 import { type ApplicationFixture, type UserFixture, basicAuth, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
-import { type ResourceTestContext, buildResourceTestApp } from '../../helpers/resource-app.js'
+import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
 
 /*
@@ -13,14 +13,14 @@ import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
  * a listening Gatehouse.
  */
 
-let t: ResourceTestContext
+let t: TestContext
 let base: string
 let user: UserFixture
 let app: ApplicationFixture
 let rs: ApplicationFixture
 
 beforeAll(async () => {
-  t = await buildResourceTestApp()
+  t = await buildTestApp()
   await t.app.listen({ port: 0, host: '127.0.0.1' })
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
   user = await createUser(t.db)

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateAccessToken } from '../../../src/lib/tokens.js'
 import { revokeTokens } from '../../../src/oauth/revocation.js'
 import { basicAuth, createTokenSetup } from '../../helpers/factories.js'
-import { type ResourceTestContext, buildResourceTestApp } from '../../helpers/resource-app.js'
+import { type TestContext, buildTestApp } from '../../helpers/app.js'
 
-let t: ResourceTestContext
-beforeAll(async () => { t = await buildResourceTestApp() })
+let t: TestContext
+beforeAll(async () => { t = await buildTestApp() })
 afterAll(async () => { await t.close() })
 
 function tokenInfo(authorization?: string, url = '/oauth/token/info') {

@@ -7,7 +7,7 @@ import { revokeTokens } from '../../../src/oauth/revocation.js'
 import { REVOCATION_CHANNEL } from '../../../src/repositories/revocation-notices.js'
 import { type Verifier, createVerifier } from '../../../src/verifier/index.js'
 import { type AccessTokenFixture, type ApplicationFixture, type UserFixture, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
-import { type ResourceTestContext, buildResourceTestApp } from '../../helpers/resource-app.js'
+import { type TestContext, buildTestApp } from '../../helpers/app.js'
 
 /*
  * The verifier in database mode, behind the example resource API (GET /me needs read,
@@ -15,14 +15,14 @@ import { type ResourceTestContext, buildResourceTestApp } from '../../helpers/re
  * the app's, and its clock is the test's.
  */
 
-let t: ResourceTestContext
+let t: TestContext
 let verifier: Verifier
 let api: FastifyInstance
 let user: UserFixture
 let app: ApplicationFixture
 
 beforeAll(async () => {
-  t = await buildResourceTestApp()
+  t = await buildTestApp()
   verifier = createVerifier({ mode: 'database', database: t.deps.database, now: () => t.clock().getTime() })
   await verifier.ready()
   api = await buildResourceApi(verifier)
