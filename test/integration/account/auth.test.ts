@@ -87,6 +87,8 @@ describe('log in', () => {
     const cookie = (res.cookies as Array<{ name: string; httpOnly?: boolean; sameSite?: string; path?: string; domain?: string }>).find((c) => c.name === SESSION_COOKIE)
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' })
     expect(cookie?.domain).toBeUndefined()
+    // PUBLIC_URL is http here: a Secure cookie would never come back.
+    expect((cookie as { secure?: boolean } | undefined)?.secure).toBeFalsy()
     const page = await s.get('/applications')
     expect(page.statusCode).toBe(200)
     expect(page.body).toContain('user@example.com')

@@ -43,3 +43,22 @@ it('sends the security headers on pages, and only the cheap ones on the JSON API
   expect(api.headers['x-request-id']).toBeTruthy()
   expect(api.headers['content-security-policy']).toBeUndefined()
 })
+
+it('marks the session and CSRF cookies Secure when the public URL is https', async () => {
+  const https = await buildTestApp({ PUBLIC_URL: 'https://auth.example.com' })
+  try {
+    const s = new BrowserSession(https.app)
+    await s.get('/signup')
+    await s.post('/signup', { email: 'secure@example.com', password: 'correct horse battery' })
+    await s.get('/login')
+    const res = await s.post('/login', { email: 'secure@example.com', password: 'correct horse battery' })
+    expect(res.statusCode).toBe(303)
+    const cookies = res.cookies as Array<{ name: string; secure?: boolean; httpOnly?: boolean }>
+    expect(cookies.find((c) => c.name === 'gatehouse_session')).toMatchObject({ secure: true, httpOnly: true })
+    const page = await https.app.inject('/login')
+    expect((page.cookies as Array<{ name: string; secure?: boolean }>).find((c) => c.name === 'gatehouse_csrf')).toMatchObject({ secure: true })
+    expect(page.headers['strict-transport-security']).toBeDefined()
+  } finally {
+    await https.close()
+  }
+})
