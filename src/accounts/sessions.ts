@@ -1,12 +1,13 @@
 import type { Db } from '../db/connect.js'
 import { randomToken, sha256 } from '../lib/crypto.js'
-import { deleteSession, findSessionUser, insertSession, type SessionUser } from '../repositories/sessions.js'
+import { deleteExpiredSessions, deleteSession, findSessionUser, insertSession, type SessionUser } from '../repositories/sessions.js'
 
 /**
  * Console sessions live in the database; the cookie holds only a random id, and the database
  * only its digest, so a leaked dump cannot be replayed as a cookie.
  */
 export async function startSession(db: Db, userId: string, now: Date, ttlMs: number): Promise<string> {
+  await deleteExpiredSessions(db, userId, now)
   const id = randomToken(32)
   await insertSession(db, { idHash: sha256(id), userId, now, expiresAt: new Date(now.getTime() + ttlMs) })
   return id

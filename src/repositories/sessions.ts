@@ -30,6 +30,7 @@ export async function deleteSession(db: Db, idHash: string): Promise<void> {
   await db.deleteFrom('sessions').where('id_hash', '=', idHash).execute()
 }
 
-export async function deleteExpiredSessions(db: Db, now: Date): Promise<void> {
-  await db.deleteFrom('sessions').where('expires_at', '<=', now).execute()
+/** The user's expired sessions (sessions_user_id_idx), so sessions do not pile up forever. */
+export async function deleteExpiredSessions(db: Db, userId: string, now: Date): Promise<void> {
+  await db.deleteFrom('sessions').where('user_id', '=', userId).where('expires_at', '<=', now).execute()
 }
