@@ -1,6 +1,6 @@
 /*
  * The closed family of OAuth errors. Each class is named after its RFC error code; the HTTP
- * layer maps them to the wire in one place (src/http/oauth-errors.ts). Protocol code throws
+ * layer maps them to the wire in one place (src/http/routes/oauth/json-errors.ts). Protocol code throws
  * these and nothing else for client-caused failures.
  */
 export abstract class OAuthError extends Error {
@@ -67,23 +67,6 @@ export class InvalidScopeError extends OAuthError {
 /** RFC 6749 4.1.2.1: the resource owner or the server denied the request. */
 export class AccessDeniedError extends OAuthError {
   readonly error = 'access_denied'
-}
-
-/** RFC 7009 2.2.1: the server does not support revoking this token type. */
-export class UnsupportedTokenTypeError extends OAuthError {
-  readonly error = 'unsupported_token_type'
-}
-
-/** RFC 6750 3.1: the access token is missing, revoked, malformed or unknown. */
-export class InvalidTokenError extends OAuthError {
-  readonly error = 'invalid_token'
-  override readonly status = 401
-}
-
-/** RFC 6750 3.1: the token lacks the scope the resource requires. */
-export class InsufficientScopeError extends OAuthError {
-  readonly error = 'insufficient_scope'
-  override readonly status = 403
 }
 
 /** Not an RFC code on its own: too many failed attempts; mapped to 429 with Retry-After. */

@@ -5,10 +5,6 @@ export function findUserByEmail(db: Db, email: string): Promise<User | undefined
   return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst()
 }
 
-export function findUserById(db: Db, id: string): Promise<User | undefined> {
-  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
-}
-
 /** Inserts the user unless the email is taken; undefined when it was (users_email_key). */
 export function insertUser(db: Db, user: { email: string; passwordHash: string; now: Date }): Promise<User | undefined> {
   return db
