@@ -7,8 +7,12 @@ import { defineConfig } from 'vitest/config'
 const server = Boolean(process.env.TEST_DATABASE_URL || process.env.DATABASE_URL)
 
 export default defineConfig({
+  // Workspace packages resolve to their TypeScript sources (the "source" export condition), so
+  // tests never run against a stale build.
+  resolve: { conditions: ['source'] },
+  ssr: { resolve: { conditions: ['source'] } },
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     exclude: server ? ['**/node_modules/**'] : ['**/node_modules/**', 'test/postgres/**'],
     // Each test file gets its own database (test/helpers/db.ts), so files run in parallel.
     pool: 'forks',

@@ -9,7 +9,7 @@ import { type Child, freePort, spawnPinned, waitForHttp } from './proc.js'
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /** BENCH_SERVER_ENTRY runs the harness against another server script (e.g. to test the harness itself). */
 export const SERVER_ENTRY = process.env.BENCH_SERVER_ENTRY ?? fileURLToPath(new URL('../dist/src/server.js', import.meta.url))
-export const VERIFIER_ENTRY = fileURLToPath(new URL('../dist/src/verifier/index.js', import.meta.url))
+export const VERIFIER_ENTRY = fileURLToPath(new URL('../packages/verifier/dist/index.js', import.meta.url))
 
 /** `npm run build`; on failure the error text (the caller decides whether an older dist will do). */
 export async function build(): Promise<string | null> {

@@ -9,7 +9,7 @@
  *
  *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench:propagation [-- --runs 100]
  */
-import { createVerifier } from '../src/verifier/index.js'
+import { createVerifier } from '@gatehouse/verifier'
 import { createTestDatabase, serverUrl } from '../test/helpers/db.js'
 import { basicAuth, createAccessToken, createApplication, createUser } from '../test/helpers/factories.js'
 import { startGatehouse } from '../test/helpers/gatehouse-process.js'

@@ -18,7 +18,7 @@ export interface VerifierReport {
   error?: string
 }
 
-type VerifierModule = typeof import('../src/verifier/index.js')
+type VerifierModule = typeof import('@gatehouse/verifier')
 
 const entry = process.env.VERIFIER_ENTRY!
 const databaseUrl = process.env.DATABASE_URL!

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { pathToFileURL } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 // In another service: import { createVerifier, gatehouseVerifier } from 'gatehouse/verifier'
-import { type Verifier, createVerifier, gatehouseVerifier } from '../src/verifier/index.js'
+import { type Verifier, createVerifier, gatehouseVerifier } from '@gatehouse/verifier'
 
 /*
  * A resource API protected by Gatehouse: `npm run example:resource`.

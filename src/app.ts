@@ -1,11 +1,10 @@
 import formbody from '@fastify/formbody'
 import view from '@fastify/view'
 import { Eta } from 'eta'
-import Fastify, { type FastifyInstance } from 'fastify'
-import type { AppDeps } from './http/deps.js'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { setHtmlErrorHandler } from './http/error-pages.js'
+import { requestIdOptions } from './http/logging.js'
 import { registerPageSecurity } from './http/page-security.js'
-import { loggerOptions } from './http/logging.js'
 import { registerMetrics } from './http/metrics.js'
 import accountRoutes from './http/routes/account/index.js'
 import consoleRoutes from './http/routes/console/index.js'
@@ -15,14 +14,21 @@ import resourceRoutes from './http/routes/resource/index.js'
 import staticRoutes from './http/routes/static.js'
 import { registerSession } from './http/session.js'
 import { VIEWS_DIR } from './paths.js'
+import type { Services } from './services.js'
 
-/** Assembles Gatehouse; never listens (src/server.ts does). */
-export async function buildApp(deps: AppDeps, options: { logStream?: NodeJS.WritableStream } = {}): Promise<FastifyInstance> {
+/**
+ * Assembles Gatehouse from its services (src/services.ts); never listens (src/server.ts does)
+ * and builds nothing stateful itself.
+ */
+export async function buildApp(deps: Services): Promise<FastifyInstance> {
   const app = Fastify({
-    ...loggerOptions(deps.config.logLevel, options.logStream),
+    loggerInstance: deps.log as FastifyBaseLogger,
+    ...requestIdOptions,
     trustProxy: deps.config.trustProxy,
     bodyLimit: 64 * 1024,
   })
+  // Open revocation streams would hold close() until their clients leave.
+  app.addHook('preClose', async () => deps.broadcaster.closeAll())
   app.decorateRequest('user', null)
   // Every response, API or page: its request id, and no MIME sniffing of JSON bodies.
   app.addHook('onRequest', (request, reply, done) => {

@@ -1,8 +1,7 @@
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
-import { createDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
-import { systemClock } from './lib/clock.js'
+import { createServices } from './services.js'
 
 /* The only module that touches the process: environment, listening, signals. */
 
@@ -17,7 +16,8 @@ try {
   throw err
 }
 
-const database = await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax })
+const services = await createServices(config)
+const { database } = services
 const migrated = await migrateToLatest(database.db)
 
 // `npm run migrate`: apply pending migrations, say which, and exit.
@@ -25,10 +25,10 @@ if (process.argv.includes('migrate')) {
   const results = migrated.results ?? []
   for (const r of results) console.log(`${r.status}: ${r.migrationName}`)
   if (results.length === 0) console.log('Database is up to date.')
-  await database.close()
+  await services.close()
   process.exit(0)
 }
-const app = await buildApp({ config, database, clock: systemClock })
+const app = await buildApp(services)
 
 let closing = false
 async function shutdown(signal: string) {
@@ -39,7 +39,7 @@ async function shutdown(signal: string) {
   force.unref()
   try {
     await app.close()
-    await database.close()
+    await services.close()
     process.exit(0)
   } catch (err) {
     app.log.error({ err }, 'shutdown failed')

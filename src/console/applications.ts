@@ -1,6 +1,4 @@
 import type { Db } from '../db/connect.js'
-import { revokeTokens } from '../oauth/revocation.js'
-import { publishRevocation } from '../repositories/revocation-notices.js'
 import type { Application } from '../db/schema.js'
 import { digest, generateClientId, generateClientSecret } from '../lib/tokens.js'
 import {
@@ -11,6 +9,8 @@ import {
   replaceOwnedApplicationSecret,
   updateOwnedApplication,
 } from '../repositories/applications.js'
+import type { RevocationBus } from '../revocation/bus.js'
+import { revoke } from '../revocation/revoke.js'
 
 /*
  * "Your Applications" use cases (DESIGN.md "Console"). Every function takes the owner's id and
@@ -65,6 +65,7 @@ export function updateApplication(
  */
 export async function regenerateSecret(
   db: Db,
+  bus: RevocationBus,
   id: string,
   ownerId: string,
   now: Date,
@@ -76,7 +77,7 @@ export async function regenerateSecret(
   return db.transaction().execute(async (trx) => {
     const application = await replaceOwnedApplicationSecret(trx, id, ownerId, digest(clientSecret), now)
     if (!application) return undefined
-    await publishRevocation(trx, { kind: 'client-credentials', clientId: application.client_id })
+    await revoke({ db: trx, bus }, { kind: 'client-credentials', clientId: application.client_id }, now)
     return { application, clientSecret }
   })
 }
@@ -86,11 +87,11 @@ export async function regenerateSecret(
  * same transaction announces the revocation, so that token caches (here and in resource APIs'
  * verifiers) drop its tokens exactly when the delete commits.
  */
-export async function deleteApplication(db: Db, id: string, ownerId: string, now: Date): Promise<boolean> {
+export async function deleteApplication(db: Db, bus: RevocationBus, id: string, ownerId: string, now: Date): Promise<boolean> {
   if (!isApplicationId(id)) return false
   return db.transaction().execute(async (trx) => {
     const deleted = await deleteOwnedApplication(trx, id, ownerId)
-    if (deleted) await revokeTokens(trx, { kind: 'application', applicationId: id }, now)
+    if (deleted) await revoke({ db: trx, bus }, { kind: 'application', applicationId: id }, now)
     return deleted
   })
 }

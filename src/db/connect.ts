@@ -1,23 +1,21 @@
 import { mkdirSync } from 'node:fs'
-import { Kysely, PostgresDialect } from 'kysely'
+import { type ListenEvents, type NotificationHandler, listenPg } from '@gatehouse/verifier/shared'
+import { CompiledQuery, Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
-import { listenPg } from './listen.js'
 import { preparedStatementPool } from './prepared-pool.js'
 
 export type Db = Kysely<Database>
-
-export type NotificationHandler = (payload: string) => void
-
-/** Connection-state changes of a LISTEN subscription: caches fall back to their TTL while down. */
-export interface ListenEvents {
-  onConnected?: () => void
-  onDisconnected?: (err?: Error) => void
-}
+export type { ListenEvents, NotificationHandler }
 
 export interface DatabaseHandle {
   readonly db: Db
   readonly kind: 'postgres' | 'pglite'
+  /**
+   * A statement written out in SQL, run through `db` (so as a prepared statement, and seen by
+   * Kysely plugins). For the queries shared with @gatehouse/verifier.
+   */
+  query(text: string, values: readonly unknown[]): Promise<{ rows: readonly unknown[] }>
   /** Subscribes to a Postgres NOTIFY channel; resolves once listening. Returns the unsubscribe. */
   listen(channel: string, handler: NotificationHandler, events?: ListenEvents): Promise<() => Promise<void>>
   close(): Promise<void>
@@ -36,6 +34,11 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
   return createPglite(options.dataDir ?? './data')
 }
 
+/** `this.db`, not a captured one: a copy of the handle with another `db` (tests count queries) runs through it. */
+function query(this: DatabaseHandle, text: string, values: readonly unknown[]): Promise<{ rows: readonly unknown[] }> {
+  return this.db.executeQuery(CompiledQuery.raw(text, [...values]))
+}
+
 function createPostgres(url: string, poolMax: number): DatabaseHandle {
   const pool = new pg.Pool({ connectionString: url, max: poolMax })
   // An idle client's error (server restart, terminated backend) must not crash the process;
@@ -46,6 +49,7 @@ function createPostgres(url: string, poolMax: number): DatabaseHandle {
   return {
     db,
     kind: 'postgres',
+    query,
     async listen(channel, handler, events) {
       const stop = await listenPg(url, channel, handler, events)
       subscriptions.add(stop)
@@ -71,6 +75,7 @@ async function createPglite(dataDir: string): Promise<DatabaseHandle> {
   return {
     db,
     kind: 'pglite',
+    query,
     async listen(channel, handler, events) {
       // PGlite lives in this process: the subscription cannot drop, so it is connected at once.
       const unsubscribe = await client.listen(channel, handler)

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyServerOptions } from 'fastify'
+import type { LoggerOptions } from 'pino'
 
 /** Parameters whose values never reach a log line, wherever they appear in a URL. */
 const SECRET_PARAMS = /([?&](?:client_secret|code|code_verifier|token|access_token|password|state|_csrf)=)[^&#]*/gi
@@ -13,34 +14,32 @@ export function redactUrl(url: string): string {
  * are censored and URLs lose the values of secret-bearing query parameters (the token
  * endpoint accepts its parameters in the query string, as the spec's clients send them).
  */
-export function loggerOptions(level: string, stream?: NodeJS.WritableStream): Pick<FastifyServerOptions, 'logger' | 'genReqId' | 'requestIdHeader'> {
+export function pinoOptions(level: string): LoggerOptions {
   return {
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
-    logger:
-      level === 'silent'
-        ? false
-        : {
-            level,
-            ...(stream ? { stream } : {}),
-            redact: {
-              paths: [
-                'req.headers.authorization',
-                'req.headers.cookie',
-                'res.headers["set-cookie"]',
-                '*.client_secret',
-                '*.password',
-                '*.code',
-                '*.token',
-                '*.access_token',
-              ],
-              censor: '[REDACTED]',
-            },
-            serializers: {
-              req(req: { method: string; url: string; ip?: string; headers?: Record<string, unknown> }) {
-                return { method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }
-              },
-            },
-          },
+    level,
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'res.headers["set-cookie"]',
+        '*.client_secret',
+        '*.password',
+        '*.code',
+        '*.token',
+        '*.access_token',
+      ],
+      censor: '[REDACTED]',
+    },
+    serializers: {
+      req(req: { method: string; url: string; ip?: string }) {
+        return { method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }
+      },
+    },
   }
+}
+
+/** Request ids: taken from X-Request-Id when a proxy set one, else a new UUID. */
+export const requestIdOptions: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader'> = {
+  requestIdHeader: 'x-request-id',
+  genReqId: () => randomUUID(),
 }

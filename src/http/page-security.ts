@@ -2,7 +2,7 @@ import cookie from '@fastify/cookie'
 import csrf from '@fastify/csrf-protection'
 import helmet, { type HelmetOptions } from 'helmet'
 import type { FastifyInstance } from 'fastify'
-import type { AppDeps } from './deps.js'
+import type { Services } from '../services.js'
 
 /**
  * helmet's headers for a configuration, computed once. helmet (and @fastify/helmet) rebuild
@@ -25,7 +25,7 @@ export function securityHeaders(options: HelmetOptions): ReadonlyArray<readonly 
  * servers, and the cookie plugin's per-response hooks would cost them throughput for headers
  * no browser reads there.
  */
-export async function registerPageSecurity(pages: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function registerPageSecurity(pages: FastifyInstance, deps: Services): Promise<void> {
   const headers = securityHeaders({
     contentSecurityPolicy: {
       directives: {

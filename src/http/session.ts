@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { resolveSession } from '../accounts/sessions.js'
 import type { SessionUser } from '../repositories/sessions.js'
-import type { AppDeps } from './deps.js'
+import type { Services } from '../services.js'
 
 export const SESSION_COOKIE = 'gatehouse_session'
 
@@ -13,7 +13,7 @@ declare module 'fastify' {
 }
 
 /** Loads the session user for every request of this context (pages, never the token API). */
-export function registerSession(app: FastifyInstance, deps: AppDeps): void {
+export function registerSession(app: FastifyInstance, deps: Services): void {
   app.addHook('onRequest', async (request) => {
     const id = request.cookies[SESSION_COOKIE]
     request.user = id ? ((await resolveSession(deps.database.db, id, deps.clock())) ?? null) : null
@@ -21,7 +21,7 @@ export function registerSession(app: FastifyInstance, deps: AppDeps): void {
 }
 
 /** Host-only (no Domain), HttpOnly, SameSite=Lax; Secure when the public URL is https. */
-export function setSessionCookie(reply: FastifyReply, deps: AppDeps, id: string): void {
+export function setSessionCookie(reply: FastifyReply, deps: Services, id: string): void {
   reply.setCookie(SESSION_COOKIE, id, {
     path: '/',
     httpOnly: true,
@@ -31,7 +31,7 @@ export function setSessionCookie(reply: FastifyReply, deps: AppDeps, id: string)
   })
 }
 
-export function clearSessionCookie(reply: FastifyReply, deps: AppDeps): void {
+export function clearSessionCookie(reply: FastifyReply, deps: Services): void {
   reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure })
 }
 

@@ -1,20 +1,13 @@
-import crypto, { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { sha256Hex } from '@gatehouse/verifier/shared'
 
 /** URL-safe random string carrying `bytes` bytes of entropy. */
 export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url')
 }
 
-/*
- * One-shot hashing (Node 20.12+) takes half the time of a Hash object, and every token check
- * hashes once; older Node 20 releases fall back to createHash.
- */
-const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash
-
 /** Hex SHA-256: how every high-entropy secret (client secrets, codes, tokens) is stored. */
-export const sha256: (value: string) => string = oneShotHash
-  ? (value) => oneShotHash('sha256', value, 'hex')
-  : (value) => createHash('sha256').update(value).digest('hex')
+export const sha256 = sha256Hex
 
 export function sha256Base64Url(value: string): string {
   return createHash('sha256').update(value).digest('base64url')

@@ -1,6 +1,4 @@
-import type { Db } from '../db/connect.js'
 import type { Application } from '../db/schema.js'
-import { findApplicationWithOwnerByClientId } from '../repositories/applications.js'
 import {
   InvalidRequestError,
   OAuthError,
@@ -71,16 +69,10 @@ export function errorLocation(
 }
 
 /**
- * For the code flow this reads only the application's CodeFlowSettings
- * (src/repositories/authorization-codes.ts), which insertCodeUnderGrant re-checks: keep the
- * two in step.
+ * For the code flow this reads only the application's CODE_FLOW_SETTINGS
+ * (src/repositories/authorization-codes.ts), which insertCodeUnderGrant re-checks.
  */
-export async function validateAuthorizationRequest(
-  db: Db,
-  input: unknown,
-  issuer: string,
-  load: ApplicationLoader = (clientId) => findApplicationWithOwnerByClientId(db, clientId),
-): Promise<AuthorizeOutcome> {
+export async function validateAuthorizationRequest(input: unknown, issuer: string, load: ApplicationLoader): Promise<AuthorizeOutcome> {
   const raw = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>
   const single = (name: string): string | undefined => {
     const v = raw[name]

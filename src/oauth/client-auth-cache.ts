@@ -3,8 +3,7 @@ import type { Clock } from '../lib/clock.js'
 import { constantTimeEqual } from '../lib/crypto.js'
 import { digest } from '../lib/tokens.js'
 import { findApplicationByClientId } from '../repositories/applications.js'
-import type { RevocationNotice } from '../repositories/revocation-notices.js'
-import { TtlLru } from '../verifier/ttl-lru.js'
+import { type RevocationNotice, TtlLru } from '@gatehouse/verifier/shared'
 import { type ClientCredentials, clientAuthFailure } from './client-auth.js'
 
 export interface AuthenticatedClient {

@@ -5,6 +5,7 @@ import { constantTimeEqual } from '../lib/crypto.js'
 import { consumeAttempt } from '../lib/rate-limiter.js'
 import { digest } from '../lib/tokens.js'
 import { findApplicationByClientId } from '../repositories/applications.js'
+import type { RevocationBus } from '../revocation/bus.js'
 import { InvalidClientError, InvalidRequestError, SlowDownError } from './errors.js'
 import { optional, type Params } from './params.js'
 
@@ -12,6 +13,8 @@ import { optional, type Params } from './params.js'
 export interface ClientEndpointContext {
   db: Db
   clock: Clock
+  /** Revocations made here (a replayed code, RFC 7009) reach this process's caches through it. */
+  bus: RevocationBus
   /** Failed authentications per client in the window before 429 (TOKEN_AUTH_FAILURE_LIMIT). */
   clientAuthFailureLimit: number
 }

@@ -1,5 +1,5 @@
-import type { TokenCache } from '../verifier/token-cache.js'
-import type { VerifiedToken } from '../verifier/types.js'
+import type { TokenCache } from '@gatehouse/verifier/shared'
+import type { VerifiedToken } from '@gatehouse/verifier/shared'
 import type { ClientAuthCache } from './client-auth-cache.js'
 import { extractClientCredentials } from './client-auth.js'
 import { type Params, required } from './params.js'

@@ -49,12 +49,6 @@ export function formatScope(scopes: readonly string[]): string {
   return scopes.join(' ')
 }
 
-/** Whether a token with `granted` may do what `required` allows; `write` implies every `write_*` (DESIGN.md rule 7). */
-export function scopeSatisfies(granted: readonly string[], required: string): boolean {
-  if (granted.includes(required)) return true
-  return required.startsWith('write_') && granted.includes('write')
-}
-
 /** Plain set inclusion: every scope of `requested` appears in `granted`. */
 export function isSubset(requested: readonly string[], granted: readonly string[]): boolean {
   return requested.every((s) => granted.includes(s))

@@ -1,10 +1,10 @@
 import { digest, generateAccessToken } from '../lib/tokens.js'
+import { revoke } from '../revocation/revoke.js'
 import { consumeCodeAndInsertToken, findCodeByHash } from '../repositories/authorization-codes.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
 import { InvalidGrantError, InvalidRequestError, UnsupportedGrantTypeError } from './errors.js'
 import { optional, type Params, required } from './params.js'
 import { computeS256Challenge, isValidVerifier, verifyCodeVerifier } from './pkce.js'
-import { revokeTokens } from './revocation.js'
 import { formatScope, normalizeScopes } from './scope.js'
 
 /** Successful token response (RFC 6749 5.1); no expires_in: tokens live until revoked. */
@@ -68,7 +68,7 @@ async function explainFailure(
   if (!row || row.application_id !== application.id) return new InvalidGrantError('The authorization code is invalid')
   if (row.consumed_at !== null) {
     // RFC 6749 4.1.2 / 10.5: a code used twice may have leaked; revoke what it produced.
-    await revokeTokens(ctx.db, { kind: 'code', authorizationCodeId: row.id }, now)
+    await revoke(ctx, { kind: 'code', authorizationCodeId: row.id }, now)
     return new InvalidGrantError('The authorization code has already been used; tokens issued from it are revoked')
   }
   if (row.expires_at.getTime() <= now.getTime()) return new InvalidGrantError('The authorization code has expired')

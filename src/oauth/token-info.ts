@@ -1,4 +1,4 @@
-import type { VerifiedToken } from '../verifier/types.js'
+import type { VerifiedToken } from '@gatehouse/verifier/shared'
 
 /**
  * GET /oauth/token/info: the token describes itself, in Doorkeeper's shape (scopes as a list,

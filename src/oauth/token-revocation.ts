@@ -1,6 +1,7 @@
-import { digest, isWellFormedAccessToken } from '../lib/tokens.js'
-import { findAccessTokenByHash, revokeTokenOfClient } from '../repositories/access-tokens.js'
-import { REVOCATION_CHANNEL, announceLocally } from '../repositories/revocation-notices.js'
+import { isWellFormedAccessToken } from '@gatehouse/verifier/shared'
+import { digest } from '../lib/tokens.js'
+import { findAccessTokenByHash } from '../repositories/access-tokens.js'
+import { revoke } from '../revocation/revoke.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
 import { UnauthorizedClientError } from './errors.js'
 import { type Params, required } from './params.js'
@@ -19,18 +20,12 @@ export async function revokeForClient(ctx: ClientEndpointContext, params: Params
     return
   }
   const tokenHash = digest(token)
-  const result = await revokeTokenOfClient(ctx.db, {
-    clientId: creds.clientId,
-    secretHash: digest(creds.clientSecret),
-    tokenHash,
-    now: ctx.clock(),
-    channel: REVOCATION_CHANNEL,
-  })
-  if (result.revoked) {
-    // Effective in this process before the response leaves; other processes hear the NOTIFY.
-    announceLocally({ kind: 'tokens', digests: [tokenHash] })
-    return
-  }
+  const result = await revoke(
+    ctx,
+    { kind: 'token-of-client', clientId: creds.clientId, secretHash: digest(creds.clientSecret), tokenHash },
+    ctx.clock(),
+  )
+  if (result.revoked) return
   const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
   const row = await findAccessTokenByHash(ctx.db, tokenHash)
   if (row && row.revoked_at === null && row.application_id !== application.id) {

@@ -39,23 +39,34 @@ export async function insertAuthorizationCode(db: Db, c: NewCode): Promise<boole
 }
 
 /**
- * What the code-flow checks of an authorization request read from the application
+ * The application columns the code-flow checks of an authorization request read
  * (src/oauth/authorize-request.ts). A code issued under remembered consent is inserted only
- * while the application still has exactly these, so the request may be validated against a
- * cached copy.
+ * while the application still has the values the request was validated against, so the
+ * request may be validated against a cached copy. This list is the one definition of "the
+ * settings are unchanged": the statement below compares these columns, and
+ * `sameCodeFlowSettings` (src/oauth/authorize.ts) compares the same ones in TypeScript.
  */
-export type CodeFlowSettings = Pick<Application, 'id' | 'client_id' | 'redirect_uris' | 'allowed_scopes' | 'require_pkce'>
+export const CODE_FLOW_SETTINGS = ['id', 'client_id', 'redirect_uris', 'allowed_scopes', 'require_pkce'] as const
+export type CodeFlowSettings = Pick<Application, (typeof CODE_FLOW_SETTINGS)[number]>
+
+const SETTING_TYPES: Record<(typeof CODE_FLOW_SETTINGS)[number], string> = {
+  id: 'uuid',
+  client_id: 'text',
+  redirect_uris: 'text[]',
+  allowed_scopes: 'text[]',
+  require_pkce: 'boolean',
+}
 
 // Written out rather than built with Kysely: on this hot path, building and compiling the
 // query took about a tenth of the request's Node CPU.
 const INSERT_CODE_UNDER_GRANT = `
 insert into authorization_codes
   (code_hash, application_id, user_id, scopes, redirect_uri, code_challenge, code_challenge_method, created_at, expires_at)
-select $1::text, g.application_id, g.user_id, $4::text[], $5::text, $6::text, $7::text, $8::timestamptz, $9::timestamptz
+select $1::text, g.application_id, g.user_id, $3::text[], $4::text, $5::text, $6::text, $7::timestamptz, $8::timestamptz
 from grants g
 join applications a on a.id = g.application_id
-where g.user_id = $3::uuid and g.application_id = $2::uuid and g.scopes @> $4::text[]
-  and a.client_id = $10::text and a.redirect_uris = $11::text[] and a.allowed_scopes = $12::text[] and a.require_pkce = $13::boolean
+where g.user_id = $2::uuid and g.scopes @> $3::text[]
+  and ${CODE_FLOW_SETTINGS.map((column, i) => `a.${column} = $${9 + i}::${SETTING_TYPES[column]}`).join(' and ')}
 for key share of g
 returning id`
 
@@ -74,8 +85,8 @@ export async function insertCodeUnderGrant(
 ): Promise<boolean> {
   const result = await db.executeQuery(
     CompiledQuery.raw(INSERT_CODE_UNDER_GRANT, [
-      c.codeHash, app.id, c.userId, c.scopes, c.redirectUri, c.codeChallenge, c.codeChallengeMethod, c.now, c.expiresAt,
-      app.client_id, app.redirect_uris, app.allowed_scopes, app.require_pkce,
+      c.codeHash, c.userId, c.scopes, c.redirectUri, c.codeChallenge, c.codeChallengeMethod, c.now, c.expiresAt,
+      ...CODE_FLOW_SETTINGS.map((column) => app[column]),
     ]),
   )
   return result.rows.length > 0

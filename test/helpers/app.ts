@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import type { AppDeps } from '../../src/http/deps.js'
 import { manualClock } from '../../src/lib/clock.js'
+import { type Services, createServices } from '../../src/services.js'
 import { createTestDatabase, type TestDatabase } from './db.js'
 import { type QueryCounter, countQueries } from './query-counter.js'
 
@@ -14,7 +14,9 @@ export interface TestContext {
   db: TestDatabase['handle']['db']
   clock: ReturnType<typeof manualClock>
   config: Config
-  deps: AppDeps
+  deps: Services
+  /** What revocations made by a test need to reach the app's caches, as the app's own do. */
+  revocation: { db: TestDatabase['handle']['db']; bus: Services['bus'] }
   /** Every query and transaction the app runs, counted (the test's own `db` is not). */
   queries: QueryCounter
   close(): Promise<void>
@@ -29,7 +31,7 @@ export async function buildTestApp(env: Record<string, string> = {}, shared?: Te
   const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, ...env })
   const clock = manualClock(new Date())
   const { database, queries } = countQueries(testDb.handle)
-  const deps: AppDeps = { config, database, clock }
+  const deps = await createServices(config, { database, clock })
   const app = await buildApp(deps)
   await app.ready()
   return {
@@ -39,9 +41,11 @@ export async function buildTestApp(env: Record<string, string> = {}, shared?: Te
     clock,
     config,
     deps,
+    revocation: { db: testDb.handle.db, bus: deps.bus },
     queries,
     async close() {
       await app.close()
+      await deps.close()
       if (!shared) await testDb.destroy()
     },
   }

@@ -98,4 +98,4 @@ export async function createTokenSetup(db: Db, scopes: string[] = ['read']) {
 }
 
 /** HTTP Basic credentials as RFC 6749 2.3.1 encodes them. */
-export { basicAuthorization as basicAuth } from '../../src/verifier/introspection-source.js'
+export { basicAuthorization as basicAuth } from '../../packages/verifier/src/introspection-source.js'

@@ -1,6 +1,6 @@
 import { median } from '../../bench/stats.js'
 import type { DatabaseHandle } from '../../src/db/connect.js'
-import type { Verifier } from '../../src/verifier/index.js'
+import type { Verifier } from '@gatehouse/verifier'
 import { type AccessTokenFixture, type ApplicationFixture, basicAuth, createApplication, createUser } from './factories.js'
 
 /** Revokes through POST /oauth/revoke (RFC 7009) of the given Gatehouse, as the token's client. */

@@ -4,19 +4,22 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { redactUrl } from '../../src/http/logging.js'
 import { manualClock } from '../../src/lib/clock.js'
+import { type Services, createServices } from '../../src/services.js'
 import { BrowserSession } from '../helpers/browser-session.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js'
 
 let lines: string[] = []
 let testDb: TestDatabase
 let app: Awaited<ReturnType<typeof buildApp>>
+let services: Services
 
 beforeAll(async () => {
   testDb = await createTestDatabase()
   const stream = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done() } })
-  app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'trace' }), database: testDb.handle, clock: manualClock() }, { logStream: stream })
+  services = await createServices(loadConfig({ LOG_LEVEL: 'trace' }), { database: testDb.handle, clock: manualClock(), logStream: stream })
+  app = await buildApp(services)
 })
-afterAll(async () => { await app.close(); await testDb.destroy() })
+afterAll(async () => { await app.close(); await services.close(); await testDb.destroy() })
 
 it('redacts secret query parameters from URLs', () => {
   expect(redactUrl('/oauth/token?client_id=a&client_secret=gcs_x&code=c1&redirect_uri=r')).toBe(

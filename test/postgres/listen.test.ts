@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { listenPg } from '../../src/db/listen.js'
+import { listenPg } from '@gatehouse/verifier/shared'
 import { type TestDatabase, createTestDatabase, serverUrl } from '../helpers/db.js'
 import { type TcpProxy, startTcpProxy } from '../helpers/tcp-proxy.js'
 

@@ -2,11 +2,12 @@ import type { AddressInfo } from 'node:net'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
+import { createServices } from '../../src/services.js'
 import { loadConfig } from '../../src/config.js'
 import { type DatabaseHandle, createDatabase } from '../../src/db/connect.js'
 import { manualClock } from '../../src/lib/clock.js'
-import { REVOCATION_CHANNEL } from '../../src/repositories/revocation-notices.js'
-import { type Verifier, createVerifier } from '../../src/verifier/index.js'
+import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
+import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { TEST_ISSUER } from '../helpers/app.js'
 import { type TestDatabase, createTestDatabase, serverUrl } from '../helpers/db.js'
 import {
@@ -153,9 +154,13 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
       const database: DatabaseHandle = { ...testDb.handle, listen: listenVia.listen }
 
       const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, TOKEN_CACHE_TTL_SECONDS: '2' })
-      const c = await buildApp({ config, database, clock })
+      const services = await createServices(config, { database, clock })
+      const c = await buildApp(services)
       await c.ready()
-      closeApp = () => c.close()
+      closeApp = async () => {
+        await c.close()
+        await services.close()
+      }
       introspectC = async (token) => {
         const res = await c.inject({
           method: 'POST',

@@ -7,8 +7,8 @@ import {
   isSubset,
   normalizeScopes,
   parseScope,
-  scopeSatisfies,
 } from '../../src/oauth/scope.js'
+import { scopeSatisfies } from '@gatehouse/verifier/shared'
 
 describe('parseScope', () => {
   it('defaults to read when absent or blank (DESIGN.md rule 7)', () => {

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
-import type { AppDeps } from '../deps.js'
+import type { Services } from '../../services.js'
 
-export default async function healthRoutes(app: FastifyInstance, deps: AppDeps) {
+export default async function healthRoutes(app: FastifyInstance, deps: Services) {
   app.get('/healthz', async () => ({ status: 'ok' }))
   app.get('/readyz', async (request, reply) => {
     try {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestContext } from '../../helpers/app.js'
-import { REVOCATION_CHANNEL } from '../../../src/repositories/revocation-notices.js'
+import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import {
   authorizeUrl, buildOAuthTestApp, createClient, exchange, expectOAuthError, loggedInUser, obtainCode, tokenRow,
 } from './helpers.js'

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestContext } from '../../helpers/app.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
 import { digest, generateAccessToken } from '../../../src/lib/tokens.js'
-import { REVOCATION_CHANNEL } from '../../../src/repositories/revocation-notices.js'
+import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import {
   TEST_ISSUER, type TestClient, basic, buildOAuthTestApp, createClient, exchange, expectOAuthError, loggedInUser, obtainCode, tokenRow,
 } from './helpers.js'

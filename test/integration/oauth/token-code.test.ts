@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestContext } from '../../helpers/app.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
-import { REVOCATION_CHANNEL } from '../../../src/repositories/revocation-notices.js'
+import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import { digest } from '../../../src/lib/tokens.js'
 import {
   CHALLENGE, VERIFIER, type TestClient, buildOAuthTestApp, createClient, exchange, expectOAuthError, loggedInUser, obtainCode, tokenRow,

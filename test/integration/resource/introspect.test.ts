@@ -2,8 +2,8 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deleteApplication } from '../../../src/console/applications.js'
 import { digest, generateAccessToken, generateClientSecret } from '../../../src/lib/tokens.js'
-import { revokeTokens } from '../../../src/oauth/revocation.js'
-import { REVOCATION_CHANNEL, publishRevocation } from '../../../src/repositories/revocation-notices.js'
+import { revoke } from '../../../src/revocation/revoke.js'
+import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import {
   type AccessTokenFixture, type ApplicationFixture, type UserFixture,
   basicAuth, createAccessToken, createApplication, createTokenSetup, createUser,
@@ -68,7 +68,7 @@ describe('POST /oauth/introspect (RFC 7662)', () => {
 
   it('answers exactly {"active":false} for revoked, unknown and malformed tokens', async () => {
     const revoked = await newToken()
-    await revokeTokens(t.db, { kind: 'token', tokenHash: revoked.digest, applicationId: app.id }, new Date())
+    await revoke(t.revocation, { kind: 'token', tokenHash: revoked.digest, applicationId: app.id }, new Date())
     const badChecksum = `${revoked.token.slice(0, -1)}${revoked.token.endsWith('A') ? 'B' : 'A'}`
     for (const token of [revoked.token, generateAccessToken(), 'garbage', badChecksum, `gat_${'x'.repeat(5000)}`]) {
       const res = await introspect(token)
@@ -176,7 +176,7 @@ describe('introspection cache', () => {
     const [a, b] = [await newToken(), await newToken()]
     const other = await createTokenSetup(t.db)
     for (const tok of [a, b, other.token]) expect((await introspect(tok.token)).json()).toMatchObject({ active: true })
-    await revokeTokens(t.db, { kind: 'user-application', userId: user.id, applicationId: app.id }, new Date())
+    await revoke(t.revocation, { kind: 'user-application', userId: user.id, applicationId: app.id }, new Date())
     expect((await introspect(a.token)).body).toBe('{"active":false}')
     expect((await introspect(b.token)).body).toBe('{"active":false}')
     expect((await introspect(other.token.token)).json()).toMatchObject({ active: true })
@@ -203,7 +203,7 @@ describe('client authentication cache', () => {
     await t.db.updateTable('applications').set({ secret_hash: digest(newSecret) }).where('id', '=', client.id).execute()
     // Until the notice, the cached digest still answers (bounded by the TTL).
     expect((await introspect(tok.token, client)).statusCode).toBe(200)
-    await publishRevocation(t.db, { kind: 'client-credentials', clientId: client.clientId })
+    await revoke(t.revocation, { kind: 'client-credentials', clientId: client.clientId }, new Date())
     expect((await introspect(tok.token, client)).statusCode).toBe(401)
     expect((await introspect(tok.token, { ...client, clientSecret: newSecret })).statusCode).toBe(200)
   })
@@ -223,7 +223,7 @@ describe('client authentication cache', () => {
     const doomed = await createApplication(t.db, { ownerId: owner.id })
     const tok = await createAccessToken(t.db, { userId: owner.id, applicationId: doomed.id })
     expect((await introspect(tok.token, doomed)).json()).toMatchObject({ active: true })
-    expect(await deleteApplication(t.db, doomed.id, owner.id, t.clock())).toBe(true)
+    expect(await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock())).toBe(true)
     expect((await introspect(tok.token, doomed)).statusCode).toBe(401)
     expect((await introspect(tok.token)).body).toBe('{"active":false}')
   })

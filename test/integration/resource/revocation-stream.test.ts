@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deleteApplication } from '../../../src/console/applications.js'
-import { revokeTokens } from '../../../src/oauth/revocation.js'
-import { type Verifier, createVerifier } from '../../../src/verifier/index.js'
-import { EventStreamParser, type StreamEvent } from '../../../src/verifier/revocation-stream-client.js'
+import { revoke } from '../../../src/revocation/revoke.js'
+import { type Verifier, createVerifier } from '@gatehouse/verifier'
+import { EventStreamParser, type StreamEvent } from '../../../packages/verifier/src/revocation-stream-client.js'
 import { type ApplicationFixture, type UserFixture, basicAuth, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
@@ -108,7 +108,7 @@ describe('GET /oauth/revocations/stream', () => {
 
       // "Revoke access": the digests of that user's tokens for the application, no user id.
       const [a, b] = [await newToken(), await newToken()]
-      await revokeTokens(t.db, { kind: 'user-application', userId: user.id, applicationId: app.id }, new Date())
+      await revoke(t.revocation, { kind: 'user-application', userId: user.id, applicationId: app.id }, new Date())
       await expect.poll(() => stream.events.filter((e) => e.event === 'revoked').flatMap((e) => e.data.split(','))).toEqual(
         expect.arrayContaining([a.digest, b.digest]),
       )
@@ -124,7 +124,7 @@ describe('GET /oauth/revocations/stream', () => {
     try {
       const owner = await createUser(t.db)
       const doomed = await createApplication(t.db, { ownerId: owner.id })
-      await deleteApplication(t.db, doomed.id, owner.id, t.clock())
+      await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock())
       await expect.poll(() => stream.events.map((e) => e.event)).toContain('reset')
       expect(stream.raw.join('')).not.toContain(doomed.id)
     } finally {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateAccessToken } from '../../../src/lib/tokens.js'
-import { revokeTokens } from '../../../src/oauth/revocation.js'
+import { revoke } from '../../../src/revocation/revoke.js'
 import { basicAuth, createTokenSetup } from '../../helpers/factories.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 
@@ -46,7 +46,7 @@ describe('GET /oauth/token/info', () => {
 
   it('answers revoked, unknown and malformed tokens with 401 invalid_token', async () => {
     const { application, token } = await createTokenSetup(t.db)
-    await revokeTokens(t.db, { kind: 'token', tokenHash: token.digest, applicationId: application.id }, new Date())
+    await revoke(t.revocation, { kind: 'token', tokenHash: token.digest, applicationId: application.id }, new Date())
     for (const bad of [token.token, generateAccessToken(), 'garbage', `${token.token}x`, '']) {
       const res = await tokenInfo(`Bearer ${bad}`)
       expect(res.statusCode, bad).toBe(401)

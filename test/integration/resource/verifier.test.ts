@@ -3,9 +3,9 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildResourceApi } from '../../../examples/resource-api.js'
 import { generateAccessToken } from '../../../src/lib/tokens.js'
-import { revokeTokens } from '../../../src/oauth/revocation.js'
-import { REVOCATION_CHANNEL } from '../../../src/repositories/revocation-notices.js'
-import { type Verifier, createVerifier } from '../../../src/verifier/index.js'
+import { revoke } from '../../../src/revocation/revoke.js'
+import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
+import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { type AccessTokenFixture, type ApplicationFixture, type UserFixture, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 
@@ -23,7 +23,7 @@ let app: ApplicationFixture
 
 beforeAll(async () => {
   t = await buildTestApp()
-  verifier = createVerifier({ mode: 'database', database: t.deps.database, now: () => t.clock().getTime() })
+  verifier = createVerifier({ mode: 'database', database: t.deps.bus.verifierDatabase(t.deps.database), now: () => t.clock().getTime() })
   await verifier.ready()
   api = await buildResourceApi(verifier)
   user = await createUser(t.db, { email: 'player@example.com' })
@@ -78,7 +78,7 @@ describe('verifier: 401 and 403 (RFC 6750 3)', () => {
 
   it('answers an invalid token with 401 invalid_token', async () => {
     const revoked = await token(['read'])
-    await revokeTokens(t.db, { kind: 'token', tokenHash: revoked.digest, applicationId: app.id }, new Date())
+    await revoke(t.revocation, { kind: 'token', tokenHash: revoked.digest, applicationId: app.id }, new Date())
     for (const bad of [revoked.token, generateAccessToken(), 'garbage', '']) {
       const res = await get(`Bearer ${bad}`)
       expect(res.statusCode).toBe(401)
@@ -146,7 +146,7 @@ describe('verifier cache', () => {
   })
 
   it('holds a bounded number of tokens, evicting the least recently used', async () => {
-    const small = createVerifier({ mode: 'database', database: t.deps.database, maxEntries: 3, now: () => t.clock().getTime() })
+    const small = createVerifier({ mode: 'database', database: t.deps.bus.verifierDatabase(t.deps.database), maxEntries: 3, now: () => t.clock().getTime() })
     try {
       const toks = await Promise.all([1, 2, 3, 4].map(() => token(['read'])))
       for (const tok of toks.slice(0, 3)) expect((await small.verify(`Bearer ${tok.token}`)).ok).toBe(true)
@@ -163,7 +163,7 @@ describe('verifier cache', () => {
   it('drops a token revoked in this process at once', async () => {
     const tok = await token(['read'])
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(200)
-    await revokeTokens(t.db, { kind: 'token', tokenHash: tok.digest, applicationId: app.id }, new Date())
+    await revoke(t.revocation, { kind: 'token', tokenHash: tok.digest, applicationId: app.id }, new Date())
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(401)
   })
 
@@ -181,11 +181,11 @@ describe('verifier cache', () => {
     const tok = await createAccessToken(t.db, { userId: owner.id, applicationId: doomed.id })
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(200)
     const { deleteApplication } = await import('../../../src/console/applications.js')
-    await deleteApplication(t.db, doomed.id, owner.id, t.clock())
+    await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock())
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(401)
   })
 
   it('refuses a cache TTL beyond the spec\'s 5 minutes', () => {
-    expect(() => createVerifier({ mode: 'database', database: t.deps.database, cacheTtlSeconds: 301 })).toThrow(/at most 300/)
+    expect(() => createVerifier({ mode: 'database', database: t.deps.bus.verifierDatabase(t.deps.database), cacheTtlSeconds: 301 })).toThrow(/at most 300/)
   })
 })

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify'
-import type { AppDeps } from '../../deps.js'
+import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import loginRoutes from './login.js'
 import logoutRoutes from './logout.js'
 import signupRoutes from './signup.js'
 
-export default async function accountRoutes(app: FastifyInstance, deps: AppDeps) {
+export default async function accountRoutes(app: FastifyInstance, deps: Services) {
   app.get('/', async (request, reply) => {
     if (request.user) return reply.redirect('/applications', 303)
     return render(request, reply, 'home.eta', { title: 'Gatehouse' })

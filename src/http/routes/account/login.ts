@@ -3,13 +3,13 @@ import { authenticateUser } from '../../../accounts/authenticate.js'
 import { parseCredentials } from '../../../accounts/credentials.js'
 import { endSession, startSession } from '../../../accounts/sessions.js'
 import { consumeAttempt } from '../../../lib/rate-limiter.js'
-import type { AppDeps } from '../../deps.js'
+import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { SESSION_COOKIE, safeNextPath, setSessionCookie } from '../../session.js'
 
 const GENERIC_FAILURE = 'Incorrect email or password.'
 
-export default async function loginRoutes(app: FastifyInstance, deps: AppDeps) {
+export default async function loginRoutes(app: FastifyInstance, deps: Services) {
   const { db } = deps.database
 
   app.get<{ Querystring: { next?: string; email?: string; signed_up?: string } }>('/login', async (request, reply) => {

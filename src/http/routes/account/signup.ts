@@ -2,11 +2,11 @@ import type { FastifyInstance } from 'fastify'
 import { registerUser } from '../../../accounts/authenticate.js'
 import { parseCredentials } from '../../../accounts/credentials.js'
 import { consumeAttempt } from '../../../lib/rate-limiter.js'
-import type { AppDeps } from '../../deps.js'
+import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'
 
-export default async function signupRoutes(app: FastifyInstance, deps: AppDeps) {
+export default async function signupRoutes(app: FastifyInstance, deps: Services) {
   const { db } = deps.database
 
   app.get<{ Querystring: { next?: string } }>('/signup', async (request, reply) => {

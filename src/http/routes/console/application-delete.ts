@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify'
 import { deleteApplication, findApplication } from '../../../console/applications.js'
-import type { AppDeps } from '../../deps.js'
+import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { ownerId } from './owner.js'
 
 type IdParams = { Params: { id: string } }
 
 /** GET /applications/:id/delete (confirmation), POST /applications/:id/delete. */
-export default async function applicationDeleteRoutes(app: FastifyInstance, deps: AppDeps) {
+export default async function applicationDeleteRoutes(app: FastifyInstance, deps: Services) {
   const { db } = deps.database
 
   app.get<IdParams>('/applications/:id/delete', async (request, reply) => {
@@ -20,7 +20,7 @@ export default async function applicationDeleteRoutes(app: FastifyInstance, deps
   })
 
   app.post<IdParams>('/applications/:id/delete', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const deleted = await deleteApplication(db, request.params.id, ownerId(request), deps.clock())
+    const deleted = await deleteApplication(db, deps.bus, request.params.id, ownerId(request), deps.clock())
     if (!deleted) return reply.callNotFound()
     return reply.redirect('/applications?deleted=1', 303)
   })

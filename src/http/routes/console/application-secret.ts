@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { findApplication, regenerateSecret } from '../../../console/applications.js'
-import type { AppDeps } from '../../deps.js'
+import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { renderApplicationPage } from './application.js'
 import { ownerId } from './owner.js'
@@ -12,7 +12,7 @@ type IdParams = { Params: { id: string } }
  * secret, shown once. The old one fails at once, which breaks a deployed client until it is
  * given the new one; hence the confirmation page (the console has no JavaScript for a dialog).
  */
-export default async function applicationSecretRoutes(app: FastifyInstance, deps: AppDeps) {
+export default async function applicationSecretRoutes(app: FastifyInstance, deps: Services) {
   const { db } = deps.database
 
   app.get<IdParams>('/applications/:id/secret', async (request, reply) => {
@@ -25,7 +25,7 @@ export default async function applicationSecretRoutes(app: FastifyInstance, deps
   })
 
   app.post<IdParams>('/applications/:id/secret', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const result = await regenerateSecret(db, request.params.id, ownerId(request), deps.clock())
+    const result = await regenerateSecret(db, deps.bus, request.params.id, ownerId(request), deps.clock())
     if (!result) return reply.callNotFound()
     // Rendered from this response rather than redirected, for the reasons given at
     // POST /applications: the plaintext must not outlive this page.

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { applicationFormValues, parseApplicationForm } from '../../../console/application-form.js'
 import { findApplication, updateApplication } from '../../../console/applications.js'
 import type { Application } from '../../../db/schema.js'
-import type { AppDeps } from '../../deps.js'
+import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { ownerId } from './owner.js'
 import { applicationFormView, applicationView } from './view-models.js'
@@ -29,7 +29,7 @@ export function renderApplicationPage(
 }
 
 /** GET /applications/:id, GET /applications/:id/edit, POST /applications/:id (update). */
-export default async function applicationRoutes(app: FastifyInstance, deps: AppDeps) {
+export default async function applicationRoutes(app: FastifyInstance, deps: Services) {
   const { db } = deps.database
 
   app.get<IdParams & { Querystring: { updated?: string } }>('/applications/:id', async (request, reply) => {

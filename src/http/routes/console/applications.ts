@@ -2,14 +2,14 @@ import type { FastifyInstance } from 'fastify'
 import { newApplicationFormValues, parseApplicationForm } from '../../../console/application-form.js'
 import { createApplication } from '../../../console/applications.js'
 import { listApplicationsByOwner } from '../../../repositories/applications.js'
-import type { AppDeps } from '../../deps.js'
+import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { ownerId } from './owner.js'
 import { renderApplicationPage } from './application.js'
 import { applicationFormView, formatTime } from './view-models.js'
 
 /** GET /applications, GET /applications/new, POST /applications. */
-export default async function applicationsRoutes(app: FastifyInstance, deps: AppDeps) {
+export default async function applicationsRoutes(app: FastifyInstance, deps: Services) {
   const { db } = deps.database
 
   app.get<{ Querystring: { deleted?: string } }>('/applications', async (request, reply) => {

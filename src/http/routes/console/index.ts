@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import type { AppDeps } from '../../deps.js'
+import type { Services } from '../../../services.js'
 import { requireUser } from '../../session.js'
 import applicationDeleteRoutes from './application-delete.js'
 import applicationSecretRoutes from './application-secret.js'
@@ -12,7 +12,7 @@ import applicationsRoutes from './applications.js'
  * The instance-level preHandler runs before each route's csrfProtection, so a logged-out POST
  * goes to the log-in page rather than to a CSRF error.
  */
-export default async function consoleRoutes(app: FastifyInstance, deps: AppDeps) {
+export default async function consoleRoutes(app: FastifyInstance, deps: Services) {
   app.addHook('preHandler', requireUser)
   await app.register(applicationsRoutes, deps)
   await app.register(applicationRoutes, deps)

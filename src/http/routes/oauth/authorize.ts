@@ -1,15 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApplicationCache } from '../../../oauth/application-cache.js'
-import {
-  approveAuthorization, denyAuthorization, issueUnderRememberedConsent, mayUseRememberedConsent,
-} from '../../../oauth/authorization.js'
-import {
-  type AuthorizationRequest, type AuthorizeApplication, type AuthorizeOutcome, validateAuthorizationRequest,
-} from '../../../oauth/authorize-request.js'
+import { approveAuthorization, denyAuthorization } from '../../../oauth/authorization.js'
+import { type AuthorizationRequest, validateAuthorizationRequest } from '../../../oauth/authorize-request.js'
+import { answerAuthorizeRequest } from '../../../oauth/authorize.js'
 import { describeRedirectTarget } from '../../../oauth/redirect-uri.js'
 import { SCOPE_DESCRIPTIONS } from '../../../oauth/scope.js'
-import type { AppDeps } from '../../deps.js'
+import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'
 
@@ -60,63 +56,25 @@ function consentPage(request: FastifyRequest, reply: FastifyReply, req: Authoriz
   })
 }
 
-/** Whether insertCodeUnderGrant would check the same things against `a` as against `b`. */
-function sameCodeFlowSettings(a: AuthorizeApplication, b: AuthorizeApplication): boolean {
-  const same = (x: string[], y: string[]) => x.length === y.length && x.every((v, i) => v === y[i])
-  return a.id === b.id && a.client_id === b.client_id && a.require_pkce === b.require_pkce &&
-    same(a.redirect_uris, b.redirect_uris) && same(a.allowed_scopes, b.allowed_scopes)
-}
-
-/** GET and POST /oauth/authorize (spec 4.1, RFC 6749 4.1.1 / 4.2.1). */
-export default async function authorizeRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
-  const { db } = deps.database
-  const issuer = deps.config.publicUrl
-
-  const applications = new ApplicationCache(db, deps.clock)
-
-  /**
-   * The answer from a validation against a fresh read. `tried`: the application the
-   * remembered-consent statement already ran against and found no grant, so it is not run
-   * again for the same settings.
-   */
-  async function answerGet(request: FastifyRequest, reply: FastifyReply, outcome: AuthorizeOutcome, tried?: AuthorizeApplication) {
-    if (outcome.kind === 'fatal') return errorPage(request, reply, outcome.message)
-    if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302)
-    const req = outcome.request
-    const user = request.user
-    if (!user) {
-      // prompt=none forbids showing the log-in page (RFC 6749 has no login_required).
-      if (req.prompt === 'none') return reply.redirect(denyAuthorization(req, issuer, 'The user is not logged in'), 302)
-      return toLogin(request, reply, req)
-    }
-    if (mayUseRememberedConsent(req) && !(tried && sameCodeFlowSettings(tried, req.application))) {
-      const location = await issueUnderRememberedConsent(db, req, user.id, deps.clock(), issuer)
-      if (location) return reply.redirect(location, 302)
-    }
-    if (req.prompt === 'none') return reply.redirect(denyAuthorization(req, issuer, 'The user has not granted this access'), 302)
-    return consentPage(request, reply, req)
-  }
+/** GET and POST /oauth/authorize (RFC 6749 4.1.1 / 4.2.1). */
+export default async function authorizeRoutes(app: FastifyInstance, services: Services): Promise<void> {
+  const { db } = services.database
+  const issuer = services.config.publicUrl
+  const applications = services.caches.applications
+  const ctx = { db, clock: services.clock, issuer, applications }
 
   app.get('/oauth/authorize', async (request, reply) => {
-    const fresh = (clientId: string) => applications.load(clientId)
-    if (!request.user) return answerGet(request, reply, await validateAuthorizationRequest(db, request.query, issuer, fresh))
-
-    // Remembered consent, the hot path: the session lookup and one statement, the application
-    // from the cache. A cached copy only ever issues a code (the statement re-checks its
-    // settings); every other answer is worked out again from a fresh read.
-    let cached = false
-    const outcome = await validateAuthorizationRequest(db, request.query, issuer, (clientId) => {
-      const hit = applications.get(clientId)
-      cached = hit !== undefined
-      return hit ?? applications.load(clientId)
-    })
-    if (outcome.kind !== 'ok' || !mayUseRememberedConsent(outcome.request)) {
-      return answerGet(request, reply, cached ? await validateAuthorizationRequest(db, request.query, issuer, fresh) : outcome)
+    const answer = await answerAuthorizeRequest(ctx, request.query, request.user)
+    switch (answer.kind) {
+      case 'error-page':
+        return errorPage(request, reply, answer.message)
+      case 'redirect':
+        return reply.redirect(answer.location, 302)
+      case 'login':
+        return toLogin(request, reply, answer.request)
+      case 'consent':
+        return consentPage(request, reply, answer.request)
     }
-    const location = await issueUnderRememberedConsent(db, outcome.request, request.user.id, deps.clock(), issuer)
-    if (location) return reply.redirect(location, 302)
-    const tried = outcome.request.application
-    return answerGet(request, reply, cached ? await validateAuthorizationRequest(db, request.query, issuer, fresh) : outcome, tried)
   })
 
   // The consent answer. CSRF-protected; every authorization parameter is validated again, so
@@ -127,7 +85,7 @@ export default async function authorizeRoutes(app: FastifyInstance, deps: AppDep
     async (request, reply) => {
       const body = request.body ?? {}
       const authParams = Object.fromEntries(Object.entries(body).filter(([k]) => !FORM_FIELDS.has(k)))
-      const outcome = await validateAuthorizationRequest(db, authParams, issuer)
+      const outcome = await validateAuthorizationRequest(authParams, issuer, (id) => applications.load(id))
       if (outcome.kind === 'fatal') return errorPage(request, reply, outcome.message)
       if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 303)
       const req = outcome.request
@@ -139,7 +97,7 @@ export default async function authorizeRoutes(app: FastifyInstance, deps: AppDep
       if (decision !== 'approve' || typeof nonce !== 'string' || !UUID.test(nonce)) {
         return errorPage(request, reply, 'The consent form was incomplete. Go back to the application and start again.')
       }
-      const location = await approveAuthorization(db, req, request.user.id, deps.clock(), issuer, nonce)
+      const location = await approveAuthorization(db, req, request.user.id, services.clock(), issuer, nonce)
       if (!location) {
         return errorPage(request, reply, 'This consent form was already answered. Go back to the application and start again.')
       }

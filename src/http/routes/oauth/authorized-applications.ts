@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify'
-import { revokeTokens } from '../../../oauth/revocation.js'
 import { SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from '../../../oauth/scope.js'
 import { findGrantOfUser, listGrantsForUser } from '../../../repositories/grants.js'
-import type { AppDeps } from '../../deps.js'
+import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { requireUser } from '../../session.js'
+import { revoke } from '../../../revocation/revoke.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 /** "Authorized Applications": the user's grants, and "Revoke access" for each. */
-export default async function authorizedApplicationsRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export default async function authorizedApplicationsRoutes(app: FastifyInstance, deps: Services): Promise<void> {
   const { db } = deps.database
 
   app.get<{ Querystring: { revoked?: string } }>(
@@ -41,7 +41,7 @@ export default async function authorizedApplicationsRoutes(app: FastifyInstance,
       const user = request.user!
       const grant = UUID.test(request.params.grantId) ? await findGrantOfUser(db, request.params.grantId, user.id) : undefined
       if (grant) {
-        await revokeTokens(db, { kind: 'user-application', userId: user.id, applicationId: grant.application_id }, deps.clock())
+        await revoke({ db, bus: deps.bus }, { kind: 'user-application', userId: user.id, applicationId: grant.application_id }, deps.clock())
       }
       // A grant already gone (double submit, another tab) is the outcome the user asked for.
       return reply.redirect('/authorized-applications?revoked=1', 303)

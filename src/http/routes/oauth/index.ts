@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { InvalidRequestError } from '../../../oauth/errors.js'
-import type { AppDeps } from '../../deps.js'
+import type { Services } from '../../../services.js'
 import authorizeRoutes from './authorize.js'
 import authorizedApplicationsRoutes from './authorized-applications.js'
 import { noStore, setOAuthJsonErrorHandler } from './json-errors.js'
@@ -12,7 +12,7 @@ import tokenRoutes from './token.js'
  * Browser-facing OAuth pages: /oauth/authorize (log-in, consent) and Authorized Applications.
  * Register inside the page context, which provides the session, CSRF and HTML error pages.
  */
-export async function oauthPageRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function oauthPageRoutes(app: FastifyInstance, deps: Services): Promise<void> {
   await app.register(authorizeRoutes, deps)
   await app.register(authorizedApplicationsRoutes, deps)
 }
@@ -20,7 +20,7 @@ export async function oauthPageRoutes(app: FastifyInstance, deps: AppDeps): Prom
 /**
  * Client-facing endpoints: JSON in, JSON out, no session or cookies. Register at the root.
  */
-export async function oauthApiRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function oauthApiRoutes(app: FastifyInstance, deps: Services): Promise<void> {
   await app.register(metadataRoutes, deps)
   await app.register(async (api) => {
     setOAuthJsonErrorHandler(api)

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { SCOPES } from '../../../oauth/scope.js'
-import type { AppDeps } from '../../deps.js'
+import type { Services } from '../../../services.js'
 
 /** GET /.well-known/oauth-authorization-server (RFC 8414 2, 3). */
-export default async function metadataRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export default async function metadataRoutes(app: FastifyInstance, deps: Services): Promise<void> {
   const issuer = deps.config.publicUrl
   const authMethods = ['client_secret_basic', 'client_secret_post']
   const metadata = Object.freeze({

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify'
 import { requestParams } from '../../../oauth/params.js'
 import { exchangeAuthorizationCode } from '../../../oauth/token-exchange.js'
-import type { AppDeps } from '../../deps.js'
+import type { Services } from '../../../services.js'
 import { noStore } from './json-errors.js'
 
 /** POST /oauth/token (spec 4.2, RFC 6749 4.1.3 / 5.1). */
-export default async function tokenRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
-  const ctx = { db: deps.database.db, clock: deps.clock, clientAuthFailureLimit: deps.config.tokenAuthFailureLimit }
+export default async function tokenRoutes(app: FastifyInstance, deps: Services): Promise<void> {
+  const ctx = { db: deps.database.db, clock: deps.clock, bus: deps.bus, clientAuthFailureLimit: deps.config.tokenAuthFailureLimit }
   app.post('/oauth/token', async (request, reply) => {
     const params = requestParams(request.body, request.query)
     const response = await exchangeAuthorizationCode(ctx, params, request.headers.authorization)

@@ -1,7 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { BearerChallenges, bearerToken, failureBody } from '../../../verifier/bearer.js'
-import type { TokenCache } from '../../../verifier/token-cache.js'
-import type { VerifiedToken } from '../../../verifier/types.js'
+import { BearerChallenges, type TokenCache, type VerifiedToken, bearerToken, failureBody } from '@gatehouse/verifier/shared'
 import { noStore } from '../oauth/json-errors.js'
 
 export interface TokenInfoContext {

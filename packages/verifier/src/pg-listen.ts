@@ -1,5 +1,13 @@
 import pg from 'pg'
-import type { ListenEvents, NotificationHandler } from './connect.js'
+
+/** Receives the payload of each notification on the channel. */
+export type NotificationHandler = (payload: string) => void
+
+/** Connection-state changes of a LISTEN subscription: caches fall back to their TTL while down. */
+export interface ListenEvents {
+  onConnected?: () => void
+  onDisconnected?: (err?: Error) => void
+}
 
 export interface ListenOptions {
   /** How often the idle connection proves it is alive, default 15 s. */

@@ -1,4 +1,4 @@
-import type { NoticeOrigin, RevocationNotice } from '../repositories/revocation-notices.js'
+import type { NoticeOrigin, RevocationNotice } from './notices.js'
 import type { VerifiedToken } from './types.js'
 
 /** Where a verifier's cache misses go, and how it hears of revocations. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { decodeNotice, encodeNotices } from '../../src/repositories/revocation-notices.js'
-import { BearerChallenges, bearerToken, failureBody } from '../../src/verifier/bearer.js'
-import { basicAuthorization, fromIntrospection } from '../../src/verifier/introspection-source.js'
-import { EventStreamParser, type StreamEvent } from '../../src/verifier/revocation-stream-client.js'
+import { decodeNotice, encodeNotices } from '../src/notices.js'
+import { BearerChallenges, bearerToken, failureBody } from '../src/bearer.js'
+import { basicAuthorization, fromIntrospection } from '../src/introspection-source.js'
+import { EventStreamParser, type StreamEvent } from '../src/revocation-stream-client.js'
 
 describe('bearerToken (RFC 6750 2.1)', () => {
   it('reads the token after the Bearer scheme, in any case', () => {

@@ -1,5 +1,5 @@
-import { digest, isWellFormedAccessToken } from '../lib/tokens.js'
-import type { NoticeOrigin, RevocationNotice } from '../repositories/revocation-notices.js'
+import { isWellFormedAccessToken, sha256Hex as digest } from './token-format.js'
+import type { NoticeOrigin, RevocationNotice } from './notices.js'
 import { TtlLru } from './ttl-lru.js'
 import type { VerifiedToken } from './types.js'
 

@@ -1,4 +1,4 @@
-import { scopeSatisfies } from '../oauth/scope.js'
+import { scopeSatisfies } from './scope.js'
 import { BearerChallenges, bearerToken } from './bearer.js'
 import { CoarseClock } from './coarse-clock.js'
 import { type DatabaseOption, databaseSource } from './database-source.js'

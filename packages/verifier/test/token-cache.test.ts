@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { digest, generateAccessToken } from '../../src/lib/tokens.js'
-import { TokenCache } from '../../src/verifier/token-cache.js'
-import { TtlLru } from '../../src/verifier/ttl-lru.js'
-import type { VerifiedToken } from '../../src/verifier/types.js'
+import { randomBytes } from 'node:crypto'
+import { formatAccessToken, sha256Hex as digest } from '../src/token-format.js'
+import { TokenCache } from '../src/token-cache.js'
+import { TtlLru } from '../src/ttl-lru.js'
+import type { VerifiedToken } from '../src/types.js'
+
+const generateAccessToken = () => formatAccessToken(randomBytes(32).toString('base64url'))
 
 describe('TtlLru', () => {
   it('evicts the least recently used entry when full', () => {

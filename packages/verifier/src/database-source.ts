@@ -1,0 +1,142 @@
+import type { ListenEvents } from './pg-listen.js'
+import { type NoticeOrigin, REVOCATION_CHANNEL, decodeNotice } from './notices.js'
+import type { NoticeSink, TokenSource } from './source.js'
+import type { VerifiedToken } from './types.js'
+
+/**
+ * What database mode needs of a connection to Gatehouse's Postgres: a parameterised query and
+ * a LISTEN subscription. Gatehouse's own database handle has both, and so has what the
+ * verifier opens itself from a URL.
+ */
+export interface VerifierDatabase {
+  query(text: string, values: readonly unknown[]): Promise<{ rows: readonly unknown[] }>
+  /**
+   * Subscribes to a NOTIFY channel; resolves once listening. Returns the unsubscribe. `origin`
+   * is `local` for a notice announced by the process that revokes (it may not have committed
+   * yet), absent or `notify` for one Postgres delivered.
+   */
+  listen(
+    channel: string,
+    handler: (payload: string, origin?: NoticeOrigin) => void,
+    events?: ListenEvents,
+  ): Promise<() => Promise<void>>
+}
+
+export type DatabaseOption = string | VerifierDatabase
+
+/**
+ * A live token with its application's client_id and its user's email: one SELECT by the unique
+ * digest index, joins by primary key. The one definition of "a valid token" in SQL, used by
+ * Gatehouse's own introspection and token info as well as by database-mode verifiers.
+ */
+export const LIVE_TOKEN_SQL = `select t.user_id, t.application_id, t.scopes, t.created_at, a.client_id, u.email
+from access_tokens t
+join applications a on a.id = t.application_id
+join users u on u.id = t.user_id
+where t.token_hash = $1 and t.revoked_at is null`
+
+interface LiveTokenRow {
+  user_id: string
+  application_id: string
+  scopes: string[]
+  created_at: Date
+  client_id: string
+  email: string
+}
+
+export function toVerifiedToken(row: LiveTokenRow): VerifiedToken {
+  return {
+    userId: row.user_id,
+    clientId: row.client_id,
+    applicationId: row.application_id,
+    username: row.email,
+    scopes: Object.freeze([...row.scopes]),
+    issuedAt: Math.floor(new Date(row.created_at).getTime() / 1000),
+  }
+}
+
+/** One indexed SELECT; undefined for unknown or revoked tokens. */
+export async function lookUpInDatabase(database: Pick<VerifierDatabase, 'query'>, digest: string): Promise<VerifiedToken | undefined> {
+  const { rows } = await database.query(LIVE_TOKEN_SQL, [digest])
+  const row = rows[0] as LiveTokenRow | undefined
+  return row === undefined ? undefined : toVerifiedToken(row)
+}
+
+/**
+ * For services that share Gatehouse's Postgres: lookups by SQL, revocations by LISTEN on the
+ * channel every revocation NOTIFYs. Given a URL, it opens (and closes) its own connections.
+ */
+export function databaseSource(database: DatabaseOption, sink: NoticeSink): TokenSource {
+  const opened = openDatabase(database)
+  let closing = false
+  const toError = (err: unknown) => (err instanceof Error ? err : new Error(String(err)))
+
+  // The first LISTEN may fail (the database is restarting): retry until it holds; the LISTEN
+  // connection reconnects by itself after that.
+  const subscribe = async (): Promise<(() => Promise<void>) | undefined> => {
+    const { handle } = await opened
+    for (let delay = 100; !closing; delay = Math.min(delay * 2, 5000)) {
+      try {
+        return await handle.listen(
+          REVOCATION_CHANNEL,
+          (payload, origin = 'notify') => {
+            const notice = decodeNotice(payload)
+            if (notice) sink.apply(notice, origin)
+          },
+          { onConnected: () => sink.connected(), onDisconnected: (err) => sink.disconnected(err) },
+        )
+      } catch (err) {
+        sink.disconnected(toError(err))
+        await new Promise((resolve) => setTimeout(resolve, delay).unref())
+      }
+    }
+    return undefined
+  }
+  const subscription = subscribe().catch((err: unknown) => {
+    sink.disconnected(toError(err))
+    return undefined
+  })
+
+  return {
+    notifies: true,
+    lookup: async (_token, digest) => lookUpInDatabase((await opened).handle, digest),
+    async close() {
+      closing = true
+      const stop = await subscription
+      await stop?.()
+      const owned = await opened.catch(() => undefined)
+      await owned?.close()
+    },
+  }
+}
+
+async function openDatabase(database: DatabaseOption): Promise<{ handle: VerifierDatabase; close(): Promise<void> }> {
+  if (typeof database !== 'string') return { handle: database, close: async () => {} }
+  // Loaded only in this mode, so that introspection-mode services never load pg.
+  const [{ default: pg }, { listenPg }] = await Promise.all([import('pg'), import('./pg-listen.js')])
+  const url = database
+  const pool = new pg.Pool({ connectionString: url, max: 4 })
+  // An idle client's error (server restart, terminated backend) must not end the process; the
+  // pool drops that client and the next query opens another.
+  pool.on('error', () => {})
+  const subscriptions = new Set<() => Promise<void>>()
+  const handle: VerifierDatabase = {
+    // Named, so each connection parses and plans the lookup once.
+    query: (text, values) => pool.query({ text, values: [...values], ...(text === LIVE_TOKEN_SQL ? { name: 'gatehouse_live_token' } : {}) }),
+    async listen(channel, handler, events) {
+      const stop = await listenPg(url, channel, handler, events)
+      subscriptions.add(stop)
+      return async () => {
+        subscriptions.delete(stop)
+        await stop()
+      }
+    },
+  }
+  return {
+    handle,
+    async close() {
+      await Promise.all([...subscriptions].map((s) => s()))
+      await pool.end()
+    },
+  }
+}

@@ -1,0 +1,61 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { failureBody } from './bearer.js'
+import type { Verifier } from './core.js'
+import type { VerifiedToken, VerifyFailure } from './types.js'
+
+/*
+ * The node:http adapter, and through it Express, Connect and anything else built on
+ * `(req, res, next)`. Nothing but node:http types is imported.
+ */
+
+/** Answers a refused request: status, RFC 6750 3 challenge, JSON body. */
+export function sendFailure(res: ServerResponse, failure: VerifyFailure): void {
+  const headers: Record<string, string> = { 'cache-control': 'no-store' }
+  if (failure.wwwAuthenticate !== undefined) headers['www-authenticate'] = failure.wwwAuthenticate
+  if (failure.status === 503) headers['retry-after'] = '1'
+  const body = failureBody(failure)
+  if (body === undefined) {
+    res.writeHead(failure.status, headers).end()
+    return
+  }
+  headers['content-type'] = 'application/json; charset=utf-8'
+  res.writeHead(failure.status, headers).end(JSON.stringify(body))
+}
+
+/**
+ * For a plain node:http handler: the request's verified token, or undefined after the refusal
+ * (401, 403 or 503) has been sent.
+ *
+ *   const token = await authenticateRequest(verifier, req, res, 'read')
+ *   if (!token) return
+ */
+export async function authenticateRequest(
+  verifier: Verifier,
+  req: IncomingMessage,
+  res: ServerResponse,
+  requiredScope?: string,
+): Promise<VerifiedToken | undefined> {
+  const authorization = req.headers.authorization
+  const result = verifier.verifyCached(authorization, requiredScope) ?? (await verifier.verify(authorization, requiredScope))
+  if (result.ok) return result.token
+  sendFailure(res, result)
+  return undefined
+}
+
+export type RequestWithToken = IncomingMessage & { accessToken?: VerifiedToken }
+
+/**
+ * Express / Connect middleware: sets `req.accessToken` and calls `next()`, or answers the
+ * refusal itself.
+ *
+ *   app.get('/me', requireToken(verifier, 'read'), (req, res) => res.json(req.accessToken))
+ */
+export function requireToken(verifier: Verifier, requiredScope?: string) {
+  return (req: RequestWithToken, res: ServerResponse, next: (err?: unknown) => void): void => {
+    authenticateRequest(verifier, req, res, requiredScope).then((token) => {
+      if (token === undefined) return
+      req.accessToken = token
+      next()
+    }, next)
+  }
+}

@@ -1,0 +1,22 @@
+/*
+ * `@gatehouse/verifier/shared`: what Gatehouse itself and its verifiers must agree on (the token
+ * format, revocation notices, the scope rule, the live-token query) and the cache both use.
+ * Gatehouse's server imports these from here; the verifier imports nothing of the server.
+ * Not a stable API for resource APIs: use the package's main entry.
+ */
+export { ACCESS_TOKEN_PREFIX, formatAccessToken, isWellFormedAccessToken, sha256Hex } from './token-format.js'
+export {
+  MAX_DIGESTS_PER_NOTICE,
+  type NoticeOrigin,
+  REVOCATION_CHANNEL,
+  type RevocationNotice,
+  decodeNotice,
+  encodeNotices,
+} from './notices.js'
+export { scopeSatisfies } from './scope.js'
+export { TtlLru } from './ttl-lru.js'
+export { DEFAULT_NEGATIVE_TTL_MS, MAX_TTL_MS, TokenCache, type TokenCacheOptions } from './token-cache.js'
+export { LIVE_TOKEN_SQL, type VerifierDatabase, lookUpInDatabase, toVerifiedToken } from './database-source.js'
+export { type ListenEvents, type ListenOptions, type NotificationHandler, listenPg } from './pg-listen.js'
+export { BearerChallenges, bearerToken, failureBody } from './bearer.js'
+export type { VerifiedToken } from './types.js'

@@ -1,0 +1,81 @@
+import { pino, type Logger } from 'pino'
+import type { Config } from './config.js'
+import { type DatabaseHandle, createDatabase } from './db/connect.js'
+import { pinoOptions } from './http/logging.js'
+import { type Clock, systemClock } from './lib/clock.js'
+import { ApplicationCache } from './oauth/application-cache.js'
+import { ClientAuthCache } from './oauth/client-auth-cache.js'
+import { type ServerTokenCache, createServerTokenCache } from './oauth/token-validity.js'
+import { RevocationBroadcaster } from './revocation/broadcaster.js'
+import { RevocationBus } from './revocation/bus.js'
+
+/** Client authentications held by the resource-server endpoints' cache. */
+const CLIENT_CACHE_MAX_ENTRIES = 10_000
+
+/**
+ * Everything Gatehouse runs on, built once (docs/architecture.md "Composition root"): route
+ * plugins receive this and only register routes.
+ */
+export interface Services {
+  readonly config: Config
+  readonly clock: Clock
+  readonly log: Logger
+  readonly database: DatabaseHandle
+  /** Every revocation reaches every receiver below through it. */
+  readonly bus: RevocationBus
+  readonly broadcaster: RevocationBroadcaster
+  readonly caches: {
+    readonly tokens: ServerTokenCache
+    readonly clients: ClientAuthCache
+    readonly applications: ApplicationCache
+  }
+  close(): Promise<void>
+}
+
+export interface ServiceOverrides {
+  /** An open database (tests share one between apps); closed by its owner, not here. */
+  database?: DatabaseHandle
+  clock?: Clock
+  /** Where log lines go, default stdout. */
+  logStream?: NodeJS.WritableStream
+}
+
+/** Opens the database, builds the caches, and starts listening for revocations. */
+export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
+  const log = pino(pinoOptions(config.logLevel), overrides.logStream ?? process.stdout)
+  const clock = overrides.clock ?? systemClock
+  const database =
+    overrides.database ?? (await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax }))
+  const { db } = database
+
+  const bus = new RevocationBus(database, log)
+  const broadcaster = new RevocationBroadcaster(db, log)
+  const caches = {
+    tokens: createServerTokenCache({ database, clock, ttlMs: config.tokenCacheTtlMs, maxEntries: config.tokenCacheMaxEntries }),
+    clients: new ClientAuthCache({
+      db,
+      clock,
+      ttlMs: config.tokenCacheTtlMs,
+      maxEntries: CLIENT_CACHE_MAX_ENTRIES,
+      failureLimit: config.tokenAuthFailureLimit,
+    }),
+    applications: new ApplicationCache(db, clock),
+  }
+  for (const receiver of [caches.tokens, caches.clients, caches.applications, broadcaster]) bus.subscribe(receiver)
+  await bus.start()
+
+  return {
+    config,
+    clock,
+    log,
+    database,
+    bus,
+    broadcaster,
+    caches,
+    async close() {
+      broadcaster.closeAll()
+      await bus.stop()
+      if (!overrides.database) await database.close()
+    },
+  }
+}
