@@ -5,6 +5,7 @@ import {
   UnauthorizedClientError,
   UnsupportedResponseTypeError,
 } from './errors.js'
+import { describeProblem, optional, readParams } from './params.js'
 import { type ChallengeMethod, parseChallengeMethod, validateChallenge } from './pkce.js'
 import { buildRedirect, findMatchingRedirectUri } from './redirect-uri.js'
 import { type Scope, parseScope } from './scope.js'
@@ -73,16 +74,16 @@ export function errorLocation(
  * (src/repositories/authorization-codes.ts), which insertCodeUnderGrant re-checks.
  */
 export async function validateAuthorizationRequest(input: unknown, issuer: string, load: ApplicationLoader): Promise<AuthorizeOutcome> {
-  const raw = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>
-  const single = (name: string): string | undefined => {
-    const v = raw[name]
-    return typeof v === 'string' && v !== '' ? v : undefined
-  }
-  const repeated = Object.keys(raw).filter((k) => typeof raw[k] !== 'string')
+  const reading = readParams(input)
+  const raw = reading.params
+  const single = (name: string): string | undefined => optional(raw, name)
 
   // Phase 1: client_id and redirect_uri.
-  if (repeated.includes('client_id')) return { kind: 'fatal', message: 'The request repeats client_id.' }
-  if (repeated.includes('redirect_uri')) return { kind: 'fatal', message: 'The request repeats redirect_uri.' }
+  for (const name of ['client_id', 'redirect_uri']) {
+    const problem = reading.problems.find((p) => p.name === name)?.problem
+    if (problem === 'repeated') return { kind: 'fatal', message: `The request repeats ${name}.` }
+    if (problem !== undefined) return { kind: 'fatal', message: `${describeProblem(name, problem)}.` }
+  }
   const clientId = single('client_id')
   if (!clientId) return { kind: 'fatal', message: 'The request has no client_id.' }
   const application = clientId.length <= 256 ? await load(clientId) : undefined
@@ -103,11 +104,11 @@ export async function validateAuthorizationRequest(input: unknown, issuer: strin
 
   // Phase 2: everything else, reported to the client.
   const responseType = single('response_type')
-  const state = repeated.includes('state') ? undefined : single('state')
-  const target = { redirectUri, state, mode: responseMode(repeated.includes('response_type') ? undefined : responseType) }
+  const state = single('state')
+  const target = { redirectUri, state, mode: responseMode(responseType) }
   try {
-    const firstRepeated = repeated[0]
-    if (firstRepeated !== undefined) throw new InvalidRequestError(`The parameter "${firstRepeated}" was sent more than once`)
+    const first = reading.problems[0]
+    if (first !== undefined) throw new InvalidRequestError(describeProblem(first.name, first.problem))
     if (!responseType) throw new InvalidRequestError('response_type is required: code or token')
     if (responseType !== 'code' && responseType !== 'token') {
       throw new UnsupportedResponseTypeError('response_type must be code or token')
@@ -115,7 +116,7 @@ export async function validateAuthorizationRequest(input: unknown, issuer: strin
     if (responseType === 'token' && !application.allow_implicit) {
       throw new UnauthorizedClientError('This application may not use response_type=token')
     }
-    const scopes = parseScope(raw.scope as string | undefined, application.allowed_scopes)
+    const scopes = parseScope(raw.scope, application.allowed_scopes)
 
     let codeChallenge: string | null = null
     let codeChallengeMethod: ChallengeMethod | null = null

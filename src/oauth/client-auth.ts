@@ -7,7 +7,7 @@ import { digest } from '../lib/tokens.js'
 import { findApplicationByClientId } from '../repositories/applications.js'
 import type { RevocationBus } from '../revocation/bus.js'
 import { InvalidClientError, InvalidRequestError, SlowDownError } from './errors.js'
-import { optional, type Params } from './params.js'
+import { basicCredentials, optional, type Params } from './params.js'
 
 /** What an endpoint that authenticates clients (token, revoke) needs. */
 export interface ClientEndpointContext {
@@ -28,26 +28,6 @@ export interface ClientCredentials {
 
 const MAX_ID_LENGTH = 256
 
-/** RFC 6749 2.3.1: the Basic user and password are form-urlencoded before base64. */
-function formDecode(s: string): string | undefined {
-  try {
-    return decodeURIComponent(s.replace(/\+/g, ' '))
-  } catch {
-    return undefined
-  }
-}
-
-function parseBasic(header: string): { id: string; secret: string } | undefined {
-  const m = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header.trim())
-  if (!m) return undefined
-  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8')
-  const colon = decoded.indexOf(':')
-  if (colon === -1) return undefined
-  const id = formDecode(decoded.slice(0, colon))
-  const secret = formDecode(decoded.slice(colon + 1))
-  return id !== undefined && secret !== undefined ? { id, secret } : undefined
-}
-
 /**
  * Client credentials from the Authorization header or the parameters, never both
  * (RFC 6749 2.3: "MUST NOT use more than one authentication method in each request").
@@ -57,8 +37,7 @@ export function extractClientCredentials(params: Params, authorization: string |
   const bodyId = optional(params, 'client_id')
   const bodySecret = optional(params, 'client_secret')
   if (authorization !== undefined && /^basic\s/i.test(authorization)) {
-    const basic = parseBasic(authorization)
-    if (!basic || basic.id === '') throw new InvalidClientError('Malformed HTTP Basic credentials', true)
+    const basic = basicCredentials(authorization)
     if (bodySecret !== undefined) throw new InvalidRequestError('Use HTTP Basic or client_secret in the request, not both')
     if (bodyId !== undefined && bodyId !== basic.id) throw new InvalidRequestError('client_id does not match the HTTP Basic credentials')
     return { clientId: basic.id, clientSecret: basic.secret, usedBasic: true }

@@ -1,32 +1,77 @@
-import { InvalidRequestError } from './errors.js'
+import { InvalidClientError, InvalidRequestError } from './errors.js'
 
 /*
- * Request parameters as the RFCs define them: each at most once (RFC 6749 3.1, 3.2), strings
- * only. Query and form parsers hand repeated keys over as arrays; JSON bodies may carry any
- * type. Both are refused here, before any value is used.
+ * The one reader of OAuth request parameters, for every endpoint: authorize, token, revoke,
+ * introspect and the client credentials of HTTP Basic. The rules live here once:
+ *   - each parameter at most once (RFC 6749 3.1, 3.2); query and form parsers hand repeated
+ *     keys over as arrays, and a JSON body may carry any type: both are refused;
+ *   - values are strings without control characters (U+0000-U+001F, U+007F): no RFC 6749
+ *     parameter may carry one (Appendix A restricts each to VSCHAR, NQCHAR or NQSCHAR), and
+ *     PostgreSQL refuses U+0000 in text, so they are stopped before any value is used;
+ *   - an empty value counts as absent (3.1).
  */
 export type Params = Record<string, string>
 
-export type ParamCheck = { ok: true; params: Params } | { ok: false; repeated?: string; invalid?: string }
+export type ParamProblem = 'repeated' | 'not-a-string' | 'control-character'
 
-export function checkParams(input: unknown): ParamCheck {
-  if (input === undefined || input === null) return { ok: true, params: {} }
-  if (typeof input !== 'object' || Array.isArray(input)) return { ok: false, invalid: '(body)' }
-  const params: Params = {}
-  for (const [key, value] of Object.entries(input as Record<string, unknown>)) {
-    if (Array.isArray(value)) return { ok: false, repeated: key }
-    if (typeof value !== 'string') return { ok: false, invalid: key }
-    params[key] = value
-  }
-  return { ok: true, params }
+export interface ParamReading {
+  /** The usable parameters: every single, clean string value. */
+  params: Params
+  /** Parameters that broke a rule, in the order they were sent. */
+  problems: Array<{ name: string; problem: ParamProblem }>
+  /** The input was neither absent nor an object of parameters. */
+  notAnObject: boolean
 }
 
-/** Like checkParams, but throws invalid_request naming the offending parameter. */
+const CONTROL = /[\u0000-\u001f\u007f]/
+
+export function hasControlCharacter(value: string): boolean {
+  return CONTROL.test(value)
+}
+
+/** Reads parameters without throwing, so each endpoint decides what a problem means for it. */
+export function readParams(input: unknown): ParamReading {
+  const reading: ParamReading = { params: {}, problems: [], notAnObject: false }
+  if (input === undefined || input === null) return reading
+  if (typeof input !== 'object' || Array.isArray(input)) return { ...reading, notAnObject: true }
+  for (const [name, value] of Object.entries(input as Record<string, unknown>)) {
+    if (Array.isArray(value)) reading.problems.push({ name, problem: 'repeated' })
+    else if (typeof value !== 'string') reading.problems.push({ name, problem: 'not-a-string' })
+    else if (hasControlCharacter(value)) reading.problems.push({ name, problem: 'control-character' })
+    else reading.params[name] = value
+  }
+  return reading
+}
+
+export function describeProblem(name: string, problem: ParamProblem): string {
+  switch (problem) {
+    case 'repeated':
+      return `The parameter "${name}" was sent more than once`
+    case 'not-a-string':
+      return `The parameter "${name}" must be a string`
+    case 'control-character':
+      return `The parameter "${name}" contains a control character`
+  }
+}
+
+export type ParamCheck = { ok: true; params: Params } | { ok: false; repeated?: string; invalid?: string }
+
+/** The first rule broken, if any. */
+export function checkParams(input: unknown): ParamCheck {
+  const r = readParams(input)
+  if (r.notAnObject) return { ok: false, invalid: '(body)' }
+  const first = r.problems[0]
+  if (first === undefined) return { ok: true, params: r.params }
+  return first.problem === 'repeated' ? { ok: false, repeated: first.name } : { ok: false, invalid: first.name }
+}
+
+/** The parameters, or invalid_request naming the first offending one. */
 export function singleParams(input: unknown): Params {
-  const r = checkParams(input)
-  if (r.ok) return r.params
-  if (r.repeated) throw new InvalidRequestError(`The parameter "${r.repeated}" was sent more than once`)
-  throw new InvalidRequestError(r.invalid === '(body)' ? 'The request body must be an object of parameters' : `The parameter "${r.invalid}" must be a string`)
+  const r = readParams(input)
+  if (r.notAnObject) throw new InvalidRequestError('The request body must be an object of parameters')
+  const first = r.problems[0]
+  if (first !== undefined) throw new InvalidRequestError(describeProblem(first.name, first.problem))
+  return r.params
 }
 
 /**
@@ -53,4 +98,35 @@ export function required(params: Params, name: string): string {
   const v = optional(params, name)
   if (v === undefined) throw new InvalidRequestError(`The parameter "${name}" is required`)
   return v
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** RFC 6749 2.3.1: the Basic user and password are form-urlencoded before base64. */
+function formDecode(s: string): string | undefined {
+  try {
+    const decoded = decodeURIComponent(s.replace(/\+/g, ' '))
+    return hasControlCharacter(decoded) ? undefined : decoded
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Client credentials of an `Authorization: Basic` header (RFC 7617, RFC 6749 2.3.1), held to the
+ * same rules as parameters; invalid_client when they cannot be read (RFC 6749 5.2).
+ */
+export function basicCredentials(header: string): { id: string; secret: string } {
+  const m = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header.trim())
+  let decoded: string | undefined
+  try {
+    decoded = m ? utf8.decode(Buffer.from(m[1]!, 'base64')) : undefined
+  } catch {
+    decoded = undefined
+  }
+  const colon = decoded?.indexOf(':') ?? -1
+  const id = decoded !== undefined && colon > 0 ? formDecode(decoded.slice(0, colon)) : undefined
+  const secret = decoded !== undefined && colon > 0 ? formDecode(decoded.slice(colon + 1)) : undefined
+  if (id === undefined || id === '' || secret === undefined) throw new InvalidClientError('Malformed HTTP Basic credentials', true)
+  return { id, secret }
 }

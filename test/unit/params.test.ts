@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { extractClientCredentials } from '../../src/oauth/client-auth.js'
 import { InvalidClientError, InvalidRequestError } from '../../src/oauth/errors.js'
-import { checkParams, optional, requestParams, required, singleParams } from '../../src/oauth/params.js'
+import { basicCredentials, checkParams, optional, readParams, requestParams, required, singleParams } from '../../src/oauth/params.js'
 
 const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`
 
@@ -70,5 +70,27 @@ describe('extractClientCredentials (RFC 6749 2.3.1)', () => {
 
   it('ignores other authorization schemes', () => {
     expect(extractClientCredentials({ client_id: 'c', client_secret: 's' }, 'Bearer abc')).toMatchObject({ usedBasic: false })
+  })
+})
+
+describe('one set of rules for every parameter', () => {
+  it('refuses control characters, which no OAuth parameter may carry (RFC 6749 Appendix A)', () => {
+    expect(readParams({ client_id: 'a\u0000b', state: 'ok' })).toEqual({
+      params: { state: 'ok' },
+      problems: [{ name: 'client_id', problem: 'control-character' }],
+      notAnObject: false,
+    })
+    expect(() => singleParams({ token: 'x\ny' })).toThrow(/"token" contains a control character/)
+    expect(() => requestParams(undefined, { client_id: '\u007f' })).toThrow(InvalidRequestError)
+    expect(singleParams({ state: 'tab-free ünïcode' })).toEqual({ state: 'tab-free ünïcode' })
+  })
+
+  it('reads HTTP Basic credentials under the same rules (RFC 6749 2.3.1)', () => {
+    expect(basicCredentials(basic('my%20app', 'p%3Ass'))).toEqual({ id: 'my app', secret: 'p:ss' })
+    const notUtf8 = `Basic ${Buffer.from([0x61, 0xff, 0x3a, 0x62]).toString('base64')}`
+    expect(() => basicCredentials(notUtf8)).toThrow(InvalidClientError)
+    expect(() => basicCredentials(basic('a%00b', 'secret'))).toThrow(InvalidClientError)
+    expect(() => basicCredentials(basic('', 'secret'))).toThrow(InvalidClientError)
+    expect(() => basicCredentials('Basic not base64!')).toThrow(InvalidClientError)
   })
 })
