@@ -3,8 +3,11 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/verifier/package.json ./packages/verifier/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY packages/verifier/tsconfig.build.json ./packages/verifier/
+COPY packages/verifier/src ./packages/verifier/src
 COPY src ./src
 COPY migrations ./migrations
 COPY examples ./examples
@@ -17,6 +20,9 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# node_modules/@gatehouse/verifier is a workspace link to here.
+COPY --from=build /app/packages/verifier/package.json ./packages/verifier/
+COPY --from=build /app/packages/verifier/dist ./packages/verifier/dist
 COPY views ./views
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node

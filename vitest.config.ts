@@ -12,11 +12,30 @@ export default defineConfig({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'] } },
   test: {
-    include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
-    exclude: server ? ['**/node_modules/**'] : ['**/node_modules/**', 'test/postgres/**'],
     // Each test file gets its own database (test/helpers/db.ts), so files run in parallel.
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    coverage: {
+      provider: 'v8',
+      include: ['src/**/*.ts', 'packages/*/src/**/*.ts'],
+      reporter: ['text-summary', 'text', 'html'],
+      reportsDirectory: 'coverage',
+    },
+    // `npm run test:unit`, `test:integration`, `test:browser` run one project each; `npm test` all.
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'bench/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts', ...(server ? ['test/postgres/**/*.test.ts'] : [])],
+        },
+      },
+      { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'] } },
+    ],
   },
 })

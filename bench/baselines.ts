@@ -16,7 +16,7 @@ export const BASELINE_ROWS = 100_000
 export async function startBaselines(opts: { cpu: number; databaseUrl: string; poolMax: number }): Promise<RunningServer> {
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
-  const child = spawnPinned('baseline server', process.execPath, ['--import', 'tsx', ENTRY], {
+  const child = spawnPinned('baseline server', process.execPath, ['--conditions=source', '--import', 'tsx', ENTRY], {
     cpu: opts.cpu,
     env: {
       NODE_ENV: 'production',

@@ -57,7 +57,7 @@ export class LoadGenerator {
   }
 
   static async start(cpu: number): Promise<LoadGenerator> {
-    const child = spawnPinned('load generator', process.execPath, ['--import', 'tsx', WORKER], { cpu, ipc: true })
+    const child = spawnPinned('load generator', process.execPath, ['--conditions=source', '--import', 'tsx', WORKER], { cpu, ipc: true })
     const gen = new LoadGenerator(child)
     await new Promise<void>((resolve, reject) => {
       gen.waiting.set(0, { resolve: () => resolve(), reject })

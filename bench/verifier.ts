@@ -12,7 +12,7 @@ export async function measureVerifier(opts: {
   tokens: readonly string[]
   durationS: number
 }): Promise<VerifierReport> {
-  const child = spawnPinned('verifier', process.execPath, ['--import', 'tsx', WORKER], {
+  const child = spawnPinned('verifier', process.execPath, ['--conditions=source', '--import', 'tsx', WORKER], {
     cpu: opts.cpu,
     ipc: true,
     env: {

@@ -2,6 +2,8 @@ import type { Db } from '../db/connect.js'
 import { randomToken, sha256 } from '../lib/crypto.js'
 import { deleteExpiredSessions, deleteSession, findSessionUser, insertSession, type SessionUser } from '../repositories/sessions.js'
 
+export type { SessionUser }
+
 /**
  * Console sessions live in the database; the cookie holds only a random id, and the database
  * only its digest, so a leaked dump cannot be replayed as a cookie.

@@ -1,11 +1,14 @@
 import type { Db } from '../db/connect.js'
 import type { Application } from '../db/schema.js'
 import { digest, generateClientId, generateClientSecret } from '../lib/tokens.js'
+import { isUuid } from '../lib/uuid.js'
 import {
   type ApplicationSettings,
+  type ApplicationSummary,
   deleteOwnedApplication,
   findOwnedApplication,
   insertApplication,
+  listApplicationsByOwner,
   replaceOwnedApplicationSecret,
   updateOwnedApplication,
 } from '../repositories/applications.js'
@@ -18,11 +21,11 @@ import { revoke } from '../revocation/revoke.js'
  * one that does not exist, so the console answers 404 for both.
  */
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const isApplicationId = isUuid
 
-/** Application ids in console URLs are uuids; anything else cannot name one (and must not reach SQL as a uuid cast). */
-export function isApplicationId(value: unknown): value is string {
-  return typeof value === 'string' && UUID.test(value)
+/** The owner's applications, newest first. */
+export function listApplications(db: Db, ownerId: string): Promise<ApplicationSummary[]> {
+  return listApplicationsByOwner(db, ownerId)
 }
 
 export function findApplication(db: Db, id: string, ownerId: string): Promise<Application | undefined> {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { resolveSession } from '../accounts/sessions.js'
-import type { SessionUser } from '../repositories/sessions.js'
+import type { SessionUser } from '../accounts/sessions.js'
 import type { Services } from '../services.js'
 
 export const SESSION_COOKIE = 'gatehouse_session'

@@ -25,7 +25,7 @@ export interface GatehouseProcess {
 /** `node --import tsx src/server.ts`, as `npm run dev` runs it, on its own port; resolves once /healthz answers. */
 export async function startGatehouse(env: Record<string, string>): Promise<GatehouseProcess> {
   const port = await freePort()
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child: ChildProcess = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/server.ts'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

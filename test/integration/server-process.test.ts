@@ -19,7 +19,7 @@ it('starts on embedded PGlite with no DATABASE_URL, serves, and exits cleanly on
 })
 
 it('refuses to start on a bad setting, naming the variable', () => {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const result = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/server.ts'], {
     cwd: join(import.meta.dirname, '../..'),
     env: { PATH: process.env.PATH ?? '', PORT: 'http', DATA_DIR: dataDir },
     encoding: 'utf8',

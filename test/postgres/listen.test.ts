@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listenPg } from '@gatehouse/verifier/shared'
-import { type TestDatabase, createTestDatabase, serverUrl } from '../helpers/db.js'
+import { type TestDatabase, createTestDatabase } from '../helpers/db.js'
 import { type TcpProxy, startTcpProxy } from '../helpers/tcp-proxy.js'
 
 /*

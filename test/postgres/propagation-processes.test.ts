@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
@@ -9,14 +8,13 @@ import { manualClock } from '../../src/lib/clock.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { TEST_ISSUER } from '../helpers/app.js'
-import { type TestDatabase, createTestDatabase, serverUrl } from '../helpers/db.js'
+import { type TestDatabase, createTestDatabase } from '../helpers/db.js'
 import {
   type AccessTokenFixture, type ApplicationFixture, type UserFixture,
-  basicAuth, createAccessToken, createApplication, createUser,
+  basicAuth, createAccessToken,
 } from '../helpers/factories.js'
 import { type GatehouseProcess, startGatehouse } from '../helpers/gatehouse-process.js'
 import { isActive, msUntil, refuses, revokeThrough, seed, summarize, tokenInfoStatus } from '../helpers/propagation.js'
-import { type TestContext, buildTestApp } from '../helpers/app.js'
 import { type TcpProxy, startTcpProxy } from '../helpers/tcp-proxy.js'
 
 /*

@@ -31,7 +31,7 @@ beforeAll(async () => {
 
   const port = await freePort()
   api = `http://127.0.0.1:${port}`
-  example = spawn(process.execPath, ['--import', 'tsx', 'examples/resource-api.ts'], {
+  example = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'examples/resource-api.ts'], {
     cwd: fileURLToPath(new URL('../../../', import.meta.url)),
     env: {
       PATH: process.env.PATH ?? '',

@@ -1,22 +1,12 @@
 import type { AddressInfo } from 'node:net'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../../src/app.js'
-import { loadConfig } from '../../../src/config.js'
-import { type DatabaseHandle, createDatabase } from '../../../src/db/connect.js'
-import { manualClock } from '../../../src/lib/clock.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
-import { TEST_ISSUER } from '../../helpers/app.js'
-import { type TestDatabase, createTestDatabase, serverUrl } from '../../helpers/db.js'
-import {
-  type AccessTokenFixture, type ApplicationFixture, type UserFixture,
-  basicAuth, createAccessToken, createApplication, createUser,
-} from '../../helpers/factories.js'
-import { type GatehouseProcess, startGatehouse } from '../../helpers/gatehouse-process.js'
-import { isActive, msUntil, refuses, revokeThrough, seed, summarize, tokenInfoStatus } from '../../helpers/propagation.js'
+import { type TestDatabase, createTestDatabase } from '../../helpers/db.js'
+import { type ApplicationFixture, type UserFixture, createAccessToken } from '../../helpers/factories.js'
+import { isActive, msUntil, refuses, revokeThrough, seed, tokenInfoStatus } from '../../helpers/propagation.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
-import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
 
 /*
  * A revocation reaches every cache within a second (issue 4, DESIGN.md "/oauth/revoke"):

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { registerUser } from '../../../accounts/authenticate.js'
 import { parseCredentials } from '../../../accounts/credentials.js'
-import { consumeAttempt } from '../../../lib/rate-limiter.js'
+import { consumeAttempt } from '../../../limits/rate-limiter.js'
 import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'

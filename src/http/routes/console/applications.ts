@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { newApplicationFormValues, parseApplicationForm } from '../../../console/application-form.js'
-import { createApplication } from '../../../console/applications.js'
-import { listApplicationsByOwner } from '../../../repositories/applications.js'
+import { createApplication, listApplications } from '../../../console/applications.js'
 import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { ownerId } from './owner.js'
@@ -13,7 +12,7 @@ export default async function applicationsRoutes(app: FastifyInstance, deps: Ser
   const { db } = deps.database
 
   app.get<{ Querystring: { deleted?: string } }>('/applications', async (request, reply) => {
-    const rows = await listApplicationsByOwner(db, ownerId(request))
+    const rows = await listApplications(db, ownerId(request))
     return render(request, reply, 'console/applications/index.eta', {
       title: 'Your Applications',
       deleted: request.query.deleted === '1',

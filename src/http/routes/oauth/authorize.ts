@@ -3,13 +3,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { approveAuthorization, denyAuthorization } from '../../../oauth/authorization.js'
 import { type AuthorizationRequest, validateAuthorizationRequest } from '../../../oauth/authorize-request.js'
 import { answerAuthorizeRequest } from '../../../oauth/authorize.js'
+import { isUuid } from '../../../lib/uuid.js'
 import { describeRedirectTarget } from '../../../oauth/redirect-uri.js'
 import { SCOPE_DESCRIPTIONS } from '../../../oauth/scope.js'
 import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 /** Fields of the consent form that are not authorization parameters. */
 const FORM_FIELDS = new Set(['_csrf', 'decision', 'consent_nonce'])
 
@@ -94,7 +94,7 @@ export default async function authorizeRoutes(app: FastifyInstance, services: Se
       const decision = body.decision
       if (decision === 'deny') return reply.redirect(denyAuthorization(req, issuer), 303)
       const nonce = body.consent_nonce
-      if (decision !== 'approve' || typeof nonce !== 'string' || !UUID.test(nonce)) {
+      if (decision !== 'approve' || !isUuid(nonce)) {
         return errorPage(request, reply, 'The consent form was incomplete. Go back to the application and start again.')
       }
       const location = await approveAuthorization(db, req, request.user.id, services.clock(), issuer, nonce)

@@ -1,12 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from '../../../oauth/scope.js'
-import { findGrantOfUser, listGrantsForUser } from '../../../repositories/grants.js'
 import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { requireUser } from '../../session.js'
-import { revoke } from '../../../revocation/revoke.js'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+import { listAuthorizedApplications, revokeAccess } from '../../../accounts/authorized-applications.js'
 
 /** "Authorized Applications": the user's grants, and "Revoke access" for each. */
 export default async function authorizedApplicationsRoutes(app: FastifyInstance, deps: Services): Promise<void> {
@@ -16,7 +13,7 @@ export default async function authorizedApplicationsRoutes(app: FastifyInstance,
     '/authorized-applications',
     { preHandler: requireUser },
     async (request, reply) => {
-      const grants = await listGrantsForUser(db, request.user!.id)
+      const grants = await listAuthorizedApplications(db, request.user!.id)
       return render(request, reply, 'oauth/authorized-applications.eta', {
         title: 'Authorized Applications',
         revoked: request.query.revoked === '1',
@@ -38,11 +35,7 @@ export default async function authorizedApplicationsRoutes(app: FastifyInstance,
     '/authorized-applications/:grantId/revoke',
     { preHandler: [app.csrfProtection, requireUser] },
     async (request, reply) => {
-      const user = request.user!
-      const grant = UUID.test(request.params.grantId) ? await findGrantOfUser(db, request.params.grantId, user.id) : undefined
-      if (grant) {
-        await revoke({ db, bus: deps.bus }, { kind: 'user-application', userId: user.id, applicationId: grant.application_id }, deps.clock())
-      }
+      await revokeAccess({ db, bus: deps.bus }, request.user!.id, request.params.grantId, deps.clock())
       // A grant already gone (double submit, another tab) is the outcome the user asked for.
       return reply.redirect('/authorized-applications?revoked=1', 303)
     },

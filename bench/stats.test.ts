@@ -11,7 +11,7 @@ import {
   type RowSummary,
   type RunSample,
   summarizeRuns,
-} from '../../bench/stats.js'
+} from './stats.js'
 
 function raw(overrides: { statuses?: Record<string, number>; errors?: number; timeouts?: number; duration?: number } = {}): RawRun {
   const statuses = overrides.statuses ?? { 200: 1000 }

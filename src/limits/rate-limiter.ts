@@ -1,6 +1,6 @@
 import type { Db } from '../db/connect.js'
 import { hitRateLimit } from '../repositories/rate-limits.js'
-import type { Clock } from './clock.js'
+import type { Clock } from '../lib/clock.js'
 
 export const RATE_WINDOW_MS = 15 * 60_000
 

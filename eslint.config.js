@@ -1,0 +1,58 @@
+// ESLint (flat config) with typescript-eslint. The import boundaries below encode
+// docs/architecture.md "Layers": which folder may import which. Change both together.
+import js from '@eslint/js'
+import tseslint from 'typescript-eslint'
+
+const fastify = { group: ['fastify', 'fastify-plugin', '@fastify/*'], message: 'Fastify belongs to src/http/ (docs/architecture.md).' }
+const drivers = { group: ['pg', '@electric-sql/pglite', 'kysely-pglite-dialect'], message: 'Drivers belong to src/db/ (docs/architecture.md).' }
+const sqlBuilders = {
+  name: 'kysely',
+  importNames: ['sql', 'CompiledQuery'],
+  message: 'SQL lives in src/repositories/ (docs/architecture.md).',
+}
+const httpAndRoot = {
+  group: ['**/http/**', '**/app.js', '**/server.js', '**/services.js'],
+  message: 'Protocol code does not know the HTTP layer or the composition root (docs/architecture.md).',
+}
+
+/** One no-restricted-imports rule per layer: ESLint keeps only the last one per file. */
+const layer = (files, patterns, paths = []) => ({
+  files,
+  rules: { 'no-restricted-imports': ['error', { patterns, paths }] },
+})
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'data/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2022, sourceType: 'module' },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      'no-control-regex': 'off',
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+    },
+  },
+
+  // Migrations take Kysely<any> on purpose: they must not depend on today's schema types.
+  { files: ['migrations/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
+
+  // The verifier package is installed by resource APIs: nothing of the server, ever.
+  layer(['packages/verifier/src/**'], [
+    { regex: '^(\\.\\./|gatehouse(/|$))', message: '@gatehouse/verifier imports nothing outside its own src/.' },
+  ]),
+  layer(['packages/verifier/test/**'], [
+    { regex: '^\\.\\./\\.\\./', message: "The verifier's tests use only the verifier." },
+  ]),
+  // lib/: pure helpers.
+  layer(['src/lib/**'], [{ regex: '^\\.\\./', message: 'src/lib/ imports nothing of the server.' }, fastify, drivers]),
+  // db/: connections, schema, migrations.
+  layer(['src/db/**'], [{ regex: '^\\.\\./(?!lib/|\\.\\./migrations/index\\.js$)', message: 'src/db/ imports only src/lib/ and the migrations.' }, fastify]),
+  // repositories/: SQL only, over db/.
+  layer(['src/repositories/**'], [{ regex: '^\\.\\./(?!db/)', message: 'Repositories import only src/db/.' }, fastify]),
+  // Protocol and domain: no Fastify, no drivers, no SQL, no HTTP.
+  layer(['src/oauth/**', 'src/revocation/**', 'src/accounts/**', 'src/console/**', 'src/limits/**'], [fastify, drivers, httpAndRoot], [sqlBuilders]),
+  // HTTP: routes call the protocol layer, never repositories or SQL.
+  layer(['src/http/**'], [{ group: ['**/repositories/*'], message: 'Routes call the protocol layer, never repositories (docs/architecture.md).' }, drivers], [sqlBuilders]),
+)
