@@ -4,7 +4,10 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 const fastify = { group: ['fastify', 'fastify-plugin', '@fastify/*'], message: 'Fastify belongs to src/http/ (docs/architecture.md).' }
-const drivers = { group: ['pg', '@electric-sql/pglite', 'kysely-pglite-dialect'], message: 'Drivers belong to src/db/ (docs/architecture.md).' }
+const drivers = {
+  group: ['pg', '@electric-sql/pglite', 'kysely-pglite-dialect'],
+  message: 'Drivers belong to src/db/ (docs/architecture.md).',
+}
 const sqlBuilders = {
   name: 'kysely',
   importNames: ['sql', 'CompiledQuery'],
@@ -39,20 +42,30 @@ export default tseslint.config(
   { files: ['migrations/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
 
   // The verifier package is installed by resource APIs: nothing of the server, ever.
-  layer(['packages/verifier/src/**'], [
-    { regex: '^(\\.\\./|gatehouse(/|$))', message: '@gatehouse/verifier imports nothing outside its own src/.' },
-  ]),
-  layer(['packages/verifier/test/**'], [
-    { regex: '^\\.\\./\\.\\./', message: "The verifier's tests use only the verifier." },
-  ]),
+  layer(
+    ['packages/verifier/src/**'],
+    [{ regex: '^(\\.\\./|gatehouse(/|$))', message: '@gatehouse/verifier imports nothing outside its own src/.' }],
+  ),
+  layer(['packages/verifier/test/**'], [{ regex: '^\\.\\./\\.\\./', message: "The verifier's tests use only the verifier." }]),
   // lib/: pure helpers.
   layer(['src/lib/**'], [{ regex: '^\\.\\./', message: 'src/lib/ imports nothing of the server.' }, fastify, drivers]),
   // db/: connections, schema, migrations.
-  layer(['src/db/**'], [{ regex: '^\\.\\./(?!lib/|\\.\\./migrations/index\\.js$)', message: 'src/db/ imports only src/lib/ and the migrations.' }, fastify]),
+  layer(
+    ['src/db/**'],
+    [{ regex: '^\\.\\./(?!lib/|\\.\\./migrations/index\\.js$)', message: 'src/db/ imports only src/lib/ and the migrations.' }, fastify],
+  ),
   // repositories/: SQL only, over db/.
   layer(['src/repositories/**'], [{ regex: '^\\.\\./(?!db/)', message: 'Repositories import only src/db/.' }, fastify]),
   // Protocol and domain: no Fastify, no drivers, no SQL, no HTTP.
-  layer(['src/oauth/**', 'src/revocation/**', 'src/accounts/**', 'src/console/**', 'src/limits/**'], [fastify, drivers, httpAndRoot], [sqlBuilders]),
+  layer(
+    ['src/oauth/**', 'src/revocation/**', 'src/accounts/**', 'src/console/**', 'src/limits/**'],
+    [fastify, drivers, httpAndRoot],
+    [sqlBuilders],
+  ),
   // HTTP: routes call the protocol layer, never repositories or SQL.
-  layer(['src/http/**'], [{ group: ['**/repositories/*'], message: 'Routes call the protocol layer, never repositories (docs/architecture.md).' }, drivers], [sqlBuilders]),
+  layer(
+    ['src/http/**'],
+    [{ group: ['**/repositories/*'], message: 'Routes call the protocol layer, never repositories (docs/architecture.md).' }, drivers],
+    [sqlBuilders],
+  ),
 )

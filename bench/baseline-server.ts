@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import pg from 'pg'
 
 /*
- * The ceilings Gatehouse is judged against (issue 5, baselines A–C): a bare Fastify server
+ * The ceilings Gatehouse is judged against (README "Performance", baselines A–C): a bare Fastify server
  * with the same pool size as Gatehouse, run as its own process by bench/baselines.ts.
  * Plain `pool.query(text, values)`, as Kysely issues it: no prepared-statement shortcut.
  */
@@ -32,6 +32,10 @@ app.post('/c', async () => {
 })
 
 await app.listen({ port, host: '127.0.0.1' })
-const close = () => void app.close().then(() => pool.end()).then(() => process.exit(0))
+const close = () =>
+  void app
+    .close()
+    .then(() => pool.end())
+    .then(() => process.exit(0))
 process.on('SIGTERM', close)
 process.on('SIGINT', close)

@@ -39,7 +39,7 @@ export interface BenchCase {
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
 const enc = encodeURIComponent
 
-/** The cache-miss pool of issue 5: at least 100,000 distinct tokens (shared by every fresh-token row). */
+/** The cache-miss pool of the benchmark: at least 100,000 distinct tokens (shared by every fresh-token row). */
 export const MISS_POOL_MIN = 100_000
 
 export const BASELINE_CASES: readonly BenchCase[] = [
@@ -62,8 +62,7 @@ export function gatehouseCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
   const introspect = { method: 'POST', path: '/oauth/introspect', headers: FORM, body: `token={item}&${client}` } as const
   const tokenInfo = { method: 'GET', path: '/oauth/token/info', headers: { authorization: 'Bearer {item}' } } as const
   const authorize =
-    `/oauth/authorize?response_type=code&client_id=${enc(seed.clientId)}` +
-    `&redirect_uri=${enc(seed.redirectUri)}&scope=read&state=bench`
+    `/oauth/authorize?response_type=code&client_id=${enc(seed.clientId)}` + `&redirect_uri=${enc(seed.redirectUri)}&scope=read&state=bench`
   return [
     {
       id: 'introspect-cached',

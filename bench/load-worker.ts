@@ -21,7 +21,9 @@ const POOLS_KEPT = 4
 function loadPool(file: string): string[] {
   let items = pools.get(file)
   if (!items) {
-    items = readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0)
+    items = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.length > 0)
     pools.set(file, items)
     for (const old of pools.keys()) if (pools.size > POOLS_KEPT) pools.delete(old)
   }
@@ -173,7 +175,8 @@ async function handle(msg: WorkerRequest): Promise<WorkerReply> {
 process.on('message', (msg: WorkerRequest) => {
   handle(msg).then(
     (reply) => process.send?.(reply),
-    (err: unknown) => process.send?.({ type: 'error', id: msg.id, message: err instanceof Error ? err.stack ?? err.message : String(err) }),
+    (err: unknown) =>
+      process.send?.({ type: 'error', id: msg.id, message: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
   )
 })
 process.on('disconnect', () => process.exit(0))

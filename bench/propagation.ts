@@ -1,5 +1,5 @@
 /*
- * How long a revocation takes to reach every cache (issue 4): two Gatehouse processes on one
+ * How long a revocation takes to reach every cache (docs/decisions/003-revocation-propagation.md): two Gatehouse processes on one
  * Postgres; each token is warmed everywhere, revoked through process B, and timed until
  *   - an introspection-mode verifier following A's revocation stream refuses it,
  *   - a database-mode verifier (its own LISTEN connection) refuses it,

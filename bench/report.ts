@@ -39,16 +39,16 @@ export const mb = (bytes: number | null) => (bytes === null ? '–' : `${(bytes 
 function table(header: string[], rows: string[][], rightAligned: Set<number>): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
   const line = (cells: string[]) =>
-    cells.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd()
+    cells
+      .map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd()
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
 }
 
 function rowStatus(s: RowSummary): string {
   if (!s.valid) return `NOT A MEASUREMENT: ${s.problems.join('; ')}`
-  const notes = [
-    ...(s.loadLimited ? ['limited by the load generator'] : []),
-    ...(s.disturbed ? ['disturbed by other processes'] : []),
-  ]
+  const notes = [...(s.loadLimited ? ['limited by the load generator'] : []), ...(s.disturbed ? ['disturbed by other processes'] : [])]
   return ['ok', ...notes].join(', ')
 }
 
@@ -128,7 +128,7 @@ export function formatReport(report: BenchReport, file: string, connections: rea
       : `in-process verifier: not measured (${v.error})`,
     `peak RSS: gatehouse ${mb(rss.gatehouse ?? null)}, growth server ${mb(rss.growth ?? null)}, baseline server ${mb(rss.baseline ?? null)}`,
     '',
-    'Targets (issue 5), ratios within this run:',
+    'Targets (README "Performance"), ratios within this run:',
     '',
     formatTargets(report.targets, connections),
     '',

@@ -53,7 +53,9 @@ export class RowBook {
             const s = await measureRun(ctx, c, conn)
             r.runs.push(s)
             const flag = s.errors + s.unexpected + s.mismatches > 0 || s.poolExhausted ? '  (errors)' : ''
-            log(`round ${round}/${runs} ${r.key}: ${Math.round(s.rate)} req/s, p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms${flag}`)
+            log(
+              `round ${round}/${runs} ${r.key}: ${Math.round(s.rate)} req/s, p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms${flag}`,
+            )
           } catch (err) {
             r.failure = `run failed: ${err instanceof Error ? err.message : String(err)}`
             log(`${r.key}: ${r.failure}`)

@@ -29,7 +29,7 @@ import { evaluateTargets } from './stats.js'
 import { measureVerifier } from './verifier.js'
 
 /*
- * `npm run bench [-- --quick]`: issue 5. Baselines and Gatehouse on one CPU (with the
+ * `npm run bench [-- --quick]` (README "Performance"). Baselines and Gatehouse on one CPU (with the
  * PostgreSQL backends serving them), the load generator on the other; rounds interleave the
  * cases so that drift hits every row alike; the median of the runs is reported.
  */
@@ -212,7 +212,9 @@ async function main(): Promise<number> {
 
     if (gatehouseReady && (!settings.only || settings.only.some((o) => 'verifier'.startsWith(o)))) {
       log('in-process verifier')
-      verifier = { ...(await measureVerifier({ cpu: settings.loadCpu, databaseUrl: bench.url, tokens: cached.items, durationS: settings.verifierS })) }
+      verifier = {
+        ...(await measureVerifier({ cpu: settings.loadCpu, databaseUrl: bench.url, tokens: cached.items, durationS: settings.verifierS })),
+      }
       if (!verifier.ok) log(`verifier: ${String(verifier.error)}`)
     }
 

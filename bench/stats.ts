@@ -1,7 +1,7 @@
 /*
  * The arithmetic of the benchmark, kept pure so that a unit test can pin it down
  * (test/unit/bench-stats.test.ts): parsing one load-generator run, the median of several
- * runs, ratios against the baselines of the same run, and the targets of issue 5.
+ * runs, ratios against the baselines of the same run, and the targets in README "Performance".
  */
 
 /** CPU time of a process (or group of processes) over a run, as a share of one core. */
@@ -184,7 +184,7 @@ export function ratio(row: RowSummary | undefined, baseline: RowSummary | undefi
 export const rowKey = (caseId: string, connections: number, phase?: string): string =>
   phase ? `${caseId}@${connections}#${phase}` : `${caseId}@${connections}`
 
-/** The ratio targets of issue 5 ("Targets"). */
+/** The ratio targets of README "Performance". */
 export interface RatioTarget {
   path: string
   caseId: string

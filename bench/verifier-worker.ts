@@ -1,8 +1,8 @@
 import { pathToFileURL } from 'node:url'
 
 /*
- * Row 10: the verifier a resource API imports (`gatehouse/verifier`, built to
- * dist/src/verifier/index.js) in database mode with a warm cache: checks per second on one
+ * Row 10: the verifier a resource API imports (`@gatehouse/verifier`, built to
+ * packages/verifier/dist/index.js) in database mode with a warm cache: checks per second on one
  * core, no HTTP. Started pinned by bench/verifier.ts; reports over IPC.
  *
  * Two numbers: the path the Fastify plugin takes per request (verifyCached, falling back to

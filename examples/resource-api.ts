@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { pathToFileURL } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
-// In another service: import { createVerifier, gatehouseVerifier } from 'gatehouse/verifier'
+// In another service: import { createVerifier, gatehouseVerifier } from '@gatehouse/verifier'
 import { type Verifier, createVerifier, gatehouseVerifier } from '@gatehouse/verifier'
 
 /*

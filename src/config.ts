@@ -1,8 +1,6 @@
 import { z } from 'zod'
 
-const bool = z
-  .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
-  .transform((v) => v === 'true' || v === '1')
+const bool = z.enum(['true', 'false', '1', '0'], { message: 'must be true or false' }).transform((v) => v === 'true' || v === '1')
 
 const port = z.coerce
   .number({ message: 'must be a number' })
@@ -16,9 +14,7 @@ const positiveInt = (max?: number) => {
   return s
 }
 
-const postgresUrl = z
-  .string()
-  .refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), 'must be a postgres:// or postgresql:// URL')
+const postgresUrl = z.string().refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), 'must be a postgres:// or postgresql:// URL')
 
 const EnvSchema = z.object({
   PORT: port.default(3000),
@@ -32,9 +28,11 @@ const EnvSchema = z.object({
     .optional(),
   COOKIE_SECURE: bool.optional(),
   SESSION_TTL_HOURS: positiveInt(24 * 90).default(24 * 14),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
-    message: 'must be one of fatal, error, warn, info, debug, trace, silent',
-  }).default('info'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      message: 'must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
   TRUST_PROXY: bool.default(false),
   DB_POOL_MAX: positiveInt(1000).default(10),
   TOKEN_CACHE_TTL_SECONDS: positiveInt(300).default(60),

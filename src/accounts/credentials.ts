@@ -20,9 +20,9 @@ export const credentialsSchema = z.object({ email: emailField, password: passwor
 
 export type FieldErrors = Partial<Record<'email' | 'password', string>>
 
-export function parseCredentials(body: unknown):
-  | { ok: true; email: string; password: string }
-  | { ok: false; errors: FieldErrors; email: string } {
+export function parseCredentials(
+  body: unknown,
+): { ok: true; email: string; password: string } | { ok: false; errors: FieldErrors; email: string } {
   const raw = (body ?? {}) as Record<string, unknown>
   const result = credentialsSchema.safeParse({ email: raw.email ?? '', password: raw.password ?? '' })
   if (result.success) return { ok: true, ...result.data }

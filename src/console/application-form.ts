@@ -6,7 +6,7 @@ import type { ApplicationSettings } from '../repositories/applications.js'
 
 /*
  * The new/edit application form: what the person typed, parsed with zod into settings or into
- * messages per field (DESIGN.md "Console"; redirect URIs as /oauth/authorize rule 3 says).
+ * messages per field (redirect URIs as docs/decisions/001-redirect-uri-matching.md says).
  */
 
 export const NAME_MAX = 100

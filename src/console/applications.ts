@@ -16,7 +16,7 @@ import type { RevocationBus } from '../revocation/bus.js'
 import { revoke } from '../revocation/revoke.js'
 
 /*
- * "Your Applications" use cases (DESIGN.md "Console"). Every function takes the owner's id and
+ * "Your Applications" use cases. Every function takes the owner's id and
  * acts only on that owner's applications: another user's application is indistinguishable from
  * one that does not exist, so the console answers 404 for both.
  */

@@ -28,7 +28,5 @@ export function registerMetrics(app: FastifyInstance): void {
     requests.inc({ method: request.method, route, status: String(reply.statusCode) })
     duration.observe({ method: request.method, route }, reply.elapsedTime / 1000)
   })
-  app.get('/metrics', async (_request, reply) =>
-    reply.type(registry.contentType).send(await registry.metrics()),
-  )
+  app.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()))
 }

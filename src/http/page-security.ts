@@ -12,8 +12,12 @@ import type { Services } from '../services.js'
 export function securityHeaders(options: HelmetOptions): ReadonlyArray<readonly [string, string]> {
   const headers = new Map<string, string>()
   const res = {
-    setHeader: (name: string, value: string | number | string[]) => { headers.set(name.toLowerCase(), String(value)) },
-    removeHeader: (name: string) => { headers.delete(name.toLowerCase()) },
+    setHeader: (name: string, value: string | number | string[]) => {
+      headers.set(name.toLowerCase(), String(value))
+    },
+    removeHeader: (name: string) => {
+      headers.delete(name.toLowerCase())
+    },
   }
   helmet(options)({} as never, res as never, () => {})
   return [...headers]

@@ -1,6 +1,6 @@
 import argon2 from 'argon2'
 
-/** Human passwords only; generated secrets use SHA-256 (DESIGN.md "Identifiers and secrets"). */
+/** Human passwords only; generated secrets use SHA-256 (docs/decisions/002-token-format.md). */
 export const PASSWORD_MIN = 8
 /** Checked before hashing so a megabyte "password" cannot buy a megabyte of argon2 work. */
 export const PASSWORD_MAX = 256

@@ -1,10 +1,5 @@
 import type { Application } from '../db/schema.js'
-import {
-  InvalidRequestError,
-  OAuthError,
-  UnauthorizedClientError,
-  UnsupportedResponseTypeError,
-} from './errors.js'
+import { InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedResponseTypeError } from './errors.js'
 import { describeProblem, optional, readParams } from './params.js'
 import { type ChallengeMethod, parseChallengeMethod, validateChallenge } from './pkce.js'
 import { buildRedirect, findMatchingRedirectUri } from './redirect-uri.js'
@@ -19,7 +14,14 @@ import { type Scope, parseScope } from './scope.js'
 
 /** Parameters that the consent form carries back to the POST, where they are re-validated. */
 export const AUTHORIZE_PARAMS = [
-  'client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'prompt',
+  'client_id',
+  'redirect_uri',
+  'response_type',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'prompt',
 ] as const
 
 /** The application with its owner's email, for the consent page. */
@@ -149,8 +151,16 @@ export async function validateAuthorizationRequest(input: unknown, issuer: strin
     return {
       kind: 'ok',
       request: {
-        application, redirectUri, sentRedirectUri, responseType, scopes, state,
-        codeChallenge, codeChallengeMethod, prompt, params,
+        application,
+        redirectUri,
+        sentRedirectUri,
+        responseType,
+        scopes,
+        state,
+        codeChallenge,
+        codeChallengeMethod,
+        prompt,
+        params,
       },
     }
   } catch (err) {

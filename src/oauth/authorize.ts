@@ -40,11 +40,7 @@ export function sameCodeFlowSettings(a: CodeFlowSettings, b: CodeFlowSettings): 
  * cached settings still hold (docs/decisions/004-caching-and-ttl-bounds.md). Every other
  * answer is worked out from a fresh read, so a stale copy can only ever fail to issue a code.
  */
-export async function answerAuthorizeRequest(
-  ctx: AuthorizeContext,
-  query: unknown,
-  user: { id: string } | null,
-): Promise<AuthorizeAnswer> {
+export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unknown, user: { id: string } | null): Promise<AuthorizeAnswer> {
   let tried: CodeFlowSettings | undefined
   const clientId = user ? (query as Record<string, unknown> | undefined)?.client_id : undefined
   const cached = typeof clientId === 'string' ? ctx.applications.get(clientId) : undefined

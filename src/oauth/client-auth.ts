@@ -69,12 +69,7 @@ export async function clientAuthFailure(
 }
 
 /** Checks the credentials against the stored digest; throws invalid_client (or 429). */
-export async function authenticateClient(
-  db: Db,
-  clock: Clock,
-  creds: ClientCredentials,
-  failureLimit: number,
-): Promise<Application> {
+export async function authenticateClient(db: Db, clock: Clock, creds: ClientCredentials, failureLimit: number): Promise<Application> {
   const app = creds.clientId.length <= MAX_ID_LENGTH ? await findApplicationByClientId(db, creds.clientId) : undefined
   if (app && constantTimeEqual(digest(creds.clientSecret), app.secret_hash)) return app
   throw await clientAuthFailure(db, clock, creds, app !== undefined, failureLimit)

@@ -9,7 +9,10 @@ export abstract class OAuthError extends Error {
   /** Extra response headers, e.g. WWW-Authenticate for invalid_client over Basic. */
   headers: Record<string, string> = {}
 
-  constructor(readonly description: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly description: string,
+    options?: { cause?: unknown },
+  ) {
     super(description, options)
   }
 
@@ -73,7 +76,10 @@ export class AccessDeniedError extends OAuthError {
 export class SlowDownError extends OAuthError {
   readonly error = 'invalid_request'
   override readonly status = 429
-  constructor(description: string, readonly retryAfterSeconds: number) {
+  constructor(
+    description: string,
+    readonly retryAfterSeconds: number,
+  ) {
     super(description)
     this.headers['retry-after'] = String(retryAfterSeconds)
   }

@@ -2,7 +2,7 @@ import { constantTimeEqual, sha256Base64Url } from '../lib/crypto.js'
 import { InvalidRequestError } from './errors.js'
 
 /*
- * PKCE (RFC 7636). Both methods are accepted (DESIGN.md rule 8); `plain` only protects against
+ * PKCE (RFC 7636). Both methods are accepted (RFC 7636 4.2); `plain` only protects against
  * an attacker who reads the redirect, S256 also against one who reads the authorization request.
  */
 export type ChallengeMethod = 'S256' | 'plain'

@@ -1,5 +1,5 @@
 /*
- * Redirect URI registration and matching (DESIGN.md /oauth/authorize rule 3, RFC 6749 3.1.2,
+ * Redirect URI registration and matching (docs/decisions/001-redirect-uri-matching.md, RFC 6749 3.1.2,
  * RFC 8252 7, RFC 9700 4.1).
  *
  * Everything works on the raw string with a small RFC 3986 splitter of our own. WHATWG `new URL`
@@ -11,9 +11,7 @@
 export const MAX_REDIRECT_URI_LENGTH = 2048
 
 /** Parameters the server appends to a redirect; a client query must not pre-set them. */
-const RESPONSE_PARAMETERS = new Set([
-  'code', 'state', 'iss', 'access_token', 'token_type', 'error', 'error_description', 'error_uri',
-])
+const RESPONSE_PARAMETERS = new Set(['code', 'state', 'iss', 'access_token', 'token_type', 'error', 'error_description', 'error_uri'])
 
 const FORBIDDEN_SCHEMES = new Set(['javascript', 'data', 'file', 'vbscript', 'blob', 'about', 'filesystem'])
 const LOOPBACK_IPS = new Set(['127.0.0.1', '[::1]'])
@@ -198,11 +196,7 @@ export function matchRedirectUri(sent: string, registered: readonly string[]): b
  * (RFC 6749 3.1.2: "MUST retain the query component"). `fragment` is for the token flow
  * (RFC 6749 4.2.2); the URI never has a fragment of its own, matching refuses those.
  */
-export function buildRedirect(
-  uri: string,
-  params: Record<string, string | undefined>,
-  mode: 'query' | 'fragment',
-): string {
+export function buildRedirect(uri: string, params: Record<string, string | undefined>, mode: 'query' | 'fragment'): string {
   const encoded = new URLSearchParams()
   for (const [k, v] of Object.entries(params)) if (v !== undefined) encoded.append(k, v)
   const tail = encoded.toString()

@@ -1,7 +1,7 @@
 import { InvalidScopeError } from './errors.js'
 
 /*
- * The scopes of the specification (spec 5.4), in display order. Descriptions are the plain
+ * The scopes Gatehouse knows (docs/decisions/006-scopes.md), in display order. Descriptions are the plain
  * words the consent page shows next to each requested scope.
  */
 export const SCOPES = ['read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users'] as const
@@ -30,7 +30,7 @@ export function normalizeScopes(scopes: Iterable<string>): Scope[] {
 
 /**
  * Parses the `scope` parameter (RFC 6749 3.3: space-delimited). Absent or blank means `read`
- * (DESIGN.md rule 7); repeated tokens are tolerated. Throws InvalidScopeError for an unknown
+ * (docs/decisions/006-scopes.md); repeated tokens are tolerated. Throws InvalidScopeError for an unknown
  * scope or one the application may not request.
  */
 export function parseScope(raw: string | undefined, allowed?: readonly string[]): Scope[] {

@@ -20,7 +20,11 @@ export interface TokenResponse {
  * POST /oauth/token, grant_type=authorization_code (RFC 6749 4.1.3). The common case is one
  * SQL statement; only a failed exchange pays for the queries that explain the failure.
  */
-export async function exchangeAuthorizationCode(ctx: ClientEndpointContext, params: Params, authorization: string | undefined): Promise<TokenResponse> {
+export async function exchangeAuthorizationCode(
+  ctx: ClientEndpointContext,
+  params: Params,
+  authorization: string | undefined,
+): Promise<TokenResponse> {
   const creds = extractClientCredentials(params, authorization)
   const grantType = required(params, 'grant_type')
   if (grantType !== 'authorization_code') throw new UnsupportedGrantTypeError('Only grant_type=authorization_code is supported')

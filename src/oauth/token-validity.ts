@@ -1,4 +1,10 @@
-import { DEFAULT_NEGATIVE_TTL_MS, TokenCache, type VerifiedToken, type VerifierDatabase, lookUpInDatabase } from '@gatehouse/verifier/shared'
+import {
+  DEFAULT_NEGATIVE_TTL_MS,
+  TokenCache,
+  type VerifiedToken,
+  type VerifierDatabase,
+  lookUpInDatabase,
+} from '@gatehouse/verifier/shared'
 import type { Clock } from '../lib/clock.js'
 import { activeResponse } from './introspection.js'
 import { tokenInfoResponse } from './token-info.js'

@@ -12,10 +12,7 @@ export function findApplicationByClientId(db: Db, clientId: string): Promise<App
 }
 
 /** The application with its owner's email, for the consent page. */
-export function findApplicationWithOwnerByClientId(
-  db: Db,
-  clientId: string,
-): Promise<(Application & { owner_email: string }) | undefined> {
+export function findApplicationWithOwnerByClientId(db: Db, clientId: string): Promise<(Application & { owner_email: string }) | undefined> {
   return db
     .selectFrom('applications')
     .innerJoin('users', 'users.id', 'applications.owner_id')
@@ -120,11 +117,6 @@ export function replaceOwnedApplicationSecret(
 
 /** Deletes the application; its grants, codes and tokens go with it (ON DELETE CASCADE). */
 export async function deleteOwnedApplication(db: Db, id: string, ownerId: string): Promise<boolean> {
-  const row = await db
-    .deleteFrom('applications')
-    .where('id', '=', id)
-    .where('owner_id', '=', ownerId)
-    .returning('id')
-    .executeTakeFirst()
+  const row = await db.deleteFrom('applications').where('id', '=', id).where('owner_id', '=', ownerId).returning('id').executeTakeFirst()
   return row !== undefined
 }

@@ -78,14 +78,17 @@ returning id`
  * FOR KEY SHARE on the grant: "Revoke access" deletes the grant before the pending codes, so
  * it either waits for this code and then deletes it, or makes this statement find no grant.
  */
-export async function insertCodeUnderGrant(
-  db: Db,
-  c: Omit<NewCode, 'id' | 'applicationId'>,
-  app: CodeFlowSettings,
-): Promise<boolean> {
+export async function insertCodeUnderGrant(db: Db, c: Omit<NewCode, 'id' | 'applicationId'>, app: CodeFlowSettings): Promise<boolean> {
   const result = await db.executeQuery(
     CompiledQuery.raw(INSERT_CODE_UNDER_GRANT, [
-      c.codeHash, c.userId, c.scopes, c.redirectUri, c.codeChallenge, c.codeChallengeMethod, c.now, c.expiresAt,
+      c.codeHash,
+      c.userId,
+      c.scopes,
+      c.redirectUri,
+      c.codeChallenge,
+      c.codeChallengeMethod,
+      c.now,
+      c.expiresAt,
       ...CODE_FLOW_SETTINGS.map((column) => app[column]),
     ]),
   )
@@ -131,7 +134,11 @@ export function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<{ scopes
 
   return db
     .with('client', (qb) =>
-      qb.selectFrom('applications').select(['id', 'redirect_uris']).where('client_id', '=', x.clientId).where('secret_hash', '=', x.secretHash),
+      qb
+        .selectFrom('applications')
+        .select(['id', 'redirect_uris'])
+        .where('client_id', '=', x.clientId)
+        .where('secret_hash', '=', x.secretHash),
     )
     .with('consumed', (qb) =>
       qb

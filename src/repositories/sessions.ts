@@ -5,14 +5,8 @@ export interface SessionUser {
   email: string
 }
 
-export async function insertSession(
-  db: Db,
-  s: { idHash: string; userId: string; now: Date; expiresAt: Date },
-): Promise<void> {
-  await db
-    .insertInto('sessions')
-    .values({ id_hash: s.idHash, user_id: s.userId, created_at: s.now, expires_at: s.expiresAt })
-    .execute()
+export async function insertSession(db: Db, s: { idHash: string; userId: string; now: Date; expiresAt: Date }): Promise<void> {
+  await db.insertInto('sessions').values({ id_hash: s.idHash, user_id: s.userId, created_at: s.now, expires_at: s.expiresAt }).execute()
 }
 
 /** The live session's user, by primary key (sessions_pkey). */

@@ -32,12 +32,21 @@ afterAll(async () => {
 /** A page whose requests to the client are answered locally, so the callback URL can be read. */
 async function clientPage(): Promise<Page> {
   const context = await browser.newContext({ javaScriptEnabled: false })
-  await context.route('https://client.example/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<p>client</p>' }))
+  await context.route('https://client.example/**', (route) =>
+    route.fulfill({ status: 200, contentType: 'text/html', body: '<p>client</p>' }),
+  )
   return context.newPage()
 }
 
 async function reachConsent(page: Page, state: string, extra: Record<string, string> = {}): Promise<void> {
-  const query = new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri, scope: 'read write_teams', state, ...extra })
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.clientId,
+    redirect_uri: client.redirectUri,
+    scope: 'read write_teams',
+    state,
+    ...extra,
+  })
   await page.goto(`${baseUrl}/oauth/authorize?${query}`)
   await page.waitForURL(/\/login\?next=/)
   await page.getByLabel('Email').fill(EMAIL)

@@ -8,7 +8,10 @@ export class BrowserSession {
   readonly cookies = new Map<string, string>()
   lastCsrf: string | undefined
 
-  constructor(readonly app: FastifyInstance, readonly remoteAddress = '127.0.0.1') {}
+  constructor(
+    readonly app: FastifyInstance,
+    readonly remoteAddress = '127.0.0.1',
+  ) {}
 
   get cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ')
@@ -25,7 +28,12 @@ export class BrowserSession {
   }
 
   async get(url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-    const res = await this.app.inject({ method: 'GET', url, remoteAddress: this.remoteAddress, headers: { cookie: this.cookieHeader, ...headers } })
+    const res = await this.app.inject({
+      method: 'GET',
+      url,
+      remoteAddress: this.remoteAddress,
+      headers: { cookie: this.cookieHeader, ...headers },
+    })
     this.remember(res)
     return res
   }

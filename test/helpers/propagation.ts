@@ -7,7 +7,10 @@ import { type AccessTokenFixture, type ApplicationFixture, basicAuth, createAppl
 export async function revokeThrough(baseUrl: string, application: ApplicationFixture, token: AccessTokenFixture): Promise<void> {
   const res = await fetch(`${baseUrl}/oauth/revoke`, {
     method: 'POST',
-    headers: { authorization: basicAuth(application.clientId, application.clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
+    headers: {
+      authorization: basicAuth(application.clientId, application.clientSecret),
+      'content-type': 'application/x-www-form-urlencoded',
+    },
     body: `token=${token.token}`,
   })
   if (res.status !== 200) throw new Error(`POST /oauth/revoke answered ${res.status}: ${await res.text()}`)

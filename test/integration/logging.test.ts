@@ -15,11 +15,20 @@ let services: Services
 
 beforeAll(async () => {
   testDb = await createTestDatabase()
-  const stream = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done() } })
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk))
+      done()
+    },
+  })
   services = await createServices(loadConfig({ LOG_LEVEL: 'trace' }), { database: testDb.handle, clock: manualClock(), logStream: stream })
   app = await buildApp(services)
 })
-afterAll(async () => { await app.close(); await services.close(); await testDb.destroy() })
+afterAll(async () => {
+  await app.close()
+  await services.close()
+  await testDb.destroy()
+})
 
 it('redacts secret query parameters from URLs', () => {
   expect(redactUrl('/oauth/token?client_id=a&client_secret=gcs_x&code=c1&redirect_uri=r')).toBe(
@@ -32,12 +41,23 @@ it('logs JSON lines with a request id and never a password, cookie or secret', a
   lines = []
   const session = new BrowserSession(app)
   await session.signUpAndLogIn('logs@example.com', 'very-secret-password')
-  await app.inject({ method: 'POST', url: '/oauth/token?client_secret=gcs_leak&code=gac_leak', headers: { authorization: 'Basic bGVhazpsZWFr', 'content-length': '0' } })
+  await app.inject({
+    method: 'POST',
+    url: '/oauth/token?client_secret=gcs_leak&code=gac_leak',
+    headers: { authorization: 'Basic bGVhazpsZWFr', 'content-length': '0' },
+  })
   await session.get('/?token=gat_leak')
   const all = lines.join('')
   expect(lines.length).toBeGreaterThan(5)
   for (const line of lines) expect(JSON.parse(line)).toHaveProperty('reqId')
-  for (const secret of ['very-secret-password', 'gcs_leak', 'gac_leak', 'gat_leak', 'bGVhazpsZWFr', session.cookies.get('gatehouse_session')!]) {
+  for (const secret of [
+    'very-secret-password',
+    'gcs_leak',
+    'gac_leak',
+    'gat_leak',
+    'bGVhazpsZWFr',
+    session.cookies.get('gatehouse_session')!,
+  ]) {
     expect(all).not.toContain(secret)
   }
 })

@@ -10,8 +10,12 @@ import { authorizeUrl, buildOAuthTestApp, consentFields, createClient, loggedInU
  * request could not even start while the transaction is open: a server-only test.
  */
 let t: TestContext
-beforeAll(async () => { t = await buildOAuthTestApp() })
-afterAll(async () => { await t.close() })
+beforeAll(async () => {
+  t = await buildOAuthTestApp()
+})
+afterAll(async () => {
+  await t.close()
+})
 
 it('a remembered-consent request waits for an in-progress "Revoke access", then shows the consent page', async () => {
   const client = await createClient(t.db)

@@ -29,10 +29,16 @@ describe('LISTEN connection (needs TEST_DATABASE_URL)', () => {
   async function subscribe(options = {}) {
     const received: string[] = []
     const states: string[] = []
-    const stop = await listenPg(relayed, 'listen_test', (p) => received.push(p), {
-      onConnected: () => states.push('connected'),
-      onDisconnected: () => states.push('disconnected'),
-    }, options)
+    const stop = await listenPg(
+      relayed,
+      'listen_test',
+      (p) => received.push(p),
+      {
+        onConnected: () => states.push('connected'),
+        onDisconnected: () => states.push('disconnected'),
+      },
+      options,
+    )
     const notify = (payload: string) => sql`select pg_notify('listen_test', ${payload})`.execute(testDb.handle.db)
     return { received, states, stop, notify }
   }

@@ -9,21 +9,17 @@ import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { TEST_ISSUER } from '../helpers/app.js'
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js'
-import {
-  type AccessTokenFixture, type ApplicationFixture, type UserFixture,
-  basicAuth, createAccessToken,
-} from '../helpers/factories.js'
+import { type AccessTokenFixture, type ApplicationFixture, type UserFixture, basicAuth, createAccessToken } from '../helpers/factories.js'
 import { type GatehouseProcess, startGatehouse } from '../helpers/gatehouse-process.js'
 import { isActive, msUntil, refuses, revokeThrough, seed, summarize, tokenInfoStatus } from '../helpers/propagation.js'
 import { type TcpProxy, startTcpProxy } from '../helpers/tcp-proxy.js'
 
 /*
- * A revocation reaches every cache within a second (issue 4, DESIGN.md "/oauth/revoke"):
+ * A revocation reaches every cache within a second (docs/decisions/003-revocation-propagation.md):
  * other Gatehouse instances, database-mode verifiers (LISTEN) and introspection-mode
  * verifiers (the revocation stream). Across processes needs a Postgres server; with PGlite the
  * same is shown between two app instances sharing the one embedded database.
  */
-
 
 describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', () => {
   let testDb: TestDatabase

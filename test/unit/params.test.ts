@@ -41,7 +41,11 @@ describe('parameter parsing (RFC 6749 3.1: no parameter more than once)', () => 
 
 describe('extractClientCredentials (RFC 6749 2.3.1)', () => {
   it('reads client_id and client_secret parameters', () => {
-    expect(extractClientCredentials({ client_id: 'c', client_secret: 's' }, undefined)).toEqual({ clientId: 'c', clientSecret: 's', usedBasic: false })
+    expect(extractClientCredentials({ client_id: 'c', client_secret: 's' }, undefined)).toEqual({
+      clientId: 'c',
+      clientSecret: 's',
+      usedBasic: false,
+    })
   })
 
   it('reads HTTP Basic, form-decoding both parts', () => {

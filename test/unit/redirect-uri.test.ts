@@ -9,7 +9,7 @@ import {
 
 const REG = ['https://app.example.com/cb']
 
-describe('matchRedirectUri (DESIGN.md rule 3, "subpath")', () => {
+describe('matchRedirectUri (docs/decisions/001-redirect-uri-matching.md, "subpath")', () => {
   const allowed: Array<[string, string[], string]> = [
     ['exact match', REG, 'https://app.example.com/cb'],
     ['deeper path', REG, 'https://app.example.com/cb/deeper/still'],
@@ -189,9 +189,7 @@ describe('validateRegisteredRedirectUri', () => {
 
 describe('buildRedirect', () => {
   it('adds a query to a URI without one', () => {
-    expect(buildRedirect('https://a.example/cb', { code: 'c1', state: 's 1' }, 'query')).toBe(
-      'https://a.example/cb?code=c1&state=s+1',
-    )
+    expect(buildRedirect('https://a.example/cb', { code: 'c1', state: 's 1' }, 'query')).toBe('https://a.example/cb?code=c1&state=s+1')
   })
   it('keeps an existing query (RFC 6749 3.1.2)', () => {
     expect(buildRedirect('https://a.example/cb?tab=2', { code: 'c1' }, 'query')).toBe('https://a.example/cb?tab=2&code=c1')

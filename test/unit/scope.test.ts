@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { InvalidScopeError } from '../../src/oauth/errors.js'
-import {
-  SCOPES,
-  SCOPE_DESCRIPTIONS,
-  formatScope,
-  isSubset,
-  normalizeScopes,
-  parseScope,
-} from '../../src/oauth/scope.js'
+import { SCOPES, SCOPE_DESCRIPTIONS, formatScope, isSubset, normalizeScopes, parseScope } from '../../src/oauth/scope.js'
 import { scopeSatisfies } from '@gatehouse/verifier/shared'
 
 describe('parseScope', () => {
-  it('defaults to read when absent or blank (DESIGN.md rule 7)', () => {
+  it('defaults to read when absent or blank (docs/decisions/006-scopes.md)', () => {
     expect(parseScope(undefined)).toEqual(['read'])
     expect(parseScope('')).toEqual(['read'])
     expect(parseScope('   ')).toEqual(['read'])

@@ -3,7 +3,7 @@ import type { VerifyFailure } from './types.js'
 /*
  * RFC 6750: the token travels in the Authorization header only (2.1). The query parameter
  * (2.3) and the form body (2.2) are never read: URLs end up in logs and browser history, and
- * the specification presents tokens in a header (spec 5.1).
+ * resource APIs receive tokens in that header.
  */
 
 /**

@@ -8,7 +8,7 @@ import { DEFAULT_MAX_ENTRIES, DEFAULT_NEGATIVE_TTL_MS, DEFAULT_TTL_MS, MAX_TTL_M
 import type { VerifiedToken, VerifyResult } from './types.js'
 
 export interface CommonVerifierOptions {
-  /** How long a valid token is trusted without asking again: at most 300 s (spec 4.3), default 60. */
+  /** How long a valid token is trusted without asking again: at most 300 s (docs/decisions/004-caching-and-ttl-bounds.md), default 60. */
   cacheTtlSeconds?: number
   /** How long an unknown or revoked token is remembered, default 5 s. */
   negativeCacheTtlSeconds?: number
@@ -81,7 +81,7 @@ function seconds(value: number | undefined, fallbackMs: number, name: string, ma
   return ms
 }
 
-/** Whether the token grants the scope; `write` implies every `write_*` (DESIGN.md rule 7). */
+/** Whether the token grants the scope; `write` implies every `write_*` (see scope.ts). */
 export function hasScope(token: VerifiedToken, scope: string): boolean {
   return scopeSatisfies(token.scopes, scope)
 }

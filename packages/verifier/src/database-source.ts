@@ -15,11 +15,7 @@ export interface VerifierDatabase {
    * is `local` for a notice announced by the process that revokes (it may not have committed
    * yet), absent or `notify` for one Postgres delivered.
    */
-  listen(
-    channel: string,
-    handler: (payload: string, origin?: NoticeOrigin) => void,
-    events?: ListenEvents,
-  ): Promise<() => Promise<void>>
+  listen(channel: string, handler: (payload: string, origin?: NoticeOrigin) => void, events?: ListenEvents): Promise<() => Promise<void>>
 }
 
 export type DatabaseOption = string | VerifierDatabase
@@ -122,7 +118,8 @@ async function openDatabase(database: DatabaseOption): Promise<{ handle: Verifie
   const subscriptions = new Set<() => Promise<void>>()
   const handle: VerifierDatabase = {
     // Named, so each connection parses and plans the lookup once.
-    query: (text, values) => pool.query({ text, values: [...values], ...(text === LIVE_TOKEN_SQL ? { name: 'gatehouse_live_token' } : {}) }),
+    query: (text, values) =>
+      pool.query({ text, values: [...values], ...(text === LIVE_TOKEN_SQL ? { name: 'gatehouse_live_token' } : {}) }),
     async listen(channel, handler, events) {
       const stop = await listenPg(url, channel, handler, events)
       subscriptions.add(stop)

@@ -6,7 +6,7 @@ import type { VerifiedToken, VerifyResult } from './types.js'
 
 /*
  * The Fastify adapter of the verifier. Types only come from fastify, so importing
- * `gatehouse/verifier` never loads Fastify into a service that does not use it.
+ * `@gatehouse/verifier` never loads Fastify into a service that does not use it.
  */
 
 declare module 'fastify' {

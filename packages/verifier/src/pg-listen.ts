@@ -68,7 +68,10 @@ export async function listenPg(
   }
 
   const probe = (c: pg.Client) => {
-    const timeout = setTimeout(() => dropped(c, new Error(`LISTEN connection unresponsive for ${heartbeatTimeoutMs} ms`)), heartbeatTimeoutMs)
+    const timeout = setTimeout(
+      () => dropped(c, new Error(`LISTEN connection unresponsive for ${heartbeatTimeoutMs} ms`)),
+      heartbeatTimeoutMs,
+    )
     timeout.unref()
     c.query('select 1').then(
       () => clearTimeout(timeout),

@@ -3,7 +3,7 @@ import type { NoticeOrigin, RevocationNotice } from './notices.js'
 import { TtlLru } from './ttl-lru.js'
 import type { VerifiedToken } from './types.js'
 
-/** The spec's bound on revocation (spec 4.3: "up to 5 minutes"); no cache may hold longer. */
+/** Gatehouse's bound on revocation (5 minutes); no cache may hold longer. */
 export const MAX_TTL_MS = 300_000
 export const DEFAULT_TTL_MS = 60_000
 /** Unknown and revoked tokens are remembered briefly, so a repeated bad token costs one lookup. */

@@ -70,7 +70,7 @@ export class TtlLru<V> {
   /** Removes every entry whose value matches; a walk over the whole cache, for rare events. */
   deleteWhere(matches: (value: V) => boolean): number {
     let removed = 0
-    for (let node = this.#oldest; node !== null; ) {
+    for (let node = this.#oldest; node !== null;) {
       const next = node.newer
       if (matches(node.value)) {
         this.#remove(node)

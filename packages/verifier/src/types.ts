@@ -28,4 +28,3 @@ export type VerifyFailure = {
 }
 
 export type VerifyResult = { readonly ok: true; readonly token: VerifiedToken } | VerifyFailure
-

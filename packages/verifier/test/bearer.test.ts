@@ -53,7 +53,12 @@ describe('introspection client', () => {
   it('reads an RFC 7662 response', () => {
     expect(fromIntrospection({ active: false })).toBeUndefined()
     expect(fromIntrospection({ active: true, sub: 'u', client_id: 'c', scope: 'read write', iat: 5, username: 'a@b' })).toEqual({
-      userId: 'u', clientId: 'c', applicationId: null, username: 'a@b', scopes: ['read', 'write'], issuedAt: 5,
+      userId: 'u',
+      clientId: 'c',
+      applicationId: null,
+      username: 'a@b',
+      scopes: ['read', 'write'],
+      issuedAt: 5,
     })
     expect(() => fromIntrospection({ error: 'invalid_client' })).toThrow()
     expect(() => fromIntrospection({ active: true, sub: 'u' })).toThrow()

@@ -57,7 +57,12 @@ describe('TtlLru', () => {
 
 describe('TokenCache', () => {
   const tokenFor = (applicationId: string, userId = 'u1'): VerifiedToken => ({
-    userId, clientId: `client-${applicationId}`, applicationId, username: null, scopes: ['read'], issuedAt: 0,
+    userId,
+    clientId: `client-${applicationId}`,
+    applicationId,
+    username: null,
+    scopes: ['read'],
+    issuedAt: 0,
   })
 
   /** A cache over an in-memory table of valid tokens, counting lookups. */
@@ -85,10 +90,20 @@ describe('TokenCache', () => {
       return token
     }
     return {
-      cache, valid, lookups, issue,
-      advance: (ms: number) => { now += ms },
-      holdLookups: () => { hold = true },
-      releaseLookup: () => { hold = false; release?.() },
+      cache,
+      valid,
+      lookups,
+      issue,
+      advance: (ms: number) => {
+        now += ms
+      },
+      holdLookups: () => {
+        hold = true
+      },
+      releaseLookup: () => {
+        hold = false
+        release?.()
+      },
     }
   }
 

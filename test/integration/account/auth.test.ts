@@ -5,8 +5,12 @@ import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 
 let t: TestContext
-beforeAll(async () => { t = await buildTestApp() })
-afterAll(async () => { await t.close() })
+beforeAll(async () => {
+  t = await buildTestApp()
+})
+afterAll(async () => {
+  await t.close()
+})
 
 const PASSWORD = 'correct horse battery'
 
@@ -64,7 +68,12 @@ describe('sign up', () => {
       const s = browser()
       await s.get('/signup')
       const res = await s.post('/signup', { email, password: 'a different password' })
-      answers.push({ status: res.statusCode, location: String(res.headers.location).replace(encodeURIComponent(email), '<email>'), body: res.body, session: s.cookies.has(SESSION_COOKIE) })
+      answers.push({
+        status: res.statusCode,
+        location: String(res.headers.location).replace(encodeURIComponent(email), '<email>'),
+        body: res.body,
+        session: s.cookies.has(SESSION_COOKIE),
+      })
     }
     expect(answers[0]).toEqual(answers[1])
     expect(answers[0]).toMatchObject({ status: 303, session: false })
@@ -84,7 +93,9 @@ describe('log in', () => {
     const s = browser()
     const res = await s.logIn('user@example.com')
     expect(res.headers.location).toBe('/applications')
-    const cookie = (res.cookies as Array<{ name: string; httpOnly?: boolean; sameSite?: string; path?: string; domain?: string }>).find((c) => c.name === SESSION_COOKIE)
+    const cookie = (res.cookies as Array<{ name: string; httpOnly?: boolean; sameSite?: string; path?: string; domain?: string }>).find(
+      (c) => c.name === SESSION_COOKIE,
+    )
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' })
     expect(cookie?.domain).toBeUndefined()
     // PUBLIC_URL is http here: a Secure cookie would never come back.

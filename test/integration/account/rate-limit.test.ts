@@ -5,8 +5,12 @@ import { BrowserSession } from '../../helpers/browser-session.js'
 /* Log-in and sign-up allow LOGIN_RATE_LIMIT attempts per account and per IP in 15 minutes. */
 
 let t: TestContext
-beforeAll(async () => { t = await buildTestApp({ LOGIN_RATE_LIMIT: '3' }) })
-afterAll(async () => { await t.close() })
+beforeAll(async () => {
+  t = await buildTestApp({ LOGIN_RATE_LIMIT: '3' })
+})
+afterAll(async () => {
+  await t.close()
+})
 
 const PASSWORD = 'correct horse battery'
 const FIFTEEN_MINUTES = 15 * 60_000

@@ -3,8 +3,12 @@ import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 
 let t: TestContext
-beforeAll(async () => { t = await buildTestApp() })
-afterAll(async () => { await t.close() })
+beforeAll(async () => {
+  t = await buildTestApp()
+})
+afterAll(async () => {
+  await t.close()
+})
 
 it('serves health and readiness', async () => {
   expect((await t.app.inject('/healthz')).json()).toEqual({ status: 'ok' })
@@ -56,7 +60,9 @@ it('marks the session and CSRF cookies Secure when the public URL is https', asy
     const cookies = res.cookies as Array<{ name: string; secure?: boolean; httpOnly?: boolean }>
     expect(cookies.find((c) => c.name === 'gatehouse_session')).toMatchObject({ secure: true, httpOnly: true })
     const page = await https.app.inject('/login')
-    expect((page.cookies as Array<{ name: string; secure?: boolean }>).find((c) => c.name === 'gatehouse_csrf')).toMatchObject({ secure: true })
+    expect((page.cookies as Array<{ name: string; secure?: boolean }>).find((c) => c.name === 'gatehouse_csrf')).toMatchObject({
+      secure: true,
+    })
     expect(page.headers['strict-transport-security']).toBeDefined()
   } finally {
     await https.close()

@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sha256 } from '../../../src/lib/crypto.js'
 import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
-import { type ApplicationFields, applicationForm, createApplicationViaConsole, expectAccessiblePage, textById } from '../../helpers/console.js'
+import {
+  type ApplicationFields,
+  applicationForm,
+  createApplicationViaConsole,
+  expectAccessiblePage,
+  textById,
+} from '../../helpers/console.js'
 
 let t: TestContext
 let alice: BrowserSession
@@ -11,7 +17,9 @@ beforeAll(async () => {
   t = await buildTestApp()
   alice = await new BrowserSession(t.app).signUpAndLogIn('alice@example.com')
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
 function storedApplication(id: string) {
   return t.db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
@@ -120,11 +128,18 @@ describe('creating an application', () => {
     [{ description: 'd'.repeat(501) }, 'description', 'Description must be at most 500 characters.'],
     [{ redirect_uris: '' }, 'redirect_uris', 'Enter at least one redirect URI'],
     [{ redirect_uris: '\n  \n' }, 'redirect_uris', 'Enter at least one redirect URI'],
-    [{ redirect_uris: Array.from({ length: 21 }, (_, i) => `https://a.example.com/cb${i}`).join('\n') }, 'redirect_uris', 'Enter at most 20 redirect URIs.'],
+    [
+      { redirect_uris: Array.from({ length: 21 }, (_, i) => `https://a.example.com/cb${i}`).join('\n') },
+      'redirect_uris',
+      'Enter at most 20 redirect URIs.',
+    ],
     [{ scopes: null }, 'scopes', 'Choose at least one scope.'],
     [{ scopes: ['read', 'admin'] }, 'scopes', 'Choose scopes from the list.'],
   ])('refuses %o with a message beside %s and keeps the input', async (fields, field, message) => {
-    const before = await t.db.selectFrom('applications').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+    const before = await t.db
+      .selectFrom('applications')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow()
     await alice.get('/applications/new')
     const res = await alice.post('/applications', applicationForm({ name: 'Kept name', description: 'Kept description', ...fields }))
     expect(res.statusCode).toBe(400)
@@ -135,7 +150,10 @@ describe('creating an application', () => {
     if (fields.description === undefined) expect(res.body).toContain('>Kept description</textarea>')
     expect(res.body).not.toContain('id="client-secret"')
     expectAccessiblePage(res.body)
-    const after = await t.db.selectFrom('applications').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+    const after = await t.db
+      .selectFrom('applications')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow()
     expect(after.n).toEqual(before.n)
   })
 

@@ -11,7 +11,9 @@ beforeAll(async () => {
   t = await buildTestApp()
   alice = await new BrowserSession(t.app).signUpAndLogIn('alice@example.com')
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
 function storedApplication(id: string) {
   return t.db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
@@ -22,15 +24,37 @@ describe('deleting an application', () => {
     const created = await createApplicationViaConsole(alice, { name: 'Doomed' })
     const user = await t.db.selectFrom('users').select('id').where('email', '=', 'alice@example.com').executeTakeFirstOrThrow()
     const now = t.clock()
-    await t.db.insertInto('grants').values({ user_id: user.id, application_id: created.id, scopes: ['read'], created_at: now, updated_at: now }).execute()
+    await t.db
+      .insertInto('grants')
+      .values({ user_id: user.id, application_id: created.id, scopes: ['read'], created_at: now, updated_at: now })
+      .execute()
     const code = await t.db
       .insertInto('authorization_codes')
-      .values({ code_hash: sha256('code-doomed'), application_id: created.id, user_id: user.id, scopes: ['read'], redirect_uri: null, code_challenge: null, code_challenge_method: null, created_at: now, expires_at: new Date(now.getTime() + 600_000), consumed_at: now })
+      .values({
+        code_hash: sha256('code-doomed'),
+        application_id: created.id,
+        user_id: user.id,
+        scopes: ['read'],
+        redirect_uri: null,
+        code_challenge: null,
+        code_challenge_method: null,
+        created_at: now,
+        expires_at: new Date(now.getTime() + 600_000),
+        consumed_at: now,
+      })
       .returning('id')
       .executeTakeFirstOrThrow()
     await t.db
       .insertInto('access_tokens')
-      .values({ token_hash: sha256('token-doomed'), application_id: created.id, user_id: user.id, scopes: ['read'], authorization_code_id: code.id, created_at: now, revoked_at: null })
+      .values({
+        token_hash: sha256('token-doomed'),
+        application_id: created.id,
+        user_id: user.id,
+        scopes: ['read'],
+        authorization_code_id: code.id,
+        created_at: now,
+        revoked_at: null,
+      })
       .execute()
 
     const confirm = await alice.get(`/applications/${created.id}/delete`)

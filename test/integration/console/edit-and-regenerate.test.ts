@@ -11,7 +11,9 @@ beforeAll(async () => {
   t = await buildTestApp()
   alice = await new BrowserSession(t.app).signUpAndLogIn('alice@example.com')
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
 function storedApplication(id: string) {
   return t.db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
@@ -19,7 +21,11 @@ function storedApplication(id: string) {
 
 describe('editing an application', () => {
   it('shows the form prefilled and saves the changes', async () => {
-    const created = await createApplicationViaConsole(alice, { name: 'Before', redirect_uris: 'https://before.example.com/cb', scopes: ['read'] })
+    const created = await createApplicationViaConsole(alice, {
+      name: 'Before',
+      redirect_uris: 'https://before.example.com/cb',
+      scopes: ['read'],
+    })
     const edit = await alice.get(`/applications/${created.id}/edit`)
     expect(edit.statusCode).toBe(200)
     expectAccessiblePage(edit.body)
@@ -30,13 +36,16 @@ describe('editing an application', () => {
     expect(edit.body).toContain(`action="/applications/${created.id}"`)
 
     t.clock.advance(60_000)
-    const res = await alice.post(`/applications/${created.id}`, applicationForm({
-      name: 'After',
-      description: 'Now described',
-      redirect_uris: 'https://after.example.com/cb\ncom.example.after:/oauth',
-      scopes: ['read', 'write_events'],
-      require_pkce: true,
-    }))
+    const res = await alice.post(
+      `/applications/${created.id}`,
+      applicationForm({
+        name: 'After',
+        description: 'Now described',
+        redirect_uris: 'https://after.example.com/cb\ncom.example.after:/oauth',
+        scopes: ['read', 'write_events'],
+        require_pkce: true,
+      }),
+    )
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe(`/applications/${created.id}?updated=1`)
 
@@ -62,7 +71,10 @@ describe('editing an application', () => {
   it('refuses bad input with 400, keeps it, and changes nothing', async () => {
     const created = await createApplicationViaConsole(alice, { name: 'Stable' })
     await alice.get(`/applications/${created.id}/edit`)
-    const res = await alice.post(`/applications/${created.id}`, applicationForm({ name: 'Renamed', redirect_uris: 'https://ok.example.com/cb\nhttp://evil.example.com/cb' }))
+    const res = await alice.post(
+      `/applications/${created.id}`,
+      applicationForm({ name: 'Renamed', redirect_uris: 'https://ok.example.com/cb\nhttp://evil.example.com/cb' }),
+    )
     expect(res.statusCode).toBe(400)
     expect(res.body).toContain('Line 2 (http://evil.example.com/cb) must use https')
     expect(res.body).toContain('value="Renamed"')

@@ -12,7 +12,9 @@ beforeAll(async () => {
   alice = await new BrowserSession(t.app).signUpAndLogIn('alice@example.com')
   bob = await new BrowserSession(t.app).signUpAndLogIn('bob@example.com')
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
 function storedApplication(id: string) {
   return t.db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
@@ -46,7 +48,12 @@ describe("another user's application", () => {
   })
 
   it('answers the same 404 for unknown and malformed ids', async () => {
-    for (const path of ['/applications/00000000-0000-4000-8000-000000000000', '/applications/not-a-uuid', '/applications/1/edit', "/applications/'%3B--/delete"]) {
+    for (const path of [
+      '/applications/00000000-0000-4000-8000-000000000000',
+      '/applications/not-a-uuid',
+      '/applications/1/edit',
+      "/applications/'%3B--/delete",
+    ]) {
       expect((await alice.get(path)).statusCode).toBe(404)
     }
     await alice.get('/applications')

@@ -5,8 +5,8 @@ import { applicationForm, createApplicationViaConsole } from '../../helpers/cons
 
 /*
  * Registration accepts https, http only for loopback and localhost, and private-use schemes with
- * a dot; never javascript:, data:, wildcards, userinfo or fragments (DESIGN.md /oauth/authorize
- * rule 3). Each refusal names the line and the reason beside the field.
+ * a dot; never javascript:, data:, wildcards, userinfo or fragments (docs/decisions/
+ * 001-redirect-uri-matching.md). Each refusal names the line and the reason beside the field.
  */
 
 let t: TestContext
@@ -15,7 +15,9 @@ beforeAll(async () => {
   t = await buildTestApp()
   s = await new BrowserSession(t.app).signUpAndLogIn('uris@example.com')
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
 it.each([
   ['javascript:alert(document.cookie)', 'must not use the javascript: scheme'],
@@ -41,13 +43,18 @@ it.each([
   expect(errorBlock).toContain('Line 2 (')
   expect(errorBlock).toContain(reason.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;'))
   // The person's input comes back unchanged (escaped) for correction.
-  expect(res.body).toContain(`https://fine.example.com/cb\n${uri.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</textarea>`)
+  expect(res.body).toContain(
+    `https://fine.example.com/cb\n${uri.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</textarea>`,
+  )
   expect(await t.db.selectFrom('applications').select('id').execute()).toEqual([])
 })
 
 it('lists every bad line, each with its own reason', async () => {
   await s.get('/applications/new')
-  const res = await s.post('/applications', applicationForm({ redirect_uris: 'javascript:x\nhttps://ok.example.com/cb\n\nhttps://example.com/#f' }))
+  const res = await s.post(
+    '/applications',
+    applicationForm({ redirect_uris: 'javascript:x\nhttps://ok.example.com/cb\n\nhttps://example.com/#f' }),
+  )
   expect(res.statusCode).toBe(400)
   expect(res.body).toContain('Line 1 (javascript:x) must not use the javascript: scheme.')
   expect(res.body).toContain('Line 4 (https://example.com/#f) must not contain a fragment')

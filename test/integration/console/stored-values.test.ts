@@ -8,13 +8,17 @@ import { applicationForm, createApplicationViaConsole, textById } from '../../he
 
 /*
  * After the account and console flows, nothing in the database can be replayed: passwords are
- * argon2id, client secrets and session ids SHA-256 digests (DESIGN.md "Identifiers and secrets").
+ * argon2id, client secrets and session ids SHA-256 digests (docs/decisions/002-token-format.md).
  * Every row of every table is dumped as text, which covers every text and text[] column.
  */
 
 let t: TestContext
-beforeAll(async () => { t = await buildTestApp() })
-afterAll(async () => { await t.close() })
+beforeAll(async () => {
+  t = await buildTestApp()
+})
+afterAll(async () => {
+  await t.close()
+})
 
 async function dumpDatabase(): Promise<string> {
   const tables = await sql<{ name: string }>`

@@ -2,8 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import {
-  TEST_ISSUER, type TestClient, authorizeUrl, buildOAuthTestApp, consentFields, createClient, exchange, locationParams,
-  loggedInUser, tokenRow,
+  TEST_ISSUER,
+  type TestClient,
+  authorizeUrl,
+  buildOAuthTestApp,
+  consentFields,
+  createClient,
+  exchange,
+  locationParams,
+  loggedInUser,
+  tokenRow,
 } from './helpers.js'
 
 let t: TestContext
@@ -12,7 +20,9 @@ beforeAll(async () => {
   t = await buildOAuthTestApp()
   client = await createClient(t.db, { name: 'Team <Planner>', redirectUris: ['https://client.example/cb'], allowImplicit: true })
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
 const codeRequest = (extra: Record<string, string> = {}) =>
   authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri, state: 'xyz', ...extra })
@@ -46,7 +56,12 @@ describe('consent page', () => {
     const s = await loggedInUser(t.app)
     const res = await s.get(codeRequest({ scope: 'read write_teams' }))
     expect(res.statusCode).toBe(200)
-    const owner = await t.db.selectFrom('applications').innerJoin('users', 'users.id', 'applications.owner_id').select('users.email').where('applications.id', '=', client.id).executeTakeFirstOrThrow()
+    const owner = await t.db
+      .selectFrom('applications')
+      .innerJoin('users', 'users.id', 'applications.owner_id')
+      .select('users.email')
+      .where('applications.id', '=', client.id)
+      .executeTakeFirstOrThrow()
     expect(res.body).toContain(owner.email)
     expect(res.body).toContain('client.example')
     expect(res.body).toContain('See your data')
@@ -70,7 +85,12 @@ describe('consent page', () => {
     expect(p.get('state')).toBe('xyz')
     expect(p.get('iss')).toBe(TEST_ISSUER)
     const row = await t.db.selectFrom('authorization_codes').selectAll().orderBy('created_at', 'desc').executeTakeFirstOrThrow()
-    expect(row).toMatchObject({ application_id: client.id, scopes: ['read'], redirect_uri: 'https://client.example/cb/deeper?tab=1', consumed_at: null })
+    expect(row).toMatchObject({
+      application_id: client.id,
+      scopes: ['read'],
+      redirect_uri: 'https://client.example/cb/deeper?tab=1',
+      consumed_at: null,
+    })
     expect(row.expires_at.getTime() - row.created_at.getTime()).toBe(10 * 60_000)
   })
 
@@ -113,11 +133,21 @@ describe('consent page', () => {
     expect(evil.statusCode).toBe(400)
     expect(evil.headers.location).toBeUndefined()
     const narrow = await createClient(t.db, { scopes: ['read'] })
-    const scoped = await s.post('/oauth/authorize', { ...fields, client_id: narrow.clientId, redirect_uri: narrow.redirectUri, scope: 'write', decision: 'approve' })
+    const scoped = await s.post('/oauth/authorize', {
+      ...fields,
+      client_id: narrow.clientId,
+      redirect_uri: narrow.redirectUri,
+      scope: 'write',
+      decision: 'approve',
+    })
     expect(locationParams(scoped).get('error')).toBe('invalid_scope')
     const repeated = await s.post('/oauth/authorize', { ...fields, scope: ['read', 'write'], decision: 'approve' })
     expect(locationParams(repeated).get('error')).toBe('invalid_request')
-    const count = await t.db.selectFrom('authorization_codes').select((eb) => eb.fn.countAll<string>().as('n')).where('application_id', '=', narrow.id).executeTakeFirstOrThrow()
+    const count = await t.db
+      .selectFrom('authorization_codes')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('application_id', '=', narrow.id)
+      .executeTakeFirstOrThrow()
     expect(Number(count.n)).toBe(0)
   })
 })

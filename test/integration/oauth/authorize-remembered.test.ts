@@ -3,7 +3,16 @@ import { digest } from '../../../src/lib/tokens.js'
 import type { TestContext } from '../../helpers/app.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
 import {
-  CHALLENGE, TEST_ISSUER, VERIFIER, buildOAuthTestApp, type TestClient, authorizeUrl, consentFields, createClient, exchange, locationParams,
+  CHALLENGE,
+  TEST_ISSUER,
+  VERIFIER,
+  buildOAuthTestApp,
+  type TestClient,
+  authorizeUrl,
+  consentFields,
+  createClient,
+  exchange,
+  locationParams,
   loggedInUser,
 } from './helpers.js'
 
@@ -13,8 +22,12 @@ import {
  */
 
 let t: TestContext
-beforeAll(async () => { t = await buildOAuthTestApp() })
-afterAll(async () => { await t.close() })
+beforeAll(async () => {
+  t = await buildOAuthTestApp()
+})
+afterAll(async () => {
+  await t.close()
+})
 
 const db = () => t.db
 
@@ -52,8 +65,13 @@ describe('remembered consent, the hot path', () => {
     const s = await consented(client, 'read write_teams')
     const sent = 'https://client.example/cb/deeper?tab=1'
     const url = authorizeUrl({
-      response_type: 'code', client_id: client.clientId, redirect_uri: sent, scope: 'write_teams', state: 'a b',
-      code_challenge: CHALLENGE, code_challenge_method: 'S256',
+      response_type: 'code',
+      client_id: client.clientId,
+      redirect_uri: sent,
+      scope: 'write_teams',
+      state: 'a b',
+      code_challenge: CHALLENGE,
+      code_challenge_method: 'S256',
     })
     await s.get(url)
     const res = await s.get(url)
@@ -66,8 +84,13 @@ describe('remembered consent, the hot path', () => {
     const user = await db().selectFrom('users').select('id').where('email', '=', s.email).executeTakeFirstOrThrow()
     const row = await db().selectFrom('authorization_codes').selectAll().where('code_hash', '=', digest(code)).executeTakeFirstOrThrow()
     expect(row).toMatchObject({
-      application_id: client.id, user_id: user.id, scopes: ['write_teams'], redirect_uri: sent,
-      code_challenge: CHALLENGE, code_challenge_method: 'S256', consumed_at: null,
+      application_id: client.id,
+      user_id: user.id,
+      scopes: ['write_teams'],
+      redirect_uri: sent,
+      code_challenge: CHALLENGE,
+      code_challenge_method: 'S256',
+      consumed_at: null,
     })
     expect(row.expires_at.getTime() - row.created_at.getTime()).toBe(10 * 60_000)
     expect((await exchange(t.app, client, { code, redirect_uri: sent })).statusCode).toBe(400)
@@ -99,12 +122,24 @@ describe('a cached application never outlives a change', () => {
     return { client, s, url }
   }
   const codes = async (applicationId: string) =>
-    Number((await db().selectFrom('authorization_codes').select((eb) => eb.fn.countAll<string>().as('n')).where('application_id', '=', applicationId).executeTakeFirstOrThrow()).n)
+    Number(
+      (
+        await db()
+          .selectFrom('authorization_codes')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('application_id', '=', applicationId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
 
   it('redirect URI removed: the error page, no code', async () => {
     const { client, s, url } = await warm()
     const before = await codes(client.id)
-    await db().updateTable('applications').set({ redirect_uris: ['https://elsewhere.example/cb'] }).where('id', '=', client.id).execute()
+    await db()
+      .updateTable('applications')
+      .set({ redirect_uris: ['https://elsewhere.example/cb'] })
+      .where('id', '=', client.id)
+      .execute()
     const res = await s.get(url)
     expect(res.statusCode).toBe(400)
     expect(res.headers.location).toBeUndefined()
@@ -116,9 +151,17 @@ describe('a cached application never outlives a change', () => {
     const { client, s, url } = await warm()
     await db().updateTable('applications').set({ require_pkce: true }).where('id', '=', client.id).execute()
     expect(locationParams(await s.get(url)).get('error')).toBe('invalid_request')
-    await db().updateTable('applications').set({ require_pkce: false, allowed_scopes: ['write'] }).where('id', '=', client.id).execute()
+    await db()
+      .updateTable('applications')
+      .set({ require_pkce: false, allowed_scopes: ['write'] })
+      .where('id', '=', client.id)
+      .execute()
     expect(locationParams(await s.get(url)).get('error')).toBe('invalid_scope')
-    await db().updateTable('applications').set({ allowed_scopes: ['read', 'write'] }).where('id', '=', client.id).execute()
+    await db()
+      .updateTable('applications')
+      .set({ allowed_scopes: ['read', 'write'] })
+      .where('id', '=', client.id)
+      .execute()
     expect(locationParams(await s.get(url)).get('code')).toMatch(/^gac_/)
   })
 

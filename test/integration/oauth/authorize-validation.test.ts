@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestContext } from '../../helpers/app.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
 import {
-  CHALLENGE, TEST_ISSUER, type TestClient, authorizeUrl, buildOAuthTestApp, createClient, locationParams, loggedInUser,
+  CHALLENGE,
+  TEST_ISSUER,
+  type TestClient,
+  authorizeUrl,
+  buildOAuthTestApp,
+  createClient,
+  locationParams,
+  loggedInUser,
 } from './helpers.js'
 
 let t: TestContext
@@ -13,17 +20,40 @@ beforeAll(async () => {
   s = await loggedInUser(t.app)
   client = await createClient(t.db, { redirectUris: ['https://client.example/cb'], scopes: ['read', 'write_teams'] })
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
 describe('phase 1: client and redirect URI problems show a page, never redirect (RFC 6749 4.1.2.1)', () => {
   const cases: Array<[string, () => string, RegExp]> = [
     ['missing client_id', () => '/oauth/authorize?response_type=code', /no client_id/],
     ['unknown client_id', () => authorizeUrl({ response_type: 'code', client_id: 'nope' }), /No application/],
-    ['unregistered redirect_uri', () => authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: 'https://evil.example/cb' }), /not covered/],
-    ['redirect_uri not a subpath', () => authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: 'https://client.example/cbevil' }), /not covered/],
-    ['dot segments in redirect_uri', () => authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: 'https://client.example/cb/%2e%2e/x' }), /not covered/],
-    ['repeated client_id', () => `/oauth/authorize?response_type=code&client_id=${client.clientId}&client_id=${client.clientId}`, /repeats client_id/],
-    ['repeated redirect_uri', () => `/oauth/authorize?response_type=code&client_id=${client.clientId}&redirect_uri=${encodeURIComponent(client.redirectUri)}&redirect_uri=x`, /repeats redirect_uri/],
+    [
+      'unregistered redirect_uri',
+      () => authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: 'https://evil.example/cb' }),
+      /not covered/,
+    ],
+    [
+      'redirect_uri not a subpath',
+      () => authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: 'https://client.example/cbevil' }),
+      /not covered/,
+    ],
+    [
+      'dot segments in redirect_uri',
+      () => authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: 'https://client.example/cb/%2e%2e/x' }),
+      /not covered/,
+    ],
+    [
+      'repeated client_id',
+      () => `/oauth/authorize?response_type=code&client_id=${client.clientId}&client_id=${client.clientId}`,
+      /repeats client_id/,
+    ],
+    [
+      'repeated redirect_uri',
+      () =>
+        `/oauth/authorize?response_type=code&client_id=${client.clientId}&redirect_uri=${encodeURIComponent(client.redirectUri)}&redirect_uri=x`,
+      /repeats redirect_uri/,
+    ],
   ]
   it.each(cases)('%s', async (_name, url, message) => {
     const res = await s.get(url())
@@ -52,14 +82,44 @@ describe('phase 2: other errors go back to the client with error, error_descript
   const cases: Array<[string, () => string, string, 'query' | 'fragment']> = [
     ['missing response_type', () => authorizeUrl({ ...base() }), 'invalid_request', 'query'],
     ['unknown response_type', () => authorizeUrl({ ...base(), response_type: 'id_token' }), 'unsupported_response_type', 'query'],
-    ['token flow not allowed for this application', () => authorizeUrl({ ...base(), response_type: 'token' }), 'unauthorized_client', 'fragment'],
+    [
+      'token flow not allowed for this application',
+      () => authorizeUrl({ ...base(), response_type: 'token' }),
+      'unauthorized_client',
+      'fragment',
+    ],
     ['unknown scope', () => authorizeUrl({ ...base(), response_type: 'code', scope: 'read admin' }), 'invalid_scope', 'query'],
-    ['scope not allowed for the application', () => authorizeUrl({ ...base(), response_type: 'code', scope: 'write' }), 'invalid_scope', 'query'],
-    ['repeated scope parameter', () => `${authorizeUrl({ ...base(), response_type: 'code' })}&scope=read&scope=read`, 'invalid_request', 'query'],
+    [
+      'scope not allowed for the application',
+      () => authorizeUrl({ ...base(), response_type: 'code', scope: 'write' }),
+      'invalid_scope',
+      'query',
+    ],
+    [
+      'repeated scope parameter',
+      () => `${authorizeUrl({ ...base(), response_type: 'code' })}&scope=read&scope=read`,
+      'invalid_request',
+      'query',
+    ],
     ['repeated response_type', () => `${authorizeUrl({ ...base() })}&response_type=code&response_type=code`, 'invalid_request', 'query'],
-    ['unknown PKCE method', () => authorizeUrl({ ...base(), response_type: 'code', code_challenge: CHALLENGE, code_challenge_method: 'S512' }), 'invalid_request', 'query'],
-    ['malformed S256 challenge', () => authorizeUrl({ ...base(), response_type: 'code', code_challenge: 'short', code_challenge_method: 'S256' }), 'invalid_request', 'query'],
-    ['method without challenge', () => authorizeUrl({ ...base(), response_type: 'code', code_challenge_method: 'S256' }), 'invalid_request', 'query'],
+    [
+      'unknown PKCE method',
+      () => authorizeUrl({ ...base(), response_type: 'code', code_challenge: CHALLENGE, code_challenge_method: 'S512' }),
+      'invalid_request',
+      'query',
+    ],
+    [
+      'malformed S256 challenge',
+      () => authorizeUrl({ ...base(), response_type: 'code', code_challenge: 'short', code_challenge_method: 'S256' }),
+      'invalid_request',
+      'query',
+    ],
+    [
+      'method without challenge',
+      () => authorizeUrl({ ...base(), response_type: 'code', code_challenge_method: 'S256' }),
+      'invalid_request',
+      'query',
+    ],
   ]
   it.each(cases)('%s', async (_name, url, error, mode) => {
     const res = await s.get(url())
@@ -83,12 +143,16 @@ describe('phase 2: other errors go back to the client with error, error_descript
   })
 
   it('keeps the client query when adding the error', async () => {
-    const res = await s.get(authorizeUrl({ client_id: client.clientId, redirect_uri: 'https://client.example/cb/x?tab=2', response_type: 'nope' }))
+    const res = await s.get(
+      authorizeUrl({ client_id: client.clientId, redirect_uri: 'https://client.example/cb/x?tab=2', response_type: 'nope' }),
+    )
     expect(String(res.headers.location)).toMatch(/^https:\/\/client\.example\/cb\/x\?tab=2&error=unsupported_response_type&/)
   })
 
   it('refuses a redirect_uri whose query pre-sets a response parameter, on the page', async () => {
-    const res = await s.get(authorizeUrl({ client_id: client.clientId, redirect_uri: 'https://client.example/cb?code=evil', response_type: 'code' }))
+    const res = await s.get(
+      authorizeUrl({ client_id: client.clientId, redirect_uri: 'https://client.example/cb?code=evil', response_type: 'code' }),
+    )
     expect(res.statusCode).toBe(400)
     expect(res.headers.location).toBeUndefined()
   })

@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestContext } from '../../helpers/app.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
-import {
-  authorizeUrl, buildOAuthTestApp, createClient, exchange, expectOAuthError, loggedInUser, obtainCode, tokenRow,
-} from './helpers.js'
+import { authorizeUrl, buildOAuthTestApp, createClient, exchange, expectOAuthError, loggedInUser, obtainCode, tokenRow } from './helpers.js'
 
 let t: TestContext
-beforeAll(async () => { t = await buildOAuthTestApp() })
-afterAll(async () => { await t.close() })
+beforeAll(async () => {
+  t = await buildOAuthTestApp()
+})
+afterAll(async () => {
+  await t.close()
+})
 
 const grantId = (html: string) => /action="\/authorized-applications\/([0-9a-f-]{36})\/revoke"/.exec(html)?.[1]
 
@@ -64,7 +66,7 @@ describe('Authorized Applications', () => {
     expect(again.body).toMatch(/Authorize/)
   })
 
-  it('cannot touch another user\'s grant and requires the CSRF token', async () => {
+  it("cannot touch another user's grant and requires the CSRF token", async () => {
     const owner = await loggedInUser(t.app)
     const intruder = await loggedInUser(t.app)
     const app = await createClient(t.db)

@@ -14,7 +14,9 @@ beforeAll(async () => {
   t = await buildOAuthTestApp()
   client = await createClient(t.db, { redirectUris: ['https://client.example/cb'] })
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
 const form = { 'content-type': 'application/x-www-form-urlencoded' }
 
@@ -26,19 +28,34 @@ it('GET /oauth/authorize: a NUL in client_id is an error page, never a redirect 
 })
 
 it('POST /oauth/token: a NUL in client_id is invalid_request', async () => {
-  const res = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: form, payload: 'grant_type=authorization_code&code=x&client_id=a%00b&client_secret=s' })
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/oauth/token',
+    headers: form,
+    payload: 'grant_type=authorization_code&code=x&client_id=a%00b&client_secret=s',
+  })
   expectOAuthError(res, 'invalid_request')
 })
 
 it('POST /oauth/token: Basic credentials that are not UTF-8 are invalid_client', async () => {
   const header = `Basic ${Buffer.from([0x61, 0xff, 0x3a, 0x62]).toString('base64')}`
-  const res = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { ...form, authorization: header }, payload: 'grant_type=authorization_code&code=x' })
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/oauth/token',
+    headers: { ...form, authorization: header },
+    payload: 'grant_type=authorization_code&code=x',
+  })
   expectOAuthError(res, 'invalid_client', 401)
 })
 
 it('POST /oauth/introspect: a NUL in client_id or token is invalid_request', async () => {
   for (const payload of ['token=x&client_id=a%00b&client_secret=s', `token=a%00b`]) {
-    const res = await t.app.inject({ method: 'POST', url: '/oauth/introspect', headers: { ...form, authorization: basic(client.clientId, client.clientSecret) }, payload })
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/oauth/introspect',
+      headers: { ...form, authorization: basic(client.clientId, client.clientSecret) },
+      payload,
+    })
     expectOAuthError(res, 'invalid_request')
   }
 })

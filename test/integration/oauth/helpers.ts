@@ -73,7 +73,12 @@ export function consentFields(html: string): Record<string, string> {
   if (!form) throw new Error(`no consent form in: ${html.slice(0, 400)}`)
   const fields: Record<string, string> = {}
   for (const m of form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
-    fields[m[1]!] = m[2]!.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')
+    fields[m[1]!] = m[2]!
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&')
   }
   return fields
 }
@@ -88,11 +93,7 @@ export const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'
 export const CHALLENGE = computeS256Challenge(VERIFIER)
 
 /** Runs authorize + consent for `client` and returns the code from the redirect. */
-export async function obtainCode(
-  s: BrowserSession,
-  client: TestClient,
-  extra: Record<string, string | undefined> = {},
-): Promise<string> {
+export async function obtainCode(s: BrowserSession, client: TestClient, extra: Record<string, string | undefined> = {}): Promise<string> {
   const page = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri, ...extra }))
   let res = page
   if (page.statusCode === 200) res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
@@ -109,7 +110,13 @@ export function exchange(
   headers: Record<string, string> = {},
 ): Promise<LightMyRequestResponse> {
   const body = new URLSearchParams()
-  const all = { grant_type: 'authorization_code', client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: client.redirectUri, ...fields }
+  const all = {
+    grant_type: 'authorization_code',
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+    redirect_uri: client.redirectUri,
+    ...fields,
+  }
   for (const [k, v] of Object.entries(all)) if (v !== undefined) body.append(k, v)
   return app.inject({
     method: 'POST',

@@ -32,7 +32,9 @@ beforeAll(async () => {
   await t.app.listen({ port, host: '127.0.0.1' })
   client = await createClient(t.db, { redirectUris: ['http://127.0.0.1/callback'], requirePkce: true })
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
 it('completes discovery, code flow with PKCE, exchange and revocation', async () => {
   const options = { [oauth.allowInsecureRequests]: true }
@@ -74,6 +76,14 @@ it('completes discovery, code flow with PKCE, exchange and revocation', async ()
   expect((await tokenRow(t.db, result.access_token))?.revoked_at).not.toBeNull()
 
   // The same client with client_secret_post, and a code replay seen through the library.
-  const replay = await oauth.authorizationCodeGrantRequest(as, oc, oauth.ClientSecretPost(client.clientSecret), params, redirectUri, verifier, options)
+  const replay = await oauth.authorizationCodeGrantRequest(
+    as,
+    oc,
+    oauth.ClientSecretPost(client.clientSecret),
+    params,
+    redirectUri,
+    verifier,
+    options,
+  )
   await expect(oauth.processAuthorizationCodeResponse(as, oc, replay)).rejects.toMatchObject({ error: 'invalid_grant' })
 })

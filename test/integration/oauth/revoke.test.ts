@@ -4,7 +4,16 @@ import type { BrowserSession } from '../../helpers/browser-session.js'
 import { digest, generateAccessToken } from '../../../src/lib/tokens.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import {
-  TEST_ISSUER, type TestClient, basic, buildOAuthTestApp, createClient, exchange, expectOAuthError, loggedInUser, obtainCode, tokenRow,
+  TEST_ISSUER,
+  type TestClient,
+  basic,
+  buildOAuthTestApp,
+  createClient,
+  exchange,
+  expectOAuthError,
+  loggedInUser,
+  obtainCode,
+  tokenRow,
 } from './helpers.js'
 
 let t: TestContext
@@ -15,7 +24,9 @@ beforeAll(async () => {
   s = await loggedInUser(t.app)
   client = await createClient(t.db)
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
 async function issueToken(c: TestClient): Promise<string> {
   const res = await exchange(t.app, c, { code: await obtainCode(s, c) })
@@ -23,12 +34,21 @@ async function issueToken(c: TestClient): Promise<string> {
 }
 
 function revoke(c: TestClient, token: string | undefined, headers: Record<string, string> = {}, withSecret = true) {
-  const body = new URLSearchParams({ client_id: c.clientId, ...(withSecret ? { client_secret: c.clientSecret } : {}), ...(token !== undefined ? { token } : {}) })
-  return t.app.inject({ method: 'POST', url: '/oauth/revoke', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: body.toString() })
+  const body = new URLSearchParams({
+    client_id: c.clientId,
+    ...(withSecret ? { client_secret: c.clientSecret } : {}),
+    ...(token !== undefined ? { token } : {}),
+  })
+  return t.app.inject({
+    method: 'POST',
+    url: '/oauth/revoke',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    payload: body.toString(),
+  })
 }
 
 describe('POST /oauth/revoke (RFC 7009)', () => {
-  it('revokes the client\'s own token at once and announces it', async () => {
+  it("revokes the client's own token at once and announces it", async () => {
     const notices: string[] = []
     const stop = await t.testDb.handle.listen(REVOCATION_CHANNEL, (p) => notices.push(p))
     try {
@@ -55,7 +75,7 @@ describe('POST /oauth/revoke (RFC 7009)', () => {
     expect((await tokenRow(t.db, token))?.revoked_at).toEqual(firstRevocation)
   })
 
-  it('refuses another application\'s token and leaves it active', async () => {
+  it("refuses another application's token and leaves it active", async () => {
     const other = await createClient(t.db)
     const token = await issueToken(other)
     const res = await revoke(client, token)
@@ -70,7 +90,8 @@ describe('POST /oauth/revoke (RFC 7009)', () => {
     expectOAuthError(await revoke(client, token, { authorization: basic(client.clientId, client.clientSecret) }), 'invalid_request')
     expect((await tokenRow(t.db, token))?.revoked_at).toBeNull()
     const viaBasic = await t.app.inject({
-      method: 'POST', url: '/oauth/revoke',
+      method: 'POST',
+      url: '/oauth/revoke',
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client.clientId, client.clientSecret) },
       payload: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
     })

@@ -4,7 +4,16 @@ import type { BrowserSession } from '../../helpers/browser-session.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import { digest } from '../../../src/lib/tokens.js'
 import {
-  CHALLENGE, VERIFIER, type TestClient, buildOAuthTestApp, createClient, exchange, expectOAuthError, loggedInUser, obtainCode, tokenRow,
+  CHALLENGE,
+  VERIFIER,
+  type TestClient,
+  buildOAuthTestApp,
+  createClient,
+  exchange,
+  expectOAuthError,
+  loggedInUser,
+  obtainCode,
+  tokenRow,
 } from './helpers.js'
 
 let t: TestContext
@@ -15,13 +24,20 @@ beforeAll(async () => {
   s = await loggedInUser(t.app)
   client = await createClient(t.db, { redirectUris: ['https://client.example/cb'] })
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
 describe('redirect_uri (RFC 6749 4.1.3: identical to the authorization request)', () => {
   it('must repeat the sent value byte for byte', async () => {
     const sent = 'https://client.example/cb/deep?x=1'
     const code = await obtainCode(s, { ...client, redirectUri: sent })
-    for (const variant of ['https://client.example/cb', 'https://CLIENT.example/cb/deep?x=1', 'https://client.example:443/cb/deep?x=1', `${sent}&y=2`]) {
+    for (const variant of [
+      'https://client.example/cb',
+      'https://CLIENT.example/cb/deep?x=1',
+      'https://client.example:443/cb/deep?x=1',
+      `${sent}&y=2`,
+    ]) {
       expectOAuthError(await exchange(t.app, client, { code, redirect_uri: variant }), 'invalid_grant')
     }
     expectOAuthError(await exchange(t.app, client, { code, redirect_uri: undefined }), 'invalid_grant')
@@ -110,7 +126,12 @@ describe('concurrent exchanges of one code', () => {
     const ok = results.filter((r) => r.statusCode === 200)
     expect(ok).toHaveLength(1)
     for (const r of results.filter((x) => x.statusCode !== 200)) expectOAuthError(r, 'invalid_grant')
-    const rows = await t.db.selectFrom('access_tokens').innerJoin('authorization_codes', 'authorization_codes.id', 'access_tokens.authorization_code_id').select('access_tokens.id').where('authorization_codes.code_hash', '=', digest(code)).execute()
+    const rows = await t.db
+      .selectFrom('access_tokens')
+      .innerJoin('authorization_codes', 'authorization_codes.id', 'access_tokens.authorization_code_id')
+      .select('access_tokens.id')
+      .where('authorization_codes.code_hash', '=', digest(code))
+      .execute()
     expect(rows).toHaveLength(1)
   })
 })

@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestContext } from '../../helpers/app.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
 import {
-  type TestClient, basic, buildOAuthTestApp, createClient, exchange, expectOAuthError, loggedInUser, obtainCode, tokenRow,
+  type TestClient,
+  basic,
+  buildOAuthTestApp,
+  createClient,
+  exchange,
+  expectOAuthError,
+  loggedInUser,
+  obtainCode,
+  tokenRow,
 } from './helpers.js'
 
 let t: TestContext
@@ -13,12 +21,21 @@ beforeAll(async () => {
   s = await loggedInUser(t.app)
   client = await createClient(t.db)
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
 const params = (code: string, extra: Record<string, string> = {}) =>
-  new URLSearchParams({ grant_type: 'authorization_code', client_id: client.clientId, client_secret: client.clientSecret, code, redirect_uri: client.redirectUri, ...extra })
+  new URLSearchParams({
+    grant_type: 'authorization_code',
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+    code,
+    redirect_uri: client.redirectUri,
+    ...extra,
+  })
 
-describe('parameter encodings (DESIGN.md /oauth/token)', () => {
+describe('parameter encodings (README, POST /oauth/token)', () => {
   it('answers a form body with {access_token, token_type, scope, created_at}, no-store and no-cache', async () => {
     const code = await obtainCode(s, client, { scope: 'write_teams read' })
     const res = await exchange(t.app, client, { code })
@@ -29,23 +46,36 @@ describe('parameter encodings (DESIGN.md /oauth/token)', () => {
     expect(body.access_token).toMatch(/^gat_/)
     expect(res.headers['cache-control']).toBe('no-store')
     expect(res.headers.pragma).toBe('no-cache')
-    expect(await tokenRow(t.db, body.access_token)).toMatchObject({ application_id: client.id, scopes: ['read', 'write_teams'], revoked_at: null })
+    expect(await tokenRow(t.db, body.access_token)).toMatchObject({
+      application_id: client.id,
+      scopes: ['read', 'write_teams'],
+      revoked_at: null,
+    })
   })
 
   it('accepts a JSON body', async () => {
     for (const type of ['application/json', 'application/json; charset=utf-8']) {
       const code = await obtainCode(s, client)
-      const res = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': type }, payload: JSON.stringify(Object.fromEntries(params(code))) })
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/oauth/token',
+        headers: { 'content-type': type },
+        payload: JSON.stringify(Object.fromEntries(params(code))),
+      })
       expect(res.statusCode, res.body).toBe(200)
     }
   })
 
-  it('accepts the query string with Content-Length: 0 (the spec\'s own usage)', async () => {
+  it("accepts the query string with Content-Length: 0 (the spec's own usage)", async () => {
     const code = await obtainCode(s, client)
     const res = await t.app.inject({ method: 'POST', url: `/oauth/token?${params(code)}`, headers: { 'content-length': '0' } })
     expect(res.statusCode, res.body).toBe(200)
     const typed = await obtainCode(s, client)
-    const res2 = await t.app.inject({ method: 'POST', url: `/oauth/token?${params(typed)}`, headers: { 'content-length': '0', 'content-type': 'application/x-www-form-urlencoded' } })
+    const res2 = await t.app.inject({
+      method: 'POST',
+      url: `/oauth/token?${params(typed)}`,
+      headers: { 'content-length': '0', 'content-type': 'application/x-www-form-urlencoded' },
+    })
     expect(res2.statusCode, res2.body).toBe(200)
   })
 
@@ -58,24 +88,44 @@ describe('parameter encodings (DESIGN.md /oauth/token)', () => {
 
   it('refuses parameters split between body and query', async () => {
     const code = await obtainCode(s, client)
-    const res = await t.app.inject({ method: 'POST', url: `/oauth/token?code=${code}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: params(code).toString() })
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/oauth/token?code=${code}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: params(code).toString(),
+    })
     expectOAuthError(res, 'invalid_request')
   })
 
   it('refuses a repeated parameter', async () => {
     const code = await obtainCode(s, client)
-    const res = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `${params(code)}&code=${code}` })
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `${params(code)}&code=${code}`,
+    })
     expectOAuthError(res, 'invalid_request')
     expect(res.json().error_description).toMatch(/"code"/)
   })
 
-  it('never leaks Fastify\'s error shape: malformed JSON, other content types, non-string values', async () => {
-    const bad = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/json' }, payload: '{"code":' })
+  it("never leaks Fastify's error shape: malformed JSON, other content types, non-string values", async () => {
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"code":',
+    })
     expectOAuthError(bad, 'invalid_request')
     expect(bad.json()).not.toHaveProperty('statusCode')
     const xml = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': 'text/xml' }, payload: '<a/>' })
     expectOAuthError(xml, 'invalid_request')
-    const num = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/json' }, payload: '{"code":1}' })
+    const num = await t.app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"code":1}',
+    })
     expectOAuthError(num, 'invalid_request')
   })
 
@@ -90,7 +140,12 @@ describe('parameter encodings (DESIGN.md /oauth/token)', () => {
 describe('client authentication (RFC 6749 2.3.1)', () => {
   it('accepts HTTP Basic', async () => {
     const code = await obtainCode(s, client)
-    const res = await exchange(t.app, client, { code, client_id: undefined, client_secret: undefined }, { authorization: basic(client.clientId, client.clientSecret) })
+    const res = await exchange(
+      t.app,
+      client,
+      { code, client_id: undefined, client_secret: undefined },
+      { authorization: basic(client.clientId, client.clientSecret) },
+    )
     expect(res.statusCode, res.body).toBe(200)
   })
 
@@ -106,7 +161,12 @@ describe('client authentication (RFC 6749 2.3.1)', () => {
     const body = await exchange(t.app, other, { code, client_secret: 'gcs_wrong' })
     expectOAuthError(body, 'invalid_client', 401)
     expect(body.headers['www-authenticate']).toBeUndefined()
-    const viaBasic = await exchange(t.app, other, { code, client_id: undefined, client_secret: undefined }, { authorization: basic(other.clientId, 'gcs_wrong') })
+    const viaBasic = await exchange(
+      t.app,
+      other,
+      { code, client_id: undefined, client_secret: undefined },
+      { authorization: basic(other.clientId, 'gcs_wrong') },
+    )
     expectOAuthError(viaBasic, 'invalid_client', 401)
     expect(viaBasic.headers['www-authenticate']).toMatch(/^Basic /)
     // The code survives failed client authentication.

@@ -2,7 +2,14 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { type ApplicationFixture, type UserFixture, basicAuth, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
+import {
+  type ApplicationFixture,
+  type UserFixture,
+  basicAuth,
+  createAccessToken,
+  createApplication,
+  createUser,
+} from '../../helpers/factories.js'
 import { freePort } from '../../helpers/gatehouse-process.js'
 import { msUntil } from '../../helpers/propagation.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
@@ -44,10 +51,15 @@ beforeAll(async () => {
   })
   example.stdout!.on('data', (d: Buffer) => (output += d.toString()))
   example.stderr!.on('data', (d: Buffer) => (output += d.toString()))
-  await msUntil(() => {
-    if (example.exitCode !== null) throw new Error(`the example exited:\n${output}`)
-    return output.includes('Example resource API on')
-  }, 30_000, performance.now(), 100)
+  await msUntil(
+    () => {
+      if (example.exitCode !== null) throw new Error(`the example exited:\n${output}`)
+      return output.includes('Example resource API on')
+    },
+    30_000,
+    performance.now(),
+    100,
+  )
 })
 afterAll(async () => {
   if (example && example.exitCode === null) {

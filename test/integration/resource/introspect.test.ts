@@ -5,8 +5,14 @@ import { digest, generateAccessToken, generateClientSecret } from '../../../src/
 import { revoke } from '../../../src/revocation/revoke.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import {
-  type AccessTokenFixture, type ApplicationFixture, type UserFixture,
-  basicAuth, createAccessToken, createApplication, createTokenSetup, createUser,
+  type AccessTokenFixture,
+  type ApplicationFixture,
+  type UserFixture,
+  basicAuth,
+  createAccessToken,
+  createApplication,
+  createTokenSetup,
+  createUser,
 } from '../../helpers/factories.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 
@@ -22,9 +28,15 @@ beforeAll(async () => {
   app = await createApplication(t.db, { ownerId: user.id })
   rs = await createApplication(t.db, { name: 'Resource server' })
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
-function introspect(token: string | undefined, auth: ApplicationFixture | 'none' | { form: ApplicationFixture } = rs, extra: Record<string, string> = {}) {
+function introspect(
+  token: string | undefined,
+  auth: ApplicationFixture | 'none' | { form: ApplicationFixture } = rs,
+  extra: Record<string, string> = {},
+) {
   const form: Record<string, string> = { ...extra }
   if (token !== undefined) form.token = token
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' }
@@ -200,7 +212,11 @@ describe('client authentication cache', () => {
     expect((await introspect(tok.token, client)).statusCode).toBe(200)
 
     const newSecret = generateClientSecret()
-    await t.db.updateTable('applications').set({ secret_hash: digest(newSecret) }).where('id', '=', client.id).execute()
+    await t.db
+      .updateTable('applications')
+      .set({ secret_hash: digest(newSecret) })
+      .where('id', '=', client.id)
+      .execute()
     // Until the notice, the cached digest still answers (bounded by the TTL).
     expect((await introspect(tok.token, client)).statusCode).toBe(200)
     await revoke(t.revocation, { kind: 'client-credentials', clientId: client.clientId }, new Date())
@@ -213,7 +229,11 @@ describe('client authentication cache', () => {
     const tok = await newToken()
     expect((await introspect(tok.token, client)).statusCode).toBe(200)
     const newSecret = generateClientSecret()
-    await t.db.updateTable('applications').set({ secret_hash: digest(newSecret) }).where('id', '=', client.id).execute()
+    await t.db
+      .updateTable('applications')
+      .set({ secret_hash: digest(newSecret) })
+      .where('id', '=', client.id)
+      .execute()
     expect((await introspect(tok.token, { ...client, clientSecret: newSecret })).statusCode).toBe(200)
     expect((await introspect(tok.token, client)).statusCode).toBe(401)
   })

@@ -9,12 +9,11 @@ import { isActive, msUntil, refuses, revokeThrough, seed, tokenInfoStatus } from
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 
 /*
- * A revocation reaches every cache within a second (issue 4, DESIGN.md "/oauth/revoke"):
+ * A revocation reaches every cache within a second (docs/decisions/003-revocation-propagation.md):
  * other Gatehouse instances, database-mode verifiers (LISTEN) and introspection-mode
  * verifiers (the revocation stream). Across processes needs a Postgres server; with PGlite the
  * same is shown between two app instances sharing the one embedded database.
  */
-
 
 describe('two Gatehouse instances sharing one database, in this process', () => {
   let shared: TestDatabase

@@ -4,7 +4,14 @@ import { deleteApplication } from '../../../src/console/applications.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { EventStreamParser, type StreamEvent } from '../../../packages/verifier/src/revocation-stream-client.js'
-import { type ApplicationFixture, type UserFixture, basicAuth, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
+import {
+  type ApplicationFixture,
+  type UserFixture,
+  basicAuth,
+  createAccessToken,
+  createApplication,
+  createUser,
+} from '../../helpers/factories.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
 
@@ -27,7 +34,9 @@ beforeAll(async () => {
   app = await createApplication(t.db, { ownerId: user.id })
   rs = await createApplication(t.db, { name: 'Resource server' })
 })
-afterAll(async () => { await t.close() })
+afterAll(async () => {
+  await t.close()
+})
 
 const newToken = (scopes = ['read']) => createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes })
 
@@ -109,9 +118,9 @@ describe('GET /oauth/revocations/stream', () => {
       // "Revoke access": the digests of that user's tokens for the application, no user id.
       const [a, b] = [await newToken(), await newToken()]
       await revoke(t.revocation, { kind: 'user-application', userId: user.id, applicationId: app.id }, new Date())
-      await expect.poll(() => stream.events.filter((e) => e.event === 'revoked').flatMap((e) => e.data.split(','))).toEqual(
-        expect.arrayContaining([a.digest, b.digest]),
-      )
+      await expect
+        .poll(() => stream.events.filter((e) => e.event === 'revoked').flatMap((e) => e.data.split(',')))
+        .toEqual(expect.arrayContaining([a.digest, b.digest]))
       expect(stream.raw.join('')).not.toContain(user.id)
       expect(stream.raw.join('')).not.toContain(app.id)
     } finally {
@@ -179,8 +188,18 @@ describe('verifier in introspection mode', () => {
 
   it('answers 503 when it cannot introspect (wrong credentials or Gatehouse down), and caches nothing', async () => {
     const tok = await newToken()
-    const wrong = createVerifier({ mode: 'introspection', introspectionUrl: `${base}/oauth/introspect`, clientId: rs.clientId, clientSecret: 'gcs_wrong' })
-    const down = createVerifier({ mode: 'introspection', introspectionUrl: 'http://127.0.0.1:9/oauth/introspect', clientId: rs.clientId, clientSecret: rs.clientSecret })
+    const wrong = createVerifier({
+      mode: 'introspection',
+      introspectionUrl: `${base}/oauth/introspect`,
+      clientId: rs.clientId,
+      clientSecret: 'gcs_wrong',
+    })
+    const down = createVerifier({
+      mode: 'introspection',
+      introspectionUrl: 'http://127.0.0.1:9/oauth/introspect',
+      clientId: rs.clientId,
+      clientSecret: rs.clientSecret,
+    })
     try {
       for (const v of [wrong, down]) {
         expect(v.notifications).toBe('none')
@@ -198,7 +217,9 @@ describe('verifier in introspection mode', () => {
     beforeAll(async () => {
       proxy = await startTcpProxy('127.0.0.1', Number(new URL(base).port))
     })
-    afterAll(async () => { await proxy.close() })
+    afterAll(async () => {
+      await proxy.close()
+    })
 
     it('keeps no answer beyond the TTL while down, and refuses within a second again once reconnected', async () => {
       const verifier = introspectionVerifier({ streamBase: `http://127.0.0.1:${proxy.port}`, cacheTtlSeconds: 10 })

@@ -5,8 +5,12 @@ import { basicAuth, createTokenSetup } from '../../helpers/factories.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 
 let t: TestContext
-beforeAll(async () => { t = await buildTestApp() })
-afterAll(async () => { await t.close() })
+beforeAll(async () => {
+  t = await buildTestApp()
+})
+afterAll(async () => {
+  await t.close()
+})
 
 function tokenInfo(authorization?: string, url = '/oauth/token/info') {
   return t.app.inject({ method: 'GET', url, headers: authorization === undefined ? {} : { authorization } })
@@ -72,7 +76,10 @@ describe('GET /oauth/token/info', () => {
     const revoke = await t.app.inject({
       method: 'POST',
       url: '/oauth/revoke',
-      headers: { authorization: basicAuth(application.clientId, application.clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: basicAuth(application.clientId, application.clientSecret),
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       payload: `token=${token.token}`,
     })
     expect(revoke.statusCode).toBe(200)

@@ -6,7 +6,14 @@ import { generateAccessToken } from '../../../src/lib/tokens.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
-import { type AccessTokenFixture, type ApplicationFixture, type UserFixture, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
+import {
+  type AccessTokenFixture,
+  type ApplicationFixture,
+  type UserFixture,
+  createAccessToken,
+  createApplication,
+  createUser,
+} from '../../helpers/factories.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 
 /*
@@ -94,7 +101,11 @@ describe('verifier: 401 and 403 (RFC 6750 3)', () => {
     expect(res.headers['www-authenticate']).toBe(
       'Bearer realm="gatehouse", error="insufficient_scope", error_description="The access token lacks the scope \\"write_teams\\"", scope="write_teams"',
     )
-    expect(res.json()).toEqual({ error: 'insufficient_scope', error_description: 'The access token lacks the scope "write_teams"', scope: 'write_teams' })
+    expect(res.json()).toEqual({
+      error: 'insufficient_scope',
+      error_description: 'The access token lacks the scope "write_teams"',
+      scope: 'write_teams',
+    })
   })
 
   it('lets write satisfy write_teams, and write_teams itself, but not read', async () => {
@@ -146,7 +157,12 @@ describe('verifier cache', () => {
   })
 
   it('holds a bounded number of tokens, evicting the least recently used', async () => {
-    const small = createVerifier({ mode: 'database', database: t.deps.bus.verifierDatabase(t.deps.database), maxEntries: 3, now: () => t.clock().getTime() })
+    const small = createVerifier({
+      mode: 'database',
+      database: t.deps.bus.verifierDatabase(t.deps.database),
+      maxEntries: 3,
+      now: () => t.clock().getTime(),
+    })
     try {
       const toks = await Promise.all([1, 2, 3, 4].map(() => token(['read'])))
       for (const tok of toks.slice(0, 3)) expect((await small.verify(`Bearer ${tok.token}`)).ok).toBe(true)
@@ -185,7 +201,9 @@ describe('verifier cache', () => {
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(401)
   })
 
-  it('refuses a cache TTL beyond the spec\'s 5 minutes', () => {
-    expect(() => createVerifier({ mode: 'database', database: t.deps.bus.verifierDatabase(t.deps.database), cacheTtlSeconds: 301 })).toThrow(/at most 300/)
+  it("refuses a cache TTL beyond the spec's 5 minutes", () => {
+    expect(() =>
+      createVerifier({ mode: 'database', database: t.deps.bus.verifierDatabase(t.deps.database), cacheTtlSeconds: 301 }),
+    ).toThrow(/at most 300/)
   })
 })

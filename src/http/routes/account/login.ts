@@ -30,11 +30,22 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
     const form = parseCredentials(body)
     const email = form.ok ? form.email : form.email
     const view = (status: number, formError: string) =>
-      render(request, reply, 'account/login.eta', { title: 'Log in', email, next: next ?? '', signedUp: false, errors: {}, formError }, status)
+      render(
+        request,
+        reply,
+        'account/login.eta',
+        { title: 'Log in', email, next: next ?? '', signedUp: false, errors: {}, formError },
+        status,
+      )
 
     // Per IP and per account (RFC 9700 4.15-style brute-force protection); the account key is
     // counted whether or not the email exists, so a 429 reveals nothing either.
-    const decision = await consumeAttempt(db, deps.clock, [`login:ip:${request.ip}`, `login:acct:${email.toLowerCase()}`], deps.config.loginRateLimit)
+    const decision = await consumeAttempt(
+      db,
+      deps.clock,
+      [`login:ip:${request.ip}`, `login:acct:${email.toLowerCase()}`],
+      deps.config.loginRateLimit,
+    )
     if (!decision.allowed) {
       reply.header('retry-after', String(decision.retryAfterSeconds))
       return view(429, 'Too many attempts. Wait a few minutes and try again.')

@@ -11,7 +11,12 @@ export default async function signupRoutes(app: FastifyInstance, deps: Services)
 
   app.get<{ Querystring: { next?: string } }>('/signup', async (request, reply) => {
     if (request.user) return reply.redirect('/applications', 303)
-    return render(request, reply, 'account/signup.eta', { title: 'Sign up', email: '', next: safeNextPath(request.query.next) ?? '', errors: {} })
+    return render(request, reply, 'account/signup.eta', {
+      title: 'Sign up',
+      email: '',
+      next: safeNextPath(request.query.next) ?? '',
+      errors: {},
+    })
   })
 
   app.post<{ Body: Record<string, unknown> }>('/signup', { preHandler: app.csrfProtection }, async (request, reply) => {
@@ -19,10 +24,21 @@ export default async function signupRoutes(app: FastifyInstance, deps: Services)
     const next = safeNextPath(body.next) ?? ''
     const form = parseCredentials(body)
     const email = form.email
-    const decision = await consumeAttempt(db, deps.clock, [`signup:ip:${request.ip}`, `signup:acct:${email.toLowerCase()}`], deps.config.loginRateLimit)
+    const decision = await consumeAttempt(
+      db,
+      deps.clock,
+      [`signup:ip:${request.ip}`, `signup:acct:${email.toLowerCase()}`],
+      deps.config.loginRateLimit,
+    )
     if (!decision.allowed) {
       reply.header('retry-after', String(decision.retryAfterSeconds))
-      return render(request, reply, 'account/signup.eta', { title: 'Sign up', email, next, errors: {}, formError: 'Too many attempts. Wait a few minutes and try again.' }, 429)
+      return render(
+        request,
+        reply,
+        'account/signup.eta',
+        { title: 'Sign up', email, next, errors: {}, formError: 'Too many attempts. Wait a few minutes and try again.' },
+        429,
+      )
     }
     if (!form.ok) return render(request, reply, 'account/signup.eta', { title: 'Sign up', email, next, errors: form.errors }, 400)
 

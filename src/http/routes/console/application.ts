@@ -45,17 +45,21 @@ export default async function applicationRoutes(app: FastifyInstance, deps: Serv
     return render(request, reply, 'console/applications/form.eta', applicationFormView(mode, applicationFormValues(application)))
   })
 
-  app.post<IdParams & { Body: Record<string, unknown> }>('/applications/:id', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const owner = ownerId(request)
-    const existing = await findApplication(db, request.params.id, owner)
-    if (!existing) return reply.callNotFound()
-    const form = parseApplicationForm(request.body)
-    if (!form.ok) {
-      const mode = { kind: 'edit', id: existing.id, name: existing.name } as const
-      return render(request, reply, 'console/applications/form.eta', applicationFormView(mode, form.values, form.errors), 400)
-    }
-    const updated = await updateApplication(db, existing.id, owner, form.settings, deps.clock())
-    if (!updated) return reply.callNotFound()
-    return reply.redirect(`/applications/${updated.id}?updated=1`, 303)
-  })
+  app.post<IdParams & { Body: Record<string, unknown> }>(
+    '/applications/:id',
+    { preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const owner = ownerId(request)
+      const existing = await findApplication(db, request.params.id, owner)
+      if (!existing) return reply.callNotFound()
+      const form = parseApplicationForm(request.body)
+      if (!form.ok) {
+        const mode = { kind: 'edit', id: existing.id, name: existing.name } as const
+        return render(request, reply, 'console/applications/form.eta', applicationFormView(mode, form.values, form.errors), 400)
+      }
+      const updated = await updateApplication(db, existing.id, owner, form.settings, deps.clock())
+      if (!updated) return reply.callNotFound()
+      return reply.redirect(`/applications/${updated.id}?updated=1`, 303)
+    },
+  )
 }

@@ -16,7 +16,13 @@ export default async function applicationsRoutes(app: FastifyInstance, deps: Ser
     return render(request, reply, 'console/applications/index.eta', {
       title: 'Your Applications',
       deleted: request.query.deleted === '1',
-      applications: rows.map((a) => ({ id: a.id, name: a.name, clientId: a.client_id, created: formatTime(a.created_at), createdIso: a.created_at.toISOString() })),
+      applications: rows.map((a) => ({
+        id: a.id,
+        name: a.name,
+        clientId: a.client_id,
+        created: formatTime(a.created_at),
+        createdIso: a.created_at.toISOString(),
+      })),
     })
   })
 

@@ -7,7 +7,7 @@ import applicationRoutes from './application.js'
 import applicationsRoutes from './applications.js'
 
 /**
- * "Your Applications" (DESIGN.md "Console"). Registered inside the pages context, which
+ * "Your Applications" (docs/architecture.md, "Where things live"). Registered inside the pages context, which
  * provides the session, CSRF and HTML error pages; everything here needs a logged-in user.
  * The instance-level preHandler runs before each route's csrfProtection, so a logged-out POST
  * goes to the log-in page rather than to a CSRF error.

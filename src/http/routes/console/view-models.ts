@@ -3,7 +3,7 @@ import type { Application } from '../../../db/schema.js'
 import { SCOPES, SCOPE_DESCRIPTIONS } from '../../../oauth/scope.js'
 
 /*
- * Templates get strings and booleans only (STYLE-ANCHORS 9.10): never a row, never a digest.
+ * Templates get strings and booleans only (so a template cannot leak what it was never given): never a row, never a digest.
  * The one secret a template ever receives is the fresh client secret of the page that shows it once.
  */
 
@@ -34,7 +34,14 @@ export function applicationFormView(
     errors,
   }
   return mode.kind === 'new'
-    ? { title: 'New application', heading: 'New application', action: '/applications', submitLabel: 'Register application', cancelHref: '/applications', ...common }
+    ? {
+        title: 'New application',
+        heading: 'New application',
+        action: '/applications',
+        submitLabel: 'Register application',
+        cancelHref: '/applications',
+        ...common,
+      }
     : {
         title: `Edit ${mode.name}`,
         heading: `Edit ${mode.name}`,

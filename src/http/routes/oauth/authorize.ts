@@ -18,7 +18,7 @@ function errorPage(request: FastifyRequest, reply: FastifyReply, message: string
 }
 
 /**
- * Log-in first, then back to this very authorize request (DESIGN.md rule 5). A consent POST
+ * Log-in first, then back to this very authorize request (docs/architecture.md, "GET /oauth/authorize"). A consent POST
  * whose session ended meanwhile goes back to the equivalent GET.
  */
 function toLogin(request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest) {
@@ -36,10 +36,7 @@ function consentHeaders(reply: FastifyReply, redirectUri: string): void {
   const current = String(reply.getHeader('content-security-policy') ?? "frame-ancestors 'none'")
   const formAction = `form-action 'self' ${source}`
   const csp = /form-action [^;]*/.test(current) ? current.replace(/form-action [^;]*/, formAction) : `${current};${formAction}`
-  reply
-    .header('content-security-policy', csp)
-    .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'no-referrer')
+  reply.header('content-security-policy', csp).header('x-frame-options', 'DENY').header('referrer-policy', 'no-referrer')
 }
 
 function consentPage(request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest) {
@@ -79,30 +76,26 @@ export default async function authorizeRoutes(app: FastifyInstance, services: Se
 
   // The consent answer. CSRF-protected; every authorization parameter is validated again, so
   // a tampered form can only ask for what a fresh authorize request could ask for.
-  app.post<{ Body: Record<string, unknown> }>(
-    '/oauth/authorize',
-    { preHandler: app.csrfProtection },
-    async (request, reply) => {
-      const body = request.body ?? {}
-      const authParams = Object.fromEntries(Object.entries(body).filter(([k]) => !FORM_FIELDS.has(k)))
-      const outcome = await validateAuthorizationRequest(authParams, issuer, (id) => applications.load(id))
-      if (outcome.kind === 'fatal') return errorPage(request, reply, outcome.message)
-      if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 303)
-      const req = outcome.request
-      if (!request.user) return toLogin(request, reply, req)
+  app.post<{ Body: Record<string, unknown> }>('/oauth/authorize', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const body = request.body ?? {}
+    const authParams = Object.fromEntries(Object.entries(body).filter(([k]) => !FORM_FIELDS.has(k)))
+    const outcome = await validateAuthorizationRequest(authParams, issuer, (id) => applications.load(id))
+    if (outcome.kind === 'fatal') return errorPage(request, reply, outcome.message)
+    if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 303)
+    const req = outcome.request
+    if (!request.user) return toLogin(request, reply, req)
 
-      const decision = body.decision
-      if (decision === 'deny') return reply.redirect(denyAuthorization(req, issuer), 303)
-      const nonce = body.consent_nonce
-      if (decision !== 'approve' || !isUuid(nonce)) {
-        return errorPage(request, reply, 'The consent form was incomplete. Go back to the application and start again.')
-      }
-      const location = await approveAuthorization(db, req, request.user.id, services.clock(), issuer, nonce)
-      if (!location) {
-        return errorPage(request, reply, 'This consent form was already answered. Go back to the application and start again.')
-      }
-      // 303, never 307: the browser must not re-POST the form to the client (RFC 9700 4.12).
-      return reply.redirect(location, 303)
-    },
-  )
+    const decision = body.decision
+    if (decision === 'deny') return reply.redirect(denyAuthorization(req, issuer), 303)
+    const nonce = body.consent_nonce
+    if (decision !== 'approve' || !isUuid(nonce)) {
+      return errorPage(request, reply, 'The consent form was incomplete. Go back to the application and start again.')
+    }
+    const location = await approveAuthorization(db, req, request.user.id, services.clock(), issuer, nonce)
+    if (!location) {
+      return errorPage(request, reply, 'This consent form was already answered. Go back to the application and start again.')
+    }
+    // 303, never 307: the browser must not re-POST the form to the client (RFC 9700 4.12).
+    return reply.redirect(location, 303)
+  })
 }

@@ -9,25 +9,23 @@ import { listAuthorizedApplications, revokeAccess } from '../../../accounts/auth
 export default async function authorizedApplicationsRoutes(app: FastifyInstance, deps: Services): Promise<void> {
   const { db } = deps.database
 
-  app.get<{ Querystring: { revoked?: string } }>(
-    '/authorized-applications',
-    { preHandler: requireUser },
-    async (request, reply) => {
-      const grants = await listAuthorizedApplications(db, request.user!.id)
-      return render(request, reply, 'oauth/authorized-applications.eta', {
-        title: 'Authorized Applications',
-        revoked: request.query.revoked === '1',
-        grants: grants.map((g) => ({
-          id: g.id,
-          name: g.application_name,
-          ownerEmail: g.owner_email,
-          scopes: normalizeScopes(g.scopes).filter(isScope).map((s) => ({ name: s, description: SCOPE_DESCRIPTIONS[s] })),
-          grantedOn: g.created_at.toISOString().slice(0, 10),
-          updatedOn: g.updated_at.toISOString().slice(0, 10),
-        })),
-      })
-    },
-  )
+  app.get<{ Querystring: { revoked?: string } }>('/authorized-applications', { preHandler: requireUser }, async (request, reply) => {
+    const grants = await listAuthorizedApplications(db, request.user!.id)
+    return render(request, reply, 'oauth/authorized-applications.eta', {
+      title: 'Authorized Applications',
+      revoked: request.query.revoked === '1',
+      grants: grants.map((g) => ({
+        id: g.id,
+        name: g.application_name,
+        ownerEmail: g.owner_email,
+        scopes: normalizeScopes(g.scopes)
+          .filter(isScope)
+          .map((s) => ({ name: s, description: SCOPE_DESCRIPTIONS[s] })),
+        grantedOn: g.created_at.toISOString().slice(0, 10),
+        updatedOn: g.updated_at.toISOString().slice(0, 10),
+      })),
+    })
+  })
 
   // Revokes every token of this user for the application and forgets the consent, so the
   // next authorization asks again.

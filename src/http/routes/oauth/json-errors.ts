@@ -24,7 +24,10 @@ export function setOAuthJsonErrorHandler(app: FastifyInstance): void {
     if (status >= 400 && status < 500) {
       const tooLarge = status === 413
       const invalid = new InvalidRequestError(tooLarge ? 'The request body is too large' : 'The request body could not be parsed')
-      return noStore(reply).code(tooLarge ? 413 : 400).type('application/json; charset=utf-8').send(invalid.toJSON())
+      return noStore(reply)
+        .code(tooLarge ? 413 : 400)
+        .type('application/json; charset=utf-8')
+        .send(invalid.toJSON())
     }
     request.log.error({ err }, 'OAuth endpoint failed')
     return send(reply, new ServerError('The server could not complete the request'))

@@ -4,7 +4,7 @@ import { revokeForClient } from '../../../oauth/token-revocation.js'
 import type { Services } from '../../../services.js'
 import { noStore } from './json-errors.js'
 
-/** POST /oauth/revoke (spec 4.3, RFC 7009): 200 with an empty body on success. */
+/** POST /oauth/revoke (RFC 7009 2): 200 with an empty body on success. */
 export default async function revokeRoutes(app: FastifyInstance, deps: Services): Promise<void> {
   const ctx = { db: deps.database.db, clock: deps.clock, bus: deps.bus, clientAuthFailureLimit: deps.config.tokenAuthFailureLimit }
   app.post('/oauth/revoke', async (request, reply) => {

@@ -4,7 +4,7 @@ import { exchangeAuthorizationCode } from '../../../oauth/token-exchange.js'
 import type { Services } from '../../../services.js'
 import { noStore } from './json-errors.js'
 
-/** POST /oauth/token (spec 4.2, RFC 6749 4.1.3 / 5.1). */
+/** POST /oauth/token (RFC 6749 4.1.3 / 5.1). */
 export default async function tokenRoutes(app: FastifyInstance, deps: Services): Promise<void> {
   const ctx = { db: deps.database.db, clock: deps.clock, bus: deps.bus, clientAuthFailureLimit: deps.config.tokenAuthFailureLimit }
   app.post('/oauth/token', async (request, reply) => {
