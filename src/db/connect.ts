@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs'
-import { type ListenEvents, type NotificationHandler, listenPg } from '@gatehouse/verifier/shared'
+import { type ListenEvents, type NotificationHandler, listenerSet } from '@gatehouse/verifier/shared'
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
@@ -45,21 +45,14 @@ function createPostgres(url: string, poolMax: number): DatabaseHandle {
   // the pool discards that client and the next query opens a new one.
   pool.on('error', () => {})
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatementPool(pool) }) })
-  const subscriptions = new Set<() => Promise<void>>()
+  const listeners = listenerSet(url)
   return {
     db,
     kind: 'postgres',
     query,
-    async listen(channel, handler, events) {
-      const stop = await listenPg(url, channel, handler, events)
-      subscriptions.add(stop)
-      return async () => {
-        subscriptions.delete(stop)
-        await stop()
-      }
-    },
+    listen: listeners.listen,
     async close() {
-      await Promise.all([...subscriptions].map((s) => s()))
+      await listeners.closeAll()
       await db.destroy()
     },
   }

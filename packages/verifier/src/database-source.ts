@@ -109,30 +109,23 @@ export function databaseSource(database: DatabaseOption, sink: NoticeSink): Toke
 async function openDatabase(database: DatabaseOption): Promise<{ handle: VerifierDatabase; close(): Promise<void> }> {
   if (typeof database !== 'string') return { handle: database, close: async () => {} }
   // Loaded only in this mode, so that introspection-mode services never load pg.
-  const [{ default: pg }, { listenPg }] = await Promise.all([import('pg'), import('./pg-listen.js')])
+  const [{ default: pg }, { listenerSet }] = await Promise.all([import('pg'), import('./pg-listen.js')])
   const url = database
   const pool = new pg.Pool({ connectionString: url, max: 4 })
   // An idle client's error (server restart, terminated backend) must not end the process; the
   // pool drops that client and the next query opens another.
   pool.on('error', () => {})
-  const subscriptions = new Set<() => Promise<void>>()
+  const listeners = listenerSet(url)
   const handle: VerifierDatabase = {
     // Named, so each connection parses and plans the lookup once.
     query: (text, values) =>
       pool.query({ text, values: [...values], ...(text === LIVE_TOKEN_SQL ? { name: 'gatehouse_live_token' } : {}) }),
-    async listen(channel, handler, events) {
-      const stop = await listenPg(url, channel, handler, events)
-      subscriptions.add(stop)
-      return async () => {
-        subscriptions.delete(stop)
-        await stop()
-      }
-    },
+    listen: listeners.listen,
   }
   return {
     handle,
     async close() {
-      await Promise.all([...subscriptions].map((s) => s()))
+      await listeners.closeAll()
       await pool.end()
     },
   }

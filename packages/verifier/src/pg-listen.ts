@@ -114,3 +114,27 @@ export async function listenPg(
     await c?.end().catch(() => {})
   }
 }
+
+/**
+ * LISTEN subscriptions on `url` that can all be ended at once, for a database handle's close():
+ * `listen` as a handle offers it, `closeAll` for shutdown.
+ */
+export function listenerSet(url: string): {
+  listen(channel: string, handler: NotificationHandler, events?: ListenEvents): Promise<() => Promise<void>>
+  closeAll(): Promise<void>
+} {
+  const subscriptions = new Set<() => Promise<void>>()
+  return {
+    async listen(channel, handler, events) {
+      const stop = await listenPg(url, channel, handler, events)
+      subscriptions.add(stop)
+      return async () => {
+        subscriptions.delete(stop)
+        await stop()
+      }
+    },
+    async closeAll() {
+      await Promise.all([...subscriptions].map((s) => s()))
+    },
+  }
+}
