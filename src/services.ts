@@ -42,7 +42,7 @@ export interface ServiceOverrides {
 
 /** Opens the database, builds the caches, and starts listening for revocations. */
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
-  const log = pino(pinoOptions(config.logLevel), overrides.logStream ?? process.stdout)
+  const log = overrides.logStream ? pino(pinoOptions(config.logLevel), overrides.logStream) : pino(pinoOptions(config.logLevel))
   const clock = overrides.clock ?? systemClock
   const database =
     overrides.database ?? (await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax }))

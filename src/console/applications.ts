@@ -21,15 +21,13 @@ import { revoke } from '../revocation/revoke.js'
  * one that does not exist, so the console answers 404 for both.
  */
 
-const isApplicationId = isUuid
-
 /** The owner's applications, newest first. */
 export function listApplications(db: Db, ownerId: string): Promise<ApplicationSummary[]> {
   return listApplicationsByOwner(db, ownerId)
 }
 
 export function findApplication(db: Db, id: string, ownerId: string): Promise<Application | undefined> {
-  return isApplicationId(id) ? findOwnedApplication(db, id, ownerId) : Promise.resolve(undefined)
+  return isUuid(id) ? findOwnedApplication(db, id, ownerId) : Promise.resolve(undefined)
 }
 
 /** A new application with a new secret; the plaintext secret is returned for the one page that shows it. */
@@ -57,7 +55,7 @@ export function updateApplication(
   settings: ApplicationSettings,
   now: Date,
 ): Promise<Application | undefined> {
-  return isApplicationId(id) ? updateOwnedApplication(db, id, ownerId, settings, now) : Promise.resolve(undefined)
+  return isUuid(id) ? updateOwnedApplication(db, id, ownerId, settings, now) : Promise.resolve(undefined)
 }
 
 /**
@@ -73,7 +71,7 @@ export async function regenerateSecret(
   ownerId: string,
   now: Date,
 ): Promise<{ application: Application; clientSecret: string } | undefined> {
-  if (!isApplicationId(id)) return undefined
+  if (!isUuid(id)) return undefined
   const clientSecret = generateClientSecret()
   // The old secret must stop working at once everywhere: processes that cached the client's
   // authentication drop it when this notice commits with the new digest.
@@ -91,7 +89,7 @@ export async function regenerateSecret(
  * verifiers) drop its tokens exactly when the delete commits.
  */
 export async function deleteApplication(db: Db, bus: RevocationBus, id: string, ownerId: string, now: Date): Promise<boolean> {
-  if (!isApplicationId(id)) return false
+  if (!isUuid(id)) return false
   return db.transaction().execute(async (trx) => {
     const deleted = await deleteOwnedApplication(trx, id, ownerId)
     if (deleted) await revoke({ db: trx, bus }, { kind: 'application', applicationId: id }, now)

@@ -13,7 +13,7 @@ export const APPLICATION_CACHE_MAX_ENTRIES = 1_000
  * costs the session lookup and one statement (docs/decisions/004-caching-and-ttl-bounds.md). A
  * cached copy is only ever used to issue a code through `insertCodeUnderGrant`, which re-checks
  * the settings in the same statement; every other answer comes from `load`. So an edit in any
- * process takes effect at once, and the bus drops deleted applications and changed secrets.
+ * process takes effect at once, and the bus drops deleted applications.
  */
 export class ApplicationCache implements RevocationReceiver {
   readonly #lru: TtlLru<AuthorizeApplication>
@@ -40,9 +40,9 @@ export class ApplicationCache implements RevocationReceiver {
     return app
   }
 
+  /** A deleted application goes at once; credentials are never read from this cache. */
   apply(notice: RevocationNotice): void {
     if (notice.kind === 'application') this.#lru.deleteWhere((app) => app.id === notice.applicationId)
-    else if (notice.kind === 'client-credentials') this.#lru.delete(notice.clientId)
   }
 
   clear(): void {

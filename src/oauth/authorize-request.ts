@@ -1,6 +1,6 @@
 import type { Application } from '../db/schema.js'
 import { InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedResponseTypeError } from './errors.js'
-import { describeProblem, optional, readParams } from './params.js'
+import { type ParamReading, describeProblem, optional } from './params.js'
 import { type ChallengeMethod, parseChallengeMethod, validateChallenge } from './pkce.js'
 import { buildRedirect, findMatchingRedirectUri } from './redirect-uri.js'
 import { type Scope, parseScope } from './scope.js'
@@ -75,8 +75,11 @@ export function errorLocation(
  * For the code flow this reads only the application's CODE_FLOW_SETTINGS
  * (src/repositories/authorization-codes.ts), which insertCodeUnderGrant re-checks.
  */
-export async function validateAuthorizationRequest(input: unknown, issuer: string, load: ApplicationLoader): Promise<AuthorizeOutcome> {
-  const reading = readParams(input)
+export async function validateAuthorizationRequest(
+  reading: ParamReading,
+  issuer: string,
+  load: ApplicationLoader,
+): Promise<AuthorizeOutcome> {
   const raw = reading.params
   const single = (name: string): string | undefined => optional(raw, name)
 

@@ -4,6 +4,7 @@ import { CODE_FLOW_SETTINGS, type CodeFlowSettings } from '../repositories/autho
 import type { ApplicationCache } from './application-cache.js'
 import { denyAuthorization, issueUnderRememberedConsent, mayUseRememberedConsent } from './authorization.js'
 import { type AuthorizationRequest, type AuthorizeOutcome, validateAuthorizationRequest } from './authorize-request.js'
+import { readParams } from './params.js'
 
 /*
  * GET /oauth/authorize (RFC 6749 4.1.1, 4.2.1) as the protocol sees it: what to answer, given
@@ -41,18 +42,19 @@ export function sameCodeFlowSettings(a: CodeFlowSettings, b: CodeFlowSettings): 
  * answer is worked out from a fresh read, so a stale copy can only ever fail to issue a code.
  */
 export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unknown, user: { id: string } | null): Promise<AuthorizeAnswer> {
+  const reading = readParams(query)
   let tried: CodeFlowSettings | undefined
-  const clientId = user ? (query as Record<string, unknown> | undefined)?.client_id : undefined
-  const cached = typeof clientId === 'string' ? ctx.applications.get(clientId) : undefined
+  const clientId = reading.params.client_id
+  const cached = user && clientId !== undefined ? ctx.applications.get(clientId) : undefined
   if (user && cached) {
-    const outcome = await validateAuthorizationRequest(query, ctx.issuer, () => cached)
+    const outcome = await validateAuthorizationRequest(reading, ctx.issuer, () => cached)
     if (outcome.kind === 'ok' && mayUseRememberedConsent(outcome.request)) {
       const location = await issueUnderRememberedConsent(ctx.db, outcome.request, user.id, ctx.clock(), ctx.issuer)
       if (location) return { kind: 'redirect', location }
       tried = outcome.request.application
     }
   }
-  const outcome = await validateAuthorizationRequest(query, ctx.issuer, (id) => ctx.applications.load(id))
+  const outcome = await validateAuthorizationRequest(reading, ctx.issuer, (id) => ctx.applications.load(id))
   return answerValidated(ctx, outcome, user, tried)
 }
 

@@ -77,6 +77,14 @@ export class BearerChallenges {
   }
 }
 
+/** The headers of a refusal: the RFC 6750 3 challenge, and Retry-After when the check could not be made. */
+export function failureHeaders(failure: VerifyFailure): Record<string, string> {
+  const headers: Record<string, string> = {}
+  if (failure.wwwAuthenticate !== undefined) headers['www-authenticate'] = failure.wwwAuthenticate
+  if (failure.status === 503) headers['retry-after'] = '1'
+  return headers
+}
+
 /** The JSON body that goes with a failure (none for a request without credentials). */
 export function failureBody(failure: VerifyFailure): Record<string, string> | undefined {
   if (failure.error === undefined) return undefined

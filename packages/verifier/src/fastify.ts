@@ -1,6 +1,6 @@
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
-import { failureBody } from './bearer.js'
+import { failureBody, failureHeaders } from './bearer.js'
 import type { Verifier } from './core.js'
 import type { VerifiedToken, VerifyResult } from './types.js'
 
@@ -30,10 +30,8 @@ function settle(request: FastifyRequest, reply: FastifyReply, result: VerifyResu
     done()
     return
   }
-  if (result.wwwAuthenticate !== undefined) reply.header('www-authenticate', result.wwwAuthenticate)
-  if (result.status === 503) reply.header('retry-after', '1')
   // Answering from the hook ends the request here: the handler never runs.
-  reply.code(result.status).send(failureBody(result))
+  reply.code(result.status).headers(failureHeaders(result)).send(failureBody(result))
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { failureBody } from './bearer.js'
+import { failureBody, failureHeaders } from './bearer.js'
 import type { Verifier } from './core.js'
 import type { VerifiedToken, VerifyFailure } from './types.js'
 
@@ -10,9 +10,7 @@ import type { VerifiedToken, VerifyFailure } from './types.js'
 
 /** Answers a refused request: status, RFC 6750 3 challenge, JSON body. */
 export function sendFailure(res: ServerResponse, failure: VerifyFailure): void {
-  const headers: Record<string, string> = { 'cache-control': 'no-store' }
-  if (failure.wwwAuthenticate !== undefined) headers['www-authenticate'] = failure.wwwAuthenticate
-  if (failure.status === 503) headers['retry-after'] = '1'
+  const headers: Record<string, string> = { 'cache-control': 'no-store', ...failureHeaders(failure) }
   const body = failureBody(failure)
   if (body === undefined) {
     res.writeHead(failure.status, headers).end()

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { approveAuthorization, denyAuthorization } from '../../../oauth/authorization.js'
 import { type AuthorizationRequest, validateAuthorizationRequest } from '../../../oauth/authorize-request.js'
 import { answerAuthorizeRequest } from '../../../oauth/authorize.js'
+import { readParams } from '../../../oauth/params.js'
 import { isUuid } from '../../../lib/uuid.js'
 import { describeRedirectTarget } from '../../../oauth/redirect-uri.js'
 import { SCOPE_DESCRIPTIONS } from '../../../oauth/scope.js'
@@ -79,7 +80,7 @@ export default async function authorizeRoutes(app: FastifyInstance, services: Se
   app.post<{ Body: Record<string, unknown> }>('/oauth/authorize', { preHandler: app.csrfProtection }, async (request, reply) => {
     const body = request.body ?? {}
     const authParams = Object.fromEntries(Object.entries(body).filter(([k]) => !FORM_FIELDS.has(k)))
-    const outcome = await validateAuthorizationRequest(authParams, issuer, (id) => applications.load(id))
+    const outcome = await validateAuthorizationRequest(readParams(authParams), issuer, (id) => applications.load(id))
     if (outcome.kind === 'fatal') return errorPage(request, reply, outcome.message)
     if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 303)
     const req = outcome.request

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { BearerChallenges, type TokenCache, type VerifiedToken, bearerToken, failureBody } from '@gatehouse/verifier/shared'
+import { BearerChallenges, type TokenCache, type VerifiedToken, bearerToken, failureBody, failureHeaders } from '@gatehouse/verifier/shared'
 import { noStore } from '../oauth/json-errors.js'
 
 export interface TokenInfoContext {
@@ -17,7 +17,7 @@ export default async function tokenInfoRoute(app: FastifyInstance, { tokens }: T
     if (entry == null) {
       // RFC 6750 3.1: no credentials → a bare challenge; a bad token → invalid_token.
       const failure = entry === undefined ? challenges.missing : challenges.invalid
-      return reply.code(401).header('www-authenticate', failure.wwwAuthenticate).send(failureBody(failure))
+      return reply.code(401).headers(failureHeaders(failure)).send(failureBody(failure))
     }
     return reply.type('application/json; charset=utf-8').send(entry.tokenInfo)
   })
