@@ -1,5 +1,6 @@
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
+import { createDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import { createServices } from './services.js'
 
@@ -16,18 +17,18 @@ try {
   throw err
 }
 
-const services = await createServices(config)
-const { database } = services
-const migrated = await migrateToLatest(database.db)
-
-// `npm run migrate`: apply pending migrations, say which, and exit.
+// `npm run migrate`: apply pending migrations, say which, and exit; nothing else is built.
 if (process.argv.includes('migrate')) {
-  const results = migrated.results ?? []
+  const database = await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: 1 })
+  const results = (await migrateToLatest(database.db)).results ?? []
   for (const r of results) console.log(`${r.status}: ${r.migrationName}`)
   if (results.length === 0) console.log('Database is up to date.')
-  await services.close()
+  await database.close()
   process.exit(0)
 }
+
+const services = await createServices(config)
+const { database } = services
 const app = await buildApp(services)
 
 let closing = false

@@ -1,6 +1,7 @@
 import { pino, type Logger } from 'pino'
 import type { Config } from './config.js'
 import { type DatabaseHandle, createDatabase } from './db/connect.js'
+import { migrateToLatest } from './db/migrate.js'
 import { pinoOptions } from './http/logging.js'
 import { type Clock, systemClock } from './lib/clock.js'
 import { ApplicationCache } from './oauth/application-cache.js'
@@ -40,12 +41,18 @@ export interface ServiceOverrides {
   logStream?: NodeJS.WritableStream
 }
 
-/** Opens the database, builds the caches, and starts listening for revocations. */
+/** The configured database, migrated: migrations run at every start-up and are idempotent. */
+async function openDatabase(config: Config): Promise<DatabaseHandle> {
+  const database = await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax })
+  await migrateToLatest(database.db)
+  return database
+}
+
+/** Opens (and migrates) the database, builds the caches, and starts listening for revocations. */
 export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
   const log = overrides.logStream ? pino(pinoOptions(config.logLevel), overrides.logStream) : pino(pinoOptions(config.logLevel))
   const clock = overrides.clock ?? systemClock
-  const database =
-    overrides.database ?? (await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax }))
+  const database = overrides.database ?? (await openDatabase(config))
   const { db } = database
 
   const bus = new RevocationBus(database, log)
