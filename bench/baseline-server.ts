@@ -10,7 +10,7 @@ import pg from 'pg'
 
 const port = Number(process.env.PORT)
 const rows = Number(process.env.BASELINE_ROWS)
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 10) })
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_MAX ?? 10) })
 pool.on('error', () => {})
 
 const app = Fastify({ logger: false })

@@ -22,7 +22,7 @@ export async function startBaselines(opts: { cpu: number; databaseUrl: string; p
       NODE_ENV: 'production',
       PORT: String(port),
       DATABASE_URL: opts.databaseUrl,
-      DB_POOL_MAX: String(opts.poolMax),
+      DATABASE_POOL_MAX: String(opts.poolMax),
       BASELINE_ROWS: String(BASELINE_ROWS),
     },
   })

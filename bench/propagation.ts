@@ -24,7 +24,7 @@ const runsArg = process.argv.indexOf('--runs')
 const runs = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 100
 
 const testDb = await createTestDatabase()
-const env = { DATABASE_URL: testDb.url!, DB_POOL_MAX: '4' }
+const env = { DATABASE_URL: testDb.url!, DATABASE_POOL_MAX: '4' }
 const [A, B] = await Promise.all([startGatehouse(env), startGatehouse(env)])
 const db = testDb.handle.db
 const user = await createUser(db)

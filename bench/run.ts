@@ -156,7 +156,7 @@ async function main(): Promise<number> {
         cpu: settings.serverCpu,
         databaseUrl: dbUrl,
         name,
-        env: { DB_POOL_MAX: String(settings.dbPoolMax), ...env },
+        env: { DATABASE_POOL_MAX: String(settings.dbPoolMax), ...env },
         ...(cpuProfDir ? { cpuProfDir } : {}),
       }),
     )

@@ -52,7 +52,7 @@ export async function dropDatabase(url: string, name: string): Promise<void> {
 }
 
 export async function openMigrated(url: string): Promise<DatabaseHandle> {
-  const handle = await createDatabase({ url, poolMax: 4 })
+  const handle = await createDatabase({ url, pool: { max: 4 } })
   await migrateToLatest(handle.db)
   return handle
 }

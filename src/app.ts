@@ -43,7 +43,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     layout: 'layouts/base.eta',
   })
 
-  registerMetrics(app)
+  registerMetrics(app, deps.database.availability)
   await app.register(healthRoutes, deps)
   await app.register(staticRoutes)
   await app.register(oauthApiRoutes, deps)
@@ -53,7 +53,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
   await app.register(async (pages) => {
     await registerPageSecurity(pages, deps)
     registerSession(pages, deps)
-    setHtmlErrorHandler(pages)
+    setHtmlErrorHandler(pages, deps.database.availability)
     await pages.register(accountRoutes, deps)
     await pages.register(consoleRoutes, deps)
     await pages.register(oauthPageRoutes, deps)

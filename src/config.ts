@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import type { PoolSettings } from './db/connect.js'
 
 const bool = z.enum(['true', 'false', '1', '0'], { message: 'must be true or false' }).transform((v) => v === 'true' || v === '1')
 
@@ -13,6 +14,13 @@ const positiveInt = (max?: number) => {
   if (max !== undefined) s = s.max(max, `must be at most ${max}`)
   return s
 }
+
+const nonNegativeInt = (max: number) =>
+  z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must not be negative')
+    .max(max, `must be at most ${max}`)
 
 const postgresUrl = z.string().refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), 'must be a postgres:// or postgresql:// URL')
 
@@ -34,7 +42,12 @@ const EnvSchema = z.object({
     })
     .default('info'),
   TRUST_PROXY: bool.default(false),
-  DB_POOL_MAX: positiveInt(1000).default(10),
+  DATABASE_POOL_MAX: positiveInt(1000).optional(),
+  /** The name before 0.2; DATABASE_POOL_MAX wins when both are set. */
+  DB_POOL_MAX: positiveInt(1000).optional(),
+  DATABASE_CONNECT_TIMEOUT_MS: positiveInt(60_000).default(3_000),
+  DATABASE_IDLE_TIMEOUT_MS: positiveInt(3_600_000).default(30_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: nonNegativeInt(3_600_000).default(10_000),
   TOKEN_CACHE_TTL_SECONDS: positiveInt(300).default(60),
   TOKEN_CACHE_MAX_ENTRIES: positiveInt().default(10_000),
   LOGIN_RATE_LIMIT: positiveInt().default(10),
@@ -54,7 +67,8 @@ export interface Config {
   readonly sessionTtlMs: number
   readonly logLevel: string
   readonly trustProxy: boolean
-  readonly dbPoolMax: number
+  /** The PostgreSQL pool (README "Failures and recovery"); unused with PGlite. */
+  readonly dbPool: PoolSettings
   readonly tokenCacheTtlMs: number
   readonly tokenCacheMaxEntries: number
   /** Log-in and sign-up attempts per account and per IP within a 15-minute window. */
@@ -88,7 +102,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     sessionTtlMs: e.SESSION_TTL_HOURS * 3600_000,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
-    dbPoolMax: e.DB_POOL_MAX,
+    dbPool: Object.freeze({
+      max: e.DATABASE_POOL_MAX ?? e.DB_POOL_MAX ?? 10,
+      connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
+      idleTimeoutMs: e.DATABASE_IDLE_TIMEOUT_MS,
+      statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+    }),
     tokenCacheTtlMs: e.TOKEN_CACHE_TTL_SECONDS * 1000,
     tokenCacheMaxEntries: e.TOKEN_CACHE_MAX_ENTRIES,
     loginRateLimit: e.LOGIN_RATE_LIMIT,

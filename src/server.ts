@@ -2,9 +2,26 @@ import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { createDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
-import { createServices } from './services.js'
+import { type Services, createServices } from './services.js'
 
 /* The only module that touches the process: environment, listening, signals. */
+
+/*
+ * The last line of defence (README "Failures and recovery"): an exception nothing caught leaves
+ * the process in a state nobody planned for, so it is logged once and the process exits
+ * non-zero for its supervisor to restart, never swallowed and never left half alive. Database
+ * faults never get here: every pg client has its error listener (resilientPool).
+ */
+let logFatal: (err: unknown, kind: string) => void = (err, kind) => console.error(`${kind}:`, err)
+let dying = false
+function die(kind: string, err: unknown) {
+  if (dying) return
+  dying = true
+  logFatal(err, kind)
+  process.exit(1)
+}
+process.on('uncaughtException', (err) => die('uncaughtException', err))
+process.on('unhandledRejection', (reason) => die('unhandledRejection', reason))
 
 let config
 try {
@@ -19,16 +36,30 @@ try {
 
 // `npm run migrate`: apply pending migrations, say which, and exit; nothing else is built.
 if (process.argv.includes('migrate')) {
-  const database = await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: 1 })
-  const results = (await migrateToLatest(database.db)).results ?? []
-  for (const r of results) console.log(`${r.status}: ${r.migrationName}`)
-  if (results.length === 0) console.log('Database is up to date.')
-  await database.close()
-  process.exit(0)
+  const database = await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, pool: { ...config.dbPool, max: 1 } })
+  let code = 0
+  try {
+    const results = (await migrateToLatest(database.db)).results ?? []
+    for (const r of results) console.log(`${r.status}: ${r.migrationName}`)
+    if (results.length === 0) console.log('Database is up to date.')
+  } catch (err) {
+    console.error(`Migration failed: ${err instanceof Error ? err.message : String(err)}`)
+    code = 1
+  }
+  await database.close().catch(() => {})
+  process.exit(code)
 }
 
-const services = await createServices(config)
-const { database } = services
+let services: Services
+try {
+  services = await createServices(config)
+} catch (err) {
+  // Start-up needs the database (migrations, the LISTEN connection): say so in one line.
+  console.error(`Gatehouse could not start: ${err instanceof Error ? err.message : String(err)}`)
+  process.exit(1)
+}
+const { database, log } = services
+logFatal = (err, kind) => log.fatal({ err }, `${kind}: exiting so that a supervisor restarts Gatehouse`)
 const app = await buildApp(services)
 
 let closing = false

@@ -43,7 +43,7 @@ export interface ServiceOverrides {
 
 /** The configured database, migrated: migrations run at every start-up and are idempotent. */
 async function openDatabase(config: Config): Promise<DatabaseHandle> {
-  const database = await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax })
+  const database = await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, pool: config.dbPool })
   await migrateToLatest(database.db)
   return database
 }
@@ -54,6 +54,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const clock = overrides.clock ?? systemClock
   const database = overrides.database ?? (await openDatabase(config))
   const { db } = database
+
+  // Each outage is told twice, when it starts and when it ends, however many requests it refuses.
+  const stopReporting = database.availability.onChange((change) => {
+    if (change.up) log.info({ downMs: change.downMs, refused: change.refused }, 'database reachable again')
+    else log.error({ cause: describeCause(change.cause) }, 'database unreachable; requests that need it answer 503 until it is back')
+  })
 
   const bus = new RevocationBus(database, log)
   const broadcaster = new RevocationBroadcaster(db, log)
@@ -80,9 +86,20 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     broadcaster,
     caches,
     async close() {
+      stopReporting()
       broadcaster.closeAll()
       await bus.stop()
       if (!overrides.database) await database.close()
     },
   }
+}
+
+/** The one line an outage is logged with: what failed, never a stack. */
+function describeCause(err: Error): string {
+  const parts: string[] = []
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code
+    parts.push(typeof code === 'string' ? `${e.message} (${code})` : e.message)
+  }
+  return parts.join(': ')
 }

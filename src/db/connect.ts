@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
-import { type ListenEvents, type NotificationHandler, listenerSet } from '@gatehouse/verifier/shared'
+import { type ListenEvents, type NotificationHandler, listenerSet, resilientPool } from '@gatehouse/verifier/shared'
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely'
-import pg from 'pg'
+import { DatabaseAvailability } from './availability.js'
 import type { Database } from './schema.js'
 import { preparedStatementPool } from './prepared-pool.js'
 
@@ -11,6 +11,8 @@ export type { ListenEvents, NotificationHandler }
 export interface DatabaseHandle {
   readonly db: Db
   readonly kind: 'postgres' | 'pglite'
+  /** Whether the database answers, as the connections see it (always up for PGlite). */
+  readonly availability: DatabaseAvailability
   /**
    * A statement written out in SQL, run through `db` (so as a prepared statement, and seen by
    * Kysely plugins). For the queries shared with @gatehouse/verifier.
@@ -21,16 +23,34 @@ export interface DatabaseHandle {
   close(): Promise<void>
 }
 
+/** The PostgreSQL pool's settings (README "Failures and recovery"). */
+export interface PoolSettings {
+  max: number
+  /** How long a query waits for a connection, opening one included, before it fails. */
+  connectTimeoutMs: number
+  /** An idle connection is closed after this long. */
+  idleTimeoutMs: number
+  /** PostgreSQL cancels a statement that runs longer (statement_timeout); 0 for no limit. */
+  statementTimeoutMs: number
+}
+
+export const DEFAULT_POOL_SETTINGS: PoolSettings = Object.freeze({
+  max: 10,
+  connectTimeoutMs: 3_000,
+  idleTimeoutMs: 30_000,
+  statementTimeoutMs: 10_000,
+})
+
 export interface DatabaseOptions {
   /** postgres:// URL; absent means embedded PGlite. */
   url?: string | undefined
   /** PGlite data directory; `memory://` keeps it in memory (tests). */
   dataDir?: string
-  poolMax?: number
+  pool?: Partial<PoolSettings>
 }
 
 export async function createDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  if (options.url) return createPostgres(options.url, options.poolMax ?? 10)
+  if (options.url) return createPostgres(options.url, { ...DEFAULT_POOL_SETTINGS, ...options.pool })
   return createPglite(options.dataDir ?? './data')
 }
 
@@ -39,16 +59,30 @@ function query(this: DatabaseHandle, text: string, values: readonly unknown[]): 
   return this.db.executeQuery(CompiledQuery.raw(text, [...values]))
 }
 
-function createPostgres(url: string, poolMax: number): DatabaseHandle {
-  const pool = new pg.Pool({ connectionString: url, max: poolMax })
-  // An idle client's error (server restart, terminated backend) must not crash the process;
-  // the pool discards that client and the next query opens a new one.
-  pool.on('error', () => {})
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatementPool(pool) }) })
+function createPostgres(url: string, settings: PoolSettings): DatabaseHandle {
+  const availability = new DatabaseAvailability()
+  // No client's error can end the process (resilientPool); a dead connection fails the query
+  // that used it and the pool opens another for the next one.
+  const pool = resilientPool({
+    connectionString: url,
+    max: settings.max,
+    connectionTimeoutMillis: settings.connectTimeoutMs,
+    idleTimeoutMillis: settings.idleTimeoutMs,
+    ...(settings.statementTimeoutMs > 0 ? { statement_timeout: settings.statementTimeoutMs } : {}),
+    keepAlive: true,
+  })
+  pool.on('connect', () => availability.reachable())
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatementPool(pool, availability) }) })
   const listeners = listenerSet(url)
+  // The database answers again: the LISTEN connection need not wait out its backoff, so that
+  // revocations flow again at once (docs/decisions/003-revocation-propagation.md).
+  availability.onChange((change) => {
+    if (change.up) listeners.reconnectNow()
+  })
   return {
     db,
     kind: 'postgres',
+    availability,
     query,
     listen: listeners.listen,
     async close() {
@@ -68,6 +102,8 @@ async function createPglite(dataDir: string): Promise<DatabaseHandle> {
   return {
     db,
     kind: 'pglite',
+    // PGlite runs inside this process: there is no connection to lose.
+    availability: new DatabaseAvailability(),
     query,
     async listen(channel, handler, events) {
       // PGlite lives in this process: the subscription cannot drop, so it is connected at once.

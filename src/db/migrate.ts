@@ -1,11 +1,21 @@
-import { Migrator, type MigrationResultSet } from 'kysely'
+import { Migrator, type MigrationResultSet, sql } from 'kysely'
 import { migrations } from '../../migrations/index.js'
 import type { Db } from './connect.js'
 
-/** Applies every pending migration; throws with the failing migration's name. */
+/**
+ * Applies every pending migration; throws with the failing migration's name. The migrations run
+ * on one connection without DATABASE_STATEMENT_TIMEOUT_MS, which bounds requests: building an
+ * index on a large table may rightly take longer.
+ */
 export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
-  const result = await migrator.migrateToLatest()
+  const result = await db.connection().execute(async (connection) => {
+    await sql`set statement_timeout = 0`.execute(connection)
+    try {
+      return await new Migrator({ db: connection, provider: { getMigrations: async () => migrations } }).migrateToLatest()
+    } finally {
+      await sql`reset statement_timeout`.execute(connection)
+    }
+  })
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown'
     throw new Error(`Migration ${failed} failed: ${String(result.error)}`, { cause: result.error })

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { PostgresPool, PostgresPoolClient } from 'kysely'
 import type pg from 'pg'
+import { type DatabaseAvailability, DatabaseUnavailableError } from './availability.js'
 
 /** Statements worth preparing: DML only (DDL in migrations and SET/BEGIN/COMMIT stay plain). */
 const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i
@@ -21,16 +22,32 @@ function statementName(text: string): string {
  * plans each shape once instead of on every request; on the hot paths (code exchange,
  * revocation, token lookup) parsing and planning were most of PostgreSQL's time per request.
  * The set of shapes is fixed by the code, which bounds the statements held per connection.
+ *
+ * It is also where the connections tell `availability` what they see: a connection that cannot
+ * be had marks the database down (and fails as DatabaseUnavailableError); while it is down, the
+ * first query answered marks it up again.
  */
-export function preparedStatementPool(pool: pg.Pool): PostgresPool {
+export function preparedStatementPool(pool: pg.Pool, availability: DatabaseAvailability): PostgresPool {
+  const reachable = () => availability.reachable()
+  const ignore = () => {}
   return {
     async connect(): Promise<PostgresPoolClient> {
-      const client = await pool.connect()
+      let client: pg.PoolClient
+      try {
+        client = await pool.connect()
+      } catch (err) {
+        availability.lost(err)
+        throw new DatabaseUnavailableError('No database connection could be had', { cause: err })
+      }
       return {
-        query: ((sqlOrCursor: string | object, parameters?: ReadonlyArray<unknown>) =>
-          typeof sqlOrCursor === 'string' && PREPARABLE.test(sqlOrCursor)
-            ? client.query({ name: statementName(sqlOrCursor), text: sqlOrCursor, values: parameters as unknown[] })
-            : client.query(sqlOrCursor as string, parameters as unknown[])) as unknown as PostgresPoolClient['query'],
+        query: ((sqlOrCursor: string | object, parameters?: ReadonlyArray<unknown>) => {
+          const result =
+            typeof sqlOrCursor === 'string' && PREPARABLE.test(sqlOrCursor)
+              ? client.query({ name: statementName(sqlOrCursor), text: sqlOrCursor, values: parameters as unknown[] })
+              : client.query(sqlOrCursor as string, parameters as unknown[])
+          if (!availability.up) result.then(reachable, ignore)
+          return result
+        }) as unknown as PostgresPoolClient['query'],
         release: () => client.release(),
       }
     },

@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify'
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { DatabaseAvailability } from '../db/availability.js'
 
 /**
  * Prometheus metrics at GET /metrics: request counts and latencies by route pattern (never
- * the raw URL, which can carry secrets and has unbounded cardinality), plus process metrics.
- * One registry per app, so several apps in one process (tests) do not collide.
+ * the raw URL, which can carry secrets and has unbounded cardinality), the database's
+ * availability and the requests refused for its sake, plus process metrics. One registry per
+ * app, so several apps in one process (tests) do not collide.
  */
-export function registerMetrics(app: FastifyInstance): void {
+export function registerMetrics(app: FastifyInstance, availability: DatabaseAvailability): void {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   const requests = new Counter({
@@ -21,6 +23,24 @@ export function registerMetrics(app: FastifyInstance): void {
     labelNames: ['method', 'route'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
+  })
+
+  new Gauge({
+    name: 'gatehouse_database_up',
+    help: '1 while the database answers, 0 during an outage (README "Failures and recovery").',
+    registers: [registry],
+    collect() {
+      this.set(availability.up ? 1 : 0)
+    },
+  })
+  new Counter({
+    name: 'gatehouse_database_refused_requests_total',
+    help: 'Requests answered 503 because the database could not serve them.',
+    registers: [registry],
+    collect() {
+      this.reset()
+      this.inc(availability.refusedTotal)
+    },
   })
 
   app.addHook('onResponse', async (request, reply) => {

@@ -90,3 +90,16 @@ export class ServerError extends OAuthError {
   readonly error = 'server_error'
   override readonly status = 500
 }
+
+/**
+ * RFC 6749 4.1.2.1: the server cannot handle the request now (its database is unreachable);
+ * 503 with Retry-After (RFC 9110 10.2.3), on every OAuth endpoint.
+ */
+export class TemporarilyUnavailableError extends OAuthError {
+  readonly error = 'temporarily_unavailable'
+  override readonly status = 503
+  constructor(description: string, retryAfterSeconds: number) {
+    super(description)
+    this.headers['retry-after'] = String(retryAfterSeconds)
+  }
+}

@@ -27,7 +27,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await adminQuery(`create database ${pg.escapeIdentifier(name)}`)
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
-  const handle = await createDatabase({ url: url.toString(), poolMax: 5 })
+  const handle = await createDatabase({ url: url.toString(), pool: { max: 5 } })
   await migrateToLatest(handle.db)
   return {
     handle,

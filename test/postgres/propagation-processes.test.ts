@@ -64,7 +64,7 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
 
   beforeAll(async () => {
     testDb = await createTestDatabase()
-    const env = { DATABASE_URL: testDb.url!, DB_POOL_MAX: '4' }
+    const env = { DATABASE_URL: testDb.url!, DATABASE_POOL_MAX: '4' }
     ;[A, B] = await Promise.all([startGatehouse(env), startGatehouse(env)])
     ;({ user, application: app, resourceServer: rs } = await seed(testDb.handle.db))
     streamVerifier = createVerifier({
@@ -144,7 +144,7 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
       const relayed = new URL(testDb.url!)
       relayed.hostname = '127.0.0.1'
       relayed.port = String(proxy.port)
-      listenVia = await createDatabase({ url: relayed.toString(), poolMax: 1 })
+      listenVia = await createDatabase({ url: relayed.toString(), pool: { max: 1 } })
       const database: DatabaseHandle = { ...testDb.handle, listen: listenVia.listen }
 
       const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, TOKEN_CACHE_TTL_SECONDS: '2' })

@@ -23,7 +23,7 @@ describe('loadConfig', () => {
       sessionTtlMs: 14 * 24 * 3600_000,
       logLevel: 'info',
       trustProxy: false,
-      dbPoolMax: 10,
+      dbPool: { max: 10, connectTimeoutMs: 3_000, idleTimeoutMs: 30_000, statementTimeoutMs: 10_000 },
       tokenCacheTtlMs: 60_000,
       tokenCacheMaxEntries: 10_000,
       loginRateLimit: 10,
@@ -41,7 +41,10 @@ describe('loadConfig', () => {
       SESSION_TTL_HOURS: '8',
       LOG_LEVEL: 'warn',
       TRUST_PROXY: 'true',
-      DB_POOL_MAX: '20',
+      DATABASE_POOL_MAX: '20',
+      DATABASE_CONNECT_TIMEOUT_MS: '1500',
+      DATABASE_IDLE_TIMEOUT_MS: '60000',
+      DATABASE_STATEMENT_TIMEOUT_MS: '0',
       TOKEN_CACHE_TTL_SECONDS: '300',
       TOKEN_CACHE_MAX_ENTRIES: '500',
       LOGIN_RATE_LIMIT: '5',
@@ -57,7 +60,7 @@ describe('loadConfig', () => {
       sessionTtlMs: 8 * 3600_000,
       logLevel: 'warn',
       trustProxy: true,
-      dbPoolMax: 20,
+      dbPool: { max: 20, connectTimeoutMs: 1_500, idleTimeoutMs: 60_000, statementTimeoutMs: 0 },
       tokenCacheTtlMs: 300_000,
       tokenCacheMaxEntries: 500,
       loginRateLimit: 5,
@@ -71,6 +74,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ HOST: '::1' }).publicUrl).toBe('http://[::1]:3000')
     expect(loadConfig({ PUBLIC_URL: 'https://auth.example.com', COOKIE_SECURE: 'false' }).cookieSecure).toBe(false)
     expect(loadConfig({ COOKIE_SECURE: '1' }).cookieSecure).toBe(true)
+  })
+
+  it('still reads the pool size under its former name, DB_POOL_MAX, when DATABASE_POOL_MAX is unset', () => {
+    expect(loadConfig({ DB_POOL_MAX: '7' }).dbPool.max).toBe(7)
+    expect(loadConfig({ DB_POOL_MAX: '7', DATABASE_POOL_MAX: '9' }).dbPool.max).toBe(9)
   })
 
   it('treats an empty variable as unset', () => {
@@ -94,8 +102,12 @@ describe('loadConfig', () => {
     ['SESSION_TTL_HOURS', 'forever', 'SESSION_TTL_HOURS: must be a number'],
     ['LOG_LEVEL', 'verbose', 'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent'],
     ['TRUST_PROXY', 'maybe', 'TRUST_PROXY: must be true or false'],
+    ['DATABASE_POOL_MAX', '0', 'DATABASE_POOL_MAX: must be positive'],
+    ['DATABASE_POOL_MAX', '5000', 'DATABASE_POOL_MAX: must be at most 1000'],
     ['DB_POOL_MAX', '0', 'DB_POOL_MAX: must be positive'],
-    ['DB_POOL_MAX', '5000', 'DB_POOL_MAX: must be at most 1000'],
+    ['DATABASE_CONNECT_TIMEOUT_MS', '0', 'DATABASE_CONNECT_TIMEOUT_MS: must be positive'],
+    ['DATABASE_IDLE_TIMEOUT_MS', 'soon', 'DATABASE_IDLE_TIMEOUT_MS: must be a number'],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '-1', 'DATABASE_STATEMENT_TIMEOUT_MS: must not be negative'],
     ['TOKEN_CACHE_TTL_SECONDS', '301', 'TOKEN_CACHE_TTL_SECONDS: must be at most 300'],
     ['TOKEN_CACHE_TTL_SECONDS', '1.5', 'TOKEN_CACHE_TTL_SECONDS: must be a whole number'],
     ['TOKEN_CACHE_MAX_ENTRIES', '-5', 'TOKEN_CACHE_MAX_ENTRIES: must be positive'],

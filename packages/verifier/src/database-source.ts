@@ -109,12 +109,11 @@ export function databaseSource(database: DatabaseOption, sink: NoticeSink): Toke
 async function openDatabase(database: DatabaseOption): Promise<{ handle: VerifierDatabase; close(): Promise<void> }> {
   if (typeof database !== 'string') return { handle: database, close: async () => {} }
   // Loaded only in this mode, so that introspection-mode services never load pg.
-  const [{ default: pg }, { listenerSet }] = await Promise.all([import('pg'), import('./pg-listen.js')])
+  const [{ resilientPool }, { listenerSet }] = await Promise.all([import('./pg-pool.js'), import('./pg-listen.js')])
   const url = database
-  const pool = new pg.Pool({ connectionString: url, max: 4 })
-  // An idle client's error (server restart, terminated backend) must not end the process; the
-  // pool drops that client and the next query opens another.
-  pool.on('error', () => {})
+  // No connection fault can end the resource API's process (see resilientPool); a lookup waits
+  // at most 2 s for a connection, then fails like any unreachable database.
+  const pool = resilientPool({ connectionString: url, max: 4, connectionTimeoutMillis: 2_000, keepAlive: true })
   const listeners = listenerSet(url)
   const handle: VerifierDatabase = {
     // Named, so each connection parses and plans the lookup once.

@@ -17,6 +17,15 @@ export { scopeSatisfies } from './scope.js'
 export { TtlLru } from './ttl-lru.js'
 export { DEFAULT_NEGATIVE_TTL_MS, MAX_TTL_MS, TokenCache, type TokenCacheOptions } from './token-cache.js'
 export { LIVE_TOKEN_SQL, type VerifierDatabase, lookUpInDatabase, toVerifiedToken } from './database-source.js'
-export { type ListenEvents, type ListenOptions, type NotificationHandler, listenPg, listenerSet } from './pg-listen.js'
+export {
+  type ListenEvents,
+  type ListenOptions,
+  type NotificationHandler,
+  type PgSubscription,
+  listenPg,
+  listenerSet,
+  subscribePg,
+} from './pg-listen.js'
+export { resilientPool } from './pg-pool.js'
 export { BearerChallenges, bearerToken, failureBody, failureHeaders } from './bearer.js'
 export type { VerifiedToken } from './types.js'

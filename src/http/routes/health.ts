@@ -1,15 +1,24 @@
 import type { FastifyInstance } from 'fastify'
+import { RETRY_AFTER_SECONDS, connectionLost } from '../../db/availability.js'
 import type { Services } from '../../services.js'
 
+/**
+ * /healthz: the process can serve (a supervisor restarts it otherwise). /readyz: it can serve
+ * what needs the database, asked afresh on every call, so it says 200 as soon as the database
+ * is back (README "Failures and recovery"). A failing /readyz is not logged per call: the outage
+ * is, once, by the database's availability.
+ */
 export default async function healthRoutes(app: FastifyInstance, deps: Services) {
+  const { database } = deps
   app.get('/healthz', async () => ({ status: 'ok' }))
-  app.get('/readyz', async (request, reply) => {
+  app.get('/readyz', async (_request, reply) => {
+    reply.header('cache-control', 'no-store')
     try {
-      await deps.database.query('select 1', [])
+      await database.query('select 1', [])
       return { status: 'ok', database: 'ok' }
     } catch (err) {
-      request.log.warn({ err }, 'readiness check: database unreachable')
-      return reply.code(503).send({ status: 'unavailable', database: 'unreachable' })
+      if (connectionLost(err)) database.availability.lost(err)
+      return reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).send({ status: 'unavailable', database: 'unreachable' })
     }
   })
 }

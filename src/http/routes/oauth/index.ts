@@ -23,7 +23,7 @@ export async function oauthPageRoutes(app: FastifyInstance, deps: Services): Pro
 export async function oauthApiRoutes(app: FastifyInstance, deps: Services): Promise<void> {
   await app.register(metadataRoutes, deps)
   await app.register(async (api) => {
-    setOAuthJsonErrorHandler(api)
+    setOAuthJsonErrorHandler(api, deps.database.availability)
 
     // Spec 4.2: Content-Length is required, 0 when the parameters are in the query string.
     api.addHook('onRequest', async (request, reply) => {

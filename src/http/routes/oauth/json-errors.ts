@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import { InvalidRequestError, OAuthError, ServerError } from '../../../oauth/errors.js'
+import { type DatabaseAvailability, RETRY_AFTER_SECONDS, databaseUnavailable } from '../../../db/availability.js'
+import { InvalidRequestError, OAuthError, ServerError, TemporarilyUnavailableError } from '../../../oauth/errors.js'
 
 /** RFC 6749 5.1 / 5.2: token responses, errors included, must not be cached. */
 export function noStore(reply: FastifyReply): FastifyReply {
@@ -15,11 +16,17 @@ function send(reply: FastifyReply, error: OAuthError): FastifyReply {
 /**
  * The single mapping of failures to the wire for client-facing OAuth endpoints: OAuthError as
  * RFC 6749 5.2 JSON; Fastify's own 4xx (malformed body, too large) as invalid_request, never
- * Fastify's default error shape; anything else as server_error with the detail only logged.
+ * Fastify's default error shape; an unreachable database as 503 temporarily_unavailable, told
+ * once per outage by `availability` rather than logged per request; anything else as
+ * server_error with the detail only logged.
  */
-export function setOAuthJsonErrorHandler(app: FastifyInstance): void {
+export function setOAuthJsonErrorHandler(app: FastifyInstance, availability: DatabaseAvailability): void {
   app.setErrorHandler(async (err: FastifyError, request, reply) => {
     if (err instanceof OAuthError) return send(reply, err)
+    if (databaseUnavailable(err)) {
+      availability.refused(err)
+      return send(reply, new TemporarilyUnavailableError('The service is temporarily unavailable; try again shortly', RETRY_AFTER_SECONDS))
+    }
     const status = err.statusCode ?? 500
     if (status >= 400 && status < 500) {
       const tooLarge = status === 413

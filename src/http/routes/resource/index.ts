@@ -13,7 +13,7 @@ import tokenInfoRoute from './token-info.js'
 export default async function resourceRoutes(app: FastifyInstance, services: Services): Promise<void> {
   const { tokens, clients } = services.caches
   await app.register(async (api) => {
-    setOAuthJsonErrorHandler(api)
+    setOAuthJsonErrorHandler(api, services.database.availability)
     await api.register(introspectRoute, { clients, tokens })
     await api.register(tokenInfoRoute, { tokens })
     await api.register(revocationStreamRoute, { clients, broadcaster: services.broadcaster })
