@@ -49,3 +49,31 @@ it('`npm run migrate` applies the migrations, says which, and is a no-op the sec
     rmSync(migrateDir, { recursive: true, force: true })
   }
 })
+
+/*
+ * The last line of defence in src/server.ts: an exception or rejection nothing caught is logged
+ * once, at level fatal, and the process exits 1 for its supervisor to restart it. The fault is
+ * planted by a module preloaded through NODE_OPTIONS, set off by a signal once the server runs.
+ */
+it.each([
+  ['uncaughtException', 'SIGUSR2', 'throw new Error("planted fault")'],
+  ['unhandledRejection', 'SIGHUP', 'Promise.reject(new Error("planted fault"))'],
+])('an %s is logged once and ends the process with status 1', async (kind, signal, fault) => {
+  const plant = `process.on(${JSON.stringify(signal)}, () => { ${fault} })`
+  const server = await startGatehouse({
+    DATA_DIR: dataDir,
+    NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(plant)}`,
+  })
+  expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+  process.kill(server.pid, signal)
+  expect(await server.stop()).toBe(1)
+  const fatal = server
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('"level":60'))
+  expect(fatal).toHaveLength(1)
+  expect(JSON.parse(fatal[0]!)).toMatchObject({
+    msg: `${kind}: exiting so that a supervisor restarts Gatehouse`,
+    err: { message: 'planted fault' },
+  })
+})
