@@ -28,7 +28,9 @@ RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 3000
 VOLUME ["/app/data"]
+# Liveness, not readiness: during a database outage the process answers 503s and recovers by
+# itself (README "Failures and recovery"); /readyz is for load balancers.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:3000/readyz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:3000/healthz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # Migrations run on start-up (idempotent), so a new image upgrades the schema by itself.
 CMD ["node", "dist/src/server.js"]
