@@ -22,7 +22,7 @@ export default defineConfig({
       reporter: ['text-summary', 'text', 'html'],
       reportsDirectory: 'coverage',
     },
-    // `npm run test:unit`, `test:integration`, `test:browser` run one project each; `npm test` all.
+    // `npm run test:unit`, `test:integration`, `test:browser`, `test:faults` run one project each; `npm test` all.
     projects: [
       {
         extends: true,
@@ -36,6 +36,17 @@ export default defineConfig({
         },
       },
       { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'] } },
+      // README "Failures and recovery": the built server (`node dist/src/server.js`, rebuilt first when stale) as
+      // child processes whose database fails under them. The PostgreSQL faults need a server;
+      // kill -9 on PGlite runs in both passes.
+      {
+        extends: true,
+        test: {
+          name: 'faults',
+          include: ['test/faults/pglite-crash.test.ts', ...(server ? ['test/faults/postgres-faults.test.ts'] : [])],
+          globalSetup: ['test/faults/global-setup.ts'],
+        },
+      },
     ],
   },
 })

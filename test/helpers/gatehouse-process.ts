@@ -4,6 +4,9 @@ import { fileURLToPath } from 'node:url'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
+/** What `npm start` runs: the build, with plain node (test/helpers/build.ts keeps it current). */
+export const BUILT_SERVER = fileURLToPath(new URL('../../dist/src/server.js', import.meta.url))
+
 /** A port nobody listens on right now (the OS picks it; PORT=0 would not tell us which). */
 export async function freePort(): Promise<number> {
   const server = createServer()
@@ -13,31 +16,65 @@ export async function freePort(): Promise<number> {
   return port
 }
 
+export interface ProcessExit {
+  code: number | null
+  signal: NodeJS.Signals | null
+}
+
 export interface GatehouseProcess {
   readonly url: string
   readonly pid: number
-  /** What the process printed, for failure messages. */
+  /** What the process printed, stdout and stderr interleaved, for failure messages. */
   output(): string
+  /** What it printed on stdout alone: its JSON log lines. */
+  stdout(): string
+  /** Whether the process has not exited (yet). */
+  running(): boolean
+  /** Settles once the process has ended. */
+  readonly exited: Promise<ProcessExit>
   /** SIGTERM, then the exit code once the process has ended. */
   stop(): Promise<number | null>
+  /** Sends `signal` (SIGKILL by default: no shutdown of any kind) and settles once the process has ended. */
+  kill(signal?: NodeJS.Signals): Promise<ProcessExit>
 }
 
-/** `node --import tsx src/server.ts`, as `npm run dev` runs it, on its own port; resolves once /healthz answers. */
-export async function startGatehouse(env: Record<string, string>): Promise<GatehouseProcess> {
+export interface StartOptions {
+  /**
+   * Run the built server, `node dist/src/server.js`, as `npm start` and the Dockerfile do,
+   * instead of src/server.ts through tsx as `npm run dev` does.
+   */
+  built?: boolean
+  /** How long to wait for /healthz, default 30 s. */
+  timeoutMs?: number
+}
+
+/** A Gatehouse process on its own port; resolves once /healthz answers. */
+export async function startGatehouse(env: Record<string, string>, options: StartOptions = {}): Promise<GatehouseProcess> {
   const port = await freePort()
-  const child: ChildProcess = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/server.ts'], {
+  const args = options.built ? [BUILT_SERVER] : ['--conditions=source', '--import', 'tsx', 'src/server.ts']
+  const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()))
+  let stdout = ''
+  child.stdout!.on('data', (d: Buffer) => {
+    const text = d.toString()
+    output += text
+    stdout += text
+  })
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()))
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  // 'close', not 'exit': by then every byte the process wrote has been read.
+  const exited = new Promise<ProcessExit>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })))
   const url = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 30_000
+  const timeoutMs = options.timeoutMs ?? 30_000
+  const deadline = Date.now() + timeoutMs
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`Gatehouse exited (${child.exitCode}):\n${output}`)
+    if (child.exitCode !== null || child.signalCode !== null) {
+      await exited
+      throw new Error(`Gatehouse exited (${child.exitCode ?? child.signalCode}):\n${output}`)
+    }
     try {
       if ((await fetch(`${url}/healthz`)).ok) break
     } catch {
@@ -45,16 +82,24 @@ export async function startGatehouse(env: Record<string, string>): Promise<Gateh
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL')
-      throw new Error(`Gatehouse did not start within 30 s:\n${output}`)
+      throw new Error(`Gatehouse did not start within ${timeoutMs} ms:\n${output}`)
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
+  const running = () => child.exitCode === null && child.signalCode === null
   return {
     url,
     pid: child.pid!,
     output: () => output,
+    stdout: () => stdout,
+    running,
+    exited,
     async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM')
+      if (running()) child.kill('SIGTERM')
+      return (await exited).code
+    },
+    async kill(signal = 'SIGKILL') {
+      if (running()) child.kill(signal)
       return exited
     },
   }

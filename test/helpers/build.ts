@@ -1,0 +1,62 @@
+import { execFile } from 'node:child_process'
+import { readdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+/** What `npm run build` compiles, and what it produces that a started server loads. */
+const SOURCES = [
+  'src',
+  'migrations',
+  'packages/verifier/src',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'packages/verifier/tsconfig.build.json',
+]
+const OUTPUTS = ['dist/src/server.js', 'packages/verifier/dist/index.js', 'packages/verifier/dist/shared.js']
+
+/** Modification time of a file, or of the newest file below a directory; 0 if absent. */
+function newest(path: string): number {
+  let stat
+  try {
+    stat = statSync(path)
+  } catch {
+    return 0
+  }
+  if (!stat.isDirectory()) return stat.mtimeMs
+  let latest = 0
+  for (const entry of readdirSync(path)) latest = Math.max(latest, newest(join(path, entry)))
+  return latest
+}
+
+/** Why dist/ cannot be used as it is, or undefined when it is current. */
+export function staleBuild(): string | undefined {
+  const sourceTime = Math.max(...SOURCES.map((p) => newest(join(ROOT, p))))
+  for (const output of OUTPUTS) {
+    const t = newest(join(ROOT, output))
+    if (t === 0) return `${output} is missing`
+    if (t < sourceTime) return `${output} is older than the sources`
+  }
+  return undefined
+}
+
+/**
+ * Runs `npm run build` unless dist/ is newer than every source, so tests that start the built
+ * server (`node dist/src/server.js`) never run yesterday's code. .ci/run builds before the
+ * tests, so there this costs one directory walk.
+ */
+export async function ensureBuilt(): Promise<void> {
+  const reason = staleBuild()
+  if (reason === undefined) return
+  console.log(`building dist/ (${reason}): npm run build`)
+  try {
+    await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 })
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string }
+    throw new Error(`npm run build failed:\n${`${e.stdout ?? ''}${e.stderr ?? ''}`.trim() || e.message}`)
+  }
+  const still = staleBuild()
+  if (still !== undefined) throw new Error(`npm run build left dist/ stale: ${still}`)
+}
