@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino'
 import type { Config } from './config.js'
+import { describeFailure } from './db/availability.js'
 import { type DatabaseHandle, createDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import { pinoOptions } from './http/logging.js'
@@ -58,7 +59,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   // Each outage is told twice, when it starts and when it ends, however many requests it refuses.
   const stopReporting = database.availability.onChange((change) => {
     if (change.up) log.info({ downMs: change.downMs, refused: change.refused }, 'database reachable again')
-    else log.error({ cause: describeCause(change.cause) }, 'database unreachable; requests that need it answer 503 until it is back')
+    else log.error({ cause: describeFailure(change.cause) }, 'database unreachable; requests that need it answer 503 until it is back')
   })
 
   const bus = new RevocationBus(database, log)
@@ -92,14 +93,4 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       if (!overrides.database) await database.close()
     },
   }
-}
-
-/** The one line an outage is logged with: what failed, never a stack. */
-function describeCause(err: Error): string {
-  const parts: string[] = []
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
-    const code = (e as { code?: unknown }).code
-    parts.push(typeof code === 'string' ? `${e.message} (${code})` : e.message)
-  }
-  return parts.join(': ')
 }

@@ -59,6 +59,19 @@ export function databaseUnavailable(err: unknown): boolean {
   return connectionLost(err) || (err instanceof Error && (err as { code?: unknown }).code === '57014')
 }
 
+/**
+ * A connection failure in one line, for the log: each message with its code, causes included,
+ * never a stack (the stack of a socket error says nothing an operator can use).
+ */
+export function describeFailure(err: unknown): string {
+  const parts: string[] = []
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code
+    parts.push(typeof code === 'string' ? `${e.message} (${code})` : e.message)
+  }
+  return parts.length > 0 ? parts.join(': ') : String(err)
+}
+
 export type AvailabilityChange =
   { readonly up: false; readonly cause: Error } | { readonly up: true; readonly downMs: number; readonly refused: number }
 

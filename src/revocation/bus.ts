@@ -6,6 +6,7 @@ import {
   decodeNotice,
   encodeNotices,
 } from '@gatehouse/verifier/shared'
+import { describeFailure } from '../db/availability.js'
 import type { DatabaseHandle } from '../db/connect.js'
 
 /** Something that holds what a revocation invalidates: a cache, the revocation stream. */
@@ -71,7 +72,10 @@ export class RevocationBus {
         onDisconnected: (err) => {
           this.#listening = false
           lostAt ??= Date.now()
-          this.log.warn({ err }, 'revocation notifications lost; reconnecting (caches fall back to their TTL meanwhile)')
+          this.log.warn(
+            { cause: err === undefined ? 'connection closed' : describeFailure(err) },
+            'revocation notifications lost; reconnecting (caches fall back to their TTL meanwhile)',
+          )
         },
       },
     )

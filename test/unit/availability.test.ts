@@ -5,6 +5,7 @@ import {
   DatabaseUnavailableError,
   connectionLost,
   databaseUnavailable,
+  describeFailure,
 } from '../../src/db/availability.js'
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code })
@@ -93,5 +94,15 @@ describe('DatabaseAvailability', () => {
       { up: true, downMs: 0, refused: 1 },
       { up: true, downMs: 0, refused: 2 },
     ])
+  })
+})
+
+describe('describeFailure', () => {
+  it('is one line: each message with its code, causes included, no stack', () => {
+    const err = new DatabaseUnavailableError('No database connection could be had', {
+      cause: withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'),
+    })
+    expect(describeFailure(err)).toBe('No database connection could be had: connect ECONNREFUSED 127.0.0.1:5432 (ECONNREFUSED)')
+    expect(describeFailure('gone')).toBe('gone')
   })
 })
