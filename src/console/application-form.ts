@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import type { Application } from '../db/schema.js'
+import { hasControlCharacter, hasControlCharacterInText } from '../lib/text.js'
 import { validateRegisteredRedirectUri } from '../oauth/redirect-uri.js'
 import { SCOPES, normalizeScopes } from '../oauth/scope.js'
 import type { ApplicationSettings } from '../repositories/applications.js'
@@ -32,7 +33,6 @@ export type ParsedApplicationForm =
   | { ok: true; settings: ApplicationSettings; values: ApplicationFormValues }
   | { ok: false; errors: ApplicationFormErrors; values: ApplicationFormValues }
 
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/
 const SHOWN_URI_MAX = 80
 
 /**
@@ -106,8 +106,12 @@ const applicationFormSchema = z.object({
     .trim()
     .min(1, 'Enter a name for the application.')
     .max(NAME_MAX, `Name must be at most ${NAME_MAX} characters.`)
-    .refine((v) => !CONTROL_CHARACTERS.test(v), 'Name must not contain control characters.'),
-  description: z.string().trim().max(DESCRIPTION_MAX, `Description must be at most ${DESCRIPTION_MAX} characters.`),
+    .refine((v) => !hasControlCharacter(v), 'Name must not contain control characters.'),
+  description: z
+    .string()
+    .trim()
+    .max(DESCRIPTION_MAX, `Description must be at most ${DESCRIPTION_MAX} characters.`)
+    .refine((v) => !hasControlCharacterInText(v), 'Description must not contain control characters (line breaks and tabs are fine).'),
   redirect_uris: redirectUrisField,
   scopes: z
     .array(z.enum(SCOPES, { message: 'Choose scopes from the list.' }))
