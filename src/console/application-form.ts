@@ -30,7 +30,13 @@ export interface ApplicationFormValues {
 }
 
 export type ParsedApplicationForm =
-  | { ok: true; settings: ApplicationSettings; values: ApplicationFormValues }
+  | {
+      ok: true
+      settings: ApplicationSettings
+      values: ApplicationFormValues
+      /** Redirect URIs stored otherwise than typed (an internationalised host in ASCII form), for the page to say so. */
+      conversions: Array<{ typed: string; stored: string }>
+    }
   | { ok: false; errors: ApplicationFormErrors; values: ApplicationFormValues }
 
 const SHOWN_URI_MAX = 80
@@ -81,6 +87,7 @@ function shorten(uri: string): string {
  */
 const redirectUrisField = z.string().transform((raw, ctx) => {
   const uris: string[] = []
+  const conversions: Array<{ typed: string; stored: string }> = []
   raw.split(/\r\n|\r|\n/).forEach((line, index) => {
     const candidate = line.trim()
     if (candidate === '') return
@@ -89,6 +96,7 @@ const redirectUrisField = z.string().transform((raw, ctx) => {
       ctx.addIssue({ code: 'custom', message: `Line ${index + 1} (${shorten(candidate)}) ${check.reason}.` })
     } else if (!uris.includes(check.uri)) {
       uris.push(check.uri)
+      if (check.idn) conversions.push({ typed: candidate, stored: check.uri })
     }
   })
   if (uris.length === 0 && ctx.issues.length === 0) {
@@ -97,7 +105,7 @@ const redirectUrisField = z.string().transform((raw, ctx) => {
   if (uris.length > MAX_REDIRECT_URIS) {
     ctx.addIssue({ code: 'custom', message: `Enter at most ${MAX_REDIRECT_URIS} redirect URIs.` })
   }
-  return uris
+  return { uris, conversions }
 })
 
 const applicationFormSchema = z.object({
@@ -137,10 +145,11 @@ export function parseApplicationForm(body: unknown): ParsedApplicationForm {
     return {
       ok: true,
       values,
+      conversions: d.redirect_uris.conversions,
       settings: {
         name: d.name,
         description: d.description,
-        redirectUris: d.redirect_uris,
+        redirectUris: d.redirect_uris.uris,
         allowedScopes: d.scopes,
         requirePkce: d.require_pkce,
         allowImplicit: d.allow_implicit,
