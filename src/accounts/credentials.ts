@@ -1,11 +1,13 @@
 import { z } from 'zod'
 import { PASSWORD_MAX, PASSWORD_MIN } from '../lib/passwords.js'
+import { hasControlCharacter } from '../lib/text.js'
 
 export const EMAIL_MAX = 254
 
 /** Emails are compared and stored lower-cased (users_email_lower). */
 export const emailField = z
   .string()
+  .refine((v) => !hasControlCharacter(v), { message: 'Email must not contain control characters.', abort: true })
   .trim()
   .toLowerCase()
   .max(EMAIL_MAX, `Email must be at most ${EMAIL_MAX} characters.`)
@@ -13,6 +15,7 @@ export const emailField = z
 
 export const passwordField = z
   .string()
+  .refine((v) => !hasControlCharacter(v), { message: 'Password must not contain control characters.', abort: true })
   .min(PASSWORD_MIN, `Password must be at least ${PASSWORD_MIN} characters.`)
   .max(PASSWORD_MAX, `Password must be at most ${PASSWORD_MAX} characters.`)
 
@@ -20,9 +23,21 @@ export const credentialsSchema = z.object({ email: emailField, password: passwor
 
 export type FieldErrors = Partial<Record<'email' | 'password', string>>
 
-export function parseCredentials(
-  body: unknown,
-): { ok: true; email: string; password: string } | { ok: false; errors: FieldErrors; email: string } {
+export type ParsedCredentials =
+  | { ok: true; email: string; password: string }
+  | {
+      ok: false
+      errors: FieldErrors
+      /** What to show in the email field again; empty when it cannot be shown or used as a key. */
+      email: string
+      /**
+       * A field holds a control character: not something a person typed. The caller answers at
+       * once, before the email is used for anything (a rate-limit key is stored text).
+       */
+      malformed: boolean
+    }
+
+export function parseCredentials(body: unknown): ParsedCredentials {
   const raw = (body ?? {}) as Record<string, unknown>
   const result = credentialsSchema.safeParse({ email: raw.email ?? '', password: raw.password ?? '' })
   if (result.success) return { ok: true, ...result.data }
@@ -31,5 +46,8 @@ export function parseCredentials(
     const field = issue.path[0]
     if ((field === 'email' || field === 'password') && !errors[field]) errors[field] = issue.message
   }
-  return { ok: false, errors, email: typeof raw.email === 'string' ? raw.email.slice(0, EMAIL_MAX) : '' }
+  const text = (v: unknown) => (typeof v === 'string' ? v : '')
+  const malformed = hasControlCharacter(text(raw.email)) || hasControlCharacter(text(raw.password))
+  const email = hasControlCharacter(text(raw.email)) ? '' : text(raw.email).slice(0, EMAIL_MAX)
+  return { ok: false, errors, email, malformed }
 }

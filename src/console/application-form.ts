@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import type { Application } from '../db/schema.js'
+import { hasControlCharacter, hasControlCharacterInText } from '../lib/text.js'
 import { validateRegisteredRedirectUri } from '../oauth/redirect-uri.js'
 import { SCOPES, normalizeScopes } from '../oauth/scope.js'
 import type { ApplicationSettings } from '../repositories/applications.js'
@@ -29,10 +30,15 @@ export interface ApplicationFormValues {
 }
 
 export type ParsedApplicationForm =
-  | { ok: true; settings: ApplicationSettings; values: ApplicationFormValues }
+  | {
+      ok: true
+      settings: ApplicationSettings
+      values: ApplicationFormValues
+      /** Redirect URIs stored otherwise than typed (an internationalised host in ASCII form), for the page to say so. */
+      conversions: Array<{ typed: string; stored: string }>
+    }
   | { ok: false; errors: ApplicationFormErrors; values: ApplicationFormValues }
 
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/
 const SHOWN_URI_MAX = 80
 
 /**
@@ -81,6 +87,7 @@ function shorten(uri: string): string {
  */
 const redirectUrisField = z.string().transform((raw, ctx) => {
   const uris: string[] = []
+  const conversions: Array<{ typed: string; stored: string }> = []
   raw.split(/\r\n|\r|\n/).forEach((line, index) => {
     const candidate = line.trim()
     if (candidate === '') return
@@ -89,6 +96,7 @@ const redirectUrisField = z.string().transform((raw, ctx) => {
       ctx.addIssue({ code: 'custom', message: `Line ${index + 1} (${shorten(candidate)}) ${check.reason}.` })
     } else if (!uris.includes(check.uri)) {
       uris.push(check.uri)
+      if (check.idn) conversions.push({ typed: candidate, stored: check.uri })
     }
   })
   if (uris.length === 0 && ctx.issues.length === 0) {
@@ -97,7 +105,7 @@ const redirectUrisField = z.string().transform((raw, ctx) => {
   if (uris.length > MAX_REDIRECT_URIS) {
     ctx.addIssue({ code: 'custom', message: `Enter at most ${MAX_REDIRECT_URIS} redirect URIs.` })
   }
-  return uris
+  return { uris, conversions }
 })
 
 const applicationFormSchema = z.object({
@@ -106,8 +114,12 @@ const applicationFormSchema = z.object({
     .trim()
     .min(1, 'Enter a name for the application.')
     .max(NAME_MAX, `Name must be at most ${NAME_MAX} characters.`)
-    .refine((v) => !CONTROL_CHARACTERS.test(v), 'Name must not contain control characters.'),
-  description: z.string().trim().max(DESCRIPTION_MAX, `Description must be at most ${DESCRIPTION_MAX} characters.`),
+    .refine((v) => !hasControlCharacter(v), 'Name must not contain control characters.'),
+  description: z
+    .string()
+    .trim()
+    .max(DESCRIPTION_MAX, `Description must be at most ${DESCRIPTION_MAX} characters.`)
+    .refine((v) => !hasControlCharacterInText(v), 'Description must not contain control characters (line breaks and tabs are fine).'),
   redirect_uris: redirectUrisField,
   scopes: z
     .array(z.enum(SCOPES, { message: 'Choose scopes from the list.' }))
@@ -133,10 +145,11 @@ export function parseApplicationForm(body: unknown): ParsedApplicationForm {
     return {
       ok: true,
       values,
+      conversions: d.redirect_uris.conversions,
       settings: {
         name: d.name,
         description: d.description,
-        redirectUris: d.redirect_uris,
+        redirectUris: d.redirect_uris.uris,
         allowedScopes: d.scopes,
         requirePkce: d.require_pkce,
         allowImplicit: d.allow_implicit,

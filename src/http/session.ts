@@ -35,11 +35,16 @@ export function clearSessionCookie(reply: FastifyReply, deps: Services): void {
   reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure })
 }
 
-/** Relative in-app path to return to after log-in; anything else (//evil, https://…) is dropped. */
+/**
+ * Relative in-app path to return to after log-in; anything else (//evil, https://…) is dropped.
+ * Only visible ASCII (%x21-7E) without backslashes: a URI reference has no raw spaces or
+ * non-ASCII characters (RFC 3986 2), and Node refuses anything outside Latin-1 in the Location
+ * header (ERR_INVALID_CHAR) — a 500 instead of a redirect. Browsers percent-encode such paths.
+ */
 export function safeNextPath(next: unknown): string | undefined {
   if (typeof next !== 'string' || next.length > 4096) return undefined
-  if (!next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return undefined
-  if (/[\u0000-\u001f\u007f\\]/.test(next)) return undefined
+  if (!next.startsWith('/') || next.startsWith('//')) return undefined
+  if (!/^[\x21-\x5b\x5d-\x7e]+$/.test(next)) return undefined
   return next
 }
 

@@ -3,17 +3,33 @@
  * layer maps them to the wire in one place (src/http/routes/oauth/json-errors.ts). Protocol code throws
  * these and nothing else for client-caused failures.
  */
+
+/** Longer descriptions are cut: they travel in redirect URIs as well as in JSON. */
+export const MAX_ERROR_DESCRIPTION = 200
+
+/**
+ * RFC 6749 4.1.2.1, 4.2.2.1 and 5.2: error_description "MUST NOT include characters outside the
+ * set %x20-21 / %x23-5B / %x5D-7E" (printable ASCII without `"` and `\`). Every OAuthError goes
+ * through this, so no message, however it was built, can carry request input outside that set:
+ * `"` becomes `'`, anything else outside the set (controls, `\`, non-ASCII) becomes `?`.
+ */
+export function toErrorDescription(text: string): string {
+  const safe = text.replace(/"/g, "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/gu, '?')
+  return safe.length > MAX_ERROR_DESCRIPTION ? `${safe.slice(0, MAX_ERROR_DESCRIPTION - 3)}...` : safe
+}
+
 export abstract class OAuthError extends Error {
   abstract readonly error: string
   readonly status: number = 400
   /** Extra response headers, e.g. WWW-Authenticate for invalid_client over Basic. */
   headers: Record<string, string> = {}
+  /** The error_description: only RFC 6749's characters (toErrorDescription). */
+  readonly description: string
 
-  constructor(
-    readonly description: string,
-    options?: { cause?: unknown },
-  ) {
-    super(description, options)
+  constructor(description: string, options?: { cause?: unknown }) {
+    const safe = toErrorDescription(description)
+    super(safe, options)
+    this.description = safe
   }
 
   toJSON(): { error: string; error_description: string } {

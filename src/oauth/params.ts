@@ -43,14 +43,22 @@ export function readParams(input: unknown): ParamReading {
   return reading
 }
 
+/**
+ * A parameter named in an error message. Names come from the request too, so only one shaped
+ * like RFC 6749's own (Appendix A) is repeated; the value never is (see toErrorDescription).
+ */
+function parameterSubject(name: string): string {
+  return /^[A-Za-z0-9_.-]{1,64}$/.test(name) ? `The parameter ${name}` : 'A parameter with an unusual name'
+}
+
 export function describeProblem(name: string, problem: ParamProblem): string {
   switch (problem) {
     case 'repeated':
-      return `The parameter "${name}" was sent more than once`
+      return `${parameterSubject(name)} was sent more than once`
     case 'not-a-string':
-      return `The parameter "${name}" must be a string`
+      return `${parameterSubject(name)} must be a string`
     case 'control-character':
-      return `The parameter "${name}" contains a control character`
+      return `${parameterSubject(name)} contains a control character`
   }
 }
 
@@ -96,7 +104,7 @@ export function optional(params: Params, name: string): string | undefined {
 
 export function required(params: Params, name: string): string {
   const v = optional(params, name)
-  if (v === undefined) throw new InvalidRequestError(`The parameter "${name}" is required`)
+  if (v === undefined) throw new InvalidRequestError(`${parameterSubject(name)} is required`)
   return v
 }
 

@@ -1,3 +1,5 @@
+import { domainToASCII, domainToUnicode } from 'node:url'
+
 /*
  * Redirect URI registration and matching (docs/decisions/001-redirect-uri-matching.md, RFC 6749 3.1.2,
  * RFC 8252 7, RFC 9700 4.1).
@@ -10,8 +12,26 @@
 
 export const MAX_REDIRECT_URI_LENGTH = 2048
 
-/** Parameters the server appends to a redirect; a client query must not pre-set them. */
-const RESPONSE_PARAMETERS = new Set(['code', 'state', 'iss', 'access_token', 'token_type', 'error', 'error_description', 'error_uri'])
+/**
+ * Every parameter an authorization response or error can carry, so a client query must not
+ * pre-set any of them: RFC 6749 4.1.2 (code, state), 4.1.2.1 and 4.2.2.1 (error,
+ * error_description, error_uri), 4.2.2 and 5.1 (access_token, token_type, expires_in, scope,
+ * refresh_token) and RFC 9207 2 (iss). A pre-set one lets an attacker plant a value the client
+ * may read instead of, or as well as, the server's.
+ */
+export const RESPONSE_PARAMETERS: ReadonlySet<string> = new Set([
+  'code',
+  'state',
+  'iss',
+  'error',
+  'error_description',
+  'error_uri',
+  'access_token',
+  'token_type',
+  'expires_in',
+  'scope',
+  'refresh_token',
+])
 
 const FORBIDDEN_SCHEMES = new Set(['javascript', 'data', 'file', 'vbscript', 'blob', 'about', 'filesystem'])
 const LOOPBACK_IPS = new Set(['127.0.0.1', '[::1]'])
@@ -104,37 +124,108 @@ function checkPath(path: string): string | null {
   return null
 }
 
-/** Names of the query's parameters, fully decoded; null if an escape is malformed. */
+/**
+ * Names of the query's parameters, fully decoded, as the most lenient reader would see them:
+ * `;` separates like `&` (RFC 3986 3.4 leaves the syntax to the application, and many servers
+ * split on both); so do `&` and `;` that appear only after decoding, for clients that decode
+ * the whole query before splitting it. Null if an escape is malformed.
+ */
 function queryKeys(query: string): string[] | null {
   const keys: string[] = []
-  for (const pair of query.split('&')) {
-    if (pair === '') continue
-    const eq = pair.indexOf('=')
-    const key = decodeFully((eq === -1 ? pair : pair.slice(0, eq)).replace(/\+/g, ' '))
-    if (key === null || (eq !== -1 && decodeFully(pair.slice(eq + 1)) === null)) return null
-    keys.push(key)
+  const decodedQuery = decodeFully(query)
+  if (decodedQuery === null) return null
+  for (const source of [query, decodedQuery]) {
+    for (const pair of source.split(/[&;]/)) {
+      if (pair === '') continue
+      const eq = pair.indexOf('=')
+      const key = decodeFully((eq === -1 ? pair : pair.slice(0, eq)).replace(/\+/g, ' '))
+      if (key === null) return null
+      keys.push(key)
+    }
   }
   return keys
 }
+
+/**
+ * The parameter a framework may take a query key for: case-folded (lookups that ignore case),
+ * trimmed, without an array suffix (`code[]`, `state[x]` in PHP and Rails), with `.`, `-` and
+ * spaces read as `_` (PHP turns `.` and spaces in names into `_`).
+ */
+function canonicalKey(key: string): string {
+  return key
+    .trim()
+    .toLowerCase()
+    .replace(/\[.*$/, '')
+    .replace(/[.\- ]/g, '_')
+}
+
+const SHOWN_KEY_MAX = 40
 
 function queryProblem(query: string | null): string | null {
   if (query === null) return null
   const keys = queryKeys(query)
   if (keys === null) return 'has an invalid percent-encoding in the query'
-  const clash = keys.find((k) => RESPONSE_PARAMETERS.has(k))
-  return clash ? `must not set the query parameter "${clash}", which the server adds` : null
+  const clash = keys.find((k) => RESPONSE_PARAMETERS.has(canonicalKey(k)))
+  if (clash === undefined) return null
+  const name = canonicalKey(clash)
+  const shown = clash.length > SHOWN_KEY_MAX ? `${clash.slice(0, SHOWN_KEY_MAX)}…` : clash
+  const as = shown === name ? '' : ` (read as ${name})`
+  return `must not set the query parameter "${shown}"${as}, which the server adds to the response`
 }
 
-export type RedirectUriCheck = { ok: true; uri: string } | { ok: false; reason: string }
+export type RedirectUriCheck =
+  | {
+      ok: true
+      /** What to store: the URI as typed, with an internationalised host in its ASCII form. */
+      uri: string
+      /** Set when the host was converted: the host as typed and as stored. */
+      idn?: { typed: string; stored: string }
+    }
+  | { ok: false; reason: string }
+
+const NON_ASCII = /[^\x00-\x7f]/
+const AUTHORITY_FIRST = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#\\]*)(.*)$/s
+
+/**
+ * A registered URI whose host is an internationalised domain name (`https://bücher.example/cb`)
+ * is stored with the host in its ASCII form (`xn--bcher-kva.example`, IDNA 2008 with UTS #46
+ * mapping via WHATWG's domainToASCII): that is the name a browser looks up and the form a
+ * client's URL library sends, and it keeps the rule that a redirect URI is printable ASCII,
+ * which the Location header needs. Only the host may be non-ASCII; the rest is percent-encoded.
+ */
+function withAsciiHost(raw: string): { uri: string; idn?: { typed: string; stored: string } } | { reason: string } {
+  if (!NON_ASCII.test(raw)) return { uri: raw }
+  const m = AUTHORITY_FIRST.exec(raw)
+  const authority = m?.[2] ?? ''
+  const hp = /^([^@:[\]]+)(:\d*)?$/.exec(authority)
+  if (!m || !hp || !NON_ASCII.test(hp[1]!) || NON_ASCII.test(m[1]! + m[3]!)) {
+    return { reason: 'may contain non-ASCII characters only in the host name; percent-encode them in the path and query' }
+  }
+  const typed = hp[1]!
+  const stored = domainToASCII(typed)
+  if (stored === '') return { reason: 'has a host name that is not a valid internationalised domain name' }
+  return { uri: `${m[1]}${stored}${hp[2] ?? ''}${m[3]}`, idn: { typed, stored } }
+}
 
 /**
  * Checks a redirect URI a user registers in the console. Reasons are written for the form:
  * "Redirect URI <reason>". Accepts https, http only for loopback and localhost (RFC 8252 7.3),
- * and private-use schemes in reverse-domain form (RFC 8252 7.1).
+ * and private-use schemes in reverse-domain form with a single slash (RFC 8252 7.1).
  */
-export function validateRegisteredRedirectUri(raw: string): RedirectUriCheck {
-  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(raw)?.[1]?.toLowerCase()
+export function validateRegisteredRedirectUri(typed: string): RedirectUriCheck {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(typed)?.[1]?.toLowerCase()
   if (scheme && FORBIDDEN_SCHEMES.has(scheme)) return { ok: false, reason: `must not use the ${scheme}: scheme` }
+  // RFC 8252 7.1: "com.example.app:/oauth2redirect/example-provider". With `//` the part after
+  // the scheme is an authority (RFC 3986 3.2) that apps and browsers read differently.
+  if (scheme?.includes('.') && typed.startsWith('//', scheme.length + 1)) {
+    return {
+      ok: false,
+      reason: `must have a single slash after a private-use scheme, as in ${scheme}:/callback, not ${scheme}://callback (RFC 8252 7.1)`,
+    }
+  }
+  const converted = withAsciiHost(typed)
+  if ('reason' in converted) return { ok: false, reason: converted.reason }
+  const raw = converted.uri
   const parsed = parse(raw)
   if (!parsed.ok) return parsed
   const { uri } = parsed
@@ -149,9 +240,29 @@ export function validateRegisteredRedirectUri(raw: string): RedirectUriCheck {
   } else if (!uri.path.startsWith('/')) {
     return { ok: false, reason: 'must have a path starting with /, as in com.example.app:/callback' }
   }
+  // An `xn--` label that does not decode is a name no browser will look up (WHATWG URL host parsing).
+  if (uri.host !== null && hasPunycodeLabel(uri.host) && domainToASCII(uri.host) !== uri.host) {
+    return { ok: false, reason: 'has a host name with an invalid xn-- (punycode) label' }
+  }
   const q = queryProblem(uri.query)
   if (q) return { ok: false, reason: q }
-  return { ok: true, uri: raw }
+  return converted.idn ? { ok: true, uri: raw, idn: converted.idn } : { ok: true, uri: raw }
+}
+
+function hasPunycodeLabel(host: string): boolean {
+  return host.split('.').some((label) => label.startsWith('xn--'))
+}
+
+/**
+ * For showing a stored URI: its host in Unicode when it is an internationalised domain name
+ * stored in ASCII form (a label starting with `xn--`), else null.
+ */
+export function unicodeHostOf(uri: string): string | null {
+  const parsed = parse(uri)
+  const host = parsed.ok ? parsed.uri.host : null
+  if (host === null || !hasPunycodeLabel(host)) return null
+  const unicode = domainToUnicode(host)
+  return unicode !== '' && unicode !== host ? unicode : null
 }
 
 function pathCovers(registered: string, sent: string): boolean {

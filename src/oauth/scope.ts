@@ -36,13 +36,27 @@ export function normalizeScopes(scopes: Iterable<string>): Scope[] {
 export function parseScope(raw: string | undefined, allowed?: readonly string[]): Scope[] {
   const tokens = (raw ?? '').split(' ').filter((t) => t !== '')
   if (tokens.length === 0) tokens.push(DEFAULT_SCOPE)
+  // RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). Anything else is malformed, and
+  // is not repeated in the error: error_description allows only those characters and space.
+  if (tokens.some((t) => !SCOPE_TOKEN.test(t))) {
+    throw new InvalidScopeError(
+      'The scope parameter is malformed: scopes are separated by spaces and use no quotes, backslashes or non-ASCII',
+    )
+  }
   const unknown = tokens.find((t) => !isScope(t))
-  if (unknown !== undefined) throw new InvalidScopeError(`Unknown scope "${unknown}"`)
+  if (unknown !== undefined) throw new InvalidScopeError(`Unknown scope: ${shown(unknown)}`)
   if (allowed) {
     const refused = tokens.find((t) => !allowed.includes(t))
-    if (refused !== undefined) throw new InvalidScopeError(`This application may not request the scope "${refused}"`)
+    if (refused !== undefined) throw new InvalidScopeError(`This application may not request the scope ${refused}`)
   }
   return normalizeScopes(tokens)
+}
+
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
+const SHOWN_SCOPE_MAX = 40
+
+function shown(token: string): string {
+  return token.length > SHOWN_SCOPE_MAX ? `${token.slice(0, SHOWN_SCOPE_MAX)}...` : token
 }
 
 export function formatScope(scopes: readonly string[]): string {

@@ -14,11 +14,11 @@ describe('parameter parsing (RFC 6749 3.1: no parameter more than once)', () => 
 
   it('refuses repeated parameters (parsers hand them over as arrays)', () => {
     expect(checkParams({ code: ['a', 'b'] })).toEqual({ ok: false, repeated: 'code' })
-    expect(() => singleParams({ code: ['a', 'b'] })).toThrow(/"code" was sent more than once/)
+    expect(() => singleParams({ code: ['a', 'b'] })).toThrow(/The parameter code was sent more than once/)
   })
 
   it('refuses non-string JSON values and non-object bodies', () => {
-    expect(() => singleParams({ code: 1 })).toThrow(/"code" must be a string/)
+    expect(() => singleParams({ code: 1 })).toThrow(/The parameter code must be a string/)
     expect(() => singleParams({ code: { a: 1 } })).toThrow(InvalidRequestError)
     expect(() => singleParams({ code: null })).toThrow(InvalidRequestError)
     expect(() => singleParams(['a'])).toThrow(/object of parameters/)
@@ -35,7 +35,7 @@ describe('parameter parsing (RFC 6749 3.1: no parameter more than once)', () => 
   it('treats empty values as absent', () => {
     expect(optional({ a: '' }, 'a')).toBeUndefined()
     expect(optional({ a: 'x' }, 'a')).toBe('x')
-    expect(() => required({ a: '' }, 'a')).toThrow(/"a" is required/)
+    expect(() => required({ a: '' }, 'a')).toThrow(/The parameter a is required/)
   })
 })
 
@@ -84,9 +84,15 @@ describe('one set of rules for every parameter', () => {
       problems: [{ name: 'client_id', problem: 'control-character' }],
       notAnObject: false,
     })
-    expect(() => singleParams({ token: 'x\ny' })).toThrow(/"token" contains a control character/)
+    expect(() => singleParams({ token: 'x\ny' })).toThrow(/The parameter token contains a control character/)
     expect(() => requestParams(undefined, { client_id: '\u007f' })).toThrow(InvalidRequestError)
     expect(singleParams({ state: 'tab-free ünïcode' })).toEqual({ state: 'tab-free ünïcode' })
+  })
+
+  it('names a parameter in an error only when its name is one a client would send', () => {
+    expect(() => singleParams({ client_id: 'a\u0000' })).toThrow(/^The parameter client_id contains a control character$/)
+    expect(() => singleParams({ 'a"\\': 'a\u0000' })).toThrow(/^A parameter with an unusual name contains a control character$/)
+    expect(() => singleParams({ ['x'.repeat(65)]: ['1', '2'] })).toThrow(/^A parameter with an unusual name was sent more than once$/)
   })
 
   it('reads HTTP Basic credentials under the same rules (RFC 6749 2.3.1)', () => {

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import {
+  RESPONSE_PARAMETERS,
   buildRedirect,
   describeRedirectTarget,
   findMatchingRedirectUri,
   matchRedirectUri,
+  unicodeHostOf,
   validateRegisteredRedirectUri,
 } from '../../src/oauth/redirect-uri.js'
 
@@ -135,8 +137,9 @@ describe('validateRegisteredRedirectUri', () => {
     'http://127.0.0.1:8080/cb',
     'http://[::1]/cb',
     'com.example.app:/oauth2redirect',
-    'com.example.app://callback',
+    'com.example.app:/',
     'https://xn--bcher-kva.example/cb',
+    'https://app.example.com/cb?scopes=all&codes=1&state_of=x&errors=0',
   ]
   it.each(accepted)('accepts %s', (uri) => {
     expect(validateRegisteredRedirectUri(uri)).toEqual({ ok: true, uri })
@@ -174,7 +177,11 @@ describe('validateRegisteredRedirectUri', () => {
     ['/relative/cb', /absolute URI/],
     ['app.example.com/cb', /absolute URI/],
     ['https://app.example.com/cb?code=1', /"code"/],
-    ['https://bücher.example/cb', /non-ASCII/],
+    ['https://bücher.example/cb/é', /non-ASCII characters only in the host name/],
+    ['https://bücher.example/cb?q=é', /non-ASCII characters only in the host name/],
+    ['com.example.app:/é', /non-ASCII characters only in the host name/],
+    ['https://a／b.example/cb', /not a valid internationalised domain name/],
+    ['https://xn--zz.example/cb', /host name/],
   ]
   it.each(rejected)('rejects %j', (uri, reason) => {
     const r = validateRegisteredRedirectUri(uri)
@@ -184,6 +191,131 @@ describe('validateRegisteredRedirectUri', () => {
 
   it('accepts every registered URI the matcher can then match exactly', () => {
     for (const uri of accepted) expect(matchRedirectUri(uri, [uri])).toBe(true)
+  })
+})
+
+describe('response parameters in a query, under any case or separator (RFC 6749 4.1.2, 4.2.2, 5.1; RFC 9207)', () => {
+  it('covers every parameter an authorization response or error can carry', () => {
+    expect([...RESPONSE_PARAMETERS].sort()).toEqual(
+      [
+        'access_token',
+        'code',
+        'error',
+        'error_description',
+        'error_uri',
+        'expires_in',
+        'iss',
+        'refresh_token',
+        'scope',
+        'state',
+        'token_type',
+      ].sort(),
+    )
+  })
+
+  const smuggled: Array<[string, string]> = [
+    ['after a semicolon', 'https://app.example.com/cb?x=1;code=evil'],
+    ['semicolon first', 'https://app.example.com/cb?;state=1'],
+    ['capitalised', 'https://app.example.com/cb?State=1'],
+    ['upper case', 'https://app.example.com/cb?CODE=1'],
+    ['mixed case, percent-encoded', 'https://app.example.com/cb?Acc%65ss_Token=1'],
+    ['with an array suffix', 'https://app.example.com/cb?code[]=1'],
+    ['with an encoded array suffix', 'https://app.example.com/cb?state%5B0%5D=1'],
+    ['with a dot for the underscore', 'https://app.example.com/cb?access.token=1'],
+    ['with a hyphen for the underscore', 'https://app.example.com/cb?error-description=1'],
+    ['with a space for the underscore', 'https://app.example.com/cb?token+type=1'],
+    ['with surrounding spaces', 'https://app.example.com/cb?%20iss%20=x'],
+    ['behind an encoded ampersand', 'https://app.example.com/cb?x=1%26code%3Devil'],
+    ['behind an encoded semicolon', 'https://app.example.com/cb?x=1%3Bstate%3D1'],
+    ['behind a double-encoded ampersand', 'https://app.example.com/cb?x=1%2526code%253Devil'],
+    ['without a value', 'https://app.example.com/cb?error'],
+    ['expires_in', 'https://app.example.com/cb?expires_in=3600'],
+    ['scope', 'https://app.example.com/cb?scope=write'],
+    ['refresh_token', 'https://app.example.com/cb?refresh_token=r'],
+    ['error_uri', 'https://app.example.com/cb?error_uri=https://evil.example'],
+    ['token_type', 'https://app.example.com/cb?token_type=bearer'],
+  ]
+
+  it.each(smuggled)('refuses a sent redirect_uri with one %s', (_name, uri) => {
+    expect(matchRedirectUri(uri, REG)).toBe(false)
+  })
+
+  it.each(smuggled)('refuses registering a redirect URI with one %s', (_name, uri) => {
+    const r = validateRegisteredRedirectUri(uri)
+    expect(r.ok).toBe(false)
+    if (!r.ok) expect(r.reason).toMatch(/must not set the query parameter .*which the server adds/)
+  })
+
+  it('names the key as written and the parameter it is read as', () => {
+    expect(validateRegisteredRedirectUri('https://app.example.com/cb?x=1;CODE=evil')).toEqual({
+      ok: false,
+      reason: 'must not set the query parameter "CODE" (read as code), which the server adds to the response',
+    })
+  })
+
+  it('refuses a registered URI whose stored query carries one, even registered before the rule', () => {
+    const registered = ['https://app.example.com/cb?State=1']
+    expect(matchRedirectUri('https://app.example.com/cb?State=1', registered)).toBe(false)
+  })
+
+  it('allows parameters that merely contain such a name', () => {
+    for (const uri of [
+      'https://app.example.com/cb?codes=1',
+      'https://app.example.com/cb?my_state=1;x=2',
+      'https://app.example.com/cb?scoped=1',
+    ])
+      expect(matchRedirectUri(uri, REG)).toBe(true)
+  })
+})
+
+describe('private-use schemes take a single slash (RFC 8252 7.1)', () => {
+  it.each(['com.example.app://cb', 'com.example.app://', 'COM.Example.App://callback/x', 'com.example.app:///cb'])('refuses %s', (uri) => {
+    const r = validateRegisteredRedirectUri(uri)
+    expect(r.ok).toBe(false)
+    if (!r.ok) expect(r.reason).toMatch(/single slash after a private-use scheme, as in com\.example\.app:\/callback.*RFC 8252 7\.1/)
+  })
+
+  it('accepts scheme:/path', () => {
+    expect(validateRegisteredRedirectUri('com.example.app:/cb')).toEqual({ ok: true, uri: 'com.example.app:/cb' })
+  })
+})
+
+describe('internationalised host names are registered in their ASCII form', () => {
+  it('stores https://bücher.example/cb as https://xn--bcher-kva.example/cb, saying so', () => {
+    expect(validateRegisteredRedirectUri('https://bücher.example/cb')).toEqual({
+      ok: true,
+      uri: 'https://xn--bcher-kva.example/cb',
+      idn: { typed: 'bücher.example', stored: 'xn--bcher-kva.example' },
+    })
+  })
+
+  it('keeps port, path and query, and applies the browser mapping (case, full-width forms)', () => {
+    expect(validateRegisteredRedirectUri('https://Bücher.Example:8443/o/cb?tenant=7')).toMatchObject({
+      ok: true,
+      uri: 'https://xn--bcher-kva.example:8443/o/cb?tenant=7',
+    })
+    expect(validateRegisteredRedirectUri('https://ｂüｃｈｅｒ.example/cb')).toMatchObject({
+      ok: true,
+      uri: 'https://xn--bcher-kva.example/cb',
+    })
+  })
+
+  it('still applies every other rule to the converted URI', () => {
+    expect(validateRegisteredRedirectUri('http://bücher.example/cb')).toMatchObject({ ok: false, reason: expect.stringMatching(/https/) })
+    expect(validateRegisteredRedirectUri('https://bücher.example/cb?code=1')).toMatchObject({ ok: false })
+    expect(validateRegisteredRedirectUri('https://bücher.example./cb')).toMatchObject({ ok: false })
+  })
+
+  it('matches the stored form, which is what clients send; a sent Unicode host is refused', () => {
+    const stored = ['https://xn--bcher-kva.example/cb']
+    expect(matchRedirectUri(new URL('https://bücher.example/cb/x').href, stored)).toBe(true)
+    expect(matchRedirectUri('https://bücher.example/cb', stored)).toBe(false)
+  })
+
+  it('shows a stored ASCII host in Unicode', () => {
+    expect(unicodeHostOf('https://xn--bcher-kva.example/cb')).toBe('bücher.example')
+    expect(unicodeHostOf('https://app.example.com/cb')).toBeNull()
+    expect(unicodeHostOf('com.example.app:/cb')).toBeNull()
   })
 })
 

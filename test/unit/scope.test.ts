@@ -22,15 +22,26 @@ describe('parseScope', () => {
 
   it('rejects unknown scopes with invalid_scope', () => {
     expect(() => parseScope('read admin')).toThrow(InvalidScopeError)
-    expect(() => parseScope('READ')).toThrow(/Unknown scope "READ"/)
+    expect(() => parseScope('READ')).toThrow(/Unknown scope: READ$/)
     expect(() => parseScope('read,write')).toThrow(InvalidScopeError)
     // RFC 6749 3.3 delimits with spaces only.
     expect(() => parseScope('read\twrite')).toThrow(InvalidScopeError)
   })
 
+  it('refuses a malformed scope without repeating it (RFC 6749 3.3 scope-token)', () => {
+    for (const raw of ['x"\\', 'read "write"', 'read\\', 'lecture-é', 'read\u0000']) {
+      expect(() => parseScope(raw)).toThrow(InvalidScopeError)
+      expect(() => parseScope(raw)).toThrow(/^The scope parameter is malformed/)
+    }
+  })
+
+  it('names an unknown scope, cut short when long', () => {
+    expect(() => parseScope(`read ${'a'.repeat(300)}`)).toThrow(new RegExp(`^Unknown scope: ${'a'.repeat(40)}\\.\\.\\.$`))
+  })
+
   it('rejects scopes the application may not request', () => {
     expect(parseScope('read write_teams', ['read', 'write_teams'])).toEqual(['read', 'write_teams'])
-    expect(() => parseScope('write', ['read', 'write_teams'])).toThrow(/may not request the scope "write"/)
+    expect(() => parseScope('write', ['read', 'write_teams'])).toThrow(/may not request the scope write$/)
     expect(() => parseScope(undefined, ['write'])).toThrow(InvalidScopeError)
   })
 

@@ -62,7 +62,8 @@ export class BearerChallenges {
   forbidden(scope: string): VerifyFailure {
     let failure = this.#forbidden.get(scope)
     if (failure === undefined) {
-      const description = `The access token lacks the scope "${scope}"`
+      // RFC 6750 3: error_description allows %x20-21 / %x23-5B / %x5D-7E only, so no quotes.
+      const description = `The access token lacks the scope ${scope}`
       failure = Object.freeze({
         ok: false,
         status: 403,

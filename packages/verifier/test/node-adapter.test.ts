@@ -165,11 +165,11 @@ describe('requireToken as Express-style middleware', () => {
     const res = await post(reader)
     expect(res.status).toBe(403)
     expect(res.headers.get('www-authenticate')).toBe(
-      'Bearer realm="gatehouse", error="insufficient_scope", error_description="The access token lacks the scope \\"write_teams\\"", scope="write_teams"',
+      'Bearer realm="gatehouse", error="insufficient_scope", error_description="The access token lacks the scope write_teams", scope="write_teams"',
     )
     expect(await res.json()).toEqual({
       error: 'insufficient_scope',
-      error_description: 'The access token lacks the scope "write_teams"',
+      error_description: 'The access token lacks the scope write_teams',
       scope: 'write_teams',
     })
     expect(reached).toEqual([])

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { applicationForm, createApplicationViaConsole } from '../../helpers/console.js'
@@ -35,6 +35,12 @@ it.each([
   ['https://example.com/a/%2e%2e/callback', 'must not contain dot segments'],
   ['https://example.com/call back', 'must not contain spaces'],
   ['https://example.com/cb?code=x', 'must not set the query parameter "code"'],
+  ['https://example.com/cb?x=1;code=evil', 'must not set the query parameter "code"'],
+  ['https://example.com/cb?State=1', 'must not set the query parameter "State" (read as state)'],
+  ['https://example.com/cb?CODE=1', 'must not set the query parameter "CODE" (read as code)'],
+  ['https://example.com/cb?expires_in=1', 'must not set the query parameter "expires_in"'],
+  ['com.example.app://cb', 'must have a single slash after a private-use scheme, as in com.example.app:/callback'],
+  ['https://bücher.example/café', 'may contain non-ASCII characters only in the host name'],
 ])('refuses %s', async (uri, reason) => {
   await s.get('/applications/new')
   const res = await s.post('/applications', applicationForm({ redirect_uris: `https://fine.example.com/cb\n${uri}` }))
@@ -81,4 +87,37 @@ it('accepts https, loopback and localhost http, and private-use schemes with a d
   const created = await createApplicationViaConsole(s, { redirect_uris: uris.join('\n') })
   const row = await t.db.selectFrom('applications').select('redirect_uris').where('id', '=', created.id).executeTakeFirstOrThrow()
   expect(row.redirect_uris).toEqual(uris)
+})
+
+describe('an internationalised host name (IDNA)', () => {
+  const ascii = 'https://xn--bcher-kva.example/cb'
+
+  it('is registered in its ASCII form, and the page says so', async () => {
+    const created = await createApplicationViaConsole(s, { redirect_uris: 'https://bücher.example/cb' })
+    const row = await t.db.selectFrom('applications').select('redirect_uris').where('id', '=', created.id).executeTakeFirstOrThrow()
+    expect(row.redirect_uris).toEqual([ascii])
+    expect(created.res.body).toContain(`https://bücher.example/cb is stored as ${ascii}: the ASCII (IDNA) form of the host name`)
+    const page = await s.get(`/applications/${created.id}`)
+    expect(page.body).toContain(`<code>${ascii}</code> <span class="hint">(host bücher.example, stored in its ASCII form`)
+  })
+
+  it('is converted on edit as well, and the typed and ASCII forms count as one URI', async () => {
+    const created = await createApplicationViaConsole(s)
+    await s.get(`/applications/${created.id}/edit`)
+    const res = await s.post(`/applications/${created.id}`, applicationForm({ redirect_uris: `https://Bücher.example/cb\n${ascii}` }))
+    expect(res.statusCode).toBe(303)
+    const row = await t.db.selectFrom('applications').select('redirect_uris').where('id', '=', created.id).executeTakeFirstOrThrow()
+    expect(row.redirect_uris).toEqual([ascii])
+    expect((await s.get(`/applications/${created.id}`)).body).toContain('(host bücher.example, stored in its ASCII form')
+  })
+
+  it('is matched at /oauth/authorize in the form a client sends', async () => {
+    const created = await createApplicationViaConsole(s, { redirect_uris: 'https://bücher.example/cb' })
+    const sent = new URL('https://bücher.example/cb/done').href
+    const res = await s.get(
+      `/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: created.clientId, redirect_uri: sent })}`,
+    )
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(200)
+    expect(res.body).toContain('xn--bcher-kva.example')
+  })
 })

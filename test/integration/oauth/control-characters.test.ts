@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestContext } from '../../helpers/app.js'
 import { type TestClient, basic, buildOAuthTestApp, createClient, expectOAuthError } from './helpers.js'
 
@@ -57,5 +57,45 @@ it('POST /oauth/introspect: a NUL in client_id or token is invalid_request', asy
       payload,
     })
     expectOAuthError(res, 'invalid_request')
+  }
+})
+
+it('POST /oauth/revoke: a NUL in client_id or token is invalid_request', async () => {
+  for (const payload of ['token=x&client_id=a%00b&client_secret=s', 'token=a%00b']) {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/oauth/revoke',
+      headers: { ...form, authorization: basic(client.clientId, client.clientSecret) },
+      payload,
+    })
+    expectOAuthError(res, 'invalid_request')
+  }
+})
+
+describe('HTTP Basic credentials that cannot be read are invalid_client (RFC 6749 2.3.1, 5.2)', () => {
+  const b64 = (bytes: Buffer | string) => Buffer.from(bytes).toString('base64')
+  const headers: Array<[string, string]> = [
+    ['not UTF-8', `Basic ${b64(Buffer.from([0x61, 0xff, 0x3a, 0x62]))}`],
+    ['a lone UTF-8 continuation byte in the secret', `Basic ${b64(Buffer.from([0x61, 0x3a, 0x80]))}`],
+    ['not base64', 'Basic !!!not-base64!!!'],
+    ['base64 with a space inside', 'Basic YTpi YQ=='],
+    ['no colon', `Basic ${b64('just-a-client-id')}`],
+    ['an empty user', `Basic ${b64(':secret')}`],
+    ['a NUL in the user', `Basic ${b64('a\u0000b:secret')}`],
+    ['an encoded NUL in the secret', `Basic ${b64('client:se%00cret')}`],
+    ['a malformed escape', `Basic ${b64('client:%zz')}`],
+    ['nothing after the scheme', 'Basic '],
+  ]
+  const endpoints: Array<[string, string]> = [
+    ['/oauth/token', 'grant_type=authorization_code&code=x'],
+    ['/oauth/introspect', 'token=x'],
+    ['/oauth/revoke', 'token=x'],
+  ]
+  for (const [url, payload] of endpoints) {
+    it.each(headers)(`${url}: %s`, async (_name, authorization) => {
+      const res = await t.app.inject({ method: 'POST', url, headers: { ...form, authorization }, payload })
+      expectOAuthError(res, 'invalid_client', 401)
+      expect(res.headers['www-authenticate']).toMatch(/^Basic /)
+    })
   }
 })

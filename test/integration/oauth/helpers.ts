@@ -130,10 +130,13 @@ export function basic(id: string, secret: string): string {
   return `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
 }
 
+/** RFC 6749 4.1.2.1, 4.2.2.1, 5.2: error_description = 1*( %x20-21 / %x23-5B / %x5D-7E ). */
+export const RFC_6749_DESCRIPTION = /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/
+
 export function expectOAuthError(res: LightMyRequestResponse, error: string, status = 400): void {
   expect(res.statusCode, res.body).toBe(status)
   expect(res.headers['content-type']).toMatch(/^application\/json/)
-  expect(res.json()).toMatchObject({ error, error_description: expect.any(String) })
+  expect(res.json()).toMatchObject({ error, error_description: expect.stringMatching(RFC_6749_DESCRIPTION) })
   expect(res.headers['cache-control']).toBe('no-store')
 }
 

@@ -99,11 +99,11 @@ describe('verifier: 401 and 403 (RFC 6750 3)', () => {
     const res = await createTeam(`Bearer ${tok.token}`)
     expect(res.statusCode).toBe(403)
     expect(res.headers['www-authenticate']).toBe(
-      'Bearer realm="gatehouse", error="insufficient_scope", error_description="The access token lacks the scope \\"write_teams\\"", scope="write_teams"',
+      'Bearer realm="gatehouse", error="insufficient_scope", error_description="The access token lacks the scope write_teams", scope="write_teams"',
     )
     expect(res.json()).toEqual({
       error: 'insufficient_scope',
-      error_description: 'The access token lacks the scope "write_teams"',
+      error_description: 'The access token lacks the scope write_teams',
       scope: 'write_teams',
     })
   })

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { authenticateUser } from '../../../accounts/authenticate.js'
 import { parseCredentials } from '../../../accounts/credentials.js'
 import { endSession, startSession } from '../../../accounts/sessions.js'
+import { hasControlCharacter } from '../../../lib/text.js'
 import { consumeAttempt } from '../../../limits/rate-limiter.js'
 import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
@@ -17,7 +18,7 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
     if (request.user) return reply.redirect(next ?? '/applications', 303)
     return render(request, reply, 'account/login.eta', {
       title: 'Log in',
-      email: typeof request.query.email === 'string' ? request.query.email.slice(0, 254) : '',
+      email: typeof request.query.email === 'string' && !hasControlCharacter(request.query.email) ? request.query.email.slice(0, 254) : '',
       next: next ?? '',
       signedUp: request.query.signed_up === '1',
       errors: {},
@@ -37,6 +38,9 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
         { title: 'Log in', email, next: next ?? '', signedUp: false, errors: {}, formError },
         status,
       )
+
+    // Answered before the rate limiter, whose keys are stored text: PostgreSQL refuses U+0000.
+    if (!form.ok && form.malformed) return view(400, 'The email or password contains a control character. Type them again.')
 
     // Per IP and per account (RFC 9700 4.15-style brute-force protection); the account key is
     // counted whether or not the email exists, so a 429 reveals nothing either.

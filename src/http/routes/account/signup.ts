@@ -24,6 +24,10 @@ export default async function signupRoutes(app: FastifyInstance, deps: Services)
     const next = safeNextPath(body.next) ?? ''
     const form = parseCredentials(body)
     const email = form.email
+    // Answered before the rate limiter, whose keys are stored text: PostgreSQL refuses U+0000.
+    if (!form.ok && form.malformed) {
+      return render(request, reply, 'account/signup.eta', { title: 'Sign up', email, next, errors: form.errors }, 400)
+    }
     const decision = await consumeAttempt(
       db,
       deps.clock,

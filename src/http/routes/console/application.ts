@@ -17,7 +17,7 @@ export function renderApplicationPage(
   request: FastifyRequest,
   reply: FastifyReply,
   application: Application,
-  options: { clientSecret?: string; secretEvent?: 'created' | 'regenerated'; notice?: string } = {},
+  options: { clientSecret?: string; secretEvent?: 'created' | 'regenerated'; notice?: string | undefined } = {},
 ): Promise<FastifyReply> {
   return render(request, reply, 'console/applications/show.eta', {
     title: application.name,

@@ -5,7 +5,7 @@ import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { ownerId } from './owner.js'
 import { renderApplicationPage } from './application.js'
-import { applicationFormView, formatTime } from './view-models.js'
+import { applicationFormView, conversionNotice, formatTime } from './view-models.js'
 
 /** GET /applications, GET /applications/new, POST /applications. */
 export default async function applicationsRoutes(app: FastifyInstance, deps: Services) {
@@ -42,6 +42,10 @@ export default async function applicationsRoutes(app: FastifyInstance, deps: Ser
     // behind the load balancer would not have). So the application page is rendered here,
     // with Cache-Control: no-store (render sets it) so neither the browser nor a proxy keeps
     // a copy. Reloading asks before re-posting, and would register a second application.
-    return renderApplicationPage(request, reply, application, { clientSecret, secretEvent: 'created' })
+    return renderApplicationPage(request, reply, application, {
+      clientSecret,
+      secretEvent: 'created',
+      notice: conversionNotice(form.conversions),
+    })
   })
 }

@@ -1,11 +1,19 @@
 import type { ApplicationFormErrors, ApplicationFormValues } from '../../../console/application-form.js'
 import type { Application } from '../../../db/schema.js'
+import { unicodeHostOf } from '../../../oauth/redirect-uri.js'
 import { SCOPES, SCOPE_DESCRIPTIONS } from '../../../oauth/scope.js'
 
 /*
  * Templates get strings and booleans only (so a template cannot leak what it was never given): never a row, never a digest.
  * The one secret a template ever receives is the fresh client secret of the page that shows it once.
  */
+
+/** The page's note when registration stored a redirect URI otherwise than typed (an IDN host in ASCII form). */
+export function conversionNotice(conversions: ReadonlyArray<{ typed: string; stored: string }>): string | undefined {
+  if (conversions.length === 0) return undefined
+  const each = conversions.map((c) => `${c.typed} is stored as ${c.stored}`).join('; ')
+  return `${each}: the ASCII (IDNA) form of the host name, which is the name a browser connects to. Clients send this form as redirect_uri.`
+}
 
 export function formatTime(d: Date): string {
   return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`
@@ -57,7 +65,8 @@ export interface ApplicationView {
   name: string
   description: string
   clientId: string
-  redirectUris: string[]
+  /** `unicodeHost`: the host as people read it, when it is stored in ASCII (IDNA) form. */
+  redirectUris: Array<{ uri: string; unicodeHost: string | null }>
   scopes: Array<{ value: string; description: string }>
   requirePkce: boolean
   allowImplicit: boolean
@@ -73,7 +82,7 @@ export function applicationView(app: Application): ApplicationView {
     name: app.name,
     description: app.description,
     clientId: app.client_id,
-    redirectUris: app.redirect_uris,
+    redirectUris: app.redirect_uris.map((uri) => ({ uri, unicodeHost: unicodeHostOf(uri) })),
     scopes: app.allowed_scopes.map((s) => ({ value: s, description: SCOPE_DESCRIPTIONS[s as keyof typeof SCOPE_DESCRIPTIONS] ?? '' })),
     requirePkce: app.require_pkce,
     allowImplicit: app.allow_implicit,
