@@ -65,6 +65,20 @@ export interface AccessTokensTable {
   revoked_at: Timestamp | null
 }
 
+export interface PendingAuthorizationsTable {
+  id: Generated<string>
+  user_id: string
+  application_id: string
+  response_type: 'code' | 'token'
+  redirect_uri: string | null
+  scopes: string[]
+  state: string | null
+  code_challenge: string | null
+  code_challenge_method: 'S256' | 'plain' | null
+  created_at: Timestamp
+  expires_at: Timestamp
+}
+
 export interface RateLimitsTable {
   key: string
   window_start: Timestamp
@@ -78,6 +92,7 @@ export interface Database {
   grants: GrantsTable
   authorization_codes: AuthorizationCodesTable
   access_tokens: AccessTokensTable
+  pending_authorizations: PendingAuthorizationsTable
   rate_limits: RateLimitsTable
 }
 
@@ -87,3 +102,4 @@ export type NewApplication = Insertable<ApplicationsTable>
 export type Grant = Selectable<GrantsTable>
 export type AuthorizationCode = Selectable<AuthorizationCodesTable>
 export type AccessToken = Selectable<AccessTokensTable>
+export type PendingAuthorization = Selectable<PendingAuthorizationsTable>

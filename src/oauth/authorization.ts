@@ -3,6 +3,12 @@ import { digest, generateAccessToken, generateAuthorizationCode } from '../lib/t
 import { insertAccessToken } from '../repositories/access-tokens.js'
 import { insertAuthorizationCode, insertCodeUnderGrant } from '../repositories/authorization-codes.js'
 import { upsertGrant } from '../repositories/grants.js'
+import {
+  type PendingWithClient,
+  consumePendingAuthorization,
+  findPendingAuthorization,
+  insertPendingAuthorization,
+} from '../repositories/pending-authorizations.js'
 import type { AuthorizationRequest } from './authorize-request.js'
 import { errorLocation, responseMode } from './authorize-request.js'
 import { AccessDeniedError } from './errors.js'
@@ -11,6 +17,8 @@ import { formatScope } from './scope.js'
 
 /** Spec 3: a code is usable for 10 minutes after it is issued. */
 export const CODE_LIFETIME_MS = 10 * 60_000
+/** How long a consent page can be answered (DESIGN "/oauth/authorize" 6). */
+export const PENDING_LIFETIME_MS = 10 * 60_000
 
 /**
  * Whether standing consent may stand in for the page. Only for the code flow: the token flow
@@ -55,9 +63,52 @@ function newCode(req: AuthorizationRequest, userId: string, now: Date) {
 }
 
 /**
- * Issues the response to an approved request and records the consent, in one transaction.
- * `nonce` is the consent form's one-time id, used as the code's (or token's) primary key: a
- * replayed or double-submitted form collides and gets undefined instead of a second code.
+ * Keeps the validated request for the consent page and returns its id: the form carries only
+ * this id, so what the page shows is exactly what an approval can issue.
+ */
+export function holdForConsent(db: Db, req: AuthorizationRequest, userId: string, now: Date): Promise<string> {
+  return insertPendingAuthorization(db, {
+    userId,
+    applicationId: req.application.id,
+    responseType: req.responseType,
+    redirectUri: req.sentRedirectUri,
+    scopes: req.scopes,
+    state: req.state ?? null,
+    codeChallenge: req.codeChallenge,
+    codeChallengeMethod: req.codeChallengeMethod,
+    now,
+    expiresAt: new Date(now.getTime() + PENDING_LIFETIME_MS),
+  })
+}
+
+/** A held request, live; restricted to `userId` when given. */
+export function findHeldRequest(db: Db, id: string, now: Date, userId?: string): Promise<PendingWithClient | undefined> {
+  return findPendingAuthorization(db, id, now, userId)
+}
+
+/**
+ * The authorize parameters of a held request, as a fresh GET would send them: it is validated
+ * again against the application as it is now before anything is issued, and a user who must
+ * log in first comes back through this GET.
+ */
+export function heldRequestParams(held: PendingWithClient): Record<string, string> {
+  const params: Record<string, string> = { client_id: held.client_id, response_type: held.response_type, scope: held.scopes.join(' ') }
+  if (held.redirect_uri !== null) params.redirect_uri = held.redirect_uri
+  if (held.state !== null) params.state = held.state
+  if (held.code_challenge !== null) params.code_challenge = held.code_challenge
+  if (held.code_challenge_method !== null) params.code_challenge_method = held.code_challenge_method
+  return params
+}
+
+/** Answers a held request once; false when it was answered already or expired. */
+export function releaseHeldRequest(db: Db, id: string, userId: string, now: Date): Promise<boolean> {
+  return consumePendingAuthorization(db, id, userId, now)
+}
+
+/**
+ * Issues the response to an approved held request and records the consent, in one
+ * transaction that also deletes the held request: a second submission of the form finds it
+ * gone and gets undefined, never a second code or token.
  */
 export async function approveAuthorization(
   db: Db,
@@ -65,28 +116,20 @@ export async function approveAuthorization(
   userId: string,
   now: Date,
   issuer: string,
-  nonce?: string,
+  heldId: string,
 ): Promise<string | undefined> {
   return db.transaction().execute(async (trx) => {
+    if (!(await consumePendingAuthorization(trx, heldId, userId, now))) return undefined
     const grant = { userId, applicationId: req.application.id, scopes: req.scopes, now }
     if (req.responseType === 'code') {
       const { code, row } = newCode(req, userId, now)
-      const inserted = await insertAuthorizationCode(trx, { ...(nonce ? { id: nonce } : {}), ...row, applicationId: req.application.id })
-      if (!inserted) return undefined
+      await insertAuthorizationCode(trx, { ...row, applicationId: req.application.id })
       await upsertGrant(trx, grant)
       return buildRedirect(req.redirectUri, { code, state: req.state, iss: issuer }, 'query')
     }
     // RFC 6749 4.2.2: the token in the fragment, which browsers never send to servers.
     const token = generateAccessToken()
-    const inserted = await insertAccessToken(trx, {
-      ...(nonce ? { id: nonce } : {}),
-      tokenHash: digest(token),
-      applicationId: req.application.id,
-      userId,
-      scopes: req.scopes,
-      now,
-    })
-    if (!inserted) return undefined
+    await insertAccessToken(trx, { tokenHash: digest(token), applicationId: req.application.id, userId, scopes: req.scopes, now })
     await upsertGrant(trx, grant)
     return buildRedirect(
       req.redirectUri,

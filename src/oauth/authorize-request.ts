@@ -12,18 +12,6 @@ import { type Scope, parseScope } from './scope.js'
  * error goes back to the client.
  */
 
-/** Parameters that the consent form carries back to the POST, where they are re-validated. */
-export const AUTHORIZE_PARAMS = [
-  'client_id',
-  'redirect_uri',
-  'response_type',
-  'scope',
-  'state',
-  'code_challenge',
-  'code_challenge_method',
-  'prompt',
-] as const
-
 /** The application with its owner's email, for the consent page. */
 export type AuthorizeApplication = Application & { owner_email: string }
 
@@ -42,16 +30,17 @@ export interface AuthorizationRequest {
   codeChallenge: string | null
   codeChallengeMethod: ChallengeMethod | null
   prompt: 'consent' | 'none' | undefined
-  /** The request's own parameter values, for the consent form's hidden fields. */
-  params: Record<string, string>
 }
 
 export type AuthorizeOutcome =
   | { kind: 'ok'; request: AuthorizationRequest }
   /** Client or redirect URI unusable: show an error page, never redirect (4.1.2.1). */
   | { kind: 'fatal'; message: string }
-  /** Anything else: send the browser back to the client with the error. */
-  | { kind: 'redirect'; location: string }
+  /**
+   * Anything else: the error response for the client, at `location`. Whether the browser is
+   * sent there automatically depends on trust (RFC 9700 4.11.2, src/oauth/authorize.ts).
+   */
+  | { kind: 'redirect'; location: string; application: AuthorizeApplication; redirectUri: string; description: string }
 
 export function responseMode(responseType: string | undefined): 'query' | 'fragment' {
   // RFC 6749 4.2.2.1: token-flow errors travel in the fragment like its responses.
@@ -75,6 +64,37 @@ export function errorLocation(
  * For the code flow this reads only the application's CODE_FLOW_SETTINGS
  * (src/repositories/authorization-codes.ts), which insertCodeUnderGrant re-checks.
  */
+export type ClientTarget =
+  | { kind: 'ok'; application: AuthorizeApplication; redirectUri: string; sentRedirectUri: string | null }
+  | { kind: 'fatal'; message: string }
+
+/**
+ * Phase 1 (RFC 6749 4.1.2.1): the client and the redirect URI, the only place a response may
+ * go. Also tells the log-in page where an authorize request will end (CSP form-action).
+ */
+export async function establishClient(reading: ParamReading, load: ApplicationLoader): Promise<ClientTarget> {
+  for (const name of ['client_id', 'redirect_uri']) {
+    const problem = reading.problems.find((p) => p.name === name)?.problem
+    if (problem === 'repeated') return { kind: 'fatal', message: `The request repeats ${name}.` }
+    if (problem !== undefined) return { kind: 'fatal', message: `${describeProblem(name, problem)}.` }
+  }
+  const clientId = optional(reading.params, 'client_id')
+  if (!clientId) return { kind: 'fatal', message: 'The request has no client_id.' }
+  const application = clientId.length <= 256 ? await load(clientId) : undefined
+  if (!application) return { kind: 'fatal', message: 'No application is registered with this client_id.' }
+
+  const sentRedirectUri = optional(reading.params, 'redirect_uri') ?? null
+  if (sentRedirectUri !== null) {
+    if (findMatchingRedirectUri(sentRedirectUri, application.redirect_uris) === null) {
+      return { kind: 'fatal', message: 'The redirect_uri is not covered by any redirect URI registered for this application.' }
+    }
+    return { kind: 'ok', application, redirectUri: sentRedirectUri, sentRedirectUri }
+  }
+  if (application.redirect_uris.length === 1)
+    return { kind: 'ok', application, redirectUri: application.redirect_uris[0]!, sentRedirectUri }
+  return { kind: 'fatal', message: 'This application has several redirect URIs, so the request must name one in redirect_uri.' }
+}
+
 export async function validateAuthorizationRequest(
   reading: ParamReading,
   issuer: string,
@@ -83,29 +103,9 @@ export async function validateAuthorizationRequest(
   const raw = reading.params
   const single = (name: string): string | undefined => optional(raw, name)
 
-  // Phase 1: client_id and redirect_uri.
-  for (const name of ['client_id', 'redirect_uri']) {
-    const problem = reading.problems.find((p) => p.name === name)?.problem
-    if (problem === 'repeated') return { kind: 'fatal', message: `The request repeats ${name}.` }
-    if (problem !== undefined) return { kind: 'fatal', message: `${describeProblem(name, problem)}.` }
-  }
-  const clientId = single('client_id')
-  if (!clientId) return { kind: 'fatal', message: 'The request has no client_id.' }
-  const application = clientId.length <= 256 ? await load(clientId) : undefined
-  if (!application) return { kind: 'fatal', message: 'No application is registered with this client_id.' }
-
-  const sentRedirectUri = single('redirect_uri') ?? null
-  let redirectUri: string
-  if (sentRedirectUri !== null) {
-    if (findMatchingRedirectUri(sentRedirectUri, application.redirect_uris) === null) {
-      return { kind: 'fatal', message: 'The redirect_uri is not covered by any redirect URI registered for this application.' }
-    }
-    redirectUri = sentRedirectUri
-  } else if (application.redirect_uris.length === 1) {
-    redirectUri = application.redirect_uris[0]!
-  } else {
-    return { kind: 'fatal', message: 'This application has several redirect URIs, so the request must name one in redirect_uri.' }
-  }
+  const client = await establishClient(reading, load)
+  if (client.kind === 'fatal') return client
+  const { application, redirectUri, sentRedirectUri } = client
 
   // Phase 2: everything else, reported to the client.
   const responseType = single('response_type')
@@ -146,11 +146,6 @@ export async function validateAuthorizationRequest(
     }
     const prompt = promptValues.includes('none') ? 'none' : promptValues.includes('consent') ? 'consent' : undefined
 
-    const params: Record<string, string> = {}
-    for (const name of AUTHORIZE_PARAMS) {
-      const v = raw[name]
-      if (typeof v === 'string') params[name] = v
-    }
     return {
       kind: 'ok',
       request: {
@@ -163,11 +158,12 @@ export async function validateAuthorizationRequest(
         codeChallenge,
         codeChallengeMethod,
         prompt,
-        params,
       },
     }
   } catch (err) {
-    if (err instanceof OAuthError) return { kind: 'redirect', location: errorLocation(target, err, issuer) }
+    if (err instanceof OAuthError) {
+      return { kind: 'redirect', location: errorLocation(target, err, issuer), application, redirectUri, description: err.description }
+    }
     throw err
   }
 }

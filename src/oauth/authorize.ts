@@ -1,10 +1,22 @@
 import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
 import { CODE_FLOW_SETTINGS, type CodeFlowSettings } from '../repositories/authorization-codes.js'
+import { hasGrant } from '../repositories/grants.js'
+import { isUuid } from '../lib/uuid.js'
 import type { ApplicationCache } from './application-cache.js'
-import { denyAuthorization, issueUnderRememberedConsent, mayUseRememberedConsent } from './authorization.js'
-import { type AuthorizationRequest, type AuthorizeOutcome, validateAuthorizationRequest } from './authorize-request.js'
+import {
+  approveAuthorization,
+  denyAuthorization,
+  findHeldRequest,
+  heldRequestParams,
+  holdForConsent,
+  issueUnderRememberedConsent,
+  mayUseRememberedConsent,
+  releaseHeldRequest,
+} from './authorization.js'
+import { type AuthorizationRequest, type AuthorizeOutcome, establishClient, validateAuthorizationRequest } from './authorize-request.js'
 import { readParams } from './params.js'
+import { describeRedirectTarget } from './redirect-uri.js'
 
 /*
  * GET /oauth/authorize (RFC 6749 4.1.1, 4.2.1) as the protocol sees it: what to answer, given
@@ -12,12 +24,18 @@ import { readParams } from './params.js'
  */
 
 export type AuthorizeAnswer =
-  /** Client or redirect URI unusable (RFC 6749 4.1.2.1): an error page, never a redirect. */
+  /** Client or redirect URI unusable (RFC 6749 4.1.2.1), or a consent form that cannot be answered: an error page, never a redirect. */
   | { kind: 'error-page'; message: string }
   | { kind: 'redirect'; location: string }
-  /** Log in first, then back to the same request. */
-  | { kind: 'login'; request: AuthorizationRequest }
-  | { kind: 'consent'; request: AuthorizationRequest }
+  /**
+   * An error response for a client that nobody here vouches for (RFC 9700 4.11.2): a page that
+   * names the application and the destination, with a link to `location` for the user to follow.
+   */
+  | { kind: 'untrusted-error'; location: string; applicationName: string; host: string; description: string }
+  /** Log in first, then back to `returnTo` (absent: the request's own URL). */
+  | { kind: 'login'; returnTo?: string }
+  /** The consent page for the request, held under `heldId` until answered. */
+  | { kind: 'consent'; request: AuthorizationRequest; heldId: string }
 
 export interface AuthorizeContext {
   db: Db
@@ -69,19 +87,99 @@ async function answerValidated(
   tried: CodeFlowSettings | undefined,
 ): Promise<AuthorizeAnswer> {
   if (outcome.kind === 'fatal') return { kind: 'error-page', message: outcome.message }
-  if (outcome.kind === 'redirect') return outcome
+  if (outcome.kind === 'redirect') return deliverError(ctx, outcome, user)
   const req = outcome.request
   if (!user) {
     // prompt=none forbids showing the log-in page (RFC 6749 has no login_required).
-    if (req.prompt === 'none') return { kind: 'redirect', location: denyAuthorization(req, ctx.issuer, 'The user is not logged in') }
-    return { kind: 'login', request: req }
+    if (req.prompt === 'none') return deliverError(ctx, deniedFor(ctx, req, 'The user is not logged in'), user)
+    return { kind: 'login' }
   }
   if (mayUseRememberedConsent(req) && !(tried && sameCodeFlowSettings(tried, req.application))) {
     const location = await issueUnderRememberedConsent(ctx.db, req, user.id, ctx.clock(), ctx.issuer)
     if (location) return { kind: 'redirect', location }
   }
-  if (req.prompt === 'none') {
-    return { kind: 'redirect', location: denyAuthorization(req, ctx.issuer, 'The user has not granted this access') }
+  if (req.prompt === 'none') return deliverError(ctx, deniedFor(ctx, req, 'The user has not granted this access'), user)
+  return { kind: 'consent', request: req, heldId: await holdForConsent(ctx.db, req, user.id, ctx.clock()) }
+}
+
+type ErrorResponse = Extract<AuthorizeOutcome, { kind: 'redirect' }>
+
+function deniedFor(ctx: AuthorizeContext, req: AuthorizationRequest, description: string): ErrorResponse {
+  const location = denyAuthorization(req, ctx.issuer, description)
+  return { kind: 'redirect', location, application: req.application, redirectUri: req.redirectUri, description }
+}
+
+/**
+ * RFC 9700 4.11.2: anyone can register an application with any redirect URI, so an error
+ * response is only sent automatically where someone vouches for the destination: the user is
+ * logged in and once granted this application access (docs/decisions/005-trusted-redirects.md).
+ * Otherwise the user sees where the error would go and may follow it; the client still learns
+ * the error when they do.
+ */
+async function deliverError(ctx: AuthorizeContext, error: ErrorResponse, user: { id: string } | null): Promise<AuthorizeAnswer> {
+  if (user && (await hasGrant(ctx.db, user.id, error.application.id))) return { kind: 'redirect', location: error.location }
+  return {
+    kind: 'untrusted-error',
+    location: error.location,
+    applicationName: error.application.name,
+    host: describeRedirectTarget(error.redirectUri).host,
+    description: error.description,
   }
-  return { kind: 'consent', request: req }
+}
+
+/**
+ * POST /oauth/authorize: the user's answer to a consent page, which names the held request by
+ * id and nothing else. The request is validated again against the application as it is now;
+ * it is answered once, by the user it was held for.
+ */
+export async function answerConsent(
+  ctx: AuthorizeContext,
+  form: { heldId: unknown; decision: unknown },
+  user: { id: string } | null,
+): Promise<AuthorizeAnswer> {
+  const incomplete: AuthorizeAnswer = {
+    kind: 'error-page',
+    message: 'The consent form was incomplete. Go back to the application and start again.',
+  }
+  const gone: AuthorizeAnswer = {
+    kind: 'error-page',
+    message: 'This consent page was already answered or has expired. Go back to the application and start again.',
+  }
+  if (!isUuid(form.heldId) || (form.decision !== 'approve' && form.decision !== 'deny')) return incomplete
+  const now = ctx.clock()
+  if (!user) {
+    // The session ended while the page was open: log in, then the same request again.
+    const held = await findHeldRequest(ctx.db, form.heldId, now)
+    return held ? { kind: 'login', returnTo: `/oauth/authorize?${new URLSearchParams(heldRequestParams(held))}` } : gone
+  }
+  const held = await findHeldRequest(ctx.db, form.heldId, now, user.id)
+  if (!held) return gone
+  const outcome = await validateAuthorizationRequest(readParams(heldRequestParams(held)), ctx.issuer, (id) => ctx.applications.load(id))
+  if (outcome.kind === 'fatal') return { kind: 'error-page', message: outcome.message }
+  if (outcome.kind === 'redirect') return deliverError(ctx, outcome, user)
+  const req = outcome.request
+  if (form.decision === 'deny') {
+    // The user's own answer goes back to the client whatever the trust (DESIGN "/oauth/authorize" 4).
+    return (await releaseHeldRequest(ctx.db, form.heldId, user.id, now))
+      ? { kind: 'redirect', location: denyAuthorization(req, ctx.issuer) }
+      : gone
+  }
+  const location = await approveAuthorization(ctx.db, req, user.id, now, ctx.issuer, form.heldId)
+  return location ? { kind: 'redirect', location } : gone
+}
+
+/**
+ * Where the authorize request at `path` (a log-in page's `next`) would send the browser at the
+ * end, if it names a usable client: the log-in form's CSP form-action must allow it, since
+ * browsers apply form-action to every redirect that follows a form submission.
+ */
+export async function authorizeDestination(ctx: Pick<AuthorizeContext, 'applications'>, path: string): Promise<string | undefined> {
+  if (!path.startsWith('/oauth/authorize?')) return undefined
+  const query: Record<string, string | string[]> = {}
+  for (const [name, value] of new URLSearchParams(path.slice('/oauth/authorize?'.length))) {
+    const seen = query[name]
+    query[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value]
+  }
+  const client = await establishClient(readParams(query), (id) => ctx.applications.load(id))
+  return client.kind === 'ok' ? client.redirectUri : undefined
 }

@@ -3,8 +3,6 @@ import type { Db } from '../db/connect.js'
 import type { AccessToken } from '../db/schema.js'
 
 export interface NewAccessToken {
-  /** Supplied by the consent form's one-time nonce (token flow), so a replay collides. */
-  id?: string
   tokenHash: string
   applicationId: string
   userId: string
@@ -12,12 +10,11 @@ export interface NewAccessToken {
   now: Date
 }
 
-/** Inserts a token issued without a code (token flow); undefined when the id exists already. */
-export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<AccessToken, 'id' | 'created_at'> | undefined> {
+/** Inserts a token issued without a code (token flow). */
+export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<AccessToken, 'id' | 'created_at'>> {
   return db
     .insertInto('access_tokens')
     .values({
-      ...(t.id ? { id: t.id } : {}),
       token_hash: t.tokenHash,
       application_id: t.applicationId,
       user_id: t.userId,
@@ -25,9 +22,8 @@ export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<Acces
       authorization_code_id: null,
       created_at: t.now,
     })
-    .onConflict((oc) => oc.column('id').doNothing())
     .returning(['id', 'created_at'])
-    .executeTakeFirst()
+    .executeTakeFirstOrThrow()
 }
 
 /** By digest (access_tokens_token_hash_key). */

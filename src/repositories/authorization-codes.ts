@@ -3,8 +3,6 @@ import type { Db } from '../db/connect.js'
 import type { Application, AuthorizationCode } from '../db/schema.js'
 
 export interface NewCode {
-  /** Supplied by the consent form's one-time nonce, so a replayed POST collides on the key. */
-  id?: string
   codeHash: string
   applicationId: string
   userId: string
@@ -16,12 +14,10 @@ export interface NewCode {
   expiresAt: Date
 }
 
-/** Inserts the code; false when a code with this id exists already (authorization_codes_pkey). */
-export async function insertAuthorizationCode(db: Db, c: NewCode): Promise<boolean> {
-  const row = await db
+export async function insertAuthorizationCode(db: Db, c: NewCode): Promise<void> {
+  await db
     .insertInto('authorization_codes')
     .values({
-      ...(c.id ? { id: c.id } : {}),
       code_hash: c.codeHash,
       application_id: c.applicationId,
       user_id: c.userId,
@@ -32,10 +28,7 @@ export async function insertAuthorizationCode(db: Db, c: NewCode): Promise<boole
       created_at: c.now,
       expires_at: c.expiresAt,
     })
-    .onConflict((oc) => oc.column('id').doNothing())
-    .returning('id')
-    .executeTakeFirst()
-  return row !== undefined
+    .execute()
 }
 
 /**

@@ -53,3 +53,14 @@ export function findGrantOfUser(db: Db, grantId: string, userId: string): Promis
 export async function deleteGrant(db: Db, userId: string, applicationId: string): Promise<void> {
   await db.deleteFrom('grants').where('user_id', '=', userId).where('application_id', '=', applicationId).execute()
 }
+
+/** Whether the user has consented to the application at all (grants_user_application_key). */
+export async function hasGrant(db: Db, userId: string, applicationId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('grants')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where('application_id', '=', applicationId)
+    .executeTakeFirst()
+  return row !== undefined
+}

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { type Browser, chromium } from 'playwright-core'
+import { type Browser, type Page, chromium } from 'playwright-core'
 
 /*
  * Headless Chromium for browser tests: Debian's `chromium` package (`.ci/run` installs it with
@@ -29,4 +31,30 @@ export async function listenOnLoopback(app: FastifyInstance): Promise<string> {
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as AddressInfo
   return `http://127.0.0.1:${port}`
+}
+
+/** axe-core's WCAG 2.1 A/AA rule tags. */
+const WCAG_21_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']
+
+/**
+ * The WCAG 2.1 A/AA violations axe-core finds on the page as it is now, as "rule: target"
+ * lines (empty when none). The pages are tested with JavaScript off, where axe cannot run, so
+ * the page's current HTML is rendered again, with its stylesheets, in a scratch page that
+ * may run scripts.
+ */
+export async function axeViolations(page: Page): Promise<string[]> {
+  const source = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+  const html = (await page.content()).replace(/<head>/i, `<head><base href="${new URL(page.url()).origin}/">`)
+  const scratch = await page.context().browser()!.newContext({ javaScriptEnabled: true })
+  try {
+    const copy = await scratch.newPage()
+    await copy.setContent(html, { waitUntil: 'load' })
+    await copy.addScriptTag({ content: source })
+    const result = (await copy.evaluate(`axe.run(document, { runOnly: { type: 'tag', values: ${JSON.stringify(WCAG_21_AA)} } })`)) as {
+      violations: Array<{ id: string; nodes: Array<{ target: unknown[] }> }>
+    }
+    return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${JSON.stringify(n.target)}`))
+  } finally {
+    await scratch.close()
+  }
 }

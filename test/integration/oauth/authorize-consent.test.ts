@@ -125,30 +125,112 @@ describe('consent page', () => {
     expect(again.body).toMatch(/already answered/)
   })
 
-  it('re-validates a tampered POST: nothing a fresh request could not get', async () => {
+  it('the form carries only the held request id and the CSRF token', async () => {
     const s = await loggedInUser(t.app)
-    const page = await s.get(codeRequest())
-    const fields = consentFields(page.body)
-    const evil = await s.post('/oauth/authorize', { ...fields, redirect_uri: 'https://evil.example/cb', decision: 'approve' })
-    expect(evil.statusCode).toBe(400)
-    expect(evil.headers.location).toBeUndefined()
-    const narrow = await createClient(t.db, { scopes: ['read'] })
-    const scoped = await s.post('/oauth/authorize', {
-      ...fields,
-      client_id: narrow.clientId,
-      redirect_uri: narrow.redirectUri,
+    const page = await s.get(codeRequest({ scope: 'read write_teams' }))
+    expect(Object.keys(consentFields(page.body)).sort()).toEqual(['_csrf', 'request_id'])
+  })
+
+  it('issues exactly what the page showed: edited form fields are ignored (finding 2)', async () => {
+    const s = await loggedInUser(t.app)
+    const page = await s.get(codeRequest({ scope: 'read write_events' }))
+    const res = await s.post('/oauth/authorize', {
+      ...consentFields(page.body),
       scope: 'write',
+      redirect_uri: 'https://evil.example/cb',
+      client_id: 'someone-else',
       decision: 'approve',
     })
-    expect(locationParams(scoped).get('error')).toBe('invalid_scope')
-    const repeated = await s.post('/oauth/authorize', { ...fields, scope: ['read', 'write'], decision: 'approve' })
-    expect(locationParams(repeated).get('error')).toBe('invalid_request')
+    expect(res.statusCode).toBe(303)
+    expect(String(res.headers.location)).toMatch(/^https:\/\/client\.example\/cb\?code=/)
+    const token = await exchange(t.app, client, { code: locationParams(res).get('code')! })
+    expect(token.json()).toMatchObject({ scope: 'read write_events' })
+  })
+
+  it('answers a held request only for the user it was shown to', async () => {
+    const alice = await loggedInUser(t.app)
+    const mallory = await loggedInUser(t.app)
+    const page = await alice.get(codeRequest())
+    const request_id = consentFields(page.body).request_id!
+    await mallory.get('/applications')
+    const res = await mallory.post('/oauth/authorize', { request_id, decision: 'approve' })
+    expect(res.statusCode).toBe(400)
+    expect(res.headers.location).toBeUndefined()
+    expect(res.body).toMatch(/already answered or has expired/)
+    // Still Alice's to answer.
+    expect((await alice.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })).statusCode).toBe(303)
+  })
+
+  it('a held request expires after 10 minutes and is then gone', async () => {
+    const s = await loggedInUser(t.app)
+    const page = await s.get(codeRequest())
+    t.clock.advance(10 * 60_000 + 1)
+    try {
+      const res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
+      expect(res.statusCode).toBe(400)
+      expect(res.body).toMatch(/already answered or has expired/)
+    } finally {
+      t.clock.advance(-(10 * 60_000 + 1))
+    }
+  })
+
+  it('is validated again against the application as it is now', async () => {
+    const s = await loggedInUser(t.app)
+    const narrowing = await createClient(t.db, { scopes: ['read', 'write'] })
+    const page = await s.get(authorizeUrl({ response_type: 'code', client_id: narrowing.clientId, scope: 'write', state: 's' }))
+    await t.db
+      .updateTable('applications')
+      .set({ allowed_scopes: ['read'] })
+      .where('id', '=', narrowing.id)
+      .execute()
+    t.deps.caches.applications.clear()
+    const res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
+    // The user has no grant for this client yet: the error is shown, not redirected.
+    expect(res.statusCode).toBe(400)
+    expect(res.body).toMatch(/invalid_scope|not allowed|scope/i)
     const count = await t.db
       .selectFrom('authorization_codes')
       .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('application_id', '=', narrow.id)
+      .where('application_id', '=', narrowing.id)
       .executeTakeFirstOrThrow()
     expect(Number(count.n)).toBe(0)
+  })
+
+  it('answered requests are deleted, and a user keeps at most ten open ones', async () => {
+    const s = await loggedInUser(t.app)
+    const user = await t.db.selectFrom('users').select('id').where('email', '=', s.email).executeTakeFirstOrThrow()
+    const held = () =>
+      t.db
+        .selectFrom('pending_authorizations')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('user_id', '=', user.id)
+        .executeTakeFirstOrThrow()
+        .then((r) => Number(r.n))
+    const page = await s.get(codeRequest())
+    expect(await held()).toBe(1)
+    await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'deny' })
+    expect(await held()).toBe(0)
+    for (let i = 0; i < 15; i++) await s.get(codeRequest({ prompt: 'consent' }))
+    expect(await held()).toBe(10)
+  })
+
+  it('a session that ended while the page was open logs in again and comes back to the same request', async () => {
+    const s = await loggedInUser(t.app)
+    const page = await s.get(codeRequest({ scope: 'read write_teams' }))
+    const fields = consentFields(page.body)
+    const anonymous = new BrowserSession(t.app)
+    await anonymous.get('/login')
+    const res = await anonymous.post('/oauth/authorize', { request_id: fields.request_id!, decision: 'approve' })
+    expect(res.statusCode).toBe(303)
+    const next = new URL(String(res.headers.location), 'http://x').searchParams.get('next')!
+    const back = new URLSearchParams(next.slice(next.indexOf('?') + 1))
+    expect(Object.fromEntries(back)).toEqual({
+      client_id: client.clientId,
+      response_type: 'code',
+      scope: 'read write_teams',
+      redirect_uri: client.redirectUri,
+      state: 'xyz',
+    })
   })
 })
 

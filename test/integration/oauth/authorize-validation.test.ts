@@ -8,17 +8,21 @@ import {
   authorizeUrl,
   buildOAuthTestApp,
   createClient,
+  grantAccess,
   locationParams,
   loggedInUser,
+  returnLink,
 } from './helpers.js'
 
 let t: TestContext
-let s: BrowserSession
+let s: BrowserSession & { email: string }
 let client: TestClient
 beforeAll(async () => {
   t = await buildOAuthTestApp()
   s = await loggedInUser(t.app)
   client = await createClient(t.db, { redirectUris: ['https://client.example/cb'], scopes: ['read', 'write_teams'] })
+  // The user once granted this client access: its error responses are redirected (RFC 9700 4.11.2).
+  await grantAccess(t.db, s.email, client.id)
 })
 afterAll(async () => {
   await t.close()
@@ -77,7 +81,7 @@ describe('phase 1: client and redirect URI problems show a page, never redirect 
   })
 })
 
-describe('phase 2: other errors go back to the client with error, error_description, state and iss', () => {
+describe('phase 2: other errors go back to a client the user trusts with error, error_description, state and iss', () => {
   const base = () => ({ client_id: client.clientId, redirect_uri: client.redirectUri, state: 'st 1/&=' })
   const cases: Array<[string, () => string, string, 'query' | 'fragment']> = [
     ['missing response_type', () => authorizeUrl({ ...base() }), 'invalid_request', 'query'],
@@ -135,6 +139,7 @@ describe('phase 2: other errors go back to the client with error, error_descript
 
   it('requires PKCE where the application says so', async () => {
     const strict = await createClient(t.db, { requirePkce: true })
+    await grantAccess(t.db, s.email, strict.id)
     const res = await s.get(authorizeUrl({ client_id: strict.clientId, response_type: 'code', state: 'k' }))
     const p = locationParams(res)
     expect(p.get('error')).toBe('invalid_request')
@@ -156,10 +161,66 @@ describe('phase 2: other errors go back to the client with error, error_descript
     expect(res.statusCode).toBe(400)
     expect(res.headers.location).toBeUndefined()
   })
+})
 
-  it('answers prompt=none without a session with access_denied', async () => {
+describe('phase 2 errors for a client nobody here vouches for: a page, not a redirect (RFC 9700 4.11.2)', () => {
+  /** Gatehouse as an open redirector: a free account registers evil.example and sends a bogus request. */
+  let mine: TestClient
+  beforeAll(async () => {
+    mine = await createClient(t.db, { redirectUris: ['https://evil.example/cb'], allowImplicit: true })
+  })
+
+  async function expectReturnPage(res: Awaited<ReturnType<typeof s.get>>, error: string, mode: 'query' | 'fragment' = 'query') {
+    expect(res.statusCode).toBe(400)
+    expect(res.headers.location).toBeUndefined()
+    expect(res.headers['content-type']).toMatch(/text\/html/)
+    expect(res.body).toContain('Team Planner')
+    const link = returnLink(res.body)
+    expect(link?.text).toBe('Return to evil.example')
+    const url = new URL(link!.href)
+    expect(`${url.origin}${url.pathname}`).toBe('https://evil.example/cb')
+    const p = new URLSearchParams(mode === 'query' ? url.search : url.hash.slice(1))
+    expect(p.get('error')).toBe(error)
+    expect(p.get('error_description')).toBeTruthy()
+    expect(p.get('iss')).toBe(TEST_ISSUER)
+    expect(p.get('state')).toBe('x')
+    return p
+  }
+
+  it('logged out, a bogus response_type', async () => {
+    const res = await t.app.inject(
+      authorizeUrl({ client_id: mine.clientId, redirect_uri: 'https://evil.example/cb', response_type: 'bogus', state: 'x' }),
+    )
+    await expectReturnPage(res, 'unsupported_response_type')
+  })
+
+  it('logged out, prompt=none', async () => {
+    const res = await t.app.inject(authorizeUrl({ client_id: mine.clientId, response_type: 'code', prompt: 'none', state: 'x' }))
+    await expectReturnPage(res, 'access_denied')
+  })
+
+  it('logged in without a grant for this client: an unknown scope, and prompt=none', async () => {
+    await expectReturnPage(
+      await s.get(authorizeUrl({ client_id: mine.clientId, response_type: 'code', scope: 'admin', state: 'x' })),
+      'invalid_scope',
+    )
+    await expectReturnPage(
+      await s.get(authorizeUrl({ client_id: mine.clientId, response_type: 'code', prompt: 'none', state: 'x' })),
+      'access_denied',
+    )
+  })
+
+  it('the token flow keeps its error in the fragment of the link', async () => {
+    await expectReturnPage(
+      await s.get(authorizeUrl({ client_id: mine.clientId, response_type: 'token', scope: 'admin', state: 'x' })),
+      'invalid_scope',
+      'fragment',
+    )
+  })
+
+  it('prompt=none for a trusted client while logged out is still a page: logged out, nobody vouches', async () => {
     const res = await t.app.inject(authorizeUrl({ client_id: client.clientId, response_type: 'code', prompt: 'none', state: 'p' }))
-    expect(locationParams(res).get('error')).toBe('access_denied')
-    expect(locationParams(res).get('state')).toBe('p')
+    expect(res.statusCode).toBe(400)
+    expect(new URL(returnLink(res.body)!.href).searchParams.get('error')).toBe('access_denied')
   })
 })

@@ -143,3 +143,28 @@ export function expectOAuthError(res: LightMyRequestResponse, error: string, sta
 export async function tokenRow(db: Db, token: string) {
   return db.selectFrom('access_tokens').selectAll().where('token_hash', '=', digest(token)).executeTakeFirst()
 }
+
+/** Records that the user (by email) once consented to the application: what makes its redirects trusted. */
+export async function grantAccess(db: Db, email: string, applicationId: string, scopes: string[] = ['read']): Promise<void> {
+  const user = await db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow()
+  const now = new Date()
+  await db
+    .insertInto('grants')
+    .values({ user_id: user.id, application_id: applicationId, scopes, created_at: now, updated_at: now })
+    .onConflict((oc) => oc.constraint('grants_user_application_key').doNothing())
+    .execute()
+}
+
+/** The "Return to <host>" link of the page shown instead of redirecting an error to an untrusted client. */
+export function returnLink(html: string): { href: string; text: string } | undefined {
+  const m = /<a href="([^"]+)">(Return to [^<]+)<\/a>/.exec(html)
+  return m
+    ? {
+        href: m[1]!
+          .replace(/&amp;/g, '&')
+          .replace(/&#39;/g, "'")
+          .replace(/&quot;/g, '"'),
+        text: m[2]!,
+      }
+    : undefined
+}

@@ -1,10 +1,12 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import { authenticateUser } from '../../../accounts/authenticate.js'
 import { parseCredentials } from '../../../accounts/credentials.js'
 import { endSession, startSession } from '../../../accounts/sessions.js'
 import { hasControlCharacter } from '../../../lib/text.js'
 import { consumeAttempt } from '../../../limits/rate-limiter.js'
+import { authorizeDestination } from '../../../oauth/authorize.js'
 import type { Services } from '../../../services.js'
+import { allowFormRedirectTo } from '../../form-action.js'
 import { render } from '../../render.js'
 import { SESSION_COOKIE, safeNextPath, setSessionCookie } from '../../session.js'
 
@@ -13,9 +15,19 @@ const GENERIC_FAILURE = 'Incorrect email or password.'
 export default async function loginRoutes(app: FastifyInstance, deps: Services) {
   const { db } = deps.database
 
+  /**
+   * A log-in on the way to an authorize request ends, through Gatehouse's redirects, at the
+   * client (remembered consent, or an error it may receive): the form must be allowed to go there.
+   */
+  const allowNext = async (reply: FastifyReply, next: string | undefined) => {
+    const destination = next === undefined ? undefined : await authorizeDestination(deps.caches, next)
+    if (destination !== undefined) allowFormRedirectTo(reply, destination)
+  }
+
   app.get<{ Querystring: { next?: string; email?: string; signed_up?: string } }>('/login', async (request, reply) => {
     const next = safeNextPath(request.query.next)
     if (request.user) return reply.redirect(next ?? '/applications', 303)
+    await allowNext(reply, next)
     return render(request, reply, 'account/login.eta', {
       title: 'Log in',
       email: typeof request.query.email === 'string' && !hasControlCharacter(request.query.email) ? request.query.email.slice(0, 254) : '',
@@ -30,14 +42,16 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
     const next = safeNextPath(body.next)
     const form = parseCredentials(body)
     const email = form.ok ? form.email : form.email
-    const view = (status: number, formError: string) =>
-      render(
+    const view = async (status: number, formError: string) => {
+      await allowNext(reply, next)
+      return render(
         request,
         reply,
         'account/login.eta',
         { title: 'Log in', email, next: next ?? '', signedUp: false, errors: {}, formError },
         status,
       )
+    }
 
     // Answered before the rate limiter, whose keys are stored text: PostgreSQL refuses U+0000.
     if (!form.ok && form.malformed) return view(400, 'The email or password contains a control character. Type them again.')

@@ -1,0 +1,90 @@
+import type { Db } from '../db/connect.js'
+import type { PendingAuthorization } from '../db/schema.js'
+
+/** A user's open consent pages beyond this many are forgotten, oldest first. */
+export const MAX_PENDING_PER_USER = 10
+/** Expired rows of anyone removed alongside each insert, so the table never keeps them long. */
+const EXPIRED_PURGE_BATCH = 100
+
+export interface NewPendingAuthorization {
+  userId: string
+  applicationId: string
+  responseType: 'code' | 'token'
+  redirectUri: string | null
+  scopes: string[]
+  state: string | null
+  codeChallenge: string | null
+  codeChallengeMethod: 'S256' | 'plain' | null
+  now: Date
+  expiresAt: Date
+}
+
+/**
+ * Stores a request for the consent page and returns its id. In the same statement: expired
+ * rows (a batch, by pending_authorizations_expires_at_idx) and the user's oldest rows beyond
+ * MAX_PENDING_PER_USER go, so neither a user looping over the consent page nor abandoned pages
+ * make the table grow without bound.
+ */
+export async function insertPendingAuthorization(db: Db, p: NewPendingAuthorization): Promise<string> {
+  const row = await db
+    .with('expired', (q) =>
+      q
+        .deleteFrom('pending_authorizations')
+        .where('id', 'in', (s) =>
+          s.selectFrom('pending_authorizations').select('id').where('expires_at', '<=', p.now).limit(EXPIRED_PURGE_BATCH),
+        ),
+    )
+    .with('surplus', (q) =>
+      q.deleteFrom('pending_authorizations').where('id', 'in', (s) =>
+        s
+          .selectFrom('pending_authorizations')
+          .select('id')
+          .where('user_id', '=', p.userId)
+          .orderBy('created_at', 'desc')
+          .offset(MAX_PENDING_PER_USER - 1),
+      ),
+    )
+    .insertInto('pending_authorizations')
+    .values({
+      user_id: p.userId,
+      application_id: p.applicationId,
+      response_type: p.responseType,
+      redirect_uri: p.redirectUri,
+      scopes: p.scopes,
+      state: p.state,
+      code_challenge: p.codeChallenge,
+      code_challenge_method: p.codeChallengeMethod,
+      created_at: p.now,
+      expires_at: p.expiresAt,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return row.id
+}
+
+export type PendingWithClient = PendingAuthorization & { client_id: string }
+
+/** The live request by id, with its application's client_id; `userId` restricts it to its user. */
+export function findPendingAuthorization(db: Db, id: string, now: Date, userId?: string): Promise<PendingWithClient | undefined> {
+  let q = db
+    .selectFrom('pending_authorizations')
+    .innerJoin('applications', 'applications.id', 'pending_authorizations.application_id')
+    .selectAll('pending_authorizations')
+    .select('applications.client_id')
+    .where('pending_authorizations.id', '=', id)
+    .where('pending_authorizations.expires_at', '>', now)
+  if (userId !== undefined) q = q.where('pending_authorizations.user_id', '=', userId)
+  return q.executeTakeFirst()
+}
+
+/** Deletes the user's live request; false when it was answered already, expired, or is not theirs. */
+export async function consumePendingAuthorization(db: Db, id: string, userId: string, now: Date): Promise<boolean> {
+  const row = await db
+    .deleteFrom('pending_authorizations')
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .where('expires_at', '>', now)
+    .returning('id')
+    .executeTakeFirst()
+  return row !== undefined
+}
