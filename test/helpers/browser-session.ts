@@ -38,8 +38,15 @@ export class BrowserSession {
     return res
   }
 
-  /** Posts a form; `_csrf` is taken from the last page unless the fields set it (or null omits it). */
-  async post(url: string, fields: Record<string, string | string[] | null>): Promise<LightMyRequestResponse> {
+  /**
+   * Posts a form; `_csrf` is taken from the last page unless the fields set it (or null omits it).
+   * `headers` adds what a browser would send besides (Origin, Sec-Fetch-Site).
+   */
+  async post(
+    url: string,
+    fields: Record<string, string | string[] | null>,
+    headers: Record<string, string> = {},
+  ): Promise<LightMyRequestResponse> {
     const params = new URLSearchParams()
     const withCsrf = '_csrf' in fields ? fields : { _csrf: this.lastCsrf ?? '', ...fields }
     for (const [k, v] of Object.entries(withCsrf)) {
@@ -50,7 +57,7 @@ export class BrowserSession {
       method: 'POST',
       url,
       remoteAddress: this.remoteAddress,
-      headers: { cookie: this.cookieHeader, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { cookie: this.cookieHeader, 'content-type': 'application/x-www-form-urlencoded', ...headers },
       payload: params.toString(),
     })
     this.remember(res)

@@ -38,7 +38,7 @@ it('sends the security headers on pages, and only the cheap ones on the JSON API
   // PUBLIC_URL is http here: there is no https to upgrade to.
   expect(page.headers['content-security-policy']).not.toContain('upgrade-insecure-requests')
   expect(page.headers['x-frame-options']).toBe('DENY')
-  expect(page.headers['referrer-policy']).toBe('no-referrer')
+  expect(page.headers['referrer-policy']).toBe('same-origin')
   expect(page.headers['x-content-type-options']).toBe('nosniff')
   expect(page.headers['cache-control']).toBe('no-store')
 

@@ -37,7 +37,7 @@ function consentHeaders(reply: FastifyReply, redirectUri: string): void {
   const current = String(reply.getHeader('content-security-policy') ?? "frame-ancestors 'none'")
   const formAction = `form-action 'self' ${source}`
   const csp = /form-action [^;]*/.test(current) ? current.replace(/form-action [^;]*/, formAction) : `${current};${formAction}`
-  reply.header('content-security-policy', csp).header('x-frame-options', 'DENY').header('referrer-policy', 'no-referrer')
+  reply.header('content-security-policy', csp).header('x-frame-options', 'DENY').header('referrer-policy', 'same-origin')
 }
 
 function consentPage(request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest) {
