@@ -1,9 +1,10 @@
 import cookie from '@fastify/cookie'
 import csrf from '@fastify/csrf-protection'
 import helmet, { type HelmetOptions } from 'helmet'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Services } from '../services.js'
+import { cookieNames } from './cookies.js'
 
 /**
  * helmet's headers for a configuration, computed once. helmet (and @fastify/helmet) rebuild
@@ -60,7 +61,8 @@ export async function registerPageSecurity(pages: FastifyInstance, deps: Service
   })
   await pages.register(cookie)
   await pages.register(csrf, {
-    cookieKey: 'gatehouse_csrf',
+    cookieKey: cookieNames(deps.config).csrf,
+    // Path=/ and no Domain, as the __Host- prefix requires (src/http/cookies.ts).
     cookieOpts: { path: '/', httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure },
     getToken: (request) => {
       const body = request.body as Record<string, unknown> | undefined
@@ -106,4 +108,16 @@ export class CrossOriginRequestError extends Error {
   constructor() {
     super('This form was sent from another site, so Gatehouse refused it. Nothing was changed. Open Gatehouse directly and try again.')
   }
+}
+
+/**
+ * A new CSRF secret for this browser, set in this response: at log-in and log-out, so that a token
+ * issued before (possibly to an attacker who planted the secret cookie) no longer validates
+ * after (OWASP Session Management Cheat Sheet, "Renew the Session ID After Any Privilege Level
+ * Change"; OWASP CSRF Prevention Cheat Sheet). @fastify/csrf-protection makes a secret only when
+ * the request carries none, so the old one is taken out of the request first.
+ */
+export function rotateCsrfSecret(request: FastifyRequest, reply: FastifyReply, deps: Services): void {
+  delete request.cookies[cookieNames(deps.config).csrf]
+  reply.generateCsrf()
 }

@@ -74,7 +74,11 @@ export class BrowserSession {
   }
 
   async logIn(email: string, password = 'correct horse battery', next?: string): Promise<LightMyRequestResponse> {
-    await this.get(next ? `/login?next=${encodeURIComponent(next)}` : '/login')
+    const page = await this.get(next ? `/login?next=${encodeURIComponent(next)}` : '/login')
+    // Logged in already: /login sends the browser on, and the page it lands on carries the form
+    // token (log-in rotates the CSRF secret, so the one of the earlier log-in page is dead).
+    const location = String(page.headers.location ?? '')
+    if (page.statusCode === 303 && location.startsWith('/')) await this.get(location)
     const res = await this.post('/login', { email, password, ...(next ? { next } : {}) })
     if (res.statusCode !== 303) throw new Error(`log-in failed: ${res.statusCode} ${res.body.slice(0, 300)}`)
     return res
