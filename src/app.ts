@@ -23,7 +23,7 @@ import type { Services } from './services.js'
 export async function buildApp(deps: Services): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
-    ...requestIdOptions,
+    ...requestIdOptions(deps.config.trustProxy),
     trustProxy: deps.config.trustProxy,
     bodyLimit: 64 * 1024,
     // Without these a slow client (slowloris) holds a connection as long as it likes: Fastify

@@ -38,8 +38,22 @@ export function pinoOptions(level: string): LoggerOptions {
   }
 }
 
-/** Request ids: taken from X-Request-Id when a proxy set one, else a new UUID. */
-export const requestIdOptions: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader'> = {
-  requestIdHeader: 'x-request-id',
-  genReqId: () => randomUUID(),
+/** A request id from a proxy is used only if it is a plain token: printable ASCII, no spaces, at most 128 characters. */
+const SANE_REQUEST_ID = /^[\x21-\x7e]{1,128}$/
+
+/**
+ * Request ids are the server's own (a new UUID). Behind a trusted proxy (TRUST_PROXY), the
+ * proxy's `X-Request-Id` is used instead, so one id follows the request through both logs; but
+ * only when it is sane, since it is echoed in a response header and written to every log line of
+ * the request. Without a proxy the header is the client's word, and a client could make its
+ * requests look like someone else's in the logs.
+ */
+export function requestIdOptions(trustProxy: boolean): Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader'> {
+  return {
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = trustProxy ? req.headers['x-request-id'] : undefined
+      return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID()
+    },
+  }
 }

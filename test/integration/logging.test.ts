@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config.js'
 import { redactUrl } from '../../src/http/logging.js'
 import { manualClock } from '../../src/lib/clock.js'
 import { type Services, createServices } from '../../src/services.js'
+import { buildTestApp } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js'
 
@@ -35,6 +36,34 @@ it('redacts secret query parameters from URLs', () => {
     '/oauth/token?client_id=a&client_secret=[REDACTED]&code=[REDACTED]&redirect_uri=r',
   )
   expect(redactUrl('/x?access_token=t&token=u&password=p')).toBe('/x?access_token=[REDACTED]&token=[REDACTED]&password=[REDACTED]')
+})
+
+it("generates the request id itself and ignores a client's X-Request-Id without TRUST_PROXY", async () => {
+  lines = []
+  const res = await app.inject({ url: '/healthz', headers: { 'x-request-id': 'chosen-by-client' } })
+  const id = String(res.headers['x-request-id'])
+  expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  const logged = lines.map((l) => JSON.parse(l) as { reqId?: string })
+  expect(logged.some((l) => l.reqId === id)).toBe(true)
+  expect(lines.join('')).not.toContain('chosen-by-client')
+})
+
+it("uses a trusted proxy's X-Request-Id when it is sane, and a fresh id when it is not", async () => {
+  const proxied = await buildTestApp({ TRUST_PROXY: 'true' }, testDb)
+  try {
+    const idFor = async (value: string) =>
+      String((await proxied.app.inject({ url: '/healthz', headers: { 'x-request-id': value } })).headers['x-request-id'])
+    expect(await idFor('f2c1a7e0-proxy')).toBe('f2c1a7e0-proxy')
+    expect(await idFor('Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1')).toBe('Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1')
+    expect(await idFor('x'.repeat(128))).toBe('x'.repeat(128))
+    for (const insane of ['x'.repeat(129), 'two words', 'tab\there', 'caf\u00e9', '']) {
+      const id = await idFor(insane)
+      expect(id).not.toBe(insane)
+      expect(id).toMatch(/^[0-9a-f-]{36}$/)
+    }
+  } finally {
+    await proxied.close()
+  }
 })
 
 it('logs JSON lines with a request id and never a password, cookie or secret', async () => {
