@@ -38,6 +38,39 @@ it('redacts secret query parameters from URLs', () => {
   expect(redactUrl('/x?access_token=t&token=u&password=p')).toBe('/x?access_token=[REDACTED]&token=[REDACTED]&password=[REDACTED]')
 })
 
+it('redacts by the parameter name a parser would see: decoded, in any case, after any separator', () => {
+  for (const [url, redacted] of [
+    // Fastify decodes query keys: client%5Fsecret IS client_secret to the token endpoint.
+    ['/oauth/token?client%5Fsecret=gcs_x&client_id=a', '/oauth/token?client%5Fsecret=[REDACTED]&client_id=a'],
+    ['/oauth/token?%63%6F%64%65=c1', '/oauth/token?%63%6F%64%65=[REDACTED]'],
+    // Encoded twice, for a proxy that decodes once more.
+    ['/oauth/token?client%255Fsecret=gcs_x', '/oauth/token?client%255Fsecret=[REDACTED]'],
+    // Not a parameter Gatehouse reads, but plainly a secret.
+    ['/oauth/token?Client_Secret=gcs_x&CODE=c1', '/oauth/token?Client_Secret=[REDACTED]&CODE=[REDACTED]'],
+    // `+` is a space in a query; the surrounding spaces do not make another name.
+    ['/oauth/token?client_secret+=gcs_x&+token=t', '/oauth/token?client_secret+=[REDACTED]&+token=[REDACTED]'],
+    // `;` and `#` separate pairs for some parsers.
+    ['/cb?x=1;code=c1', '/cb?x=1;code=[REDACTED]'],
+    ['/cb?x=1#access_token=t&state=s', '/cb?x=1#access_token=[REDACTED]&state=[REDACTED]'],
+    // Malformed percent-encoding is not an error, and other parameters keep their spelling.
+    ['/x?%E0%A4%A=1&password=p&redirect_uri=https%3A%2F%2Fa%2Fcb', '/x?%E0%A4%A=1&password=[REDACTED]&redirect_uri=https%3A%2F%2Fa%2Fcb'],
+    ['/x?code', '/x?code'],
+    ['/no-query', '/no-query'],
+  ]) {
+    expect(redactUrl(url!)).toBe(redacted)
+  }
+})
+
+it('never logs a secret sent under an encoded or differently cased name', async () => {
+  lines = []
+  for (const query of ['client%5Fsecret=gcs_encoded', 'Client_Secret=gcs_cased', 'client_id=a;code=gac_semicolon']) {
+    await app.inject({ method: 'POST', url: `/oauth/token?${query}`, headers: { 'content-length': '0' } })
+  }
+  const all = lines.join('')
+  expect(all).toContain('/oauth/token?')
+  for (const secret of ['gcs_encoded', 'gcs_cased', 'gac_semicolon']) expect(all).not.toContain(secret)
+})
+
 it("generates the request id itself and ignores a client's X-Request-Id without TRUST_PROXY", async () => {
   lines = []
   const res = await app.inject({ url: '/healthz', headers: { 'x-request-id': 'chosen-by-client' } })
