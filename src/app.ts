@@ -23,9 +23,15 @@ import type { Services } from './services.js'
 export async function buildApp(deps: Services): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
-    ...requestIdOptions,
+    ...requestIdOptions(deps.config.trustProxy),
     trustProxy: deps.config.trustProxy,
     bodyLimit: 64 * 1024,
+    // Without these a slow client (slowloris) holds a connection as long as it likes: Fastify
+    // sets requestTimeout and connectionTimeout to 0, "none" (OWASP Denial of Service Cheat
+    // Sheet: a timeout on every connection). Values and reasons in README "Configuration".
+    requestTimeout: deps.config.http.requestTimeoutMs,
+    connectionTimeout: deps.config.http.connectionTimeoutMs,
+    keepAliveTimeout: deps.config.http.keepAliveTimeoutMs,
   })
   // Open revocation streams would hold close() until their clients leave.
   app.addHook('preClose', async () => deps.broadcaster.closeAll())

@@ -52,9 +52,15 @@ const EnvSchema = z.object({
   TOKEN_CACHE_MAX_ENTRIES: positiveInt().default(10_000),
   LOGIN_RATE_LIMIT: positiveInt().default(10),
   TOKEN_AUTH_FAILURE_LIMIT: positiveInt().default(20),
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt(3_600_000).default(30_000),
+  HTTP_CONNECTION_TIMEOUT_MS: positiveInt(3_600_000).default(60_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(3_600_000).default(72_000),
 })
 
 export type Env = z.input<typeof EnvSchema>
+
+/** Every variable Gatehouse reads; README "Configuration" has a row for each (test/unit/config.test.ts). */
+export const SETTING_NAMES: readonly string[] = Object.freeze(Object.keys(EnvSchema.shape))
 
 export interface Config {
   readonly port: number
@@ -75,6 +81,17 @@ export interface Config {
   readonly loginRateLimit: number
   /** Failed client authentications per client_id within a 15-minute window before 429. */
   readonly tokenAuthFailureLimit: number
+  /** Node's HTTP server timeouts (README "Configuration"); never unbounded. */
+  readonly http: HttpTimeouts
+}
+
+export interface HttpTimeouts {
+  /** The whole request, headers and body, must arrive within this (slow-client attacks). */
+  readonly requestTimeoutMs: number
+  /** A connection on which no byte moves either way for this long is closed. */
+  readonly connectionTimeoutMs: number
+  /** An idle keep-alive connection is closed after this long. */
+  readonly keepAliveTimeoutMs: number
 }
 
 export class ConfigError extends Error {
@@ -112,5 +129,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     tokenCacheMaxEntries: e.TOKEN_CACHE_MAX_ENTRIES,
     loginRateLimit: e.LOGIN_RATE_LIMIT,
     tokenAuthFailureLimit: e.TOKEN_AUTH_FAILURE_LIMIT,
+    http: Object.freeze({
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      connectionTimeoutMs: e.HTTP_CONNECTION_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    }),
   })
 }

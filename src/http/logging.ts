@@ -3,10 +3,42 @@ import type { FastifyServerOptions } from 'fastify'
 import type { LoggerOptions } from 'pino'
 
 /** Parameters whose values never reach a log line, wherever they appear in a URL. */
-const SECRET_PARAMS = /([?&](?:client_secret|code|code_verifier|token|access_token|password|state|_csrf)=)[^&#]*/gi
+const SECRET_PARAMS = new Set(['client_secret', 'code', 'code_verifier', 'token', 'access_token', 'password', 'state', '_csrf'])
 
+/**
+ * A query key as a parser may understand it: `+` is a space and %XX a byte (HTML's
+ * application/x-www-form-urlencoded parsing, which Fastify's query parser follows), decoded until
+ * nothing changes so that a proxy that decodes once more cannot turn a harmless-looking key into a
+ * secret one; compared without case and surrounding spaces. Byte by byte rather than
+ * decodeURIComponent, which throws on malformed input: every secret name is ASCII.
+ */
+function normalisedKey(raw: string): string {
+  let key = raw.replace(/\+/g, ' ')
+  for (let i = 0; i < 4; i++) {
+    const decoded = key.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+    if (decoded === key) break
+    key = decoded
+  }
+  return key.trim().toLowerCase()
+}
+
+/**
+ * The URL with the value of every secret-bearing query parameter replaced by [REDACTED]. Keys are
+ * compared decoded (`client%5Fsecret` is `client_secret` to the server) and without case
+ * (`Client_Secret` is not a parameter Gatehouse reads, but it is plainly a secret). Pairs are split
+ * at `&`, and also at `;` and `#`, which some parsers treat as separators: redacting too much in a
+ * log line costs nothing, too little leaks a credential.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(SECRET_PARAMS, '$1[REDACTED]')
+  const q = url.indexOf('?')
+  if (q < 0) return url
+  const parts = url.slice(q + 1).split(/([&;#])/)
+  for (let i = 0; i < parts.length; i += 2) {
+    const pair = parts[i]!
+    const eq = pair.indexOf('=')
+    if (eq >= 0 && SECRET_PARAMS.has(normalisedKey(pair.slice(0, eq)))) parts[i] = `${pair.slice(0, eq)}=[REDACTED]`
+  }
+  return `${url.slice(0, q)}?${parts.join('')}`
 }
 
 /**
@@ -38,8 +70,22 @@ export function pinoOptions(level: string): LoggerOptions {
   }
 }
 
-/** Request ids: taken from X-Request-Id when a proxy set one, else a new UUID. */
-export const requestIdOptions: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader'> = {
-  requestIdHeader: 'x-request-id',
-  genReqId: () => randomUUID(),
+/** A request id from a proxy is used only if it is a plain token: printable ASCII, no spaces, at most 128 characters. */
+const SANE_REQUEST_ID = /^[\x21-\x7e]{1,128}$/
+
+/**
+ * Request ids are the server's own (a new UUID). Behind a trusted proxy (TRUST_PROXY), the
+ * proxy's `X-Request-Id` is used instead, so one id follows the request through both logs; but
+ * only when it is sane, since it is echoed in a response header and written to every log line of
+ * the request. Without a proxy the header is the client's word, and a client could make its
+ * requests look like someone else's in the logs.
+ */
+export function requestIdOptions(trustProxy: boolean): Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader'> {
+  return {
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = trustProxy ? req.headers['x-request-id'] : undefined
+      return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID()
+    },
+  }
 }

@@ -1,8 +1,10 @@
 import cookie from '@fastify/cookie'
 import csrf from '@fastify/csrf-protection'
 import helmet, { type HelmetOptions } from 'helmet'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { Services } from '../services.js'
+import { cookieNames } from './cookies.js'
 
 /**
  * helmet's headers for a configuration, computed once. helmet (and @fastify/helmet) rebuild
@@ -47,7 +49,10 @@ export async function registerPageSecurity(pages: FastifyInstance, deps: Service
       },
     },
     frameguard: { action: 'deny' },
-    referrerPolicy: { policy: 'no-referrer' },
+    // Not no-referrer: under it browsers send `Origin: null` on a same-origin form POST (Fetch,
+    // "append a request Origin header"), which the same-origin rule below must refuse.
+    // same-origin still sends no Referer to any other site.
+    referrerPolicy: { policy: 'same-origin' },
     strictTransportSecurity: deps.config.publicUrl.startsWith('https:'),
   })
   pages.addHook('onRequest', (_request, reply, done) => {
@@ -56,11 +61,63 @@ export async function registerPageSecurity(pages: FastifyInstance, deps: Service
   })
   await pages.register(cookie)
   await pages.register(csrf, {
-    cookieKey: 'gatehouse_csrf',
+    cookieKey: cookieNames(deps.config).csrf,
+    // Path=/ and no Domain, as the __Host- prefix requires (src/http/cookies.ts).
     cookieOpts: { path: '/', httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure },
     getToken: (request) => {
       const body = request.body as Record<string, unknown> | undefined
       return typeof body?._csrf === 'string' ? body._csrf : undefined
     },
   })
+  // After the cookie plugin's own onRequest hook, so the error page can read and set cookies.
+  const ownOrigin = new URL(deps.config.publicUrl).origin
+  pages.addHook('onRequest', (request, _reply, done) => {
+    if (SAFE_METHODS.has(request.method)) return done()
+    const reason = crossOriginReason(request.headers, ownOrigin)
+    if (reason === undefined) return done()
+    request.log.warn({ reason: reason.slice(0, 200) }, 'cross-origin request refused')
+    done(new CrossOriginRequestError())
+  })
+}
+
+/** Methods that change nothing (RFC 9110 9.2.1); every other method in the page context is a form. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/** Sec-Fetch-Site values of a request started by Gatehouse's own page, or by the user (typed, bookmarked). */
+const OWN_FETCH_SITES = new Set(['same-origin', 'none'])
+
+/**
+ * Why a state-changing request did not come from Gatehouse's own pages, or undefined when it may
+ * have. A second line behind the CSRF token (OWASP Cross-Site Request Forgery Prevention Cheat
+ * Sheet: Fetch Metadata headers, and verifying the origin with standard headers): browsers set
+ * both headers themselves and no page can forge them. Either header may be absent (older browsers, non-browser clients), and
+ * then the CSRF token alone decides. `Origin: null` (an opaque origin: a sandboxed frame, a
+ * data: URL, a cross-origin redirect) is foreign, like any other origin than PUBLIC_URL's.
+ */
+export function crossOriginReason(headers: IncomingHttpHeaders, ownOrigin: string): string | undefined {
+  const site = headers['sec-fetch-site']
+  if (site !== undefined && !(typeof site === 'string' && OWN_FETCH_SITES.has(site))) return `Sec-Fetch-Site: ${String(site)}`
+  const origin = headers.origin
+  if (origin !== undefined && origin !== ownOrigin) return `Origin: ${origin}`
+  return undefined
+}
+
+export class CrossOriginRequestError extends Error {
+  readonly statusCode = 403
+  readonly code = 'GATEHOUSE_CROSS_ORIGIN'
+  constructor() {
+    super('This form was sent from another site, so Gatehouse refused it. Nothing was changed. Open Gatehouse directly and try again.')
+  }
+}
+
+/**
+ * A new CSRF secret for this browser, set in this response: at log-in and log-out, so that a token
+ * issued before (possibly to an attacker who planted the secret cookie) no longer validates
+ * after (OWASP Session Management Cheat Sheet, "Renew the Session ID After Any Privilege Level
+ * Change"; OWASP CSRF Prevention Cheat Sheet). @fastify/csrf-protection makes a secret only when
+ * the request carries none, so the old one is taken out of the request first.
+ */
+export function rotateCsrfSecret(request: FastifyRequest, reply: FastifyReply, deps: Services): void {
+  delete request.cookies[cookieNames(deps.config).csrf]
+  reply.generateCsrf()
 }

@@ -2,8 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { resolveSession } from '../accounts/sessions.js'
 import type { SessionUser } from '../accounts/sessions.js'
 import type { Services } from '../services.js'
+import { cookieNames } from './cookies.js'
 
-export const SESSION_COOKIE = 'gatehouse_session'
+export { SESSION_COOKIE } from './cookies.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -14,15 +15,24 @@ declare module 'fastify' {
 
 /** Loads the session user for every request of this context (pages, never the token API). */
 export function registerSession(app: FastifyInstance, deps: Services): void {
+  const name = cookieNames(deps.config).session
   app.addHook('onRequest', async (request) => {
-    const id = request.cookies[SESSION_COOKIE]
+    const id = request.cookies[name]
     request.user = id ? ((await resolveSession(deps.database.db, id, deps.clock())) ?? null) : null
   })
 }
 
-/** Host-only (no Domain), HttpOnly, SameSite=Lax; Secure when the public URL is https. */
+/** The session id the browser sent, under this configuration's cookie name (src/http/cookies.ts). */
+export function sessionIdOf(request: FastifyRequest, deps: Services): string | undefined {
+  return request.cookies[cookieNames(deps.config).session]
+}
+
+/**
+ * Host-only (no Domain), Path=/, HttpOnly, SameSite=Lax; Secure and `__Host-` prefixed when the
+ * public URL is https.
+ */
 export function setSessionCookie(reply: FastifyReply, deps: Services, id: string): void {
-  reply.setCookie(SESSION_COOKIE, id, {
+  reply.setCookie(cookieNames(deps.config).session, id, {
     path: '/',
     httpOnly: true,
     sameSite: 'lax',
@@ -32,7 +42,7 @@ export function setSessionCookie(reply: FastifyReply, deps: Services, id: string
 }
 
 export function clearSessionCookie(reply: FastifyReply, deps: Services): void {
-  reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure })
+  reply.clearCookie(cookieNames(deps.config).session, { path: '/', httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure })
 }
 
 /**

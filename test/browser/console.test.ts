@@ -15,8 +15,7 @@ let browser: Browser
 let baseUrl: string
 
 beforeAll(async () => {
-  t = await buildTestApp()
-  baseUrl = await listenOnLoopback(t.app)
+  ;({ t, baseUrl } = await listenOnLoopback(buildTestApp))
   browser = await launchBrowser()
 })
 afterAll(async () => {

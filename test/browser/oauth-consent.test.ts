@@ -18,8 +18,7 @@ const EMAIL = 'consent-browser@example.com'
 const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
-  t = await buildOAuthTestApp()
-  baseUrl = await listenOnLoopback(t.app)
+  ;({ t, baseUrl } = await listenOnLoopback(buildOAuthTestApp))
   browser = await launchBrowser()
   client = await createClient(t.db, { name: 'Browser Planner', redirectUris: ['https://client.example/cb'] })
   await new BrowserSession(t.app).signUpAndLogIn(EMAIL, PASSWORD)

@@ -38,8 +38,15 @@ export class BrowserSession {
     return res
   }
 
-  /** Posts a form; `_csrf` is taken from the last page unless the fields set it (or null omits it). */
-  async post(url: string, fields: Record<string, string | string[] | null>): Promise<LightMyRequestResponse> {
+  /**
+   * Posts a form; `_csrf` is taken from the last page unless the fields set it (or null omits it).
+   * `headers` adds what a browser would send besides (Origin, Sec-Fetch-Site).
+   */
+  async post(
+    url: string,
+    fields: Record<string, string | string[] | null>,
+    headers: Record<string, string> = {},
+  ): Promise<LightMyRequestResponse> {
     const params = new URLSearchParams()
     const withCsrf = '_csrf' in fields ? fields : { _csrf: this.lastCsrf ?? '', ...fields }
     for (const [k, v] of Object.entries(withCsrf)) {
@@ -50,7 +57,7 @@ export class BrowserSession {
       method: 'POST',
       url,
       remoteAddress: this.remoteAddress,
-      headers: { cookie: this.cookieHeader, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { cookie: this.cookieHeader, 'content-type': 'application/x-www-form-urlencoded', ...headers },
       payload: params.toString(),
     })
     this.remember(res)
@@ -67,7 +74,11 @@ export class BrowserSession {
   }
 
   async logIn(email: string, password = 'correct horse battery', next?: string): Promise<LightMyRequestResponse> {
-    await this.get(next ? `/login?next=${encodeURIComponent(next)}` : '/login')
+    const page = await this.get(next ? `/login?next=${encodeURIComponent(next)}` : '/login')
+    // Logged in already: /login sends the browser on, and the page it lands on carries the form
+    // token (log-in rotates the CSRF secret, so the one of the earlier log-in page is dead).
+    const location = String(page.headers.location ?? '')
+    if (page.statusCode === 303 && location.startsWith('/')) await this.get(location)
     const res = await this.post('/login', { email, password, ...(next ? { next } : {}) })
     if (res.statusCode !== 303) throw new Error(`log-in failed: ${res.statusCode} ${res.body.slice(0, 300)}`)
     return res

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import type { AddressInfo } from 'node:net'
-import type { FastifyInstance } from 'fastify'
+import { type AddressInfo, createServer } from 'node:net'
 import { type Browser, type Page, chromium } from 'playwright-core'
+import type { TestContext } from './app.js'
 
 /*
  * Headless Chromium for browser tests: Debian's `chromium` package (`.ci/run` installs it with
@@ -26,10 +26,17 @@ export function launchBrowser(): Promise<Browser> {
   })
 }
 
-/** Starts the app on a free loopback port; returns its base URL (no trailing slash). */
-export async function listenOnLoopback(app: FastifyInstance): Promise<string> {
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const { port } = app.server.address() as AddressInfo
+/**
+ * `http://127.0.0.1:<a free port>`, to be the PUBLIC_URL of an app that then listens there with
+ * listenOnLoopback. Pages refuse a form whose Origin is not PUBLIC_URL's origin
+ * (src/http/page-security.ts), and Chromium sends the origin it loaded the page from, so a browser
+ * test's app must know its own address before it is built.
+ */
+export async function freeLoopbackUrl(): Promise<string> {
+  const probe = createServer()
+  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', resolve))
+  const { port } = probe.address() as AddressInfo
+  await new Promise((resolve) => probe.close(resolve))
   return `http://127.0.0.1:${port}`
 }
 
@@ -57,4 +64,14 @@ export async function axeViolations(page: Page): Promise<string[]> {
   } finally {
     await scratch.close()
   }
+}
+
+/** Builds the app with PUBLIC_URL on a free loopback port and listens there; returns that URL. */
+export async function listenOnLoopback(
+  build: (env: Record<string, string>) => Promise<TestContext>,
+): Promise<{ t: TestContext; baseUrl: string }> {
+  const baseUrl = await freeLoopbackUrl()
+  const t = await build({ PUBLIC_URL: baseUrl })
+  await t.app.listen({ port: Number(new URL(baseUrl).port), host: '127.0.0.1' })
+  return { t, baseUrl }
 }

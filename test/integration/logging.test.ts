@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config.js'
 import { redactUrl } from '../../src/http/logging.js'
 import { manualClock } from '../../src/lib/clock.js'
 import { type Services, createServices } from '../../src/services.js'
+import { buildTestApp } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js'
 
@@ -35,6 +36,67 @@ it('redacts secret query parameters from URLs', () => {
     '/oauth/token?client_id=a&client_secret=[REDACTED]&code=[REDACTED]&redirect_uri=r',
   )
   expect(redactUrl('/x?access_token=t&token=u&password=p')).toBe('/x?access_token=[REDACTED]&token=[REDACTED]&password=[REDACTED]')
+})
+
+it('redacts by the parameter name a parser would see: decoded, in any case, after any separator', () => {
+  for (const [url, redacted] of [
+    // Fastify decodes query keys: client%5Fsecret IS client_secret to the token endpoint.
+    ['/oauth/token?client%5Fsecret=gcs_x&client_id=a', '/oauth/token?client%5Fsecret=[REDACTED]&client_id=a'],
+    ['/oauth/token?%63%6F%64%65=c1', '/oauth/token?%63%6F%64%65=[REDACTED]'],
+    // Encoded twice, for a proxy that decodes once more.
+    ['/oauth/token?client%255Fsecret=gcs_x', '/oauth/token?client%255Fsecret=[REDACTED]'],
+    // Not a parameter Gatehouse reads, but plainly a secret.
+    ['/oauth/token?Client_Secret=gcs_x&CODE=c1', '/oauth/token?Client_Secret=[REDACTED]&CODE=[REDACTED]'],
+    // `+` is a space in a query; the surrounding spaces do not make another name.
+    ['/oauth/token?client_secret+=gcs_x&+token=t', '/oauth/token?client_secret+=[REDACTED]&+token=[REDACTED]'],
+    // `;` and `#` separate pairs for some parsers.
+    ['/cb?x=1;code=c1', '/cb?x=1;code=[REDACTED]'],
+    ['/cb?x=1#access_token=t&state=s', '/cb?x=1#access_token=[REDACTED]&state=[REDACTED]'],
+    // Malformed percent-encoding is not an error, and other parameters keep their spelling.
+    ['/x?%E0%A4%A=1&password=p&redirect_uri=https%3A%2F%2Fa%2Fcb', '/x?%E0%A4%A=1&password=[REDACTED]&redirect_uri=https%3A%2F%2Fa%2Fcb'],
+    ['/x?code', '/x?code'],
+    ['/no-query', '/no-query'],
+  ]) {
+    expect(redactUrl(url!)).toBe(redacted)
+  }
+})
+
+it('never logs a secret sent under an encoded or differently cased name', async () => {
+  lines = []
+  for (const query of ['client%5Fsecret=gcs_encoded', 'Client_Secret=gcs_cased', 'client_id=a;code=gac_semicolon']) {
+    await app.inject({ method: 'POST', url: `/oauth/token?${query}`, headers: { 'content-length': '0' } })
+  }
+  const all = lines.join('')
+  expect(all).toContain('/oauth/token?')
+  for (const secret of ['gcs_encoded', 'gcs_cased', 'gac_semicolon']) expect(all).not.toContain(secret)
+})
+
+it("generates the request id itself and ignores a client's X-Request-Id without TRUST_PROXY", async () => {
+  lines = []
+  const res = await app.inject({ url: '/healthz', headers: { 'x-request-id': 'chosen-by-client' } })
+  const id = String(res.headers['x-request-id'])
+  expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  const logged = lines.map((l) => JSON.parse(l) as { reqId?: string })
+  expect(logged.some((l) => l.reqId === id)).toBe(true)
+  expect(lines.join('')).not.toContain('chosen-by-client')
+})
+
+it("uses a trusted proxy's X-Request-Id when it is sane, and a fresh id when it is not", async () => {
+  const proxied = await buildTestApp({ TRUST_PROXY: 'true' }, testDb)
+  try {
+    const idFor = async (value: string) =>
+      String((await proxied.app.inject({ url: '/healthz', headers: { 'x-request-id': value } })).headers['x-request-id'])
+    expect(await idFor('f2c1a7e0-proxy')).toBe('f2c1a7e0-proxy')
+    expect(await idFor('Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1')).toBe('Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1')
+    expect(await idFor('x'.repeat(128))).toBe('x'.repeat(128))
+    for (const insane of ['x'.repeat(129), 'two words', 'tab\there', 'caf\u00e9', '']) {
+      const id = await idFor(insane)
+      expect(id).not.toBe(insane)
+      expect(id).toMatch(/^[0-9a-f-]{36}$/)
+    }
+  } finally {
+    await proxied.close()
+  }
 })
 
 it('logs JSON lines with a request id and never a password, cookie or secret', async () => {

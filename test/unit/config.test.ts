@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../../src/config.js'
+import { ConfigError, SETTING_NAMES, loadConfig } from '../../src/config.js'
 
 function errorOf(env: Record<string, string>): string {
   try {
@@ -28,6 +30,7 @@ describe('loadConfig', () => {
       tokenCacheMaxEntries: 10_000,
       loginRateLimit: 10,
       tokenAuthFailureLimit: 20,
+      http: { requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000 },
     })
   })
 
@@ -49,6 +52,9 @@ describe('loadConfig', () => {
       TOKEN_CACHE_MAX_ENTRIES: '500',
       LOGIN_RATE_LIMIT: '5',
       TOKEN_AUTH_FAILURE_LIMIT: '7',
+      HTTP_REQUEST_TIMEOUT_MS: '5000',
+      HTTP_CONNECTION_TIMEOUT_MS: '20000',
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -65,8 +71,10 @@ describe('loadConfig', () => {
       tokenCacheMaxEntries: 500,
       loginRateLimit: 5,
       tokenAuthFailureLimit: 7,
+      http: { requestTimeoutMs: 5_000, connectionTimeoutMs: 20_000, keepAliveTimeoutMs: 65_000 },
     })
     expect(Object.isFrozen(config)).toBe(true)
+    expect(Object.isFrozen(config.http)).toBe(true)
   })
 
   it('derives the public URL from HOST and PORT, and lets COOKIE_SECURE override the scheme', () => {
@@ -113,6 +121,13 @@ describe('loadConfig', () => {
     ['TOKEN_CACHE_MAX_ENTRIES', '-5', 'TOKEN_CACHE_MAX_ENTRIES: must be positive'],
     ['LOGIN_RATE_LIMIT', 'ten', 'LOGIN_RATE_LIMIT: must be a number'],
     ['TOKEN_AUTH_FAILURE_LIMIT', '0', 'TOKEN_AUTH_FAILURE_LIMIT: must be positive'],
+    // 0 would mean "no timeout" to Node: the point of these settings is that none is unbounded.
+    ['HTTP_REQUEST_TIMEOUT_MS', '0', 'HTTP_REQUEST_TIMEOUT_MS: must be positive'],
+    ['HTTP_REQUEST_TIMEOUT_MS', '3600001', 'HTTP_REQUEST_TIMEOUT_MS: must be at most 3600000'],
+    ['HTTP_CONNECTION_TIMEOUT_MS', '0', 'HTTP_CONNECTION_TIMEOUT_MS: must be positive'],
+    ['HTTP_CONNECTION_TIMEOUT_MS', '1m', 'HTTP_CONNECTION_TIMEOUT_MS: must be a number'],
+    ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '-1', 'HTTP_KEEP_ALIVE_TIMEOUT_MS: must be positive'],
+    ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '2.5', 'HTTP_KEEP_ALIVE_TIMEOUT_MS: must be a whole number'],
   ])('refuses %s=%s', (name, value, message) => {
     const text = errorOf({ [name]: value })
     expect(text).toContain(message)
@@ -141,5 +156,13 @@ describe('loadConfig', () => {
       if (saved === undefined) delete process.env.PORT
       else process.env.PORT = saved
     }
+  })
+
+  it("has a row in the README's configuration table for every variable, and no row for anything else", () => {
+    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8')
+    const section = readme.slice(readme.indexOf('\n## Configuration\n'), readme.indexOf('\n## Operations\n'))
+    const rows = [...section.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1])
+    // DB_POOL_MAX is the former name of DATABASE_POOL_MAX, named in that row.
+    expect(rows.sort()).toEqual(SETTING_NAMES.filter((n) => n !== 'DB_POOL_MAX').sort())
   })
 })

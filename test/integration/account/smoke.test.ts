@@ -38,7 +38,7 @@ it('sends the security headers on pages, and only the cheap ones on the JSON API
   // PUBLIC_URL is http here: there is no https to upgrade to.
   expect(page.headers['content-security-policy']).not.toContain('upgrade-insecure-requests')
   expect(page.headers['x-frame-options']).toBe('DENY')
-  expect(page.headers['referrer-policy']).toBe('no-referrer')
+  expect(page.headers['referrer-policy']).toBe('same-origin')
   expect(page.headers['x-content-type-options']).toBe('nosniff')
   expect(page.headers['cache-control']).toBe('no-store')
 
@@ -48,7 +48,7 @@ it('sends the security headers on pages, and only the cheap ones on the JSON API
   expect(api.headers['content-security-policy']).toBeUndefined()
 })
 
-it('marks the session and CSRF cookies Secure when the public URL is https', async () => {
+it('marks the session and CSRF cookies Secure (and __Host-, cookies.test.ts) when the public URL is https', async () => {
   const https = await buildTestApp({ PUBLIC_URL: 'https://auth.example.com' })
   try {
     const s = new BrowserSession(https.app)
@@ -58,9 +58,9 @@ it('marks the session and CSRF cookies Secure when the public URL is https', asy
     const res = await s.post('/login', { email: 'secure@example.com', password: 'correct horse battery' })
     expect(res.statusCode).toBe(303)
     const cookies = res.cookies as Array<{ name: string; secure?: boolean; httpOnly?: boolean }>
-    expect(cookies.find((c) => c.name === 'gatehouse_session')).toMatchObject({ secure: true, httpOnly: true })
+    expect(cookies.find((c) => c.name === '__Host-gatehouse_session')).toMatchObject({ secure: true, httpOnly: true })
     const page = await https.app.inject('/login')
-    expect((page.cookies as Array<{ name: string; secure?: boolean }>).find((c) => c.name === 'gatehouse_csrf')).toMatchObject({
+    expect((page.cookies as Array<{ name: string; secure?: boolean }>).find((c) => c.name === '__Host-gatehouse_csrf')).toMatchObject({
       secure: true,
     })
     expect(page.headers['strict-transport-security']).toBeDefined()

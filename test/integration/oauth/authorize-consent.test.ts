@@ -41,7 +41,7 @@ describe('log-in first', () => {
     expect(page.body).toMatch(/href="\/signup\?next=/)
     expect(page.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/)
     expect(page.headers['x-frame-options']).toBe('DENY')
-    expect(page.headers['referrer-policy']).toBe('no-referrer')
+    expect(page.headers['referrer-policy']).toBe('same-origin')
     expect(page.headers['cache-control']).toBe('no-store')
     const back = await browser.logIn(email, undefined, url)
     expect(back.headers.location).toBe(url)
@@ -71,7 +71,7 @@ describe('consent page', () => {
     expect(res.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/)
     expect(res.headers['content-security-policy']).toMatch(/form-action 'self' https:\/\/client\.example:443/)
     expect(res.headers['x-frame-options']).toBe('DENY')
-    expect(res.headers['referrer-policy']).toBe('no-referrer')
+    expect(res.headers['referrer-policy']).toBe('same-origin')
     expect(res.headers['cache-control']).toBe('no-store')
   })
 

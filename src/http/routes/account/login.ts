@@ -7,8 +7,9 @@ import { consumeAttempt } from '../../../limits/rate-limiter.js'
 import { authorizeDestination } from '../../../oauth/authorize.js'
 import type { Services } from '../../../services.js'
 import { allowFormRedirectTo } from '../../form-action.js'
+import { rotateCsrfSecret } from '../../page-security.js'
 import { render } from '../../render.js'
-import { SESSION_COOKIE, safeNextPath, setSessionCookie } from '../../session.js'
+import { safeNextPath, sessionIdOf, setSessionCookie } from '../../session.js'
 
 const GENERIC_FAILURE = 'Incorrect email or password.'
 
@@ -73,11 +74,14 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
     const user = await authenticateUser(db, form.email, form.password)
     if (!user) return view(401, GENERIC_FAILURE)
 
-    // A fresh id at every log-in defeats session fixation.
-    const previous = request.cookies[SESSION_COOKIE]
+    // A fresh session id and a fresh CSRF secret at every log-in defeat session fixation: nothing
+    // a browser held before (possibly planted by someone else) is valid after (OWASP Session
+    // Management Cheat Sheet, "Renew the Session ID After Any Privilege Level Change").
+    const previous = sessionIdOf(request, deps)
     if (previous) await endSession(db, previous)
     const id = await startSession(db, user.id, deps.clock(), deps.config.sessionTtlMs)
     setSessionCookie(reply, deps, id)
+    rotateCsrfSecret(request, reply, deps)
     return reply.redirect(next ?? '/applications', 303)
   })
 }

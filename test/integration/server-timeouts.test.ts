@@ -1,0 +1,74 @@
+import { connect, type Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { buildTestApp, type TestContext } from '../helpers/app.js'
+
+/*
+ * Node's HTTP server timeouts (src/app.ts, README "Configuration"): Fastify leaves requestTimeout
+ * and connectionTimeout at 0, so before these settings a client that opened a connection and sent
+ * nothing held it for ever.
+ */
+
+let defaults: TestContext
+let short: TestContext
+beforeAll(async () => {
+  defaults = await buildTestApp()
+  short = await buildTestApp(
+    { HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_CONNECTION_TIMEOUT_MS: '300', HTTP_KEEP_ALIVE_TIMEOUT_MS: '200' },
+    defaults.testDb,
+  )
+  await short.app.listen({ port: 0, host: '127.0.0.1' })
+})
+afterAll(async () => {
+  await short.close()
+  await defaults.close()
+})
+
+it('sets every timeout by default: 30 s for a request to arrive, 60 s of silence, 72 s of keep-alive', () => {
+  expect(defaults.app.server.requestTimeout).toBe(30_000)
+  expect(defaults.app.server.timeout).toBe(60_000)
+  expect(defaults.app.server.keepAliveTimeout).toBe(72_000)
+})
+
+it('takes them from HTTP_REQUEST_TIMEOUT_MS, HTTP_CONNECTION_TIMEOUT_MS and HTTP_KEEP_ALIVE_TIMEOUT_MS', () => {
+  expect(short.app.server.requestTimeout).toBe(1_000)
+  expect(short.app.server.timeout).toBe(300)
+  expect(short.app.server.keepAliveTimeout).toBe(200)
+})
+
+/** Opens a raw connection to the short-timeout app; resolves with how long until the server closed it (or null after 5 s). */
+function closedAfter(send?: string, onData?: (socket: Socket, data: string) => void): Promise<number | null> {
+  const { port } = short.app.server.address() as AddressInfo
+  return new Promise((resolve) => {
+    const started = Date.now()
+    const socket = connect(port, '127.0.0.1', () => {
+      if (send) socket.write(send)
+    })
+    const giveUp = setTimeout(() => {
+      socket.destroy()
+      resolve(null)
+    }, 5_000)
+    socket.setEncoding('utf8')
+    socket.on('data', (data: string) => onData?.(socket, data))
+    socket.on('error', () => {})
+    socket.on('close', () => {
+      clearTimeout(giveUp)
+      resolve(Date.now() - started)
+    })
+  })
+}
+
+it('closes a connection on which the client sends nothing', async () => {
+  const ms = await closedAfter()
+  expect(ms).not.toBeNull()
+  expect(ms!).toBeGreaterThanOrEqual(250)
+})
+
+it('closes an idle keep-alive connection after the keep-alive timeout', async () => {
+  let answered = false
+  const ms = await closedAfter('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n', (_, data) => {
+    if (data.startsWith('HTTP/1.1 200')) answered = true
+  })
+  expect(answered).toBe(true)
+  expect(ms).not.toBeNull()
+})
