@@ -58,3 +58,12 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
   }
 }
+
+/** A relay in front of the PostgreSQL server of `databaseUrl`, and the same URL through it. */
+export async function relayDatabase(databaseUrl: string): Promise<{ proxy: TcpProxy; url: string }> {
+  const url = new URL(databaseUrl)
+  const proxy = await startTcpProxy(url.hostname, Number(url.port || 5432))
+  url.hostname = '127.0.0.1'
+  url.port = String(proxy.port)
+  return { proxy, url: url.toString() }
+}

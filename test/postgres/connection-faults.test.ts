@@ -11,7 +11,7 @@ import { type Services, createServices } from '../../src/services.js'
 import { BrowserSession } from '../helpers/browser-session.js'
 import { type TestDatabase, createTestDatabase, serverUrl } from '../helpers/db.js'
 import { basicAuth, createAccessToken, createApplication, createUser } from '../helpers/factories.js'
-import { type TcpProxy, startTcpProxy } from '../helpers/tcp-proxy.js'
+import { type TcpProxy, relayDatabase } from '../helpers/tcp-proxy.js'
 
 /*
  * Faults of the connections to PostgreSQL, inside one process (test/faults/ has the same
@@ -93,11 +93,9 @@ describe('an outage seen through the app (needs TEST_DATABASE_URL)', () => {
 
   beforeAll(async () => {
     testDb = await createTestDatabase()
-    const url = new URL(testDb.url!)
-    proxy = await startTcpProxy(url.hostname, Number(url.port || 5432))
-    url.hostname = '127.0.0.1'
-    url.port = String(proxy.port)
-    relayed = await createDatabase({ url: url.toString(), pool: { max: 3, connectTimeoutMs: 1000 } })
+    const relay = await relayDatabase(testDb.url!)
+    proxy = relay.proxy
+    relayed = await createDatabase({ url: relay.url, pool: { max: 3, connectTimeoutMs: 1000 } })
     logLines = []
     const logStream = new Writable({
       write(chunk: Buffer, _encoding, done) {

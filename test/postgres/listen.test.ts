@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listenPg } from '@gatehouse/verifier/shared'
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js'
-import { type TcpProxy, startTcpProxy } from '../helpers/tcp-proxy.js'
+import { type TcpProxy, relayDatabase } from '../helpers/tcp-proxy.js'
 
 /*
  * The dedicated LISTEN connection (src/db/listen.ts) against a real Postgres, through a relay
@@ -15,11 +15,7 @@ describe('LISTEN connection (needs TEST_DATABASE_URL)', () => {
 
   beforeAll(async () => {
     testDb = await createTestDatabase()
-    const url = new URL(testDb.url!)
-    proxy = await startTcpProxy(url.hostname, Number(url.port || 5432))
-    url.hostname = '127.0.0.1'
-    url.port = String(proxy.port)
-    relayed = url.toString()
+    ;({ proxy, url: relayed } = await relayDatabase(testDb.url!))
   })
   afterAll(async () => {
     await proxy?.close()

@@ -12,7 +12,7 @@ import { type TestDatabase, createTestDatabase } from '../helpers/db.js'
 import { type AccessTokenFixture, type ApplicationFixture, type UserFixture, basicAuth, createAccessToken } from '../helpers/factories.js'
 import { type GatehouseProcess, startGatehouse } from '../helpers/gatehouse-process.js'
 import { isActive, msUntil, refuses, revokeThrough, seed, summarize, tokenInfoStatus } from '../helpers/propagation.js'
-import { type TcpProxy, startTcpProxy } from '../helpers/tcp-proxy.js'
+import { type TcpProxy, relayDatabase } from '../helpers/tcp-proxy.js'
 
 /*
  * A revocation reaches every cache within a second (docs/decisions/003-revocation-propagation.md):
@@ -139,12 +139,9 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
 
     beforeAll(async () => {
       // Queries go straight to Postgres; LISTEN goes through a relay this test can cut.
-      const pg = new URL(testDb.url!)
-      proxy = await startTcpProxy(pg.hostname, Number(pg.port || 5432))
-      const relayed = new URL(testDb.url!)
-      relayed.hostname = '127.0.0.1'
-      relayed.port = String(proxy.port)
-      listenVia = await createDatabase({ url: relayed.toString(), pool: { max: 1 } })
+      const relay = await relayDatabase(testDb.url!)
+      proxy = relay.proxy
+      listenVia = await createDatabase({ url: relay.url, pool: { max: 1 } })
       const database: DatabaseHandle = { ...testDb.handle, listen: listenVia.listen }
 
       const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, TOKEN_CACHE_TTL_SECONDS: '2' })
