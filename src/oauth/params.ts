@@ -1,3 +1,4 @@
+import { hasControlCharacter } from '../lib/text.js'
 import { InvalidClientError, InvalidRequestError } from './errors.js'
 
 /*
@@ -5,7 +6,7 @@ import { InvalidClientError, InvalidRequestError } from './errors.js'
  * introspect and the client credentials of HTTP Basic. The rules live here once:
  *   - each parameter at most once (RFC 6749 3.1, 3.2); query and form parsers hand repeated
  *     keys over as arrays, and a JSON body may carry any type: both are refused;
- *   - values are strings without control characters (U+0000-U+001F, U+007F): no RFC 6749
+ *   - values are strings without control characters (Cc, src/lib/text.ts): no RFC 6749
  *     parameter may carry one (Appendix A restricts each to VSCHAR, NQCHAR or NQSCHAR), and
  *     PostgreSQL refuses U+0000 in text, so they are stopped before any value is used;
  *   - an empty value counts as absent (3.1).
@@ -23,11 +24,6 @@ export interface ParamReading {
   notAnObject: boolean
 }
 
-const CONTROL = /[\u0000-\u001f\u007f]/
-
-export function hasControlCharacter(value: string): boolean {
-  return CONTROL.test(value)
-}
 
 /** Reads parameters without throwing, so each endpoint decides what a problem means for it. */
 export function readParams(input: unknown): ParamReading {
