@@ -15,6 +15,18 @@ import staticRoutes from './http/routes/static.js'
 import { registerSession } from './http/session.js'
 import { VIEWS_DIR } from './paths.js'
 import type { Services } from './services.js'
+import type { TrustProxy } from './config.js'
+
+/**
+ * TRUST_PROXY as Fastify takes it: a list of addresses and CIDRs as is; a hop count as the
+ * function Fastify itself makes of a number (the n hops nearest the server are proxies), since
+ * its types omit the number form. Never `true` (src/config.ts says why).
+ */
+function fastifyTrustProxy(trust: TrustProxy): false | string[] | ((address: string, hop: number) => boolean) {
+  if (trust === false) return false
+  if (typeof trust === 'number') return (_address, hop) => hop < trust
+  return [...trust]
+}
 
 /**
  * Assembles Gatehouse from its services (src/services.ts); never listens (src/server.ts does)
@@ -23,8 +35,8 @@ import type { Services } from './services.js'
 export async function buildApp(deps: Services): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
-    ...requestIdOptions(deps.config.trustProxy),
-    trustProxy: deps.config.trustProxy,
+    ...requestIdOptions(deps.config.trustProxy !== false),
+    trustProxy: fastifyTrustProxy(deps.config.trustProxy),
     bodyLimit: 64 * 1024,
     // Without these a slow client (slowloris) holds a connection as long as it likes: Fastify
     // sets requestTimeout and connectionTimeout to 0, "none" (OWASP Denial of Service Cheat

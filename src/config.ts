@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { z } from 'zod'
 import type { PoolSettings } from './db/connect.js'
 
@@ -22,6 +23,46 @@ const nonNegativeInt = (max: number) =>
     .min(0, 'must not be negative')
     .max(max, `must be at most ${max}`)
 
+/**
+ * TRUST_PROXY: the reverse proxies whose X-Forwarded-For Gatehouse believes, as a comma-separated
+ * list of addresses or CIDRs (IPv4 or IPv6; proxy-addr's named ranges loopback, linklocal and
+ * uniquelocal too), or as a hop count. Never "every hop": Fastify then takes the left-most
+ * X-Forwarded-For entry, which the client writes itself, and every per-address limit would be
+ * keyed by a value of the attacker's choosing (docs: fastify.dev "Server" trustProxy; OWASP
+ * Credential Stuffing Prevention Cheat Sheet). `false` or `0`: no proxy, the peer is the client.
+ */
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+function isProxyEntry(entry: string): boolean {
+  if (NAMED_RANGES.has(entry)) return true
+  const [address = '', prefix, ...rest] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || rest.length > 0) return false
+  if (prefix === undefined) return true
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
+}
+const trustProxy = z
+  .string()
+  .trim()
+  .superRefine((v, ctx) => {
+    if (v === 'true') {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'true would trust every hop, so any client could choose its own address in X-Forwarded-For and escape the per-address limits; list your proxies (addresses or CIDRs, comma-separated) or give their number of hops',
+      })
+    } else if (v !== 'false' && !/^\d{1,3}$/.test(v) && !v.split(',').every((e) => isProxyEntry(e.trim()))) {
+      ctx.addIssue({ code: 'custom', message: 'must be false, a number of hops, or a comma-separated list of proxy addresses or CIDRs' })
+    }
+  })
+  .transform((v): TrustProxy => {
+    if (v === 'false' || v === '0') return false
+    if (/^\d+$/.test(v)) return Number(v)
+    return Object.freeze(v.split(',').map((e) => e.trim()))
+  })
+
+/** No proxy, the number of proxy hops in front of Gatehouse, or the proxies' addresses and CIDRs. */
+export type TrustProxy = false | number | readonly string[]
+
 const postgresUrl = z.string().refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), 'must be a postgres:// or postgresql:// URL')
 
 const EnvSchema = z.object({
@@ -41,7 +82,7 @@ const EnvSchema = z.object({
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',
     })
     .default('info'),
-  TRUST_PROXY: bool.default(false),
+  TRUST_PROXY: trustProxy.optional(),
   DATABASE_POOL_MAX: positiveInt(1000).optional(),
   /** The name before 0.2; DATABASE_POOL_MAX wins when both are set. */
   DB_POOL_MAX: positiveInt(1000).optional(),
@@ -50,7 +91,12 @@ const EnvSchema = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: nonNegativeInt(3_600_000).default(10_000),
   TOKEN_CACHE_TTL_SECONDS: positiveInt(300).default(60),
   TOKEN_CACHE_MAX_ENTRIES: positiveInt().default(10_000),
-  LOGIN_RATE_LIMIT: positiveInt().default(10),
+  LOGIN_FAILURE_LIMIT: positiveInt().optional(),
+  /** The name before 0.3, when it counted every attempt; LOGIN_FAILURE_LIMIT wins when both are set. */
+  LOGIN_RATE_LIMIT: positiveInt().optional(),
+  LOGIN_ACCOUNT_ATTACK_LIMIT: positiveInt().default(100),
+  LOGIN_ADDRESS_FAILURE_LIMIT: positiveInt().default(100),
+  SIGNUP_LIMIT: positiveInt().default(10),
   TOKEN_AUTH_FAILURE_LIMIT: positiveInt().default(20),
   HTTP_REQUEST_TIMEOUT_MS: positiveInt(3_600_000).default(30_000),
   HTTP_CONNECTION_TIMEOUT_MS: positiveInt(3_600_000).default(60_000),
@@ -72,17 +118,29 @@ export interface Config {
   readonly cookieSecure: boolean
   readonly sessionTtlMs: number
   readonly logLevel: string
-  readonly trustProxy: boolean
+  /** Passed to Fastify's trustProxy; never `true` (see TRUST_PROXY above). */
+  readonly trustProxy: TrustProxy
   /** The PostgreSQL pool (README "Failures and recovery"); unused with PGlite. */
   readonly dbPool: PoolSettings
   readonly tokenCacheTtlMs: number
   readonly tokenCacheMaxEntries: number
-  /** Log-in and sign-up attempts per account and per IP within a 15-minute window. */
-  readonly loginRateLimit: number
+  /** Log-in throttling and the sign-up limit (README "Limits and quotas"). */
+  readonly limits: AccountLimits
   /** Failed client authentications per client_id within a 15-minute window before 429. */
   readonly tokenAuthFailureLimit: number
   /** Node's HTTP server timeouts (README "Configuration"); never unbounded. */
   readonly http: HttpTimeouts
+}
+
+export interface AccountLimits {
+  /** Failed log-ins per (account, client address), and per device cookie, in 15 minutes. */
+  readonly loginFailures: number
+  /** Failed log-ins per account in an hour above which only browsers with its device cookie may log in. */
+  readonly loginAccountAttack: number
+  /** Failed log-ins per client address, whatever the accounts, in 15 minutes (password spraying). */
+  readonly loginAddressFailures: number
+  /** Sign-up attempts per client address in an hour. */
+  readonly signups: number
 }
 
 export interface HttpTimeouts {
@@ -118,7 +176,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     cookieSecure: e.COOKIE_SECURE ?? publicUrl.startsWith('https:'),
     sessionTtlMs: e.SESSION_TTL_HOURS * 3600_000,
     logLevel: e.LOG_LEVEL,
-    trustProxy: e.TRUST_PROXY,
+    trustProxy: e.TRUST_PROXY ?? false,
     dbPool: Object.freeze({
       max: e.DATABASE_POOL_MAX ?? e.DB_POOL_MAX ?? 10,
       connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
@@ -127,7 +185,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }),
     tokenCacheTtlMs: e.TOKEN_CACHE_TTL_SECONDS * 1000,
     tokenCacheMaxEntries: e.TOKEN_CACHE_MAX_ENTRIES,
-    loginRateLimit: e.LOGIN_RATE_LIMIT,
+    limits: Object.freeze({
+      loginFailures: e.LOGIN_FAILURE_LIMIT ?? e.LOGIN_RATE_LIMIT ?? 10,
+      loginAccountAttack: e.LOGIN_ACCOUNT_ATTACK_LIMIT,
+      loginAddressFailures: e.LOGIN_ADDRESS_FAILURE_LIMIT,
+      signups: e.SIGNUP_LIMIT,
+    }),
     tokenAuthFailureLimit: e.TOKEN_AUTH_FAILURE_LIMIT,
     http: Object.freeze({
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,

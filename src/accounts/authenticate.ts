@@ -1,16 +1,6 @@
 import type { Db } from '../db/connect.js'
-import { dummyPasswordHash, hashPassword, verifyPassword } from '../lib/passwords.js'
-import { findUserByEmail, insertUser } from '../repositories/users.js'
-
-/**
- * Log-in: the same argon2 work whether or not the email exists, so neither the answer nor
- * its timing tells an attacker which emails are registered.
- */
-export async function authenticateUser(db: Db, email: string, password: string): Promise<{ id: string } | undefined> {
-  const user = await findUserByEmail(db, email)
-  const ok = await verifyPassword(user?.password_hash ?? (await dummyPasswordHash()), password)
-  return user && ok ? { id: user.id } : undefined
-}
+import { hashPassword } from '../lib/passwords.js'
+import { insertUser } from '../repositories/users.js'
 
 /**
  * Sign-up: always hashes, and answers the same way whether the account was created or the

@@ -3,14 +3,17 @@ import type { Services } from '../services.js'
 /** The unprefixed names, as sent over plain http (and by tests and the benchmark there). */
 export const SESSION_COOKIE = 'gatehouse_session'
 export const CSRF_COOKIE = 'gatehouse_csrf'
+/** The log-in device cookie (src/accounts/device-cookies.ts). */
+export const DEVICE_COOKIE = 'gatehouse_device'
 
 export interface CookieNames {
   readonly session: string
   readonly csrf: string
+  readonly device: string
 }
 
 /**
- * The names of the session and CSRF cookies. When the public URL is https (and cookies are
+ * The names of the session, CSRF and device cookies. When the public URL is https (and cookies are
  * Secure), both carry the `__Host-` prefix (RFC 6265bis 4.1.3.2; OWASP Session Management Cheat
  * Sheet, "Cookies"): a browser stores such a cookie only with Secure, Path=/ and no Domain, so
  * neither a sibling subdomain nor a plain-http response can plant or overwrite it (cookie
@@ -19,5 +22,5 @@ export interface CookieNames {
  */
 export function cookieNames(config: Pick<Services['config'], 'publicUrl' | 'cookieSecure'>): CookieNames {
   const prefix = config.cookieSecure && config.publicUrl.startsWith('https:') ? '__Host-' : ''
-  return Object.freeze({ session: `${prefix}${SESSION_COOKIE}`, csrf: `${prefix}${CSRF_COOKIE}` })
+  return Object.freeze({ session: `${prefix}${SESSION_COOKIE}`, csrf: `${prefix}${CSRF_COOKIE}`, device: `${prefix}${DEVICE_COOKIE}` })
 }

@@ -28,7 +28,9 @@ export interface TestContext {
  */
 export async function buildTestApp(env: Record<string, string> = {}, shared?: TestDatabase): Promise<TestContext> {
   const testDb = shared ?? (await createTestDatabase())
-  const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, ...env })
+  // Most files sign up many users from one test address; the sign-up limit has its own tests
+  // (test/integration/account/rate-limit.test.ts), which set SIGNUP_LIMIT themselves.
+  const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, SIGNUP_LIMIT: '100000', ...env })
   const clock = manualClock(new Date())
   const { database, queries } = countQueries(testDb.handle)
   const deps = await createServices(config, { database, clock })

@@ -28,7 +28,7 @@ describe('loadConfig', () => {
       dbPool: { max: 10, connectTimeoutMs: 3_000, idleTimeoutMs: 30_000, statementTimeoutMs: 10_000 },
       tokenCacheTtlMs: 60_000,
       tokenCacheMaxEntries: 10_000,
-      loginRateLimit: 10,
+      limits: { loginFailures: 10, loginAccountAttack: 100, loginAddressFailures: 100, signups: 10 },
       tokenAuthFailureLimit: 20,
       http: { requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000 },
     })
@@ -43,14 +43,17 @@ describe('loadConfig', () => {
       PUBLIC_URL: 'https://auth.example.com/',
       SESSION_TTL_HOURS: '8',
       LOG_LEVEL: 'warn',
-      TRUST_PROXY: 'true',
+      TRUST_PROXY: '10.0.0.0/8, 2001:db8::1',
       DATABASE_POOL_MAX: '20',
       DATABASE_CONNECT_TIMEOUT_MS: '1500',
       DATABASE_IDLE_TIMEOUT_MS: '60000',
       DATABASE_STATEMENT_TIMEOUT_MS: '0',
       TOKEN_CACHE_TTL_SECONDS: '300',
       TOKEN_CACHE_MAX_ENTRIES: '500',
-      LOGIN_RATE_LIMIT: '5',
+      LOGIN_FAILURE_LIMIT: '5',
+      LOGIN_ACCOUNT_ATTACK_LIMIT: '50',
+      LOGIN_ADDRESS_FAILURE_LIMIT: '60',
+      SIGNUP_LIMIT: '3',
       TOKEN_AUTH_FAILURE_LIMIT: '7',
       HTTP_REQUEST_TIMEOUT_MS: '5000',
       HTTP_CONNECTION_TIMEOUT_MS: '20000',
@@ -65,11 +68,11 @@ describe('loadConfig', () => {
       cookieSecure: true,
       sessionTtlMs: 8 * 3600_000,
       logLevel: 'warn',
-      trustProxy: true,
+      trustProxy: ['10.0.0.0/8', '2001:db8::1'],
       dbPool: { max: 20, connectTimeoutMs: 1_500, idleTimeoutMs: 60_000, statementTimeoutMs: 0 },
       tokenCacheTtlMs: 300_000,
       tokenCacheMaxEntries: 500,
-      loginRateLimit: 5,
+      limits: { loginFailures: 5, loginAccountAttack: 50, loginAddressFailures: 60, signups: 3 },
       tokenAuthFailureLimit: 7,
       http: { requestTimeoutMs: 5_000, connectionTimeoutMs: 20_000, keepAliveTimeoutMs: 65_000 },
     })
@@ -87,6 +90,26 @@ describe('loadConfig', () => {
   it('still reads the pool size under its former name, DB_POOL_MAX, when DATABASE_POOL_MAX is unset', () => {
     expect(loadConfig({ DB_POOL_MAX: '7' }).dbPool.max).toBe(7)
     expect(loadConfig({ DB_POOL_MAX: '7', DATABASE_POOL_MAX: '9' }).dbPool.max).toBe(9)
+  })
+
+  it('still reads LOGIN_RATE_LIMIT, the former name of LOGIN_FAILURE_LIMIT, when that is unset', () => {
+    expect(loadConfig({ LOGIN_RATE_LIMIT: '4' }).limits.loginFailures).toBe(4)
+    expect(loadConfig({ LOGIN_RATE_LIMIT: '4', LOGIN_FAILURE_LIMIT: '6' }).limits.loginFailures).toBe(6)
+  })
+
+  it('reads TRUST_PROXY as no proxy, a hop count, or a list of addresses and CIDRs', () => {
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false)
+    expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false)
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1)
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2)
+    expect(loadConfig({ TRUST_PROXY: '192.0.2.10' }).trustProxy).toEqual(['192.0.2.10'])
+    expect(loadConfig({ TRUST_PROXY: 'loopback,fd00::/8, 172.16.0.0/12' }).trustProxy).toEqual(['loopback', 'fd00::/8', '172.16.0.0/12'])
+  })
+
+  it('refuses TRUST_PROXY=true at start-up, saying why', () => {
+    const text = errorOf({ TRUST_PROXY: 'true' })
+    expect(text).toContain('TRUST_PROXY: true would trust every hop')
+    expect(text).toContain('X-Forwarded-For')
   })
 
   it('treats an empty variable as unset', () => {
@@ -109,7 +132,10 @@ describe('loadConfig', () => {
     ['SESSION_TTL_HOURS', '10000', 'SESSION_TTL_HOURS: must be at most 2160'],
     ['SESSION_TTL_HOURS', 'forever', 'SESSION_TTL_HOURS: must be a number'],
     ['LOG_LEVEL', 'verbose', 'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent'],
-    ['TRUST_PROXY', 'maybe', 'TRUST_PROXY: must be true or false'],
+    ['TRUST_PROXY', 'maybe', 'TRUST_PROXY: must be false, a number of hops, or a comma-separated list'],
+    ['TRUST_PROXY', '10.0.0.0/33', 'TRUST_PROXY: must be false, a number of hops, or a comma-separated list'],
+    ['TRUST_PROXY', '10.0.0.1,*', 'TRUST_PROXY: must be false, a number of hops, or a comma-separated list'],
+    ['TRUST_PROXY', '-1', 'TRUST_PROXY: must be false, a number of hops, or a comma-separated list'],
     ['DATABASE_POOL_MAX', '0', 'DATABASE_POOL_MAX: must be positive'],
     ['DATABASE_POOL_MAX', '5000', 'DATABASE_POOL_MAX: must be at most 1000'],
     ['DB_POOL_MAX', '0', 'DB_POOL_MAX: must be positive'],
@@ -120,6 +146,10 @@ describe('loadConfig', () => {
     ['TOKEN_CACHE_TTL_SECONDS', '1.5', 'TOKEN_CACHE_TTL_SECONDS: must be a whole number'],
     ['TOKEN_CACHE_MAX_ENTRIES', '-5', 'TOKEN_CACHE_MAX_ENTRIES: must be positive'],
     ['LOGIN_RATE_LIMIT', 'ten', 'LOGIN_RATE_LIMIT: must be a number'],
+    ['LOGIN_FAILURE_LIMIT', '0', 'LOGIN_FAILURE_LIMIT: must be positive'],
+    ['LOGIN_ACCOUNT_ATTACK_LIMIT', '1.5', 'LOGIN_ACCOUNT_ATTACK_LIMIT: must be a whole number'],
+    ['LOGIN_ADDRESS_FAILURE_LIMIT', 'many', 'LOGIN_ADDRESS_FAILURE_LIMIT: must be a number'],
+    ['SIGNUP_LIMIT', '-1', 'SIGNUP_LIMIT: must be positive'],
     ['TOKEN_AUTH_FAILURE_LIMIT', '0', 'TOKEN_AUTH_FAILURE_LIMIT: must be positive'],
     // 0 would mean "no timeout" to Node: the point of these settings is that none is unbounded.
     ['HTTP_REQUEST_TIMEOUT_MS', '0', 'HTTP_REQUEST_TIMEOUT_MS: must be positive'],
@@ -162,7 +192,9 @@ describe('loadConfig', () => {
     const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8')
     const section = readme.slice(readme.indexOf('\n## Configuration\n'), readme.indexOf('\n## Operations\n'))
     const rows = [...section.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1])
-    // DB_POOL_MAX is the former name of DATABASE_POOL_MAX, named in that row.
-    expect(rows.sort()).toEqual(SETTING_NAMES.filter((n) => n !== 'DB_POOL_MAX').sort())
+    // DB_POOL_MAX and LOGIN_RATE_LIMIT are former names, named in the rows of their successors.
+    const former = ['DB_POOL_MAX', 'LOGIN_RATE_LIMIT']
+    expect(rows.sort()).toEqual(SETTING_NAMES.filter((n) => !former.includes(n)).sort())
+    for (const name of former) expect(section).toContain(`\`${name}\``)
   })
 })

@@ -56,6 +56,9 @@ describe('over https', () => {
     expect(session).toMatchObject({ secure: true, path: '/', httpOnly: true, sameSite: 'Lax', maxAge: 14 * 24 * 3600 })
     expect(session?.domain).toBeUndefined()
     expect(cookie(res, 'gatehouse_session')).toBeUndefined()
+    const device = cookie(res, '__Host-gatehouse_device')
+    expect(device).toMatchObject({ secure: true, path: '/', httpOnly: true, sameSite: 'Lax' })
+    expect(device?.domain).toBeUndefined()
     expect((await s.get('/applications')).statusCode).toBe(200)
   })
 
@@ -110,7 +113,7 @@ describe('over plain http', () => {
     expect(cookie(page, 'gatehouse_csrf')).toBeDefined()
     const res = await s.logIn(await signedUp(http))
     expect(cookie(res, 'gatehouse_session')).toBeDefined()
-    expect([...s.cookies.keys()].sort()).toEqual(['gatehouse_csrf', 'gatehouse_session'])
+    expect([...s.cookies.keys()].sort()).toEqual(['gatehouse_csrf', 'gatehouse_device', 'gatehouse_session'])
   })
 })
 

@@ -1,17 +1,30 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
-import { authenticateUser } from '../../../accounts/authenticate.js'
 import { parseCredentials } from '../../../accounts/credentials.js'
 import { endSession, startSession } from '../../../accounts/sessions.js'
 import { hasControlCharacter } from '../../../lib/text.js'
-import { consumeAttempt } from '../../../limits/rate-limiter.js'
+import { DEVICE_COOKIE_MAX_AGE_SECONDS } from '../../../accounts/device-cookies.js'
+import { type ThrottleKind, logIn } from '../../../accounts/login.js'
+import { clientAddressKey } from '../../../limits/client-address.js'
 import { authorizeDestination } from '../../../oauth/authorize.js'
 import type { Services } from '../../../services.js'
+import { cookieNames } from '../../cookies.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { rotateCsrfSecret } from '../../page-security.js'
 import { render } from '../../render.js'
 import { safeNextPath, sessionIdOf, setSessionCookie } from '../../session.js'
 
 const GENERIC_FAILURE = 'Incorrect email or password.'
+const TOO_MANY = 'Too many attempts. Wait a few minutes and try again.'
+const UNDER_ATTACK =
+  'Too many failed attempts to log in to this account. Log in from a browser you have logged in with before, or wait and try again.'
+
+/** What a log line says when a limit fills up (README "Limits and quotas"). */
+const LOCKOUT_LOG: Record<ThrottleKind, string> = {
+  'account-address': 'log-in failures for one account from one address reached the limit; that pair is refused until the window ends',
+  address: 'log-in failures from one address reached the limit (password spraying?); it is refused until the window ends',
+  'account-under-attack': 'log-in failures for one account reached the attack limit; only browsers with its device cookie may log in',
+  device: 'log-in failures from one device reached the limit; it is refused until the window ends',
+}
 
 export default async function loginRoutes(app: FastifyInstance, deps: Services) {
   const { db } = deps.database
@@ -57,22 +70,32 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
     // Answered before the rate limiter, whose keys are stored text: PostgreSQL refuses U+0000.
     if (!form.ok && form.malformed) return view(400, 'The email or password contains a control character. Type them again.')
 
-    // Per IP and per account (RFC 9700 4.15-style brute-force protection); the account key is
-    // counted whether or not the email exists, so a 429 reveals nothing either.
-    const decision = await consumeAttempt(
-      db,
-      deps.clock,
-      [`login:ip:${request.ip}`, `login:acct:${email.toLowerCase()}`],
-      deps.config.loginRateLimit,
-    )
-    if (!decision.allowed) {
-      reply.header('retry-after', String(decision.retryAfterSeconds))
-      return view(429, 'Too many attempts. Wait a few minutes and try again.')
+    const address = clientAddressKey(request.ip)
+    const names = cookieNames(deps.config)
+    const result = await logIn(db, deps.clock, deps.config.limits, {
+      email: form.ok ? form.email : email.trim().toLowerCase(),
+      password: form.ok ? form.password : undefined,
+      address,
+      deviceCookie: request.cookies[names.device],
+    })
+    if (result.kind === 'refused') {
+      reply.header('retry-after', String(result.retryAfterSeconds))
+      return view(429, result.throttle === 'account-under-attack' ? UNDER_ATTACK : TOO_MANY)
     }
-    if (!form.ok) return view(401, GENERIC_FAILURE)
-
-    const user = await authenticateUser(db, form.email, form.password)
-    if (!user) return view(401, GENERIC_FAILURE)
+    if (result.kind === 'failed') {
+      // Logged once, when a limit fills; the refusals after it are not (an attack would flood the log).
+      for (const kind of result.filled) request.log.warn({ throttle: kind, address }, LOCKOUT_LOG[kind])
+      return view(401, GENERIC_FAILURE)
+    }
+    const user = { id: result.userId }
+    // Issued at every successful log-in, with the session cookie's attributes (src/http/cookies.ts).
+    reply.setCookie(names.device, result.deviceCookie, {
+      path: '/',
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: deps.config.cookieSecure,
+      maxAge: DEVICE_COOKIE_MAX_AGE_SECONDS,
+    })
 
     // A fresh session id and a fresh CSRF secret at every log-in defeat session fixation: nothing
     // a browser held before (possibly planted by someone else) is valid after (OWASP Session

@@ -1,10 +1,13 @@
 import type { FastifyInstance } from 'fastify'
 import { registerUser } from '../../../accounts/authenticate.js'
 import { parseCredentials } from '../../../accounts/credentials.js'
-import { consumeAttempt } from '../../../limits/rate-limiter.js'
+import { clientAddressKey } from '../../../limits/client-address.js'
+import { takeSlots } from '../../../limits/rate-limiter.js'
 import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'
+
+const SIGNUP_WINDOW_MS = 60 * 60_000
 
 export default async function signupRoutes(app: FastifyInstance, deps: Services) {
   const { db } = deps.database
@@ -28,12 +31,11 @@ export default async function signupRoutes(app: FastifyInstance, deps: Services)
     if (!form.ok && form.malformed) {
       return render(request, reply, 'account/signup.eta', { title: 'Sign up', email, next, errors: form.errors }, 400)
     }
-    const decision = await consumeAttempt(
-      db,
-      deps.clock,
-      [`signup:ip:${request.ip}`, `signup:acct:${email.toLowerCase()}`],
-      deps.config.loginRateLimit,
-    )
+    // Attempts per address only (README "Limits and quotas"): a key per email would let anyone
+    // stop a stranger from signing up by trying their address first.
+    const decision = await takeSlots(db, deps.clock, [
+      { key: `signup:addr:${clientAddressKey(request.ip)}`, limit: deps.config.limits.signups, windowMs: SIGNUP_WINDOW_MS },
+    ])
     if (!decision.allowed) {
       reply.header('retry-after', String(decision.retryAfterSeconds))
       return render(

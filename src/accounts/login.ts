@@ -1,0 +1,68 @@
+import type { AccountLimits } from '../config.js'
+import type { Db } from '../db/connect.js'
+import type { Clock } from '../lib/clock.js'
+import { dummyPasswordHash, verifyPassword } from '../lib/passwords.js'
+import { type SlotRule, releaseSlots, takeSlots } from '../limits/rate-limiter.js'
+import { findUserByEmail } from '../repositories/users.js'
+import { issueDeviceCookie, verifyDeviceCookie } from './device-cookies.js'
+
+const FIFTEEN_MINUTES = 15 * 60_000
+const ONE_HOUR = 60 * 60_000
+
+export type ThrottleKind = 'account-address' | 'address' | 'account-under-attack' | 'device'
+
+export interface LogInAttempt {
+  /** Lower-cased, as stored; may name no account. */
+  readonly email: string
+  /** Undefined when the form was not valid: such an attempt fails, after the same work. */
+  readonly password: string | undefined
+  /** The client's address key (src/limits/client-address.ts). */
+  readonly address: string
+  /** The device cookie the browser sent, if any. */
+  readonly deviceCookie: string | undefined
+}
+
+export type LogInResult =
+  | { readonly kind: 'ok'; readonly userId: string; readonly deviceCookie: string }
+  | { readonly kind: 'refused'; readonly throttle: ThrottleKind; readonly retryAfterSeconds: number }
+  | { readonly kind: 'failed'; readonly filled: readonly ThrottleKind[] }
+
+/**
+ * Log-in throttling after OWASP's "Slow Down Online Guessing Attacks with Device Cookies"
+ * (README "Limits and quotas"). Only failures count: every attempt takes a slot under its
+ * limits before the password is checked (so parallel guesses cannot overshoot a limit) and a
+ * success gives them back. A browser holding a valid device cookie for the account is limited
+ * per device only, so strangers' failures never lock its owner out; any other is limited per
+ * address (password spraying), per (account, address), and per account, whose limit marks the
+ * account "under attack". Keys name the email, never whether it has an account, and an unknown
+ * email costs the same argon2 work, so neither answer nor timing reveals which emails exist.
+ */
+export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt: LogInAttempt): Promise<LogInResult> {
+  const user = await findUserByEmail(db, attempt.email)
+  const device = user ? await verifyDeviceCookie(db, clock, attempt.deviceCookie, user.id) : undefined
+  const rules: Array<SlotRule & { kind: ThrottleKind }> =
+    device !== undefined
+      ? [{ kind: 'device', key: `login:device:${device}`, limit: limits.loginFailures, windowMs: FIFTEEN_MINUTES }]
+      : [
+          { kind: 'address', key: `login:addr:${attempt.address}`, limit: limits.loginAddressFailures, windowMs: FIFTEEN_MINUTES },
+          {
+            kind: 'account-address',
+            key: `login:acct-addr:${attempt.address}:${attempt.email}`,
+            limit: limits.loginFailures,
+            windowMs: FIFTEEN_MINUTES,
+          },
+          { kind: 'account-under-attack', key: `login:acct:${attempt.email}`, limit: limits.loginAccountAttack, windowMs: ONE_HOUR },
+        ]
+  const slots = await takeSlots(db, clock, rules)
+  if (!slots.allowed) {
+    const refused = rules.find((r) => r.key === slots.refused.key)
+    return { kind: 'refused', throttle: refused?.kind ?? 'address', retryAfterSeconds: slots.retryAfterSeconds }
+  }
+
+  const ok = await verifyPassword(user?.password_hash ?? (await dummyPasswordHash()), attempt.password ?? '')
+  if (!user || !ok || attempt.password === undefined) {
+    return { kind: 'failed', filled: rules.filter((r) => slots.filled.some((f) => f.key === r.key)).map((r) => r.kind) }
+  }
+  await releaseSlots(db, slots.taken)
+  return { kind: 'ok', userId: user.id, deviceCookie: await issueDeviceCookie(db, clock, user.id) }
+}
