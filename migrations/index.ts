@@ -1,9 +1,11 @@
 import type { Migration } from 'kysely'
 import * as m0001 from './0001_initial.js'
 import * as m0002 from './0002_pending_authorizations.js'
+import * as m0003 from './0003_janitor_indexes.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
   '0002_pending_authorizations': m0002,
+  '0003_janitor_indexes': m0003,
 }
