@@ -24,7 +24,6 @@ export interface ParamReading {
   notAnObject: boolean
 }
 
-
 /** Reads parameters without throwing, so each endpoint decides what a problem means for it. */
 export function readParams(input: unknown): ParamReading {
   const reading: ParamReading = { params: {}, problems: [], notAnObject: false }
