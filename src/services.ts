@@ -66,7 +66,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   })
 
   const bus = new RevocationBus(database, log)
-  const broadcaster = new RevocationBroadcaster(db, log)
+  const broadcaster = new RevocationBroadcaster(db, log, { limits: config.streams })
   const caches = {
     tokens: createServerTokenCache({ database, clock, ttlMs: config.tokenCacheTtlMs, maxEntries: config.tokenCacheMaxEntries }),
     clients: new ClientAuthCache({
