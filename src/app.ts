@@ -61,7 +61,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     layout: 'layouts/base.eta',
   })
 
-  registerMetrics(app, deps.database.availability)
+  registerMetrics(app, deps.database.availability, deps.janitor)
   await app.register(healthRoutes, deps)
   await app.register(staticRoutes)
   await app.register(oauthApiRoutes, deps)

@@ -101,6 +101,10 @@ const EnvSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: positiveInt(3_600_000).default(30_000),
   HTTP_CONNECTION_TIMEOUT_MS: positiveInt(3_600_000).default(60_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(3_600_000).default(72_000),
+  JANITOR_INTERVAL_SECONDS: positiveInt(86_400).default(300),
+  REVOKED_TOKEN_RETENTION_DAYS: positiveInt(3650).default(30),
+  STREAMS_PER_APPLICATION: positiveInt(1000).default(4),
+  STREAMS_TOTAL: positiveInt(100_000).default(1000),
 })
 
 export type Env = z.input<typeof EnvSchema>
@@ -130,6 +134,21 @@ export interface Config {
   readonly tokenAuthFailureLimit: number
   /** Node's HTTP server timeouts (README "Configuration"); never unbounded. */
   readonly http: HttpTimeouts
+  /** The janitor's schedule and what it keeps (README "Limits and quotas"). */
+  readonly janitor: JanitorSettings
+  /** Concurrent revocation streams this process serves (README "Limits and quotas"). */
+  readonly streams: StreamLimits
+}
+
+export interface JanitorSettings {
+  readonly intervalMs: number
+  /** Revoked tokens are deleted this long after their revocation. */
+  readonly revokedTokenRetentionMs: number
+}
+
+export interface StreamLimits {
+  readonly perApplication: number
+  readonly total: number
 }
 
 export interface AccountLimits {
@@ -197,5 +216,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       connectionTimeoutMs: e.HTTP_CONNECTION_TIMEOUT_MS,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     }),
+    janitor: Object.freeze({
+      intervalMs: e.JANITOR_INTERVAL_SECONDS * 1000,
+      revokedTokenRetentionMs: e.REVOKED_TOKEN_RETENTION_DAYS * 86_400_000,
+    }),
+    streams: Object.freeze({ perApplication: e.STREAMS_PER_APPLICATION, total: e.STREAMS_TOTAL }),
   })
 }

@@ -5,6 +5,7 @@ import { type DatabaseHandle, createDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import { pinoOptions } from './http/logging.js'
 import { type Clock, systemClock } from './lib/clock.js'
+import { Janitor } from './limits/janitor.js'
 import { ApplicationCache } from './oauth/application-cache.js'
 import { ClientAuthCache } from './oauth/client-auth-cache.js'
 import { type ServerTokenCache, createServerTokenCache } from './oauth/token-validity.js'
@@ -26,6 +27,8 @@ export interface Services {
   /** Every revocation reaches every receiver below through it. */
   readonly bus: RevocationBus
   readonly broadcaster: RevocationBroadcaster
+  /** Deletes expired rows every JANITOR_INTERVAL_SECONDS (README "Limits and quotas"). */
+  readonly janitor: Janitor
   readonly caches: {
     readonly tokens: ServerTokenCache
     readonly clients: ClientAuthCache
@@ -63,7 +66,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   })
 
   const bus = new RevocationBus(database, log)
-  const broadcaster = new RevocationBroadcaster(db, log)
+  const broadcaster = new RevocationBroadcaster(db, log, { limits: config.streams })
   const caches = {
     tokens: createServerTokenCache({ database, clock, ttlMs: config.tokenCacheTtlMs, maxEntries: config.tokenCacheMaxEntries }),
     clients: new ClientAuthCache({
@@ -77,6 +80,14 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   }
   for (const receiver of [caches.tokens, caches.clients, caches.applications, broadcaster]) bus.subscribe(receiver)
   await bus.start()
+  const janitor = new Janitor({
+    database,
+    clock,
+    log,
+    intervalMs: config.janitor.intervalMs,
+    revokedTokenRetentionMs: config.janitor.revokedTokenRetentionMs,
+  })
+  janitor.start()
 
   return {
     config,
@@ -85,9 +96,11 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     database,
     bus,
     broadcaster,
+    janitor,
     caches,
     async close() {
       stopReporting()
+      await janitor.stop()
       broadcaster.closeAll()
       await bus.stop()
       if (!overrides.database) await database.close()

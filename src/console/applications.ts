@@ -9,6 +9,7 @@ import {
   findOwnedApplication,
   insertApplication,
   listApplicationsByOwner,
+  lockOwnedApplication,
   replaceOwnedApplicationSecret,
   updateOwnedApplication,
 } from '../repositories/applications.js'
@@ -90,9 +91,11 @@ export async function regenerateSecret(
  */
 export async function deleteApplication(db: Db, bus: RevocationBus, id: string, ownerId: string, now: Date): Promise<boolean> {
   if (!isUuid(id)) return false
+  // Locked, then revoked while its tokens can still be listed, then deleted: all in one
+  // transaction, so the digests announced are exactly the tokens the delete removes.
   return db.transaction().execute(async (trx) => {
-    const deleted = await deleteOwnedApplication(trx, id, ownerId)
-    if (deleted) await revoke({ db: trx, bus }, { kind: 'application', applicationId: id }, now)
-    return deleted
+    if (!(await lockOwnedApplication(trx, id, ownerId))) return false
+    await revoke({ db: trx, bus }, { kind: 'application', applicationId: id }, now)
+    return deleteOwnedApplication(trx, id, ownerId)
   })
 }

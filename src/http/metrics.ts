@@ -1,14 +1,19 @@
 import type { FastifyInstance } from 'fastify'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { DatabaseAvailability } from '../db/availability.js'
+import type { Janitor } from '../limits/janitor.js'
 
 /**
  * Prometheus metrics at GET /metrics: request counts and latencies by route pattern (never
  * the raw URL, which can carry secrets and has unbounded cardinality), the database's
- * availability and the requests refused for its sake, plus process metrics. One registry per
- * app, so several apps in one process (tests) do not collide.
+ * availability and the requests refused for its sake, the janitor's work, plus process metrics.
+ * One registry per app, so several apps in one process (tests) do not collide.
  */
-export function registerMetrics(app: FastifyInstance, availability: DatabaseAvailability): void {
+export function registerMetrics(
+  app: FastifyInstance,
+  availability: DatabaseAvailability,
+  janitor: Pick<Janitor, 'removedTotal' | 'failedRuns'>,
+): void {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   const requests = new Counter({
@@ -40,6 +45,27 @@ export function registerMetrics(app: FastifyInstance, availability: DatabaseAvai
     collect() {
       this.reset()
       this.inc(availability.refusedTotal)
+    },
+  })
+
+  // The janitor counts for the process; each scrape copies its totals, as for availability above.
+  new Counter({
+    name: 'gatehouse_janitor_rows_removed_total',
+    help: 'Expired rows the janitor of this process deleted, by table (README "Limits and quotas").',
+    labelNames: ['table'] as const,
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const [table, n] of Object.entries(janitor.removedTotal)) this.inc({ table }, n)
+    },
+  })
+  new Counter({
+    name: 'gatehouse_janitor_failed_runs_total',
+    help: 'Janitor runs that failed (each is retried at the next interval).',
+    registers: [registry],
+    collect() {
+      this.reset()
+      this.inc(janitor.failedRuns)
     },
   })
 

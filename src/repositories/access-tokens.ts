@@ -53,6 +53,23 @@ export async function revokeAccessTokens(db: Db, selector: TokenSelector, now: D
 }
 
 /**
+ * Marks at most `limit` live tokens of the application revoked and returns their digests
+ * (access_tokens_application_user_idx), so that revoking a large application holds a bounded
+ * number of digests in memory at a time. Called until it returns fewer than `limit`.
+ */
+export async function revokeApplicationTokenBatch(db: Db, applicationId: string, now: Date, limit: number): Promise<string[]> {
+  const rows = await db
+    .updateTable('access_tokens')
+    .set({ revoked_at: now })
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('access_tokens').select('id').where('application_id', '=', applicationId).where('revoked_at', 'is', null).limit(limit),
+    )
+    .returning('token_hash')
+    .execute()
+  return rows.map((r) => r.token_hash)
+}
+
+/**
  * RFC 7009 revocation in one statement (one round trip, one commit): authenticate the client
  * by secret digest, revoke the token only if it is that client's and live, and NOTIFY the
  * revocation channel for the revoked row. NOTIFY is delivered when the statement's implicit

@@ -115,6 +115,22 @@ export function replaceOwnedApplicationSecret(
     .executeTakeFirst()
 }
 
+/**
+ * Locks the owner's application row until the end of `trx`, or answers false when there is
+ * none. Inserting a code or token takes a key-share lock on the row (its foreign key), so once
+ * this returns no token of the application can appear until the transaction ends.
+ */
+export async function lockOwnedApplication(trx: Db, id: string, ownerId: string): Promise<boolean> {
+  const row = await trx
+    .selectFrom('applications')
+    .select('id')
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .forUpdate()
+    .executeTakeFirst()
+  return row !== undefined
+}
+
 /** Deletes the application; its grants, codes and tokens go with it (ON DELETE CASCADE). */
 export async function deleteOwnedApplication(db: Db, id: string, ownerId: string): Promise<boolean> {
   const row = await db.deleteFrom('applications').where('id', '=', id).where('owner_id', '=', ownerId).returning('id').executeTakeFirst()

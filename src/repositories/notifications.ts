@@ -6,5 +6,8 @@ import type { Db } from '../db/connect.js'
  * when, and only if, the transaction commits.
  */
 export async function notify(db: Db, channel: string, payloads: readonly string[]): Promise<void> {
-  for (const payload of payloads) await sql`select pg_notify(${channel}, ${payload})`.execute(db)
+  if (payloads.length === 1) await sql`select pg_notify(${channel}, ${payloads[0]})`.execute(db)
+  // Many notices (an application's digests) in one round trip. Their order among themselves
+  // does not matter; notices from separate statements keep the order of the statements.
+  else if (payloads.length > 1) await sql`select pg_notify(${channel}, p) from unnest(${[...payloads]}::text[]) as p`.execute(db)
 }

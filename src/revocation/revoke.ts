@@ -1,6 +1,6 @@
 import { REVOCATION_CHANNEL, type RevocationNotice, encodeNotices } from '@gatehouse/verifier/shared'
 import type { Db } from '../db/connect.js'
-import { revokeAccessTokens, revokeTokenOfClient } from '../repositories/access-tokens.js'
+import { revokeAccessTokens, revokeApplicationTokenBatch, revokeTokenOfClient } from '../repositories/access-tokens.js'
 import { deletePendingCodes } from '../repositories/authorization-codes.js'
 import { deleteGrant } from '../repositories/grants.js'
 import { notify } from '../repositories/notifications.js'
@@ -28,7 +28,10 @@ export type RevocationTarget =
   | { kind: 'code'; authorizationCodeId: string }
   /** "Revoke access": the user's tokens, pending codes and consent for this application. */
   | { kind: 'user-application'; userId: string; applicationId: string }
-  /** Application deletion: call inside the transaction that deletes the row. */
+  /**
+   * Application deletion: call inside the transaction that deletes the row, after locking it
+   * and before deleting it, so the tokens are still there to be listed.
+   */
   | { kind: 'application'; applicationId: string }
   /** A regenerated secret: caches of client authentication drop the old one. No token is revoked. */
   | { kind: 'client-credentials'; clientId: string }
@@ -39,6 +42,9 @@ export type RevocationTarget =
  * `revoked` false sends the caller to the slower path that explains why.
  */
 export type ClientTokenTarget = { kind: 'token-of-client'; clientId: string; secretHash: string; tokenHash: string }
+
+/** Tokens of a deleted application revoked per statement: ten notices of MAX_DIGESTS_PER_NOTICE. */
+const APPLICATION_REVOCATION_BATCH = 1000
 
 /** Runs `fn` in the caller's transaction when there is one, else in a new one. */
 function inTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
@@ -85,9 +91,19 @@ export async function revoke(
       }
       case 'application': {
         await deletePendingCodes(trx, { applicationId: target.applicationId })
-        const digests = await revokeAccessTokens(trx, { applicationId: target.applicationId }, now)
+        // The digests, not a reset, so that resource servers drop these tokens only, and no
+        // one can empty every verifier's cache by deleting an application (issue 12;
+        // docs/decisions/003-revocation-propagation.md). They go out in batches, before the
+        // `app:` notice that ends the application's own streams.
+        let revoked = 0
+        for (;;) {
+          const digests = await revokeApplicationTokenBatch(trx, target.applicationId, now, APPLICATION_REVOCATION_BATCH)
+          if (digests.length > 0) await publish(trx, ctx.bus, { kind: 'tokens', digests })
+          revoked += digests.length
+          if (digests.length < APPLICATION_REVOCATION_BATCH) break
+        }
         await publish(trx, ctx.bus, { kind: 'application', applicationId: target.applicationId })
-        return digests.length
+        return revoked
       }
       case 'client-credentials':
         await publish(trx, ctx.bus, target)

@@ -31,6 +31,8 @@ describe('loadConfig', () => {
       limits: { loginFailures: 10, loginAccountAttack: 100, loginAddressFailures: 100, signups: 10 },
       tokenAuthFailureLimit: 20,
       http: { requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000 },
+      janitor: { intervalMs: 300_000, revokedTokenRetentionMs: 30 * 86_400_000 },
+      streams: { perApplication: 4, total: 1000 },
     })
   })
 
@@ -58,6 +60,10 @@ describe('loadConfig', () => {
       HTTP_REQUEST_TIMEOUT_MS: '5000',
       HTTP_CONNECTION_TIMEOUT_MS: '20000',
       HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000',
+      JANITOR_INTERVAL_SECONDS: '60',
+      REVOKED_TOKEN_RETENTION_DAYS: '7',
+      STREAMS_PER_APPLICATION: '2',
+      STREAMS_TOTAL: '50',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -75,6 +81,8 @@ describe('loadConfig', () => {
       limits: { loginFailures: 5, loginAccountAttack: 50, loginAddressFailures: 60, signups: 3 },
       tokenAuthFailureLimit: 7,
       http: { requestTimeoutMs: 5_000, connectionTimeoutMs: 20_000, keepAliveTimeoutMs: 65_000 },
+      janitor: { intervalMs: 60_000, revokedTokenRetentionMs: 7 * 86_400_000 },
+      streams: { perApplication: 2, total: 50 },
     })
     expect(Object.isFrozen(config)).toBe(true)
     expect(Object.isFrozen(config.http)).toBe(true)

@@ -1,6 +1,7 @@
-import type { AddressInfo } from 'node:net'
+import { randomBytes } from 'node:crypto'
+import { type AddressInfo, connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { deleteApplication } from '../../../src/console/applications.js'
+import { deleteApplication, regenerateSecret } from '../../../src/console/applications.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { EventStreamParser, type StreamEvent } from '../../../packages/verifier/src/revocation-stream-client.js'
@@ -58,6 +59,7 @@ async function subscribe(auth: ApplicationFixture) {
   const events: StreamEvent[] = []
   const raw: string[] = []
   const parser = new EventStreamParser((e) => events.push(e))
+  const state = { ended: false }
   const reading = (async () => {
     const decoder = new TextDecoder()
     try {
@@ -69,12 +71,17 @@ async function subscribe(auth: ApplicationFixture) {
     } catch {
       // aborted
     }
+    state.ended = true
   })()
   await expect.poll(() => events.some((e) => e.event === 'ready')).toBe(true)
   return {
     res,
     events,
     raw,
+    /** True once the server ended the stream (or the test closed it). */
+    get ended() {
+      return state.ended
+    },
     async close() {
       controller.abort()
       await reading
@@ -128,16 +135,121 @@ describe('GET /oauth/revocations/stream', () => {
     }
   })
 
-  it('tells subscribers to forget everything when an application is deleted', async () => {
+  it("announces the digests of a deleted application's tokens, not a reset, and ends its own streams", async () => {
     const stream = await subscribe(rs)
+    const owner = await createUser(t.db)
+    const doomed = await createApplication(t.db, { ownerId: owner.id })
+    const own = await subscribe(doomed)
     try {
-      const owner = await createUser(t.db)
-      const doomed = await createApplication(t.db, { ownerId: owner.id })
+      // More than one batch of 1,000, and one token already revoked (announced back then).
+      const tokens = await Promise.all([1, 2, 3].map(() => createAccessToken(t.db, { userId: user.id, applicationId: doomed.id })))
+      const bulk = Array.from({ length: 1050 }, () => randomBytes(32).toString('hex'))
+      await t.db
+        .insertInto('access_tokens')
+        .values(bulk.map((h) => ({ token_hash: h, application_id: doomed.id, user_id: user.id, scopes: ['read'], created_at: t.clock() })))
+        .execute()
+      const earlier = await createAccessToken(t.db, { userId: user.id, applicationId: doomed.id })
+      await t.db.updateTable('access_tokens').set({ revoked_at: t.clock() }).where('id', '=', earlier.id).execute()
       await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock())
-      await expect.poll(() => stream.events.map((e) => e.event)).toContain('reset')
+      const heard = () => stream.events.filter((e) => e.event === 'revoked').flatMap((e) => e.data.split(','))
+      await expect.poll(() => heard().length).toBeGreaterThanOrEqual(1053)
+      expect(new Set(heard())).toEqual(new Set([...tokens.map((k) => k.digest), ...bulk]))
+      expect(stream.events.filter((e) => e.event === 'revoked').every((e) => e.data.split(',').length <= 100)).toBe(true)
+      await expect.poll(() => own.ended).toBe(true)
+      expect(stream.ended).toBe(false)
+      expect(stream.events.map((e) => e.event)).not.toContain('reset')
       expect(stream.raw.join('')).not.toContain(doomed.id)
+      // Its credentials are gone: reconnecting is refused.
+      const again = await fetch(`${base}/oauth/revocations/stream`, {
+        headers: { authorization: basicAuth(doomed.clientId, doomed.clientSecret) },
+      })
+      expect(again.status).toBe(401)
     } finally {
+      await own.close()
       await stream.close()
+    }
+  })
+
+  it("ends an application's streams when its secret is regenerated, and no one else's", async () => {
+    const owner = await createUser(t.db)
+    const rotated = await createApplication(t.db, { ownerId: owner.id })
+    const own = await subscribe(rotated)
+    const other = await subscribe(rs)
+    try {
+      await regenerateSecret(t.db, t.deps.bus, rotated.id, owner.id, t.clock())
+      await expect.poll(() => own.ended).toBe(true)
+      expect(other.ended).toBe(false)
+    } finally {
+      await own.close()
+      await other.close()
+    }
+  })
+
+  it('refuses a fifth stream of one application with 429 and Retry-After, while other applications subscribe', async () => {
+    const busy = await createApplication(t.db)
+    const streams = [await subscribe(busy), await subscribe(busy), await subscribe(busy), await subscribe(busy)]
+    try {
+      const fifth = await fetch(`${base}/oauth/revocations/stream`, {
+        headers: { authorization: basicAuth(busy.clientId, busy.clientSecret) },
+      })
+      expect(fifth.status).toBe(429)
+      expect(fifth.headers.get('retry-after')).toMatch(/^\d+$/)
+      expect(await fifth.json()).toMatchObject({ error: 'invalid_request' })
+      const another = await subscribe(rs)
+      await another.close()
+      // A slot frees when a stream ends.
+      await streams.pop()!.close()
+      await expect.poll(() => t.deps.broadcaster.subscribers).toBe(3)
+      streams.push(await subscribe(busy))
+    } finally {
+      for (const s of streams) await s.close()
+    }
+  })
+
+  it('cuts a subscriber that does not read once its unsent output passes the bound', async () => {
+    await expect.poll(() => t.deps.broadcaster.subscribers).toBe(0)
+    const socket = connect(Number(new URL(base).port), '127.0.0.1')
+    let closed = false
+    socket.on('close', () => (closed = true))
+    socket.on('error', () => {})
+    socket.write(`GET /oauth/revocations/stream HTTP/1.1\r\nHost: x\r\nAuthorization: ${basicAuth(rs.clientId, rs.clientSecret)}\r\n\r\n`)
+    socket.pause()
+    await expect.poll(() => t.deps.broadcaster.subscribers).toBe(1)
+    const digests = Array.from({ length: 100 }, (_, i) => i.toString(16).padStart(64, '0'))
+    // The kernel's socket buffers take some megabytes first; give up far beyond them.
+    for (let sent = 0; t.deps.broadcaster.subscribers > 0 && sent < 200 << 20; sent += 100 * 65) {
+      t.deps.broadcaster.apply({ kind: 'tokens', digests }, 'notify')
+      if (sent % (1 << 20) < 100 * 65) await new Promise((r) => setImmediate(r))
+    }
+    expect(t.deps.broadcaster.subscribers).toBe(0)
+    // Reading again, the client finds what the kernel held and then the end of the connection.
+    socket.resume()
+    await expect.poll(() => closed).toBe(true)
+    socket.destroy()
+  })
+})
+
+describe('stream limits for the whole process', () => {
+  it('refuses a stream beyond STREAMS_TOTAL with 503 and Retry-After', async () => {
+    const small = await buildTestApp({ STREAMS_TOTAL: '1' }, t.testDb)
+    try {
+      await small.app.listen({ port: 0, host: '127.0.0.1' })
+      const smallBase = `http://127.0.0.1:${(small.app.server.address() as AddressInfo).port}`
+      const controller = new AbortController()
+      const first = await fetch(`${smallBase}/oauth/revocations/stream`, {
+        headers: { authorization: basicAuth(rs.clientId, rs.clientSecret) },
+        signal: controller.signal,
+      })
+      expect(first.status).toBe(200)
+      const second = await fetch(`${smallBase}/oauth/revocations/stream`, {
+        headers: { authorization: basicAuth(app.clientId, app.clientSecret) },
+      })
+      expect(second.status).toBe(503)
+      expect(second.headers.get('retry-after')).toMatch(/^\d+$/)
+      expect(await second.json()).toMatchObject({ error: 'temporarily_unavailable' })
+      controller.abort()
+    } finally {
+      await small.close()
     }
   })
 })

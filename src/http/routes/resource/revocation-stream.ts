@@ -10,7 +10,10 @@ export default async function revocationStreamRoute(
 ): Promise<void> {
   app.get('/oauth/revocations/stream', async (request, reply) => {
     // HTTP Basic only: a GET has no body, and credentials never go in a URL.
-    await clients.authenticate(extractClientCredentials({}, request.headers.authorization))
+    const client = await clients.authenticate(extractClientCredentials({}, request.headers.authorization))
+    // Refused with JSON (429 or 503, Retry-After) before the stream starts; nothing awaits
+    // between this check and `add`, so concurrent subscriptions cannot both take the last slot.
+    broadcaster.admit(client)
     reply.hijack()
     const res = reply.raw
     res.writeHead(200, {
@@ -20,7 +23,7 @@ export default async function revocationStreamRoute(
       'x-accel-buffering': 'no',
     })
     res.socket?.setNoDelay(true)
-    broadcaster.add(res)
+    broadcaster.add(res, client)
     res.write('retry: 1000\n\nevent: ready\ndata:\n\n')
   })
 }

@@ -1,0 +1,43 @@
+import { sql } from 'kysely'
+import type { Db } from '../db/connect.js'
+
+/*
+ * The janitor's SQL (src/limits/janitor.ts decides what and when). Each table is named with its
+ * primary key and the column that says how old a row is; every column here is indexed
+ * (migrations/0004_janitor_indexes.ts, pending_authorizations_expires_at_idx).
+ */
+const AGE_COLUMNS = {
+  access_tokens: { key: 'id', age: 'revoked_at' },
+  authorization_codes: { key: 'id', age: 'expires_at' },
+  pending_authorizations: { key: 'id', age: 'expires_at' },
+  sessions: { key: 'id_hash', age: 'expires_at' },
+  rate_limits: { key: 'key', age: 'window_start' },
+} as const
+
+export type JanitorTable = keyof typeof AGE_COLUMNS
+export const JANITOR_TABLES = Object.freeze(Object.keys(AGE_COLUMNS) as JanitorTable[])
+
+/**
+ * Deletes at most `limit` rows of `table` older than `before`, in one statement that finds
+ * them by index first, so each statement locks few rows for a short time. Returns how many.
+ */
+export async function deleteOlderBatch(db: Db, table: JanitorTable, before: Date, limit: number): Promise<number> {
+  const { key, age } = AGE_COLUMNS[table]
+  const result = await sql`
+    delete from ${sql.table(table)} where ${sql.ref(key)} in (
+      select ${sql.ref(key)} from ${sql.table(table)} where ${sql.ref(age)} < ${before} limit ${limit}
+    )
+  `.execute(db)
+  return Number(result.numAffectedRows ?? 0)
+}
+
+/**
+ * Takes the janitor's advisory lock for the rest of `trx`, or answers false at once when
+ * another session holds it. A transaction-level lock is released by commit, rollback, or the
+ * connection's end, so a fault can never leave it held (PostgreSQL "Advisory Locks").
+ */
+export async function tryJanitorLock(trx: Db): Promise<boolean> {
+  // 4712120001: a key no other code uses, written out so every version agrees on it.
+  const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(4712120001) as locked`.execute(trx)
+  return rows[0]?.locked === true
+}
