@@ -2,9 +2,9 @@ import formbody from '@fastify/formbody'
 import view from '@fastify/view'
 import { Eta } from 'eta'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
-import { setHtmlErrorHandler } from './http/error-pages.js'
+import { routerRefusalPage, setHtmlErrorHandler } from './http/error-pages.js'
 import { requestIdOptions } from './http/logging.js'
-import { registerPageSecurity } from './http/page-security.js'
+import { pageSecurityHeaders, registerPageSecurity } from './http/page-security.js'
 import { registerMetrics } from './http/metrics.js'
 import accountRoutes from './http/routes/account/index.js'
 import consoleRoutes from './http/routes/console/index.js'
@@ -33,6 +33,7 @@ function fastifyTrustProxy(trust: TrustProxy): false | string[] | ((address: str
  * and builds nothing stateful itself.
  */
 export async function buildApp(deps: Services): Promise<FastifyInstance> {
+  const eta = new Eta({ views: VIEWS_DIR, cache: true, autoEscape: true })
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     ...requestIdOptions(deps.config.trustProxy !== false),
@@ -44,6 +45,9 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     requestTimeout: deps.config.http.requestTimeoutMs,
     connectionTimeout: deps.config.http.connectionTimeoutMs,
     keepAliveTimeout: deps.config.http.keepAliveTimeoutMs,
+    // The router's refusals (a path that does not percent-decode, a parameter past its length limit)
+    // are error pages like any unknown address, never Fastify's JSON error body.
+    frameworkErrors: routerRefusalPage(eta, pageSecurityHeaders(deps.config)),
   })
   // Open revocation streams would hold close() until their clients leave.
   app.addHook('preClose', async () => deps.broadcaster.closeAll())
@@ -56,7 +60,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
 
   await app.register(formbody)
   await app.register(view, {
-    engine: { eta: new Eta({ views: VIEWS_DIR, cache: true, autoEscape: true }) },
+    engine: { eta },
     root: VIEWS_DIR,
     layout: 'layouts/base.eta',
   })

@@ -26,13 +26,11 @@ export function securityHeaders(options: HelmetOptions): ReadonlyArray<readonly 
 }
 
 /**
- * Cookies, CSRF and the full set of security headers for browser-facing pages. Registered in
- * the page context only: the token, introspection and revocation endpoints serve JSON to
- * servers, and the cookie plugin's per-response hooks would cost them throughput for headers
- * no browser reads there.
+ * The security headers of every page, for a configuration: the Content-Security-Policy,
+ * framing, referrer and transport rules. Computed once per app.
  */
-export async function registerPageSecurity(pages: FastifyInstance, deps: Services): Promise<void> {
-  const headers = securityHeaders({
+export function pageSecurityHeaders(config: Pick<Services['config'], 'publicUrl'>): ReadonlyArray<readonly [string, string]> {
+  return securityHeaders({
     contentSecurityPolicy: {
       directives: {
         defaultSrc: ["'self'"],
@@ -45,7 +43,7 @@ export async function registerPageSecurity(pages: FastifyInstance, deps: Service
         // against form-action; the consent route sets its own policy naming that origin.
         formAction: ["'self'"],
         // Only where there is https to upgrade to; on plain http it would break every request.
-        upgradeInsecureRequests: deps.config.publicUrl.startsWith('https:') ? [] : null,
+        upgradeInsecureRequests: config.publicUrl.startsWith('https:') ? [] : null,
       },
     },
     frameguard: { action: 'deny' },
@@ -53,8 +51,18 @@ export async function registerPageSecurity(pages: FastifyInstance, deps: Service
     // "append a request Origin header"), which the same-origin rule below must refuse.
     // same-origin still sends no Referer to any other site.
     referrerPolicy: { policy: 'same-origin' },
-    strictTransportSecurity: deps.config.publicUrl.startsWith('https:'),
+    strictTransportSecurity: config.publicUrl.startsWith('https:'),
   })
+}
+
+/**
+ * Cookies, CSRF and the full set of security headers for browser-facing pages. Registered in
+ * the page context only: the token, introspection and revocation endpoints serve JSON to
+ * servers, and the cookie plugin's per-response hooks would cost them throughput for headers
+ * no browser reads there.
+ */
+export async function registerPageSecurity(pages: FastifyInstance, deps: Services): Promise<void> {
+  const headers = pageSecurityHeaders(deps.config)
   pages.addHook('onRequest', (_request, reply, done) => {
     for (const [name, value] of headers) reply.header(name, value)
     done()

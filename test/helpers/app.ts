@@ -25,15 +25,20 @@ export interface TestContext {
 /**
  * A real app over a fresh real database, with a clock the test moves by hand. `shared` lets
  * several apps use one database: two Gatehouse instances on one Postgres, or on one PGlite.
+ * `logStream` receives the app's log lines (at LOG_LEVEL, silent unless `env` says otherwise).
  */
-export async function buildTestApp(env: Record<string, string> = {}, shared?: TestDatabase): Promise<TestContext> {
+export async function buildTestApp(
+  env: Record<string, string> = {},
+  shared?: TestDatabase,
+  options: { logStream?: NodeJS.WritableStream } = {},
+): Promise<TestContext> {
   const testDb = shared ?? (await createTestDatabase())
   // Most files sign up many users from one test address; the sign-up limit has its own tests
   // (test/integration/account/rate-limit.test.ts), which set SIGNUP_LIMIT themselves.
   const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, SIGNUP_LIMIT: '100000', ...env })
   const clock = manualClock(new Date())
   const { database, queries } = countQueries(testDb.handle)
-  const deps = await createServices(config, { database, clock })
+  const deps = await createServices(config, { database, clock, logStream: options.logStream })
   const app = await buildApp(deps)
   await app.ready()
   return {

@@ -60,4 +60,23 @@ describe("another user's application", () => {
     expect((await alice.post('/applications/not-a-uuid/secret', {})).statusCode).toBe(404)
     expect((await alice.post('/applications/00000000-0000-4000-8000-000000000000/delete', {})).statusCode).toBe(404)
   })
+
+  // Found by the fuzz (test/integration/fuzz/): the router refuses these before any route runs,
+  // and Fastify's default answer was its JSON error body ({"code":"FST_ERR_BAD_URL",...}).
+  it('answers an id that does not percent-decode, or is past the router limit, with an error page', async () => {
+    for (const [method, path, status] of [
+      ['GET', '/applications/%zz', 400],
+      ['GET', '/applications/%C3/edit', 400],
+      ['HEAD', '/applications/%E4%B8/delete', 400],
+      ['POST', '/applications/%zz/secret', 400],
+      ['GET', '/%zz', 400],
+      ['GET', `/applications/${'a'.repeat(101)}`, 414],
+    ] as const) {
+      const res = await t.app.inject({ method, url: path, headers: { cookie: alice.cookieHeader } })
+      expect(res.statusCode, `${method} ${path}`).toBe(status)
+      expect(res.headers['content-type'], `${method} ${path}`).toBe('text/html; charset=utf-8')
+      expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'")
+      if (method !== 'HEAD') expect(res.body).toContain('<h1>Request refused</h1>')
+    }
+  })
 })

@@ -1,0 +1,517 @@
+import { Writable } from 'node:stream'
+import fc from 'fast-check'
+import type { LightMyRequestResponse } from 'fastify'
+import { resolveSession, startSession } from '../../../src/accounts/sessions.js'
+import { digest, generateAccessToken } from '../../../src/lib/tokens.js'
+import { computeS256Challenge } from '../../../src/oauth/pkce.js'
+import { TEST_ISSUER, buildTestApp, type TestContext } from '../../helpers/app.js'
+import { BrowserSession } from '../../helpers/browser-session.js'
+import { createAccessToken, createApplication } from '../../helpers/factories.js'
+import {
+  type Template,
+  FORM,
+  type WireBody,
+  authorizationHeader,
+  cookieHeader,
+  extraHeaders,
+  headerText,
+  method,
+  text,
+  wireBody,
+  wireParams,
+} from './wire.js'
+
+/*
+ * The harness of the property-based fuzz (issue 9): a Gatehouse over a real database, a user
+ * logged in through the real pages with a valid CSRF token, an application of theirs with live
+ * tokens, authorization codes, held consent requests and a grant, so that generated requests can
+ * reach past authentication and the CSRF check into every handler; and the properties every
+ * response must keep, checked after each request.
+ *
+ * FUZZ_SEED picks the run (fixed by default, so CI is reproducible); FUZZ_RUNS multiplies the
+ * number of cases (default 1).
+ */
+export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 20_250_909)
+const FUZZ_RUNS = Number(process.env.FUZZ_RUNS ?? 1)
+if (!Number.isSafeInteger(FUZZ_SEED)) throw new Error(`FUZZ_SEED must be an integer, not ${process.env.FUZZ_SEED}`)
+if (!(FUZZ_RUNS > 0)) throw new Error(`FUZZ_RUNS must be a positive number, not ${process.env.FUZZ_RUNS}`)
+
+export const OWN_ORIGIN = new URL(TEST_ISSUER).origin
+export const REDIRECT_URI = 'https://client.example/cb'
+export const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'
+const PASSWORD = 'correct horse battery'
+
+export interface FuzzRequest {
+  method: string
+  url: string
+  headers: Record<string, string>
+  payload: string | Buffer | undefined
+  remoteAddress: string
+}
+
+/** What a generated request may use; fields change as requests log out, delete or revoke. */
+export interface World {
+  t: TestContext
+  user: { id: string; email: string; password: string }
+  sessionId: string
+  csrfCookie: string
+  csrfToken: string
+  app: { id: string; clientId: string; clientSecret: string }
+  /** Another user's application: its id is a real one that the session must not reach. */
+  foreign: { id: string; clientId: string; clientSecret: string }
+  /** Live access tokens of `app`. */
+  tokens: string[]
+  revokedTokens: string[]
+  codes: string[]
+  heldIds: string[]
+  grantId: string
+}
+
+/** A value read from the world when a case is generated, so it follows the world's changes. */
+export const live = <T>(get: () => T): fc.Arbitrary<T> => fc.constant(null).map(get)
+/** One of a list read from the world when a case is generated. */
+export const liveOneOf = (get: () => readonly string[]): fc.Arbitrary<string> =>
+  fc.nat().map((i) => {
+    const list = get()
+    return list.length === 0 ? '' : list[i % list.length]!
+  })
+
+export interface Harness {
+  world: World
+  /** Sends one request and throws, describing it, when a response breaks a property. */
+  send(request: FuzzRequest): Promise<LightMyRequestResponse>
+  /** Runs `numRuns` (times FUZZ_RUNS) generated requests under the seed. */
+  fuzz(name: string, requests: fc.Arbitrary<FuzzRequest>, numRuns: number): Promise<void>
+  /**
+   * Outcomes seen per "METHOD name": the status, with a redirect's target path ("303 /login") or
+   * a JSON error's code ("401 invalid_client"), to show that the fuzz got past the guards.
+   */
+  outcomes(key: string): string[]
+  close(): Promise<void>
+}
+
+const unhandled: unknown[] = []
+process.on('unhandledRejection', (reason) => unhandled.push(reason))
+process.on('uncaughtException', (error) => unhandled.push(error))
+
+/** `env`: configuration besides the harness's own (e.g. TRUST_PROXY, so X-Forwarded-For and X-Request-Id are read). */
+export async function createHarness(env: Record<string, string> = {}): Promise<Harness> {
+  // Logged at info, so every request's log line is built (URL redaction, serializers) from hostile input;
+  // only lines at error level or above are kept, each one a failure.
+  const errorLines: string[] = []
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      const line = String(chunk)
+      if (Number(/"level":(\d+)/.exec(line)?.[1] ?? 60) >= 50) errorLines.push(line)
+      done()
+    },
+  })
+  // High limits so the fuzz reaches the handlers instead of the rate limiter (429s are tested elsewhere).
+  const t = await buildTestApp({ LOGIN_RATE_LIMIT: '1000000', TOKEN_AUTH_FAILURE_LIMIT: '1000000', LOG_LEVEL: 'info', ...env }, undefined, {
+    logStream,
+  })
+  const world = await populate(t)
+  const seen = new Map<string, Set<string>>()
+  let sending: string | undefined
+
+  async function send(request: FuzzRequest): Promise<LightMyRequestResponse> {
+    const logsBefore = errorLines.length
+    const unhandledBefore = unhandled.length
+    const res = await t.app.inject({
+      method: request.method as 'GET',
+      url: request.url,
+      headers: request.headers,
+      payload: request.payload,
+      remoteAddress: request.remoteAddress,
+    })
+    // Let a rejection that escaped the request surface before judging it.
+    await new Promise((resolve) => setImmediate(resolve))
+    const problems = judge(request, res)
+    for (const line of errorLines.slice(logsBefore)) problems.push(`logged at error level: ${line.slice(0, 600)}`)
+    for (const reason of unhandled.slice(unhandledBefore)) problems.push(`unhandled rejection or exception: ${String(reason)}`)
+    if (sending !== undefined) {
+      const key = `${request.method} ${sending}`
+      // "303 /login", "400 invalid_grant": a redirect's target path, or a JSON error's code.
+      const error = /^\{"error":"([a-z_]+)"/.exec(res.body)?.[1]
+      const detail = res.headers.location !== undefined ? ` ${String(res.headers.location).split(/[?#]/)[0]}` : error ? ` ${error}` : ''
+      seen.set(key, (seen.get(key) ?? new Set()).add(`${res.statusCode}${detail}`))
+    }
+    if (problems.length > 0) throw new Error(describeFailure(problems, request, res))
+    if (request.method !== 'GET' && request.method !== 'HEAD') await restore(world)
+    return res
+  }
+
+  return {
+    world,
+    send,
+    async fuzz(name, requests, numRuns) {
+      sending = name
+      try {
+        await fc.assert(
+          fc.asyncProperty(requests, async (request) => {
+            await send(request)
+          }),
+          { seed: FUZZ_SEED, numRuns: Math.max(1, Math.round(numRuns * FUZZ_RUNS)) },
+        )
+      } finally {
+        sending = undefined
+      }
+    },
+    outcomes: (key) => [...(seen.get(key) ?? [])].sort(),
+    close: () => t.close(),
+  }
+}
+
+/**
+ * A user signed up and logged in through the real pages, with an application that allows both
+ * flows, live tokens, codes minted through remembered consent (one with PKCE), consent requests
+ * held for the session, and a grant.
+ */
+async function populate(t: TestContext): Promise<World> {
+  const email = 'fuzz@example.com'
+  const s = await new BrowserSession(t.app).signUpAndLogIn(email, PASSWORD)
+  const user = await t.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow()
+  const app = await createApplication(t.db, { ownerId: user.id, redirectUris: [REDIRECT_URI] })
+  await t.db.updateTable('applications').set({ allow_implicit: true }).where('id', '=', app.id).execute()
+  const foreign = await createApplication(t.db, { redirectUris: [REDIRECT_URI] })
+  const tokens: string[] = []
+  for (let i = 0; i < 3; i++) {
+    tokens.push((await createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes: ['read'] })).token)
+  }
+
+  const authorize = (extra: string) =>
+    s.get(`/oauth/authorize?client_id=${app.clientId}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&state=s1&${extra}`)
+  const heldIds: string[] = []
+  for (const responseType of ['code', 'code', 'code', 'token', 'code', 'token', 'code']) {
+    const page = await authorize(`response_type=${responseType}&scope=write_events`)
+    const id = /name="request_id" value="([^"]+)"/.exec(page.body)?.[1]
+    if (page.statusCode !== 200 || !id) throw new Error(`no consent page: ${page.statusCode} ${page.body.slice(0, 300)}`)
+    heldIds.push(id)
+  }
+  const approved = await s.post('/oauth/authorize', { request_id: heldIds.shift()!, decision: 'approve' })
+  const codes = [new URL(String(approved.headers.location)).searchParams.get('code')!]
+  const pkce = `&code_challenge=${computeS256Challenge(VERIFIER)}&code_challenge_method=S256`
+  for (const extra of ['scope=write_events', 'scope=write_events', `scope=write_events${pkce}`, 'scope=write_events&prompt=none']) {
+    const res = await authorize(`response_type=code&${extra}`)
+    const code = res.statusCode === 302 ? new URL(String(res.headers.location)).searchParams.get('code') : null
+    if (!code) throw new Error(`no code: ${res.statusCode} ${res.body.slice(0, 300)}`)
+    codes.push(code)
+  }
+  const grants = await s.get('/authorized-applications')
+  const grantId = /\/authorized-applications\/([0-9a-f-]{36})\/revoke/.exec(grants.body)?.[1]
+  if (!grantId) throw new Error('no grant listed')
+  await s.get('/applications')
+  return {
+    t,
+    user: { id: user.id, email, password: PASSWORD },
+    sessionId: s.cookies.get('gatehouse_session')!,
+    csrfCookie: s.cookies.get('gatehouse_csrf')!,
+    csrfToken: s.lastCsrf!,
+    app: { id: app.id, clientId: app.clientId, clientSecret: app.clientSecret },
+    foreign: { id: foreign.id, clientId: foreign.clientId, clientSecret: foreign.clientSecret },
+    tokens,
+    revokedTokens: [],
+    codes,
+    heldIds,
+    grantId,
+  }
+}
+
+/**
+ * Puts back what a request may have taken away on purpose: the session (log-out, a new log-in),
+ * the application (deleted from the console) and a live token (revoked). The CSRF secret cookie
+ * needs nothing: the harness keeps sending the one its token belongs to.
+ */
+async function restore(world: World): Promise<void> {
+  const { t } = world
+  if (!(await resolveSession(t.db, world.sessionId, t.clock()))) {
+    world.sessionId = await startSession(t.db, world.user.id, t.clock(), t.config.sessionTtlMs)
+  }
+  const app = await t.db.selectFrom('applications').select('id').where('id', '=', world.app.id).executeTakeFirst()
+  if (!app) {
+    const created = await createApplication(t.db, { ownerId: world.user.id, redirectUris: [REDIRECT_URI] })
+    await t.db.updateTable('applications').set({ allow_implicit: true }).where('id', '=', created.id).execute()
+    world.app = { id: created.id, clientId: created.clientId, clientSecret: created.clientSecret }
+    world.tokens = []
+  }
+  // Revocation and deletion are answers the fuzz asks for. Revoked tokens stay known (a few), live
+  // ones keep the rest reachable.
+  const live = new Set(
+    world.tokens.length === 0
+      ? []
+      : (
+          await t.db
+            .selectFrom('access_tokens')
+            .select('token_hash')
+            .where('token_hash', 'in', world.tokens.map(digest))
+            .where('revoked_at', 'is', null)
+            .execute()
+        ).map((r) => r.token_hash),
+  )
+  const revoked = world.tokens.filter((token) => !live.has(digest(token)))
+  world.revokedTokens = [...revoked, ...world.revokedTokens].slice(0, 3)
+  world.tokens = world.tokens.filter((token) => live.has(digest(token)))
+  if (world.tokens.length === 0) {
+    world.tokens.push((await createAccessToken(t.db, { userId: world.user.id, applicationId: world.app.id })).token)
+  }
+}
+
+/** Exact routes outside the page context, by "METHOD path", and what they answer. */
+const API_ROUTES = new Map<string, 'oauth-json' | 'json' | 'other'>([
+  ['POST /oauth/token', 'oauth-json'],
+  ['POST /oauth/revoke', 'oauth-json'],
+  ['POST /oauth/introspect', 'oauth-json'],
+  ['GET /oauth/token/info', 'oauth-json'],
+  ['HEAD /oauth/token/info', 'oauth-json'],
+  ['GET /oauth/revocations/stream', 'oauth-json'],
+  ['HEAD /oauth/revocations/stream', 'oauth-json'],
+  ['GET /.well-known/oauth-authorization-server', 'json'],
+  ['HEAD /.well-known/oauth-authorization-server', 'json'],
+  ['GET /healthz', 'json'],
+  ['HEAD /healthz', 'json'],
+  ['GET /readyz', 'json'],
+  ['HEAD /readyz', 'json'],
+  ['GET /metrics', 'other'],
+  ['HEAD /metrics', 'other'],
+  ['GET /static/app.css', 'other'],
+  ['HEAD /static/app.css', 'other'],
+])
+
+/** Fastify's default error body, which no Gatehouse response may carry: every context maps errors itself. */
+function isFastifyDefaultError(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && 'statusCode' in body && 'error' in body && 'message' in body
+}
+
+function parseJson(body: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(body) }
+  } catch {
+    return { ok: false }
+  }
+}
+
+/** The properties every response keeps, whatever was sent. */
+function judge(request: FuzzRequest, res: LightMyRequestResponse): string[] {
+  const problems: string[] = []
+  const type = String(res.headers['content-type'] ?? '')
+  // The router decodes percent-escapes before matching: `/%6fauth/token` is the token endpoint.
+  const path = request.url.split('?')[0]!.replace(/%([0-9a-f]{2})/gi, (escape, hex: string) => {
+    const c = String.fromCharCode(parseInt(hex, 16))
+    return /^[A-Za-z0-9\-._~]$/.test(c) ? c : escape
+  })
+  const kind = API_ROUTES.get(`${request.method} ${path}`) ?? 'page'
+  const json = parseJson(res.body)
+
+  if (res.statusCode >= 500) problems.push(`status ${res.statusCode}`)
+  if (json.ok && isFastifyDefaultError(json.value)) problems.push("Fastify's default error body")
+
+  if (kind === 'oauth-json') {
+    const head = request.method === 'HEAD'
+    // The only bodiless answers: RFC 7009 2.2 (revocation succeeded) and RFC 6750 3.1 (no credentials: a bare challenge).
+    const bodiless =
+      (path === '/oauth/revoke' && res.statusCode === 200) ||
+      (path === '/oauth/token/info' && res.statusCode === 401 && /^Bearer realm="[^"]*"$/.test(String(res.headers['www-authenticate'])))
+    const streaming = path === '/oauth/revocations/stream' && res.statusCode === 200
+    if (streaming) problems.push('the revocation stream opened for generated credentials')
+    else if (!bodiless || res.body !== '') {
+      if (!/^application\/json(;|$)/.test(type)) problems.push(`content-type ${type || '(none)'} instead of application/json`)
+      if (!head && !json.ok) problems.push('a body that is not JSON')
+    }
+  } else if (kind === 'page' && res.statusCode >= 400) {
+    if (!/^text\/html(;|$)/.test(type)) problems.push(`a page answered ${res.statusCode} with content-type ${type || '(none)'}, not HTML`)
+  }
+  return problems
+}
+
+const excerpt = (s: string, max: number) => (s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s)
+
+function describeFailure(problems: string[], request: FuzzRequest, res: LightMyRequestResponse): string {
+  const body =
+    request.payload === undefined
+      ? '(none)'
+      : typeof request.payload === 'string'
+        ? JSON.stringify(excerpt(request.payload, 2000))
+        : `bytes, base64: ${excerpt(request.payload.toString('base64'), 2000)}`
+  return [
+    problems.join('\n'),
+    `request: ${request.method} ${excerpt(request.url, 2000)}`,
+    `headers: ${excerpt(JSON.stringify(request.headers), 2000)}`,
+    `body: ${body}`,
+    `from: ${request.remoteAddress}`,
+    `response: ${res.statusCode} ${String(res.headers['content-type'] ?? '')} ${JSON.stringify(excerpt(res.body, 600))}`,
+    `reproduce: FUZZ_SEED=${FUZZ_SEED}${FUZZ_RUNS === 1 ? '' : ` FUZZ_RUNS=${FUZZ_RUNS}`} npx vitest run test/integration/fuzz/`,
+  ].join('\n')
+}
+
+/** A route to fuzz: its path, the methods it serves, the parameters it reads. */
+export interface RouteSpec {
+  methods: readonly string[]
+  path: fc.Arbitrary<string>
+  /** Parameters read from the query string. */
+  query?: Template
+  /** Parameters read from the body; a page form's `_csrf` is added by `requests`. */
+  body?: Template
+  /** A page form: the body carries the session's CSRF token, most of the time. */
+  form?: boolean
+  /** Whether Basic credentials may be the application's real ones (never for the revocation stream, which would stay open). */
+  realClientCredentials?: boolean
+}
+
+/**
+ * The real values a request may carry, read from the world when a case is generated: the
+ * application's client id and secret (or, with `realSecrets` false, never a working secret), its
+ * tokens (live, revoked later, or with a broken checksum), codes, held consent requests and ids.
+ */
+export function knownValues(world: World, realSecrets = true) {
+  // Ids that are not ids: every id column is a uuid, which PostgreSQL refuses to compare with anything else.
+  const uuid = fc.oneof(
+    { weight: 2, arbitrary: fc.uuid() },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('x', '0', 'not-a-uuid', '00000000-0000-0000-0000-00000000000g', '{00000000-0000-0000-0000-000000000000}'),
+    },
+    { weight: 1, arbitrary: fc.uuid().map((u) => `${u.toUpperCase()}x`) },
+    { weight: 1, arbitrary: text(12) },
+  )
+  return {
+    clientIds: fc.oneof(
+      { weight: 4, arbitrary: live(() => world.app.clientId) },
+      { weight: 1, arbitrary: live(() => world.foreign.clientId) },
+      { weight: 1, arbitrary: text(40) },
+    ),
+    secrets: realSecrets
+      ? fc.oneof(
+          { weight: 4, arbitrary: live(() => world.app.clientSecret) },
+          { weight: 1, arbitrary: live(() => world.foreign.clientSecret) },
+        )
+      : fc.oneof(
+          live(() => world.app.clientSecret.slice(0, -1)),
+          live(() => world.foreign.clientSecret.slice(1)),
+          text(50),
+        ),
+    tokens: fc.oneof(
+      { weight: 4, arbitrary: liveOneOf(() => world.tokens) },
+      { weight: 1, arbitrary: liveOneOf(() => (world.revokedTokens.length > 0 ? world.revokedTokens : world.tokens)) },
+      { weight: 1, arbitrary: fc.constant(null).map(() => generateAccessToken()) },
+      { weight: 1, arbitrary: liveOneOf(() => world.tokens).map((tk) => `${tk.slice(0, -1)}A`) },
+    ),
+    codes: fc.oneof({ weight: 4, arbitrary: liveOneOf(() => world.codes) }, { weight: 1, arbitrary: text(50).map((s) => `gac_${s}`) }),
+    heldIds: fc.oneof({ weight: 4, arbitrary: liveOneOf(() => world.heldIds) }, { weight: 1, arbitrary: uuid }),
+    appIds: fc.oneof(
+      { weight: 6, arbitrary: live(() => world.app.id) },
+      { weight: 1, arbitrary: live(() => world.foreign.id) },
+      { weight: 1, arbitrary: uuid },
+    ),
+    grantIds: fc.oneof({ weight: 4, arbitrary: live(() => world.grantId) }, { weight: 1, arbitrary: uuid }),
+    /** Someone else's id, or something that is no id at all. */
+    otherIds: uuid,
+  }
+}
+
+/**
+ * Requests to one route: its methods mostly, odd ones now and then; its parameters in the query
+ * and the body, hostile or not; real or garbage credentials, cookies, Origin and Sec-Fetch-Site.
+ */
+export function requests(world: World, spec: RouteSpec): fc.Arbitrary<FuzzRequest> {
+  const known = knownValues(world, spec.realClientCredentials !== false)
+  const realCookies = fc.oneof(
+    { weight: 8, arbitrary: live(() => `gatehouse_session=${world.sessionId}; gatehouse_csrf=${world.csrfCookie}`) },
+    { weight: 2, arbitrary: live(() => `gatehouse_csrf=${world.csrfCookie}`) },
+    { weight: 1, arbitrary: live(() => `gatehouse_session=${world.sessionId}`) },
+  )
+  const bodyTemplate: Template = spec.form
+    ? { _csrf: fc.oneof({ weight: 8, arbitrary: live(() => world.csrfToken) }, { weight: 1, arbitrary: text() }), ...spec.body }
+    : (spec.body ?? {})
+  const origin = fc.oneof(
+    { weight: 4, arbitrary: fc.constant(OWN_ORIGIN) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        'null',
+        'https://evil.example',
+        'http://evil.gatehouse.test',
+        'http://GATEHOUSE.TEST',
+        `${OWN_ORIGIN}:80`,
+        `${OWN_ORIGIN}/`,
+        'https://gatehouse.test',
+      ),
+    },
+    { weight: 1, arbitrary: headerText() },
+  )
+  const fetchSite = fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom('same-origin', 'none') },
+    { weight: 2, arbitrary: fc.constantFrom('cross-site', 'same-site', 'SAME-ORIGIN', 'same-origin, same-origin') },
+    { weight: 1, arbitrary: headerText() },
+  )
+  const query = spec.query ?? {}
+  const hasBody = spec.body !== undefined || spec.form === true
+  const noBody: WireBody = { contentType: undefined, payload: undefined }
+  const authorization = authorizationHeader(known.clientIds, known.secrets, known.tokens)
+  const remoteAddress = fc.constantFrom('127.0.0.1', '198.51.100.7', '::1')
+
+  const queryString = wireParams(query, 12_000).map((q) => `?${q}`)
+  const hasQuery = Object.keys(query).length > 0
+  /** Whether a request with this method carries the route's parameters in its body. */
+  const inBody = (m: string) => hasBody && m !== 'GET' && m !== 'HEAD'
+
+  // Hostile everywhere at once: most such requests stop at the first check they fail.
+  const hostile = method(spec.methods).chain((m) =>
+    fc.record({
+      method: fc.constant(m),
+      path: spec.path,
+      query: fc.oneof(
+        // Parameters read from the body: a query next to them is the odd case.
+        { weight: inBody(m) ? 1 : hasQuery ? 6 : 2, arbitrary: queryString },
+        { weight: 3, arbitrary: fc.constant('') },
+      ),
+      body: inBody(m)
+        ? wireBody(bodyTemplate)
+        : fc.oneof({ weight: 6, arbitrary: fc.constant(noBody) }, wireBody(hasBody ? bodyTemplate : query)),
+      authorization: fc.option(authorization, { freq: 2 }),
+      cookie: fc.option(cookieHeader(realCookies), { freq: 4 }),
+      origin: fc.option(origin, { freq: 2 }),
+      fetchSite: fc.option(fetchSite, { freq: 2 }),
+      extra: extraHeaders,
+      remoteAddress,
+    }),
+  )
+  // A request as the route's own clients send it, hostile only in its parameters (some dropped,
+  // repeated, or with hostile values): these get past the guards into the handler. A POST route
+  // that also reads the query (token, revocation) gets its parameters there now and then, with an
+  // empty body (Content-Length: 0), as the spec's clients send them.
+  const calm = fc.constantFrom(...spec.methods).chain((m) => {
+    const where = !inBody(m)
+      ? fc.constant('query' as const)
+      : hasQuery
+        ? fc.constantFrom('body', 'body', 'body', 'query')
+        : fc.constant('body' as const)
+    return where.chain((place) =>
+      fc.record({
+        method: fc.constant(m),
+        path: spec.path,
+        query: place === 'query' && hasQuery ? wireParams(query, 12_000, true).map((q) => `?${q}`) : fc.constant(''),
+        body:
+          place === 'body'
+            ? wireParams(bodyTemplate, 70_000, true).map((payload): WireBody => ({ contentType: FORM, payload }))
+            : fc.constant(inBody(m) ? { contentType: FORM, payload: '' } : noBody),
+        authorization: fc.option(authorization, { freq: 3 }),
+        cookie: fc.option(realCookies, { freq: 10 }),
+        origin: fc.option(fc.constant(OWN_ORIGIN)),
+        fetchSite: fc.option(fc.constant('same-origin')),
+        extra: fc.constant({}),
+        remoteAddress,
+      }),
+    )
+  })
+  return fc.oneof(hostile, calm).map((r) => {
+    const headers: Record<string, string> = { ...r.extra }
+    if (r.authorization !== null) headers.authorization = r.authorization
+    if (r.cookie !== null) headers.cookie = r.cookie
+    if (r.origin !== null) headers.origin = r.origin
+    if (r.fetchSite !== null) headers['sec-fetch-site'] = r.fetchSite
+    if (r.body.contentType !== undefined) headers['content-type'] = r.body.contentType
+    // An empty body still says how long it is (as clients do, and as the token endpoint requires).
+    if (r.body.payload === '') headers['content-length'] = '0'
+    return { method: r.method, url: `${r.path}${r.query}`, headers, payload: r.body.payload, remoteAddress: r.remoteAddress }
+  })
+}
