@@ -107,9 +107,20 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
     },
   })
   // High limits so the fuzz reaches the handlers instead of the rate limiter (429s are tested elsewhere).
-  const t = await buildTestApp({ LOGIN_RATE_LIMIT: '1000000', TOKEN_AUTH_FAILURE_LIMIT: '1000000', LOG_LEVEL: 'info', ...env }, undefined, {
-    logStream,
-  })
+  const t = await buildTestApp(
+    {
+      LOGIN_FAILURE_LIMIT: '1000000',
+      LOGIN_ADDRESS_FAILURE_LIMIT: '1000000',
+      LOGIN_ACCOUNT_ATTACK_LIMIT: '1000000',
+      TOKEN_AUTH_FAILURE_LIMIT: '1000000',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    undefined,
+    {
+      logStream,
+    },
+  )
   const world = await populate(t)
   const seen = new Map<string, Set<string>>()
   let sending: string | undefined

@@ -17,7 +17,7 @@ let h: Harness
 beforeAll(async () => {
   // Behind a trusted proxy, generated X-Forwarded-For and X-Request-Id values are read too
   // (the client address keys the log-in rate limits).
-  h = await createHarness({ TRUST_PROXY: 'true' })
+  h = await createHarness({ TRUST_PROXY: '127.0.0.1,::1' })
 })
 afterAll(async () => {
   await h?.close()
