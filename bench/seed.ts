@@ -52,7 +52,8 @@ export async function dropDatabase(url: string, name: string): Promise<void> {
 }
 
 export async function openMigrated(url: string): Promise<DatabaseHandle> {
-  const handle = await createDatabase({ url, pool: { max: 4 } })
+  // No statement timeout: a bulk INSERT of a million tokens is seeding, not a request.
+  const handle = await createDatabase({ url, pool: { max: 4, statementTimeoutMs: 0 } })
   await migrateToLatest(handle.db)
   return handle
 }
