@@ -206,8 +206,9 @@ const CONTENT_TYPES: ReadonlyArray<string | undefined> = [
 
 /**
  * Bodies of every kind: the route's parameters form-encoded (raw invalid UTF-8 spliced in, now
- * and then), as JSON objects of any values, JSON of any other shape, malformed JSON, random
- * bytes, nothing, and bodies around and beyond the 64 KiB limit. A quarter get a declared type
+ * and then, or thousands of parameters after them), as JSON objects of any values, JSON of any
+ * other shape or nested thousands deep, malformed JSON, random bytes, nothing, and bodies around
+ * and beyond the 64 KiB limit. A quarter get a declared type
  * other than their own, or none.
  */
 export function wireBody(template: Template): fc.Arbitrary<WireBody> {
@@ -244,6 +245,21 @@ export function wireBody(template: Template): fc.Arbitrary<WireBody> {
         .map((payload) => ({ contentType: 'application/json', payload })),
     },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((bytes) => ({ contentType: FORM, payload: Buffer.from(bytes) })) },
+    // Thousands of parameters, one name repeated or all distinct, after the route's own.
+    {
+      weight: 1,
+      arbitrary: fc.tuple(form, fc.constantFrom(300, 3000, 8000), fc.boolean()).map(([f, n, same]) => ({
+        contentType: FORM,
+        payload: `${f}&${Array.from({ length: n }, (_, i) => (same ? 'x=1' : `k${i}=1`)).join('&')}`.slice(0, 65_536),
+      })),
+    },
+    // JSON nested thousands deep, within the body limit.
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom('['.repeat(30_000) + ']'.repeat(30_000), '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000))
+        .map((payload) => ({ contentType: 'application/json', payload })),
+    },
     {
       weight: 1,
       arbitrary: fc
@@ -252,9 +268,8 @@ export function wireBody(template: Template): fc.Arbitrary<WireBody> {
     },
     { weight: 1, arbitrary: fc.constantFrom<WireBody>({ contentType: undefined, payload: undefined }, { contentType: FORM, payload: '' }) },
   )
-  return fc
-    .tuple(body, fc.option(fc.constantFrom(...CONTENT_TYPES), { freq: 3 }))
-    .map(([b, other]) => (other === null ? b : { ...b, contentType: other }))
+  const otherType = fc.oneof({ weight: 3, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constantFrom(...CONTENT_TYPES) })
+  return fc.tuple(body, otherType).map(([b, other]) => (other === null ? b : { ...b, contentType: other }))
 }
 
 /** A header value Node's parser accepts: printable ASCII, spaces and tabs inside, Latin-1 bytes; trimmed as Node trims it. */
