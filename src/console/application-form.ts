@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import type { Application } from '../db/schema.js'
 import { hasControlCharacter, hasControlCharacterInText } from '../lib/text.js'
-import { validateRegisteredRedirectUri } from '../oauth/redirect-uri.js'
+import { validateRegisteredRedirectUri } from '../oauth/redirect-uri-registration.js'
 import { SCOPES, normalizeScopes } from '../oauth/scope.js'
 import type { ApplicationSettings } from '../repositories/applications.js'
 

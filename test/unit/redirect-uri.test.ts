@@ -5,9 +5,8 @@ import {
   describeRedirectTarget,
   findMatchingRedirectUri,
   matchRedirectUri,
-  unicodeHostOf,
-  validateRegisteredRedirectUri,
 } from '../../src/oauth/redirect-uri.js'
+import { unicodeHostOf, validateRegisteredRedirectUri } from '../../src/oauth/redirect-uri-registration.js'
 
 const REG = ['https://app.example.com/cb']
 

@@ -1,6 +1,6 @@
 import type { ApplicationFormErrors, ApplicationFormValues } from '../../../console/application-form.js'
 import type { Application } from '../../../db/schema.js'
-import { unicodeHostOf } from '../../../oauth/redirect-uri.js'
+import { unicodeHostOf } from '../../../oauth/redirect-uri-registration.js'
 import { SCOPES, SCOPE_DESCRIPTIONS } from '../../../oauth/scope.js'
 
 /*
