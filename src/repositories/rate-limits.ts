@@ -1,4 +1,20 @@
+import type { ExpressionBuilder } from 'kysely'
 import type { Db } from '../db/connect.js'
+import type { Database } from '../db/schema.js'
+
+/** One more attempt in the row's window, or the first of a new window once it has passed `cutoff`. */
+function countedInWindow(eb: ExpressionBuilder<Database, 'rate_limits'>, cutoff: Date, now: Date) {
+  const expired = eb('rate_limits.window_start', '<=', cutoff)
+  return {
+    count: eb
+      .case()
+      .when(expired)
+      .then(1)
+      .else(eb('rate_limits.count', '+', 1))
+      .end(),
+    window_start: eb.case().when(expired).then(now).else(eb.ref('rate_limits.window_start')).end(),
+  }
+}
 
 /**
  * Counts one attempt against `key` in a fixed window and returns the count so far. One
@@ -9,17 +25,7 @@ export async function hitRateLimit(db: Db, key: string, now: Date, windowMs: num
   const row = await db
     .insertInto('rate_limits')
     .values({ key, window_start: now, count: 1 })
-    .onConflict((oc) =>
-      oc.column('key').doUpdateSet((eb) => ({
-        count: eb
-          .case()
-          .when('rate_limits.window_start', '<=', cutoff)
-          .then(1)
-          .else(eb('rate_limits.count', '+', 1))
-          .end(),
-        window_start: eb.case().when('rate_limits.window_start', '<=', cutoff).then(now).else(eb.ref('rate_limits.window_start')).end(),
-      })),
-    )
+    .onConflict((oc) => oc.column('key').doUpdateSet((eb) => countedInWindow(eb, cutoff, now)))
     .returning(['count', 'window_start'])
     .executeTakeFirstOrThrow()
   return { count: row.count, windowStart: row.window_start }
@@ -45,15 +51,7 @@ export async function reserveRateLimit(
     .onConflict((oc) =>
       oc
         .column('key')
-        .doUpdateSet((eb) => ({
-          count: eb
-            .case()
-            .when('rate_limits.window_start', '<=', cutoff)
-            .then(1)
-            .else(eb('rate_limits.count', '+', 1))
-            .end(),
-          window_start: eb.case().when('rate_limits.window_start', '<=', cutoff).then(now).else(eb.ref('rate_limits.window_start')).end(),
-        }))
+        .doUpdateSet((eb) => countedInWindow(eb, cutoff, now))
         .where((eb) => eb.or([eb('rate_limits.window_start', '<=', cutoff), eb('rate_limits.count', '<', limit)])),
     )
     .returning(['count'])
