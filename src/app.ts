@@ -47,7 +47,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     keepAliveTimeout: deps.config.http.keepAliveTimeoutMs,
     // The router's refusals (a path that does not percent-decode, a parameter past its length limit)
     // are error pages like any unknown address, never Fastify's JSON error body.
-    frameworkErrors: routerRefusalPage(eta, pageSecurityHeaders(deps.config)),
+    frameworkErrors: routerRefusalPage(eta, pageSecurityHeaders(deps.config), deps.config.serviceName),
   })
   // Open revocation streams would hold close() until their clients leave.
   app.addHook('preClose', async () => deps.broadcaster.closeAll())
@@ -63,6 +63,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     engine: { eta },
     root: VIEWS_DIR,
     layout: 'layouts/base.eta',
+    defaultContext: { serviceName: deps.config.serviceName },
   })
 
   registerMetrics(app, deps.database.availability, deps.janitor)

@@ -105,6 +105,13 @@ const EnvSchema = z.object({
   REVOKED_TOKEN_RETENTION_DAYS: positiveInt(3650).default(30),
   STREAMS_PER_APPLICATION: positiveInt(1000).default(4),
   STREAMS_TOTAL: positiveInt(100_000).default(1000),
+  SERVICE_NAME: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(60, 'must be at most 60 characters')
+    .refine((v) => !/[\x00-\x1f\x7f-\x9f]/.test(v), 'must not contain control characters')
+    .default('Gatehouse'),
   MAX_APPLICATIONS_PER_USER: positiveInt(100_000).default(25),
   MAX_TOKENS_PER_GRANT: positiveInt(10_000).default(10),
   CODE_ISSUE_LIMIT: positiveInt(100_000).default(60),
@@ -116,6 +123,8 @@ export type Env = z.input<typeof EnvSchema>
 export const SETTING_NAMES: readonly string[] = Object.freeze(Object.keys(EnvSchema.shape))
 
 export interface Config {
+  /** The brand on every page, in the consent text and in mails (SERVICE_NAME). */
+  readonly serviceName: string
   readonly port: number
   readonly host: string
   readonly databaseUrl: string | undefined
@@ -201,6 +210,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const displayHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST
   const publicUrl = (e.PUBLIC_URL ?? `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${e.PORT}`).replace(/\/+$/, '')
   return Object.freeze({
+    serviceName: e.SERVICE_NAME,
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,

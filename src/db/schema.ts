@@ -7,6 +7,9 @@ export interface UsersTable {
   email: string
   password_hash: string
   created_at: Timestamp
+  /** Set only by the command line (`gatehouse admin add`). */
+  is_operator: Generated<boolean>
+  suspended_at: Timestamp | null
 }
 
 export interface SessionsTable {
@@ -29,6 +32,11 @@ export interface ApplicationsTable {
   allow_implicit: Generated<boolean>
   created_at: Timestamp
   updated_at: Timestamp
+  suspended_at: Timestamp | null
+  verified_at: Timestamp | null
+  is_resource_server: Generated<boolean>
+  homepage_url: string | null
+  privacy_policy_url: string | null
 }
 
 export interface GrantsTable {

@@ -147,12 +147,14 @@ async function answerIssued(
 
 /**
  * RFC 9700 4.11.2: anyone can register an application with any redirect URI, so an error
- * response is only sent automatically where someone vouches for the destination: the user is
- * logged in and once granted this application access (docs/decisions/005-trusted-redirects.md).
+ * response is only sent automatically where someone vouches for the destination: an operator
+ * verified the application, or the user is logged in and once granted this application access
+ * (docs/decisions/005-trusted-redirects.md).
  * Otherwise the user sees where the error would go and may follow it; the client still learns
  * the error when they do.
  */
 async function deliverError(ctx: AuthorizeContext, error: ErrorResponse, user: { id: string } | null): Promise<AuthorizeAnswer> {
+  if (error.application.verified_at !== null) return { kind: 'redirect', location: error.location }
   if (user && (await hasGrant(ctx.db, user.id, error.application.id))) return { kind: 'redirect', location: error.location }
   return {
     kind: 'untrusted-error',

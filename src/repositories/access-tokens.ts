@@ -109,7 +109,7 @@ export async function revokeTokenOfClient(
 ): Promise<{ clientOk: boolean; revoked: boolean }> {
   const { rows } = await sql<{ client_ok: boolean; revoked: number }>`
     with client as (
-      select id from applications where client_id = ${x.clientId} and secret_hash = ${x.secretHash}
+      select id from applications where client_id = ${x.clientId} and secret_hash = ${x.secretHash} and suspended_at is null
     ), revoked as (
       update access_tokens set revoked_at = ${x.now}
       where token_hash = ${x.tokenHash} and revoked_at is null

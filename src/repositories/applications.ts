@@ -59,6 +59,9 @@ export interface ApplicationSettings {
   allowedScopes: string[]
   requirePkce: boolean
   allowImplicit: boolean
+  /** https links shown on the consent page; absent or null: none. */
+  homepageUrl?: string | null
+  privacyPolicyUrl?: string | null
 }
 
 export function insertApplication(
@@ -77,6 +80,8 @@ export function insertApplication(
       allowed_scopes: a.allowedScopes,
       require_pkce: a.requirePkce,
       allow_implicit: a.allowImplicit,
+      homepage_url: a.homepageUrl ?? null,
+      privacy_policy_url: a.privacyPolicyUrl ?? null,
       created_at: a.now,
       updated_at: a.now,
     })
@@ -100,6 +105,8 @@ export function updateOwnedApplication(
       allowed_scopes: s.allowedScopes,
       require_pkce: s.requirePkce,
       allow_implicit: s.allowImplicit,
+      homepage_url: s.homepageUrl ?? null,
+      privacy_policy_url: s.privacyPolicyUrl ?? null,
       updated_at: now,
     })
     .where('id', '=', id)

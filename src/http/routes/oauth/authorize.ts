@@ -39,7 +39,12 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
       return render(request, reply, 'oauth/consent.eta', {
         title: `Authorize ${req.application.name}`,
         appName: req.application.name,
-        ownerEmail: req.application.owner_email,
+        // The owner's email is shown only once the owner has verified it (issue 11); an
+        // unverified address is anyone's claim (DESIGN "/oauth/authorize" 6).
+        ownerEmail: undefined,
+        verified: req.application.verified_at !== null,
+        homepageUrl: req.application.homepage_url,
+        privacyPolicyUrl: req.application.privacy_policy_url,
         redirectHost: describeRedirectTarget(req.redirectUri).host,
         scopes: req.scopes.map((s) => ({ name: s, description: SCOPE_DESCRIPTIONS[s] })),
         tokenFlow: req.responseType === 'token',
