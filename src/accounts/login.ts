@@ -26,6 +26,8 @@ export type LogInResult =
   | { readonly kind: 'ok'; readonly userId: string; readonly deviceCookie: string }
   | { readonly kind: 'refused'; readonly throttle: ThrottleKind; readonly retryAfterSeconds: number }
   | { readonly kind: 'failed'; readonly filled: readonly ThrottleKind[] }
+  /** The right password for an account an operator suspended: refused, and no device cookie. */
+  | { readonly kind: 'suspended' }
 
 /**
  * Log-in throttling after OWASP's "Slow Down Online Guessing Attacks with Device Cookies"
@@ -64,5 +66,6 @@ export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt
     return { kind: 'failed', filled: rules.filter((r) => slots.filled.some((f) => f.key === r.key)).map((r) => r.kind) }
   }
   await releaseSlots(db, slots.taken)
+  if (user.suspended_at !== null) return { kind: 'suspended' }
   return { kind: 'ok', userId: user.id, deviceCookie: await issueDeviceCookie(db, clock, user.id) }
 }

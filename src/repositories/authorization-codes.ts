@@ -251,8 +251,10 @@ export function findCodeByHash(db: Db, codeHash: string): Promise<AuthorizationC
 }
 
 /** Forgets codes not yet exchanged, so "Revoke access" cannot be undone by a pending code. */
-export async function deletePendingCodes(db: Db, where: { applicationId: string; userId?: string }): Promise<void> {
-  let q = db.deleteFrom('authorization_codes').where('application_id', '=', where.applicationId).where('consumed_at', 'is', null)
+export async function deletePendingCodes(db: Db, where: { applicationId?: string; userId?: string }): Promise<void> {
+  if (where.applicationId === undefined && where.userId === undefined) throw new Error('deletePendingCodes: no selector')
+  let q = db.deleteFrom('authorization_codes').where('consumed_at', 'is', null)
+  if (where.applicationId) q = q.where('application_id', '=', where.applicationId)
   if (where.userId) q = q.where('user_id', '=', where.userId)
   await q.execute()
 }

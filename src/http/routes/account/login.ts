@@ -14,6 +14,8 @@ import { render } from '../../render.js'
 import { safeNextPath, sessionIdOf, setSessionCookie } from '../../session.js'
 
 const GENERIC_FAILURE = 'Incorrect email or password.'
+// Shown only after the right password, so it tells nothing to someone guessing.
+const SUSPENDED = 'This account cannot log in. Contact the operator of this service if you think this is a mistake.'
 const TOO_MANY = 'Too many attempts. Wait a few minutes and try again.'
 const UNDER_ATTACK =
   'Too many failed attempts to log in to this account. Log in from a browser you have logged in with before, or wait and try again.'
@@ -87,6 +89,7 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
       for (const kind of result.filled) request.log.warn({ throttle: kind, address }, LOCKOUT_LOG[kind])
       return view(401, GENERIC_FAILURE)
     }
+    if (result.kind === 'suspended') return view(403, SUSPENDED)
     const user = { id: result.userId }
     // Issued at every successful log-in, with the session cookie's attributes (src/http/cookies.ts).
     reply.setCookie(names.device, result.deviceCookie, {
