@@ -65,6 +65,8 @@ export default tseslint.config(
     [fastify, drivers, httpAndRoot],
     [sqlBuilders],
   ),
+  // The command line: the protocol layer and the database, never the HTTP layer.
+  layer(['src/cli/**'], [fastify, { group: ['**/http/*', '**/http/**'], message: 'The command line does not use the HTTP layer.' }], [sqlBuilders]),
   // HTTP: routes call the protocol layer, never repositories or SQL.
   layer(
     ['src/http/**'],
