@@ -66,7 +66,11 @@ export default tseslint.config(
     [sqlBuilders],
   ),
   // The command line: the protocol layer and the database, never the HTTP layer.
-  layer(['src/cli/**'], [fastify, { group: ['**/http/*', '**/http/**'], message: 'The command line does not use the HTTP layer.' }], [sqlBuilders]),
+  layer(
+    ['src/cli/**'],
+    [fastify, { group: ['**/http/*', '**/http/**'], message: 'The command line does not use the HTTP layer.' }],
+    [sqlBuilders],
+  ),
   // HTTP: routes call the protocol layer, never repositories or SQL.
   layer(
     ['src/http/**'],

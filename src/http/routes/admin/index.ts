@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { OperatorContext } from '../../../operator/moderation.js'
 import type { Services } from '../../../services.js'
 import adminApplicationRoutes from './applications.js'
 import adminUserRoutes from './users.js'
@@ -21,9 +20,4 @@ export default async function adminRoutes(app: FastifyInstance, deps: Services):
 
   await app.register(adminUserRoutes, deps)
   await app.register(adminApplicationRoutes, deps)
-}
-
-/** The moderation context of one request: the logged-in operator acts from the client's address. */
-export function operatorContext(deps: Services, _request: FastifyRequest): OperatorContext {
-  return { db: deps.database.db, bus: deps.bus, record: async () => {} }
 }

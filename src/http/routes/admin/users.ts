@@ -13,7 +13,7 @@ import {
 import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { formatTime } from '../console/view-models.js'
-import { operatorContext } from './index.js'
+import { operatorContext } from './context.js'
 import { pageNumber, searchQuery } from './query.js'
 
 type UserParams = { Params: { id: string } }
