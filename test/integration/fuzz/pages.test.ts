@@ -183,6 +183,53 @@ it(
 )
 
 it(
+  'the admin pages: /admin, users and applications, their confirmation pages and actions',
+  async () => {
+    const known = knownValues(h.world)
+    const other = await h.world.t.db
+      .insertInto('users')
+      .values({ email: 'fuzz-other@example.com', password_hash: 'x', created_at: new Date() })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    await h.world.t.db.updateTable('users').set({ is_operator: true }).where('id', '=', h.world.user.id).execute()
+    try {
+      const id = fc.oneof(
+        { weight: 4, arbitrary: known.appIds.map(encodeText) },
+        { weight: 2, arbitrary: fc.constantFrom(other.id, h.world.user.id) },
+        { weight: 1, arbitrary: fc.constantFrom('%zz', '..', '0', 'a'.repeat(120), '%00', '00000000-0000-0000-0000-00000000000g') },
+        { weight: 1, arbitrary: text(40).map(encodeText) },
+      )
+      const action = fc.constantFrom(
+        '',
+        '/suspend',
+        '/unsuspend',
+        '/verify',
+        '/unverify',
+        '/resource-server-on',
+        '/resource-server-off',
+        '/delete',
+        '/x',
+      )
+      const path = fc.oneof(
+        fc.constantFrom('/admin', '/admin/users', '/admin/applications').chain(pathOf),
+        fc.tuple(fc.constantFrom('users', 'applications'), id, action).map(([kind, i, a]) => `/admin/${kind}/${i}${a}`),
+      )
+      const query = {
+        q: fc.oneof(fc.constantFrom('fuzz', '', '%', '_'), text()),
+        page: fc.oneof(fc.constantFrom('1', '2', '0', '-1', '999999999'), text(8)),
+        done: fc.constantFrom('suspend', 'x'),
+      }
+      await h.fuzz('admin', requests(h.world, { methods: ['GET', 'POST'], path, query, body: {}, form: true }), 400)
+      expect(h.outcomes('POST admin')).toEqual(expect.arrayContaining(['403', '404']))
+      expect(h.outcomes('GET admin')).toEqual(expect.arrayContaining(['200', '404']))
+    } finally {
+      await h.world.t.db.updateTable('users').set({ is_operator: false }).where('id', '=', h.world.user.id).execute()
+    }
+  },
+  TIMEOUT,
+)
+
+it(
   '/authorized-applications and revoking a grant',
   async () => {
     const known = knownValues(h.world)
