@@ -1,9 +1,10 @@
 import { sql } from 'kysely'
 import pg from 'pg'
-import { startSession } from '../src/accounts/sessions.js'
+import { resolveSession, startSession } from '../src/accounts/sessions.js'
 import { createApplication } from '../src/console/applications.js'
 import { createDatabase, type DatabaseHandle, type Db } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { randomToken, sha256 } from '../src/lib/crypto.js'
 import { hashPassword } from '../src/lib/passwords.js'
 import { digest, generateAccessToken, generateAuthorizationCode, generateClientId } from '../src/lib/tokens.js'
 import { upsertGrant } from '../src/repositories/grants.js'
@@ -76,7 +77,6 @@ export interface SeedInfo {
    * growth fill), and no code is ever seeded for them, so no exchange revokes those tokens.
    */
   consentedUserId: string
-  consentedCookie: string
   /** Has not: authorize answers with the consent page. */
   newUserId: string
   newCookie: string
@@ -114,7 +114,6 @@ export async function seedBase(db: Db): Promise<SeedInfo> {
     redirectUri,
     applicationId: application.id,
     consentedUserId: consented.id,
-    consentedCookie: await startSession(db, consented.id, now, SESSION_TTL_MS),
     newUserId: fresh.id,
     newCookie: await startSession(db, fresh.id, now, SESSION_TTL_MS),
   }
@@ -182,6 +181,36 @@ export async function insertCodes(db: Db, seed: SeedInfo, n: number): Promise<st
   })
   if (n >= VACUUM_AFTER) await vacuum(db, ['users', 'authorization_codes'])
   return codes
+}
+
+/**
+ * `n` users, each logged in (a live session) and having granted the bench application `read`;
+ * returns their session cookies. Issue 12 (README "Limits and quotas"): authorize under
+ * remembered consent issues at most CODE_ISSUE_LIMIT codes a minute per (user, application), so
+ * authorize-remembered cycles over many users' sessions. Cookie values and their digests are
+ * made with the functions startSession uses (src/accounts/sessions.ts), and one of them is
+ * resolved by Gatehouse's own resolveSession before the benchmark relies on them.
+ */
+export async function insertConsentedSessions(db: Db, seed: SeedInfo, n: number): Promise<string[]> {
+  const cookies = Array.from({ length: n }, () => randomToken(32))
+  const now = new Date()
+  const expires = new Date(now.getTime() + SESSION_TTL_MS)
+  await inChunks(db, cookies, (conn, chunk) =>
+    sql`with src as (
+          select h, i, gen_random_uuid() as user_id from unnest(${chunk.map(sha256)}::text[]) with ordinality as t(h, i)
+        ), holders as (
+          insert into users (id, email, password_hash, created_at)
+          select user_id, 'remembered-' || ${emailSalt()} || '-' || i || '@bench.example', ${seed.passwordHash}, ${now} from src
+        ), consent as (
+          insert into grants (user_id, application_id, scopes, created_at, updated_at)
+          select user_id, ${seed.applicationId}::uuid, array[${SCOPE}]::text[], ${now}, ${now} from src
+        )
+        insert into sessions (id_hash, user_id, created_at, expires_at)
+        select h, user_id, ${now}, ${expires} from src`.execute(conn),
+  )
+  if (n > 0 && !(await resolveSession(db, cookies[0]!, now))) throw new Error('seed: a bulk-inserted session does not resolve')
+  if (n >= VACUUM_AFTER) await vacuum(db, ['users', 'grants', 'sessions'])
+  return cookies
 }
 
 export async function countTokens(db: Db): Promise<number> {
