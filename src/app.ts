@@ -36,7 +36,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
   const eta = new Eta({ views: VIEWS_DIR, cache: true, autoEscape: true })
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
-    ...requestIdOptions(deps.config.trustProxy !== false),
+    ...requestIdOptions(deps.config.trustProxy),
     trustProxy: fastifyTrustProxy(deps.config.trustProxy),
     bodyLimit: 64 * 1024,
     // Without these a slow client (slowloris) holds a connection as long as it likes: Fastify

@@ -105,6 +105,9 @@ const EnvSchema = z.object({
   REVOKED_TOKEN_RETENTION_DAYS: positiveInt(3650).default(30),
   STREAMS_PER_APPLICATION: positiveInt(1000).default(4),
   STREAMS_TOTAL: positiveInt(100_000).default(1000),
+  MAX_APPLICATIONS_PER_USER: positiveInt(100_000).default(25),
+  MAX_TOKENS_PER_GRANT: positiveInt(10_000).default(10),
+  CODE_ISSUE_LIMIT: positiveInt(100_000).default(60),
 })
 
 export type Env = z.input<typeof EnvSchema>
@@ -138,6 +141,17 @@ export interface Config {
   readonly janitor: JanitorSettings
   /** Concurrent revocation streams this process serves (README "Limits and quotas"). */
   readonly streams: StreamLimits
+  /** What one account may hold or issue (README "Limits and quotas"). */
+  readonly quotas: Quotas
+}
+
+export interface Quotas {
+  /** Applications one user may register. */
+  readonly applicationsPerUser: number
+  /** Live access tokens per (user, application); issuing one more revokes the oldest. */
+  readonly tokensPerGrant: number
+  /** Authorization codes issued per (user, application) in a minute. */
+  readonly codesPerMinute: number
 }
 
 export interface JanitorSettings {
@@ -221,5 +235,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       revokedTokenRetentionMs: e.REVOKED_TOKEN_RETENTION_DAYS * 86_400_000,
     }),
     streams: Object.freeze({ perApplication: e.STREAMS_PER_APPLICATION, total: e.STREAMS_TOTAL }),
+    quotas: Object.freeze({
+      applicationsPerUser: e.MAX_APPLICATIONS_PER_USER,
+      tokensPerGrant: e.MAX_TOKENS_PER_GRANT,
+      codesPerMinute: e.CODE_ISSUE_LIMIT,
+    }),
   })
 }

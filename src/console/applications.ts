@@ -5,6 +5,7 @@ import { isUuid } from '../lib/uuid.js'
 import {
   type ApplicationSettings,
   type ApplicationSummary,
+  countApplicationsByOwner,
   deleteOwnedApplication,
   findOwnedApplication,
   insertApplication,
@@ -13,6 +14,7 @@ import {
   replaceOwnedApplicationSecret,
   updateOwnedApplication,
 } from '../repositories/applications.js'
+import { lockUser } from '../repositories/users.js'
 import type { RevocationBus } from '../revocation/bus.js'
 import { revoke } from '../revocation/revoke.js'
 
@@ -47,6 +49,32 @@ export async function createApplication(
     now,
   })
   return { application, clientSecret }
+}
+
+/** Whether the owner may register another application (MAX_APPLICATIONS_PER_USER). */
+export async function mayRegisterApplication(db: Db, ownerId: string, maxApplications: number): Promise<boolean> {
+  return (await countApplicationsByOwner(db, ownerId)) < maxApplications
+}
+
+export type Registration = { kind: 'created'; application: Application; clientSecret: string } | { kind: 'quota-reached'; limit: number }
+
+/**
+ * "Register application" in the console, within MAX_APPLICATIONS_PER_USER (README "Limits and
+ * quotas"). The owner's row is locked while counting, so two registrations sent at once cannot
+ * both take the last place.
+ */
+export function registerApplication(
+  db: Db,
+  ownerId: string,
+  settings: ApplicationSettings,
+  now: Date,
+  maxApplications: number,
+): Promise<Registration> {
+  return db.transaction().execute(async (trx): Promise<Registration> => {
+    await lockUser(trx, ownerId)
+    if (!(await mayRegisterApplication(trx, ownerId, maxApplications))) return { kind: 'quota-reached', limit: maxApplications }
+    return { kind: 'created', ...(await createApplication(trx, ownerId, settings, now)) }
+  })
 }
 
 export function updateApplication(

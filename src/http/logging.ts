@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
+import proxyAddr from '@fastify/proxy-addr'
 import type { FastifyServerOptions } from 'fastify'
 import type { LoggerOptions } from 'pino'
+import type { TrustProxy } from '../config.js'
 
 /** Parameters whose values never reach a log line, wherever they appear in a URL. */
 const SECRET_PARAMS = new Set(['client_secret', 'code', 'code_verifier', 'token', 'access_token', 'password', 'state', '_csrf'])
@@ -74,17 +76,27 @@ export function pinoOptions(level: string): LoggerOptions {
 const SANE_REQUEST_ID = /^[\x21-\x7e]{1,128}$/
 
 /**
- * Request ids are the server's own (a new UUID). Behind a trusted proxy (TRUST_PROXY), the
+ * Request ids are the server's own (a new UUID). From a trusted proxy (TRUST_PROXY), the
  * proxy's `X-Request-Id` is used instead, so one id follows the request through both logs; but
  * only when it is sane, since it is echoed in a response header and written to every log line of
- * the request. Without a proxy the header is the client's word, and a client could make its
- * requests look like someone else's in the logs.
+ * the request. From any other peer the header is the client's word, and a client could make its
+ * requests look like someone else's in the logs: the peer is checked with the same rule Fastify
+ * uses for X-Forwarded-For (@fastify/proxy-addr), not merely whether some proxy is configured.
  */
-export function requestIdOptions(trustProxy: boolean): Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader'> {
+export function requestIdOptions(trustProxy: TrustProxy): Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader'> {
+  const fromProxy: (peer: string) => boolean =
+    trustProxy === false
+      ? () => false
+      : typeof trustProxy === 'number'
+        ? () => trustProxy > 0
+        : (
+            (trusted) => (peer: string) =>
+              trusted(peer, 0)
+          )(proxyAddr.compile([...trustProxy]))
   return {
     requestIdHeader: false,
     genReqId: (req) => {
-      const given = trustProxy ? req.headers['x-request-id'] : undefined
+      const given = fromProxy(req.socket.remoteAddress ?? '') ? req.headers['x-request-id'] : undefined
       return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID()
     },
   }

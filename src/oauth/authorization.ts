@@ -1,7 +1,8 @@
+import type { Quotas } from '../config.js'
 import type { Db } from '../db/connect.js'
 import { digest, generateAccessToken, generateAuthorizationCode } from '../lib/tokens.js'
 import { insertAccessToken } from '../repositories/access-tokens.js'
-import { insertAuthorizationCode, insertCodeUnderGrant } from '../repositories/authorization-codes.js'
+import { countRecentCodes, insertAuthorizationCode, insertCodeUnderGrant } from '../repositories/authorization-codes.js'
 import { upsertGrant } from '../repositories/grants.js'
 import {
   type PendingWithClient,
@@ -9,6 +10,8 @@ import {
   findPendingAuthorization,
   insertPendingAuthorization,
 } from '../repositories/pending-authorizations.js'
+import type { RevocationBus } from '../revocation/bus.js'
+import { revoke } from '../revocation/revoke.js'
 import type { AuthorizationRequest } from './authorize-request.js'
 import { errorLocation, responseMode } from './authorize-request.js'
 import { AccessDeniedError } from './errors.js'
@@ -17,6 +20,13 @@ import { formatScope } from './scope.js'
 
 /** Spec 3: a code is usable for 10 minutes after it is issued. */
 export const CODE_LIFETIME_MS = 10 * 60_000
+/** CODE_ISSUE_LIMIT counts the codes of this window (README "Limits and quotas"). */
+const CODE_QUOTA_WINDOW_MS = 60_000
+
+export type IssueQuotas = Pick<Quotas, 'codesPerMinute' | 'tokensPerGrant'>
+
+/** What an issuing step did: a redirect to the client, or why it issued nothing. */
+export type Issued = { kind: 'issued'; location: string } | { kind: 'no-grant' } | { kind: 'over-quota' } | { kind: 'gone' }
 /** How long a consent page can be answered (DESIGN "/oauth/authorize" 6). */
 export const PENDING_LIFETIME_MS = 10 * 60_000
 
@@ -30,9 +40,9 @@ export function mayUseRememberedConsent(req: AuthorizationRequest): boolean {
 }
 
 /**
- * The code under the user's standing consent, when it covers these scopes (or more); undefined
- * when the user must be asked. One statement: no grant read, no transaction, and the grant is
- * left as it is (consent is only recorded when given).
+ * The code under the user's standing consent, when it covers these scopes (or more); 'no-grant'
+ * when the user must be asked, 'over-quota' past CODE_ISSUE_LIMIT. One statement: no grant
+ * read, no transaction, and the grant is left as it is (consent is only recorded when given).
  */
 export async function issueUnderRememberedConsent(
   db: Db,
@@ -40,10 +50,12 @@ export async function issueUnderRememberedConsent(
   userId: string,
   now: Date,
   issuer: string,
-): Promise<string | undefined> {
+  codesPerMinute: number,
+): Promise<Exclude<Issued, { kind: 'gone' }>> {
   const { code, row } = newCode(req, userId, now)
-  const issued = await insertCodeUnderGrant(db, row, req.application)
-  return issued ? buildRedirect(req.redirectUri, { code, state: req.state, iss: issuer }, 'query') : undefined
+  const result = await insertCodeUnderGrant(db, row, req.application, codesPerMinute)
+  if (result !== 'issued') return { kind: result }
+  return { kind: 'issued', location: buildRedirect(req.redirectUri, { code, state: req.state, iss: issuer }, 'query') }
 }
 
 /** A fresh code and the row fields binding it to the request (RFC 6749 4.1.2, RFC 7636 4.4). */
@@ -108,34 +120,44 @@ export function releaseHeldRequest(db: Db, id: string, userId: string, now: Date
 /**
  * Issues the response to an approved held request and records the consent, in one
  * transaction that also deletes the held request: a second submission of the form finds it
- * gone and gets undefined, never a second code or token.
+ * gone ('gone'), never a second code or token. The quotas of README "Limits and quotas" hold
+ * here too: a code past CODE_ISSUE_LIMIT is refused and the request stays held; a token makes
+ * the oldest live ones beyond MAX_TOKENS_PER_GRANT revoked, announced like any revocation.
  */
 export async function approveAuthorization(
-  db: Db,
+  ctx: { db: Db; bus: RevocationBus; quotas: IssueQuotas },
   req: AuthorizationRequest,
   userId: string,
   now: Date,
   issuer: string,
   heldId: string,
-): Promise<string | undefined> {
-  return db.transaction().execute(async (trx) => {
-    if (!(await consumePendingAuthorization(trx, heldId, userId, now))) return undefined
-    const grant = { userId, applicationId: req.application.id, scopes: req.scopes, now }
+): Promise<Issued> {
+  const applicationId = req.application.id
+  if (req.responseType === 'code') {
+    const since = new Date(now.getTime() - CODE_QUOTA_WINDOW_MS)
+    const recent = await countRecentCodes(ctx.db, { userId, applicationId, since }, ctx.quotas.codesPerMinute)
+    if (recent >= ctx.quotas.codesPerMinute) return { kind: 'over-quota' }
+  }
+  return ctx.db.transaction().execute(async (trx): Promise<Issued> => {
+    if (!(await consumePendingAuthorization(trx, heldId, userId, now))) return { kind: 'gone' }
+    const grant = { userId, applicationId, scopes: req.scopes, now }
     if (req.responseType === 'code') {
       const { code, row } = newCode(req, userId, now)
-      await insertAuthorizationCode(trx, { ...row, applicationId: req.application.id })
+      await insertAuthorizationCode(trx, { ...row, applicationId })
       await upsertGrant(trx, grant)
-      return buildRedirect(req.redirectUri, { code, state: req.state, iss: issuer }, 'query')
+      return { kind: 'issued', location: buildRedirect(req.redirectUri, { code, state: req.state, iss: issuer }, 'query') }
     }
     // RFC 6749 4.2.2: the token in the fragment, which browsers never send to servers.
     const token = generateAccessToken()
-    await insertAccessToken(trx, { tokenHash: digest(token), applicationId: req.application.id, userId, scopes: req.scopes, now })
+    await insertAccessToken(trx, { tokenHash: digest(token), applicationId, userId, scopes: req.scopes, now })
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'beyond-quota', userId, applicationId, keep: ctx.quotas.tokensPerGrant }, now)
     await upsertGrant(trx, grant)
-    return buildRedirect(
+    const location = buildRedirect(
       req.redirectUri,
       { access_token: token, token_type: 'Bearer', scope: formatScope(req.scopes), state: req.state, iss: issuer },
       'fragment',
     )
+    return { kind: 'issued', location }
   })
 }
 

@@ -3,8 +3,11 @@ import type { Clock } from '../lib/clock.js'
 import { CODE_FLOW_SETTINGS, type CodeFlowSettings } from '../repositories/authorization-codes.js'
 import { hasGrant } from '../repositories/grants.js'
 import { isUuid } from '../lib/uuid.js'
+import type { RevocationBus } from '../revocation/bus.js'
 import type { ApplicationCache } from './application-cache.js'
 import {
+  type IssueQuotas,
+  type Issued,
   approveAuthorization,
   denyAuthorization,
   findHeldRequest,
@@ -14,7 +17,15 @@ import {
   mayUseRememberedConsent,
   releaseHeldRequest,
 } from './authorization.js'
-import { type AuthorizationRequest, type AuthorizeOutcome, establishClient, validateAuthorizationRequest } from './authorize-request.js'
+import {
+  type AuthorizationRequest,
+  type AuthorizeOutcome,
+  errorLocation,
+  establishClient,
+  responseMode,
+  validateAuthorizationRequest,
+} from './authorize-request.js'
+import { AccessDeniedError, type OAuthError, TemporarilyUnavailableError } from './errors.js'
 import { readParams } from './params.js'
 import { describeRedirectTarget } from './redirect-uri.js'
 
@@ -42,7 +53,13 @@ export interface AuthorizeContext {
   clock: Clock
   issuer: string
   applications: ApplicationCache
+  /** Tokens revoked to keep MAX_TOKENS_PER_GRANT (token flow) are announced through it. */
+  bus: RevocationBus
+  quotas: IssueQuotas
 }
+
+/** RFC 6749 4.1.2.1 temporarily_unavailable: the user's codes for this client are over CODE_ISSUE_LIMIT. */
+const OVER_CODE_QUOTA = 'Too many authorization requests for this application in the last minute; try again shortly'
 
 /** Whether insertCodeUnderGrant would check the same things against `a` as against `b`. */
 export function sameCodeFlowSettings(a: CodeFlowSettings, b: CodeFlowSettings): boolean {
@@ -67,8 +84,8 @@ export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unkno
   if (user && cached) {
     const outcome = await validateAuthorizationRequest(reading, ctx.issuer, () => cached)
     if (outcome.kind === 'ok' && mayUseRememberedConsent(outcome.request)) {
-      const location = await issueUnderRememberedConsent(ctx.db, outcome.request, user.id, ctx.clock(), ctx.issuer)
-      if (location) return { kind: 'redirect', location }
+      const issued = await issueUnderRememberedConsent(ctx.db, outcome.request, user.id, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
+      if (issued.kind !== 'no-grant') return answerIssued(ctx, outcome.request, issued, user)
       tried = outcome.request.application
     }
   }
@@ -95,8 +112,8 @@ async function answerValidated(
     return { kind: 'login' }
   }
   if (mayUseRememberedConsent(req) && !(tried && sameCodeFlowSettings(tried, req.application))) {
-    const location = await issueUnderRememberedConsent(ctx.db, req, user.id, ctx.clock(), ctx.issuer)
-    if (location) return { kind: 'redirect', location }
+    const issued = await issueUnderRememberedConsent(ctx.db, req, user.id, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
+    if (issued.kind !== 'no-grant') return answerIssued(ctx, req, issued, user)
   }
   if (req.prompt === 'none') return deliverError(ctx, deniedFor(ctx, req, 'The user has not granted this access'), user)
   return { kind: 'consent', request: req, heldId: await holdForConsent(ctx.db, req, user.id, ctx.clock()) }
@@ -105,8 +122,27 @@ async function answerValidated(
 type ErrorResponse = Extract<AuthorizeOutcome, { kind: 'redirect' }>
 
 function deniedFor(ctx: AuthorizeContext, req: AuthorizationRequest, description: string): ErrorResponse {
-  const location = denyAuthorization(req, ctx.issuer, description)
-  return { kind: 'redirect', location, application: req.application, redirectUri: req.redirectUri, description }
+  return refusedFor(ctx, req, new AccessDeniedError(description))
+}
+
+function refusedFor(ctx: AuthorizeContext, req: AuthorizationRequest, error: OAuthError): ErrorResponse {
+  const location = errorLocation(
+    { redirectUri: req.redirectUri, state: req.state, mode: responseMode(req.responseType) },
+    error,
+    ctx.issuer,
+  )
+  return { kind: 'redirect', location, application: req.application, redirectUri: req.redirectUri, description: error.description }
+}
+
+/** An issuing step's result as the answer; 'gone' and 'no-grant' are the callers' to handle first. */
+async function answerIssued(
+  ctx: AuthorizeContext,
+  req: AuthorizationRequest,
+  issued: Exclude<Issued, { kind: 'no-grant' | 'gone' }>,
+  user: { id: string },
+): Promise<AuthorizeAnswer> {
+  if (issued.kind === 'issued') return { kind: 'redirect', location: issued.location }
+  return deliverError(ctx, refusedFor(ctx, req, new TemporarilyUnavailableError(OVER_CODE_QUOTA, 60)), user)
 }
 
 /**
@@ -164,8 +200,9 @@ export async function answerConsent(
       ? { kind: 'redirect', location: denyAuthorization(req, ctx.issuer) }
       : gone
   }
-  const location = await approveAuthorization(ctx.db, req, user.id, now, ctx.issuer, form.heldId)
-  return location ? { kind: 'redirect', location } : gone
+  const issued = await approveAuthorization(ctx, req, user.id, now, ctx.issuer, form.heldId)
+  if (issued.kind === 'gone' || issued.kind === 'no-grant') return gone
+  return answerIssued(ctx, req, issued, user)
 }
 
 /**

@@ -1,5 +1,6 @@
+import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import { digest, generateAccessToken } from '../lib/tokens.js'
-import { revoke } from '../revocation/revoke.js'
+import { announceRevoked, revoke } from '../revocation/revoke.js'
 import { consumeCodeAndInsertToken, findCodeByHash } from '../repositories/authorization-codes.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
 import { InvalidGrantError, InvalidRequestError, UnsupportedGrantTypeError } from './errors.js'
@@ -21,7 +22,7 @@ export interface TokenResponse {
  * SQL statement; only a failed exchange pays for the queries that explain the failure.
  */
 export async function exchangeAuthorizationCode(
-  ctx: ClientEndpointContext,
+  ctx: ClientEndpointContext & { tokensPerGrant: number },
   params: Params,
   authorization: string | undefined,
 ): Promise<TokenResponse> {
@@ -46,8 +47,11 @@ export async function exchangeAuthorizationCode(
     now,
     redirectUri,
     verifier: verifier === undefined ? undefined : { plain: verifier, s256: computeS256Challenge(verifier) },
+    tokensPerGrant: ctx.tokensPerGrant,
+    channel: REVOCATION_CHANNEL,
   })
   if (issued) {
+    announceRevoked(ctx.bus, issued.evicted)
     return {
       access_token: token,
       token_type: 'Bearer',

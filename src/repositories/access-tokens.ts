@@ -53,6 +53,33 @@ export async function revokeAccessTokens(db: Db, selector: TokenSelector, now: D
 }
 
 /**
+ * Marks the live tokens of (user, application) beyond the newest `keep` revoked and returns
+ * their digests (access_tokens_live_grant_idx): MAX_TOKENS_PER_GRANT outside the exchange.
+ */
+export async function revokeTokensBeyond(
+  db: Db,
+  grant: { userId: string; applicationId: string; keep: number },
+  now: Date,
+): Promise<string[]> {
+  const rows = await db
+    .updateTable('access_tokens')
+    .set({ revoked_at: now })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('access_tokens')
+        .select('id')
+        .where('user_id', '=', grant.userId)
+        .where('application_id', '=', grant.applicationId)
+        .where('revoked_at', 'is', null)
+        .orderBy('created_at', 'desc')
+        .offset(grant.keep),
+    )
+    .returning('token_hash')
+    .execute()
+  return rows.map((r) => r.token_hash)
+}
+
+/**
  * Marks at most `limit` live tokens of the application revoked and returns their digests
  * (access_tokens_application_user_idx), so that revoking a large application holds a bounded
  * number of digests in memory at a time. Called until it returns fewer than `limit`.

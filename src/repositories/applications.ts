@@ -37,6 +37,16 @@ export function listApplicationsByOwner(db: Db, ownerId: string): Promise<Applic
     .execute()
 }
 
+/** How many applications the owner has (applications_owner_id_idx). */
+export async function countApplicationsByOwner(db: Db, ownerId: string): Promise<number> {
+  const row = await db
+    .selectFrom('applications')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('owner_id', '=', ownerId)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
 /** By primary key and owner; undefined for an unknown id or someone else's application. */
 export function findOwnedApplication(db: Db, id: string, ownerId: string): Promise<Application | undefined> {
   return db.selectFrom('applications').selectAll().where('id', '=', id).where('owner_id', '=', ownerId).executeTakeFirst()

@@ -50,29 +50,50 @@ const SETTING_TYPES: Record<(typeof CODE_FLOW_SETTINGS)[number], string> = {
   require_pkce: 'boolean',
 }
 
+const LIMIT_PARAM = `$${9 + CODE_FLOW_SETTINGS.length}::int`
+
 // Written out rather than built with Kysely: on this hot path, building and compiling the
 // query took about a tenth of the request's Node CPU.
 const INSERT_CODE_UNDER_GRANT = `
-insert into authorization_codes
-  (code_hash, application_id, user_id, scopes, redirect_uri, code_challenge, code_challenge_method, created_at, expires_at)
-select $1::text, g.application_id, g.user_id, $3::text[], $4::text, $5::text, $6::text, $7::timestamptz, $8::timestamptz
-from grants g
-join applications a on a.id = g.application_id
-where g.user_id = $2::uuid and g.scopes @> $3::text[]
-  and ${CODE_FLOW_SETTINGS.map((column, i) => `a.${column} = $${9 + i}::${SETTING_TYPES[column]}`).join(' and ')}
-for key share of g
-returning id`
+with recent as (
+  select count(*) as n from (
+    select 1 from authorization_codes
+    where user_id = $2::uuid and application_id = $9::uuid and created_at > $7::timestamptz - interval '1 minute'
+    limit ${LIMIT_PARAM}
+  ) as r
+), issued as (
+  insert into authorization_codes
+    (code_hash, application_id, user_id, scopes, redirect_uri, code_challenge, code_challenge_method, created_at, expires_at)
+  select $1::text, g.application_id, g.user_id, $3::text[], $4::text, $5::text, $6::text, $7::timestamptz, $8::timestamptz
+  from grants g
+  join applications a on a.id = g.application_id
+  where g.user_id = $2::uuid and g.scopes @> $3::text[]
+    and ${CODE_FLOW_SETTINGS.map((column, i) => `a.${column} = $${9 + i}::${SETTING_TYPES[column]}`).join(' and ')}
+    and (select n from recent) < ${LIMIT_PARAM}
+  for key share of g
+  returning id
+)
+select exists (select 1 from issued) as issued, (select n from recent) >= ${LIMIT_PARAM} as over_quota`
+
+export type CodeUnderGrant = 'issued' | 'no-grant' | 'over-quota'
 
 /**
  * Remembered consent in one statement (one round trip, no transaction): inserts the code only
- * if the user's grant for the application covers the scopes (grants_user_application_key) and
- * the application's settings are still `app`'s. False means "no such grant, or the
- * application changed or went": the caller falls back to a fresh read and the consent page.
+ * if the user's grant for the application covers the scopes (grants_user_application_key),
+ * the application's settings are still `app`'s, and fewer than `codesPerMinute` codes went to
+ * this (user, application) in the last minute (authorization_codes_user_application_created_idx;
+ * README "Limits and quotas"). 'no-grant' means "no such grant, or the application changed or
+ * went": the caller falls back to a fresh read and the consent page.
  * FOR KEY SHARE on the grant: "Revoke access" deletes the grant before the pending codes, so
  * it either waits for this code and then deletes it, or makes this statement find no grant.
  */
-export async function insertCodeUnderGrant(db: Db, c: Omit<NewCode, 'id' | 'applicationId'>, app: CodeFlowSettings): Promise<boolean> {
-  const result = await db.executeQuery(
+export async function insertCodeUnderGrant(
+  db: Db,
+  c: Omit<NewCode, 'id' | 'applicationId'>,
+  app: CodeFlowSettings,
+  codesPerMinute: number,
+): Promise<CodeUnderGrant> {
+  const result = await db.executeQuery<{ issued: boolean; over_quota: boolean }>(
     CompiledQuery.raw(INSERT_CODE_UNDER_GRANT, [
       c.codeHash,
       c.userId,
@@ -83,9 +104,25 @@ export async function insertCodeUnderGrant(db: Db, c: Omit<NewCode, 'id' | 'appl
       c.now,
       c.expiresAt,
       ...CODE_FLOW_SETTINGS.map((column) => app[column]),
+      codesPerMinute,
     ]),
   )
-  return result.rows.length > 0
+  const row = result.rows[0]
+  return row?.issued ? 'issued' : row?.over_quota ? 'over-quota' : 'no-grant'
+}
+
+/** Codes issued to (user, application) since `since`, counted up to `limit` (the same index). */
+export async function countRecentCodes(
+  db: Db,
+  where: { userId: string; applicationId: string; since: Date },
+  limit: number,
+): Promise<number> {
+  const r = await sql<{ n: number }>`select count(*)::int as n from (
+      select 1 from authorization_codes
+      where user_id = ${where.userId} and application_id = ${where.applicationId} and created_at > ${where.since}
+      limit ${limit}
+    ) as r`.execute(db)
+  return r.rows[0]?.n ?? 0
 }
 
 export interface Exchange {
@@ -98,18 +135,36 @@ export interface Exchange {
   redirectUri: string | undefined
   /** The challenge values the sent verifier answers; undefined when no verifier was sent. */
   verifier: { plain: string; s256: string } | undefined
+  /** Live tokens the (user, application) may hold, the new one included (MAX_TOKENS_PER_GRANT). */
+  tokensPerGrant: number
+  /** Where the revocation of the tokens beyond the quota is announced. */
+  channel: string
+}
+
+/**
+ * At most this many tokens are revoked by one exchange: one in the steady state; after
+ * MAX_TOKENS_PER_GRANT was lowered, a grant above it converges over its next exchanges.
+ */
+const EVICTIONS_PER_EXCHANGE = 100
+
+export interface Exchanged {
+  scopes: string[]
+  created_at: Date
+  /** Digests of the tokens revoked to keep the quota, already NOTIFYed by the statement. */
+  evicted: string[]
 }
 
 /**
  * The whole authorization-code exchange in one statement, so one round trip and no window
  * between check and use: authenticate the client, consume the code only if every binding
- * holds (client, expiry, redirect_uri per RFC 6749 4.1.3, PKCE per RFC 7636 4.6), and insert
- * the token from the consumed row. Concurrent exchanges serialise on the code's row lock and
- * Postgres re-checks `consumed_at is null`, so exactly one of them gets a token.
- * Undefined means "no token"; the caller works out why on a slower path.
- * Uses applications_client_id_key and authorization_codes_code_hash_key.
+ * holds (client, expiry, redirect_uri per RFC 6749 4.1.3, PKCE per RFC 7636 4.6), insert
+ * the token from the consumed row, and keep the (user, application) within its live-token
+ * quota by revoking, and NOTIFYing, the oldest beyond it (README "Limits and quotas"). Concurrent exchanges
+ * serialise on the code's row lock and Postgres re-checks `consumed_at is null`, so exactly
+ * one of them gets a token. Undefined means "no token"; the caller works out why on a slower path.
+ * Uses applications_client_id_key, authorization_codes_code_hash_key and access_tokens_live_grant_idx.
  */
-export function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<{ scopes: string[]; created_at: Date } | undefined> {
+export async function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<Exchanged | undefined> {
   // Comparing digests in SQL is safe where comparing secrets would not be: timing reveals only
   // how much of a SHA-256 output matched, which says nothing about any preimage.
   const redirectCheck =
@@ -125,42 +180,67 @@ export function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<{ scopes
       : sql<boolean>`((authorization_codes.code_challenge_method = 'plain' and authorization_codes.code_challenge = ${x.verifier.plain})
           or (authorization_codes.code_challenge_method = 'S256' and authorization_codes.code_challenge = ${x.verifier.s256}))`
 
-  return db
-    .with('client', (qb) =>
-      qb
-        .selectFrom('applications')
-        .select(['id', 'redirect_uris'])
-        .where('client_id', '=', x.clientId)
-        .where('secret_hash', '=', x.secretHash),
-    )
-    .with('consumed', (qb) =>
-      qb
-        .updateTable('authorization_codes')
-        .set({ consumed_at: x.now })
-        .where('code_hash', '=', x.codeHash)
-        .where('consumed_at', 'is', null)
-        .where('expires_at', '>', x.now)
-        .where('application_id', '=', (eb) => eb.selectFrom('client').select('id'))
-        .where(redirectCheck)
-        .where(pkceCheck)
-        .returning(['id', 'application_id', 'user_id', 'scopes']),
-    )
-    .insertInto('access_tokens')
-    .columns(['token_hash', 'application_id', 'user_id', 'scopes', 'authorization_code_id', 'created_at'])
-    .expression((eb) =>
-      eb
-        .selectFrom('consumed')
-        .select([
-          sql<string>`${x.tokenHash}::text`.as('token_hash'),
-          'application_id',
-          'user_id',
-          'scopes',
-          'id',
-          sql<Date>`${x.now}::timestamptz`.as('created_at'),
-        ]),
-    )
-    .returning(['scopes', 'created_at'])
-    .executeTakeFirst()
+  return (
+    db
+      .with('client', (qb) =>
+        qb
+          .selectFrom('applications')
+          .select(['id', 'redirect_uris'])
+          .where('client_id', '=', x.clientId)
+          .where('secret_hash', '=', x.secretHash),
+      )
+      .with('consumed', (qb) =>
+        qb
+          .updateTable('authorization_codes')
+          .set({ consumed_at: x.now })
+          .where('code_hash', '=', x.codeHash)
+          .where('consumed_at', 'is', null)
+          .where('expires_at', '>', x.now)
+          .where('application_id', '=', (eb) => eb.selectFrom('client').select('id'))
+          .where(redirectCheck)
+          .where(pkceCheck)
+          .returning(['id', 'application_id', 'user_id', 'scopes']),
+      )
+      // The statement's snapshot does not hold the token it inserts, so the newest quota − 1
+      // live tokens stay and the new one makes up the quota. Two exchanges for one grant at the
+      // same instant may each keep the same ones: the quota is then exceeded by one until the next.
+      .with('evicted', (qb) =>
+        qb
+          .updateTable('access_tokens')
+          .set({ revoked_at: x.now })
+          .where('id', 'in', (eb) =>
+            // The grant as parameters, not a join, so the plan is an index scan of this grant's live tokens
+            // in index order, and the LIMIT keeps the plan to primary-key lookups.
+            eb
+              .selectFrom('access_tokens')
+              .select('id')
+              .where('user_id', '=', (sub) => sub.selectFrom('consumed').select('user_id'))
+              .where('application_id', '=', (sub) => sub.selectFrom('consumed').select('application_id'))
+              .where('revoked_at', 'is', null)
+              .orderBy('created_at', 'desc')
+              .offset(x.tokensPerGrant - 1)
+              .limit(EVICTIONS_PER_EXCHANGE),
+          )
+          .returning('token_hash'),
+      )
+      .with('notified', (qb) => qb.selectFrom('evicted').select(['token_hash', sql`pg_notify(${x.channel}, token_hash)`.as('sent')]))
+      .insertInto('access_tokens')
+      .columns(['token_hash', 'application_id', 'user_id', 'scopes', 'authorization_code_id', 'created_at'])
+      .expression((eb) =>
+        eb
+          .selectFrom('consumed')
+          .select([
+            sql<string>`${x.tokenHash}::text`.as('token_hash'),
+            'application_id',
+            'user_id',
+            'scopes',
+            'id',
+            sql<Date>`${x.now}::timestamptz`.as('created_at'),
+          ]),
+      )
+      .returning(['scopes', 'created_at', sql<string[]>`(select coalesce(array_agg(token_hash), '{}') from notified)`.as('evicted')])
+      .executeTakeFirst()
+  )
 }
 
 /** By digest (authorization_codes_code_hash_key): the slow path that explains a failed exchange. */

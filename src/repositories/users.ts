@@ -14,3 +14,9 @@ export function insertUser(db: Db, user: { email: string; passwordHash: string; 
     .returningAll()
     .executeTakeFirst()
 }
+
+/** Locks the user's row until the transaction ends: serialises what a per-user quota counts. */
+export async function lockUser(db: Db, id: string): Promise<boolean> {
+  const row = await db.selectFrom('users').select('id').where('id', '=', id).forUpdate().executeTakeFirst()
+  return row !== undefined
+}

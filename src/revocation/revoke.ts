@@ -1,6 +1,6 @@
 import { REVOCATION_CHANNEL, type RevocationNotice, encodeNotices } from '@gatehouse/verifier/shared'
 import type { Db } from '../db/connect.js'
-import { revokeAccessTokens, revokeApplicationTokenBatch, revokeTokenOfClient } from '../repositories/access-tokens.js'
+import { revokeAccessTokens, revokeApplicationTokenBatch, revokeTokenOfClient, revokeTokensBeyond } from '../repositories/access-tokens.js'
 import { deletePendingCodes } from '../repositories/authorization-codes.js'
 import { deleteGrant } from '../repositories/grants.js'
 import { notify } from '../repositories/notifications.js'
@@ -35,6 +35,8 @@ export type RevocationTarget =
   | { kind: 'application'; applicationId: string }
   /** A regenerated secret: caches of client authentication drop the old one. No token is revoked. */
   | { kind: 'client-credentials'; clientId: string }
+  /** MAX_TOKENS_PER_GRANT: the grant's live tokens beyond the newest `keep`. */
+  | { kind: 'beyond-quota'; userId: string; applicationId: string; keep: number }
 
 /**
  * RFC 7009 at POST /oauth/revoke, in one statement: the client is authenticated by its secret
@@ -56,6 +58,15 @@ async function publish(trx: Db, bus: RevocationBus, notice: RevocationNotice): P
   bus.announce(notice)
 }
 
+/**
+ * Tokens that a statement of the hot path revoked and NOTIFYed by itself (the code exchange
+ * keeps its grant within MAX_TOKENS_PER_GRANT in its one statement): this process's receivers
+ * hear them now, as they hear every revocation made here.
+ */
+export function announceRevoked(bus: RevocationBus, digests: readonly string[]): void {
+  if (digests.length > 0) bus.announce({ kind: 'tokens', digests: [...digests] })
+}
+
 /** Revokes the target; idempotent. Returns how many tokens were live (0 for credentials). */
 export function revoke(ctx: RevocationContext, target: RevocationTarget, now: Date): Promise<number>
 export function revoke(ctx: RevocationContext, target: ClientTokenTarget, now: Date): Promise<{ clientOk: boolean; revoked: boolean }>
@@ -73,8 +84,10 @@ export async function revoke(
   return inTransaction(ctx.db, async (trx) => {
     switch (target.kind) {
       case 'token':
-      case 'code': {
-        const digests = await revokeAccessTokens(trx, target, now)
+      case 'code':
+      case 'beyond-quota': {
+        const digests =
+          target.kind === 'beyond-quota' ? await revokeTokensBeyond(trx, target, now) : await revokeAccessTokens(trx, target, now)
         if (digests.length > 0) await publish(trx, ctx.bus, { kind: 'tokens', digests })
         return digests.length
       }

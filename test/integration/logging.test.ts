@@ -99,6 +99,22 @@ it("uses a trusted proxy's X-Request-Id when it is sane, and a fresh id when it 
   }
 })
 
+it('takes X-Request-Id only from a listed proxy, not from any peer once TRUST_PROXY is set', async () => {
+  const proxied = await buildTestApp({ TRUST_PROXY: '10.0.0.5,fd00::/8' }, testDb)
+  try {
+    const idFrom = async (remoteAddress: string) =>
+      String(
+        (await proxied.app.inject({ url: '/healthz', remoteAddress, headers: { 'x-request-id': 'proxy-chosen' } })).headers['x-request-id'],
+      )
+    expect(await idFrom('10.0.0.5')).toBe('proxy-chosen')
+    expect(await idFrom('fd00::17')).toBe('proxy-chosen')
+    expect(await idFrom('203.0.113.9')).toMatch(/^[0-9a-f-]{36}$/)
+    expect(await idFrom('127.0.0.1')).toMatch(/^[0-9a-f-]{36}$/)
+  } finally {
+    await proxied.close()
+  }
+})
+
 it('logs JSON lines with a request id and never a password, cookie or secret', async () => {
   lines = []
   const session = new BrowserSession(app)

@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       http: { requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000 },
       janitor: { intervalMs: 300_000, revokedTokenRetentionMs: 30 * 86_400_000 },
       streams: { perApplication: 4, total: 1000 },
+      quotas: { applicationsPerUser: 25, tokensPerGrant: 10, codesPerMinute: 60 },
     })
   })
 
@@ -64,6 +65,9 @@ describe('loadConfig', () => {
       REVOKED_TOKEN_RETENTION_DAYS: '7',
       STREAMS_PER_APPLICATION: '2',
       STREAMS_TOTAL: '50',
+      MAX_APPLICATIONS_PER_USER: '5',
+      MAX_TOKENS_PER_GRANT: '3',
+      CODE_ISSUE_LIMIT: '30',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -83,6 +87,7 @@ describe('loadConfig', () => {
       http: { requestTimeoutMs: 5_000, connectionTimeoutMs: 20_000, keepAliveTimeoutMs: 65_000 },
       janitor: { intervalMs: 60_000, revokedTokenRetentionMs: 7 * 86_400_000 },
       streams: { perApplication: 2, total: 50 },
+      quotas: { applicationsPerUser: 5, tokensPerGrant: 3, codesPerMinute: 30 },
     })
     expect(Object.isFrozen(config)).toBe(true)
     expect(Object.isFrozen(config.http)).toBe(true)
@@ -166,6 +171,9 @@ describe('loadConfig', () => {
     ['HTTP_CONNECTION_TIMEOUT_MS', '1m', 'HTTP_CONNECTION_TIMEOUT_MS: must be a number'],
     ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '-1', 'HTTP_KEEP_ALIVE_TIMEOUT_MS: must be positive'],
     ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '2.5', 'HTTP_KEEP_ALIVE_TIMEOUT_MS: must be a whole number'],
+    ['MAX_APPLICATIONS_PER_USER', '0', 'MAX_APPLICATIONS_PER_USER: must be positive'],
+    ['MAX_TOKENS_PER_GRANT', 'all', 'MAX_TOKENS_PER_GRANT: must be a number'],
+    ['CODE_ISSUE_LIMIT', '1.5', 'CODE_ISSUE_LIMIT: must be a whole number'],
   ])('refuses %s=%s', (name, value, message) => {
     const text = errorOf({ [name]: value })
     expect(text).toContain(message)

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { newApplicationFormValues, parseApplicationForm } from '../../../console/application-form.js'
-import { createApplication, listApplications } from '../../../console/applications.js'
+import { listApplications, mayRegisterApplication, registerApplication } from '../../../console/applications.js'
 import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { ownerId } from './owner.js'
@@ -10,12 +10,15 @@ import { applicationFormView, conversionNotice, formatTime } from './view-models
 /** GET /applications, GET /applications/new, POST /applications. */
 export default async function applicationsRoutes(app: FastifyInstance, deps: Services) {
   const { db } = deps.database
+  const limit = deps.config.quotas.applicationsPerUser
+  const quotaMessage = `You have ${limit} applications, the most one account may register. Delete one to register another.`
 
   app.get<{ Querystring: { deleted?: string } }>('/applications', async (request, reply) => {
     const rows = await listApplications(db, ownerId(request))
     return render(request, reply, 'console/applications/index.eta', {
       title: 'Your Applications',
       deleted: request.query.deleted === '1',
+      quotaMessage: rows.length >= limit ? quotaMessage : undefined,
       applications: rows.map((a) => ({
         id: a.id,
         name: a.name,
@@ -26,16 +29,24 @@ export default async function applicationsRoutes(app: FastifyInstance, deps: Ser
     })
   })
 
-  app.get('/applications/new', async (request, reply) =>
-    render(request, reply, 'console/applications/form.eta', applicationFormView({ kind: 'new' }, newApplicationFormValues())),
-  )
+  app.get('/applications/new', async (request, reply) => {
+    const view = applicationFormView({ kind: 'new' }, newApplicationFormValues())
+    if (!(await mayRegisterApplication(db, ownerId(request), limit))) view.formError = quotaMessage
+    return render(request, reply, 'console/applications/form.eta', view)
+  })
 
   app.post<{ Body: Record<string, unknown> }>('/applications', { preHandler: app.csrfProtection }, async (request, reply) => {
     const form = parseApplicationForm(request.body)
     if (!form.ok) {
       return render(request, reply, 'console/applications/form.eta', applicationFormView({ kind: 'new' }, form.values, form.errors), 400)
     }
-    const { application, clientSecret } = await createApplication(db, ownerId(request), form.settings, deps.clock())
+    const registration = await registerApplication(db, ownerId(request), form.settings, deps.clock(), limit)
+    if (registration.kind === 'quota-reached') {
+      const view = applicationFormView({ kind: 'new' }, form.values)
+      view.formError = quotaMessage
+      return render(request, reply, 'console/applications/form.eta', view, 409)
+    }
+    const { application, clientSecret } = registration
     // The secret is shown in this response and nowhere else. A redirect would need it to
     // survive until the next request: in the URL (logs, history, Referer), in the database
     // (which holds only its digest), or in a cookie or process memory (which a second process

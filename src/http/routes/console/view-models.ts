@@ -28,6 +28,8 @@ export type ApplicationFormView = {
   values: Omit<ApplicationFormValues, 'scopes'>
   scopes: Array<{ value: string; description: string; checked: boolean }>
   errors: ApplicationFormErrors
+  /** A refusal of the whole form (a quota), shown above it. */
+  formError?: string
 }
 
 export function applicationFormView(

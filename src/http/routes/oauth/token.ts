@@ -6,7 +6,13 @@ import { noStore } from './json-errors.js'
 
 /** POST /oauth/token (RFC 6749 4.1.3 / 5.1). */
 export default async function tokenRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  const ctx = { db: deps.database.db, clock: deps.clock, bus: deps.bus, clientAuthFailureLimit: deps.config.tokenAuthFailureLimit }
+  const ctx = {
+    db: deps.database.db,
+    clock: deps.clock,
+    bus: deps.bus,
+    clientAuthFailureLimit: deps.config.tokenAuthFailureLimit,
+    tokensPerGrant: deps.config.quotas.tokensPerGrant,
+  }
   app.post('/oauth/token', async (request, reply) => {
     const params = requestParams(request.body, request.query)
     const response = await exchangeAuthorizationCode(ctx, params, request.headers.authorization)

@@ -1,0 +1,208 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { digest } from '../../src/lib/tokens.js'
+import { type TestContext, buildTestApp } from '../helpers/app.js'
+import type { BrowserSession } from '../helpers/browser-session.js'
+import { applicationForm } from '../helpers/console.js'
+import { until } from '../helpers/oauth-load.js'
+import {
+  type TestClient,
+  authorizeUrl,
+  buildOAuthTestApp,
+  consentFields,
+  createClient,
+  exchange,
+  locationParams,
+  loggedInUser,
+} from './oauth/helpers.js'
+
+/*
+ * README "Limits and quotas": applications per user, live tokens per (user, application), and
+ * authorization codes per (user, application) a minute, each at its default.
+ */
+
+let t: TestContext
+beforeAll(async () => {
+  t = await buildOAuthTestApp()
+})
+afterAll(async () => {
+  await t.close()
+})
+
+async function consented(client: TestClient): Promise<BrowserSession & { email: string }> {
+  const s = await loggedInUser(t.app)
+  const page = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri }))
+  expect(page.statusCode).toBe(200)
+  const res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
+  expect(res.statusCode).toBe(303)
+  return s
+}
+
+/** Remembered consent, then the exchange: a new token for the (user, client). */
+async function newToken(s: BrowserSession, client: TestClient): Promise<string> {
+  const res = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri }))
+  expect(res.statusCode, res.body.slice(0, 200)).toBe(302)
+  const token = await exchange(t.app, client, { code: locationParams(res).get('code')! })
+  expect(token.statusCode, token.body).toBe(200)
+  return token.json().access_token
+}
+
+async function active(client: TestClient, token: string, on: TestContext = t): Promise<boolean> {
+  const res = await on.app.inject({
+    method: 'POST',
+    url: '/oauth/introspect',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ token, client_id: client.clientId, client_secret: client.clientSecret }).toString(),
+  })
+  expect(res.statusCode).toBe(200)
+  return res.json().active
+}
+
+const tick = () => t.clock.advance(1000)
+
+describe('applications per user (MAX_APPLICATIONS_PER_USER, default 25)', () => {
+  it('refuses the 26th with a clear message and allows one again after a deletion', async () => {
+    const s = await loggedInUser(t.app)
+    await s.get('/applications/new')
+    for (let i = 1; i <= 25; i++) {
+      const res = await s.post('/applications', applicationForm({ name: `App ${i}` }))
+      expect(res.statusCode, res.body.slice(0, 300)).toBe(200)
+    }
+    const refused = await s.post('/applications', applicationForm({ name: 'App 26' }))
+    expect(refused.statusCode).toBe(409)
+    expect(refused.body).toContain('You have 25 applications, the most one account may register.')
+    const rows = await t.db
+      .selectFrom('applications')
+      .innerJoin('users', 'users.id', 'applications.owner_id')
+      .where('users.email', '=', s.email)
+    expect((await rows.select('applications.name').execute()).map((a) => a.name)).not.toContain('App 26')
+
+    const list = await s.get('/applications')
+    expect(list.body).toContain('the most one account may register')
+    expect(list.body).not.toContain('href="/applications/new"')
+    expect((await s.get('/applications/new')).body).toContain('the most one account may register')
+
+    const one = await rows.select('applications.id').executeTakeFirstOrThrow()
+    await s.get(`/applications/${one.id}`)
+    expect((await s.post(`/applications/${one.id}/delete`, {})).statusCode).toBe(303)
+    await s.get('/applications/new')
+    expect((await s.post('/applications', applicationForm({ name: 'App 26' }))).statusCode).toBe(200)
+  })
+
+  it('lets registrations sent at once take only the places left', async () => {
+    const s = await loggedInUser(t.app)
+    await s.get('/applications/new')
+    for (let i = 0; i < 23; i++) expect((await s.post('/applications', applicationForm())).statusCode).toBe(200)
+    const statuses = await Promise.all(
+      Array.from({ length: 5 }, () => s.post('/applications', applicationForm()).then((r) => r.statusCode)),
+    )
+    expect(statuses.filter((c) => c === 200)).toHaveLength(2)
+    expect(statuses.filter((c) => c === 409)).toHaveLength(3)
+  })
+})
+
+describe('live tokens per (user, application) (MAX_TOKENS_PER_GRANT, default 10)', () => {
+  it('revokes the oldest when the 11th is issued: inactive at introspection, the others untouched', async () => {
+    const client = await createClient(t.db)
+    const s = await consented(client)
+    const other = await consented(client)
+    const othersToken = await newToken(other, client)
+    const tokens: string[] = []
+    for (let i = 0; i < 10; i++) {
+      tick()
+      tokens.push(await newToken(s, client))
+    }
+    // Introspected (and so cached) while live: the revocation must reach the cache too.
+    for (const token of tokens) expect(await active(client, token)).toBe(true)
+    tick()
+    tokens.push(await newToken(s, client))
+    expect(await active(client, tokens[0]!)).toBe(false)
+    for (const token of tokens.slice(1)) expect(await active(client, token)).toBe(true)
+    expect(await active(client, othersToken)).toBe(true)
+
+    tick()
+    tokens.push(await newToken(s, client))
+    expect(await active(client, tokens[1]!)).toBe(false)
+    const live = await t.db
+      .selectFrom('access_tokens')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('application_id', '=', client.id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirstOrThrow()
+    expect(Number(live.n)).toBe(11) // ten for the user, one for the other user
+    const first = await t.db
+      .selectFrom('access_tokens')
+      .select('revoked_at')
+      .where('token_hash', '=', digest(tokens[0]!))
+      .executeTakeFirstOrThrow()
+    expect(first.revoked_at).not.toBeNull()
+  })
+
+  it('holds for the token flow as well', async () => {
+    const client = await createClient(t.db, { allowImplicit: true })
+    const s = await loggedInUser(t.app)
+    const tokens: string[] = []
+    for (let i = 0; i < 11; i++) {
+      tick()
+      const page = await s.get(authorizeUrl({ response_type: 'token', client_id: client.clientId, redirect_uri: client.redirectUri }))
+      expect(page.statusCode).toBe(200)
+      const res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
+      expect(res.statusCode).toBe(303)
+      tokens.push(locationParams(res, 'fragment').get('access_token')!)
+      if (i === 9) for (const token of tokens) expect(await active(client, token)).toBe(true)
+    }
+    expect(await active(client, tokens[0]!)).toBe(false)
+    for (const token of tokens.slice(1)) expect(await active(client, token)).toBe(true)
+  })
+
+  it('announces the revocation: another process on the database drops its cached answer', async () => {
+    const client = await createClient(t.db)
+    const s = await consented(client)
+    const second = await buildTestApp({}, t.testDb)
+    try {
+      const tokens: string[] = []
+      for (let i = 0; i < 10; i++) {
+        tick()
+        tokens.push(await newToken(s, client))
+      }
+      expect(await active(client, tokens[0]!, second)).toBe(true)
+      tick()
+      await newToken(s, client)
+      await until(async () => !(await active(client, tokens[0]!, second)), 5000, 'the other process drops the evicted token')
+    } finally {
+      await second.close()
+    }
+  })
+})
+
+describe('authorization codes per (user, application) a minute (CODE_ISSUE_LIMIT, default 60)', () => {
+  it('answers the 61st with temporarily_unavailable, and issues again once the minute has passed', async () => {
+    const client = await createClient(t.db)
+    const s = await consented(client) // the consent issued the first code
+    const url = authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri, state: 'xyz' })
+    for (let i = 2; i <= 60; i++) {
+      const res = await s.get(url)
+      expect(res.statusCode).toBe(302)
+      expect(locationParams(res).get('code')).toMatch(/^gac_/)
+    }
+    const refused = await s.get(url)
+    expect(refused.statusCode).toBe(302)
+    const params = locationParams(refused)
+    expect(params.get('error')).toBe('temporarily_unavailable')
+    expect(params.get('state')).toBe('xyz')
+    expect(params.get('code')).toBeNull()
+
+    // Another user of the same client is not affected.
+    const other = await consented(client)
+    expect(locationParams(await other.get(url)).get('code')).toMatch(/^gac_/)
+
+    // A consent page answered meanwhile is refused the same way, and issues nothing.
+    const page = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, prompt: 'consent' }))
+    expect(page.statusCode).toBe(200)
+    const approved = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
+    expect(locationParams(approved).get('error')).toBe('temporarily_unavailable')
+
+    t.clock.advance(61_000)
+    const again = await s.get(url)
+    expect(locationParams(again).get('code')).toMatch(/^gac_/)
+  })
+})
