@@ -86,6 +86,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     log,
     intervalMs: config.janitor.intervalMs,
     revokedTokenRetentionMs: config.janitor.revokedTokenRetentionMs,
+    auditRetentionMs: config.janitor.auditRetentionMs,
   })
   janitor.start()
 

@@ -31,7 +31,7 @@ describe('loadConfig', () => {
       limits: { loginFailures: 10, loginAccountAttack: 100, loginAddressFailures: 100, signups: 10 },
       tokenAuthFailureLimit: 20,
       http: { requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000 },
-      janitor: { intervalMs: 300_000, revokedTokenRetentionMs: 30 * 86_400_000 },
+      janitor: { intervalMs: 300_000, revokedTokenRetentionMs: 30 * 86_400_000, auditRetentionMs: 90 * 86_400_000 },
       streams: { perApplication: 4, total: 1000 },
     })
   })
@@ -62,6 +62,7 @@ describe('loadConfig', () => {
       HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000',
       JANITOR_INTERVAL_SECONDS: '60',
       REVOKED_TOKEN_RETENTION_DAYS: '7',
+      AUDIT_RETENTION_DAYS: '365',
       STREAMS_PER_APPLICATION: '2',
       STREAMS_TOTAL: '50',
     })
@@ -81,7 +82,7 @@ describe('loadConfig', () => {
       limits: { loginFailures: 5, loginAccountAttack: 50, loginAddressFailures: 60, signups: 3 },
       tokenAuthFailureLimit: 7,
       http: { requestTimeoutMs: 5_000, connectionTimeoutMs: 20_000, keepAliveTimeoutMs: 65_000 },
-      janitor: { intervalMs: 60_000, revokedTokenRetentionMs: 7 * 86_400_000 },
+      janitor: { intervalMs: 60_000, revokedTokenRetentionMs: 7 * 86_400_000, auditRetentionMs: 365 * 86_400_000 },
       streams: { perApplication: 2, total: 50 },
     })
     expect(Object.isFrozen(config)).toBe(true)
@@ -166,6 +167,9 @@ describe('loadConfig', () => {
     ['HTTP_CONNECTION_TIMEOUT_MS', '1m', 'HTTP_CONNECTION_TIMEOUT_MS: must be a number'],
     ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '-1', 'HTTP_KEEP_ALIVE_TIMEOUT_MS: must be positive'],
     ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '2.5', 'HTTP_KEEP_ALIVE_TIMEOUT_MS: must be a whole number'],
+    ['AUDIT_RETENTION_DAYS', '0', 'AUDIT_RETENTION_DAYS: must be positive'],
+    ['AUDIT_RETENTION_DAYS', '3651', 'AUDIT_RETENTION_DAYS: must be at most 3650'],
+    ['AUDIT_RETENTION_DAYS', 'forever', 'AUDIT_RETENTION_DAYS: must be a number'],
   ])('refuses %s=%s', (name, value, message) => {
     const text = errorOf({ [name]: value })
     expect(text).toContain(message)
