@@ -65,7 +65,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     layout: 'layouts/base.eta',
   })
 
-  registerMetrics(app, deps.database.availability, deps.janitor)
+  registerMetrics(app, deps.database.availability, deps.janitor, deps.audit)
   await app.register(healthRoutes, deps)
   await app.register(staticRoutes)
   await app.register(oauthApiRoutes, deps)

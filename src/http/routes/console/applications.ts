@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { newApplicationFormValues, parseApplicationForm } from '../../../console/application-form.js'
 import { createApplication, listApplications } from '../../../console/applications.js'
 import type { Services } from '../../../services.js'
+import { auditTrail } from '../../audit.js'
 import { render } from '../../render.js'
 import { ownerId } from './owner.js'
 import { renderApplicationPage } from './application.js'
@@ -35,7 +36,13 @@ export default async function applicationsRoutes(app: FastifyInstance, deps: Ser
     if (!form.ok) {
       return render(request, reply, 'console/applications/form.eta', applicationFormView({ kind: 'new' }, form.values, form.errors), 400)
     }
-    const { application, clientSecret } = await createApplication(db, ownerId(request), form.settings, deps.clock())
+    const { application, clientSecret } = await createApplication(
+      db,
+      ownerId(request),
+      form.settings,
+      deps.clock(),
+      auditTrail(request, deps),
+    )
     // The secret is shown in this response and nowhere else. A redirect would need it to
     // survive until the next request: in the URL (logs, history, Referer), in the database
     // (which holds only its digest), or in a cookie or process memory (which a second process
