@@ -61,7 +61,7 @@ export default tseslint.config(
   layer(['src/repositories/**'], [{ regex: '^\\.\\./(?!db/)', message: 'Repositories import only src/db/.' }, fastify]),
   // Protocol and domain: no Fastify, no drivers, no SQL, no HTTP.
   layer(
-    ['src/oauth/**', 'src/revocation/**', 'src/accounts/**', 'src/console/**', 'src/limits/**', 'src/operator/**'],
+    ['src/oauth/**', 'src/revocation/**', 'src/accounts/**', 'src/console/**', 'src/limits/**', 'src/operator/**', 'src/audit/**'],
     [fastify, drivers, httpAndRoot],
     [sqlBuilders],
   ),

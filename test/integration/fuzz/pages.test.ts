@@ -6,7 +6,7 @@ import { computeS256Challenge } from '../../../src/oauth/pkce.js'
 
 /*
  * Property-based fuzz of the browser-facing pages and forms (issue 9): /oauth/authorize, log-in,
- * sign-up, log-out, the console, Authorized Applications, the home page and paths no route has,
+ * sign-up, log-out, the console, Authorized Applications, the Security log, the home page and paths no route has,
  * logged out and logged in with a valid CSRF token (so forms get past the CSRF check). Every
  * response: no 5xx, nothing logged at error level, no unhandled rejection, and errors as HTML
  * pages, never Fastify's JSON. The properties are in harness.ts; FUZZ_SEED=<n> replays a run.
@@ -252,6 +252,26 @@ it(
       200,
     )
     expect(h.outcomes('POST /authorized-applications')).toEqual(expect.arrayContaining(['303 /authorized-applications', '403']))
+  },
+  TIMEOUT,
+)
+
+it(
+  '/account/security-log and its pages',
+  async () => {
+    // "Older events" cursors as the page writes them (`<ms>.<id>`), near misses, and anything at all.
+    const before = fc.oneof(
+      { weight: 2, arbitrary: fc.tuple(fc.nat({ max: 4_102_444_800_000 }), fc.nat()).map(([ms, id]) => `${ms}.${id}`) },
+      fc.constantFrom('', '.', '1.', '.1', '1.2.3', '99999999999999999999.1', '1.99999999999999999999', '-1.1', '1e3.1', '0x1.1'),
+      text(),
+    )
+    await h.fuzz(
+      '/account/security-log',
+      requests(h.world, { methods: ['GET', 'POST'], path: pathOf('/account/security-log'), query: { before }, body: {}, form: true }),
+      150,
+    )
+    // The page itself, the log-in page for a visitor without a session, and POST, which no route serves.
+    expect(h.outcomes('GET /account/security-log')).toEqual(expect.arrayContaining(['200', '303 /login']))
   },
   TIMEOUT,
 )
