@@ -197,3 +197,38 @@ export async function readSecurityLog(db: Db, userId: string, cursor: unknown, p
   const last = events.at(-1)
   return { events, older: rows.length > pageSize && last ? formatAuditCursor(last) : null }
 }
+
+/** What the operator's audit page filters by; every field optional. */
+export interface OperatorAuditFilter {
+  event?: AuditEventName
+  userId?: string
+  clientId?: string
+  from?: Date
+  to?: Date
+}
+
+/** One page of every event matching `filter`, newest first, for the operator (README "Operating Gatehouse"). */
+export async function readAuditLog(
+  db: Db,
+  filter: OperatorAuditFilter,
+  cursor: unknown,
+  pageSize = SECURITY_LOG_PAGE_SIZE,
+): Promise<AuditLogPage> {
+  const before = parseAuditCursor(cursor)
+  const rows = await listAuditEvents(db, {
+    ...(filter.event ? { events: [filter.event] } : {}),
+    ...(filter.userId ? { userId: filter.userId } : {}),
+    ...(filter.clientId ? { clientId: filter.clientId } : {}),
+    ...(filter.from ? { from: filter.from } : {}),
+    ...(filter.to ? { to: filter.to } : {}),
+    ...(before ? { before } : {}),
+    limit: pageSize + 1,
+  })
+  const events = rows.slice(0, pageSize)
+  const last = events.at(-1)
+  return { events, older: rows.length > pageSize && last ? formatAuditCursor(last) : null }
+}
+
+export function isAuditEventName(v: unknown): v is AuditEventName {
+  return typeof v === 'string' && Object.hasOwn(AUDIT_EVENTS, v)
+}

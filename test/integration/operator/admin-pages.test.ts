@@ -25,7 +25,14 @@ afterAll(async () => {
   await t.close()
 })
 
-const ADMIN_PAGES = ['/admin', '/admin/users', '/admin/applications', '/admin/users?q=x&page=2']
+const ADMIN_PAGES = [
+  '/admin',
+  '/admin/users',
+  '/admin/applications',
+  '/admin/users?q=x&page=2',
+  '/admin/audit',
+  '/admin/audit?event=user.logged_in&from=2026-01-01&to=2099-12-31',
+]
 
 describe('who sees /admin', () => {
   it('answers 404 to a logged-out visitor and to a user who is not an operator, exactly as for no page at all', async () => {
@@ -149,6 +156,48 @@ describe('actions', () => {
       '/admin/applications/00000000-0000-4000-8000-000000000000/explode',
     ]) {
       expect((await operator.get(path)).statusCode, path).toBe(404)
+    }
+  })
+})
+
+describe('the audit log', () => {
+  it('records every operator action with the operator as actor and their address, and filters', async () => {
+    const app = await createApplication(t.db, { name: 'Audited app' })
+    const owner = await t.db.selectFrom('users').select('email').where('id', '=', app.ownerId).executeTakeFirstOrThrow()
+    for (const action of ['suspend', 'unsuspend', 'verify', 'resource-server-on']) {
+      await operator.get(`/admin/applications/${app.id}/${action}`)
+      expect((await operator.post(`/admin/applications/${app.id}/${action}`, {})).statusCode).toBe(303)
+    }
+    const rows = await t.db
+      .selectFrom('audit_events')
+      .innerJoin('users', 'users.id', 'audit_events.actor_id')
+      .select(['audit_events.event', 'audit_events.client_id', 'audit_events.client_address', 'audit_events.user_id', 'users.email'])
+      .where('audit_events.client_id', '=', app.clientId)
+      .orderBy('audit_events.id')
+      .execute()
+    expect(rows.map((r) => r.event)).toEqual([
+      'operator.application_suspended',
+      'operator.application_unsuspended',
+      'operator.application_verified',
+      'operator.resource_server_on',
+    ])
+    for (const r of rows) expect(r).toMatchObject({ email: 'operator@example.com', client_address: '127.0.0.1', user_id: app.ownerId })
+
+    const byClient = await operator.get(`/admin/audit?client_id=${app.clientId}`)
+    expect(byClient.statusCode).toBe(200)
+    expect(byClient.body).toContain('<td>Application suspended by the operator</td>')
+    expect(byClient.body).toContain('<td>Application made a resource server</td>')
+    expect(byClient.body).not.toContain('<td>Logged in</td>')
+    const byEvent = await operator.get(`/admin/audit?event=operator.application_verified&user=${encodeURIComponent(owner.email)}`)
+    expect(byEvent.body).toContain('<td>Application verified by the operator</td>')
+    expect(byEvent.body).not.toContain('<td>Application suspended by the operator</td>')
+    expect((await operator.get('/admin/audit?user=nobody%40example.com')).body).toContain('No account has that email.')
+    expect((await operator.get(`/admin/audit?client_id=${app.clientId}&to=2000-01-01`)).body).toContain('No events match.')
+  })
+
+  it('answers nonsense filters with the unfiltered page, never an error', async () => {
+    for (const q of ['event=toString', 'from=2026-13-45', 'to=yesterday', 'before=1.2.3', 'user=%00', 'client_id=' + 'x'.repeat(500)]) {
+      expect((await operator.get(`/admin/audit?${q}`)).statusCode, q).toBe(200)
     }
   })
 })

@@ -54,6 +54,12 @@ describe.runIf(serverUrl)('on PostgreSQL', () => {
       stdout: 'first-operator@example.com now is an operator.\n',
       stderr: '',
     })
+    const audit = await testDb.handle.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('event', '=', 'operator.added')
+      .executeTakeFirstOrThrow()
+    expect(audit).toMatchObject({ actor_id: null, client_address: null, detail: 'From the command line' })
     const list = await gatehouse(env, 'admin', 'list', '--json')
     expect(list.code).toBe(0)
     expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ email: 'first-operator@example.com' })])

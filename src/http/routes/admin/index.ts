@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../../../services.js'
 import adminApplicationRoutes from './applications.js'
+import adminAuditRoutes from './audit.js'
 import adminUserRoutes from './users.js'
 import { render } from '../../render.js'
 
@@ -20,4 +21,5 @@ export default async function adminRoutes(app: FastifyInstance, deps: Services):
 
   await app.register(adminUserRoutes, deps)
   await app.register(adminApplicationRoutes, deps)
+  await app.register(adminAuditRoutes, deps)
 }
