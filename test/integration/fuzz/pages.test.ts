@@ -211,13 +211,19 @@ it(
         '/x',
       )
       const path = fc.oneof(
-        fc.constantFrom('/admin', '/admin/users', '/admin/applications').chain(pathOf),
+        fc.constantFrom('/admin', '/admin/users', '/admin/applications', '/admin/audit').chain(pathOf),
         fc.tuple(fc.constantFrom('users', 'applications'), id, action).map(([kind, i, a]) => `/admin/${kind}/${i}${a}`),
       )
       const query = {
         q: fc.oneof(fc.constantFrom('fuzz', '', '%', '_'), text()),
         page: fc.oneof(fc.constantFrom('1', '2', '0', '-1', '999999999'), text(8)),
         done: fc.constantFrom('suspend', 'x'),
+        event: fc.oneof(fc.constantFrom('user.logged_in', 'operator.added', 'toString', '__proto__'), text(20)),
+        user: fc.oneof(fc.constantFrom('fuzz@example.com', 'FUZZ@example.com', ''), text(30)),
+        client_id: fc.oneof(known.clientIds, text(30)),
+        from: fc.oneof(fc.constantFrom('2026-01-01', '2026-02-30', '0000-00-00', '9999-12-31'), text(12)),
+        to: fc.oneof(fc.constantFrom('2099-12-31', '1970-01-01'), text(12)),
+        before: fc.oneof(fc.constantFrom('1.1', '99999999999999.999999999999999999', '1.-1'), text(20)),
       }
       await h.fuzz('admin', requests(h.world, { methods: ['GET', 'POST'], path, query, body: {}, form: true }), 400)
       expect(h.outcomes('POST admin')).toEqual(expect.arrayContaining(['403', '404']))
