@@ -1,3 +1,4 @@
+import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { digest } from '../../../src/lib/tokens.js'
 import { setVerified, suspendApplication, unsuspendApplication } from '../../../src/operator/moderation.js'
@@ -10,6 +11,7 @@ import {
   authorizeUrl,
   basic,
   buildOAuthTestApp,
+  consentFields,
   createClient,
   exchange,
   expectOAuthError,
@@ -55,6 +57,9 @@ afterAll(async () => {
   await t?.close()
 })
 
+const tokenInfo = (token: string) =>
+  t.app.inject({ method: 'GET', url: '/oauth/token/info', headers: { authorization: `Bearer ${token}` } })
+
 const codeRequest = (extra: Record<string, string> = {}) =>
   authorizeUrl({ response_type: 'code', client_id: client.clientId, scope: 'read', state: 'st', ...extra })
 
@@ -62,6 +67,7 @@ describe('suspending an application', () => {
   let live: string
   let otherUsersToken: string
   let pendingCode: string
+  let heldConsent: LightMyRequestResponse
 
   it('starts from a working application: tokens active and cached on both instances, a code pending', async () => {
     const first = await exchange(t.app, client, { code: await obtainCode(alice, client, { scope: 'read' }) })
@@ -74,6 +80,10 @@ describe('suspending an application', () => {
     expect((await alice.get(codeRequest())).statusCode).toBe(302)
     expect((await sameBrowserOn(b, alice).get(codeRequest())).statusCode).toBe(302)
     pendingCode = await obtainCode(alice, client, { scope: 'read' })
+    // A consent page left open: asked again (prompt=consent), not yet answered.
+    heldConsent = await alice.get(codeRequest({ prompt: 'consent' }))
+    expect(heldConsent.statusCode).toBe(200)
+    expect((await tokenInfo(live)).statusCode).toBe(200)
     // Answers cached a moment before the suspension: by the resource server on both instances,
     // and the application's own authentication in t's client-authentication cache.
     for (const token of [live, otherUsersToken]) {
@@ -128,6 +138,24 @@ describe('suspending an application', () => {
       expect(res.statusCode, res.body).toBe(401)
       expect(res.json()).toMatchObject({ error: 'invalid_client' })
     }
+  })
+
+  it('refuses its credentials at the revocation endpoint, and its tokens at token info', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/oauth/revoke',
+      headers: { authorization: basic(client.clientId, client.clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ token: live }).toString(),
+    })
+    expectOAuthError(res, 'invalid_client', 401)
+    expect((await tokenInfo(live)).statusCode).toBe(401)
+  })
+
+  it('answers a consent page left open at the suspension with an error page: no code, no redirect', async () => {
+    const res = await alice.post('/oauth/authorize', { ...consentFields(heldConsent.body), decision: 'approve' })
+    expect(res.statusCode).toBe(400)
+    expect(res.headers.location).toBeUndefined()
+    expect(res.body).toContain('This application has been suspended by the operator of this service.')
   })
 
   it('answers /oauth/authorize with an error page, never a redirect, even with a grant, remembered consent and a cached application', async () => {
