@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { setResourceServer } from '../../../src/operator/moderation.js'
+import { setResourceServer, suspendApplication } from '../../../src/operator/moderation.js'
 import { EventStreamParser, type StreamEvent } from '../../../packages/verifier/src/revocation-stream-client.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { until } from '../../helpers/oauth-load.js'
@@ -20,7 +20,8 @@ import { INACTIVE, introspect, operator } from './helpers.js'
  * unmarked, it learns nothing of another application's token and may not subscribe to the
  * revocation stream; marked, it gets the full answer with `username` at once, because the change
  * is announced like a new secret and drops the cached authentication of the client (here at
- * once, on another instance within a second); unmarked again, its open streams are closed.
+ * once, on another instance within a second); unmarked again, its open streams are closed. A
+ * suspended resource server's streams end too, and it authenticates nowhere.
  */
 
 let t: TestContext
@@ -151,6 +152,31 @@ it('unmarked again: its open streams on both instances are closed, and it is bac
     expect((await introspect(t, api, tok.token)).body).toBe(INACTIVE)
     await until(async () => (await introspect(b, api, tok.token)).body === INACTIVE, 1000, 'the other instance to hear of it')
     for (const base of [bases.t, bases.b]) expect((await streamStatus(base, api)).status).toBe(403)
+  } finally {
+    await here.close()
+    await there.close()
+    await bystander.close()
+  }
+})
+
+it('a suspended resource server: its open streams close, and it can neither reconnect nor introspect', async () => {
+  const suspended = await createApplication(t.db, { name: 'Suspended API', resourceServer: true })
+  const other = await createApplication(t.db, { resourceServer: true })
+  expect((await introspect(t, suspended, tok.token)).json()).toEqual(FULL_ANSWER())
+  const here = await subscribe(bases.t, suspended)
+  const there = await subscribe(bases.b, suspended)
+  const bystander = await subscribe(bases.t, other)
+  try {
+    await suspendApplication(operator(t), suspended.id, t.clock())
+    await until(() => here.ended, 1000, "this instance's stream closed")
+    await until(() => there.ended, 1000, "the other instance's stream closed")
+    expect(bystander.ended).toBe(false)
+    for (const base of [bases.t, bases.b]) {
+      expect(await streamStatus(base, suspended)).toEqual({ status: 401, body: expect.objectContaining({ error: 'invalid_client' }) })
+    }
+    for (const instance of [t, b]) expect((await introspect(instance, suspended, tok.token)).statusCode).toBe(401)
+    // The token it was checking belongs to another application: still active.
+    expect((await introspect(t, other, tok.token)).json()).toEqual(FULL_ANSWER())
   } finally {
     await here.close()
     await there.close()
