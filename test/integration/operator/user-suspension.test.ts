@@ -83,9 +83,12 @@ describe('suspending a user', () => {
   let mallorysToken: string
   let alicesTokenForMallorysApp: string
   let alicesTokenForOthersApp: string
+  let mallorysPendingCode: string
 
   it('starts from a working account: tokens cached active on both instances', async () => {
     mallorysToken = await tokenFor(mallory, othersApp)
+    // A code of hers not yet exchanged (remembered consent gives it straight away).
+    mallorysPendingCode = await obtainCode(mallory, othersApp, { scope: 'read' })
     alicesTokenForMallorysApp = await tokenFor(alice, kept)
     alicesTokenForOthersApp = await tokenFor(alice, othersApp)
     for (const token of [mallorysToken, alicesTokenForMallorysApp, alicesTokenForOthersApp]) {
@@ -115,9 +118,11 @@ describe('suspending a user', () => {
     expect(String(res.headers.location)).toMatch(/^\/login/)
   })
 
-  it('revokes her tokens for other applications, here at once and on another instance within a second', async () => {
+  it('revokes her tokens and codes for other applications, here at once and on another instance within a second', async () => {
     expect((await introspect(t, rs, mallorysToken)).body).toBe(INACTIVE)
     await inactiveWithinASecond(b, rs, mallorysToken)
+    // Her pending code is gone with them.
+    expectOAuthError(await exchange(t.app, othersApp, { code: mallorysPendingCode }), 'invalid_grant')
     // Other people's tokens for the same application are not hers.
     expect(await isActive(t, rs, alicesTokenForOthersApp)).toBe(true)
     expect(await isActive(b, rs, alicesTokenForOthersApp)).toBe(true)
