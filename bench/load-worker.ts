@@ -85,6 +85,10 @@ function prepare(spec: LoadSpec): Prepared {
     // A few items sent again and again: prebuilt once, so the load generator only writes buffers.
     requests = items.map(build)
   } else {
+    // Fresh items, or a long cycle (growth tokens, session cookies): each request built as it
+    // is sent, from one cursor shared by every connection, so consecutive requests take
+    // consecutive items. That costs the load generator more a request than prebuilt requests;
+    // the row's `load` share shows whether it limits the row.
     const request = build('')
     request.setupRequest = (req) => ({ ...req, ...build(next()) })
     requests = [request]

@@ -22,6 +22,8 @@ export interface MeasureContext {
   serverCpu: number
   cached: FixedPool
   growth: FixedPool
+  /** Session cookies of users who have granted the bench application `read` (issue 12). */
+  rememberedSessions: FixedPool
   durationS: number
   warmupS: number
   /** When warmupS is 0: this many requests per connection, and at least warmupRequestsMin. */
@@ -54,6 +56,7 @@ function freshPool(ctx: MeasureContext, c: BenchCase): Pool | undefined {
 function fixedPool(ctx: MeasureContext, c: BenchCase): FixedPool | undefined {
   if (c.pool?.kind === 'cached-tokens') return ctx.cached
   if (c.pool?.kind === 'growth-tokens') return ctx.growth
+  if (c.pool?.kind === 'remembered-sessions') return ctx.rememberedSessions
   return undefined
 }
 
@@ -138,7 +141,7 @@ export async function measureRun(ctx: MeasureContext, c: BenchCase, connections:
   }
   if (c.body !== undefined) spec.body = c.body
   if (c.check) spec.check = c.check
-  if (fixed) spec.pool = { file: fixed.file, offset: 0, cycle: true }
+  if (fixed) spec.pool = { file: fixed.file, offset: fixed.offset, cycle: true }
 
   let need = itemsNeeded(ctx, c, connections)
   for (let attempt = 1; ; attempt++) {
@@ -150,7 +153,7 @@ export async function measureRun(ctx: MeasureContext, c: BenchCase, connections:
       need *= RETRY_GROWTH
       continue
     }
-    const sample = await measuredRun(ctx, srv, c, fresh)
+    const sample = await measuredRun(ctx, srv, c, fresh, fixed)
     if (sample.poolExhausted && !last) {
       need = Math.max(need, sample.responses) * RETRY_GROWTH
       continue
@@ -162,7 +165,13 @@ export async function measureRun(ctx: MeasureContext, c: BenchCase, connections:
 }
 
 /** The measured run of the prepared spec, between two CPU marks. */
-async function measuredRun(ctx: MeasureContext, srv: RunningServer, c: BenchCase, fresh: Pool | undefined): Promise<RunSample> {
+async function measuredRun(
+  ctx: MeasureContext,
+  srv: RunningServer,
+  c: BenchCase,
+  fresh: Pool | undefined,
+  fixed: FixedPool | undefined,
+): Promise<RunSample> {
   // Pooled connections open lazily and close when idle: pin whichever serve the run now.
   const backends = await backendPids(ctx.db, ctx.dbName)
   await pinPids(backends, ctx.serverCpu)
@@ -174,6 +183,7 @@ async function measuredRun(ctx: MeasureContext, srv: RunningServer, c: BenchCase
   // Less the one transaction of the first count itself.
   const transactions = (await transactionCount(ctx.db, ctx.dbName)) - txBefore - 1
   fresh?.consumed(used)
+  fixed?.advance(used)
   if (c.afterRun === 'remove-exchanged') await removeExchanged(ctx.db, ctx.phaseStart)
 
   const serverShare = cpuShare(before, after, [srv.child.pid])

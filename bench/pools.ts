@@ -70,13 +70,24 @@ export class Pool {
   }
 }
 
-/** A fixed list the load generator cycles through on purpose (cached paths, growth pool). */
+/**
+ * A fixed list the load generator cycles through on purpose (cached paths, growth pool, session
+ * cookies). Each run starts where the last one stopped, so across runs every item is sent
+ * equally often: a pool of sessions spreads authorize's codes evenly over its users (issue 12).
+ */
 export class FixedPool {
   readonly file: string
+  /** Where the next run starts. */
+  offset = 0
   constructor(
     readonly name: string,
     readonly items: readonly string[],
   ) {
     this.file = writePoolFile(items)
+  }
+
+  /** Records that the last run sent `count` items from its offset. */
+  advance(count: number): void {
+    this.offset = (this.offset + count) % this.items.length
   }
 }

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
 import type { DatabaseHandle } from '../src/db/connect.js'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
-import { BASELINE_CASES, type BenchCase, gatehouseCases, growthCases } from './cases.js'
+import { BASELINE_CASES, type BenchCase, gatehouseCases, growthCases, REMEMBERED_USERS } from './cases.js'
 import { peakRssBytes } from './cpu.js'
 import { build, builtServerExists, type RunningServer, startGatehouse } from './gatehouse.js'
 import { LoadGenerator } from './load.js'
@@ -18,6 +18,7 @@ import {
   databaseNow,
   dropDatabase,
   fillTokens,
+  insertConsentedSessions,
   insertTokens,
   openMigrated,
   recreateDatabase,
@@ -173,6 +174,8 @@ async function main(): Promise<number> {
   const machine = await machineInfo(bench.handle)
   await createBaselineTables(bench.handle.db, BASELINE_ROWS)
   const cached = new FixedPool('cached', await insertTokens(bench.handle.db, bench.seed, 10))
+  log(`seeding ${count(REMEMBERED_USERS)} users with a grant and a session (authorize-remembered)`)
+  const remembered = new FixedPool('remembered-sessions', await insertConsentedSessions(bench.handle.db, bench.seed, REMEMBERED_USERS))
   await vacuumAll(bench.handle.db)
   const ctx: MeasureContext = {
     db: bench.handle.db,
@@ -183,6 +186,7 @@ async function main(): Promise<number> {
     serverCpu: settings.serverCpu,
     cached,
     growth: cached,
+    rememberedSessions: remembered,
     durationS: settings.durationS,
     warmupS: settings.warmupS,
     warmupRequestsPerConnection: settings.warmupRequestsPerConnection,

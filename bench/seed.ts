@@ -1,9 +1,11 @@
 import { sql } from 'kysely'
 import pg from 'pg'
-import { startSession } from '../src/accounts/sessions.js'
+import { resolveSession, startSession } from '../src/accounts/sessions.js'
+import { AuditLog } from '../src/audit/audit-log.js'
 import { createApplication } from '../src/console/applications.js'
 import { createDatabase, type DatabaseHandle, type Db } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { randomToken, sha256 } from '../src/lib/crypto.js'
 import { hashPassword } from '../src/lib/passwords.js'
 import { digest, generateAccessToken, generateAuthorizationCode, generateClientId } from '../src/lib/tokens.js'
 import { upsertGrant } from '../src/repositories/grants.js'
@@ -13,6 +15,12 @@ import { insertUser } from '../src/repositories/users.js'
  * Seeding through Gatehouse's own code: its migrations, its token formats and digests, its
  * session start. Bulk rows (pools of tokens and codes, the million-token table) go in as
  * set-based INSERTs, because one-by-one inserts would take longer than the benchmark.
+ *
+ * Per-user quotas (issue 12, README "Limits and quotas") decide whose rows these are: a code
+ * exchange revokes its (user, application)'s live tokens beyond the newest MAX_TOKENS_PER_GRANT,
+ * so every seeded code belongs to a user of its own who holds no tokens, and the token pools
+ * (fresh, cached, growth fill) belong to the consented user, for whom no code is ever seeded
+ * and no measured request issues a token.
  */
 
 const CODE_TTL_MS = 10 * 60_000
@@ -59,13 +67,17 @@ export async function openMigrated(url: string): Promise<DatabaseHandle> {
 }
 
 export interface SeedInfo {
+  /** One argon2 hash, shared by every seeded user (none of them ever logs in). */
+  passwordHash: string
   clientId: string
   clientSecret: string
   redirectUri: string
   applicationId: string
-  /** Has granted the application `read`: authorize answers with a redirect. */
+  /**
+   * Has granted the application `read`; holds every seeded access token (the pools and the
+   * growth fill), and no code is ever seeded for them, so no exchange revokes those tokens.
+   */
   consentedUserId: string
-  consentedCookie: string
   /** Has not: authorize answers with the consent page. */
   newUserId: string
   newCookie: string
@@ -93,16 +105,17 @@ export async function seedBase(db: Db): Promise<SeedInfo> {
       allowImplicit: false,
     },
     now,
+    new AuditLog({ db, clock: () => now, log: console }).trail(consented.id, null),
   )
   await upsertGrant(db, { userId: consented.id, applicationId: application.id, scopes: [SCOPE], now })
 
   return {
+    passwordHash,
     clientId: application.client_id,
     clientSecret,
     redirectUri,
     applicationId: application.id,
     consentedUserId: consented.id,
-    consentedCookie: await startSession(db, consented.id, now, SESSION_TTL_MS),
     newUserId: fresh.id,
     newCookie: await startSession(db, fresh.id, now, SESSION_TTL_MS),
   }
@@ -110,8 +123,9 @@ export async function seedBase(db: Db): Promise<SeedInfo> {
 
 /**
  * Runs bulk INSERTs on one connection with foreign-key triggers off
- * (session_replication_role = replica): every row references the one seeded application and
- * user, so the checks would only double the seeding time.
+ * (session_replication_role = replica): every row references the seeded application and users
+ * that exist (or are inserted by the same statement), so the checks would only double the
+ * seeding time.
  */
 async function bulk(db: Db, insert: (conn: Db) => Promise<void>): Promise<void> {
   await db.connection().execute(async (conn) => {
@@ -123,6 +137,9 @@ async function bulk(db: Db, insert: (conn: Db) => Promise<void>): Promise<void> 
     }
   })
 }
+
+/** Keeps the emails of each bulk-inserted batch of users unique; lower case (users_email_lower). */
+const emailSalt = () => generateClientId().toLowerCase()
 
 async function inChunks(db: Db, items: string[], insert: (conn: Db, chunk: string[]) => Promise<unknown>): Promise<void> {
   await bulk(db, async (conn) => {
@@ -142,18 +159,60 @@ export async function insertTokens(db: Db, seed: SeedInfo, n: number): Promise<s
   return tokens
 }
 
-/** `n` unused authorization codes, valid 10 minutes, bound to the registered redirect URI. */
+/**
+ * `n` unused authorization codes, valid 10 minutes, bound to the registered redirect URI, each
+ * for a user of its own ("exchanger" users, inserted by the same statement). Issue 12: the
+ * exchange's quota check then finds a user with no live tokens for the application, the common
+ * case, rather than one user holding every token the benchmark seeded. The users are real rows:
+ * the exchange inserts its token with foreign keys checked.
+ */
 export async function insertCodes(db: Db, seed: SeedInfo, n: number): Promise<string[]> {
   const codes = Array.from({ length: n }, generateAuthorizationCode)
   const expires = new Date(Date.now() + CODE_TTL_MS)
-  await inChunks(db, codes, (conn, chunk) =>
-    sql`insert into authorization_codes (code_hash, application_id, user_id, scopes, redirect_uri, created_at, expires_at)
-        select h, ${seed.applicationId}::uuid, ${seed.consentedUserId}::uuid, array[${SCOPE}]::text[], ${seed.redirectUri},
-               now(), ${expires}
-        from unnest(${chunk.map(digest)}::text[]) as h`.execute(conn),
-  )
-  if (n >= VACUUM_AFTER) await vacuum(db, ['authorization_codes'])
+  await inChunks(db, codes, (conn, chunk) => {
+    const salt = emailSalt()
+    return sql`with src as (
+          select h, i, gen_random_uuid() as user_id from unnest(${chunk.map(digest)}::text[]) with ordinality as t(h, i)
+        ), exchangers as (
+          insert into users (id, email, password_hash, created_at)
+          select user_id, 'exchanger-' || ${salt} || '-' || i || '@bench.example', ${seed.passwordHash}, now() from src
+        )
+        insert into authorization_codes (code_hash, application_id, user_id, scopes, redirect_uri, created_at, expires_at)
+        select h, ${seed.applicationId}::uuid, user_id, array[${SCOPE}]::text[], ${seed.redirectUri}, now(), ${expires}
+        from src`.execute(conn)
+  })
+  if (n >= VACUUM_AFTER) await vacuum(db, ['users', 'authorization_codes'])
   return codes
+}
+
+/**
+ * `n` users, each logged in (a live session) and having granted the bench application `read`;
+ * returns their session cookies. Issue 12 (README "Limits and quotas"): authorize under
+ * remembered consent issues at most CODE_ISSUE_LIMIT codes a minute per (user, application), so
+ * authorize-remembered cycles over many users' sessions. Cookie values and their digests are
+ * made with the functions startSession uses (src/accounts/sessions.ts), and one of them is
+ * resolved by Gatehouse's own resolveSession before the benchmark relies on them.
+ */
+export async function insertConsentedSessions(db: Db, seed: SeedInfo, n: number): Promise<string[]> {
+  const cookies = Array.from({ length: n }, () => randomToken(32))
+  const now = new Date()
+  const expires = new Date(now.getTime() + SESSION_TTL_MS)
+  await inChunks(db, cookies, (conn, chunk) =>
+    sql`with src as (
+          select h, i, gen_random_uuid() as user_id from unnest(${chunk.map(sha256)}::text[]) with ordinality as t(h, i)
+        ), holders as (
+          insert into users (id, email, password_hash, created_at)
+          select user_id, 'remembered-' || ${emailSalt()} || '-' || i || '@bench.example', ${seed.passwordHash}, ${now} from src
+        ), consent as (
+          insert into grants (user_id, application_id, scopes, created_at, updated_at)
+          select user_id, ${seed.applicationId}::uuid, array[${SCOPE}]::text[], ${now}, ${now} from src
+        )
+        insert into sessions (id_hash, user_id, created_at, expires_at)
+        select h, user_id, ${now}, ${expires} from src`.execute(conn),
+  )
+  if (n > 0 && !(await resolveSession(db, cookies[0]!, now))) throw new Error('seed: a bulk-inserted session does not resolve')
+  if (n >= VACUUM_AFTER) await vacuum(db, ['users', 'grants', 'sessions'])
+  return cookies
 }
 
 export async function countTokens(db: Db): Promise<number> {

@@ -13,6 +13,7 @@ import { oauthApiRoutes, oauthPageRoutes } from './http/routes/oauth/index.js'
 import resourceRoutes from './http/routes/resource/index.js'
 import staticRoutes from './http/routes/static.js'
 import { registerSession } from './http/session.js'
+import adminRoutes from './http/routes/admin/index.js'
 import { VIEWS_DIR } from './paths.js'
 import type { Services } from './services.js'
 import type { TrustProxy } from './config.js'
@@ -66,7 +67,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     defaultContext: { serviceName: deps.config.serviceName },
   })
 
-  registerMetrics(app, deps.database.availability, deps.janitor)
+  registerMetrics(app, deps.database.availability, deps.janitor, deps.audit)
   await app.register(healthRoutes, deps)
   await app.register(staticRoutes)
   await app.register(oauthApiRoutes, deps)
@@ -80,6 +81,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     await pages.register(accountRoutes, deps)
     await pages.register(consoleRoutes, deps)
     await pages.register(oauthPageRoutes, deps)
+    await pages.register(adminRoutes, deps)
   })
 
   return app

@@ -1,3 +1,4 @@
+import { AuditLog } from './audit/audit-log.js'
 import { ConfigError, loadConfig } from './config.js'
 import { createDatabase } from './db/connect.js'
 import { systemClock } from './lib/clock.js'
@@ -17,7 +18,13 @@ try {
       clock: systemClock,
       // One connection is enough for one command; the janitor's lock takes a second one.
       openDatabase: () => createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, pool: { ...config.dbPool, max: 2 } }),
-      record: async () => {},
+      // No actor and no address: the command line has neither. The detail says where it came from.
+      record: (database, event) =>
+        new AuditLog({
+          db: database.db,
+          clock: systemClock,
+          log: { warn: (_fields, message) => console.error(`gatehouse: ${message}`) },
+        }).record({ ...event, detail: event.detail ? `${event.detail}; from the command line` : 'From the command line' }, null, null),
     },
     { out: (text) => console.log(text), err: (text) => console.error(text) },
   )

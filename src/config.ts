@@ -103,6 +103,7 @@ const EnvSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(3_600_000).default(72_000),
   JANITOR_INTERVAL_SECONDS: positiveInt(86_400).default(300),
   REVOKED_TOKEN_RETENTION_DAYS: positiveInt(3650).default(30),
+  AUDIT_RETENTION_DAYS: positiveInt(3650).default(90),
   STREAMS_PER_APPLICATION: positiveInt(1000).default(4),
   STREAMS_TOTAL: positiveInt(100_000).default(1000),
   SERVICE_NAME: z
@@ -167,6 +168,8 @@ export interface JanitorSettings {
   readonly intervalMs: number
   /** Revoked tokens are deleted this long after their revocation. */
   readonly revokedTokenRetentionMs: number
+  /** Audit events are deleted this long after they happened. */
+  readonly auditRetentionMs: number
 }
 
 export interface StreamLimits {
@@ -243,6 +246,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     janitor: Object.freeze({
       intervalMs: e.JANITOR_INTERVAL_SECONDS * 1000,
       revokedTokenRetentionMs: e.REVOKED_TOKEN_RETENTION_DAYS * 86_400_000,
+      auditRetentionMs: e.AUDIT_RETENTION_DAYS * 86_400_000,
     }),
     streams: Object.freeze({ perApplication: e.STREAMS_PER_APPLICATION, total: e.STREAMS_TOTAL }),
     quotas: Object.freeze({

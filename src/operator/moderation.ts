@@ -1,3 +1,4 @@
+import type { AuditEvent, AuditEventName } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
 import {
   type ApplicationListing,
@@ -31,36 +32,13 @@ import { revoke } from '../revocation/revoke.js'
  * hears of it), and is recorded in the audit log by the caller's `record`.
  */
 
-export interface OperatorEvent {
-  event: OperatorEventName
-  /** The account the action concerns (its owner, for an application). */
-  userId: string | null
-  application?: { clientId: string; name: string }
-  detail?: string
-}
-
-export const OPERATOR_EVENTS = Object.freeze({
-  'operator.added': 'Made an operator',
-  'operator.removed': 'No longer an operator',
-  'operator.user_suspended': 'Account suspended by the operator',
-  'operator.user_unsuspended': 'Account unsuspended by the operator',
-  'operator.user_deleted': 'Account deleted by the operator',
-  'operator.application_suspended': 'Application suspended by the operator',
-  'operator.application_unsuspended': 'Application unsuspended by the operator',
-  'operator.application_verified': 'Application verified by the operator',
-  'operator.application_unverified': 'Application no longer verified',
-  'operator.resource_server_on': 'Application made a resource server',
-  'operator.resource_server_off': 'Application no longer a resource server',
-  'operator.application_deleted': 'Application deleted by the operator',
-  'operator.tokens_revoked': 'Tokens revoked by the operator',
-} as const)
-
-export type OperatorEventName = keyof typeof OPERATOR_EVENTS
+/** An operator action as the audit log records it (its names: `operator.*` in src/audit/audit-log.ts). */
+export type OperatorEvent = AuditEvent & { event: Extract<AuditEventName, `operator.${string}`> }
 
 export interface OperatorContext {
   db: Db
   bus: RevocationBus
-  /** Writes the audit event; never rejects (src/audit/). */
+  /** Writes the audit event with the acting operator and their address, if any; never rejects (src/audit/). */
   record(event: OperatorEvent): Promise<void>
 }
 

@@ -148,8 +148,15 @@ export async function lockOwnedApplication(trx: Db, id: string, ownerId: string)
   return row !== undefined
 }
 
-/** Deletes the application; its grants, codes and tokens go with it (ON DELETE CASCADE). */
-export async function deleteOwnedApplication(db: Db, id: string, ownerId: string): Promise<boolean> {
-  const row = await db.deleteFrom('applications').where('id', '=', id).where('owner_id', '=', ownerId).returning('id').executeTakeFirst()
-  return row !== undefined
+/**
+ * Deletes the application; its grants, codes and tokens go with it (ON DELETE CASCADE). Answers
+ * what it was called, or undefined when there was no such application of this owner.
+ */
+export function deleteOwnedApplication(db: Db, id: string, ownerId: string): Promise<Pick<Application, 'client_id' | 'name'> | undefined> {
+  return db
+    .deleteFrom('applications')
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .returning(['client_id', 'name'])
+    .executeTakeFirst()
 }

@@ -20,7 +20,9 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-const env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn' }
+// One user and one client drive all the load: the per-(user, application) quotas (README "Limits
+// and quotas", tested in test/integration/quotas.test.ts) would refuse codes and revoke tokens.
+const env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', CODE_ISSUE_LIMIT: '100000', MAX_TOKENS_PER_GRANT: '10000' }
 
 it('kill -9 under write load loses no acknowledged token, revocation or consumed code', async () => {
   // PGlite is opened by one process at a time: seed, close, then start the server on it.
@@ -84,4 +86,4 @@ it('kill -9 under write load loses no acknowledged token, revocation or consumed
     expect(r.error).toBe('invalid_grant')
   }
   expect(await server.stop()).toBe(0)
-})
+}, 90_000)

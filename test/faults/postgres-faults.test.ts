@@ -127,7 +127,13 @@ describe('Gatehouse survives its database (issue #14; needs TEST_DATABASE_URL)',
     }
   }
 
-  const start = () => startGatehouse({ DATABASE_URL: testDb.url!, DATABASE_POOL_MAX: '6', LOG_LEVEL: 'info' }, { built: true })
+  // One user and one client drive all the load: the per-(user, application) quotas (README "Limits
+  // and quotas", tested in test/integration/quotas.test.ts) would refuse codes and revoke tokens.
+  const start = () =>
+    startGatehouse(
+      { DATABASE_URL: testDb.url!, DATABASE_POOL_MAX: '6', LOG_LEVEL: 'info', CODE_ISSUE_LIMIT: '100000', MAX_TOKENS_PER_GRANT: '10000' },
+      { built: true },
+    )
 
   beforeAll(async () => {
     testDb = await createTestDatabase()

@@ -266,7 +266,7 @@ describe('client authentication cache', () => {
     const doomed = await createApplication(t.db, { ownerId: owner.id })
     const tok = await createAccessToken(t.db, { userId: owner.id, applicationId: doomed.id })
     expect((await introspect(tok.token, doomed)).json()).toMatchObject({ active: true })
-    expect(await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock())).toBe(true)
+    expect(await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock(), t.deps.audit.trail(owner.id, null))).toBe(true)
     expect((await introspect(tok.token, doomed)).statusCode).toBe(401)
     expect((await introspect(tok.token)).body).toBe('{"active":false}')
   })

@@ -157,7 +157,7 @@ describe('GET /oauth/revocations/stream', () => {
         .execute()
       const earlier = await createAccessToken(t.db, { userId: user.id, applicationId: doomed.id })
       await t.db.updateTable('access_tokens').set({ revoked_at: t.clock() }).where('id', '=', earlier.id).execute()
-      await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock())
+      await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock(), t.deps.audit.trail(owner.id, null))
       const heard = () => stream.events.filter((e) => e.event === 'revoked').flatMap((e) => e.data.split(','))
       await expect.poll(() => heard().length).toBeGreaterThanOrEqual(1053)
       expect(new Set(heard())).toEqual(new Set([...tokens.map((k) => k.digest), ...bulk]))
@@ -183,7 +183,7 @@ describe('GET /oauth/revocations/stream', () => {
     const own = await subscribe(rotated)
     const other = await subscribe(rs)
     try {
-      await regenerateSecret(t.db, t.deps.bus, rotated.id, owner.id, t.clock())
+      await regenerateSecret(t.db, t.deps.bus, rotated.id, owner.id, t.clock(), t.deps.audit.trail(owner.id, null))
       await expect.poll(() => own.ended).toBe(true)
       expect(other.ended).toBe(false)
     } finally {

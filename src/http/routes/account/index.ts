@@ -3,6 +3,7 @@ import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import loginRoutes from './login.js'
 import logoutRoutes from './logout.js'
+import securityLogRoutes from './security-log.js'
 import signupRoutes from './signup.js'
 
 export default async function accountRoutes(app: FastifyInstance, deps: Services) {
@@ -13,4 +14,5 @@ export default async function accountRoutes(app: FastifyInstance, deps: Services
   await app.register(signupRoutes, deps)
   await app.register(loginRoutes, deps)
   await app.register(logoutRoutes, deps)
+  await app.register(securityLogRoutes, deps)
 }

@@ -7,6 +7,7 @@ import { type ThrottleKind, logIn } from '../../../accounts/login.js'
 import { clientAddressKey } from '../../../limits/client-address.js'
 import { authorizeDestination } from '../../../oauth/authorize.js'
 import type { Services } from '../../../services.js'
+import { auditTrail } from '../../audit.js'
 import { cookieNames } from '../../cookies.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { rotateCsrfSecret } from '../../page-security.js'
@@ -74,12 +75,18 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
 
     const address = clientAddressKey(request.ip)
     const names = cookieNames(deps.config)
-    const result = await logIn(db, deps.clock, deps.config.limits, {
-      email: form.ok ? form.email : email.trim().toLowerCase(),
-      password: form.ok ? form.password : undefined,
-      address,
-      deviceCookie: request.cookies[names.device],
-    })
+    const result = await logIn(
+      db,
+      deps.clock,
+      deps.config.limits,
+      {
+        email: form.ok ? form.email : email.trim().toLowerCase(),
+        password: form.ok ? form.password : undefined,
+        address,
+        deviceCookie: request.cookies[names.device],
+      },
+      auditTrail(request, deps),
+    )
     if (result.kind === 'refused') {
       reply.header('retry-after', String(result.retryAfterSeconds))
       return view(429, result.throttle === 'account-under-attack' ? UNDER_ATTACK : TOO_MANY)

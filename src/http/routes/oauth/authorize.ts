@@ -3,6 +3,7 @@ import { type AuthorizeAnswer, answerAuthorizeRequest, answerConsent } from '../
 import { describeRedirectTarget } from '../../../oauth/redirect-uri.js'
 import { SCOPE_DESCRIPTIONS } from '../../../oauth/scope.js'
 import type { Services } from '../../../services.js'
+import { auditTrail } from '../../audit.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'
@@ -73,7 +74,12 @@ export default async function authorizeRoutes(app: FastifyInstance, services: Se
   // 307: the browser must not re-POST the form to the client (RFC 9700 4.12).
   app.post<{ Body: Record<string, unknown> }>('/oauth/authorize', { preHandler: app.csrfProtection }, async (request, reply) => {
     const body = request.body ?? {}
-    const answer = await answerConsent(ctx, { heldId: body.request_id, decision: body.decision }, request.user)
+    const answer = await answerConsent(
+      ctx,
+      { heldId: body.request_id, decision: body.decision },
+      request.user,
+      auditTrail(request, services),
+    )
     return send(request, reply, answer, 303)
   })
 }
