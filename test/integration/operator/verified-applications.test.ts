@@ -1,5 +1,6 @@
+import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { setVerified } from '../../../src/operator/moderation.js'
+import { setOperatorRole, setVerified } from '../../../src/operator/moderation.js'
 import type { TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import {
@@ -187,7 +188,7 @@ describe('SERVICE_NAME', () => {
   it('says "Gatehouse" on no page', async () => {
     const anonymous = new BrowserSession(acme.app)
     const untrusted = await createClient(acme.db, { name: 'Other Planner', redirectUris: ['https://client.example/cb'] })
-    const pages = {
+    const pages: Record<string, LightMyRequestResponse> = {
       home: await anonymous.get('/'),
       login: await anonymous.get('/login'),
       signup: await anonymous.get('/signup'),
@@ -197,8 +198,25 @@ describe('SERVICE_NAME', () => {
       'form without its CSRF token': await s.post('/applications', { _csrf: null, name: 'x' }),
       'form from another site': await s.post('/applications', { name: 'x' }, { origin: 'https://evil.example' }),
       console: await s.get('/applications'),
+      'security log': await s.get('/account/security-log'),
     }
-    const saying = (text: string) => Object.keys(pages).filter((name) => pages[name as keyof typeof pages].body.includes(text))
+    // The admin pages, as an operator.
+    await setOperatorRole({ db: acme.db, bus: acme.deps.bus, record: async () => {} }, s.email, true)
+    const ownerId = (await acme.db.selectFrom('applications').select('owner_id').where('id', '=', client.id).executeTakeFirstOrThrow())
+      .owner_id
+    Object.assign(pages, {
+      'admin home': await s.get('/admin'),
+      'admin users': await s.get('/admin/users'),
+      'admin user': await s.get(`/admin/users/${ownerId}`),
+      'admin user suspension': await s.get(`/admin/users/${ownerId}/suspend`),
+      'admin applications': await s.get('/admin/applications'),
+      'admin application': await s.get(`/admin/applications/${client.id}`),
+      'admin application verification': await s.get(`/admin/applications/${client.id}/verify`),
+    })
+    for (const [name, res] of Object.entries(pages)) {
+      if (name.startsWith('admin') || name === 'security log') expect(res.statusCode, name).toBe(200)
+    }
+    const saying = (text: string) => Object.entries(pages).flatMap(([name, res]) => (res.body.includes(text) ? [name] : []))
     expect(saying('Acme ID')).toEqual(Object.keys(pages))
     expect(saying('Gatehouse')).toEqual([])
   })
