@@ -77,7 +77,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
   await app.register(async (pages) => {
     await registerPageSecurity(pages, deps)
     registerSession(pages, deps)
-    setHtmlErrorHandler(pages, deps.database.availability)
+    setHtmlErrorHandler(pages, deps.database.availability, deps.config.serviceName)
     await pages.register(accountRoutes, deps)
     await pages.register(consoleRoutes, deps)
     await pages.register(oauthPageRoutes, deps)

@@ -8,19 +8,19 @@ import { render } from './render.js'
  * unreachable database is a 503 with Retry-After, told once per outage by `availability`;
  * anything else is logged and shown as a plain 500 without detail.
  */
-export function setHtmlErrorHandler(app: FastifyInstance, availability: DatabaseAvailability): void {
+export function setHtmlErrorHandler(app: FastifyInstance, availability: DatabaseAvailability, serviceName: string): void {
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (databaseUnavailable(error)) {
       availability.refused(error)
       reply.header('retry-after', String(RETRY_AFTER_SECONDS))
-      const message = 'Gatehouse cannot reach its database right now. Nothing was changed; please try again in a few seconds.'
+      const message = `${serviceName} cannot reach its database right now. Nothing was changed; please try again in a few seconds.`
       return render(request, reply, 'error.eta', { title: 'Temporarily unavailable', message }, 503)
     }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
     if (status === 500) request.log.error({ err: error }, 'page request failed')
     const message =
       status === 403 && error.code?.startsWith('FST_CSRF')
-        ? 'This form has expired or was not sent from Gatehouse. Go back, reload the page and try again.'
+        ? `This form has expired or was not sent from ${serviceName}. Go back, reload the page and try again.`
         : status === 500
           ? 'Something went wrong on our side. Please try again.'
           : error.message

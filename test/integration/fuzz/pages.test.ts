@@ -133,9 +133,37 @@ it(
   TIMEOUT,
 )
 
+/** The optional https links of the application form (homepage, privacy policy): empty, good, refused, or anything. */
+const link = () =>
+  fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom('', 'https://planner.example/', 'https://planner.example/privacy?lang=en') },
+    fc.constantFrom(
+      'http://planner.example/',
+      'javascript:alert(1)',
+      'JAVASCRIPT:alert(1)',
+      'data:text/html,<script>alert(1)</script>',
+      'https://a@b.example/',
+      'https://user:pw@planner.example/',
+      'https://planner.example/\u0000',
+      'https://planner.example/\r\nSet-Cookie: x=1',
+      'https://planner.example/\u202e',
+      'https://bücher.example/',
+      'https://[::1]/',
+      'https://planner.example:99999/',
+      'https:planner.example',
+      '//planner.example/',
+      '   https://planner.example/   ',
+      `https://planner.example/${'a'.repeat(477)}`,
+      `https://planner.example/${'a'.repeat(600)}`,
+    ),
+    text(),
+  )
+
 const applicationForm = () => ({
   name: fc.oneof({ weight: 6, arbitrary: fc.constant('Team Planner') }, text(), fc.constant('n'.repeat(101))),
   description: fc.oneof(fc.constant(''), text(), fc.constant('Line one\r\nLine two\tx')),
+  homepage_url: link(),
+  privacy_policy_url: link(),
   redirect_uris: fc.oneof(
     { weight: 3, arbitrary: fc.constant(REDIRECT_URI) },
     fc.constantFrom(
@@ -178,6 +206,11 @@ it(
     const outcomes = h.outcomes('POST console')
     // Forms refused, applications registered or secrets regenerated, and deletions done.
     expect(outcomes).toEqual(expect.arrayContaining(['200', '400', '403', '404', '303 /applications']))
+    // Some registrations and edits went through with links, which were stored as https links only.
+    const links = await h.world.t.db.selectFrom('applications').select(['homepage_url', 'privacy_policy_url']).execute()
+    const stored = links.flatMap((l) => [l.homepage_url, l.privacy_policy_url]).filter((v) => v !== null)
+    expect(stored.length).toBeGreaterThan(0)
+    for (const url of stored) expect(new URL(url).protocol).toBe('https:')
   },
   TIMEOUT,
 )

@@ -9,7 +9,7 @@ import signupRoutes from './signup.js'
 export default async function accountRoutes(app: FastifyInstance, deps: Services) {
   app.get('/', async (request, reply) => {
     if (request.user) return reply.redirect('/applications', 303)
-    return render(request, reply, 'home.eta', { title: 'Gatehouse' })
+    return render(request, reply, 'home.eta', { title: deps.config.serviceName })
   })
   await app.register(signupRoutes, deps)
   await app.register(loginRoutes, deps)
