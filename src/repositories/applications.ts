@@ -37,6 +37,22 @@ export function listApplicationsByOwner(db: Db, ownerId: string): Promise<Applic
     .execute()
 }
 
+/**
+ * Whether the application is active, holding it (FOR KEY SHARE) until the transaction ends: a
+ * suspension, which locks the row FOR UPDATE while it revokes, then waits for what is issued
+ * here, or is waited for and seen.
+ */
+export async function lockActiveApplication(db: Db, id: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('applications')
+    .select('id')
+    .where('id', '=', id)
+    .where('suspended_at', 'is', null)
+    .forKeyShare()
+    .executeTakeFirst()
+  return row !== undefined
+}
+
 /** How many applications the owner has (applications_owner_id_idx). */
 export async function countApplicationsByOwner(db: Db, ownerId: string): Promise<number> {
   const row = await db
