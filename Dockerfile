@@ -24,7 +24,11 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/packages/verifier/package.json ./packages/verifier/
 COPY --from=build /app/packages/verifier/dist ./packages/verifier/dist
 COPY views ./views
-RUN mkdir -p /app/data && chown node:node /app/data
+# `gatehouse …`, the operator's command line (README "Operating Gatehouse"): without sources
+# in the image, bin/gatehouse.js runs the build.
+COPY bin ./bin
+RUN ln -s /app/bin/gatehouse.js /usr/local/bin/gatehouse \
+  && mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 3000
 VOLUME ["/app/data"]

@@ -38,6 +38,9 @@ export default tseslint.config(
     },
   },
 
+  // The one plain JavaScript file, run by Node directly.
+  { files: ['bin/**/*.js'], languageOptions: { globals: { process: 'readonly', URL: 'readonly' } } },
+
   // Migrations take Kysely<any> on purpose: they must not depend on today's schema types.
   { files: ['migrations/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
 
@@ -58,8 +61,14 @@ export default tseslint.config(
   layer(['src/repositories/**'], [{ regex: '^\\.\\./(?!db/)', message: 'Repositories import only src/db/.' }, fastify]),
   // Protocol and domain: no Fastify, no drivers, no SQL, no HTTP.
   layer(
-    ['src/oauth/**', 'src/revocation/**', 'src/accounts/**', 'src/console/**', 'src/limits/**'],
+    ['src/oauth/**', 'src/revocation/**', 'src/accounts/**', 'src/console/**', 'src/limits/**', 'src/operator/**', 'src/audit/**'],
     [fastify, drivers, httpAndRoot],
+    [sqlBuilders],
+  ),
+  // The command line: the protocol layer and the database, never the HTTP layer.
+  layer(
+    ['src/cli/**'],
+    [fastify, { group: ['**/http/*', '**/http/**'], message: 'The command line does not use the HTTP layer.' }],
     [sqlBuilders],
   ),
   // HTTP: routes call the protocol layer, never repositories or SQL.

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import pg from 'pg'
 import { resolveSession, startSession } from '../src/accounts/sessions.js'
+import { AuditLog } from '../src/audit/audit-log.js'
 import { createApplication } from '../src/console/applications.js'
 import { createDatabase, type DatabaseHandle, type Db } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
@@ -104,6 +105,7 @@ export async function seedBase(db: Db): Promise<SeedInfo> {
       allowImplicit: false,
     },
     now,
+    new AuditLog({ db, clock: () => now, log: console }).trail(consented.id, null),
   )
   await upsertGrant(db, { userId: consented.id, applicationId: application.id, scopes: [SCOPE], now })
 

@@ -4,6 +4,8 @@ import * as m0002 from './0002_pending_authorizations.js'
 import * as m0003 from './0003_server_secrets.js'
 import * as m0004 from './0004_janitor_indexes.js'
 import * as m0005 from './0005_quota_indexes.js'
+import * as m0006 from './0006_audit_events.js'
+import * as m0007 from './0007_operators.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +14,6 @@ export const migrations: Record<string, Migration> = {
   '0003_server_secrets': m0003,
   '0004_janitor_indexes': m0004,
   '0005_quota_indexes': m0005,
+  '0006_audit_events': m0006,
+  '0007_operators': m0007,
 }

@@ -13,6 +13,7 @@ import { oauthApiRoutes, oauthPageRoutes } from './http/routes/oauth/index.js'
 import resourceRoutes from './http/routes/resource/index.js'
 import staticRoutes from './http/routes/static.js'
 import { registerSession } from './http/session.js'
+import adminRoutes from './http/routes/admin/index.js'
 import { VIEWS_DIR } from './paths.js'
 import type { Services } from './services.js'
 import type { TrustProxy } from './config.js'
@@ -47,7 +48,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     keepAliveTimeout: deps.config.http.keepAliveTimeoutMs,
     // The router's refusals (a path that does not percent-decode, a parameter past its length limit)
     // are error pages like any unknown address, never Fastify's JSON error body.
-    frameworkErrors: routerRefusalPage(eta, pageSecurityHeaders(deps.config)),
+    frameworkErrors: routerRefusalPage(eta, pageSecurityHeaders(deps.config), deps.config.serviceName),
   })
   // Open revocation streams would hold close() until their clients leave.
   app.addHook('preClose', async () => deps.broadcaster.closeAll())
@@ -63,9 +64,10 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     engine: { eta },
     root: VIEWS_DIR,
     layout: 'layouts/base.eta',
+    defaultContext: { serviceName: deps.config.serviceName },
   })
 
-  registerMetrics(app, deps.database.availability, deps.janitor)
+  registerMetrics(app, deps.database.availability, deps.janitor, deps.audit)
   await app.register(healthRoutes, deps)
   await app.register(staticRoutes)
   await app.register(oauthApiRoutes, deps)
@@ -75,10 +77,11 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
   await app.register(async (pages) => {
     await registerPageSecurity(pages, deps)
     registerSession(pages, deps)
-    setHtmlErrorHandler(pages, deps.database.availability)
+    setHtmlErrorHandler(pages, deps.database.availability, deps.config.serviceName)
     await pages.register(accountRoutes, deps)
     await pages.register(consoleRoutes, deps)
     await pages.register(oauthPageRoutes, deps)
+    await pages.register(adminRoutes, deps)
   })
 
   return app

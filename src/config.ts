@@ -103,8 +103,16 @@ const EnvSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(3_600_000).default(72_000),
   JANITOR_INTERVAL_SECONDS: positiveInt(86_400).default(300),
   REVOKED_TOKEN_RETENTION_DAYS: positiveInt(3650).default(30),
+  AUDIT_RETENTION_DAYS: positiveInt(3650).default(90),
   STREAMS_PER_APPLICATION: positiveInt(1000).default(4),
   STREAMS_TOTAL: positiveInt(100_000).default(1000),
+  SERVICE_NAME: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(60, 'must be at most 60 characters')
+    .refine((v) => !/[\x00-\x1f\x7f-\x9f]/.test(v), 'must not contain control characters')
+    .default('Gatehouse'),
   MAX_APPLICATIONS_PER_USER: positiveInt(100_000).default(25),
   MAX_TOKENS_PER_GRANT: positiveInt(10_000).default(10),
   CODE_ISSUE_LIMIT: positiveInt(100_000).default(60),
@@ -116,6 +124,8 @@ export type Env = z.input<typeof EnvSchema>
 export const SETTING_NAMES: readonly string[] = Object.freeze(Object.keys(EnvSchema.shape))
 
 export interface Config {
+  /** The brand on every page, in the consent text and in mails (SERVICE_NAME). */
+  readonly serviceName: string
   readonly port: number
   readonly host: string
   readonly databaseUrl: string | undefined
@@ -158,6 +168,8 @@ export interface JanitorSettings {
   readonly intervalMs: number
   /** Revoked tokens are deleted this long after their revocation. */
   readonly revokedTokenRetentionMs: number
+  /** Audit events are deleted this long after they happened. */
+  readonly auditRetentionMs: number
 }
 
 export interface StreamLimits {
@@ -201,6 +213,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const displayHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST
   const publicUrl = (e.PUBLIC_URL ?? `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${e.PORT}`).replace(/\/+$/, '')
   return Object.freeze({
+    serviceName: e.SERVICE_NAME,
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
@@ -233,6 +246,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     janitor: Object.freeze({
       intervalMs: e.JANITOR_INTERVAL_SECONDS * 1000,
       revokedTokenRetentionMs: e.REVOKED_TOKEN_RETENTION_DAYS * 86_400_000,
+      auditRetentionMs: e.AUDIT_RETENTION_DAYS * 86_400_000,
     }),
     streams: Object.freeze({ perApplication: e.STREAMS_PER_APPLICATION, total: e.STREAMS_TOTAL }),
     quotas: Object.freeze({

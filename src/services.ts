@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino'
+import { AuditLog } from './audit/audit-log.js'
 import type { Config } from './config.js'
 import { describeFailure } from './db/availability.js'
 import { type DatabaseHandle, createDatabase } from './db/connect.js'
@@ -29,6 +30,8 @@ export interface Services {
   readonly broadcaster: RevocationBroadcaster
   /** Deletes expired rows every JANITOR_INTERVAL_SECONDS (README "Limits and quotas"). */
   readonly janitor: Janitor
+  /** Records security events (README "Audit log"); routes bind it to a request with `trail()`. */
+  readonly audit: AuditLog
   readonly caches: {
     readonly tokens: ServerTokenCache
     readonly clients: ClientAuthCache
@@ -86,8 +89,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     log,
     intervalMs: config.janitor.intervalMs,
     revokedTokenRetentionMs: config.janitor.revokedTokenRetentionMs,
+    auditRetentionMs: config.janitor.auditRetentionMs,
   })
   janitor.start()
+  const audit = new AuditLog({ db, clock, log })
 
   return {
     config,
@@ -97,6 +102,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     bus,
     broadcaster,
     janitor,
+    audit,
     caches,
     async close() {
       stopReporting()

@@ -1,3 +1,4 @@
+import { type AuditTrail, auditDetail } from '../audit/audit-log.js'
 import type { AccountLimits } from '../config.js'
 import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
@@ -26,6 +27,8 @@ export type LogInResult =
   | { readonly kind: 'ok'; readonly userId: string; readonly deviceCookie: string }
   | { readonly kind: 'refused'; readonly throttle: ThrottleKind; readonly retryAfterSeconds: number }
   | { readonly kind: 'failed'; readonly filled: readonly ThrottleKind[] }
+  /** The right password for an account an operator suspended: refused, and no device cookie. */
+  | { readonly kind: 'suspended' }
 
 /**
  * Log-in throttling after OWASP's "Slow Down Online Guessing Attacks with Device Cookies"
@@ -36,8 +39,14 @@ export type LogInResult =
  * address (password spraying), per (account, address), and per account, whose limit marks the
  * account "under attack". Keys name the email, never whether it has an account, and an unknown
  * email costs the same argon2 work, so neither answer nor timing reveals which emails exist.
+ *
+ * Every attempt that is checked is recorded once: `user.logged_in`, or `user.login_failed` on the
+ * account's Security log, or, for an email with no account, a row with no account and without the
+ * email (people type passwords into the email field), so known and unknown emails cost the same
+ * statements. Attempts refused by a limit are not checked, and not recorded: they cost an
+ * attacker nothing, and the failures that filled the limit are in the log already.
  */
-export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt: LogInAttempt): Promise<LogInResult> {
+export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt: LogInAttempt, audit: AuditTrail): Promise<LogInResult> {
   const user = await findUserByEmail(db, attempt.email)
   const device = user ? await verifyDeviceCookie(db, clock, attempt.deviceCookie, user.id) : undefined
   const rules: Array<SlotRule & { kind: ThrottleKind }> =
@@ -61,8 +70,11 @@ export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt
 
   const ok = await verifyPassword(user?.password_hash ?? (await dummyPasswordHash()), attempt.password ?? '')
   if (!user || !ok || attempt.password === undefined) {
+    await audit.record({ event: 'user.login_failed', userId: user?.id ?? null, detail: auditDetail.loginFailed(user !== undefined) })
     return { kind: 'failed', filled: rules.filter((r) => slots.filled.some((f) => f.key === r.key)).map((r) => r.kind) }
   }
   await releaseSlots(db, slots.taken)
+  if (user.suspended_at !== null) return { kind: 'suspended' }
+  await audit.record({ event: 'user.logged_in', userId: user.id, actorId: user.id, detail: auditDetail.loggedIn(device !== undefined) })
   return { kind: 'ok', userId: user.id, deviceCookie: await issueDeviceCookie(db, clock, user.id) }
 }

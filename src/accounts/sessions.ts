@@ -1,3 +1,4 @@
+import type { AuditTrail } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
 import { randomToken, sha256 } from '../lib/crypto.js'
 import { deleteExpiredSessions, deleteSession, findSessionUser, insertSession, type SessionUser } from '../repositories/sessions.js'
@@ -22,4 +23,10 @@ export function resolveSession(db: Db, id: string, now: Date): Promise<SessionUs
 
 export function endSession(db: Db, id: string): Promise<void> {
   return deleteSession(db, sha256(id))
+}
+
+/** Log-out: ends the session, and records it when it was a live session of `userId`. */
+export async function logOut(db: Db, id: string, userId: string | null, audit: AuditTrail): Promise<void> {
+  await endSession(db, id)
+  if (userId !== null) await audit.record({ event: 'user.logged_out', userId })
 }

@@ -14,7 +14,9 @@ export const NAME_MAX = 100
 export const DESCRIPTION_MAX = 500
 export const MAX_REDIRECT_URIS = 20
 
-export type ApplicationField = 'name' | 'description' | 'redirect_uris' | 'scopes'
+export const LINK_MAX = 500
+
+export type ApplicationField = 'name' | 'description' | 'homepage_url' | 'privacy_policy_url' | 'redirect_uris' | 'scopes'
 /** Messages per form field; redirect URIs can have one per bad line. */
 export type ApplicationFormErrors = Partial<Record<ApplicationField, string[]>>
 
@@ -22,6 +24,8 @@ export type ApplicationFormErrors = Partial<Record<ApplicationField, string[]>>
 export interface ApplicationFormValues {
   name: string
   description: string
+  homepageUrl: string
+  privacyPolicyUrl: string
   /** The textarea's raw text: one URI per line. */
   redirectUris: string
   scopes: string[]
@@ -47,13 +51,24 @@ const SHOWN_URI_MAX = 80
  * RFC 9700 2.1.2 advises against it.
  */
 export function newApplicationFormValues(): ApplicationFormValues {
-  return { name: '', description: '', redirectUris: '', scopes: [...SCOPES], requirePkce: false, allowImplicit: false }
+  return {
+    name: '',
+    description: '',
+    homepageUrl: '',
+    privacyPolicyUrl: '',
+    redirectUris: '',
+    scopes: [...SCOPES],
+    requirePkce: false,
+    allowImplicit: false,
+  }
 }
 
 export function applicationFormValues(app: Application): ApplicationFormValues {
   return {
     name: app.name,
     description: app.description,
+    homepageUrl: app.homepage_url ?? '',
+    privacyPolicyUrl: app.privacy_policy_url ?? '',
     redirectUris: app.redirect_uris.join('\n'),
     scopes: app.allowed_scopes,
     requirePkce: app.require_pkce,
@@ -69,6 +84,8 @@ function readForm(body: unknown): ApplicationFormValues {
   return {
     name: text(raw.name),
     description: text(raw.description),
+    homepageUrl: text(raw.homepage_url),
+    privacyPolicyUrl: text(raw.privacy_policy_url),
     redirectUris: text(raw.redirect_uris),
     scopes: list(raw.scopes),
     // An unchecked checkbox is absent from the body; a checked one sends its value ("on").
@@ -108,6 +125,25 @@ const redirectUrisField = z.string().transform((raw, ctx) => {
   return { uris, conversions }
 })
 
+/**
+ * An optional link shown on the consent page, where people decide whether to trust the
+ * application: https only (a page on http can be changed on the way), no userinfo (which
+ * makes a link read as another host), at most LINK_MAX characters; empty means none.
+ */
+const linkField = (what: string) =>
+  z
+    .string()
+    .trim()
+    .max(LINK_MAX, `${what} must be at most ${LINK_MAX} characters.`)
+    .refine((v) => v === '' || isShowableHttpsLink(v), `${what} must be an https:// address, such as https://example.com/.`)
+    .transform((v) => (v === '' ? null : new URL(v).href))
+
+function isShowableHttpsLink(v: string): boolean {
+  if (hasControlCharacter(v) || /\s/.test(v) || !URL.canParse(v)) return false
+  const url = new URL(v)
+  return url.protocol === 'https:' && url.hostname !== '' && url.username === '' && url.password === ''
+}
+
 const applicationFormSchema = z.object({
   name: z
     .string()
@@ -120,6 +156,8 @@ const applicationFormSchema = z.object({
     .trim()
     .max(DESCRIPTION_MAX, `Description must be at most ${DESCRIPTION_MAX} characters.`)
     .refine((v) => !hasControlCharacterInText(v), 'Description must not contain control characters (line breaks and tabs are fine).'),
+  homepage_url: linkField('Homepage URL'),
+  privacy_policy_url: linkField('Privacy policy URL'),
   redirect_uris: redirectUrisField,
   scopes: z
     .array(z.enum(SCOPES, { message: 'Choose scopes from the list.' }))
@@ -135,6 +173,8 @@ export function parseApplicationForm(body: unknown): ParsedApplicationForm {
   const result = applicationFormSchema.safeParse({
     name: values.name,
     description: values.description,
+    homepage_url: values.homepageUrl,
+    privacy_policy_url: values.privacyPolicyUrl,
     redirect_uris: values.redirectUris,
     scopes: values.scopes,
     require_pkce: values.requirePkce,
@@ -149,6 +189,8 @@ export function parseApplicationForm(body: unknown): ParsedApplicationForm {
       settings: {
         name: d.name,
         description: d.description,
+        homepageUrl: d.homepage_url,
+        privacyPolicyUrl: d.privacy_policy_url,
         redirectUris: d.redirect_uris.uris,
         allowedScopes: d.scopes,
         requirePkce: d.require_pkce,

@@ -1,3 +1,4 @@
+import { type ApplicationChange, type AuditTrail, auditDetail } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
 import type { Application } from '../db/schema.js'
 import { digest, generateClientId, generateClientSecret } from '../lib/tokens.js'
@@ -21,7 +22,8 @@ import { revoke } from '../revocation/revoke.js'
 /*
  * "Your Applications" use cases. Every function takes the owner's id and
  * acts only on that owner's applications: another user's application is indistinguishable from
- * one that does not exist, so the console answers 404 for both.
+ * one that does not exist, so the console answers 404 for both. Each change is recorded in the
+ * audit log once it has committed (src/audit/audit-log.ts), on the owner's Security log.
  */
 
 /** The owner's applications, newest first. */
@@ -39,7 +41,14 @@ export async function createApplication(
   ownerId: string,
   settings: ApplicationSettings,
   now: Date,
+  audit: AuditTrail,
 ): Promise<{ application: Application; clientSecret: string }> {
+  const created = await insertNewApplication(db, ownerId, settings, now)
+  await recordCreated(audit, created.application)
+  return created
+}
+
+async function insertNewApplication(db: Db, ownerId: string, settings: ApplicationSettings, now: Date) {
   const clientSecret = generateClientSecret()
   const application = await insertApplication(db, {
     ...settings,
@@ -49,6 +58,15 @@ export async function createApplication(
     now,
   })
   return { application, clientSecret }
+}
+
+function recordCreated(audit: AuditTrail, application: Application): Promise<void> {
+  return audit.record({
+    event: 'application.created',
+    userId: application.owner_id,
+    application: { clientId: application.client_id, name: application.name },
+    detail: auditDetail.scopes(application.allowed_scopes),
+  })
 }
 
 /** Whether the owner may register another application (MAX_APPLICATIONS_PER_USER). */
@@ -63,28 +81,60 @@ export type Registration = { kind: 'created'; application: Application; clientSe
  * quotas"). The owner's row is locked while counting, so two registrations sent at once cannot
  * both take the last place.
  */
-export function registerApplication(
+export async function registerApplication(
   db: Db,
   ownerId: string,
   settings: ApplicationSettings,
   now: Date,
   maxApplications: number,
+  audit: AuditTrail,
 ): Promise<Registration> {
-  return db.transaction().execute(async (trx): Promise<Registration> => {
+  const registration = await db.transaction().execute(async (trx): Promise<Registration> => {
     await lockUser(trx, ownerId)
     if (!(await mayRegisterApplication(trx, ownerId, maxApplications))) return { kind: 'quota-reached', limit: maxApplications }
-    return { kind: 'created', ...(await createApplication(trx, ownerId, settings, now)) }
+    return { kind: 'created', ...(await insertNewApplication(trx, ownerId, settings, now)) }
   })
+  // After the commit: the audit row references the owner, whose row the transaction locked.
+  if (registration.kind === 'created') await recordCreated(audit, registration.application)
+  return registration
 }
 
-export function updateApplication(
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((v, i) => v === b[i])
+
+/** Which settings differ between the application as it was and the new settings. */
+function changeOf(before: Application, after: ApplicationSettings): ApplicationChange {
+  return {
+    name: before.name !== after.name,
+    description: before.description !== after.description,
+    redirectUris: !sameList(before.redirect_uris, after.redirectUris),
+    allowedScopes: !sameList(before.allowed_scopes, after.allowedScopes),
+    requirePkce: before.require_pkce !== after.requirePkce,
+    allowImplicit: before.allow_implicit !== after.allowImplicit,
+  }
+}
+
+/**
+ * Saves the settings of the owner's application `before` (as the edit form's request read it,
+ * so that the audit log can say what changed).
+ */
+export async function updateApplication(
   db: Db,
-  id: string,
+  before: Application,
   ownerId: string,
   settings: ApplicationSettings,
   now: Date,
+  audit: AuditTrail,
 ): Promise<Application | undefined> {
-  return isUuid(id) ? updateOwnedApplication(db, id, ownerId, settings, now) : Promise.resolve(undefined)
+  const updated = await updateOwnedApplication(db, before.id, ownerId, settings, now)
+  if (updated) {
+    await audit.record({
+      event: 'application.updated',
+      userId: ownerId,
+      application: { clientId: updated.client_id, name: updated.name },
+      detail: auditDetail.applicationChanged(changeOf(before, settings), before.name),
+    })
+  }
+  return updated
 }
 
 /**
@@ -99,17 +149,28 @@ export async function regenerateSecret(
   id: string,
   ownerId: string,
   now: Date,
+  audit: AuditTrail,
 ): Promise<{ application: Application; clientSecret: string } | undefined> {
   if (!isUuid(id)) return undefined
   const clientSecret = generateClientSecret()
   // The old secret must stop working at once everywhere: processes that cached the client's
   // authentication drop it when this notice commits with the new digest.
-  return db.transaction().execute(async (trx) => {
+  const result = await db.transaction().execute(async (trx) => {
     const application = await replaceOwnedApplicationSecret(trx, id, ownerId, digest(clientSecret), now)
     if (!application) return undefined
     await revoke({ db: trx, bus }, { kind: 'client-credentials', clientId: application.client_id }, now)
     return { application, clientSecret }
   })
+  if (result) {
+    const { application } = result
+    await audit.record({
+      event: 'application.secret_regenerated',
+      userId: ownerId,
+      application: { clientId: application.client_id, name: application.name },
+      detail: auditDetail.secretRegenerated(),
+    })
+  }
+  return result
 }
 
 /**
@@ -117,13 +178,29 @@ export async function regenerateSecret(
  * same transaction announces the revocation, so that token caches (here and in resource APIs'
  * verifiers) drop its tokens exactly when the delete commits.
  */
-export async function deleteApplication(db: Db, bus: RevocationBus, id: string, ownerId: string, now: Date): Promise<boolean> {
+export async function deleteApplication(
+  db: Db,
+  bus: RevocationBus,
+  id: string,
+  ownerId: string,
+  now: Date,
+  audit: AuditTrail,
+): Promise<boolean> {
   if (!isUuid(id)) return false
   // Locked, then revoked while its tokens can still be listed, then deleted: all in one
   // transaction, so the digests announced are exactly the tokens the delete removes.
-  return db.transaction().execute(async (trx) => {
-    if (!(await lockOwnedApplication(trx, id, ownerId))) return false
-    await revoke({ db: trx, bus }, { kind: 'application', applicationId: id }, now)
-    return deleteOwnedApplication(trx, id, ownerId)
+  const deleted = await db.transaction().execute(async (trx) => {
+    if (!(await lockOwnedApplication(trx, id, ownerId))) return undefined
+    const revoked = await revoke({ db: trx, bus }, { kind: 'application', applicationId: id }, now)
+    const row = await deleteOwnedApplication(trx, id, ownerId)
+    return row && { ...row, revoked }
   })
+  if (!deleted) return false
+  await audit.record({
+    event: 'application.deleted',
+    userId: ownerId,
+    application: { clientId: deleted.client_id, name: deleted.name },
+    detail: auditDetail.tokensRevoked(deleted.revoked),
+  })
+  return true
 }

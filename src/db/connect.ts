@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { type ListenEvents, type NotificationHandler, listenerSet, resilientPool } from '@gatehouse/verifier/shared'
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely'
 import { DatabaseAvailability } from './availability.js'
+import { lockDataDir } from './data-dir-lock.js'
 import type { Database } from './schema.js'
 import { preparedStatementPool } from './prepared-pool.js'
 
@@ -93,11 +94,21 @@ function createPostgres(url: string, settings: PoolSettings): DatabaseHandle {
 }
 
 async function createPglite(dataDir: string): Promise<DatabaseHandle> {
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true })
+  let unlock = () => {}
+  if (!dataDir.startsWith('memory://')) {
+    mkdirSync(dataDir, { recursive: true })
+    unlock = lockDataDir(dataDir)
+  }
   // Loaded only when used: a server on PostgreSQL never pays PGlite's memory.
   const [{ PGlite }, { PGliteDialect }] = await Promise.all([import('@electric-sql/pglite'), import('kysely-pglite-dialect')])
-  const client = new PGlite(dataDir)
-  await client.waitReady
+  let client
+  try {
+    client = new PGlite(dataDir)
+    await client.waitReady
+  } catch (err) {
+    unlock()
+    throw err
+  }
   const db = new Kysely<Database>({ dialect: new PGliteDialect(client) })
   return {
     db,
@@ -112,7 +123,11 @@ async function createPglite(dataDir: string): Promise<DatabaseHandle> {
       return unsubscribe
     },
     async close() {
-      await db.destroy()
+      try {
+        await db.destroy()
+      } finally {
+        unlock()
+      }
     },
   }
 }

@@ -7,6 +7,9 @@ export interface UsersTable {
   email: string
   password_hash: string
   created_at: Timestamp
+  /** Set only by the command line (`gatehouse admin add`). */
+  is_operator: Generated<boolean>
+  suspended_at: Timestamp | null
 }
 
 export interface SessionsTable {
@@ -29,6 +32,11 @@ export interface ApplicationsTable {
   allow_implicit: Generated<boolean>
   created_at: Timestamp
   updated_at: Timestamp
+  suspended_at: Timestamp | null
+  verified_at: Timestamp | null
+  is_resource_server: Generated<boolean>
+  homepage_url: string | null
+  privacy_policy_url: string | null
 }
 
 export interface GrantsTable {
@@ -92,6 +100,22 @@ export interface ServerSecretsTable {
   created_at: Timestamp
 }
 
+/**
+ * Security events (migrations/0006_audit_events.ts). `id` is a bigint, which the two drivers
+ * return differently (pg a string, PGlite a number): repositories select it as text.
+ */
+export interface AuditEventsTable {
+  id: ColumnType<string, never, never>
+  occurred_at: Timestamp
+  event: string
+  user_id: string | null
+  actor_id: string | null
+  client_id: string | null
+  application_name: string | null
+  client_address: string | null
+  detail: ColumnType<string, string | undefined, string>
+}
+
 export interface Database {
   users: UsersTable
   sessions: SessionsTable
@@ -102,6 +126,7 @@ export interface Database {
   pending_authorizations: PendingAuthorizationsTable
   rate_limits: RateLimitsTable
   server_secrets: ServerSecretsTable
+  audit_events: AuditEventsTable
 }
 
 export type User = Selectable<UsersTable>

@@ -8,19 +8,19 @@ import { render } from './render.js'
  * unreachable database is a 503 with Retry-After, told once per outage by `availability`;
  * anything else is logged and shown as a plain 500 without detail.
  */
-export function setHtmlErrorHandler(app: FastifyInstance, availability: DatabaseAvailability): void {
+export function setHtmlErrorHandler(app: FastifyInstance, availability: DatabaseAvailability, serviceName: string): void {
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (databaseUnavailable(error)) {
       availability.refused(error)
       reply.header('retry-after', String(RETRY_AFTER_SECONDS))
-      const message = 'Gatehouse cannot reach its database right now. Nothing was changed; please try again in a few seconds.'
+      const message = `${serviceName} cannot reach its database right now. Nothing was changed; please try again in a few seconds.`
       return render(request, reply, 'error.eta', { title: 'Temporarily unavailable', message }, 503)
     }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
     if (status === 500) request.log.error({ err: error }, 'page request failed')
     const message =
       status === 403 && error.code?.startsWith('FST_CSRF')
-        ? 'This form has expired or was not sent from Gatehouse. Go back, reload the page and try again.'
+        ? `This form has expired or was not sent from ${serviceName}. Go back, reload the page and try again.`
         : status === 500
           ? 'Something went wrong on our side. Please try again.'
           : error.message
@@ -40,7 +40,7 @@ export function setHtmlErrorHandler(app: FastifyInstance, availability: Database
  * `frameworkErrors` option). The reply here is Fastify's bare one, without the view decorator or a
  * session, so the page is rendered with the app's Eta directly, logged out.
  */
-export function routerRefusalPage(eta: Eta, pageHeaders: ReadonlyArray<readonly [string, string]>) {
+export function routerRefusalPage(eta: Eta, pageHeaders: ReadonlyArray<readonly [string, string]>, serviceName: string) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
     if (status === 500) request.log.error({ err: error }, 'request refused by the router')
@@ -50,7 +50,7 @@ export function routerRefusalPage(eta: Eta, pageHeaders: ReadonlyArray<readonly 
         : status === 414
           ? 'There is no page at this address: part of it is too long.'
           : 'There is no page at this address: it contains a broken %-escape.'
-    const page = { title: status === 500 ? 'Server error' : 'Request refused', message, user: null, csrfToken: '' }
+    const page = { title: status === 500 ? 'Server error' : 'Request refused', message, user: null, csrfToken: '', serviceName }
     const html = eta.render('layouts/base.eta', { ...page, body: eta.render('error.eta', page) })
     for (const [name, value] of pageHeaders) reply.header(name, value)
     reply.header('x-request-id', request.id).header('cache-control', 'no-store').code(status).type('text/html; charset=utf-8').send(html)

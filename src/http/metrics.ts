@@ -1,18 +1,21 @@
 import type { FastifyInstance } from 'fastify'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { AuditLog } from '../audit/audit-log.js'
 import type { DatabaseAvailability } from '../db/availability.js'
 import type { Janitor } from '../limits/janitor.js'
 
 /**
  * Prometheus metrics at GET /metrics: request counts and latencies by route pattern (never
  * the raw URL, which can carry secrets and has unbounded cardinality), the database's
- * availability and the requests refused for its sake, the janitor's work, plus process metrics.
+ * availability and the requests refused for its sake, the janitor's work, audit events that could
+ * not be written, plus process metrics.
  * One registry per app, so several apps in one process (tests) do not collide.
  */
 export function registerMetrics(
   app: FastifyInstance,
   availability: DatabaseAvailability,
   janitor: Pick<Janitor, 'removedTotal' | 'failedRuns'>,
+  audit: Pick<AuditLog, 'unrecorded'>,
 ): void {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
@@ -66,6 +69,15 @@ export function registerMetrics(
     collect() {
       this.reset()
       this.inc(janitor.failedRuns)
+    },
+  })
+  new Counter({
+    name: 'gatehouse_audit_events_unrecorded_total',
+    help: 'Audit events this process could not write (each is logged once; the action it records went ahead).',
+    registers: [registry],
+    collect() {
+      this.reset()
+      this.inc(audit.unrecorded)
     },
   })
 

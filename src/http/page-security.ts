@@ -84,7 +84,7 @@ export async function registerPageSecurity(pages: FastifyInstance, deps: Service
     const reason = crossOriginReason(request.headers, ownOrigin)
     if (reason === undefined) return done()
     request.log.warn({ reason: reason.slice(0, 200) }, 'cross-origin request refused')
-    done(new CrossOriginRequestError())
+    done(new CrossOriginRequestError(deps.config.serviceName))
   })
 }
 
@@ -113,8 +113,10 @@ export function crossOriginReason(headers: IncomingHttpHeaders, ownOrigin: strin
 export class CrossOriginRequestError extends Error {
   readonly statusCode = 403
   readonly code = 'GATEHOUSE_CROSS_ORIGIN'
-  constructor() {
-    super('This form was sent from another site, so Gatehouse refused it. Nothing was changed. Open Gatehouse directly and try again.')
+  constructor(serviceName: string) {
+    super(
+      `This form was sent from another site, so ${serviceName} refused it. Nothing was changed. Open ${serviceName} directly and try again.`,
+    )
   }
 }
 

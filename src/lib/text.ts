@@ -19,3 +19,15 @@ export function hasControlCharacter(value: string): boolean {
 export function hasControlCharacterInText(value: string): boolean {
   return CONTROL_IN_MULTILINE.test(value)
 }
+
+const CONTROL_ALL = /[\u0000-\u001f\u007f-\u009f]/g
+
+/**
+ * `value` made safe to store and show again as one short line: control characters removed,
+ * surrounding space trimmed, and at most `max` characters (code points, so a character outside
+ * the Basic Multilingual Plane is never cut in half), the last one an ellipsis when cut.
+ */
+export function boundedLine(value: string, max: number): string {
+  const chars = Array.from(value.replace(CONTROL_ALL, '').trim())
+  return chars.length <= max ? chars.join('') : `${chars.slice(0, max - 1).join('')}…`
+}

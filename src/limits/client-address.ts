@@ -24,6 +24,24 @@ export function clientAddressKey(address: string): string {
     .join(':')}::/64`
 }
 
+/**
+ * The client's address as the audit log records it: the whole address (an operator looking into
+ * an event wants the host, not its /64), with an IPv4-mapped IPv6 address written as the IPv4
+ * address it maps and a zone id dropped, IPv6 in its compressed lower-case form. `address` is the
+ * request's address as Fastify works it out under TRUST_PROXY (src/app.ts). Anything that is not
+ * an IP address (a Unix socket, an empty value) is null: the log stores nothing it cannot vouch for.
+ */
+export function clientAddressForAudit(address: string | undefined): string | null {
+  if (address === undefined) return null
+  const bare = address.split('%')[0] ?? address
+  if (isIPv4(bare)) return bare
+  if (!isIPv6(bare)) return null
+  const groups = ipv6Groups(bare.toLowerCase())
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) return clientAddressKey(bare)
+  // The URL parser writes an IPv6 host in the canonical form of RFC 5952.
+  return new URL(`http://[${bare}]/`).hostname.slice(1, -1)
+}
+
 /** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail converted). */
 function ipv6Groups(address: string): number[] {
   let text = address

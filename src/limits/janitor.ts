@@ -40,6 +40,8 @@ export interface JanitorOptions {
   log: JanitorLog
   intervalMs: number
   revokedTokenRetentionMs: number
+  /** Audit events are deleted this long after they happened (AUDIT_RETENTION_DAYS). */
+  auditRetentionMs: number
 }
 
 const noneRemoved = (): RowsRemoved => Object.fromEntries(JANITOR_TABLES.map((t) => [t, 0])) as RowsRemoved
@@ -105,6 +107,7 @@ export class Janitor {
       ['pending_authorizations', now],
       ['sessions', now],
       ['rate_limits', now - RATE_LIMIT_RETENTION_MS],
+      ['audit_events', now - this.options.auditRetentionMs],
     ]
     const removed = noneRemoved()
     for (const [table, cutoff] of cutoffs) {

@@ -82,6 +82,10 @@ export async function establishClient(reading: ParamReading, load: ApplicationLo
   if (!clientId) return { kind: 'fatal', message: 'The request has no client_id.' }
   const application = clientId.length <= 256 ? await load(clientId) : undefined
   if (!application) return { kind: 'fatal', message: 'No application is registered with this client_id.' }
+  // Before the redirect URI: nothing goes to a suspended application, not even an error.
+  if (application.suspended_at !== null) {
+    return { kind: 'fatal', message: 'This application has been suspended by the operator of this service.' }
+  }
 
   const sentRedirectUri = optional(reading.params, 'redirect_uri') ?? null
   if (sentRedirectUri !== null) {

@@ -1,3 +1,4 @@
+import { type AuditTrail, auditDetail } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
 import { CODE_FLOW_SETTINGS, type CodeFlowSettings } from '../repositories/authorization-codes.js'
@@ -147,12 +148,14 @@ async function answerIssued(
 
 /**
  * RFC 9700 4.11.2: anyone can register an application with any redirect URI, so an error
- * response is only sent automatically where someone vouches for the destination: the user is
- * logged in and once granted this application access (docs/decisions/005-trusted-redirects.md).
+ * response is only sent automatically where someone vouches for the destination: an operator
+ * verified the application, or the user is logged in and once granted this application access
+ * (docs/decisions/005-trusted-redirects.md).
  * Otherwise the user sees where the error would go and may follow it; the client still learns
  * the error when they do.
  */
 async function deliverError(ctx: AuthorizeContext, error: ErrorResponse, user: { id: string } | null): Promise<AuthorizeAnswer> {
+  if (error.application.verified_at !== null) return { kind: 'redirect', location: error.location }
   if (user && (await hasGrant(ctx.db, user.id, error.application.id))) return { kind: 'redirect', location: error.location }
   return {
     kind: 'untrusted-error',
@@ -166,12 +169,14 @@ async function deliverError(ctx: AuthorizeContext, error: ErrorResponse, user: {
 /**
  * POST /oauth/authorize: the user's answer to a consent page, which names the held request by
  * id and nothing else. The request is validated again against the application as it is now;
- * it is answered once, by the user it was held for.
+ * it is answered once, by the user it was held for. An approval is recorded in the audit log
+ * (`grant.given`); remembered consent gives nothing new and records nothing.
  */
 export async function answerConsent(
   ctx: AuthorizeContext,
   form: { heldId: unknown; decision: unknown },
   user: { id: string } | null,
+  audit: AuditTrail,
 ): Promise<AuthorizeAnswer> {
   const incomplete: AuthorizeAnswer = {
     kind: 'error-page',
@@ -202,6 +207,14 @@ export async function answerConsent(
   }
   const issued = await approveAuthorization(ctx, req, user.id, now, ctx.issuer, form.heldId)
   if (issued.kind === 'gone' || issued.kind === 'no-grant') return gone
+  if (issued.kind === 'issued') {
+    await audit.record({
+      event: 'grant.given',
+      userId: user.id,
+      application: { clientId: req.application.client_id, name: req.application.name },
+      detail: auditDetail.grantGiven(req.scopes, req.responseType),
+    })
+  }
   return answerIssued(ctx, req, issued, user)
 }
 

@@ -4,11 +4,13 @@ import { constantTimeEqual } from '../lib/crypto.js'
 import { digest } from '../lib/tokens.js'
 import { findApplicationByClientId } from '../repositories/applications.js'
 import { type RevocationNotice, TtlLru } from '@gatehouse/verifier/shared'
-import { type ClientCredentials, clientAuthFailure } from './client-auth.js'
+import { type ClientCredentials, clientAuthFailure, suspendedClient } from './client-auth.js'
 
 export interface AuthenticatedClient {
   readonly applicationId: string
   readonly clientId: string
+  /** Marked by an operator: may introspect any token and subscribe to the revocation stream. */
+  readonly isResourceServer: boolean
 }
 
 interface CachedClient extends AuthenticatedClient {
@@ -51,14 +53,21 @@ export class ClientAuthCache {
 
     const generation = this.#generation
     const app = creds.clientId.length <= MAX_CLIENT_ID_LENGTH ? await findApplicationByClientId(db, creds.clientId) : undefined
-    if (app === undefined) {
+    // A suspended application authenticates nowhere, and is not cached (README "Operating Gatehouse").
+    if (app === undefined || app.suspended_at !== null) {
       this.#cache.delete(creds.clientId)
     } else if (generation === this.#generation) {
-      const fresh: CachedClient = { applicationId: app.id, clientId: app.client_id, secretHash: app.secret_hash }
+      const fresh: CachedClient = {
+        applicationId: app.id,
+        clientId: app.client_id,
+        isResourceServer: app.is_resource_server,
+        secretHash: app.secret_hash,
+      }
       this.#cache.set(creds.clientId, fresh, clock().getTime() + this.options.ttlMs)
     }
     if (app !== undefined && constantTimeEqual(secretHash, app.secret_hash)) {
-      return { applicationId: app.id, clientId: app.client_id }
+      if (app.suspended_at !== null) throw suspendedClient(creds)
+      return { applicationId: app.id, clientId: app.client_id, isResourceServer: app.is_resource_server }
     }
     throw await clientAuthFailure(db, clock, creds, app !== undefined, this.options.failureLimit)
   }

@@ -68,9 +68,20 @@ export async function clientAuthFailure(
   return new InvalidClientError('Client authentication failed', creds.usedBasic)
 }
 
+/**
+ * The answer to a suspended application's right credentials: invalid_client like any refused
+ * authentication (README "Operating Gatehouse"), but saying why, and not counted as a failure.
+ */
+export function suspendedClient(creds: ClientCredentials): InvalidClientError {
+  return new InvalidClientError('This application is suspended by the operator', creds.usedBasic)
+}
+
 /** Checks the credentials against the stored digest; throws invalid_client (or 429). */
 export async function authenticateClient(db: Db, clock: Clock, creds: ClientCredentials, failureLimit: number): Promise<Application> {
   const app = creds.clientId.length <= MAX_ID_LENGTH ? await findApplicationByClientId(db, creds.clientId) : undefined
-  if (app && constantTimeEqual(digest(creds.clientSecret), app.secret_hash)) return app
+  if (app && constantTimeEqual(digest(creds.clientSecret), app.secret_hash)) {
+    if (app.suspended_at !== null) throw suspendedClient(creds)
+    return app
+  }
   throw await clientAuthFailure(db, clock, creds, app !== undefined, failureLimit)
 }

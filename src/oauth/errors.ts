@@ -68,6 +68,16 @@ export class UnauthorizedClientError extends OAuthError {
   readonly error = 'unauthorized_client'
 }
 
+/**
+ * The client authenticated but may not use this endpoint: the revocation stream is for
+ * resource servers (README "Resource APIs"). 403, as RFC 6750 3.1 answers a token that lacks
+ * what the request needs.
+ */
+export class ResourceServerOnlyError extends OAuthError {
+  readonly error = 'unauthorized_client'
+  override readonly status = 403
+}
+
 /** RFC 6749 5.2: the grant type is not supported by this server. */
 export class UnsupportedGrantTypeError extends OAuthError {
   readonly error = 'unsupported_grant_type'

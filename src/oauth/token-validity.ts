@@ -13,6 +13,8 @@ import { tokenInfoResponse } from './token-info.js'
 export interface ServerTokenEntry {
   readonly token: VerifiedToken
   readonly introspection: string
+  /** For the token's own client, which is not a resource server: without `username`. */
+  readonly ownIntrospection: string
   readonly tokenInfo: string
 }
 
@@ -35,7 +37,12 @@ export function createServerTokenCache(options: {
     ttlMs: options.ttlMs,
     negativeTtlMs: DEFAULT_NEGATIVE_TTL_MS,
     now: () => clock().getTime(),
-    wrap: (token) => ({ token, introspection: activeResponse(token), tokenInfo: tokenInfoResponse(token) }),
+    wrap: (token) => ({
+      token,
+      introspection: activeResponse(token),
+      ownIntrospection: activeResponse(token, false),
+      tokenInfo: tokenInfoResponse(token),
+    }),
     lookup: (_token, digest) => lookUpInDatabase(database, digest),
   })
 }

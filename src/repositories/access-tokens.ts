@@ -96,6 +96,19 @@ export async function revokeApplicationTokenBatch(db: Db, applicationId: string,
   return rows.map((r) => r.token_hash)
 }
 
+/** As revokeApplicationTokenBatch, for every live token of one user (access_tokens_user_id_idx). */
+export async function revokeUserTokenBatch(db: Db, userId: string, now: Date, limit: number): Promise<string[]> {
+  const rows = await db
+    .updateTable('access_tokens')
+    .set({ revoked_at: now })
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('access_tokens').select('id').where('user_id', '=', userId).where('revoked_at', 'is', null).limit(limit),
+    )
+    .returning('token_hash')
+    .execute()
+  return rows.map((r) => r.token_hash)
+}
+
 /**
  * RFC 7009 revocation in one statement (one round trip, one commit): authenticate the client
  * by secret digest, revoke the token only if it is that client's and live, and NOTIFY the
@@ -109,7 +122,7 @@ export async function revokeTokenOfClient(
 ): Promise<{ clientOk: boolean; revoked: boolean }> {
   const { rows } = await sql<{ client_ok: boolean; revoked: number }>`
     with client as (
-      select id from applications where client_id = ${x.clientId} and secret_hash = ${x.secretHash}
+      select id from applications where client_id = ${x.clientId} and secret_hash = ${x.secretHash} and suspended_at is null
     ), revoked as (
       update access_tokens set revoked_at = ${x.now}
       where token_hash = ${x.tokenHash} and revoked_at is null

@@ -37,6 +37,22 @@ export function listApplicationsByOwner(db: Db, ownerId: string): Promise<Applic
     .execute()
 }
 
+/**
+ * Whether the application is active, holding it (FOR KEY SHARE) until the transaction ends: a
+ * suspension, which locks the row FOR UPDATE while it revokes, then waits for what is issued
+ * here, or is waited for and seen.
+ */
+export async function lockActiveApplication(db: Db, id: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('applications')
+    .select('id')
+    .where('id', '=', id)
+    .where('suspended_at', 'is', null)
+    .forKeyShare()
+    .executeTakeFirst()
+  return row !== undefined
+}
+
 /** How many applications the owner has (applications_owner_id_idx). */
 export async function countApplicationsByOwner(db: Db, ownerId: string): Promise<number> {
   const row = await db
@@ -59,6 +75,9 @@ export interface ApplicationSettings {
   allowedScopes: string[]
   requirePkce: boolean
   allowImplicit: boolean
+  /** https links shown on the consent page; absent or null: none. */
+  homepageUrl?: string | null
+  privacyPolicyUrl?: string | null
 }
 
 export function insertApplication(
@@ -77,6 +96,8 @@ export function insertApplication(
       allowed_scopes: a.allowedScopes,
       require_pkce: a.requirePkce,
       allow_implicit: a.allowImplicit,
+      homepage_url: a.homepageUrl ?? null,
+      privacy_policy_url: a.privacyPolicyUrl ?? null,
       created_at: a.now,
       updated_at: a.now,
     })
@@ -100,6 +121,8 @@ export function updateOwnedApplication(
       allowed_scopes: s.allowedScopes,
       require_pkce: s.requirePkce,
       allow_implicit: s.allowImplicit,
+      homepage_url: s.homepageUrl ?? null,
+      privacy_policy_url: s.privacyPolicyUrl ?? null,
       updated_at: now,
     })
     .where('id', '=', id)
@@ -141,8 +164,15 @@ export async function lockOwnedApplication(trx: Db, id: string, ownerId: string)
   return row !== undefined
 }
 
-/** Deletes the application; its grants, codes and tokens go with it (ON DELETE CASCADE). */
-export async function deleteOwnedApplication(db: Db, id: string, ownerId: string): Promise<boolean> {
-  const row = await db.deleteFrom('applications').where('id', '=', id).where('owner_id', '=', ownerId).returning('id').executeTakeFirst()
-  return row !== undefined
+/**
+ * Deletes the application; its grants, codes and tokens go with it (ON DELETE CASCADE). Answers
+ * what it was called, or undefined when there was no such application of this owner.
+ */
+export function deleteOwnedApplication(db: Db, id: string, ownerId: string): Promise<Pick<Application, 'client_id' | 'name'> | undefined> {
+  return db
+    .deleteFrom('applications')
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .returning(['client_id', 'name'])
+    .executeTakeFirst()
 }

@@ -69,6 +69,7 @@ with recent as (
   join applications a on a.id = g.application_id
   where g.user_id = $2::uuid and g.scopes @> $3::text[]
     and ${CODE_FLOW_SETTINGS.map((column, i) => `a.${column} = $${9 + i}::${SETTING_TYPES[column]}`).join(' and ')}
+    and a.suspended_at is null
     and (select n from recent) < ${LIMIT_PARAM}
   for key share of g
   returning id
@@ -187,7 +188,8 @@ export async function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<Ex
           .selectFrom('applications')
           .select(['id', 'redirect_uris'])
           .where('client_id', '=', x.clientId)
-          .where('secret_hash', '=', x.secretHash),
+          .where('secret_hash', '=', x.secretHash)
+          .where('suspended_at', 'is', null),
       )
       .with('consumed', (qb) =>
         qb
@@ -249,8 +251,10 @@ export function findCodeByHash(db: Db, codeHash: string): Promise<AuthorizationC
 }
 
 /** Forgets codes not yet exchanged, so "Revoke access" cannot be undone by a pending code. */
-export async function deletePendingCodes(db: Db, where: { applicationId: string; userId?: string }): Promise<void> {
-  let q = db.deleteFrom('authorization_codes').where('application_id', '=', where.applicationId).where('consumed_at', 'is', null)
+export async function deletePendingCodes(db: Db, where: { applicationId?: string; userId?: string }): Promise<void> {
+  if (where.applicationId === undefined && where.userId === undefined) throw new Error('deletePendingCodes: no selector')
+  let q = db.deleteFrom('authorization_codes').where('consumed_at', 'is', null)
+  if (where.applicationId) q = q.where('application_id', '=', where.applicationId)
   if (where.userId) q = q.where('user_id', '=', where.userId)
   await q.execute()
 }

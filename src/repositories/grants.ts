@@ -46,8 +46,20 @@ export function listGrantsForUser(db: Db, userId: string): Promise<GrantListing[
     .execute()
 }
 
-export function findGrantOfUser(db: Db, grantId: string, userId: string): Promise<Grant | undefined> {
-  return db.selectFrom('grants').selectAll().where('id', '=', grantId).where('user_id', '=', userId).executeTakeFirst()
+/** The user's grant, with the application's client_id and name (what the audit log records of it). */
+export function findGrantOfUser(
+  db: Db,
+  grantId: string,
+  userId: string,
+): Promise<(Grant & { client_id: string; application_name: string }) | undefined> {
+  return db
+    .selectFrom('grants')
+    .innerJoin('applications', 'applications.id', 'grants.application_id')
+    .selectAll('grants')
+    .select(['applications.client_id', 'applications.name as application_name'])
+    .where('grants.id', '=', grantId)
+    .where('grants.user_id', '=', userId)
+    .executeTakeFirst()
 }
 
 export async function deleteGrant(db: Db, userId: string, applicationId: string): Promise<void> {

@@ -3,6 +3,8 @@ import type { Db } from '../db/connect.js'
 export interface SessionUser {
   id: string
   email: string
+  /** Sees the "Operator" menu entry and /admin (README "Operating Gatehouse"). */
+  is_operator: boolean
 }
 
 export async function insertSession(db: Db, s: { idHash: string; userId: string; now: Date; expiresAt: Date }): Promise<void> {
@@ -14,9 +16,10 @@ export function findSessionUser(db: Db, idHash: string, now: Date): Promise<Sess
   return db
     .selectFrom('sessions')
     .innerJoin('users', 'users.id', 'sessions.user_id')
-    .select(['users.id', 'users.email'])
+    .select(['users.id', 'users.email', 'users.is_operator'])
     .where('sessions.id_hash', '=', idHash)
     .where('sessions.expires_at', '>', now)
+    .where('users.suspended_at', 'is', null)
     .executeTakeFirst()
 }
 

@@ -1,6 +1,12 @@
 import { REVOCATION_CHANNEL, type RevocationNotice, encodeNotices } from '@gatehouse/verifier/shared'
 import type { Db } from '../db/connect.js'
-import { revokeAccessTokens, revokeApplicationTokenBatch, revokeTokenOfClient, revokeTokensBeyond } from '../repositories/access-tokens.js'
+import {
+  revokeAccessTokens,
+  revokeApplicationTokenBatch,
+  revokeTokenOfClient,
+  revokeTokensBeyond,
+  revokeUserTokenBatch,
+} from '../repositories/access-tokens.js'
 import { deletePendingCodes } from '../repositories/authorization-codes.js'
 import { deleteGrant } from '../repositories/grants.js'
 import { notify } from '../repositories/notifications.js'
@@ -33,6 +39,11 @@ export type RevocationTarget =
    * and before deleting it, so the tokens are still there to be listed.
    */
   | { kind: 'application'; applicationId: string }
+  /**
+   * Every token and pending code of one user, whatever the application: a suspended or
+   * deleted account (README "Operating Gatehouse"). Grants stay; deletion removes them.
+   */
+  | { kind: 'user'; userId: string }
   /** A regenerated secret: caches of client authentication drop the old one. No token is revoked. */
   | { kind: 'client-credentials'; clientId: string }
   /** MAX_TOKENS_PER_GRANT: the grant's live tokens beyond the newest `keep`. */
@@ -45,7 +56,7 @@ export type RevocationTarget =
  */
 export type ClientTokenTarget = { kind: 'token-of-client'; clientId: string; secretHash: string; tokenHash: string }
 
-/** Tokens of a deleted application revoked per statement: ten notices of MAX_DIGESTS_PER_NOTICE. */
+/** Tokens of a deleted application (or user) revoked per statement: ten notices of MAX_DIGESTS_PER_NOTICE. */
 const APPLICATION_REVOCATION_BATCH = 1000
 
 /** Runs `fn` in the caller's transaction when there is one, else in a new one. */
@@ -116,6 +127,17 @@ export async function revoke(
           if (digests.length < APPLICATION_REVOCATION_BATCH) break
         }
         await publish(trx, ctx.bus, { kind: 'application', applicationId: target.applicationId })
+        return revoked
+      }
+      case 'user': {
+        await deletePendingCodes(trx, { userId: target.userId })
+        let revoked = 0
+        for (;;) {
+          const digests = await revokeUserTokenBatch(trx, target.userId, now, APPLICATION_REVOCATION_BATCH)
+          if (digests.length > 0) await publish(trx, ctx.bus, { kind: 'tokens', digests })
+          revoked += digests.length
+          if (digests.length < APPLICATION_REVOCATION_BATCH) break
+        }
         return revoked
       }
       case 'client-credentials':

@@ -15,7 +15,7 @@ const SOURCES = [
   'tsconfig.build.json',
   'packages/verifier/tsconfig.build.json',
 ]
-const OUTPUTS = ['dist/src/server.js', 'packages/verifier/dist/index.js', 'packages/verifier/dist/shared.js']
+const OUTPUTS = ['dist/src/server.js', 'dist/src/cli.js', 'packages/verifier/dist/index.js', 'packages/verifier/dist/shared.js']
 
 /** Modification time of a file, or of the newest file below a directory; 0 if absent. */
 function newest(path: string): number {

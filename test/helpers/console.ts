@@ -11,6 +11,9 @@ export function textById(html: string, id: string): string | undefined {
 export interface ApplicationFields {
   name?: string
   description?: string
+  /** Optional links shown on the consent page; empty (as a browser sends an empty field) when absent. */
+  homepage_url?: string
+  privacy_policy_url?: string
   redirect_uris?: string
   scopes?: string[] | null
   require_pkce?: boolean
@@ -22,6 +25,8 @@ export function applicationForm(f: ApplicationFields = {}): Record<string, strin
   return {
     name: f.name ?? 'Team Planner',
     description: f.description ?? '',
+    homepage_url: f.homepage_url ?? '',
+    privacy_policy_url: f.privacy_policy_url ?? '',
     redirect_uris: f.redirect_uris ?? 'https://planner.example.com/oauth/callback',
     scopes: f.scopes === undefined ? ['read', 'write'] : f.scopes,
     require_pkce: f.require_pkce ? 'on' : null,

@@ -33,7 +33,15 @@ export interface ApplicationFixture {
 
 export async function createApplication(
   db: Db,
-  fields: { ownerId?: string; name?: string; scopes?: string[]; redirectUris?: string[]; now?: Date } = {},
+  fields: {
+    ownerId?: string
+    name?: string
+    scopes?: string[]
+    redirectUris?: string[]
+    now?: Date
+    /** Marked by an operator: may introspect any token and subscribe to revocations. */
+    resourceServer?: boolean
+  } = {},
 ): Promise<ApplicationFixture> {
   const ownerId = fields.ownerId ?? (await createUser(db)).id
   const clientSecret = generateClientSecret()
@@ -47,6 +55,7 @@ export async function createApplication(
       name: fields.name ?? 'Test application',
       redirect_uris: fields.redirectUris ?? ['https://app.example.com/callback'],
       allowed_scopes: fields.scopes ?? ['read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users'],
+      is_resource_server: fields.resourceServer ?? false,
       created_at: now,
       updated_at: now,
     })

@@ -56,6 +56,6 @@ export const refuses = (v: Verifier, token: string) => () => v.verifyCached(`Bea
 export async function seed(db: DatabaseHandle['db']) {
   const user = await createUser(db)
   const application = await createApplication(db, { ownerId: user.id })
-  const resourceServer = await createApplication(db, { name: 'Resource server' })
+  const resourceServer = await createApplication(db, { name: 'Resource server', resourceServer: true })
   return { user, application, resourceServer }
 }

@@ -124,6 +124,8 @@ describe('the janitor', () => {
       pending_authorizations: 0,
       sessions: 20 * 14,
       rate_limits: 20,
+      // Audit events have their own test (test/integration/audit/retention.test.ts).
+      audit_events: 0,
     })
     for (const table of JANITOR_TABLES) expect(removed[table]).toBe(before[table]! - after[table]!)
 
@@ -140,7 +142,14 @@ describe('the janitor', () => {
     t.clock.set(now)
     await dayOfTraffic(new Date(now.getTime() - 60_000), 5)
     await t.deps.janitor.runOnce()
-    expect(await counts()).toEqual({ authorization_codes: 5, access_tokens: 5, pending_authorizations: 5, sessions: 5, rate_limits: 5 })
+    expect(await counts()).toEqual({
+      authorization_codes: 5,
+      access_tokens: 5,
+      pending_authorizations: 5,
+      sessions: 5,
+      rate_limits: 5,
+      audit_events: 0,
+    })
   })
 
   it('deletes at most 1,000 rows a statement: 2,500 expired codes go in 3 statements', async () => {
@@ -166,9 +175,9 @@ describe('the janitor', () => {
     const queries = t.queries.count
     const { removed } = await t.deps.janitor.runOnce()
     expect(removed.authorization_codes).toBe(2500)
-    // 3 for the codes (1,000, 1,000, 500), 1 for each of the other four tables (nothing to
+    // 3 for the codes (1,000, 1,000, 500), 1 for each of the other five tables (nothing to
     // delete), and on PostgreSQL the advisory lock.
-    expect(t.queries.count - queries).toBe(3 + 4 + (t.deps.database.kind === 'postgres' ? 1 : 0))
+    expect(t.queries.count - queries).toBe(3 + 5 + (t.deps.database.kind === 'postgres' ? 1 : 0))
     expect(await counts()).toMatchObject({ authorization_codes: 0 })
   })
 
@@ -191,6 +200,7 @@ describe('the janitor', () => {
       log: { info: () => {}, warn: (_obj, msg) => lines.push(msg) },
       intervalMs: 5,
       revokedTokenRetentionMs: 30 * DAY,
+      auditRetentionMs: 90 * DAY,
     })
     janitor.start()
     try {

@@ -31,6 +31,7 @@ const janitorOn = (database: DatabaseHandle) =>
     log: { info: () => {}, warn: () => {} },
     intervalMs: 300_000,
     revokedTokenRetentionMs: 30 * 86_400_000,
+    auditRetentionMs: 90 * 86_400_000,
   })
 
 it('never runs two janitors at once', async () => {

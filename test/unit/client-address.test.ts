@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { clientAddressKey } from '../../src/limits/client-address.js'
+import { clientAddressForAudit, clientAddressKey } from '../../src/limits/client-address.js'
 
 describe('clientAddressKey', () => {
   it('keys an IPv4 address by itself', () => {
@@ -31,5 +31,24 @@ describe('clientAddressKey', () => {
 
   it('returns what is not an address unchanged', () => {
     expect(clientAddressKey('not an address')).toBe('not an address')
+  })
+})
+
+describe('clientAddressForAudit', () => {
+  it.each([
+    ['203.0.113.7', '203.0.113.7'],
+    ['::ffff:1.2.3.4', '1.2.3.4'],
+    ['2001:DB8:0001:0002::1', '2001:db8:1:2::1'],
+    ['2001:db8:0:0:0:0:0:1', '2001:db8::1'],
+    ['fe80::1%eth0', 'fe80::1'],
+  ])('records %s as %s', (address, recorded) => {
+    expect(clientAddressForAudit(address)).toBe(recorded)
+  })
+
+  it('records nothing for what is not an address', () => {
+    expect(clientAddressForAudit(undefined)).toBeNull()
+    expect(clientAddressForAudit('')).toBeNull()
+    expect(clientAddressForAudit('unix:/run/gatehouse.sock')).toBeNull()
+    expect(clientAddressForAudit('1.2.3.4\u0000')).toBeNull()
   })
 })

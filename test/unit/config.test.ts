@@ -16,6 +16,7 @@ function errorOf(env: Record<string, string>): string {
 describe('loadConfig', () => {
   it('works with nothing set: PGlite in ./data on 127.0.0.1:3000', () => {
     expect(loadConfig({})).toEqual({
+      serviceName: 'Gatehouse',
       port: 3000,
       host: '127.0.0.1',
       databaseUrl: undefined,
@@ -31,7 +32,7 @@ describe('loadConfig', () => {
       limits: { loginFailures: 10, loginAccountAttack: 100, loginAddressFailures: 100, signups: 10 },
       tokenAuthFailureLimit: 20,
       http: { requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000 },
-      janitor: { intervalMs: 300_000, revokedTokenRetentionMs: 30 * 86_400_000 },
+      janitor: { intervalMs: 300_000, revokedTokenRetentionMs: 30 * 86_400_000, auditRetentionMs: 90 * 86_400_000 },
       streams: { perApplication: 4, total: 1000 },
       quotas: { applicationsPerUser: 25, tokensPerGrant: 10, codesPerMinute: 60 },
     })
@@ -63,6 +64,7 @@ describe('loadConfig', () => {
       HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000',
       JANITOR_INTERVAL_SECONDS: '60',
       REVOKED_TOKEN_RETENTION_DAYS: '7',
+      AUDIT_RETENTION_DAYS: '365',
       STREAMS_PER_APPLICATION: '2',
       STREAMS_TOTAL: '50',
       MAX_APPLICATIONS_PER_USER: '5',
@@ -85,7 +87,7 @@ describe('loadConfig', () => {
       limits: { loginFailures: 5, loginAccountAttack: 50, loginAddressFailures: 60, signups: 3 },
       tokenAuthFailureLimit: 7,
       http: { requestTimeoutMs: 5_000, connectionTimeoutMs: 20_000, keepAliveTimeoutMs: 65_000 },
-      janitor: { intervalMs: 60_000, revokedTokenRetentionMs: 7 * 86_400_000 },
+      janitor: { intervalMs: 60_000, revokedTokenRetentionMs: 7 * 86_400_000, auditRetentionMs: 365 * 86_400_000 },
       streams: { perApplication: 2, total: 50 },
       quotas: { applicationsPerUser: 5, tokensPerGrant: 3, codesPerMinute: 30 },
     })
@@ -174,6 +176,9 @@ describe('loadConfig', () => {
     ['MAX_APPLICATIONS_PER_USER', '0', 'MAX_APPLICATIONS_PER_USER: must be positive'],
     ['MAX_TOKENS_PER_GRANT', 'all', 'MAX_TOKENS_PER_GRANT: must be a number'],
     ['CODE_ISSUE_LIMIT', '1.5', 'CODE_ISSUE_LIMIT: must be a whole number'],
+    ['AUDIT_RETENTION_DAYS', '0', 'AUDIT_RETENTION_DAYS: must be positive'],
+    ['AUDIT_RETENTION_DAYS', '3651', 'AUDIT_RETENTION_DAYS: must be at most 3650'],
+    ['AUDIT_RETENTION_DAYS', 'forever', 'AUDIT_RETENTION_DAYS: must be a number'],
   ])('refuses %s=%s', (name, value, message) => {
     const text = errorOf({ [name]: value })
     expect(text).toContain(message)

@@ -23,6 +23,9 @@ describe('import boundaries (docs/architecture.md)', () => {
     ['src/oauth/x.ts', "import { sql as x } from 'kysely'"],
     ['src/revocation/x.ts', "import x from 'pg'"],
     ['src/oauth/x.ts', "import { render as x } from '../http/render.js'"],
+    ['src/audit/x.ts', "import x from 'fastify'"],
+    ['src/audit/x.ts', "import { sql as x } from 'kysely'"],
+    ['src/audit/x.ts', "import { createServices as x } from '../services.js'"],
     ['src/http/routes/x.ts', "import { findUserByEmail as x } from '../../repositories/users.js'"],
   ])('%s may not: %s', async (file, code) => {
     expect(await refuses(file, code)).toBe(true)
@@ -35,6 +38,8 @@ describe('import boundaries (docs/architecture.md)', () => {
     ['src/repositories/x.ts', "import type { Db as x } from '../db/connect.js'"],
     ['src/oauth/x.ts', "import { findUserByEmail as x } from '../repositories/users.js'"],
     ['src/oauth/x.ts', "import type { Kysely as x } from 'kysely'"],
+    ['src/audit/x.ts', "import { listAuditEvents as x } from '../repositories/audit-events.js'"],
+    ['src/console/x.ts', "import { AuditLog as x } from '../audit/audit-log.js'"],
     ['src/http/routes/x.ts', "import { parseScope as x } from '../../oauth/scope.js'"],
   ])('%s may: %s', async (file, code) => {
     expect(await refuses(file, code)).toBe(false)

@@ -238,6 +238,12 @@ async function restore(world: World): Promise<void> {
   if (!(await resolveSession(t.db, world.sessionId, t.clock()))) {
     world.sessionId = await startSession(t.db, world.user.id, t.clock(), t.config.sessionTtlMs)
   }
+  // The admin pages may have suspended or deleted them (the fuzz user is an operator there).
+  await t.db.updateTable('applications').set({ suspended_at: null }).where('id', 'in', [world.app.id, world.foreign.id]).execute()
+  if (!(await t.db.selectFrom('applications').select('id').where('id', '=', world.foreign.id).executeTakeFirst())) {
+    const foreign = await createApplication(t.db, { redirectUris: [REDIRECT_URI] })
+    world.foreign = { id: foreign.id, clientId: foreign.clientId, clientSecret: foreign.clientSecret }
+  }
   const app = await t.db.selectFrom('applications').select('id').where('id', '=', world.app.id).executeTakeFirst()
   if (!app) {
     const created = await createApplication(t.db, { ownerId: world.user.id, redirectUris: [REDIRECT_URI] })

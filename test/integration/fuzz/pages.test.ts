@@ -6,7 +6,7 @@ import { computeS256Challenge } from '../../../src/oauth/pkce.js'
 
 /*
  * Property-based fuzz of the browser-facing pages and forms (issue 9): /oauth/authorize, log-in,
- * sign-up, log-out, the console, Authorized Applications, the home page and paths no route has,
+ * sign-up, log-out, the console, Authorized Applications, the Security log, the home page and paths no route has,
  * logged out and logged in with a valid CSRF token (so forms get past the CSRF check). Every
  * response: no 5xx, nothing logged at error level, no unhandled rejection, and errors as HTML
  * pages, never Fastify's JSON. The properties are in harness.ts; FUZZ_SEED=<n> replays a run.
@@ -133,9 +133,37 @@ it(
   TIMEOUT,
 )
 
+/** The optional https links of the application form (homepage, privacy policy): empty, good, refused, or anything. */
+const link = () =>
+  fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom('', 'https://planner.example/', 'https://planner.example/privacy?lang=en') },
+    fc.constantFrom(
+      'http://planner.example/',
+      'javascript:alert(1)',
+      'JAVASCRIPT:alert(1)',
+      'data:text/html,<script>alert(1)</script>',
+      'https://a@b.example/',
+      'https://user:pw@planner.example/',
+      'https://planner.example/\u0000',
+      'https://planner.example/\r\nSet-Cookie: x=1',
+      'https://planner.example/\u202e',
+      'https://bücher.example/',
+      'https://[::1]/',
+      'https://planner.example:99999/',
+      'https:planner.example',
+      '//planner.example/',
+      '   https://planner.example/   ',
+      `https://planner.example/${'a'.repeat(477)}`,
+      `https://planner.example/${'a'.repeat(600)}`,
+    ),
+    text(),
+  )
+
 const applicationForm = () => ({
   name: fc.oneof({ weight: 6, arbitrary: fc.constant('Team Planner') }, text(), fc.constant('n'.repeat(101))),
   description: fc.oneof(fc.constant(''), text(), fc.constant('Line one\r\nLine two\tx')),
+  homepage_url: link(),
+  privacy_policy_url: link(),
   redirect_uris: fc.oneof(
     { weight: 3, arbitrary: fc.constant(REDIRECT_URI) },
     fc.constantFrom(
@@ -178,6 +206,64 @@ it(
     const outcomes = h.outcomes('POST console')
     // Forms refused, applications registered or secrets regenerated, and deletions done.
     expect(outcomes).toEqual(expect.arrayContaining(['200', '400', '403', '404', '303 /applications']))
+    // Some registrations and edits went through with links, which were stored as https links only.
+    const links = await h.world.t.db.selectFrom('applications').select(['homepage_url', 'privacy_policy_url']).execute()
+    const stored = links.flatMap((l) => [l.homepage_url, l.privacy_policy_url]).filter((v) => v !== null)
+    expect(stored.length).toBeGreaterThan(0)
+    for (const url of stored) expect(new URL(url).protocol).toBe('https:')
+  },
+  TIMEOUT,
+)
+
+it(
+  'the admin pages: /admin, users and applications, their confirmation pages and actions',
+  async () => {
+    const known = knownValues(h.world)
+    const other = await h.world.t.db
+      .insertInto('users')
+      .values({ email: 'fuzz-other@example.com', password_hash: 'x', created_at: new Date() })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    await h.world.t.db.updateTable('users').set({ is_operator: true }).where('id', '=', h.world.user.id).execute()
+    try {
+      const id = fc.oneof(
+        { weight: 4, arbitrary: known.appIds.map(encodeText) },
+        { weight: 2, arbitrary: fc.constantFrom(other.id, h.world.user.id) },
+        { weight: 1, arbitrary: fc.constantFrom('%zz', '..', '0', 'a'.repeat(120), '%00', '00000000-0000-0000-0000-00000000000g') },
+        { weight: 1, arbitrary: text(40).map(encodeText) },
+      )
+      const action = fc.constantFrom(
+        '',
+        '/suspend',
+        '/unsuspend',
+        '/verify',
+        '/unverify',
+        '/resource-server-on',
+        '/resource-server-off',
+        '/delete',
+        '/x',
+      )
+      const path = fc.oneof(
+        fc.constantFrom('/admin', '/admin/users', '/admin/applications', '/admin/audit').chain(pathOf),
+        fc.tuple(fc.constantFrom('users', 'applications'), id, action).map(([kind, i, a]) => `/admin/${kind}/${i}${a}`),
+      )
+      const query = {
+        q: fc.oneof(fc.constantFrom('fuzz', '', '%', '_'), text()),
+        page: fc.oneof(fc.constantFrom('1', '2', '0', '-1', '999999999'), text(8)),
+        done: fc.constantFrom('suspend', 'x'),
+        event: fc.oneof(fc.constantFrom('user.logged_in', 'operator.added', 'toString', '__proto__'), text(20)),
+        user: fc.oneof(fc.constantFrom('fuzz@example.com', 'FUZZ@example.com', ''), text(30)),
+        client_id: fc.oneof(known.clientIds, text(30)),
+        from: fc.oneof(fc.constantFrom('2026-01-01', '2026-02-30', '0000-00-00', '9999-12-31'), text(12)),
+        to: fc.oneof(fc.constantFrom('2099-12-31', '1970-01-01'), text(12)),
+        before: fc.oneof(fc.constantFrom('1.1', '99999999999999.999999999999999999', '1.-1'), text(20)),
+      }
+      await h.fuzz('admin', requests(h.world, { methods: ['GET', 'POST'], path, query, body: {}, form: true }), 400)
+      expect(h.outcomes('POST admin')).toEqual(expect.arrayContaining(['403', '404']))
+      expect(h.outcomes('GET admin')).toEqual(expect.arrayContaining(['200', '404']))
+    } finally {
+      await h.world.t.db.updateTable('users').set({ is_operator: false }).where('id', '=', h.world.user.id).execute()
+    }
   },
   TIMEOUT,
 )
@@ -205,6 +291,26 @@ it(
       200,
     )
     expect(h.outcomes('POST /authorized-applications')).toEqual(expect.arrayContaining(['303 /authorized-applications', '403']))
+  },
+  TIMEOUT,
+)
+
+it(
+  '/account/security-log and its pages',
+  async () => {
+    // "Older events" cursors as the page writes them (`<ms>.<id>`), near misses, and anything at all.
+    const before = fc.oneof(
+      { weight: 2, arbitrary: fc.tuple(fc.nat({ max: 4_102_444_800_000 }), fc.nat()).map(([ms, id]) => `${ms}.${id}`) },
+      fc.constantFrom('', '.', '1.', '.1', '1.2.3', '99999999999999999999.1', '1.99999999999999999999', '-1.1', '1e3.1', '0x1.1'),
+      text(),
+    )
+    await h.fuzz(
+      '/account/security-log',
+      requests(h.world, { methods: ['GET', 'POST'], path: pathOf('/account/security-log'), query: { before }, body: {}, form: true }),
+      150,
+    )
+    // The page itself, the log-in page for a visitor without a session, and POST, which no route serves.
+    expect(h.outcomes('GET /account/security-log')).toEqual(expect.arrayContaining(['200', '303 /login']))
   },
   TIMEOUT,
 )

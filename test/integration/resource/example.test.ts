@@ -34,7 +34,7 @@ beforeAll(async () => {
   gatehouse = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
   user = await createUser(t.db, { email: 'reader@example.com' })
   app = await createApplication(t.db, { ownerId: user.id, name: 'Team Planner' })
-  const resourceServer = await createApplication(t.db, { name: 'Example resource API' })
+  const resourceServer = await createApplication(t.db, { name: 'Example resource API', resourceServer: true })
 
   const port = await freePort()
   api = `http://127.0.0.1:${port}`

@@ -26,7 +26,7 @@ beforeAll(async () => {
   t = await buildTestApp()
   user = await createUser(t.db, { email: 'coach@example.com' })
   app = await createApplication(t.db, { ownerId: user.id })
-  rs = await createApplication(t.db, { name: 'Resource server' })
+  rs = await createApplication(t.db, { name: 'Resource server', resourceServer: true })
 })
 afterAll(async () => {
   await t.close()
@@ -71,11 +71,34 @@ describe('POST /oauth/introspect (RFC 7662)', () => {
     })
   })
 
-  it('accepts client credentials in the form as well as over Basic, from any registered application', async () => {
+  it('accepts client credentials in the form as well as over Basic', async () => {
     const tok = await newToken()
-    expect((await introspect(tok.token, { form: rs })).json()).toMatchObject({ active: true })
-    // The token's own application may ask too.
-    expect((await introspect(tok.token, app)).json()).toMatchObject({ active: true, client_id: app.clientId })
+    expect((await introspect(tok.token, { form: rs })).json()).toMatchObject({ active: true, username: 'coach@example.com' })
+  })
+
+  it("tells the token's own application about it without username, and a stranger nothing", async () => {
+    const tok = await newToken()
+    const own = await introspect(tok.token, app)
+    expect(own.statusCode).toBe(200)
+    expect(own.json()).toEqual({
+      active: true,
+      scope: 'read write_teams',
+      client_id: app.clientId,
+      sub: user.id,
+      token_type: 'Bearer',
+      iat: Math.floor(tok.createdAt.getTime() / 1000),
+    })
+    // Any registered application that is not a resource server: exactly the answer for an unknown token.
+    const stranger = await createApplication(t.db, { name: 'Curious stranger' })
+    for (const auth of [stranger, { form: stranger }] as const) {
+      const res = await introspect(tok.token, auth)
+      expect(res.statusCode).toBe(200)
+      expect(res.body).toBe('{"active":false}')
+    }
+    // Answered from the cache too: the resource server's cached answer is not handed out.
+    expect((await introspect(tok.token, rs)).json()).toMatchObject({ active: true, username: 'coach@example.com' })
+    expect((await introspect(tok.token, stranger)).body).toBe('{"active":false}')
+    expect((await introspect(tok.token, app)).json()).not.toHaveProperty('username')
   })
 
   it('answers exactly {"active":false} for revoked, unknown and malformed tokens', async () => {
@@ -132,7 +155,7 @@ describe('POST /oauth/introspect (RFC 7662)', () => {
 describe('introspection cache', () => {
   it('answers a repeated introspection without any database query', async () => {
     const tok = await newToken()
-    const fresh = await createApplication(t.db)
+    const fresh = await createApplication(t.db, { resourceServer: true })
     const before = t.queries.count
     expect((await introspect(tok.token, fresh)).json()).toMatchObject({ active: true })
     // One lookup for the client, one for the token.
@@ -243,7 +266,7 @@ describe('client authentication cache', () => {
     const doomed = await createApplication(t.db, { ownerId: owner.id })
     const tok = await createAccessToken(t.db, { userId: owner.id, applicationId: doomed.id })
     expect((await introspect(tok.token, doomed)).json()).toMatchObject({ active: true })
-    expect(await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock())).toBe(true)
+    expect(await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock(), t.deps.audit.trail(owner.id, null))).toBe(true)
     expect((await introspect(tok.token, doomed)).statusCode).toBe(401)
     expect((await introspect(tok.token)).body).toBe('{"active":false}')
   })

@@ -33,7 +33,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
   user = await createUser(t.db)
   app = await createApplication(t.db, { ownerId: user.id })
-  rs = await createApplication(t.db, { name: 'Resource server' })
+  rs = await createApplication(t.db, { name: 'Resource server', resourceServer: true })
 })
 afterAll(async () => {
   await t.close()
@@ -113,7 +113,14 @@ describe('GET /oauth/revocations/stream', () => {
     expect(inQuery.status).toBe(401)
   })
 
-  it('sends the digest of every revoked token to any registered client, and nothing else', async () => {
+  it('refuses an application that is not a resource server with 403', async () => {
+    const res = await fetch(`${base}/oauth/revocations/stream`, { headers: { authorization: basicAuth(app.clientId, app.clientSecret) } })
+    expect(res.status).toBe(403)
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/)
+    expect(await res.json()).toMatchObject({ error: 'unauthorized_client' })
+  })
+
+  it('sends the digest of every revoked token to a resource server, and nothing else', async () => {
     const stream = await subscribe(rs)
     try {
       expect(stream.res.headers.get('content-type')).toMatch(/^text\/event-stream/)
@@ -138,7 +145,7 @@ describe('GET /oauth/revocations/stream', () => {
   it("announces the digests of a deleted application's tokens, not a reset, and ends its own streams", async () => {
     const stream = await subscribe(rs)
     const owner = await createUser(t.db)
-    const doomed = await createApplication(t.db, { ownerId: owner.id })
+    const doomed = await createApplication(t.db, { ownerId: owner.id, resourceServer: true })
     const own = await subscribe(doomed)
     try {
       // More than one batch of 1,000, and one token already revoked (announced back then).
@@ -150,7 +157,7 @@ describe('GET /oauth/revocations/stream', () => {
         .execute()
       const earlier = await createAccessToken(t.db, { userId: user.id, applicationId: doomed.id })
       await t.db.updateTable('access_tokens').set({ revoked_at: t.clock() }).where('id', '=', earlier.id).execute()
-      await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock())
+      await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock(), t.deps.audit.trail(owner.id, null))
       const heard = () => stream.events.filter((e) => e.event === 'revoked').flatMap((e) => e.data.split(','))
       await expect.poll(() => heard().length).toBeGreaterThanOrEqual(1053)
       expect(new Set(heard())).toEqual(new Set([...tokens.map((k) => k.digest), ...bulk]))
@@ -172,11 +179,11 @@ describe('GET /oauth/revocations/stream', () => {
 
   it("ends an application's streams when its secret is regenerated, and no one else's", async () => {
     const owner = await createUser(t.db)
-    const rotated = await createApplication(t.db, { ownerId: owner.id })
+    const rotated = await createApplication(t.db, { ownerId: owner.id, resourceServer: true })
     const own = await subscribe(rotated)
     const other = await subscribe(rs)
     try {
-      await regenerateSecret(t.db, t.deps.bus, rotated.id, owner.id, t.clock())
+      await regenerateSecret(t.db, t.deps.bus, rotated.id, owner.id, t.clock(), t.deps.audit.trail(owner.id, null))
       await expect.poll(() => own.ended).toBe(true)
       expect(other.ended).toBe(false)
     } finally {
@@ -186,7 +193,7 @@ describe('GET /oauth/revocations/stream', () => {
   })
 
   it('refuses a fifth stream of one application with 429 and Retry-After, while other applications subscribe', async () => {
-    const busy = await createApplication(t.db)
+    const busy = await createApplication(t.db, { resourceServer: true })
     const streams = [await subscribe(busy), await subscribe(busy), await subscribe(busy), await subscribe(busy)]
     try {
       const fifth = await fetch(`${base}/oauth/revocations/stream`, {
@@ -241,8 +248,9 @@ describe('stream limits for the whole process', () => {
         signal: controller.signal,
       })
       expect(first.status).toBe(200)
+      const other = await createApplication(t.db, { resourceServer: true })
       const second = await fetch(`${smallBase}/oauth/revocations/stream`, {
-        headers: { authorization: basicAuth(app.clientId, app.clientSecret) },
+        headers: { authorization: basicAuth(other.clientId, other.clientSecret) },
       })
       expect(second.status).toBe(503)
       expect(second.headers.get('retry-after')).toMatch(/^\d+$/)

@@ -87,7 +87,7 @@ describe('@gatehouse/verifier installed from its tarball into another project', 
     const user = await createUser(t.db)
     userId = user.id
     client = await createApplication(t.db, { ownerId: user.id, name: 'Team Planner' })
-    resourceServer = await createApplication(t.db, { name: 'Resource API' })
+    resourceServer = await createApplication(t.db, { name: 'Resource API', resourceServer: true })
     token = await createAccessToken(t.db, { userId: user.id, applicationId: client.id, scopes: ['read'] })
   }, 180_000)
 

@@ -197,7 +197,7 @@ describe('verifier cache', () => {
     const tok = await createAccessToken(t.db, { userId: owner.id, applicationId: doomed.id })
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(200)
     const { deleteApplication } = await import('../../../src/console/applications.js')
-    await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock())
+    await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock(), t.deps.audit.trail(owner.id, null))
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(401)
   })
 

@@ -7,6 +7,7 @@ import { type ThrottleKind, logIn } from '../../../accounts/login.js'
 import { clientAddressKey } from '../../../limits/client-address.js'
 import { authorizeDestination } from '../../../oauth/authorize.js'
 import type { Services } from '../../../services.js'
+import { auditTrail } from '../../audit.js'
 import { cookieNames } from '../../cookies.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { rotateCsrfSecret } from '../../page-security.js'
@@ -14,6 +15,8 @@ import { render } from '../../render.js'
 import { safeNextPath, sessionIdOf, setSessionCookie } from '../../session.js'
 
 const GENERIC_FAILURE = 'Incorrect email or password.'
+// Shown only after the right password, so it tells nothing to someone guessing.
+const SUSPENDED = 'This account cannot log in. Contact the operator of this service if you think this is a mistake.'
 const TOO_MANY = 'Too many attempts. Wait a few minutes and try again.'
 const UNDER_ATTACK =
   'Too many failed attempts to log in to this account. Log in from a browser you have logged in with before, or wait and try again.'
@@ -72,12 +75,18 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
 
     const address = clientAddressKey(request.ip)
     const names = cookieNames(deps.config)
-    const result = await logIn(db, deps.clock, deps.config.limits, {
-      email: form.ok ? form.email : email.trim().toLowerCase(),
-      password: form.ok ? form.password : undefined,
-      address,
-      deviceCookie: request.cookies[names.device],
-    })
+    const result = await logIn(
+      db,
+      deps.clock,
+      deps.config.limits,
+      {
+        email: form.ok ? form.email : email.trim().toLowerCase(),
+        password: form.ok ? form.password : undefined,
+        address,
+        deviceCookie: request.cookies[names.device],
+      },
+      auditTrail(request, deps),
+    )
     if (result.kind === 'refused') {
       reply.header('retry-after', String(result.retryAfterSeconds))
       return view(429, result.throttle === 'account-under-attack' ? UNDER_ATTACK : TOO_MANY)
@@ -87,6 +96,7 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
       for (const kind of result.filled) request.log.warn({ throttle: kind, address }, LOCKOUT_LOG[kind])
       return view(401, GENERIC_FAILURE)
     }
+    if (result.kind === 'suspended') return view(403, SUSPENDED)
     const user = { id: result.userId }
     // Issued at every successful log-in, with the session cookie's attributes (src/http/cookies.ts).
     reply.setCookie(names.device, result.deviceCookie, {

@@ -4,6 +4,7 @@ import { parseCredentials } from '../../../accounts/credentials.js'
 import { clientAddressKey } from '../../../limits/client-address.js'
 import { takeSlots } from '../../../limits/rate-limiter.js'
 import type { Services } from '../../../services.js'
+import { auditTrail } from '../../audit.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'
 
@@ -50,7 +51,7 @@ export default async function signupRoutes(app: FastifyInstance, deps: Services)
 
     // Created or already registered: the same redirect either way, so sign-up cannot be used
     // to find out which emails have accounts. The person logs in next.
-    await registerUser(db, form.email, form.password, deps.clock())
+    await registerUser(db, form.email, form.password, deps.clock(), auditTrail(request, deps))
     const query = new URLSearchParams({ signed_up: '1', email: form.email, ...(next ? { next } : {}) })
     return reply.redirect(`/login?${query}`, 303)
   })

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { deleteApplication, findApplication } from '../../../console/applications.js'
 import type { Services } from '../../../services.js'
+import { auditTrail } from '../../audit.js'
 import { render } from '../../render.js'
 import { ownerId } from './owner.js'
 
@@ -20,7 +21,7 @@ export default async function applicationDeleteRoutes(app: FastifyInstance, deps
   })
 
   app.post<IdParams>('/applications/:id/delete', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const deleted = await deleteApplication(db, deps.bus, request.params.id, ownerId(request), deps.clock())
+    const deleted = await deleteApplication(db, deps.bus, request.params.id, ownerId(request), deps.clock(), auditTrail(request, deps))
     if (!deleted) return reply.callNotFound()
     return reply.redirect('/applications?deleted=1', 303)
   })

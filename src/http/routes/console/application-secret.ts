@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { findApplication, regenerateSecret } from '../../../console/applications.js'
 import type { Services } from '../../../services.js'
+import { auditTrail } from '../../audit.js'
 import { render } from '../../render.js'
 import { renderApplicationPage } from './application.js'
 import { ownerId } from './owner.js'
@@ -25,7 +26,7 @@ export default async function applicationSecretRoutes(app: FastifyInstance, deps
   })
 
   app.post<IdParams>('/applications/:id/secret', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const result = await regenerateSecret(db, deps.bus, request.params.id, ownerId(request), deps.clock())
+    const result = await regenerateSecret(db, deps.bus, request.params.id, ownerId(request), deps.clock(), auditTrail(request, deps))
     if (!result) return reply.callNotFound()
     // Rendered from this response rather than redirected, for the reasons given at
     // POST /applications: the plaintext must not outlive this page.

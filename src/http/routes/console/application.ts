@@ -3,6 +3,7 @@ import { applicationFormValues, parseApplicationForm } from '../../../console/ap
 import { findApplication, updateApplication } from '../../../console/applications.js'
 import type { Application } from '../../../db/schema.js'
 import type { Services } from '../../../services.js'
+import { auditTrail } from '../../audit.js'
 import { render } from '../../render.js'
 import { ownerId } from './owner.js'
 import { applicationFormView, applicationView } from './view-models.js'
@@ -57,7 +58,7 @@ export default async function applicationRoutes(app: FastifyInstance, deps: Serv
         const mode = { kind: 'edit', id: existing.id, name: existing.name } as const
         return render(request, reply, 'console/applications/form.eta', applicationFormView(mode, form.values, form.errors), 400)
       }
-      const updated = await updateApplication(db, existing.id, owner, form.settings, deps.clock())
+      const updated = await updateApplication(db, existing, owner, form.settings, deps.clock(), auditTrail(request, deps))
       if (!updated) return reply.callNotFound()
       return reply.redirect(`/applications/${updated.id}?updated=1`, 303)
     },

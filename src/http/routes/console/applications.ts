@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { newApplicationFormValues, parseApplicationForm } from '../../../console/application-form.js'
 import { listApplications, mayRegisterApplication, registerApplication } from '../../../console/applications.js'
 import type { Services } from '../../../services.js'
+import { auditTrail } from '../../audit.js'
 import { render } from '../../render.js'
 import { ownerId } from './owner.js'
 import { renderApplicationPage } from './application.js'
@@ -40,7 +41,7 @@ export default async function applicationsRoutes(app: FastifyInstance, deps: Ser
     if (!form.ok) {
       return render(request, reply, 'console/applications/form.eta', applicationFormView({ kind: 'new' }, form.values, form.errors), 400)
     }
-    const registration = await registerApplication(db, ownerId(request), form.settings, deps.clock(), limit)
+    const registration = await registerApplication(db, ownerId(request), form.settings, deps.clock(), limit, auditTrail(request, deps))
     if (registration.kind === 'quota-reached') {
       const view = applicationFormView({ kind: 'new' }, form.values)
       view.formError = quotaMessage

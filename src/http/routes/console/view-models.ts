@@ -72,6 +72,12 @@ export interface ApplicationView {
   scopes: Array<{ value: string; description: string }>
   requirePkce: boolean
   allowImplicit: boolean
+  homepageUrl: string | null
+  privacyPolicyUrl: string | null
+  /** Set by an operator (README "Operating Gatehouse"). */
+  suspended: boolean
+  verified: boolean
+  isResourceServer: boolean
   created: string
   createdIso: string
   updated: string
@@ -88,6 +94,11 @@ export function applicationView(app: Application): ApplicationView {
     scopes: app.allowed_scopes.map((s) => ({ value: s, description: SCOPE_DESCRIPTIONS[s as keyof typeof SCOPE_DESCRIPTIONS] ?? '' })),
     requirePkce: app.require_pkce,
     allowImplicit: app.allow_implicit,
+    homepageUrl: app.homepage_url,
+    privacyPolicyUrl: app.privacy_policy_url,
+    suspended: app.suspended_at !== null,
+    verified: app.verified_at !== null,
+    isResourceServer: app.is_resource_server,
     created: formatTime(app.created_at),
     createdIso: app.created_at.toISOString(),
     updated: formatTime(app.updated_at),

@@ -3,6 +3,7 @@ import { type AuthorizeAnswer, answerAuthorizeRequest, answerConsent } from '../
 import { describeRedirectTarget } from '../../../oauth/redirect-uri.js'
 import { SCOPE_DESCRIPTIONS } from '../../../oauth/scope.js'
 import type { Services } from '../../../services.js'
+import { auditTrail } from '../../audit.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'
@@ -39,7 +40,12 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
       return render(request, reply, 'oauth/consent.eta', {
         title: `Authorize ${req.application.name}`,
         appName: req.application.name,
-        ownerEmail: req.application.owner_email,
+        // The owner's email is shown only once the owner has verified it (issue 11); an
+        // unverified address is anyone's claim (DESIGN "/oauth/authorize" 6).
+        ownerEmail: undefined,
+        verified: req.application.verified_at !== null,
+        homepageUrl: req.application.homepage_url,
+        privacyPolicyUrl: req.application.privacy_policy_url,
         redirectHost: describeRedirectTarget(req.redirectUri).host,
         scopes: req.scopes.map((s) => ({ name: s, description: SCOPE_DESCRIPTIONS[s] })),
         tokenFlow: req.responseType === 'token',
@@ -68,7 +74,12 @@ export default async function authorizeRoutes(app: FastifyInstance, services: Se
   // 307: the browser must not re-POST the form to the client (RFC 9700 4.12).
   app.post<{ Body: Record<string, unknown> }>('/oauth/authorize', { preHandler: app.csrfProtection }, async (request, reply) => {
     const body = request.body ?? {}
-    const answer = await answerConsent(ctx, { heldId: body.request_id, decision: body.decision }, request.user)
+    const answer = await answerConsent(
+      ctx,
+      { heldId: body.request_id, decision: body.decision },
+      request.user,
+      auditTrail(request, services),
+    )
     return send(request, reply, answer, 303)
   })
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from '../../../oauth/scope.js'
 import type { Services } from '../../../services.js'
+import { auditTrail } from '../../audit.js'
 import { render } from '../../render.js'
 import { requireUser } from '../../session.js'
 import { listAuthorizedApplications, revokeAccess } from '../../../accounts/authorized-applications.js'
@@ -33,7 +34,7 @@ export default async function authorizedApplicationsRoutes(app: FastifyInstance,
     '/authorized-applications/:grantId/revoke',
     { preHandler: [app.csrfProtection, requireUser] },
     async (request, reply) => {
-      await revokeAccess({ db, bus: deps.bus }, request.user!.id, request.params.grantId, deps.clock())
+      await revokeAccess({ db, bus: deps.bus }, request.user!.id, request.params.grantId, deps.clock(), auditTrail(request, deps))
       // A grant already gone (double submit, another tab) is the outcome the user asked for.
       return reply.redirect('/authorized-applications?revoked=1', 303)
     },

@@ -1,0 +1,234 @@
+import { describeFailure } from '../db/availability.js'
+import type { Db } from '../db/connect.js'
+import type { Clock } from '../lib/clock.js'
+import { boundedLine } from '../lib/text.js'
+import { type AuditEventRow, insertAuditEvent, listAuditEvents } from '../repositories/audit-events.js'
+
+/*
+ * The audit log (README "Audit log"): a row per security event with its time, the account it
+ * concerns, who did it, the application concerned, the client's address and a short detail.
+ *
+ * What a row may hold is decided here and nowhere else: an event name from the vocabulary
+ * below, account ids, an application's client_id and name, an address, and a detail built by
+ * the functions of `auditDetail` from fixed words and those same safe values. Never a password,
+ * token, code, client secret, cookie, CSRF value, email typed into a failed log-in, or link.
+ *
+ * Recording never fails the action it records: it happens after the action committed, and a
+ * failed insert is logged in one line and counted (gatehouse_audit_events_unrecorded_total).
+ * Nothing on the token, introspection, token-info or revocation endpoints, nor remembered
+ * consent at GET /oauth/authorize, records anything: those paths keep their one statement
+ * (docs/decisions/007-one-statement-hot-paths.md).
+ */
+
+/**
+ * The vocabulary: each event and how the Security log says it in plain words. Names are
+ * `area.what_happened` (migrations/0006_audit_events.ts checks the shape). `operator.*` are the
+ * operator's actions (src/operator/moderation.ts), from the admin pages or the command line. A
+ * row whose name is not listed (written by a newer version) is shown by its name.
+ */
+export const AUDIT_EVENTS = Object.freeze({
+  'user.signed_up': 'Account created',
+  'user.signup_email_taken': 'Someone tried to sign up with this email address',
+  'user.logged_in': 'Logged in',
+  'user.login_failed': 'Log-in failed',
+  'user.logged_out': 'Logged out',
+  'application.created': 'Application registered',
+  'application.updated': 'Application settings changed',
+  'application.secret_regenerated': 'New client secret generated',
+  'application.deleted': 'Application deleted',
+  'grant.given': 'Access granted to an application',
+  'grant.revoked': 'Access revoked from an application',
+  'operator.added': 'Made an operator',
+  'operator.removed': 'No longer an operator',
+  'operator.user_suspended': 'Account suspended by the operator',
+  'operator.user_unsuspended': 'Account unsuspended by the operator',
+  'operator.user_deleted': 'Account deleted by the operator',
+  'operator.application_suspended': 'Application suspended by the operator',
+  'operator.application_unsuspended': 'Application unsuspended by the operator',
+  'operator.application_verified': 'Application verified by the operator',
+  'operator.application_unverified': 'Application no longer verified',
+  'operator.resource_server_on': 'Application made a resource server',
+  'operator.resource_server_off': 'Application no longer a resource server',
+  'operator.application_deleted': 'Application deleted by the operator',
+  'operator.tokens_revoked': 'Tokens revoked by the operator',
+} as const)
+
+export type AuditEventName = keyof typeof AUDIT_EVENTS
+
+/** Bounds of what a row holds (the table's check constraints say the same). */
+export const AUDIT_DETAIL_MAX = 300
+export const AUDIT_NAME_MAX = 200
+
+export function describeAuditEvent(event: string): string {
+  return Object.hasOwn(AUDIT_EVENTS, event) ? AUDIT_EVENTS[event as AuditEventName] : event
+}
+
+export interface AuditEvent {
+  event: AuditEventName
+  /** The account the event concerns, whose Security log shows it; null when there is none. */
+  userId: string | null
+  /** Who did it, when not the trail's actor (a log-in: the account just logged in to). */
+  actorId?: string | null
+  /** The application concerned, as it is called at this moment. */
+  application?: { clientId: string; name: string }
+  /** Built by `auditDetail`, never from raw input. */
+  detail?: string
+}
+
+/**
+ * What one request records through: who acts (the logged-in user, or null) and from which
+ * address (src/limits/client-address.ts clientAddressForAudit), bound once by the HTTP layer.
+ * `record` never rejects.
+ */
+export interface AuditTrail {
+  record(event: AuditEvent): Promise<void>
+}
+
+export interface AuditLogWarnings {
+  warn(obj: object, msg: string): void
+}
+
+export interface AuditLogOptions {
+  db: Db
+  clock: Clock
+  log: AuditLogWarnings
+}
+
+/** The recorder, built once in src/services.ts and handed to whatever records. */
+export class AuditLog {
+  /** Events that could not be written since this process started. */
+  unrecorded = 0
+
+  constructor(private readonly options: AuditLogOptions) {}
+
+  /** The trail of one request: `actorId` acts (null: nobody is logged in) from `clientAddress`. */
+  trail(actorId: string | null, clientAddress: string | null): AuditTrail {
+    return { record: (event) => this.record(event, actorId, clientAddress) }
+  }
+
+  /** Writes the event; a failure is logged in one line (the event's name and the cause) and swallowed. */
+  async record(event: AuditEvent, actorId: string | null, clientAddress: string | null): Promise<void> {
+    try {
+      await insertAuditEvent(this.options.db, {
+        occurredAt: this.options.clock(),
+        event: event.event,
+        userId: event.userId,
+        actorId: event.actorId === undefined ? actorId : event.actorId,
+        clientId: event.application ? boundedLine(event.application.clientId, AUDIT_NAME_MAX) : null,
+        applicationName: event.application ? boundedLine(event.application.name, AUDIT_NAME_MAX) : null,
+        clientAddress: clientAddress === null ? null : boundedLine(clientAddress, 64),
+        detail: boundedLine(event.detail ?? '', AUDIT_DETAIL_MAX),
+      })
+    } catch (err) {
+      this.unrecorded++
+      this.options.log.warn({ event: event.event, cause: describeFailure(err) }, 'audit event not recorded')
+    }
+  }
+}
+
+/** What changed in an application's settings, by name (never the values, which may hold anything). */
+export interface ApplicationChange {
+  name: boolean
+  description: boolean
+  redirectUris: boolean
+  allowedScopes: boolean
+  requirePkce: boolean
+  allowImplicit: boolean
+}
+
+const CHANGE_WORDS: Record<keyof ApplicationChange, string> = {
+  name: 'name',
+  description: 'description',
+  redirectUris: 'redirect URIs',
+  allowedScopes: 'allowed scopes',
+  requirePkce: 'PKCE requirement',
+  allowImplicit: 'token flow',
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
+
+/** The detail of each event: fixed words, and only values that are never secret. */
+export const auditDetail = {
+  scopes: (scopes: readonly string[]) => `Scopes: ${scopes.join(' ')}`,
+  grantGiven: (scopes: readonly string[], responseType: 'code' | 'token') =>
+    `Scopes: ${scopes.join(' ')}; ${responseType === 'code' ? 'authorization code' : 'access token (token flow)'} issued`,
+  tokensRevoked: (n: number) => `${plural(n, 'access token', 'access tokens')} revoked`,
+  secretRegenerated: () => 'The previous client secret stopped working',
+  applicationChanged: (change: ApplicationChange, previousName: string) => {
+    const fields = (Object.keys(CHANGE_WORDS) as Array<keyof ApplicationChange>).filter((k) => change[k]).map((k) => CHANGE_WORDS[k])
+    if (fields.length === 0) return 'Saved without changes'
+    const renamed = change.name ? `; previously named "${boundedLine(previousName, 100)}"` : ''
+    return `Changed: ${fields.join(', ')}${renamed}`
+  },
+  loggedIn: (knownDevice: boolean) => (knownDevice ? 'From a browser that logged in to this account before' : 'From a new browser'),
+  loginFailed: (accountExists: boolean) => (accountExists ? 'Wrong password' : 'No account has the email address typed (not recorded)'),
+  signupEmailTaken: () => 'The account was not changed',
+}
+
+/* The Security log page: a user's own events, newest first, a page at a time. */
+
+export const SECURITY_LOG_PAGE_SIZE = 50
+
+/** A page's end, as the "Older events" link carries it: `<occurred_at in ms>.<id>`. */
+export function formatAuditCursor(row: Pick<AuditEventRow, 'occurred_at' | 'id'>): string {
+  return `${row.occurred_at.getTime()}.${row.id}`
+}
+
+/** The cursor of an "Older events" link, or undefined for anything else (then the newest page). */
+export function parseAuditCursor(value: unknown): { occurredAt: Date; id: string } | undefined {
+  if (typeof value !== 'string') return undefined
+  const m = /^(\d{1,15})\.(\d{1,18})$/.exec(value)
+  if (!m) return undefined
+  const occurredAt = new Date(Number(m[1]))
+  return Number.isNaN(occurredAt.getTime()) ? undefined : { occurredAt, id: m[2]! }
+}
+
+export interface AuditLogPage {
+  events: AuditEventRow[]
+  /** The cursor of the next, older page; null on the last page. */
+  older: string | null
+}
+
+/** One page of the user's own events, newest first, starting after `cursor` (an "Older events" link). */
+export async function readSecurityLog(db: Db, userId: string, cursor: unknown, pageSize = SECURITY_LOG_PAGE_SIZE): Promise<AuditLogPage> {
+  const before = parseAuditCursor(cursor)
+  const rows = await listAuditEvents(db, { userId, ...(before ? { before } : {}), limit: pageSize + 1 })
+  const events = rows.slice(0, pageSize)
+  const last = events.at(-1)
+  return { events, older: rows.length > pageSize && last ? formatAuditCursor(last) : null }
+}
+
+/** What the operator's audit page filters by; every field optional. */
+export interface OperatorAuditFilter {
+  event?: AuditEventName
+  userId?: string
+  clientId?: string
+  from?: Date
+  to?: Date
+}
+
+/** One page of every event matching `filter`, newest first, for the operator (README "Operating Gatehouse"). */
+export async function readAuditLog(
+  db: Db,
+  filter: OperatorAuditFilter,
+  cursor: unknown,
+  pageSize = SECURITY_LOG_PAGE_SIZE,
+): Promise<AuditLogPage> {
+  const before = parseAuditCursor(cursor)
+  const rows = await listAuditEvents(db, {
+    ...(filter.event ? { events: [filter.event] } : {}),
+    ...(filter.userId ? { userId: filter.userId } : {}),
+    ...(filter.clientId ? { clientId: filter.clientId } : {}),
+    ...(filter.from ? { from: filter.from } : {}),
+    ...(filter.to ? { to: filter.to } : {}),
+    ...(before ? { before } : {}),
+    limit: pageSize + 1,
+  })
+  const events = rows.slice(0, pageSize)
+  const last = events.at(-1)
+  return { events, older: rows.length > pageSize && last ? formatAuditCursor(last) : null }
+}
+
+export function isAuditEventName(v: unknown): v is AuditEventName {
+  return typeof v === 'string' && Object.hasOwn(AUDIT_EVENTS, v)
+}

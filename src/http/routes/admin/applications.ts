@@ -1,0 +1,184 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { isUuid } from '../../../lib/uuid.js'
+import {
+  NotFoundError,
+  type OperatorContext,
+  PAGE_SIZE,
+  deleteApplicationAsOperator,
+  requireApplication,
+  searchApplications,
+  setResourceServer,
+  setVerified,
+  suspendApplication,
+  unsuspendApplication,
+} from '../../../operator/moderation.js'
+import type { Services } from '../../../services.js'
+import { render } from '../../render.js'
+import { formatTime } from '../console/view-models.js'
+import { operatorContext } from './context.js'
+import { pageNumber, searchQuery } from './query.js'
+
+type AppParams = { Params: { id: string } }
+
+interface ActionSpec {
+  verb: string
+  explain: (serviceName: string) => string
+  button: string
+  danger: boolean
+  /** The notice on the application's page afterwards; absent for deletion, which leaves it. */
+  done?: string
+  run(ctx: OperatorContext, id: string, now: Date): Promise<unknown>
+}
+
+const ACTIONS: Record<string, ActionSpec> = {
+  suspend: {
+    verb: 'Suspend',
+    explain: () =>
+      'Its access tokens are revoked and its pending codes deleted at once, resource servers are told, and it can no longer authorize users or obtain tokens. Its owner sees that it is suspended.',
+    button: 'Suspend application',
+    danger: true,
+    done: 'The application is suspended.',
+    run: (ctx, id, now) => suspendApplication(ctx, id, now),
+  },
+  unsuspend: {
+    verb: 'Unsuspend',
+    explain: () => 'It may authorize users and obtain tokens again. The tokens revoked by the suspension stay revoked.',
+    button: 'Unsuspend application',
+    danger: false,
+    done: 'The application is active again.',
+    run: (ctx, id) => unsuspendApplication(ctx, id),
+  },
+  verify: {
+    verb: 'Verify',
+    explain: (service) =>
+      `Its consent page will say "Verified by ${service}", and error responses for it are sent back to its redirect URIs automatically. Verify only an application whose owner you know.`,
+    button: 'Verify application',
+    danger: false,
+    done: 'The application is verified.',
+    run: (ctx, id, now) => setVerified(ctx, id, true, now),
+  },
+  unverify: {
+    verb: 'Remove verification from',
+    explain: (service) => `Its consent page will say that ${service} has not verified it.`,
+    button: 'Remove verification',
+    danger: false,
+    done: 'The application is no longer verified.',
+    run: (ctx, id, now) => setVerified(ctx, id, false, now),
+  },
+  'resource-server-on': {
+    verb: 'Make a resource server:',
+    explain: () =>
+      "It may introspect any token, including its owner's email (username), and subscribe to the revocation stream. Do this only for your own APIs.",
+    button: 'Make it a resource server',
+    danger: true,
+    done: 'The application is a resource server.',
+    run: (ctx, id, now) => setResourceServer(ctx, id, true, now),
+  },
+  'resource-server-off': {
+    verb: 'Stop treating as a resource server:',
+    explain: () => 'It may introspect only its own tokens, without username, and its revocation streams end.',
+    button: 'Stop being a resource server',
+    danger: false,
+    done: 'The application is no longer a resource server.',
+    run: (ctx, id, now) => setResourceServer(ctx, id, false, now),
+  },
+  delete: {
+    verb: 'Delete',
+    explain: () =>
+      'The application is deleted with its grants and codes; its access tokens are revoked and resource servers told. This cannot be undone.',
+    button: 'Delete application',
+    danger: true,
+    run: (ctx, id, now) => deleteApplicationAsOperator(ctx, id, now),
+  },
+}
+
+const DONE = Object.fromEntries(Object.entries(ACTIONS).flatMap(([k, a]) => (a.done ? [[k, a.done]] : [])))
+
+/** /admin/applications: search by name, client_id or owner; one application; its actions. */
+export default async function adminApplicationRoutes(app: FastifyInstance, deps: Services): Promise<void> {
+  const { db } = deps.database
+
+  const load = async (request: FastifyRequest<AppParams>) => {
+    if (!isUuid(request.params.id)) return undefined
+    return requireApplication(db, { id: request.params.id }).catch((err) => {
+      if (err instanceof NotFoundError) return undefined
+      throw err
+    })
+  }
+
+  app.get<{ Querystring: { q?: unknown; page?: unknown; deleted?: unknown } }>('/admin/applications', async (request, reply) => {
+    const q = searchQuery(request.query.q)
+    const page = pageNumber(request.query.page)
+    const apps = await searchApplications(db, { query: q, page })
+    return render(request, reply, 'admin/applications.eta', {
+      title: 'Applications',
+      q,
+      page,
+      deleted: request.query.deleted === '1',
+      hasMore: apps.length === PAGE_SIZE,
+      applications: apps.map((a) => ({
+        id: a.id,
+        name: a.name,
+        clientId: a.client_id,
+        owner: a.owner_email,
+        ownerId: a.owner_id,
+        created: formatTime(a.created_at),
+        suspended: a.suspended_at !== null,
+        verified: a.verified_at !== null,
+        resourceServer: a.is_resource_server,
+      })),
+    })
+  })
+
+  app.get<AppParams & { Querystring: { done?: unknown } }>('/admin/applications/:id', async (request, reply) => {
+    const a = await load(request)
+    if (!a) return reply.callNotFound()
+    return render(request, reply, 'admin/application.eta', {
+      title: a.name,
+      notice: typeof request.query.done === 'string' ? DONE[request.query.done] : undefined,
+      app: {
+        id: a.id,
+        name: a.name,
+        description: a.description,
+        clientId: a.client_id,
+        owner: a.owner_email,
+        ownerId: a.owner_id,
+        redirectUris: a.redirect_uris,
+        scopes: a.allowed_scopes.join(' '),
+        homepageUrl: a.homepage_url,
+        privacyPolicyUrl: a.privacy_policy_url,
+        created: formatTime(a.created_at),
+        suspended: a.suspended_at === null ? null : formatTime(a.suspended_at),
+        verified: a.verified_at === null ? null : formatTime(a.verified_at),
+        resourceServer: a.is_resource_server,
+      },
+    })
+  })
+
+  app.get<{ Params: { id: string; action: string } }>('/admin/applications/:id/:action', async (request, reply) => {
+    const a = await load(request)
+    const spec = Object.hasOwn(ACTIONS, request.params.action) ? ACTIONS[request.params.action] : undefined
+    if (!a || !spec) return reply.callNotFound()
+    return render(request, reply, 'admin/confirm.eta', {
+      title: `${spec.verb} ${a.name}`,
+      heading: `${spec.verb} ${a.name}?`,
+      explain: spec.explain(deps.config.serviceName),
+      button: spec.button,
+      danger: spec.danger,
+      action: `/admin/applications/${a.id}/${request.params.action}`,
+      cancel: `/admin/applications/${a.id}`,
+    })
+  })
+
+  app.post<{ Params: { id: string; action: string } }>(
+    '/admin/applications/:id/:action',
+    { preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const a = await load(request)
+      const spec = Object.hasOwn(ACTIONS, request.params.action) ? ACTIONS[request.params.action] : undefined
+      if (!a || !spec) return reply.callNotFound()
+      await spec.run(operatorContext(deps, request), a.id, deps.clock())
+      return reply.redirect(spec.done ? `/admin/applications/${a.id}?done=${request.params.action}` : '/admin/applications?deleted=1', 303)
+    },
+  )
+}

@@ -1,0 +1,25 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Services } from '../../../services.js'
+import adminApplicationRoutes from './applications.js'
+import adminAuditRoutes from './audit.js'
+import adminUserRoutes from './users.js'
+import { render } from '../../render.js'
+
+/**
+ * /admin, the operator's pages (README "Operating Gatehouse"). For anyone who is not an
+ * operator, logged in or not, every address here answers the same 404 as an address that does
+ * not exist: the pages' existence is not advertised. Registered inside the pages context
+ * (session, CSRF, same-origin POSTs, HTML errors); every action has a confirmation page whose
+ * form posts it.
+ */
+export default async function adminRoutes(app: FastifyInstance, deps: Services): Promise<void> {
+  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!request.user?.is_operator) return reply.callNotFound()
+  })
+
+  app.get('/admin', async (request, reply) => render(request, reply, 'admin/index.eta', { title: 'Operator' }))
+
+  await app.register(adminUserRoutes, deps)
+  await app.register(adminApplicationRoutes, deps)
+  await app.register(adminAuditRoutes, deps)
+}

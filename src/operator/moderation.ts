@@ -1,0 +1,272 @@
+import type { AuditEvent, AuditEventName } from '../audit/audit-log.js'
+import type { Db } from '../db/connect.js'
+import {
+  type ApplicationListing,
+  type ApplicationWithOwner,
+  type UserListing,
+  applicationIdsOfOwner,
+  deleteApplicationRow,
+  deleteUserRow,
+  deleteUserSessions,
+  findApplicationForOperator,
+  findUserById,
+  listApplicationsForOperator,
+  listUsers,
+  lockApplicationRow,
+  lockUserRow,
+  setApplicationFlags,
+  setOperator,
+  setUserSuspended,
+  suspendApplicationsOfOwner,
+  unsuspendApplicationsOfOwner,
+} from '../repositories/moderation.js'
+import { findUserByEmail } from '../repositories/users.js'
+import type { User } from '../db/schema.js'
+import type { RevocationBus } from '../revocation/bus.js'
+import { revoke } from '../revocation/revoke.js'
+
+/*
+ * What an operator can do (README "Operating Gatehouse"), once, for both of their tools: the
+ * command line (src/cli/) and the admin pages (src/http/routes/admin/). Each action runs in one
+ * transaction, revokes through src/revocation/revoke.ts (so every cache and resource server
+ * hears of it), and is recorded in the audit log by the caller's `record`.
+ */
+
+/** An operator action as the audit log records it (its names: `operator.*` in src/audit/audit-log.ts). */
+export type OperatorEvent = AuditEvent & { event: Extract<AuditEventName, `operator.${string}`> }
+
+export interface OperatorContext {
+  db: Db
+  bus: RevocationBus
+  /** Writes the audit event with the acting operator and their address, if any; never rejects (src/audit/). */
+  record(event: OperatorEvent): Promise<void>
+}
+
+/** A name the operator typed that matches nothing: a user error, said in one line. */
+export class NotFoundError extends Error {
+  override name = 'NotFoundError'
+}
+
+export const PAGE_SIZE = 50
+
+const MAX_SEARCH = 200
+
+function searchText(query: string | undefined): string {
+  return (query ?? '').trim().slice(0, MAX_SEARCH)
+}
+
+/* Users */
+
+export function findUser(db: Db, email: string): Promise<User | undefined> {
+  return findUserByEmail(db, email.trim().toLowerCase())
+}
+
+export async function requireUser(db: Db, email: string): Promise<User> {
+  const user = await findUser(db, email)
+  if (!user) throw new NotFoundError(`No user has the email ${email.trim()}.`)
+  return user
+}
+
+export async function requireUserById(db: Db, id: string): Promise<User> {
+  const user = await findUserById(db, id)
+  if (!user) throw new NotFoundError('No such user.')
+  return user
+}
+
+export function searchUsers(db: Db, options: { query?: string; page?: number; operatorsOnly?: boolean } = {}): Promise<UserListing[]> {
+  const page = Math.max(1, options.page ?? 1)
+  return listUsers(db, {
+    query: searchText(options.query),
+    limit: PAGE_SIZE,
+    offset: (page - 1) * PAGE_SIZE,
+    operatorsOnly: options.operatorsOnly,
+  })
+}
+
+/** `gatehouse admin add|remove`: the only way to become, or stop being, an operator. */
+export async function setOperatorRole(ctx: OperatorContext, email: string, on: boolean): Promise<{ user: User; changed: boolean }> {
+  const user = await requireUser(ctx.db, email)
+  if (user.is_operator === on) return { user, changed: false }
+  await setOperator(ctx.db, user.id, on)
+  await ctx.record({ event: on ? 'operator.added' : 'operator.removed', userId: user.id })
+  return { user: { ...user, is_operator: on }, changed: true }
+}
+
+/**
+ * Suspends the account: it cannot log in (a neutral refusal), its sessions end, its tokens
+ * and pending codes are revoked (announced), and its applications are suspended with it. The
+ * applications take the account's suspension time, so that unsuspending the account restores
+ * exactly those and not one an operator suspended on its own.
+ */
+export async function suspendUser(ctx: OperatorContext, userId: string, now: Date): Promise<{ changed: boolean }> {
+  const result = await ctx.db.transaction().execute(async (trx) => {
+    const user = await lockUserRow(trx, userId)
+    if (!user) throw new NotFoundError('No such user.')
+    if (user.suspended_at !== null) return { user, changed: false }
+    await setUserSuspended(trx, userId, now)
+    await deleteUserSessions(trx, userId)
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'user', userId }, now)
+    for (const applicationId of await suspendApplicationsOfOwner(trx, userId, now)) {
+      await revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
+    }
+    return { user, changed: true }
+  })
+  if (result.changed) await ctx.record({ event: 'operator.user_suspended', userId })
+  return { changed: result.changed }
+}
+
+export async function unsuspendUser(ctx: OperatorContext, userId: string): Promise<{ changed: boolean; applications: number }> {
+  const result = await ctx.db.transaction().execute(async (trx) => {
+    const user = await lockUserRow(trx, userId)
+    if (!user) throw new NotFoundError('No such user.')
+    if (user.suspended_at === null) return { changed: false, applications: 0 }
+    const applications = await unsuspendApplicationsOfOwner(trx, userId, user.suspended_at)
+    await setUserSuspended(trx, userId, null)
+    return { changed: true, applications }
+  })
+  if (result.changed)
+    await ctx.record({ event: 'operator.user_unsuspended', userId, detail: `${result.applications} applications restored` })
+  return result
+}
+
+/**
+ * Deletes the account with its applications (each revoked and announced as a deletion), its
+ * tokens for other applications (announced), its grants, codes and sessions.
+ */
+export async function deleteUser(ctx: OperatorContext, userId: string, now: Date): Promise<{ email: string; applications: number }> {
+  const result = await ctx.db.transaction().execute(async (trx) => {
+    const user = await lockUserRow(trx, userId)
+    if (!user) throw new NotFoundError('No such user.')
+    const applications = await applicationIdsOfOwner(trx, userId)
+    for (const applicationId of applications) {
+      await lockApplicationRow(trx, applicationId)
+      await revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
+      await deleteApplicationRow(trx, applicationId)
+    }
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'user', userId }, now)
+    await deleteUserRow(trx, userId)
+    return { email: user.email, applications: applications.length }
+  })
+  // The account is gone, so the event concerns nobody's log but the operators'.
+  await ctx.record({ event: 'operator.user_deleted', userId: null, detail: `${result.applications} applications deleted` })
+  return result
+}
+
+/* Applications */
+
+export function searchApplications(
+  db: Db,
+  options: { query?: string; page?: number; ownerId?: string } = {},
+): Promise<ApplicationListing[]> {
+  const page = Math.max(1, options.page ?? 1)
+  return listApplicationsForOperator(db, {
+    query: searchText(options.query),
+    limit: PAGE_SIZE,
+    offset: (page - 1) * PAGE_SIZE,
+    ownerId: options.ownerId,
+  })
+}
+
+export async function requireApplication(db: Db, where: { clientId: string } | { id: string }): Promise<ApplicationWithOwner> {
+  const app = await findApplicationForOperator(db, where)
+  if (!app) throw new NotFoundError('clientId' in where ? `No application has the client_id ${where.clientId}.` : 'No such application.')
+  return app
+}
+
+function subject(app: ApplicationWithOwner) {
+  return { userId: app.owner_id, application: { clientId: app.client_id, name: app.name } }
+}
+
+/**
+ * Suspends the application: its tokens are revoked and its pending codes deleted (announced:
+ * every cache drops them within a second, and its revocation streams end), it authenticates
+ * nowhere, and /oauth/authorize shows an error page for it.
+ */
+export async function suspendApplication(ctx: OperatorContext, applicationId: string, now: Date): Promise<{ changed: boolean }> {
+  const app = await requireApplication(ctx.db, { id: applicationId })
+  const changed = await ctx.db.transaction().execute(async (trx) => {
+    const row = await lockApplicationRow(trx, applicationId)
+    if (!row) throw new NotFoundError('No such application.')
+    if (row.suspended_at !== null) return false
+    await setApplicationFlags(trx, applicationId, { suspended_at: now })
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
+    return true
+  })
+  if (changed) await ctx.record({ event: 'operator.application_suspended', ...subject(app) })
+  return { changed }
+}
+
+/** Allows new authorizations again; the tokens revoked by the suspension stay revoked. */
+export async function unsuspendApplication(ctx: OperatorContext, applicationId: string): Promise<{ changed: boolean }> {
+  const app = await requireApplication(ctx.db, { id: applicationId })
+  if (app.suspended_at === null) return { changed: false }
+  await setApplicationFlags(ctx.db, applicationId, { suspended_at: null })
+  await ctx.record({ event: 'operator.application_unsuspended', ...subject(app) })
+  return { changed: true }
+}
+
+/** Verified: "Verified by <SERVICE_NAME>" on its consent page, and its error responses redirected. */
+export async function setVerified(ctx: OperatorContext, applicationId: string, on: boolean, now: Date): Promise<{ changed: boolean }> {
+  const app = await requireApplication(ctx.db, { id: applicationId })
+  if ((app.verified_at !== null) === on) return { changed: false }
+  await setApplicationFlags(ctx.db, applicationId, { verified_at: on ? now : null })
+  await ctx.record({ event: on ? 'operator.application_verified' : 'operator.application_unverified', ...subject(app) })
+  return { changed: true }
+}
+
+/**
+ * A resource server may introspect any token, sees `username`, and may subscribe to the
+ * revocation stream. The change is announced like a new secret, so every process drops its
+ * cached authentication of the client (and ends its streams) at once.
+ */
+export async function setResourceServer(
+  ctx: OperatorContext,
+  applicationId: string,
+  on: boolean,
+  now: Date,
+): Promise<{ changed: boolean }> {
+  const app = await requireApplication(ctx.db, { id: applicationId })
+  if (app.is_resource_server === on) return { changed: false }
+  await ctx.db.transaction().execute(async (trx) => {
+    await setApplicationFlags(trx, applicationId, { is_resource_server: on })
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'client-credentials', clientId: app.client_id }, now)
+  })
+  await ctx.record({ event: on ? 'operator.resource_server_on' : 'operator.resource_server_off', ...subject(app) })
+  return { changed: true }
+}
+
+/** Deletes any application, as its owner can: tokens revoked and announced, then the row. */
+export async function deleteApplicationAsOperator(ctx: OperatorContext, applicationId: string, now: Date): Promise<void> {
+  const app = await requireApplication(ctx.db, { id: applicationId })
+  await ctx.db.transaction().execute(async (trx) => {
+    if (!(await lockApplicationRow(trx, applicationId))) throw new NotFoundError('No such application.')
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
+    await deleteApplicationRow(trx, applicationId)
+  })
+  await ctx.record({ event: 'operator.application_deleted', ...subject(app) })
+}
+
+/**
+ * `gatehouse tokens revoke`: every token of the application, or only one user's (whose grant
+ * and pending codes go too, as "Revoke access" does, so the application cannot get new tokens
+ * without asking again).
+ */
+export async function revokeApplicationTokens(
+  ctx: OperatorContext,
+  applicationId: string,
+  userId: string | undefined,
+  now: Date,
+): Promise<{ revoked: number }> {
+  const app = await requireApplication(ctx.db, { id: applicationId })
+  const revoked =
+    userId === undefined
+      ? await revoke(ctx, { kind: 'application', applicationId }, now)
+      : await revoke(ctx, { kind: 'user-application', userId, applicationId }, now)
+  await ctx.record({
+    event: 'operator.tokens_revoked',
+    userId: userId ?? app.owner_id,
+    application: { clientId: app.client_id, name: app.name },
+    detail: `${revoked} tokens revoked${userId === undefined ? '' : ' for one user'}`,
+  })
+  return { revoked }
+}

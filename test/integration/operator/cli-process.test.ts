@@ -1,0 +1,142 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createDatabase } from '../../../src/db/connect.js'
+import { migrateToLatest } from '../../../src/db/migrate.js'
+import { ensureBuilt } from '../../helpers/build.js'
+import { createTestDatabase, serverUrl, type TestDatabase } from '../../helpers/db.js'
+import { createUser } from '../../helpers/factories.js'
+import { startGatehouse } from '../../helpers/gatehouse-process.js'
+
+/*
+ * The built `gatehouse` binary (dist/src/cli.js, what the Docker image runs) as a child process,
+ * with the server's environment variables: on PostgreSQL when the suite has a server, and on
+ * PGlite always, including the refusal while a server holds the data directory.
+ */
+
+const CLI = fileURLToPath(new URL('../../../dist/src/cli.js', import.meta.url))
+const BIN = fileURLToPath(new URL('../../../bin/gatehouse.js', import.meta.url))
+
+function gatehouse(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })
+      },
+    )
+  })
+}
+
+beforeAll(async () => {
+  await ensureBuilt()
+}, 180_000)
+
+describe.runIf(serverUrl)('on PostgreSQL', () => {
+  let testDb: TestDatabase
+  beforeAll(async () => {
+    testDb = await createTestDatabase()
+  })
+  afterAll(async () => {
+    await testDb?.destroy()
+  })
+
+  it('adds an operator, lists it as JSON, and answers an unknown email with 1 and one line', async () => {
+    await createUser(testDb.handle.db, { email: 'first-operator@example.com' })
+    const env = { DATABASE_URL: testDb.url! }
+    expect(await gatehouse(env, 'admin', 'add', 'first-operator@example.com')).toEqual({
+      code: 0,
+      stdout: 'first-operator@example.com now is an operator.\n',
+      stderr: '',
+    })
+    const audit = await testDb.handle.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('event', '=', 'operator.added')
+      .executeTakeFirstOrThrow()
+    expect(audit).toMatchObject({ actor_id: null, client_address: null, detail: 'From the command line' })
+    const list = await gatehouse(env, 'admin', 'list', '--json')
+    expect(list.code).toBe(0)
+    expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ email: 'first-operator@example.com' })])
+    expect(await gatehouse(env, 'users', 'suspend', 'ghost@example.com')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'gatehouse: No user has the email ghost@example.com.\n',
+    })
+  })
+
+  it('says in one line when the database cannot be reached', async () => {
+    const { code, stderr } = await gatehouse(
+      { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', DATABASE_CONNECT_TIMEOUT_MS: '1000' },
+      'admin',
+      'list',
+    )
+    expect(code).toBe(1)
+    expect(stderr.trim().split('\n')).toHaveLength(1)
+    expect(stderr).toMatch(/^gatehouse: /)
+  })
+})
+
+describe('on PGlite', () => {
+  let dataDir: string
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-cli-'))
+  })
+  afterAll(() => {
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it('refuses plainly while the server holds the data directory and changes nothing, then works once it stopped', async () => {
+    const seed = await createDatabase({ dataDir })
+    await migrateToLatest(seed.db)
+    await createUser(seed.db, { email: 'pglite-operator@example.com' })
+    await seed.close()
+
+    const server = await startGatehouse({ DATA_DIR: dataDir }, { built: true })
+    let refused
+    try {
+      refused = await gatehouse({ DATA_DIR: dataDir }, 'admin', 'add', 'pglite-operator@example.com')
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toBe('')
+    expect(refused.stderr).toMatch(
+      /^gatehouse: The embedded database in .* is in use by another Gatehouse process \(pid \d+\).*nothing was changed\.\n$/,
+    )
+
+    const check = await createDatabase({ dataDir })
+    const before = await check.db
+      .selectFrom('users')
+      .select('is_operator')
+      .where('email', '=', 'pglite-operator@example.com')
+      .executeTakeFirstOrThrow()
+    await check.close()
+    expect(before.is_operator).toBe(false)
+
+    expect(await gatehouse({ DATA_DIR: dataDir }, 'admin', 'add', 'pglite-operator@example.com')).toMatchObject({ code: 0 })
+    const after = await createDatabase({ dataDir })
+    const row = await after.db
+      .selectFrom('users')
+      .select('is_operator')
+      .where('email', '=', 'pglite-operator@example.com')
+      .executeTakeFirstOrThrow()
+    await after.close()
+    expect(row.is_operator).toBe(true)
+  })
+
+  it('runs from a checkout as bin/gatehouse.js, on the sources', async () => {
+    const run = await new Promise<{ code: number; stdout: string }>((resolve) =>
+      execFile(process.execPath, [BIN, '--help'], { env: { PATH: process.env.PATH ?? '' } }, (err, stdout) =>
+        resolve({ code: err ? 1 : 0, stdout }),
+      ),
+    )
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('apps resource-server <client_id> on|off')
+  })
+})

@@ -1,0 +1,227 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from '../../../src/cli/run.js'
+import type { OperatorEvent } from '../../../src/operator/moderation.js'
+import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import { createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
+
+/*
+ * The command line's commands, run in this process against the test database (the built
+ * binary as a child process: cli-process.test.ts).
+ */
+
+let t: TestContext
+const recorded: OperatorEvent[] = []
+
+beforeAll(async () => {
+  t = await buildTestApp()
+})
+afterAll(async () => {
+  await t.close()
+})
+
+async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = []
+  const err: string[] = []
+  const code = await runCli(
+    argv,
+    {
+      config: t.config,
+      clock: t.clock,
+      // The test's database stays open after the command.
+      openDatabase: async () => ({ ...t.testDb.handle, close: async () => {} }),
+      record: async (_database, event) => {
+        recorded.push(event)
+      },
+    },
+    { out: (s) => out.push(s), err: (s) => err.push(s) },
+  )
+  return { code, out: out.join('\n'), err: err.join('\n') }
+}
+
+const row = (table: 'users' | 'applications', id: string) => t.db.selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()
+
+describe('usage', () => {
+  it('prints the commands for --help (0) and for nothing at all (1)', async () => {
+    expect(await cli('--help')).toMatchObject({ code: 0, out: expect.stringContaining('admin add <email>') })
+    expect(await cli()).toMatchObject({ code: 1, out: expect.stringContaining('tokens revoke --app') })
+  })
+
+  it('refuses unknown commands, options and arguments in one line', async () => {
+    for (const argv of [['frobnicate'], ['users', 'list', '--colour'], ['admin', 'add'], ['apps', 'resource-server', 'x', 'maybe']]) {
+      const { code, err, out } = await cli(...argv)
+      expect(code, argv.join(' ')).toBe(1)
+      expect(err.split('\n'), err).toHaveLength(1)
+      expect(err).toMatch(/^gatehouse: /)
+      expect(err).not.toMatch(/\n\s+at /)
+      expect(out).toBe('')
+    }
+  })
+})
+
+describe('admin', () => {
+  it('makes a user an operator and back, and lists operators', async () => {
+    const user = await createUser(t.db, { email: 'ops@example.com' })
+    expect(await cli('admin', 'add', 'OPS@example.com')).toMatchObject({ code: 0, out: 'ops@example.com now is an operator.' })
+    expect((await row('users', user.id))?.is_operator).toBe(true)
+    expect((await cli('admin', 'add', 'ops@example.com')).out).toBe('ops@example.com already is an operator.')
+    const list = await cli('admin', 'list', '--json')
+    expect(JSON.parse(list.out)).toEqual([expect.objectContaining({ email: 'ops@example.com' })])
+    expect((await cli('admin', 'list')).out).toMatch(/^EMAIL\s+CREATED\s+SUSPENDED\nops@example\.com\s/)
+    expect(await cli('admin', 'remove', 'ops@example.com', '--json')).toMatchObject({ code: 0 })
+    expect((await row('users', user.id))?.is_operator).toBe(false)
+    expect(recorded.map((e) => e.event)).toEqual(expect.arrayContaining(['operator.added', 'operator.removed']))
+  })
+
+  it('answers an unknown email with exit code 1 and one line', async () => {
+    expect(await cli('admin', 'add', 'nobody@example.com')).toEqual({
+      code: 1,
+      out: '',
+      err: 'gatehouse: No user has the email nobody@example.com.',
+    })
+  })
+})
+
+describe('users', () => {
+  it('lists, searches and shows users', async () => {
+    const user = await createUser(t.db, { email: 'listed-user@example.com' })
+    await createApplication(t.db, { ownerId: user.id, name: 'Listed app' })
+    const found = JSON.parse((await cli('users', 'list', '--search', 'LISTED-user', '--json')).out)
+    expect(found).toEqual([
+      expect.objectContaining({ email: 'listed-user@example.com', applications: 1, operator: false, suspended: null }),
+    ])
+    expect(JSON.parse((await cli('users', 'list', '--search', 'no-such-text', '--json')).out)).toEqual([])
+    expect((await cli('users', 'list', '--page', '0')).code).toBe(1)
+    const shown = await cli('users', 'show', 'listed-user@example.com')
+    expect(shown.out).toContain(`id:`)
+    expect(shown.out).toContain(user.id)
+  })
+
+  it('suspends (ending sessions, revoking tokens, suspending applications), unsuspends and deletes', async () => {
+    const user = await createUser(t.db, { email: 'suspended-user@example.com' })
+    const own = await createApplication(t.db, { ownerId: user.id })
+    const other = await createApplication(t.db)
+    const token = await createAccessToken(t.db, { userId: user.id, applicationId: other.id })
+    await t.db
+      .insertInto('sessions')
+      .values({ id_hash: 'h'.repeat(64), user_id: user.id, created_at: new Date(), expires_at: new Date(Date.now() + 3600_000) })
+      .execute()
+
+    expect((await cli('users', 'suspend', 'suspended-user@example.com')).code).toBe(0)
+    expect((await row('users', user.id))?.suspended_at).not.toBeNull()
+    expect((await row('applications', own.id))?.suspended_at).not.toBeNull()
+    const revoked = await t.db.selectFrom('access_tokens').select('revoked_at').where('id', '=', token.id).executeTakeFirstOrThrow()
+    expect(revoked.revoked_at).not.toBeNull()
+    expect(await t.db.selectFrom('sessions').select('id_hash').where('user_id', '=', user.id).execute()).toEqual([])
+    expect((await cli('users', 'suspend', 'suspended-user@example.com')).out).toContain('already suspended')
+
+    expect((await cli('users', 'unsuspend', 'suspended-user@example.com')).code).toBe(0)
+    expect((await row('users', user.id))?.suspended_at).toBeNull()
+    expect((await row('applications', own.id))?.suspended_at).toBeNull()
+
+    const deleted = await cli('users', 'delete', 'suspended-user@example.com', '--json')
+    expect(JSON.parse(deleted.out)).toEqual({ ok: true, email: 'suspended-user@example.com', applications: 1 })
+    expect(await row('users', user.id)).toBeUndefined()
+    expect(await row('applications', own.id)).toBeUndefined()
+    expect((await cli('users', 'show', 'suspended-user@example.com')).code).toBe(1)
+  })
+})
+
+describe('apps', () => {
+  it('lists by name, client_id or owner, and shows one', async () => {
+    const owner = await createUser(t.db, { email: 'app-owner@example.com' })
+    const app = await createApplication(t.db, { ownerId: owner.id, name: 'Findable Planner' })
+    for (const query of ['findable', app.clientId, 'app-owner@']) {
+      const rows = JSON.parse((await cli('apps', 'list', '--search', query, '--json')).out)
+      expect(
+        rows.map((r: { client_id: string }) => r.client_id),
+        query,
+      ).toContain(app.clientId)
+    }
+    const shown = JSON.parse((await cli('apps', 'show', app.clientId, '--json')).out)
+    expect(shown).toMatchObject({
+      client_id: app.clientId,
+      name: 'Findable Planner',
+      owner: 'app-owner@example.com',
+      resource_server: false,
+    })
+    expect(await cli('apps', 'show', 'no-such-client')).toEqual({
+      code: 1,
+      out: '',
+      err: 'gatehouse: No application has the client_id no-such-client.',
+    })
+  })
+
+  it('suspends, verifies, marks as resource server and deletes', async () => {
+    const app = await createApplication(t.db)
+    const user = await createUser(t.db)
+    const token = await createAccessToken(t.db, { userId: user.id, applicationId: app.id })
+
+    expect((await cli('apps', 'suspend', app.clientId)).out).toContain('is suspended')
+    expect((await row('applications', app.id))?.suspended_at).not.toBeNull()
+    expect(
+      (await t.db.selectFrom('access_tokens').select('revoked_at').where('id', '=', token.id).executeTakeFirstOrThrow()).revoked_at,
+    ).not.toBeNull()
+    expect((await cli('apps', 'unsuspend', app.clientId)).code).toBe(0)
+    expect((await row('applications', app.id))?.suspended_at).toBeNull()
+
+    expect((await cli('apps', 'verify', app.clientId)).out).toContain('now is verified')
+    expect((await row('applications', app.id))?.verified_at).not.toBeNull()
+    expect((await cli('apps', 'unverify', app.clientId)).code).toBe(0)
+    expect((await row('applications', app.id))?.verified_at).toBeNull()
+
+    expect(JSON.parse((await cli('apps', 'resource-server', app.clientId, 'on', '--json')).out)).toMatchObject({
+      resource_server: true,
+      changed: true,
+    })
+    expect((await row('applications', app.id))?.is_resource_server).toBe(true)
+    expect((await cli('apps', 'resource-server', app.clientId, 'off')).code).toBe(0)
+    expect((await row('applications', app.id))?.is_resource_server).toBe(false)
+
+    expect((await cli('apps', 'delete', app.clientId)).code).toBe(0)
+    expect(await row('applications', app.id)).toBeUndefined()
+    expect(recorded.map((e) => e.event)).toEqual(
+      expect.arrayContaining([
+        'operator.application_suspended',
+        'operator.application_unsuspended',
+        'operator.application_verified',
+        'operator.application_unverified',
+        'operator.resource_server_on',
+        'operator.resource_server_off',
+        'operator.application_deleted',
+      ]),
+    )
+  })
+})
+
+describe('tokens revoke', () => {
+  it("revokes an application's tokens, or one user's", async () => {
+    const app = await createApplication(t.db)
+    const [alice, bob] = [await createUser(t.db), await createUser(t.db)]
+    const a = await createAccessToken(t.db, { userId: alice.id, applicationId: app.id })
+    const b = await createAccessToken(t.db, { userId: bob.id, applicationId: app.id })
+    const live = async (id: string) =>
+      (await t.db.selectFrom('access_tokens').select('revoked_at').where('id', '=', id).executeTakeFirstOrThrow()).revoked_at === null
+
+    expect(await cli('tokens', 'revoke', '--app', app.clientId, '--user', alice.email)).toMatchObject({
+      code: 0,
+      out: expect.stringContaining('1 tokens'),
+    })
+    expect(await live(a.id)).toBe(false)
+    expect(await live(b.id)).toBe(true)
+    expect(JSON.parse((await cli('tokens', 'revoke', '--app', app.clientId, '--json')).out)).toMatchObject({ revoked: 1 })
+    expect(await live(b.id)).toBe(false)
+    expect((await cli('tokens', 'revoke')).code).toBe(1)
+    expect((await cli('tokens', 'revoke', '--app', app.clientId, '--user', 'ghost@example.com')).err).toBe(
+      'gatehouse: No user has the email ghost@example.com.',
+    )
+  })
+})
+
+describe('maintenance', () => {
+  it('migrates and runs the janitor once', async () => {
+    expect(await cli('migrate')).toMatchObject({ code: 0, out: 'The database is up to date.' })
+    const janitor = await cli('janitor', '--json')
+    expect(janitor.code).toBe(0)
+    expect(JSON.parse(janitor.out)).toMatchObject({ ok: true, ran: true })
+  })
+})

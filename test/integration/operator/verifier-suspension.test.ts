@@ -1,0 +1,67 @@
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { type Verifier, createVerifier } from '@gatehouse/verifier'
+import { suspendApplication, suspendUser } from '../../../src/operator/moderation.js'
+import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import { type ApplicationFixture, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
+import { until } from '../../helpers/oauth-load.js'
+import { operator } from './helpers.js'
+
+/*
+ * Issue 10: a suspension is seen by a resource API's verifier within a second. The verifier
+ * runs as a resource API runs it: introspection mode against a listening Gatehouse, following
+ * the revocation stream with a resource server's credentials, its answers cached for a minute.
+ */
+
+let t: TestContext
+let rs: ApplicationFixture
+let verifier: Verifier
+
+beforeAll(async () => {
+  t = await buildTestApp()
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+  rs = await createApplication(t.db, { name: 'Resource API', resourceServer: true })
+  verifier = createVerifier({
+    mode: 'introspection',
+    introspectionUrl: `${base}/oauth/introspect`,
+    revocationStreamUrl: `${base}/oauth/revocations/stream`,
+    clientId: rs.clientId,
+    clientSecret: rs.clientSecret,
+    cacheTtlSeconds: 60,
+    now: () => t.clock().getTime(),
+  })
+  await verifier.ready()
+})
+afterAll(async () => {
+  await verifier?.close()
+  await t?.close()
+})
+
+const cachedOk = (token: string) => verifier.verifyCached(`Bearer ${token}`)?.ok === true
+
+it("drops an application's tokens within a second of its suspension", async () => {
+  const app = await createApplication(t.db)
+  const user = await createUser(t.db)
+  const tokens = [
+    await createAccessToken(t.db, { userId: user.id, applicationId: app.id }),
+    await createAccessToken(t.db, { userId: user.id, applicationId: app.id }),
+  ]
+  for (const { token } of tokens) expect((await verifier.verify(`Bearer ${token}`)).ok).toBe(true)
+  for (const { token } of tokens) expect(cachedOk(token)).toBe(true)
+
+  await suspendApplication(operator(t), app.id, t.clock())
+  const ms = await until(() => tokens.every(({ token }) => !cachedOk(token)), 1000, 'the verifier drops the suspended application’s tokens')
+  expect(ms).toBeLessThan(1000)
+  for (const { token } of tokens) expect((await verifier.verify(`Bearer ${token}`)).ok).toBe(false)
+})
+
+it("drops a suspended user's tokens within a second", async () => {
+  const app = await createApplication(t.db)
+  const user = await createUser(t.db)
+  const { token } = await createAccessToken(t.db, { userId: user.id, applicationId: app.id })
+  expect((await verifier.verify(`Bearer ${token}`)).ok).toBe(true)
+  await suspendUser(operator(t), user.id, t.clock())
+  await until(() => !cachedOk(token), 1000, 'the verifier drops the suspended user’s token')
+  expect((await verifier.verify(`Bearer ${token}`)).ok).toBe(false)
+})
