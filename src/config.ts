@@ -1,6 +1,8 @@
 import { isIP } from 'node:net'
+import { join } from 'node:path'
 import { z } from 'zod'
 import type { PoolSettings } from './db/connect.js'
+import type { MailSettings } from './mail/mailer.js'
 
 const bool = z.enum(['true', 'false', '1', '0'], { message: 'must be true or false' }).transform((v) => v === 'true' || v === '1')
 
@@ -105,6 +107,33 @@ const EnvSchema = z.object({
   REVOKED_TOKEN_RETENTION_DAYS: positiveInt(3650).default(30),
   STREAMS_PER_APPLICATION: positiveInt(1000).default(4),
   STREAMS_TOTAL: positiveInt(100_000).default(1000),
+  SERVICE_NAME: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(100, 'must be at most 100 characters')
+    .refine((v) => !/[\u0000-\u001f\u007f-\u009f]/.test(v), 'must not contain control characters')
+    .default('Gatehouse'),
+  SMTP_URL: z
+    .string()
+    .refine(
+      (v) => /^smtps?:\/\//.test(v) && URL.canParse(v) && new URL(v).hostname !== '',
+      'must be an smtp:// or smtps:// URL with a host',
+    )
+    .optional(),
+  MAIL_FROM: z
+    .string()
+    .trim()
+    .max(320, 'must be at most 320 characters')
+    .refine(
+      (v) => !/[\u0000-\u001f\u007f-\u009f]/.test(v) && /@[^@\s>]+>?$/.test(v),
+      'must be an address, e.g. Gatehouse <no-reply@auth.example.com>',
+    )
+    .optional(),
+  MAIL_OUTBOX_DIR: z.string().min(1, 'must not be empty').optional(),
+  VERIFICATION_EMAIL_LIMIT: positiveInt().default(5),
+  PASSWORD_RESET_LIMIT: positiveInt().default(5),
+  PASSWORD_RESET_ADDRESS_LIMIT: positiveInt().default(20),
 })
 
 export type Env = z.input<typeof EnvSchema>
@@ -138,6 +167,10 @@ export interface Config {
   readonly janitor: JanitorSettings
   /** Concurrent revocation streams this process serves (README "Limits and quotas"). */
   readonly streams: StreamLimits
+  /** The service's name in mails (and, with the operator pages, on pages): SERVICE_NAME. */
+  readonly serviceName: string
+  /** How mail leaves (README "Mail"). */
+  readonly mail: MailSettings
 }
 
 export interface JanitorSettings {
@@ -160,6 +193,12 @@ export interface AccountLimits {
   readonly loginAddressFailures: number
   /** Sign-up attempts per client address in an hour. */
   readonly signups: number
+  /** Verification mails one account may ask for in an hour ("Resend verification email"). */
+  readonly verificationEmails: number
+  /** Password-reset requests per email address typed, in an hour. */
+  readonly passwordResets: number
+  /** Password-reset requests per client address, whatever the emails, in an hour. */
+  readonly passwordResetAddresses: number
 }
 
 export interface HttpTimeouts {
@@ -209,6 +248,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       loginAccountAttack: e.LOGIN_ACCOUNT_ATTACK_LIMIT,
       loginAddressFailures: e.LOGIN_ADDRESS_FAILURE_LIMIT,
       signups: e.SIGNUP_LIMIT,
+      verificationEmails: e.VERIFICATION_EMAIL_LIMIT,
+      passwordResets: e.PASSWORD_RESET_LIMIT,
+      passwordResetAddresses: e.PASSWORD_RESET_ADDRESS_LIMIT,
     }),
     tokenAuthFailureLimit: e.TOKEN_AUTH_FAILURE_LIMIT,
     http: Object.freeze({
@@ -221,5 +263,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       revokedTokenRetentionMs: e.REVOKED_TOKEN_RETENTION_DAYS * 86_400_000,
     }),
     streams: Object.freeze({ perApplication: e.STREAMS_PER_APPLICATION, total: e.STREAMS_TOTAL }),
+    serviceName: e.SERVICE_NAME,
+    mail: Object.freeze({
+      smtpUrl: e.SMTP_URL,
+      from: e.MAIL_FROM ?? `${e.SERVICE_NAME.replace(/["\\]/g, '')} <no-reply@${new URL(publicUrl).hostname.replace(/^\[|\]$/g, '')}>`,
+      outboxDir: e.MAIL_OUTBOX_DIR ?? join(e.DATA_DIR, 'outbox'),
+    }),
   })
 }
