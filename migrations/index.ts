@@ -3,6 +3,7 @@ import * as m0001 from './0001_initial.js'
 import * as m0002 from './0002_pending_authorizations.js'
 import * as m0003 from './0003_server_secrets.js'
 import * as m0004 from './0004_janitor_indexes.js'
+import * as m0008 from './0008_accounts.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002_pending_authorizations': m0002,
   '0003_server_secrets': m0003,
   '0004_janitor_indexes': m0004,
+  '0008_accounts': m0008,
 }

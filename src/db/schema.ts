@@ -7,6 +7,8 @@ export interface UsersTable {
   email: string
   password_hash: string
   created_at: Timestamp
+  /** Null until the address is proven by a mailed link (migrations/0008_accounts.ts). */
+  email_verified_at: Timestamp | null
 }
 
 export interface SessionsTable {
@@ -14,6 +16,10 @@ export interface SessionsTable {
   user_id: string
   created_at: Timestamp
   expires_at: Timestamp
+  user_agent: string | null
+  ip: string | null
+  /** Written at log-in, then at most every few minutes (src/accounts/sessions.ts); defaults to now. */
+  last_seen_at: ColumnType<Date, Date | undefined, Date>
 }
 
 export interface ApplicationsTable {
@@ -92,6 +98,20 @@ export interface ServerSecretsTable {
   created_at: Timestamp
 }
 
+export type EmailTokenPurpose = 'verify-email' | 'reset-password' | 'change-email'
+
+/** Single-use links mailed to a user, by digest (migrations/0008_accounts.ts). */
+export interface EmailTokensTable {
+  id: Generated<string>
+  token_hash: string
+  purpose: EmailTokenPurpose
+  user_id: string
+  email: string
+  created_at: Timestamp
+  expires_at: Timestamp
+  used_at: Timestamp | null
+}
+
 export interface Database {
   users: UsersTable
   sessions: SessionsTable
@@ -102,6 +122,7 @@ export interface Database {
   pending_authorizations: PendingAuthorizationsTable
   rate_limits: RateLimitsTable
   server_secrets: ServerSecretsTable
+  email_tokens: EmailTokensTable
 }
 
 export type User = Selectable<UsersTable>

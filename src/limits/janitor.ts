@@ -105,6 +105,8 @@ export class Janitor {
       ['pending_authorizations', now],
       ['sessions', now],
       ['rate_limits', now - RATE_LIMIT_RETENTION_MS],
+      // Mailed links (verification, password reset, email change): useless once expired, used or not.
+      ['email_tokens', now],
     ]
     const removed = noneRemoved()
     for (const [table, cutoff] of cutoffs) {

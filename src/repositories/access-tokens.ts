@@ -96,3 +96,19 @@ export async function revokeTokenOfClient(
   const row = rows[0]
   return { clientOk: row?.client_ok === true, revoked: (row?.revoked ?? 0) > 0 }
 }
+
+/**
+ * Marks at most `limit` live tokens of the user, for any application, revoked and returns their
+ * digests (access_tokens_user_id_idx); called until it returns fewer than `limit`.
+ */
+export async function revokeUserTokenBatch(db: Db, userId: string, now: Date, limit: number): Promise<string[]> {
+  const rows = await db
+    .updateTable('access_tokens')
+    .set({ revoked_at: now })
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('access_tokens').select('id').where('user_id', '=', userId).where('revoked_at', 'is', null).limit(limit),
+    )
+    .returning('token_hash')
+    .execute()
+  return rows.map((r) => r.token_hash)
+}

@@ -136,3 +136,9 @@ export async function deleteOwnedApplication(db: Db, id: string, ownerId: string
   const row = await db.deleteFrom('applications').where('id', '=', id).where('owner_id', '=', ownerId).returning('id').executeTakeFirst()
   return row !== undefined
 }
+
+/** Locks every application of the owner until the end of `trx` and returns their ids (applications_owner_id_idx). */
+export async function lockApplicationsOfOwner(trx: Db, ownerId: string): Promise<string[]> {
+  const rows = await trx.selectFrom('applications').select('id').where('owner_id', '=', ownerId).orderBy('id').forUpdate().execute()
+  return rows.map((r) => r.id)
+}

@@ -4,7 +4,8 @@ import type { Db } from '../db/connect.js'
 /*
  * The janitor's SQL (src/limits/janitor.ts decides what and when). Each table is named with its
  * primary key and the column that says how old a row is; every column here is indexed
- * (migrations/0004_janitor_indexes.ts, pending_authorizations_expires_at_idx).
+ * (migrations/0004_janitor_indexes.ts, pending_authorizations_expires_at_idx,
+ * email_tokens_expires_at_idx).
  */
 const AGE_COLUMNS = {
   access_tokens: { key: 'id', age: 'revoked_at' },
@@ -12,6 +13,7 @@ const AGE_COLUMNS = {
   pending_authorizations: { key: 'id', age: 'expires_at' },
   sessions: { key: 'id_hash', age: 'expires_at' },
   rate_limits: { key: 'key', age: 'window_start' },
+  email_tokens: { key: 'id', age: 'expires_at' },
 } as const
 
 export type JanitorTable = keyof typeof AGE_COLUMNS

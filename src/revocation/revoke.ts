@@ -1,6 +1,11 @@
 import { REVOCATION_CHANNEL, type RevocationNotice, encodeNotices } from '@gatehouse/verifier/shared'
 import type { Db } from '../db/connect.js'
-import { revokeAccessTokens, revokeApplicationTokenBatch, revokeTokenOfClient } from '../repositories/access-tokens.js'
+import {
+  revokeAccessTokens,
+  revokeApplicationTokenBatch,
+  revokeTokenOfClient,
+  revokeUserTokenBatch,
+} from '../repositories/access-tokens.js'
 import { deletePendingCodes } from '../repositories/authorization-codes.js'
 import { deleteGrant } from '../repositories/grants.js'
 import { notify } from '../repositories/notifications.js'
@@ -9,7 +14,8 @@ import type { RevocationBus } from './bus.js'
 /*
  * The one way anything is revoked (docs/decisions/003-revocation-propagation.md): the
  * revocation endpoint (RFC 7009), a replayed code (RFC 6749 4.1.2), "Revoke access" on
- * Authorized Applications, application deletion, and a regenerated client secret. Each marks
+ * Authorized Applications, application deletion, account deletion, and a regenerated client
+ * secret. Each marks
  * rows revoked and, in the same transaction, NOTIFYs the revocation channel, so that every
  * cache drops them when (and only if) the transaction commits; this process's own caches hear
  * it through the bus before the response leaves.
@@ -33,6 +39,12 @@ export type RevocationTarget =
    * and before deleting it, so the tokens are still there to be listed.
    */
   | { kind: 'application'; applicationId: string }
+  /**
+   * Account deletion: every live token of the user, whatever the application. Call inside the
+   * transaction that deletes the user, after locking the user's row (no token or code can be
+   * issued to a locked user) and before deleting it.
+   */
+  | { kind: 'user'; userId: string }
   /** A regenerated secret: caches of client authentication drop the old one. No token is revoked. */
   | { kind: 'client-credentials'; clientId: string }
 
@@ -103,6 +115,17 @@ export async function revoke(
           if (digests.length < APPLICATION_REVOCATION_BATCH) break
         }
         await publish(trx, ctx.bus, { kind: 'application', applicationId: target.applicationId })
+        return revoked
+      }
+      case 'user': {
+        // Digests in batches, as for an application: resource servers drop exactly these tokens.
+        let revoked = 0
+        for (;;) {
+          const digests = await revokeUserTokenBatch(trx, target.userId, now, APPLICATION_REVOCATION_BATCH)
+          if (digests.length > 0) await publish(trx, ctx.bus, { kind: 'tokens', digests })
+          revoked += digests.length
+          if (digests.length < APPLICATION_REVOCATION_BATCH) break
+        }
         return revoked
       }
       case 'client-credentials':
