@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino'
+import type { AccountContext } from './accounts/context.js'
 import type { Config } from './config.js'
 import { describeFailure } from './db/availability.js'
 import { type DatabaseHandle, createDatabase } from './db/connect.js'
@@ -6,6 +7,7 @@ import { migrateToLatest } from './db/migrate.js'
 import { pinoOptions } from './http/logging.js'
 import { type Clock, systemClock } from './lib/clock.js'
 import { Janitor } from './limits/janitor.js'
+import { type Mailer, createMailer } from './mail/mailer.js'
 import { ApplicationCache } from './oauth/application-cache.js'
 import { ClientAuthCache } from './oauth/client-auth-cache.js'
 import { type ServerTokenCache, createServerTokenCache } from './oauth/token-validity.js'
@@ -29,6 +31,10 @@ export interface Services {
   readonly broadcaster: RevocationBroadcaster
   /** Deletes expired rows every JANITOR_INTERVAL_SECONDS (README "Limits and quotas"). */
   readonly janitor: Janitor
+  /** SMTP, or the outbox directory (README "Mail"). */
+  readonly mailer: Mailer
+  /** What the account use cases need: the database, the bus, the mailer, links and limits. */
+  readonly accounts: AccountContext
   readonly caches: {
     readonly tokens: ServerTokenCache
     readonly clients: ClientAuthCache
@@ -43,6 +49,8 @@ export interface ServiceOverrides {
   clock?: Clock
   /** Where log lines go, default stdout. */
   logStream?: NodeJS.WritableStream
+  /** Instead of the configured SMTP server or outbox (tests read the mails it keeps). */
+  mailer?: Mailer
 }
 
 /** The configured database, migrated: migrations run at every start-up and are idempotent. */
@@ -88,6 +96,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     revokedTokenRetentionMs: config.janitor.revokedTokenRetentionMs,
   })
   janitor.start()
+  const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
+  const accounts: AccountContext = {
+    db,
+    bus,
+    mailer,
+    clock,
+    publicUrl: config.publicUrl,
+    serviceName: config.serviceName,
+    limits: config.limits,
+  }
 
   return {
     config,
@@ -97,9 +115,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     bus,
     broadcaster,
     janitor,
+    mailer,
+    accounts,
     caches,
     async close() {
       stopReporting()
+      mailer.close()
       await janitor.stop()
       broadcaster.closeAll()
       await bus.stop()
