@@ -94,6 +94,21 @@ async function dayOfTraffic(at: Date, n: number) {
     .insertInto('rate_limits')
     .values(Array.from({ length: n }, () => ({ key: `login:${hex()}`, window_start: at, count: 3 })))
     .execute()
+  // Mailed links: verification links live 24 hours, and half of them are used the day they are sent.
+  await t.db
+    .insertInto('email_tokens')
+    .values(
+      Array.from({ length: n }, (_, i) => ({
+        token_hash: hex(),
+        purpose: 'verify-email' as const,
+        user_id: user.id,
+        email: user.email,
+        created_at: at,
+        expires_at: new Date(ms + DAY),
+        used_at: i % 2 === 0 ? at : null,
+      })),
+    )
+    .execute()
 }
 
 describe('the janitor', () => {
@@ -108,6 +123,7 @@ describe('the janitor', () => {
       sessions: 620,
       pending_authorizations: 620,
       rate_limits: 620,
+      email_tokens: 620,
     })
 
     // The morning after the last day of traffic.
@@ -117,13 +133,15 @@ describe('the janitor', () => {
     const after = await counts()
     // Only what is not dead yet: the last day's codes (kept a day past expiry) and rate-limit
     // windows (kept a day), the sessions of the last 14 days, tokens revoked within 30 days,
-    // and every live token. Nothing grows with the length of the month.
+    // every live token, and the last day's mailed links (valid 24 hours, used or not). Nothing
+    // grows with the length of the month.
     expect(after).toEqual({
       authorization_codes: 20,
       access_tokens: 310 + 10 * 30,
       pending_authorizations: 0,
       sessions: 20 * 14,
       rate_limits: 20,
+      email_tokens: 20,
     })
     for (const table of JANITOR_TABLES) expect(removed[table]).toBe(before[table]! - after[table]!)
 
@@ -131,16 +149,29 @@ describe('the janitor', () => {
     for (let day = 31; day < 62; day++) await dayOfTraffic(new Date(start + day * DAY), 20)
     t.clock.set(new Date(start + 61 * DAY + 20 * 3600_000))
     await t.deps.janitor.runOnce()
-    expect(await counts()).toMatchObject({ authorization_codes: 20, pending_authorizations: 0, sessions: 280, rate_limits: 20 })
+    expect(await counts()).toMatchObject({
+      authorization_codes: 20,
+      pending_authorizations: 0,
+      sessions: 280,
+      rate_limits: 20,
+      email_tokens: 20,
+    })
   })
 
-  it('keeps what is still in use: live sessions, open rate-limit windows, fresh codes and pending requests', async () => {
+  it('keeps what is still in use: live sessions, open rate-limit windows, fresh codes, pending requests and mailed links', async () => {
     await clearAll()
     const now = new Date('2026-06-01T00:00:00Z')
     t.clock.set(now)
     await dayOfTraffic(new Date(now.getTime() - 60_000), 5)
     await t.deps.janitor.runOnce()
-    expect(await counts()).toEqual({ authorization_codes: 5, access_tokens: 5, pending_authorizations: 5, sessions: 5, rate_limits: 5 })
+    expect(await counts()).toEqual({
+      authorization_codes: 5,
+      access_tokens: 5,
+      pending_authorizations: 5,
+      sessions: 5,
+      rate_limits: 5,
+      email_tokens: 5,
+    })
   })
 
   it('deletes at most 1,000 rows a statement: 2,500 expired codes go in 3 statements', async () => {
@@ -166,9 +197,9 @@ describe('the janitor', () => {
     const queries = t.queries.count
     const { removed } = await t.deps.janitor.runOnce()
     expect(removed.authorization_codes).toBe(2500)
-    // 3 for the codes (1,000, 1,000, 500), 1 for each of the other four tables (nothing to
+    // 3 for the codes (1,000, 1,000, 500), 1 for each of the other five tables (nothing to
     // delete), and on PostgreSQL the advisory lock.
-    expect(t.queries.count - queries).toBe(3 + 4 + (t.deps.database.kind === 'postgres' ? 1 : 0))
+    expect(t.queries.count - queries).toBe(3 + 5 + (t.deps.database.kind === 'postgres' ? 1 : 0))
     expect(await counts()).toMatchObject({ authorization_codes: 0 })
   })
 
