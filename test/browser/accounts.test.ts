@@ -121,7 +121,7 @@ it('sign-up → verification link → application → log out → forgot passwor
   await page.waitForURL(`${baseUrl}/applications`)
   expect(await page.getByRole('link', { name: 'Walk Planner' }).isVisible()).toBe(true)
   await context.close()
-})
+}, 120_000)
 
 it('the Account pages, in each state, have no WCAG 2.1 A/AA violation', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false })
@@ -195,4 +195,4 @@ it('the Account pages, in each state, have no WCAG 2.1 A/AA violation', async ()
   await page.waitForURL(`${baseUrl}/?account_deleted=1`)
   await expectAccessible(page, 'home after deletion')
   await context.close()
-})
+}, 120_000)

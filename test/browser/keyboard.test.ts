@@ -110,4 +110,4 @@ it('the console pages not walked elsewhere have no WCAG 2.1 A/AA violation', asy
   expect(await page.locator('.field-error').count()).toBeGreaterThan(0)
   expect(await axeViolations(page), 'edit, with errors').toEqual([])
   await context.close()
-})
+}, 60_000)
