@@ -96,19 +96,6 @@ export async function revokeApplicationTokenBatch(db: Db, applicationId: string,
   return rows.map((r) => r.token_hash)
 }
 
-/** As revokeApplicationTokenBatch, for every live token of one user (access_tokens_user_id_idx). */
-export async function revokeUserTokenBatch(db: Db, userId: string, now: Date, limit: number): Promise<string[]> {
-  const rows = await db
-    .updateTable('access_tokens')
-    .set({ revoked_at: now })
-    .where('id', 'in', (eb) =>
-      eb.selectFrom('access_tokens').select('id').where('user_id', '=', userId).where('revoked_at', 'is', null).limit(limit),
-    )
-    .returning('token_hash')
-    .execute()
-  return rows.map((r) => r.token_hash)
-}
-
 /**
  * RFC 7009 revocation in one statement (one round trip, one commit): authenticate the client
  * by secret digest, revoke the token only if it is that client's and live, and NOTIFY the
@@ -135,4 +122,20 @@ export async function revokeTokenOfClient(
   `.execute(db)
   const row = rows[0]
   return { clientOk: row?.client_ok === true, revoked: (row?.revoked ?? 0) > 0 }
+}
+
+/**
+ * Marks at most `limit` live tokens of the user, for any application, revoked and returns their
+ * digests (access_tokens_user_id_idx); called until it returns fewer than `limit`.
+ */
+export async function revokeUserTokenBatch(db: Db, userId: string, now: Date, limit: number): Promise<string[]> {
+  const rows = await db
+    .updateTable('access_tokens')
+    .set({ revoked_at: now })
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('access_tokens').select('id').where('user_id', '=', userId).where('revoked_at', 'is', null).limit(limit),
+    )
+    .returning('token_hash')
+    .execute()
+  return rows.map((r) => r.token_hash)
 }

@@ -15,7 +15,8 @@ import type { RevocationBus } from './bus.js'
 /*
  * The one way anything is revoked (docs/decisions/003-revocation-propagation.md): the
  * revocation endpoint (RFC 7009), a replayed code (RFC 6749 4.1.2), "Revoke access" on
- * Authorized Applications, application deletion, and a regenerated client secret. Each marks
+ * Authorized Applications, application deletion, account deletion, and a regenerated client
+ * secret. Each marks
  * rows revoked and, in the same transaction, NOTIFYs the revocation channel, so that every
  * cache drops them when (and only if) the transaction commits; this process's own caches hear
  * it through the bus before the response leaves.
