@@ -200,9 +200,9 @@ describe('the janitor', () => {
     const queries = t.queries.count
     const { removed } = await t.deps.janitor.runOnce()
     expect(removed.authorization_codes).toBe(2500)
-    // 3 for the codes (1,000, 1,000, 500), 1 for each of the other five tables (nothing to
+    // 3 for the codes (1,000, 1,000, 500), 1 for each of the other six tables (nothing to
     // delete), and on PostgreSQL the advisory lock.
-    expect(t.queries.count - queries).toBe(3 + 5 + (t.deps.database.kind === 'postgres' ? 1 : 0))
+    expect(t.queries.count - queries).toBe(3 + 6 + (t.deps.database.kind === 'postgres' ? 1 : 0))
     expect(await counts()).toMatchObject({ authorization_codes: 0 })
   })
 
