@@ -13,6 +13,7 @@ const sqlBuilders = {
   importNames: ['sql', 'CompiledQuery'],
   message: 'SQL lives in src/repositories/ (docs/architecture.md).',
 }
+const mailer = { group: ['nodemailer'], message: 'nodemailer belongs to src/mail/ (docs/architecture.md).' }
 const httpAndRoot = {
   group: ['**/http/**', '**/app.js', '**/server.js', '**/services.js'],
   message: 'Protocol code does not know the HTTP layer or the composition root (docs/architecture.md).',
@@ -51,18 +52,20 @@ export default tseslint.config(
   ),
   layer(['packages/verifier/test/**'], [{ regex: '^\\.\\./\\.\\./', message: "The verifier's tests use only the verifier." }]),
   // lib/: pure helpers.
-  layer(['src/lib/**'], [{ regex: '^\\.\\./', message: 'src/lib/ imports nothing of the server.' }, fastify, drivers]),
+  layer(['src/lib/**'], [{ regex: '^\\.\\./', message: 'src/lib/ imports nothing of the server.' }, fastify, drivers, mailer]),
   // db/: connections, schema, migrations.
   layer(
     ['src/db/**'],
     [{ regex: '^\\.\\./(?!lib/|\\.\\./migrations/index\\.js$)', message: 'src/db/ imports only src/lib/ and the migrations.' }, fastify],
   ),
+  // mail/: how mail leaves (SMTP or the outbox); nothing of the server above lib/.
+  layer(['src/mail/**'], [{ regex: '^\\.\\./(?!lib/)', message: 'src/mail/ imports only src/lib/.' }, fastify, drivers]),
   // repositories/: SQL only, over db/.
   layer(['src/repositories/**'], [{ regex: '^\\.\\./(?!db/)', message: 'Repositories import only src/db/.' }, fastify]),
   // Protocol and domain: no Fastify, no drivers, no SQL, no HTTP.
   layer(
     ['src/oauth/**', 'src/revocation/**', 'src/accounts/**', 'src/console/**', 'src/limits/**', 'src/operator/**', 'src/audit/**'],
-    [fastify, drivers, httpAndRoot],
+    [fastify, drivers, mailer, httpAndRoot],
     [sqlBuilders],
   ),
   // The command line: the protocol layer and the database, never the HTTP layer.
@@ -74,7 +77,11 @@ export default tseslint.config(
   // HTTP: routes call the protocol layer, never repositories or SQL.
   layer(
     ['src/http/**'],
-    [{ group: ['**/repositories/*'], message: 'Routes call the protocol layer, never repositories (docs/architecture.md).' }, drivers],
+    [
+      { group: ['**/repositories/*'], message: 'Routes call the protocol layer, never repositories (docs/architecture.md).' },
+      drivers,
+      mailer,
+    ],
     [sqlBuilders],
   ),
 )

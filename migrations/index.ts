@@ -6,6 +6,7 @@ import * as m0004 from './0004_janitor_indexes.js'
 import * as m0005 from './0005_quota_indexes.js'
 import * as m0006 from './0006_audit_events.js'
 import * as m0007 from './0007_operators.js'
+import * as m0008 from './0008_accounts.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005_quota_indexes': m0005,
   '0006_audit_events': m0006,
   '0007_operators': m0007,
+  '0008_accounts': m0008,
 }

@@ -1,6 +1,8 @@
 import { isIP } from 'node:net'
+import { join } from 'node:path'
 import { z } from 'zod'
 import type { PoolSettings } from './db/connect.js'
+import type { MailSettings } from './mail/mailer.js'
 
 const bool = z.enum(['true', 'false', '1', '0'], { message: 'must be true or false' }).transform((v) => v === 'true' || v === '1')
 
@@ -116,6 +118,26 @@ const EnvSchema = z.object({
   MAX_APPLICATIONS_PER_USER: positiveInt(100_000).default(25),
   MAX_TOKENS_PER_GRANT: positiveInt(10_000).default(10),
   CODE_ISSUE_LIMIT: positiveInt(100_000).default(60),
+  SMTP_URL: z
+    .string()
+    .refine(
+      (v) => /^smtps?:\/\//.test(v) && URL.canParse(v) && new URL(v).hostname !== '',
+      'must be an smtp:// or smtps:// URL with a host',
+    )
+    .optional(),
+  MAIL_FROM: z
+    .string()
+    .trim()
+    .max(320, 'must be at most 320 characters')
+    .refine(
+      (v) => !/[\u0000-\u001f\u007f-\u009f]/.test(v) && /@[^@\s>]+>?$/.test(v),
+      'must be an address, e.g. Gatehouse <no-reply@auth.example.com>',
+    )
+    .optional(),
+  MAIL_OUTBOX_DIR: z.string().min(1, 'must not be empty').optional(),
+  VERIFICATION_EMAIL_LIMIT: positiveInt().default(5),
+  PASSWORD_RESET_LIMIT: positiveInt().default(5),
+  PASSWORD_RESET_ADDRESS_LIMIT: positiveInt().default(20),
 })
 
 export type Env = z.input<typeof EnvSchema>
@@ -153,6 +175,8 @@ export interface Config {
   readonly streams: StreamLimits
   /** What one account may hold or issue (README "Limits and quotas"). */
   readonly quotas: Quotas
+  /** How mail leaves (README "Mail"). */
+  readonly mail: MailSettings
 }
 
 export interface Quotas {
@@ -186,6 +210,12 @@ export interface AccountLimits {
   readonly loginAddressFailures: number
   /** Sign-up attempts per client address in an hour. */
   readonly signups: number
+  /** Verification mails one account may ask for in an hour ("Resend verification email"). */
+  readonly verificationEmails: number
+  /** Password-reset requests per email address typed, in an hour. */
+  readonly passwordResets: number
+  /** Password-reset requests per client address, whatever the emails, in an hour. */
+  readonly passwordResetAddresses: number
 }
 
 export interface HttpTimeouts {
@@ -236,6 +266,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       loginAccountAttack: e.LOGIN_ACCOUNT_ATTACK_LIMIT,
       loginAddressFailures: e.LOGIN_ADDRESS_FAILURE_LIMIT,
       signups: e.SIGNUP_LIMIT,
+      verificationEmails: e.VERIFICATION_EMAIL_LIMIT,
+      passwordResets: e.PASSWORD_RESET_LIMIT,
+      passwordResetAddresses: e.PASSWORD_RESET_ADDRESS_LIMIT,
     }),
     tokenAuthFailureLimit: e.TOKEN_AUTH_FAILURE_LIMIT,
     http: Object.freeze({
@@ -253,6 +286,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       applicationsPerUser: e.MAX_APPLICATIONS_PER_USER,
       tokensPerGrant: e.MAX_TOKENS_PER_GRANT,
       codesPerMinute: e.CODE_ISSUE_LIMIT,
+    }),
+    mail: Object.freeze({
+      smtpUrl: e.SMTP_URL,
+      from: e.MAIL_FROM ?? `${e.SERVICE_NAME.replace(/["\\]/g, '')} <no-reply@${new URL(publicUrl).hostname.replace(/^\[|\]$/g, '')}>`,
+      outboxDir: e.MAIL_OUTBOX_DIR ?? join(e.DATA_DIR, 'outbox'),
     }),
   })
 }

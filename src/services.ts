@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino'
 import { AuditLog } from './audit/audit-log.js'
+import type { AccountContext } from './accounts/context.js'
 import type { Config } from './config.js'
 import { describeFailure } from './db/availability.js'
 import { type DatabaseHandle, createDatabase } from './db/connect.js'
@@ -7,6 +8,7 @@ import { migrateToLatest } from './db/migrate.js'
 import { pinoOptions } from './http/logging.js'
 import { type Clock, systemClock } from './lib/clock.js'
 import { Janitor } from './limits/janitor.js'
+import { type Mailer, createMailer } from './mail/mailer.js'
 import { ApplicationCache } from './oauth/application-cache.js'
 import { ClientAuthCache } from './oauth/client-auth-cache.js'
 import { type ServerTokenCache, createServerTokenCache } from './oauth/token-validity.js'
@@ -32,6 +34,10 @@ export interface Services {
   readonly janitor: Janitor
   /** Records security events (README "Audit log"); routes bind it to a request with `trail()`. */
   readonly audit: AuditLog
+  /** SMTP, or the outbox directory (README "Mail"). */
+  readonly mailer: Mailer
+  /** What the account use cases need: the database, the bus, the mailer, links and limits. */
+  readonly accounts: AccountContext
   readonly caches: {
     readonly tokens: ServerTokenCache
     readonly clients: ClientAuthCache
@@ -46,6 +52,8 @@ export interface ServiceOverrides {
   clock?: Clock
   /** Where log lines go, default stdout. */
   logStream?: NodeJS.WritableStream
+  /** Instead of the configured SMTP server or outbox (tests read the mails it keeps). */
+  mailer?: Mailer
 }
 
 /** The configured database, migrated: migrations run at every start-up and are idempotent. */
@@ -93,6 +101,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   })
   janitor.start()
   const audit = new AuditLog({ db, clock, log })
+  const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
+  const accounts: AccountContext = {
+    db,
+    bus,
+    mailer,
+    clock,
+    publicUrl: config.publicUrl,
+    serviceName: config.serviceName,
+    limits: config.limits,
+  }
 
   return {
     config,
@@ -103,9 +121,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     broadcaster,
     janitor,
     audit,
+    mailer,
+    accounts,
     caches,
     async close() {
       stopReporting()
+      mailer.close()
       await janitor.stop()
       broadcaster.closeAll()
       await bus.stop()

@@ -1,24 +1,68 @@
 import type { AuditTrail } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
 import { randomToken, sha256 } from '../lib/crypto.js'
-import { deleteExpiredSessions, deleteSession, findSessionUser, insertSession, type SessionUser } from '../repositories/sessions.js'
+import { describeUserAgent } from '../lib/user-agent.js'
+import { hasControlCharacter } from '../lib/text.js'
+import {
+  deleteExpiredSessions,
+  deleteSession,
+  deleteSessionsOfUser,
+  findSessionUser,
+  insertSession,
+  listLiveSessions,
+  type SessionUser,
+} from '../repositories/sessions.js'
 
 export type { SessionUser }
+
+/**
+ * How stale "last seen" may get. Writing it on every request would add a write to every page
+ * view and every authorize request (README "Performance"); at most once per five minutes per
+ * session costs nothing measurable, and "Active sessions" needs no finer grain.
+ */
+export const LAST_SEEN_GRANULARITY_MS = 5 * 60_000
+
+/** Where a request comes from, as "Active sessions" shows it. */
+export interface SeenFrom {
+  userAgent: string | undefined
+  ip: string
+}
+
+/** The User-Agent as stored: at most 512 characters, without control characters; null when absent. */
+function storedUserAgent(ua: string | undefined): string | null {
+  if (!ua) return null
+  const clean = hasControlCharacter(ua) ? ua.replace(/[\u0000-\u001f\u007f-\u009f]/g, '') : ua
+  return clean.slice(0, 512) || null
+}
 
 /**
  * Console sessions live in the database; the cookie holds only a random id, and the database
  * only its digest, so a leaked dump cannot be replayed as a cookie.
  */
-export async function startSession(db: Db, userId: string, now: Date, ttlMs: number): Promise<string> {
+export async function startSession(db: Db, userId: string, now: Date, ttlMs: number, from?: SeenFrom): Promise<string> {
   await deleteExpiredSessions(db, userId, now)
   const id = randomToken(32)
-  await insertSession(db, { idHash: sha256(id), userId, now, expiresAt: new Date(now.getTime() + ttlMs) })
+  await insertSession(db, {
+    idHash: sha256(id),
+    userId,
+    now,
+    expiresAt: new Date(now.getTime() + ttlMs),
+    userAgent: storedUserAgent(from?.userAgent),
+    ip: from?.ip ?? null,
+  })
   return id
 }
 
-export function resolveSession(db: Db, id: string, now: Date): Promise<SessionUser | undefined> {
-  if (id.length === 0 || id.length > 100) return Promise.resolve(undefined)
-  return findSessionUser(db, sha256(id), now)
+/**
+ * The session's user. With `from`, a session last marked seen more than
+ * LAST_SEEN_GRANULARITY_MS ago is marked seen now, from there, in the same statement: a write
+ * per session per five minutes at most, and never an extra round trip.
+ */
+export async function resolveSession(db: Db, id: string, now: Date, from?: SeenFrom): Promise<SessionUser | undefined> {
+  if (id.length === 0 || id.length > 100) return undefined
+  const idHash = sha256(id)
+  const staleBefore = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS)
+  return findSessionUser(db, idHash, now, from && { staleBefore, userAgent: storedUserAgent(from.userAgent), ip: from.ip })
 }
 
 export function endSession(db: Db, id: string): Promise<void> {
@@ -29,4 +73,30 @@ export function endSession(db: Db, id: string): Promise<void> {
 export async function logOut(db: Db, id: string, userId: string | null, audit: AuditTrail): Promise<void> {
   await endSession(db, id)
   if (userId !== null) await audit.record({ event: 'user.logged_out', userId })
+}
+
+/** "Log out of all other sessions": every session of the user but the one with this id; how many ended. */
+export function endOtherSessions(db: Db, userId: string, currentId: string | undefined): Promise<number> {
+  return deleteSessionsOfUser(db, userId, currentId === undefined ? undefined : sha256(currentId))
+}
+
+export interface SessionView {
+  device: string
+  ip: string
+  createdIso: string
+  lastSeenIso: string
+  current: boolean
+}
+
+/** "Active sessions": the user's live sessions, the one with `currentId` marked. */
+export async function listSessions(db: Db, userId: string, currentId: string | undefined, now: Date): Promise<SessionView[]> {
+  const currentHash = currentId === undefined ? undefined : sha256(currentId)
+  const rows = await listLiveSessions(db, userId, now)
+  return rows.map((r) => ({
+    device: describeUserAgent(r.user_agent),
+    ip: r.ip ?? 'unknown',
+    createdIso: r.created_at.toISOString(),
+    lastSeenIso: r.last_seen_at.toISOString(),
+    current: r.id_hash === currentHash,
+  }))
 }

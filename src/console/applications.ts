@@ -15,7 +15,7 @@ import {
   replaceOwnedApplicationSecret,
   updateOwnedApplication,
 } from '../repositories/applications.js'
-import { lockUser } from '../repositories/users.js'
+import { lockUserForQuota } from '../repositories/users.js'
 import type { RevocationBus } from '../revocation/bus.js'
 import { revoke } from '../revocation/revoke.js'
 
@@ -90,7 +90,7 @@ export async function registerApplication(
   audit: AuditTrail,
 ): Promise<Registration> {
   const registration = await db.transaction().execute(async (trx): Promise<Registration> => {
-    await lockUser(trx, ownerId)
+    await lockUserForQuota(trx, ownerId)
     if (!(await mayRegisterApplication(trx, ownerId, maxApplications))) return { kind: 'quota-reached', limit: maxApplications }
     return { kind: 'created', ...(await insertNewApplication(trx, ownerId, settings, now)) }
   })

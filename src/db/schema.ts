@@ -10,6 +10,8 @@ export interface UsersTable {
   /** Set only by the command line (`gatehouse admin add`). */
   is_operator: Generated<boolean>
   suspended_at: Timestamp | null
+  /** Null until the address is proven by a mailed link (migrations/0008_accounts.ts). */
+  email_verified_at: Timestamp | null
 }
 
 export interface SessionsTable {
@@ -17,6 +19,10 @@ export interface SessionsTable {
   user_id: string
   created_at: Timestamp
   expires_at: Timestamp
+  user_agent: string | null
+  ip: string | null
+  /** Written at log-in, then at most every few minutes (src/accounts/sessions.ts); defaults to now. */
+  last_seen_at: ColumnType<Date, Date | undefined, Date>
 }
 
 export interface ApplicationsTable {
@@ -116,6 +122,20 @@ export interface AuditEventsTable {
   detail: ColumnType<string, string | undefined, string>
 }
 
+export type EmailTokenPurpose = 'verify-email' | 'reset-password' | 'change-email'
+
+/** Single-use links mailed to a user, by digest (migrations/0008_accounts.ts). */
+export interface EmailTokensTable {
+  id: Generated<string>
+  token_hash: string
+  purpose: EmailTokenPurpose
+  user_id: string
+  email: string
+  created_at: Timestamp
+  expires_at: Timestamp
+  used_at: Timestamp | null
+}
+
 export interface Database {
   users: UsersTable
   sessions: SessionsTable
@@ -127,6 +147,7 @@ export interface Database {
   rate_limits: RateLimitsTable
   server_secrets: ServerSecretsTable
   audit_events: AuditEventsTable
+  email_tokens: EmailTokensTable
 }
 
 export type User = Selectable<UsersTable>

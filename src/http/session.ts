@@ -18,7 +18,8 @@ export function registerSession(app: FastifyInstance, deps: Services): void {
   const name = cookieNames(deps.config).session
   app.addHook('onRequest', async (request) => {
     const id = request.cookies[name]
-    request.user = id ? ((await resolveSession(deps.database.db, id, deps.clock())) ?? null) : null
+    const from = { userAgent: request.headers['user-agent'], ip: request.ip }
+    request.user = id ? ((await resolveSession(deps.database.db, id, deps.clock(), from)) ?? null) : null
   })
 }
 
@@ -64,4 +65,20 @@ export async function requireUser(request: FastifyRequest, reply: FastifyReply):
     const next = request.method === 'GET' ? safeNextPath(request.url) : undefined
     await reply.redirect(next ? `/login?next=${encodeURIComponent(next)}` : '/login', 303)
   }
+}
+
+/** Where this request comes from, as a new session records it ("Active sessions"). */
+export function seenFrom(request: FastifyRequest): { userAgent: string | undefined; ip: string } {
+  return { userAgent: request.headers['user-agent'], ip: request.ip }
+}
+
+/**
+ * Ends this browser's session cookie and form tokens, after its session was deleted (log-out,
+ * a password reset, account deletion): a new CSRF secret, so forms of the old session stop working.
+ */
+export function forgetSession(request: FastifyRequest, reply: FastifyReply, deps: Services): void {
+  clearSessionCookie(reply, deps)
+  delete request.cookies[cookieNames(deps.config).csrf]
+  reply.generateCsrf()
+  request.user = null
 }

@@ -21,6 +21,23 @@ export function generateAuthorizationCode(): string {
   return CODE_PREFIX + randomToken(32)
 }
 
+/**
+ * The secret of a mailed single-use link (email verification, password reset, email change),
+ * prefixed by its purpose so that a leaked one is recognisable. Stored as its digest.
+ */
+export const EMAIL_LINK_PREFIXES = { 'verify-email': 'gev_', 'reset-password': 'gpr_', 'change-email': 'gce_' } as const
+
+export function generateEmailLinkToken(purpose: keyof typeof EMAIL_LINK_PREFIXES): string {
+  return EMAIL_LINK_PREFIXES[purpose] + randomToken(32)
+}
+
+/** Whether `value` has the shape of a link token of this purpose (checked before any lookup). */
+export function isEmailLinkToken(purpose: keyof typeof EMAIL_LINK_PREFIXES, value: unknown): value is string {
+  return (
+    typeof value === 'string' && value.length === 47 && value.startsWith(EMAIL_LINK_PREFIXES[purpose]) && /^[A-Za-z0-9_-]+$/.test(value)
+  )
+}
+
 /** Public identifier: random but not secret, so no prefix tricks and no hashing. */
 export function generateClientId(): string {
   return randomToken(18)

@@ -108,6 +108,8 @@ export class Janitor {
       ['sessions', now],
       ['rate_limits', now - RATE_LIMIT_RETENTION_MS],
       ['audit_events', now - this.options.auditRetentionMs],
+      // Mailed links (verification, password reset, email change): useless once expired, used or not.
+      ['email_tokens', now],
     ]
     const removed = noneRemoved()
     for (const [table, cutoff] of cutoffs) {

@@ -12,8 +12,8 @@ import { type Scope, parseScope } from './scope.js'
  * error goes back to the client.
  */
 
-/** The application with its owner's email, for the consent page. */
-export type AuthorizeApplication = Application & { owner_email: string }
+/** The application with its owner's email and whether they verified it, for the consent page. */
+export type AuthorizeApplication = Application & { owner_email: string; owner_email_verified: boolean }
 
 /** How the client_id is resolved: a database read, or the remembered-consent path's cache. */
 export type ApplicationLoader = (clientId: string) => AuthorizeApplication | undefined | Promise<AuthorizeApplication | undefined>

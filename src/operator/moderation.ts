@@ -1,12 +1,11 @@
+import { deleteUserAccount } from '../accounts/delete-account.js'
 import type { AuditEvent, AuditEventName } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
 import {
   type ApplicationListing,
   type ApplicationWithOwner,
   type UserListing,
-  applicationIdsOfOwner,
   deleteApplicationRow,
-  deleteUserRow,
   deleteUserSessions,
   findApplicationForOperator,
   findUserById,
@@ -130,26 +129,16 @@ export async function unsuspendUser(ctx: OperatorContext, userId: string): Promi
 }
 
 /**
- * Deletes the account with its applications (each revoked and announced as a deletion), its
- * tokens for other applications (announced), its grants, codes and sessions.
+ * Deletes the account as its owner's "Delete account" does (deleteUserAccount): its
+ * applications (each revoked and announced as a deletion), its tokens for other applications
+ * (announced), its grants, codes and sessions.
  */
 export async function deleteUser(ctx: OperatorContext, userId: string, now: Date): Promise<{ email: string; applications: number }> {
-  const result = await ctx.db.transaction().execute(async (trx) => {
-    const user = await lockUserRow(trx, userId)
-    if (!user) throw new NotFoundError('No such user.')
-    const applications = await applicationIdsOfOwner(trx, userId)
-    for (const applicationId of applications) {
-      await lockApplicationRow(trx, applicationId)
-      await revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
-      await deleteApplicationRow(trx, applicationId)
-    }
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'user', userId }, now)
-    await deleteUserRow(trx, userId)
-    return { email: user.email, applications: applications.length }
-  })
+  const deleted = await deleteUserAccount(ctx, userId, now)
+  if (!deleted) throw new NotFoundError('No such user.')
   // The account is gone, so the event concerns nobody's log but the operators'.
-  await ctx.record({ event: 'operator.user_deleted', userId: null, detail: `${result.applications} applications deleted` })
-  return result
+  await ctx.record({ event: 'operator.user_deleted', userId: null, detail: `${deleted.applications} applications deleted` })
+  return deleted
 }
 
 /* Applications */

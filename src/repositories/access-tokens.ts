@@ -80,30 +80,24 @@ export async function revokeTokensBeyond(
 }
 
 /**
- * Marks at most `limit` live tokens of the application revoked and returns their digests
- * (access_tokens_application_user_idx), so that revoking a large application holds a bounded
- * number of digests in memory at a time. Called until it returns fewer than `limit`.
+ * Marks at most `limit` live tokens of the application, or of the user for any application,
+ * revoked and returns their digests (access_tokens_application_user_idx, access_tokens_user_id_idx),
+ * so that revoking a large application or account holds a bounded number of digests in memory
+ * at a time. Called until it returns fewer than `limit`.
  */
-export async function revokeApplicationTokenBatch(db: Db, applicationId: string, now: Date, limit: number): Promise<string[]> {
+export async function revokeTokenBatch(
+  db: Db,
+  owner: { applicationId: string } | { userId: string },
+  now: Date,
+  limit: number,
+): Promise<string[]> {
   const rows = await db
     .updateTable('access_tokens')
     .set({ revoked_at: now })
-    .where('id', 'in', (eb) =>
-      eb.selectFrom('access_tokens').select('id').where('application_id', '=', applicationId).where('revoked_at', 'is', null).limit(limit),
-    )
-    .returning('token_hash')
-    .execute()
-  return rows.map((r) => r.token_hash)
-}
-
-/** As revokeApplicationTokenBatch, for every live token of one user (access_tokens_user_id_idx). */
-export async function revokeUserTokenBatch(db: Db, userId: string, now: Date, limit: number): Promise<string[]> {
-  const rows = await db
-    .updateTable('access_tokens')
-    .set({ revoked_at: now })
-    .where('id', 'in', (eb) =>
-      eb.selectFrom('access_tokens').select('id').where('user_id', '=', userId).where('revoked_at', 'is', null).limit(limit),
-    )
+    .where('id', 'in', (eb) => {
+      const live = eb.selectFrom('access_tokens').select('id').where('revoked_at', 'is', null).limit(limit)
+      return 'applicationId' in owner ? live.where('application_id', '=', owner.applicationId) : live.where('user_id', '=', owner.userId)
+    })
     .returning('token_hash')
     .execute()
   return rows.map((r) => r.token_hash)

@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { Application } from '../db/schema.js'
 
@@ -12,12 +13,16 @@ export function findApplicationByClientId(db: Db, clientId: string): Promise<App
 }
 
 /** The application with its owner's email, for the consent page. */
-export function findApplicationWithOwnerByClientId(db: Db, clientId: string): Promise<(Application & { owner_email: string }) | undefined> {
+export function findApplicationWithOwnerByClientId(
+  db: Db,
+  clientId: string,
+): Promise<(Application & { owner_email: string; owner_email_verified: boolean }) | undefined> {
   return db
     .selectFrom('applications')
     .innerJoin('users', 'users.id', 'applications.owner_id')
     .selectAll('applications')
     .select('users.email as owner_email')
+    .select(sql<boolean>`users.email_verified_at is not null`.as('owner_email_verified'))
     .where('applications.client_id', '=', clientId)
     .executeTakeFirst()
 }
@@ -175,4 +180,10 @@ export function deleteOwnedApplication(db: Db, id: string, ownerId: string): Pro
     .where('owner_id', '=', ownerId)
     .returning(['client_id', 'name'])
     .executeTakeFirst()
+}
+
+/** Locks every application of the owner until the end of `trx` and returns their ids (applications_owner_id_idx). */
+export async function lockApplicationsOfOwner(trx: Db, ownerId: string): Promise<string[]> {
+  const rows = await trx.selectFrom('applications').select('id').where('owner_id', '=', ownerId).orderBy('id').forUpdate().execute()
+  return rows.map((r) => r.id)
 }

@@ -5,7 +5,7 @@ import type { Db } from '../db/connect.js'
  * The janitor's SQL (src/limits/janitor.ts decides what and when). Each table is named with its
  * primary key and the column that says how old a row is; every column here is indexed
  * (migrations/0004_janitor_indexes.ts, pending_authorizations_expires_at_idx,
- * audit_events_occurred_at_idx).
+ * audit_events_occurred_at_idx, email_tokens_expires_at_idx).
  */
 const AGE_COLUMNS = {
   access_tokens: { key: 'id', age: 'revoked_at' },
@@ -14,6 +14,7 @@ const AGE_COLUMNS = {
   sessions: { key: 'id_hash', age: 'expires_at' },
   rate_limits: { key: 'key', age: 'window_start' },
   audit_events: { key: 'id', age: 'occurred_at' },
+  email_tokens: { key: 'id', age: 'expires_at' },
 } as const
 
 export type JanitorTable = keyof typeof AGE_COLUMNS

@@ -65,11 +65,6 @@ export async function deleteUserSessions(db: Db, userId: string): Promise<number
   return rows.length
 }
 
-export async function deleteUserRow(db: Db, userId: string): Promise<boolean> {
-  const rows = await db.deleteFrom('users').where('id', '=', userId).returning('id').execute()
-  return rows.length > 0
-}
-
 export interface ApplicationListing {
   id: string
   client_id: string
@@ -164,11 +159,6 @@ export async function unsuspendApplicationsOfOwner(db: Db, ownerId: string, at: 
     .returning('id')
     .execute()
   return rows.length
-}
-
-export async function applicationIdsOfOwner(db: Db, ownerId: string): Promise<string[]> {
-  const rows = await db.selectFrom('applications').select('id').where('owner_id', '=', ownerId).execute()
-  return rows.map((r) => r.id)
 }
 
 export async function deleteApplicationRow(db: Db, id: string): Promise<boolean> {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 
 export interface SessionUser {
@@ -5,26 +6,93 @@ export interface SessionUser {
   email: string
   /** Sees the "Operator" menu entry and /admin (README "Operating Gatehouse"). */
   is_operator: boolean
+  /** Whether the account's address is verified: unverified accounts may not register applications. */
+  emailVerified: boolean
 }
 
-export async function insertSession(db: Db, s: { idHash: string; userId: string; now: Date; expiresAt: Date }): Promise<void> {
-  await db.insertInto('sessions').values({ id_hash: s.idHash, user_id: s.userId, created_at: s.now, expires_at: s.expiresAt }).execute()
+export interface NewSession {
+  idHash: string
+  userId: string
+  now: Date
+  expiresAt: Date
+  userAgent: string | null
+  ip: string | null
 }
 
-/** The live session's user, by primary key (sessions_pkey). */
-export function findSessionUser(db: Db, idHash: string, now: Date): Promise<SessionUser | undefined> {
+export async function insertSession(db: Db, s: NewSession): Promise<void> {
+  await db
+    .insertInto('sessions')
+    .values({
+      id_hash: s.idHash,
+      user_id: s.userId,
+      created_at: s.now,
+      expires_at: s.expiresAt,
+      user_agent: s.userAgent,
+      ip: s.ip,
+      last_seen_at: s.now,
+    })
+    .execute()
+}
+
+/**
+ * The live session's user, by primary key (sessions_pkey), and in the same statement the
+ * session marked seen now, from `seen`, when it was last marked before `seen.staleBefore`: one
+ * round trip whether or not it writes, so page views and authorize requests pay no extra
+ * statement for "Active sessions" (README "Performance"). Without `seen`, nothing is written.
+ */
+export async function findSessionUser(
+  db: Db,
+  idHash: string,
+  now: Date,
+  seen?: { staleBefore: Date; userAgent: string | null; ip: string | null },
+): Promise<SessionUser | undefined> {
+  const { rows } = await sql<{ id: string; email: string; is_operator: boolean; email_verified_at: Date | null }>`
+    with found as (
+      select users.id, users.email, users.is_operator, users.email_verified_at
+      from sessions join users on users.id = sessions.user_id
+      where sessions.id_hash = ${idHash} and sessions.expires_at > ${now} and users.suspended_at is null
+    ), touched as (
+      update sessions set last_seen_at = ${now}, user_agent = ${seen?.userAgent ?? null}, ip = ${seen?.ip ?? null}
+      where ${seen !== undefined} and id_hash = ${idHash} and last_seen_at < ${seen?.staleBefore ?? now}
+        and exists (select 1 from found)
+      returning 1
+    )
+    select id, email, is_operator, email_verified_at from found
+  `.execute(db)
+  const row = rows[0]
+  return row && { id: row.id, email: row.email, is_operator: row.is_operator, emailVerified: row.email_verified_at !== null }
+}
+
+export interface SessionListing {
+  id_hash: string
+  created_at: Date
+  last_seen_at: Date
+  user_agent: string | null
+  ip: string | null
+}
+
+/** The user's live sessions, most recently seen first (sessions_user_id_idx). */
+export function listLiveSessions(db: Db, userId: string, now: Date): Promise<SessionListing[]> {
   return db
     .selectFrom('sessions')
-    .innerJoin('users', 'users.id', 'sessions.user_id')
-    .select(['users.id', 'users.email', 'users.is_operator'])
-    .where('sessions.id_hash', '=', idHash)
-    .where('sessions.expires_at', '>', now)
-    .where('users.suspended_at', 'is', null)
-    .executeTakeFirst()
+    .select(['id_hash', 'created_at', 'last_seen_at', 'user_agent', 'ip'])
+    .where('user_id', '=', userId)
+    .where('expires_at', '>', now)
+    .orderBy('last_seen_at', 'desc')
+    .orderBy('created_at', 'desc')
+    .execute()
 }
 
 export async function deleteSession(db: Db, idHash: string): Promise<void> {
   await db.deleteFrom('sessions').where('id_hash', '=', idHash).execute()
+}
+
+/** Every session of the user but `keepIdHash` (none kept when undefined); how many ended. */
+export async function deleteSessionsOfUser(db: Db, userId: string, keepIdHash?: string): Promise<number> {
+  let q = db.deleteFrom('sessions').where('user_id', '=', userId)
+  if (keepIdHash !== undefined) q = q.where('id_hash', '!=', keepIdHash)
+  const result = await q.executeTakeFirst()
+  return Number(result.numDeletedRows)
 }
 
 /** The user's expired sessions (sessions_user_id_idx), so sessions do not pile up forever. */

@@ -1,12 +1,6 @@
 import { REVOCATION_CHANNEL, type RevocationNotice, encodeNotices } from '@gatehouse/verifier/shared'
 import type { Db } from '../db/connect.js'
-import {
-  revokeAccessTokens,
-  revokeApplicationTokenBatch,
-  revokeTokenOfClient,
-  revokeTokensBeyond,
-  revokeUserTokenBatch,
-} from '../repositories/access-tokens.js'
+import { revokeAccessTokens, revokeTokenBatch, revokeTokenOfClient, revokeTokensBeyond } from '../repositories/access-tokens.js'
 import { deletePendingCodes } from '../repositories/authorization-codes.js'
 import { deleteGrant } from '../repositories/grants.js'
 import { notify } from '../repositories/notifications.js'
@@ -15,7 +9,8 @@ import type { RevocationBus } from './bus.js'
 /*
  * The one way anything is revoked (docs/decisions/003-revocation-propagation.md): the
  * revocation endpoint (RFC 7009), a replayed code (RFC 6749 4.1.2), "Revoke access" on
- * Authorized Applications, application deletion, and a regenerated client secret. Each marks
+ * Authorized Applications, application deletion, account deletion, and a regenerated client
+ * secret. Each marks
  * rows revoked and, in the same transaction, NOTIFYs the revocation channel, so that every
  * cache drops them when (and only if) the transaction commits; this process's own caches hear
  * it through the bus before the response leaves.
@@ -78,6 +73,17 @@ export function announceRevoked(bus: RevocationBus, digests: readonly string[]):
   if (digests.length > 0) bus.announce({ kind: 'tokens', digests: [...digests] })
 }
 
+/** Every live token of the application or user, announced by digest a batch at a time; how many. */
+async function revokeInBatches(trx: Db, bus: RevocationBus, owner: Parameters<typeof revokeTokenBatch>[1], now: Date): Promise<number> {
+  let revoked = 0
+  for (;;) {
+    const digests = await revokeTokenBatch(trx, owner, now, APPLICATION_REVOCATION_BATCH)
+    if (digests.length > 0) await publish(trx, bus, { kind: 'tokens', digests })
+    revoked += digests.length
+    if (digests.length < APPLICATION_REVOCATION_BATCH) return revoked
+  }
+}
+
 /** Revokes the target; idempotent. Returns how many tokens were live (0 for credentials). */
 export function revoke(ctx: RevocationContext, target: RevocationTarget, now: Date): Promise<number>
 export function revoke(ctx: RevocationContext, target: ClientTokenTarget, now: Date): Promise<{ clientOk: boolean; revoked: boolean }>
@@ -119,26 +125,13 @@ export async function revoke(
         // one can empty every verifier's cache by deleting an application (issue 12;
         // docs/decisions/003-revocation-propagation.md). They go out in batches, before the
         // `app:` notice that ends the application's own streams.
-        let revoked = 0
-        for (;;) {
-          const digests = await revokeApplicationTokenBatch(trx, target.applicationId, now, APPLICATION_REVOCATION_BATCH)
-          if (digests.length > 0) await publish(trx, ctx.bus, { kind: 'tokens', digests })
-          revoked += digests.length
-          if (digests.length < APPLICATION_REVOCATION_BATCH) break
-        }
+        const revoked = await revokeInBatches(trx, ctx.bus, { applicationId: target.applicationId }, now)
         await publish(trx, ctx.bus, { kind: 'application', applicationId: target.applicationId })
         return revoked
       }
       case 'user': {
         await deletePendingCodes(trx, { userId: target.userId })
-        let revoked = 0
-        for (;;) {
-          const digests = await revokeUserTokenBatch(trx, target.userId, now, APPLICATION_REVOCATION_BATCH)
-          if (digests.length > 0) await publish(trx, ctx.bus, { kind: 'tokens', digests })
-          revoked += digests.length
-          if (digests.length < APPLICATION_REVOCATION_BATCH) break
-        }
-        return revoked
+        return revokeInBatches(trx, ctx.bus, { userId: target.userId }, now)
       }
       case 'client-credentials':
         await publish(trx, ctx.bus, target)

@@ -3,10 +3,11 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { sha256 } from '../../src/lib/crypto.js'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
 import { launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { linkTo } from '../helpers/mailbox.js'
 
 /*
  * The spec's registration path in a real browser, without JavaScript in the pages: sign up,
- * log in, open the user menu, choose "Your Applications", register an application and read its
+ * log in, verify the address by the mailed link, open the user menu, choose "Your Applications", register an application and read its
  * credentials from #client-id and #client-secret.
  */
 
@@ -38,6 +39,11 @@ it('registers an application through the console', async () => {
   await page.getByLabel('Password').fill('correct horse battery')
   await page.getByRole('button', { name: 'Log in' }).click()
   await page.waitForURL(`${baseUrl}/applications`)
+
+  // Registering applications needs the verified address: the link from the mail, confirmed.
+  await page.goto(`${baseUrl}${linkTo(t.mailbox.last('browser@example.com'), '/verify-email')}`)
+  await page.getByRole('button', { name: 'Verify my email address' }).click()
+  await page.waitForURL(`${baseUrl}/applications?verified=1`)
 
   // The user menu is a <details>: closed until its summary is clicked.
   const menuLink = page.getByRole('link', { name: 'Your Applications' })

@@ -53,7 +53,14 @@ it('opens the Security log from the user menu and shows the events in an accessi
 
   const rows = page.locator('table tbody tr')
   const events = await rows.locator('td:nth-child(2)').allTextContents()
-  expect(events.map((e) => e.trim())).toEqual(['Logged in', 'Log-in failed', 'Application registered', 'Logged in', 'Account created'])
+  expect(events.map((e) => e.trim())).toEqual([
+    'Logged in',
+    'Log-in failed',
+    'Application registered',
+    'Logged in',
+    'Email address verified',
+    'Account created',
+  ])
   expect(await rows.nth(2).locator('td:nth-child(3)').textContent()).toContain('Browser <Planner>')
   expect(await rows.nth(1).locator('td:nth-child(5)').textContent()).toBe('Wrong password')
   expect(await rows.nth(0).locator('td:nth-child(4)').textContent()).toBe('127.0.0.1')

@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../../src/config.js'
 import { manualClock } from '../../src/lib/clock.js'
 import { type Services, createServices } from '../../src/services.js'
 import { createTestDatabase, type TestDatabase } from './db.js'
+import { Mailbox, mailboxes } from './mailbox.js'
 import { type QueryCounter, countQueries } from './query-counter.js'
 
 export const TEST_ISSUER = 'http://gatehouse.test'
@@ -19,18 +20,21 @@ export interface TestContext {
   revocation: { db: TestDatabase['handle']['db']; bus: Services['bus'] }
   /** Every query and transaction the app runs, counted (the test's own `db` is not). */
   queries: QueryCounter
+  /** Every mail the app sent (the app's mailer; mail-smtp.test.ts and mail-outbox.test.ts use real ones). */
+  mailbox: Mailbox
   close(): Promise<void>
 }
 
 /**
  * A real app over a fresh real database, with a clock the test moves by hand. `shared` lets
  * several apps use one database: two Gatehouse instances on one Postgres, or on one PGlite.
- * `logStream` receives the app's log lines (at LOG_LEVEL, silent unless `env` says otherwise).
+ * `logStream` receives the app's log lines (at LOG_LEVEL, silent unless `env` says otherwise). Mail
+ * goes to `mailbox`, unless `realMailer` asks for the configured SMTP server or outbox.
  */
 export async function buildTestApp(
   env: Record<string, string> = {},
   shared?: TestDatabase,
-  options: { logStream?: NodeJS.WritableStream } = {},
+  options: { logStream?: NodeJS.WritableStream; realMailer?: boolean } = {},
 ): Promise<TestContext> {
   const testDb = shared ?? (await createTestDatabase())
   // Most files sign up many users from one test address; the sign-up limit has its own tests
@@ -38,9 +42,16 @@ export async function buildTestApp(
   const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, SIGNUP_LIMIT: '100000', ...env })
   const clock = manualClock(new Date())
   const { database, queries } = countQueries(testDb.handle)
-  const deps = await createServices(config, { database, clock, logStream: options.logStream })
+  const mailbox = new Mailbox()
+  const deps = await createServices(config, {
+    database,
+    clock,
+    logStream: options.logStream,
+    mailer: options.realMailer ? undefined : mailbox,
+  })
   const app = await buildApp(deps)
   await app.ready()
+  mailboxes.set(app, mailbox)
   return {
     app,
     testDb,
@@ -50,6 +61,7 @@ export async function buildTestApp(
     deps,
     revocation: { db: testDb.handle.db, bus: deps.bus },
     queries,
+    mailbox,
     async close() {
       await app.close()
       await deps.close()

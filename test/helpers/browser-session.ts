@@ -1,4 +1,5 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { linkTo, mailboxes } from './mailbox.js'
 
 /**
  * A cookie jar over app.inject that behaves like a browser: keeps cookies, reads the CSRF
@@ -64,13 +65,34 @@ export class BrowserSession {
     return res
   }
 
-  /** Signs up and logs in through the real pages; returns this session, logged in. */
-  async signUpAndLogIn(email: string, password = 'correct horse battery'): Promise<this> {
+  /**
+   * Signs up and logs in through the real pages; returns this session, logged in. Unless
+   * `verify` is false, the address is verified first as its owner would: the verification link
+   * of the mail the app sent (test/helpers/mailbox.ts) is opened and confirmed. An app without a
+   * test mailbox, or an address that was registered already, is not verified.
+   */
+  async signUpAndLogIn(email: string, password = 'correct horse battery', options: { verify?: boolean } = {}): Promise<this> {
     await this.get('/signup')
     const signup = await this.post('/signup', { email, password })
     if (signup.statusCode !== 303) throw new Error(`sign-up failed: ${signup.statusCode} ${signup.body.slice(0, 300)}`)
+    const mailbox = mailboxes.get(this.app)
+    const link =
+      mailbox && options.verify !== false
+        ? linkTo(mailbox.to(email.trim().toLowerCase()).at(-1) ?? { text: '' }, '/verify-email')
+        : undefined
+    if (link) await this.verifyEmail(link)
     await this.logIn(email, password)
     return this
+  }
+
+  /** Opens a verification link (a path with its query) and confirms it, as the page asks. */
+  async verifyEmail(link: string): Promise<LightMyRequestResponse> {
+    const page = await this.get(link)
+    if (page.statusCode !== 200) throw new Error(`verification page: ${page.statusCode} ${page.body.slice(0, 300)}`)
+    const token = new URL(link, 'http://x').searchParams.get('token') ?? ''
+    const res = await this.post('/verify-email', { token })
+    if (res.statusCode !== 303) throw new Error(`verification failed: ${res.statusCode} ${res.body.slice(0, 300)}`)
+    return res
   }
 
   async logIn(email: string, password = 'correct horse battery', next?: string): Promise<LightMyRequestResponse> {

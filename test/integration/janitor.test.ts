@@ -94,6 +94,21 @@ async function dayOfTraffic(at: Date, n: number) {
     .insertInto('rate_limits')
     .values(Array.from({ length: n }, () => ({ key: `login:${hex()}`, window_start: at, count: 3 })))
     .execute()
+  // Mailed links: verification links live 24 hours, and half of them are used the day they are sent.
+  await t.db
+    .insertInto('email_tokens')
+    .values(
+      Array.from({ length: n }, (_, i) => ({
+        token_hash: hex(),
+        purpose: 'verify-email' as const,
+        user_id: user.id,
+        email: user.email,
+        created_at: at,
+        expires_at: new Date(ms + DAY),
+        used_at: i % 2 === 0 ? at : null,
+      })),
+    )
+    .execute()
 }
 
 describe('the janitor', () => {
@@ -108,6 +123,7 @@ describe('the janitor', () => {
       sessions: 620,
       pending_authorizations: 620,
       rate_limits: 620,
+      email_tokens: 620,
     })
 
     // The morning after the last day of traffic.
@@ -117,7 +133,8 @@ describe('the janitor', () => {
     const after = await counts()
     // Only what is not dead yet: the last day's codes (kept a day past expiry) and rate-limit
     // windows (kept a day), the sessions of the last 14 days, tokens revoked within 30 days,
-    // and every live token. Nothing grows with the length of the month.
+    // every live token, and the last day's mailed links (valid 24 hours, used or not). Nothing
+    // grows with the length of the month.
     expect(after).toEqual({
       authorization_codes: 20,
       access_tokens: 310 + 10 * 30,
@@ -126,6 +143,7 @@ describe('the janitor', () => {
       rate_limits: 20,
       // Audit events have their own test (test/integration/audit/retention.test.ts).
       audit_events: 0,
+      email_tokens: 20,
     })
     for (const table of JANITOR_TABLES) expect(removed[table]).toBe(before[table]! - after[table]!)
 
@@ -133,10 +151,16 @@ describe('the janitor', () => {
     for (let day = 31; day < 62; day++) await dayOfTraffic(new Date(start + day * DAY), 20)
     t.clock.set(new Date(start + 61 * DAY + 20 * 3600_000))
     await t.deps.janitor.runOnce()
-    expect(await counts()).toMatchObject({ authorization_codes: 20, pending_authorizations: 0, sessions: 280, rate_limits: 20 })
+    expect(await counts()).toMatchObject({
+      authorization_codes: 20,
+      pending_authorizations: 0,
+      sessions: 280,
+      rate_limits: 20,
+      email_tokens: 20,
+    })
   })
 
-  it('keeps what is still in use: live sessions, open rate-limit windows, fresh codes and pending requests', async () => {
+  it('keeps what is still in use: live sessions, open rate-limit windows, fresh codes, pending requests and mailed links', async () => {
     await clearAll()
     const now = new Date('2026-06-01T00:00:00Z')
     t.clock.set(now)
@@ -149,6 +173,7 @@ describe('the janitor', () => {
       sessions: 5,
       rate_limits: 5,
       audit_events: 0,
+      email_tokens: 5,
     })
   })
 
@@ -175,9 +200,9 @@ describe('the janitor', () => {
     const queries = t.queries.count
     const { removed } = await t.deps.janitor.runOnce()
     expect(removed.authorization_codes).toBe(2500)
-    // 3 for the codes (1,000, 1,000, 500), 1 for each of the other five tables (nothing to
+    // 3 for the codes (1,000, 1,000, 500), 1 for each of the other six tables (nothing to
     // delete), and on PostgreSQL the advisory lock.
-    expect(t.queries.count - queries).toBe(3 + 5 + (t.deps.database.kind === 'postgres' ? 1 : 0))
+    expect(t.queries.count - queries).toBe(3 + 6 + (t.deps.database.kind === 'postgres' ? 1 : 0))
     expect(await counts()).toMatchObject({ authorization_codes: 0 })
   })
 

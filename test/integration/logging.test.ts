@@ -8,6 +8,7 @@ import { type Services, createServices } from '../../src/services.js'
 import { buildTestApp } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js'
+import { Mailbox } from '../helpers/mailbox.js'
 
 let lines: string[] = []
 let testDb: TestDatabase
@@ -22,7 +23,12 @@ beforeAll(async () => {
       done()
     },
   })
-  services = await createServices(loadConfig({ LOG_LEVEL: 'trace' }), { database: testDb.handle, clock: manualClock(), logStream: stream })
+  services = await createServices(loadConfig({ LOG_LEVEL: 'trace' }), {
+    database: testDb.handle,
+    clock: manualClock(),
+    logStream: stream,
+    mailer: new Mailbox(),
+  })
   app = await buildApp(services)
 })
 afterAll(async () => {

@@ -1,6 +1,6 @@
-import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { TestContext } from '../helpers/app.js'
+import { untilBlockedOnLock } from '../helpers/lock-wait.js'
 import { authorizeUrl, buildOAuthTestApp, consentFields, createClient, loggedInUser } from '../integration/oauth/helpers.js'
 
 /*
@@ -30,13 +30,7 @@ it('a remembered-consent request waits for an in-progress "Revoke access", then 
     await trx.deleteFrom('grants').where('user_id', '=', user.id).where('application_id', '=', client.id).execute()
     const request = s.get(url)
     // Hold the transaction open until the request is blocked on the grant's row lock.
-    for (let i = 0; i < 500; i++) {
-      const { rows } = await sql<{ n: number }>`
-        select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock'`.execute(t.db)
-      if (rows[0]!.n > 0) break
-      await new Promise((resolve) => setImmediate(resolve))
-    }
+    await untilBlockedOnLock(t.db)
     // Wrapped: returning the promise itself would make the commit wait for the request.
     return { request }
   })

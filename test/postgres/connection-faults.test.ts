@@ -12,6 +12,7 @@ import { BrowserSession } from '../helpers/browser-session.js'
 import { type TestDatabase, createTestDatabase, serverUrl } from '../helpers/db.js'
 import { basicAuth, createAccessToken, createApplication, createUser } from '../helpers/factories.js'
 import { type TcpProxy, relayDatabase } from '../helpers/tcp-proxy.js'
+import { Mailbox } from '../helpers/mailbox.js'
 
 /*
  * Faults of the connections to PostgreSQL, inside one process (test/faults/ has the same
@@ -104,7 +105,7 @@ describe('an outage seen through the app (needs TEST_DATABASE_URL)', () => {
       },
     })
     const config = loadConfig({ LOG_LEVEL: 'info', PUBLIC_URL: 'http://gatehouse.test', LOGIN_RATE_LIMIT: '1000' })
-    services = await createServices(config, { database: relayed, logStream })
+    services = await createServices(config, { database: relayed, logStream, mailer: new Mailbox() })
     app = await buildApp(services)
     await app.ready()
 

@@ -13,6 +13,7 @@ import { type AccessTokenFixture, type ApplicationFixture, type UserFixture, bas
 import { type GatehouseProcess, startGatehouse } from '../helpers/gatehouse-process.js'
 import { isActive, msUntil, refuses, revokeThrough, seed, summarize, tokenInfoStatus } from '../helpers/propagation.js'
 import { type TcpProxy, relayDatabase } from '../helpers/tcp-proxy.js'
+import { Mailbox } from '../helpers/mailbox.js'
 
 /*
  * A revocation reaches every cache within a second (docs/decisions/003-revocation-propagation.md):
@@ -145,7 +146,7 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
       const database: DatabaseHandle = { ...testDb.handle, listen: listenVia.listen }
 
       const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, TOKEN_CACHE_TTL_SECONDS: '2' })
-      const services = await createServices(config, { database, clock })
+      const services = await createServices(config, { database, clock, mailer: new Mailbox() })
       const c = await buildApp(services)
       await c.ready()
       closeApp = async () => {

@@ -1,7 +1,7 @@
-import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { revoke } from '../../src/revocation/revoke.js'
 import type { TestContext } from '../helpers/app.js'
+import { untilBlockedOnLock } from '../helpers/lock-wait.js'
 import {
   authorizeUrl,
   buildOAuthTestApp,
@@ -41,13 +41,7 @@ it('an exchange that arrives during a suspension waits for it and gets invalid_c
     await trx.updateTable('applications').set({ suspended_at: new Date() }).where('id', '=', client.id).execute()
     await revoke({ db: trx, bus: t.deps.bus }, { kind: 'application', applicationId: client.id }, new Date())
     const request = exchange(t.app, client, { code })
-    for (let i = 0; i < 500; i++) {
-      const { rows } = await sql<{ n: number }>`
-        select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock'`.execute(t.db)
-      if (rows[0]!.n > 0) break
-      await new Promise((resolve) => setImmediate(resolve))
-    }
+    await untilBlockedOnLock(t.db)
     return { request }
   })
   const res = await pending

@@ -29,12 +29,21 @@ describe('loadConfig', () => {
       dbPool: { max: 10, connectTimeoutMs: 3_000, idleTimeoutMs: 30_000, statementTimeoutMs: 10_000 },
       tokenCacheTtlMs: 60_000,
       tokenCacheMaxEntries: 10_000,
-      limits: { loginFailures: 10, loginAccountAttack: 100, loginAddressFailures: 100, signups: 10 },
+      limits: {
+        loginFailures: 10,
+        loginAccountAttack: 100,
+        loginAddressFailures: 100,
+        signups: 10,
+        verificationEmails: 5,
+        passwordResets: 5,
+        passwordResetAddresses: 20,
+      },
       tokenAuthFailureLimit: 20,
       http: { requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000 },
       janitor: { intervalMs: 300_000, revokedTokenRetentionMs: 30 * 86_400_000, auditRetentionMs: 90 * 86_400_000 },
       streams: { perApplication: 4, total: 1000 },
       quotas: { applicationsPerUser: 25, tokensPerGrant: 10, codesPerMinute: 60 },
+      mail: { smtpUrl: undefined, from: 'Gatehouse <no-reply@127.0.0.1>', outboxDir: 'data/outbox' },
     })
   })
 
@@ -70,6 +79,13 @@ describe('loadConfig', () => {
       MAX_APPLICATIONS_PER_USER: '5',
       MAX_TOKENS_PER_GRANT: '3',
       CODE_ISSUE_LIMIT: '30',
+      SERVICE_NAME: 'Team Auth',
+      SMTP_URL: 'smtps://mailer:secret@smtp.example.com:465',
+      MAIL_FROM: 'Team Auth <auth@example.com>',
+      MAIL_OUTBOX_DIR: '/tmp/outbox',
+      VERIFICATION_EMAIL_LIMIT: '2',
+      PASSWORD_RESET_LIMIT: '3',
+      PASSWORD_RESET_ADDRESS_LIMIT: '9',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -84,12 +100,21 @@ describe('loadConfig', () => {
       dbPool: { max: 20, connectTimeoutMs: 1_500, idleTimeoutMs: 60_000, statementTimeoutMs: 0 },
       tokenCacheTtlMs: 300_000,
       tokenCacheMaxEntries: 500,
-      limits: { loginFailures: 5, loginAccountAttack: 50, loginAddressFailures: 60, signups: 3 },
+      limits: {
+        loginFailures: 5,
+        loginAccountAttack: 50,
+        loginAddressFailures: 60,
+        signups: 3,
+        verificationEmails: 2,
+        passwordResets: 3,
+        passwordResetAddresses: 9,
+      },
       tokenAuthFailureLimit: 7,
       http: { requestTimeoutMs: 5_000, connectionTimeoutMs: 20_000, keepAliveTimeoutMs: 65_000 },
       janitor: { intervalMs: 60_000, revokedTokenRetentionMs: 7 * 86_400_000, auditRetentionMs: 365 * 86_400_000 },
       streams: { perApplication: 2, total: 50 },
       quotas: { applicationsPerUser: 5, tokensPerGrant: 3, codesPerMinute: 30 },
+      mail: { smtpUrl: 'smtps://mailer:secret@smtp.example.com:465', from: 'Team Auth <auth@example.com>', outboxDir: '/tmp/outbox' },
     })
     expect(Object.isFrozen(config)).toBe(true)
     expect(Object.isFrozen(config.http)).toBe(true)
@@ -100,6 +125,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ HOST: '::1' }).publicUrl).toBe('http://[::1]:3000')
     expect(loadConfig({ PUBLIC_URL: 'https://auth.example.com', COOKIE_SECURE: 'false' }).cookieSecure).toBe(false)
     expect(loadConfig({ COOKIE_SECURE: '1' }).cookieSecure).toBe(true)
+  })
+
+  it('puts the outbox under DATA_DIR and mails from the public host, unless told otherwise', () => {
+    expect(loadConfig({ DATA_DIR: '/var/lib/gatehouse', PUBLIC_URL: 'https://auth.example.com' }).mail).toEqual({
+      smtpUrl: undefined,
+      from: 'Gatehouse <no-reply@auth.example.com>',
+      outboxDir: '/var/lib/gatehouse/outbox',
+    })
+    expect(loadConfig({ SERVICE_NAME: 'Team "Auth"' }).mail.from).toBe('Team Auth <no-reply@127.0.0.1>')
   })
 
   it('still reads the pool size under its former name, DB_POOL_MAX, when DATABASE_POOL_MAX is unset', () => {
@@ -166,6 +200,14 @@ describe('loadConfig', () => {
     ['LOGIN_ADDRESS_FAILURE_LIMIT', 'many', 'LOGIN_ADDRESS_FAILURE_LIMIT: must be a number'],
     ['SIGNUP_LIMIT', '-1', 'SIGNUP_LIMIT: must be positive'],
     ['TOKEN_AUTH_FAILURE_LIMIT', '0', 'TOKEN_AUTH_FAILURE_LIMIT: must be positive'],
+    ['SERVICE_NAME', ' ', 'SERVICE_NAME: must not be empty'],
+    ['SERVICE_NAME', 'Bad\u0007Name', 'SERVICE_NAME: must not contain control characters'],
+    ['SMTP_URL', 'mail.example.com:25', 'SMTP_URL: must be an smtp:// or smtps:// URL'],
+    ['SMTP_URL', 'http://mail.example.com', 'SMTP_URL: must be an smtp:// or smtps:// URL'],
+    ['MAIL_FROM', 'nobody', 'MAIL_FROM: must be an address'],
+    ['VERIFICATION_EMAIL_LIMIT', '0', 'VERIFICATION_EMAIL_LIMIT: must be positive'],
+    ['PASSWORD_RESET_LIMIT', 'x', 'PASSWORD_RESET_LIMIT: must be a number'],
+    ['PASSWORD_RESET_ADDRESS_LIMIT', '-2', 'PASSWORD_RESET_ADDRESS_LIMIT: must be positive'],
     // 0 would mean "no timeout" to Node: the point of these settings is that none is unbounded.
     ['HTTP_REQUEST_TIMEOUT_MS', '0', 'HTTP_REQUEST_TIMEOUT_MS: must be positive'],
     ['HTTP_REQUEST_TIMEOUT_MS', '3600001', 'HTTP_REQUEST_TIMEOUT_MS: must be at most 3600000'],
@@ -196,6 +238,7 @@ describe('loadConfig', () => {
   it('never repeats a secret value from the environment in its message', () => {
     const text = errorOf({ DATABASE_URL: 'mysql://admin:hunter2@db/x' })
     expect(text).not.toContain('hunter2')
+    expect(errorOf({ SMTP_URL: 'imap://mailer:hunter3@mail.example.com' })).not.toContain('hunter3')
   })
 
   it('reads only the object it is given', () => {

@@ -5,6 +5,7 @@ import type { AuditEventName } from '../../../src/audit/audit-log.js'
 import type { TestContext } from '../../helpers/app.js'
 import { buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
+import { linkTo, mailboxes } from '../../helpers/mailbox.js'
 import { applicationForm, createApplicationViaConsole, textById } from '../../helpers/console.js'
 import { authorizeUrl, basic, consentFields, exchange, locationParams } from '../oauth/helpers.js'
 
@@ -65,6 +66,10 @@ describe('the audit log', () => {
     expect((await s.post('/signup', { email, password: `${PASSWORD}-again` })).statusCode).toBe(303)
     secrets.secondPassword = `${PASSWORD}-again`
     alice = await userId(email)
+    // The address verified through the mailed link, as registering an application needs.
+    const verification = linkTo(mailboxes.get(t.app)!.to(email).at(0)!, '/verify-email')!
+    secrets.verificationToken = new URL(verification, 'http://x').searchParams.get('token')!
+    await s.verifyEmail(verification)
 
     // A wrong password for Alice, and a password typed into the email field of an unknown account.
     await s.get('/login')
@@ -155,6 +160,7 @@ describe('the audit log', () => {
     expect(events.map(({ occurred_at: _, ...rest }) => rest)).toEqual([
       mine('user.signed_up', ''),
       { ...mine('user.signup_email_taken', 'The account was not changed'), actor_id: null },
+      mine('user.email_verified', ''),
       { ...mine('user.login_failed', 'Wrong password'), actor_id: null },
       {
         ...mine('user.login_failed', 'No account has the email address typed (not recorded)'),
@@ -179,12 +185,34 @@ describe('the audit log', () => {
 
   it('holds no secret: no password, client secret, code, token, cookie, CSRF value or typed email', () => {
     const text = JSON.stringify(events)
-    expect(Object.keys(secrets)).toHaveLength(14)
+    expect(Object.keys(secrets)).toHaveLength(15)
     for (const [name, value] of Object.entries(secrets)) {
       expect(value.length, name).toBeGreaterThan(8)
       expect(text, name).not.toContain(value)
     }
     expect(text).not.toMatch(/gcs_|gat_|gac_/)
+  })
+
+  it('records password changes, the end of other sessions and account deletion, with no secret', async () => {
+    const s = new BrowserSession(t.app, ADDRESS)
+    await s.signUpAndLogIn('changing@example.com', PASSWORD)
+    const id = await userId('changing@example.com')
+    await s.get('/account/password')
+    const newPassword = `${PASSWORD}-renewed`
+    expect((await s.post('/account/password', { current_password: PASSWORD, new_password: newPassword })).statusCode).toBe(303)
+    await s.get('/account/sessions')
+    expect((await s.post('/account/sessions/others', {})).statusCode).toBe(303)
+    const before = (await rows()).filter((r) => r.user_id === id).map((r) => r.event)
+    expect(before).toEqual(['user.signed_up', 'user.email_verified', 'user.logged_in', 'user.password_changed', 'user.sessions_ended'])
+    await s.get('/account/delete')
+    expect((await s.post('/account/delete', { password: newPassword })).statusCode).toBe(303)
+    const deleted = (await rows()).filter((r) => r.event === 'user.deleted')
+    expect(deleted).toHaveLength(1)
+    expect(deleted[0]).toMatchObject({ user_id: null, actor_id: null, client_address: ADDRESS })
+    // The account's own events stay, unlinked (docs/decisions/009-audit-log.md).
+    expect((await rows()).filter((r) => r.event === 'user.password_changed' && r.user_id === null)).toHaveLength(1)
+    const text = JSON.stringify(await rows())
+    for (const secret of [PASSWORD, newPassword]) expect(text).not.toContain(secret)
   })
 
   it('records a log-in from a browser that logged in before as such', async () => {

@@ -62,9 +62,9 @@ describe('retention (AUDIT_RETENTION_DAYS)', () => {
     const queries = t.queries.count
     const { removed } = await t.deps.janitor.runOnce()
     expect(removed.audit_events).toBe(2200)
-    // 1,000 + 1,000 + 200 for audit_events, one statement for each of the other five tables,
+    // 1,000 + 1,000 + 200 for audit_events, one statement for each of the other six tables,
     // and on PostgreSQL the advisory lock.
-    expect(t.queries.count - queries).toBe(3 + 5 + (t.deps.database.kind === 'postgres' ? 1 : 0))
+    expect(t.queries.count - queries).toBe(3 + 6 + (t.deps.database.kind === 'postgres' ? 1 : 0))
     const left = await t.db.selectFrom('audit_events').select('occurred_at').execute()
     expect(left).toHaveLength(10)
     expect(left.every((r) => r.occurred_at.getTime() > now - 30 * DAY)).toBe(true)

@@ -87,8 +87,8 @@ describe('the Security log page', () => {
     expect(older).toBeDefined()
     const second = await s.get(older!.replace(/&amp;/g, '&'))
     expect(second.statusCode).toBe(200)
-    // 62 events in all: the sign-up and the log-in came after the 60 inserted ones.
-    expect(rowsOf(second.body)).toBe(12)
+    // 63 events in all: the sign-up, the verification and the log-in came after the 60 inserted ones.
+    expect(rowsOf(second.body)).toBe(13)
     expect(second.body).toContain('attempt 0')
     expect(second.body).not.toContain('Older events')
     expect(second.body).toContain('<a href="/account/security-log">Newest events</a>')

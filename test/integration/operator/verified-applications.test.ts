@@ -132,6 +132,17 @@ describe('the consent page', () => {
     expect(locationParams(res).get('code')).toMatch(/^gac_/)
   })
 
+  it("shows the owner's email only once the owner has verified it", async () => {
+    const client = await createClient(t.db, { name: 'Owned Planner' })
+    const email = await ownerEmail(client)
+    const s = await loggedInUser(t.app)
+    const url = authorizeUrl({ response_type: 'code', client_id: client.clientId, scope: 'read' })
+    expect((await s.get(url)).body).not.toContain(email)
+    await t.db.updateTable('users').set({ email_verified_at: t.clock() }).where('email', '=', email).execute()
+    const page = await s.get(url)
+    expect(page.body).toContain(`Registered by ${email}`)
+  })
+
   it('shows the homepage and privacy policy links when set', async () => {
     const client = await createClient(t.db, { name: 'Linked Planner' })
     await t.db

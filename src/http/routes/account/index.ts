@@ -1,18 +1,24 @@
 import type { FastifyInstance } from 'fastify'
 import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
+import emailLinkRoutes from './email-links.js'
+import forgotPasswordRoutes from './forgot-password.js'
 import loginRoutes from './login.js'
 import logoutRoutes from './logout.js'
 import securityLogRoutes from './security-log.js'
+import settingsRoutes from './settings.js'
 import signupRoutes from './signup.js'
 
 export default async function accountRoutes(app: FastifyInstance, deps: Services) {
-  app.get('/', async (request, reply) => {
+  app.get<{ Querystring: { account_deleted?: string } }>('/', async (request, reply) => {
     if (request.user) return reply.redirect('/applications', 303)
-    return render(request, reply, 'home.eta', { title: deps.config.serviceName })
+    return render(request, reply, 'home.eta', { title: deps.config.serviceName, accountDeleted: request.query.account_deleted === '1' })
   })
   await app.register(signupRoutes, deps)
   await app.register(loginRoutes, deps)
   await app.register(logoutRoutes, deps)
   await app.register(securityLogRoutes, deps)
+  await app.register(forgotPasswordRoutes, deps)
+  await app.register(emailLinkRoutes, deps)
+  await app.register(settingsRoutes, deps)
 }

@@ -12,7 +12,7 @@ import { cookieNames } from '../../cookies.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { rotateCsrfSecret } from '../../page-security.js'
 import { render } from '../../render.js'
-import { safeNextPath, sessionIdOf, setSessionCookie } from '../../session.js'
+import { safeNextPath, seenFrom, sessionIdOf, setSessionCookie } from '../../session.js'
 
 const GENERIC_FAILURE = 'Incorrect email or password.'
 // Shown only after the right password, so it tells nothing to someone guessing.
@@ -29,6 +29,17 @@ const LOCKOUT_LOG: Record<ThrottleKind, string> = {
   device: 'log-in failures from one device reached the limit; it is refused until the window ends',
 }
 
+/** What the log-in page says after the page that sent the browser there. */
+function loginNotice(query: Record<string, string | undefined>): string | undefined {
+  if (query.signed_up === '1') {
+    return 'If this email was not registered before, its account is ready now, and we sent a link to verify the address. Log in with your email and password.'
+  }
+  if (query.verified === '1') return 'Your email address is verified. Log in to register applications.'
+  if (query.reset === '1') return 'Your password was changed and every session of the account was logged out. Log in with the new password.'
+  if (query.email_changed === '1') return 'Your email address was changed. Log in with the new address.'
+  return undefined
+}
+
 export default async function loginRoutes(app: FastifyInstance, deps: Services) {
   const { db } = deps.database
 
@@ -41,7 +52,7 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
     if (destination !== undefined) allowFormRedirectTo(reply, destination)
   }
 
-  app.get<{ Querystring: { next?: string; email?: string; signed_up?: string } }>('/login', async (request, reply) => {
+  app.get<{ Querystring: Record<string, string | undefined> }>('/login', async (request, reply) => {
     const next = safeNextPath(request.query.next)
     if (request.user) return reply.redirect(next ?? '/applications', 303)
     await allowNext(reply, next)
@@ -49,7 +60,8 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
       title: 'Log in',
       email: typeof request.query.email === 'string' && !hasControlCharacter(request.query.email) ? request.query.email.slice(0, 254) : '',
       next: next ?? '',
-      signedUp: request.query.signed_up === '1',
+      notice: loginNotice(request.query),
+      mailFailed: request.query.mail === 'failed',
       errors: {},
     })
   })
@@ -65,7 +77,7 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
         request,
         reply,
         'account/login.eta',
-        { title: 'Log in', email, next: next ?? '', signedUp: false, errors: {}, formError },
+        { title: 'Log in', email, next: next ?? '', notice: undefined, mailFailed: false, errors: {}, formError },
         status,
       )
     }
@@ -112,7 +124,7 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
     // Management Cheat Sheet, "Renew the Session ID After Any Privilege Level Change").
     const previous = sessionIdOf(request, deps)
     if (previous) await endSession(db, previous)
-    const id = await startSession(db, user.id, deps.clock(), deps.config.sessionTtlMs)
+    const id = await startSession(db, user.id, deps.clock(), deps.config.sessionTtlMs, seenFrom(request))
     setSessionCookie(reply, deps, id)
     rotateCsrfSecret(request, reply, deps)
     return reply.redirect(next ?? '/applications', 303)

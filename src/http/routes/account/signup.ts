@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { registerUser } from '../../../accounts/authenticate.js'
 import { parseCredentials } from '../../../accounts/credentials.js'
+import { signUp } from '../../../accounts/signup.js'
 import { clientAddressKey } from '../../../limits/client-address.js'
 import { takeSlots } from '../../../limits/rate-limiter.js'
 import type { Services } from '../../../services.js'
@@ -26,7 +26,7 @@ export default async function signupRoutes(app: FastifyInstance, deps: Services)
   app.post<{ Body: Record<string, unknown> }>('/signup', { preHandler: app.csrfProtection }, async (request, reply) => {
     const body = request.body ?? {}
     const next = safeNextPath(body.next) ?? ''
-    const form = parseCredentials(body)
+    const form = parseCredentials(body, { newPassword: true })
     const email = form.email
     // Answered before the rate limiter, whose keys are stored text: PostgreSQL refuses U+0000.
     if (!form.ok && form.malformed) {
@@ -49,10 +49,15 @@ export default async function signupRoutes(app: FastifyInstance, deps: Services)
     }
     if (!form.ok) return render(request, reply, 'account/signup.eta', { title: 'Sign up', email, next, errors: form.errors }, 400)
 
-    // Created or already registered: the same redirect either way, so sign-up cannot be used
-    // to find out which emails have accounts. The person logs in next.
-    await registerUser(db, form.email, form.password, deps.clock(), auditTrail(request, deps))
-    const query = new URLSearchParams({ signed_up: '1', email: form.email, ...(next ? { next } : {}) })
+    // Created or already registered: the same redirect either way (and one mail either way), so
+    // sign-up cannot be used to find out which emails have accounts. The person logs in next.
+    const { mailSent } = await signUp(deps.accounts, form.email, form.password, auditTrail(request, deps))
+    const query = new URLSearchParams({
+      signed_up: '1',
+      email: form.email,
+      ...(mailSent ? {} : { mail: 'failed' }),
+      ...(next ? { next } : {}),
+    })
     return reply.redirect(`/login?${query}`, 303)
   })
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { newApplicationFormValues, parseApplicationForm } from '../../../console/application-form.js'
 import { listApplications, mayRegisterApplication, registerApplication } from '../../../console/applications.js'
 import type { Services } from '../../../services.js'
@@ -8,18 +8,42 @@ import { ownerId } from './owner.js'
 import { renderApplicationPage } from './application.js'
 import { applicationFormView, conversionNotice, formatTime } from './view-models.js'
 
+/** The outcomes of "Resend verification email" that Your Applications reports. */
+const VERIFICATION_NOTICES = new Set(['sent', 'not-sent', 'limited', 'already-verified'])
+
+/**
+ * Registering an application needs a verified address (README "Your account"): its owner's email
+ * is the developer's identity on consent pages. The page says why and how to verify.
+ */
+function unverified(request: FastifyRequest, reply: FastifyReply) {
+  return render(
+    request,
+    reply,
+    'error.eta',
+    {
+      title: 'Verify your email address first',
+      message:
+        'Registering an application needs a verified email address. Open the link we mailed you, or ask for a new one on Your Applications.',
+    },
+    403,
+  )
+}
+
 /** GET /applications, GET /applications/new, POST /applications. */
 export default async function applicationsRoutes(app: FastifyInstance, deps: Services) {
   const { db } = deps.database
   const limit = deps.config.quotas.applicationsPerUser
   const quotaMessage = `You have ${limit} applications, the most one account may register. Delete one to register another.`
 
-  app.get<{ Querystring: { deleted?: string } }>('/applications', async (request, reply) => {
+  app.get<{ Querystring: { deleted?: string; verified?: string; verification?: string } }>('/applications', async (request, reply) => {
     const rows = await listApplications(db, ownerId(request))
     return render(request, reply, 'console/applications/index.eta', {
       title: 'Your Applications',
       deleted: request.query.deleted === '1',
       quotaMessage: rows.length >= limit ? quotaMessage : undefined,
+      emailVerified: request.user?.emailVerified === true,
+      justVerified: request.query.verified === '1',
+      verification: VERIFICATION_NOTICES.has(String(request.query.verification)) ? request.query.verification : null,
       applications: rows.map((a) => ({
         id: a.id,
         name: a.name,
@@ -31,12 +55,14 @@ export default async function applicationsRoutes(app: FastifyInstance, deps: Ser
   })
 
   app.get('/applications/new', async (request, reply) => {
+    if (!request.user?.emailVerified) return unverified(request, reply)
     const view = applicationFormView({ kind: 'new' }, newApplicationFormValues())
     if (!(await mayRegisterApplication(db, ownerId(request), limit))) view.formError = quotaMessage
     return render(request, reply, 'console/applications/form.eta', view)
   })
 
   app.post<{ Body: Record<string, unknown> }>('/applications', { preHandler: app.csrfProtection }, async (request, reply) => {
+    if (!request.user?.emailVerified) return unverified(request, reply)
     const form = parseApplicationForm(request.body)
     if (!form.ok) {
       return render(request, reply, 'console/applications/form.eta', applicationFormView({ kind: 'new' }, form.values, form.errors), 400)

@@ -40,9 +40,9 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
       return render(request, reply, 'oauth/consent.eta', {
         title: `Authorize ${req.application.name}`,
         appName: req.application.name,
-        // The owner's email is shown only once the owner has verified it (issue 11); an
-        // unverified address is anyone's claim (DESIGN "/oauth/authorize" 6).
-        ownerEmail: undefined,
+        // The owner's email is shown only once the owner has verified it; an unverified address
+        // is anyone's claim (DESIGN "/oauth/authorize" 6).
+        ownerEmail: req.application.owner_email_verified ? req.application.owner_email : undefined,
         verified: req.application.verified_at !== null,
         homepageUrl: req.application.homepage_url,
         privacyPolicyUrl: req.application.privacy_policy_url,

@@ -1,0 +1,138 @@
+import type { AuditTrail } from '../audit/audit-log.js'
+import { sha256 } from '../lib/crypto.js'
+import { hashPassword } from '../lib/passwords.js'
+import { voidEmailTokens } from '../repositories/email-tokens.js'
+import { deleteSessionsOfUser } from '../repositories/sessions.js'
+import { changeEmail, findUserByEmail, lockUser, setPasswordHash } from '../repositories/users.js'
+import type { AccountContext } from './context.js'
+import { deleteUserAccount } from './delete-account.js'
+import { issueEmailLink, peekEmailLink, useEmailLink } from './email-links.js'
+import { accountDeletedMail, emailChangeMail, emailChangeTakenMail, emailChangedMail, passwordChangedMail } from './mails.js'
+import { type Reauthentication, reauthenticate } from './reauthenticate.js'
+
+/*
+ * The "Account" pages' use cases (README "Your account"). Each change is one function, so that
+ * an audit event can be added in one place. Each that could take the account over asks for
+ * the current password first (reauthenticate).
+ */
+
+type Refused = Exclude<Reauthentication, { kind: 'ok' }>
+
+export type ChangePasswordResult = { readonly kind: 'changed'; readonly endedSessions: number; readonly mailSent: boolean } | Refused
+
+/**
+ * A new password (already checked against the rules), asked with the current one. Every other
+ * session of the account ends, and so does every reset link; the browser that changed it stays
+ * logged in. A notice goes to the account's address.
+ */
+export async function changePassword(
+  ctx: AccountContext,
+  change: { userId: string; sessionId: string | undefined; currentPassword: string; newPassword: string },
+  audit: AuditTrail,
+): Promise<ChangePasswordResult> {
+  const check = await reauthenticate(ctx, change.userId, change.currentPassword)
+  if (check.kind !== 'ok') return check
+  const passwordHash = await hashPassword(change.newPassword)
+  const now = ctx.clock()
+  const endedSessions = await ctx.db.transaction().execute(async (trx) => {
+    await setPasswordHash(trx, change.userId, passwordHash)
+    await voidEmailTokens(trx, change.userId, 'reset-password', now)
+    return deleteSessionsOfUser(trx, change.userId, change.sessionId === undefined ? '' : sha256(change.sessionId))
+  })
+  await audit.record({ event: 'user.password_changed', userId: change.userId, detail: `${endedSessions} other sessions ended` })
+  return { kind: 'changed', endedSessions, mailSent: await ctx.mailer.send(passwordChangedMail(ctx, check.email, 'changed')) }
+}
+
+export type EmailChangeRequest = { readonly kind: 'sent'; readonly mailSent: boolean } | { readonly kind: 'same-address' } | Refused
+
+/**
+ * Asks to move the account to `newEmail` (already checked as an address), with the current
+ * password. The account keeps its address until the link mailed to the new one is opened. The
+ * answer does not say whether another account holds the new address: that address then gets a
+ * notice instead of a link, and nothing changes.
+ */
+export async function requestEmailChange(
+  ctx: AccountContext,
+  change: { userId: string; currentPassword: string; newEmail: string },
+): Promise<EmailChangeRequest> {
+  const check = await reauthenticate(ctx, change.userId, change.currentPassword)
+  if (check.kind !== 'ok') return check
+  if (check.email === change.newEmail) return { kind: 'same-address' }
+  if (await findUserByEmail(ctx.db, change.newEmail)) {
+    return { kind: 'sent', mailSent: await ctx.mailer.send(emailChangeTakenMail(ctx, change.newEmail)) }
+  }
+  const now = ctx.clock()
+  const link = await ctx.db.transaction().execute(async (trx) => {
+    // Only the latest request can complete: asking again voids the links of earlier ones.
+    await voidEmailTokens(trx, change.userId, 'change-email', now)
+    return issueEmailLink(trx, ctx.publicUrl, { purpose: 'change-email', userId: change.userId, email: change.newEmail, now })
+  })
+  return { kind: 'sent', mailSent: await ctx.mailer.send(emailChangeMail(ctx, change.newEmail, link)) }
+}
+
+/** The new address of a working email-change link and the account it belongs to, without using it. */
+export function emailChangeLink(ctx: AccountContext, token: unknown) {
+  return peekEmailLink(ctx.db, 'change-email', token, ctx.clock())
+}
+
+export type EmailChangeResult =
+  | { readonly kind: 'changed'; readonly userId: string; readonly newEmail: string }
+  | { readonly kind: 'invalid' }
+  /** Another account took the address since the link was sent; the link stays unused. */
+  | { readonly kind: 'taken' }
+  /** The browser is logged in to another account than the link's: nothing is done. */
+  | { readonly kind: 'other-account' }
+
+class AddressTaken extends Error {}
+
+/**
+ * Uses an email-change link: the account it was made for (and only that one) gets the new
+ * address, verified, and the old address is told. `loggedInUserId`: the account of the browser
+ * that opened it, if any; a link of another account is refused there.
+ */
+export async function confirmEmailChange(
+  ctx: AccountContext,
+  token: unknown,
+  loggedInUserId: string | undefined,
+  audit: AuditTrail,
+): Promise<EmailChangeResult> {
+  const now = ctx.clock()
+  const link = await peekEmailLink(ctx.db, 'change-email', token, now)
+  if (!link) return { kind: 'invalid' }
+  if (loggedInUserId !== undefined && loggedInUserId !== link.user_id) return { kind: 'other-account' }
+  let oldEmail: string | undefined
+  try {
+    oldEmail = await ctx.db.transaction().execute(async (trx) => {
+      const used = await useEmailLink(trx, 'change-email', token, now, link.user_id)
+      const user = used && (await lockUser(trx, used.user_id))
+      if (!used || !user) return undefined
+      if (!(await changeEmail(trx, user.id, used.email, now))) throw new AddressTaken()
+      // Verification links sent to the old address are void from now on (they name it).
+      return user.email
+    })
+  } catch (err) {
+    if (err instanceof AddressTaken) return { kind: 'taken' }
+    throw err
+  }
+  if (oldEmail === undefined) return { kind: 'invalid' }
+  // No addresses in the detail: the log outlives an address change, and the owner knows both.
+  await audit.record({ event: 'user.email_changed', userId: link.user_id, actorId: link.user_id })
+  await ctx.mailer.send(emailChangedMail(ctx, oldEmail, link.email))
+  return { kind: 'changed', userId: link.user_id, newEmail: link.email }
+}
+
+export type CloseAccountResult = { readonly kind: 'deleted'; readonly mailSent: boolean } | Refused
+
+/**
+ * "Delete account", asked with the password: deleteUserAccount, then a confirmation to the
+ * address the account had.
+ */
+export async function closeAccount(ctx: AccountContext, userId: string, password: string, audit: AuditTrail): Promise<CloseAccountResult> {
+  const check = await reauthenticate(ctx, userId, password)
+  if (check.kind !== 'ok') return check
+  const deleted = await deleteUserAccount(ctx, userId, ctx.clock())
+  if (!deleted) return { kind: 'deleted', mailSent: false }
+  // The account is gone: the event concerns nobody's Security log but the operators' view.
+  await audit.record({ event: 'user.deleted', userId: null, actorId: null, detail: `${deleted.applications} applications deleted` })
+  return { kind: 'deleted', mailSent: await ctx.mailer.send(accountDeletedMail(ctx, deleted.email)) }
+}

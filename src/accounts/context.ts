@@ -1,0 +1,21 @@
+import type { AccountLimits } from '../config.js'
+import type { Db } from '../db/connect.js'
+import type { Clock } from '../lib/clock.js'
+import type { Mailer } from '../mail/mailer.js'
+import type { RevocationBus } from '../revocation/bus.js'
+
+/**
+ * What the account use cases (sign-up, verification, password reset, account settings, account
+ * deletion) work with; built once in src/services.ts from the services there.
+ */
+export interface AccountContext {
+  readonly db: Db
+  readonly bus: RevocationBus
+  readonly mailer: Mailer
+  readonly clock: Clock
+  /** PUBLIC_URL without a trailing slash: every link in a mail starts with it. */
+  readonly publicUrl: string
+  /** SERVICE_NAME, as mails name the service. */
+  readonly serviceName: string
+  readonly limits: AccountLimits
+}

@@ -1,0 +1,111 @@
+import type { Mail } from '../mail/mailer.js'
+
+/*
+ * The words of every mail Gatehouse sends, in plain text and in simple HTML with the same
+ * paragraphs. Links are absolute, under PUBLIC_URL; the HTML loads nothing (no images, no
+ * styles from elsewhere), so opening a mail tells no one anything.
+ */
+
+export interface MailFrame {
+  serviceName: string
+  publicUrl: string
+}
+
+type Part = string | { link: string; label: string }
+
+function escapeHtml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
+}
+
+/** A mail of paragraphs; a link paragraph is the bare URL in text and an anchor in HTML. */
+function compose(frame: MailFrame, to: string, subject: string, paragraphs: Part[]): Mail {
+  const signature = `— ${frame.serviceName}, ${frame.publicUrl}/`
+  const text = [...paragraphs.map((p) => (typeof p === 'string' ? p : `${p.label}:\n${p.link}`)), signature].join('\n\n') + '\n'
+  const body = paragraphs
+    .map((p) =>
+      typeof p === 'string'
+        ? `<p>${escapeHtml(p)}</p>`
+        : `<p><a href="${escapeHtml(p.link)}">${escapeHtml(p.label)}</a><br><span style="font-size:small">${escapeHtml(p.link)}</span></p>`,
+    )
+    .join('\n')
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>
+<body style="font-family:sans-serif;line-height:1.5;max-width:40rem">
+${body}
+<p style="color:#57606a">${escapeHtml(signature)}</p>
+</body></html>
+`
+  return { to, subject: `${subject} · ${frame.serviceName}`, text, html }
+}
+
+export function verificationMail(frame: MailFrame, to: string, link: string): Mail {
+  return compose(frame, to, 'Verify your email address', [
+    `Someone, probably you, created a ${frame.serviceName} account with this address. Open the link below to verify it; until then the account cannot register applications.`,
+    { link, label: 'Verify your email address' },
+    'The link works once, for 24 hours. If you did not sign up, ignore this mail: nothing happens without the link.',
+  ])
+}
+
+export function signUpAttemptMail(frame: MailFrame, to: string): Mail {
+  return compose(frame, to, 'Someone tried to sign up with your address', [
+    `Someone tried to create a ${frame.serviceName} account with this address, which already has one. No new account was made and nothing changed.`,
+    { link: `${frame.publicUrl}/login`, label: 'Log in' },
+    { link: `${frame.publicUrl}/forgot-password`, label: 'Forgot your password? Reset it' },
+    'If it was not you, you can ignore this mail.',
+  ])
+}
+
+export function passwordResetMail(frame: MailFrame, to: string, link: string): Mail {
+  return compose(frame, to, 'Reset your password', [
+    `Someone, probably you, asked to reset the password of the ${frame.serviceName} account with this address. Open the link below to choose a new one.`,
+    { link, label: 'Choose a new password' },
+    'The link works once, for 1 hour. If you did not ask, ignore this mail: your password stays as it is.',
+  ])
+}
+
+export function passwordResetNoAccountMail(frame: MailFrame, to: string): Mail {
+  return compose(frame, to, 'Password reset requested', [
+    `Someone asked to reset the password of a ${frame.serviceName} account with this address, but no account uses it. Nothing changed.`,
+    { link: `${frame.publicUrl}/signup`, label: 'Create an account' },
+    'If it was not you, you can ignore this mail.',
+  ])
+}
+
+export function passwordChangedMail(frame: MailFrame, to: string, how: 'reset' | 'changed'): Mail {
+  return compose(frame, to, 'Your password was changed', [
+    how === 'reset'
+      ? `The password of your ${frame.serviceName} account was reset with a link sent to this address, and every session of the account was logged out.`
+      : `The password of your ${frame.serviceName} account was changed in its settings, and every other session of the account was logged out.`,
+    'If this was not you, reset your password now, and check the applications and sessions of your account:',
+    { link: `${frame.publicUrl}/forgot-password`, label: 'Reset your password' },
+  ])
+}
+
+export function emailChangeMail(frame: MailFrame, to: string, link: string): Mail {
+  return compose(frame, to, 'Confirm your new email address', [
+    `Someone, probably you, asked to use this address for their ${frame.serviceName} account. Open the link below to confirm; the account keeps its old address until then.`,
+    { link, label: 'Confirm your new address' },
+    'The link works once, for 24 hours. If you did not ask, ignore this mail.',
+  ])
+}
+
+export function emailChangeTakenMail(frame: MailFrame, to: string): Mail {
+  return compose(frame, to, 'Someone tried to use your address', [
+    `Someone asked to move their ${frame.serviceName} account to this address, which already belongs to an account. Nothing changed.`,
+    'If it was not you, you can ignore this mail.',
+  ])
+}
+
+export function emailChangedMail(frame: MailFrame, to: string, newEmail: string): Mail {
+  return compose(frame, to, 'Your email address was changed', [
+    `The address of your ${frame.serviceName} account was changed from ${to} to ${newEmail}. Mails about the account now go there.`,
+    'If this was not you, someone else controls your account: tell the people who run this service.',
+  ])
+}
+
+export function accountDeletedMail(frame: MailFrame, to: string): Mail {
+  return compose(frame, to, 'Your account was deleted', [
+    `Your ${frame.serviceName} account ${to} was deleted, with its applications (their access tokens no longer work), the access you gave to applications, and its sessions.`,
+    'This cannot be undone. You are welcome to create a new account at any time.',
+  ])
+}

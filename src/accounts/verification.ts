@@ -1,0 +1,47 @@
+import type { AuditTrail } from '../audit/audit-log.js'
+import { takeSlots } from '../limits/rate-limiter.js'
+import { findUserById, markEmailVerified } from '../repositories/users.js'
+import type { AccountContext } from './context.js'
+import { issueEmailLink, peekEmailLink, useEmailLink } from './email-links.js'
+import { verificationMail } from './mails.js'
+
+const ONE_HOUR = 3600_000
+
+export type ResendResult =
+  { readonly kind: 'sent' | 'not-sent' | 'already-verified' } | { readonly kind: 'limited'; readonly retryAfterSeconds: number }
+
+/**
+ * "Resend verification email": a new link to the account's address, at most
+ * VERIFICATION_EMAIL_LIMIT an hour per account. Earlier links keep working until they expire.
+ */
+export async function resendVerification(ctx: AccountContext, userId: string): Promise<ResendResult> {
+  const user = await findUserById(ctx.db, userId)
+  if (!user || user.email_verified_at !== null) return { kind: 'already-verified' }
+  const slots = await takeSlots(ctx.db, ctx.clock, [
+    { key: `verify-mail:${userId}`, limit: ctx.limits.verificationEmails, windowMs: ONE_HOUR },
+  ])
+  if (!slots.allowed) return { kind: 'limited', retryAfterSeconds: slots.retryAfterSeconds }
+  const now = ctx.clock()
+  const link = await issueEmailLink(ctx.db, ctx.publicUrl, { purpose: 'verify-email', userId, email: user.email, now })
+  return { kind: (await ctx.mailer.send(verificationMail(ctx, user.email, link))) ? 'sent' : 'not-sent' }
+}
+
+/** Whether the verification link works (unused, unexpired), without using it: the page that asks to confirm. */
+export async function verificationLinkWorks(ctx: AccountContext, token: unknown): Promise<boolean> {
+  return (await peekEmailLink(ctx.db, 'verify-email', token, ctx.clock())) !== undefined
+}
+
+/**
+ * Uses the verification link: the account's address is verified if it is still the address
+ * the link was sent to. Returns the account's id, or undefined when the link does not work.
+ */
+export async function confirmVerification(ctx: AccountContext, token: unknown, audit: AuditTrail): Promise<{ userId: string } | undefined> {
+  const now = ctx.clock()
+  const verified = await ctx.db.transaction().execute(async (trx) => {
+    const link = await useEmailLink(trx, 'verify-email', token, now)
+    if (!link) return undefined
+    return (await markEmailVerified(trx, link.user_id, link.email, now)) ? { userId: link.user_id } : undefined
+  })
+  if (verified) await audit.record({ event: 'user.email_verified', userId: verified.userId, actorId: verified.userId })
+  return verified
+}

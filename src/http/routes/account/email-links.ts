@@ -1,0 +1,130 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { confirmEmailChange, emailChangeLink } from '../../../accounts/account-settings.js'
+import { fieldText, newPasswordField, parseField } from '../../../accounts/credentials.js'
+import { resetLinkEmail, resetPassword } from '../../../accounts/password-reset.js'
+import { confirmVerification, verificationLinkWorks } from '../../../accounts/verification.js'
+import type { Services } from '../../../services.js'
+import { auditTrail } from '../../audit.js'
+import { render } from '../../render.js'
+import { forgetSession, sessionIdOf } from '../../session.js'
+
+type TokenQuery = { Querystring: { token?: unknown } }
+type FormBody = { Body: Record<string, unknown> }
+
+/*
+ * The pages mailed links open: verify an address, choose a new password, confirm a new address.
+ * Opening a link (GET) never uses it: mail scanners and link previews fetch links on their own,
+ * and would spend a single-use link before its owner sees it. The page shows a form; its POST
+ * (CSRF-protected, same-origin) uses the link. The token is in the URL only on the GET, whose
+ * Referer stays on this origin (Referrer-Policy: same-origin; these pages load nothing from
+ * elsewhere), and request logs redact `token` (src/http/logging.ts).
+ */
+
+const DEAD_LINK =
+  'This link has expired or has already been used. Links in our mails work once: verification and email-change links for 24 hours, password-reset links for 1 hour.'
+
+function deadLink(request: FastifyRequest, reply: FastifyReply, what: { title: string; retry: { href: string; label: string } }) {
+  return render(request, reply, 'account/dead-link.eta', { title: what.title, message: DEAD_LINK, retry: what.retry }, 400)
+}
+
+/** The token as the link carries it: one string, or nothing. */
+const tokenOf = (value: unknown): string => (typeof value === 'string' && value.length <= 100 ? value : '')
+
+export default async function emailLinkRoutes(app: FastifyInstance, deps: Services) {
+  const ctx = deps.accounts
+
+  /* Email verification. */
+  const verifyRetry = { href: '/applications', label: 'Log in and ask for a new verification email' }
+
+  app.get<TokenQuery>('/verify-email', async (request, reply) => {
+    const token = tokenOf(request.query.token)
+    if (!(await verificationLinkWorks(ctx, token)))
+      return deadLink(request, reply, { title: 'Verify your email address', retry: verifyRetry })
+    return render(request, reply, 'account/verify-email.eta', { title: 'Verify your email address', token })
+  })
+
+  app.post<FormBody>('/verify-email', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const verified = await confirmVerification(ctx, tokenOf(request.body?.token), auditTrail(request, deps))
+    if (!verified) return deadLink(request, reply, { title: 'Verify your email address', retry: verifyRetry })
+    return reply.redirect(request.user?.id === verified.userId ? '/applications?verified=1' : '/login?verified=1', 303)
+  })
+
+  /* Password reset: the second half; the first is /forgot-password. */
+  const resetRetry = { href: '/forgot-password', label: 'Ask for a new link' }
+
+  app.get<TokenQuery>('/reset-password', async (request, reply) => {
+    const token = tokenOf(request.query.token)
+    const email = await resetLinkEmail(ctx, token)
+    if (email === undefined) return deadLink(request, reply, { title: 'Choose a new password', retry: resetRetry })
+    return render(request, reply, 'account/reset-password.eta', { title: 'Choose a new password', token, email, errors: {} })
+  })
+
+  app.post<FormBody>('/reset-password', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const token = tokenOf(request.body?.token)
+    const password = parseField(newPasswordField, fieldText(request.body, 'password'))
+    if (!password.ok) {
+      const email = await resetLinkEmail(ctx, token)
+      if (email === undefined) return deadLink(request, reply, { title: 'Choose a new password', retry: resetRetry })
+      const errors = { password: password.error }
+      return render(request, reply, 'account/reset-password.eta', { title: 'Choose a new password', token, email, errors }, 400)
+    }
+    const result = await resetPassword(ctx, token, password.value, auditTrail(request, deps))
+    if (result.kind === 'invalid') return deadLink(request, reply, { title: 'Choose a new password', retry: resetRetry })
+    // Every session of the account ended, this browser's too if it had one.
+    if (sessionIdOf(request, deps)) forgetSession(request, reply, deps)
+    return reply.redirect(`/login?${new URLSearchParams({ reset: '1', email: result.email })}`, 303)
+  })
+
+  /* Email change: the second half; the first is /account/email. */
+  const changeRetry = { href: '/account/email', label: 'Ask for a new link' }
+
+  app.get<TokenQuery>('/confirm-email', async (request, reply) => {
+    const token = tokenOf(request.query.token)
+    const link = await emailChangeLink(ctx, token)
+    if (!link) return deadLink(request, reply, { title: 'Confirm your new email address', retry: changeRetry })
+    const otherAccount = request.user !== null && request.user.id !== link.user_id
+    return render(request, reply, 'account/confirm-email.eta', {
+      title: 'Confirm your new email address',
+      token,
+      newEmail: link.email,
+      otherAccount,
+    })
+  })
+
+  app.post<FormBody>('/confirm-email', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const result = await confirmEmailChange(ctx, tokenOf(request.body?.token), request.user?.id, auditTrail(request, deps))
+    switch (result.kind) {
+      case 'invalid':
+        return deadLink(request, reply, { title: 'Confirm your new email address', retry: changeRetry })
+      case 'other-account':
+        return render(
+          request,
+          reply,
+          'error.eta',
+          {
+            title: 'Request refused',
+            message: 'This link belongs to another account than the one you are logged in to. Log out, then open the link again.',
+          },
+          403,
+        )
+      case 'taken':
+        return render(
+          request,
+          reply,
+          'error.eta',
+          {
+            title: 'Address in use',
+            message: 'Another account now uses this address, so it cannot be yours. Your address did not change.',
+          },
+          409,
+        )
+      case 'changed':
+        return reply.redirect(
+          request.user?.id === result.userId
+            ? '/account?email_changed=1'
+            : `/login?${new URLSearchParams({ email_changed: '1', email: result.newEmail })}`,
+          303,
+        )
+    }
+  })
+}

@@ -1,0 +1,177 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { changePassword, closeAccount, requestEmailChange } from '../../../accounts/account-settings.js'
+import { emailField, fieldText, newPasswordField, parseField } from '../../../accounts/credentials.js'
+import { endOtherSessions, listSessions } from '../../../accounts/sessions.js'
+import { resendVerification } from '../../../accounts/verification.js'
+import { hasControlCharacter } from '../../../lib/text.js'
+import type { Services } from '../../../services.js'
+import { auditTrail } from '../../audit.js'
+import { render } from '../../render.js'
+import { forgetSession, requireUser, sessionIdOf } from '../../session.js'
+import { formatTime } from '../console/view-models.js'
+
+type FormBody = { Body: Record<string, unknown> }
+type Notices = { Querystring: Record<string, string | undefined> }
+
+const WRONG_PASSWORD = 'The current password is not right.'
+const TOO_MANY = 'Too many wrong passwords. Wait a few minutes and try again.'
+
+/** The logged-in user; requireUser has turned everyone else away. */
+function userOf(request: FastifyRequest) {
+  if (!request.user) throw new Error('account route reached without a user')
+  return request.user
+}
+
+/** What the Account page says after a change (a fixed list: nothing from the query is echoed). */
+const ACCOUNT_NOTICES: Record<string, string> = {
+  password_changed: 'Your password was changed. Every other session of your account was logged out.',
+  email_changed: 'Your email address was changed.',
+  sessions_ended: 'Every other session of your account was logged out.',
+}
+
+/**
+ * "Account" in the user menu (README "Your account"): GET /account, and the change-password,
+ * change-email, active-sessions and delete-account pages below it, plus "Resend verification
+ * email". Everything here needs a logged-in user.
+ */
+export default async function settingsRoutes(app: FastifyInstance, deps: Services) {
+  const ctx = deps.accounts
+  app.addHook('preHandler', requireUser)
+
+  app.get<Notices>('/account', async (request, reply) => {
+    const user = userOf(request)
+    const notice = Object.keys(ACCOUNT_NOTICES).find((k) => request.query[k] === '1')
+    return render(request, reply, 'account/settings.eta', {
+      title: 'Account',
+      email: user.email,
+      emailVerified: user.emailVerified,
+      notice: notice ? ACCOUNT_NOTICES[notice] : null,
+      verification: request.query.verification ?? null,
+    })
+  })
+
+  /* "Resend verification email", from Your Applications and from this page. */
+  app.post<FormBody>('/account/verification-email', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const result = await resendVerification(ctx, userOf(request).id)
+    const back = fieldText(request.body, 'from') === 'account' ? '/account' : '/applications'
+    if (result.kind === 'limited') reply.header('retry-after', String(result.retryAfterSeconds))
+    return reply.redirect(`${back}?verification=${result.kind}`, 303)
+  })
+
+  /* Change password. */
+  const passwordPage = (request: FastifyRequest, reply: FastifyReply, errors: Record<string, string>, status = 200, formError?: string) =>
+    render(request, reply, 'account/password.eta', { title: 'Change password', email: userOf(request).email, errors, formError }, status)
+
+  app.get('/account/password', async (request, reply) => passwordPage(request, reply, {}))
+
+  app.post<FormBody>('/account/password', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const current = fieldText(request.body, 'current_password')
+    const next = parseField(newPasswordField, fieldText(request.body, 'new_password'))
+    const errors: Record<string, string> = {}
+    if (current === '' || current.length > 256 || hasControlCharacter(current)) errors.current_password = WRONG_PASSWORD
+    if (!next.ok) errors.new_password = next.error
+    if (!next.ok || errors.current_password) return passwordPage(request, reply, errors, 400)
+    const result = await changePassword(
+      ctx,
+      {
+        userId: userOf(request).id,
+        sessionId: sessionIdOf(request, deps),
+        currentPassword: current,
+        newPassword: next.value,
+      },
+      auditTrail(request, deps),
+    )
+    if (result.kind === 'wrong-password') return passwordPage(request, reply, { current_password: WRONG_PASSWORD }, 400)
+    if (result.kind === 'limited') {
+      reply.header('retry-after', String(result.retryAfterSeconds))
+      return passwordPage(request, reply, {}, 429, TOO_MANY)
+    }
+    return reply.redirect('/account?password_changed=1', 303)
+  })
+
+  /* Change email: the first half; the link mailed to the new address completes it (/confirm-email). */
+  const emailPage = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    view: { errors?: Record<string, string>; newEmail?: string; sentTo?: string; formError?: string },
+    status = 200,
+  ) =>
+    render(
+      request,
+      reply,
+      'account/email.eta',
+      {
+        title: 'Change email',
+        email: userOf(request).email,
+        errors: view.errors ?? {},
+        newEmail: view.newEmail ?? '',
+        sentTo: view.sentTo ?? null,
+        formError: view.formError,
+      },
+      status,
+    )
+
+  app.get('/account/email', async (request, reply) => emailPage(request, reply, {}))
+
+  app.post<FormBody>('/account/email', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const typed = fieldText(request.body, 'new_email')
+    const shown = hasControlCharacter(typed) ? '' : typed.slice(0, 254)
+    const current = fieldText(request.body, 'current_password')
+    const email = parseField(emailField, typed)
+    const errors: Record<string, string> = {}
+    if (!email.ok) errors.new_email = email.error
+    if (current === '' || current.length > 256 || hasControlCharacter(current)) errors.current_password = WRONG_PASSWORD
+    if (!email.ok || errors.current_password) return emailPage(request, reply, { errors, newEmail: shown }, 400)
+    const result = await requestEmailChange(ctx, { userId: userOf(request).id, currentPassword: current, newEmail: email.value })
+    switch (result.kind) {
+      case 'wrong-password':
+        return emailPage(request, reply, { errors: { current_password: WRONG_PASSWORD }, newEmail: shown }, 400)
+      case 'limited':
+        reply.header('retry-after', String(result.retryAfterSeconds))
+        return emailPage(request, reply, { newEmail: shown, formError: TOO_MANY }, 429)
+      case 'same-address':
+        return emailPage(request, reply, { errors: { new_email: 'This is already your address.' }, newEmail: shown }, 400)
+      case 'sent':
+        if (!result.mailSent) {
+          const formError = 'We could not send the mail just now. Your address did not change; please try again in a few minutes.'
+          return emailPage(request, reply, { newEmail: shown, formError }, 503)
+        }
+        return emailPage(request, reply, { sentTo: email.value })
+    }
+  })
+
+  /* Active sessions. */
+  app.get('/account/sessions', async (request, reply) => {
+    const sessions = await listSessions(deps.database.db, userOf(request).id, sessionIdOf(request, deps), deps.clock())
+    return render(request, reply, 'account/sessions.eta', {
+      title: 'Active sessions',
+      sessions: sessions.map((s) => ({ ...s, created: formatTime(new Date(s.createdIso)), lastSeen: formatTime(new Date(s.lastSeenIso)) })),
+    })
+  })
+
+  app.post('/account/sessions/others', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const ended = await endOtherSessions(deps.database.db, userOf(request).id, sessionIdOf(request, deps))
+    await auditTrail(request, deps).record({ event: 'user.sessions_ended', userId: userOf(request).id, detail: `${ended} sessions ended` })
+    return reply.redirect('/account?sessions_ended=1', 303)
+  })
+
+  /* Delete account. */
+  const deletePage = (request: FastifyRequest, reply: FastifyReply, errors: Record<string, string>, status = 200, formError?: string) =>
+    render(request, reply, 'account/delete.eta', { title: 'Delete account', email: userOf(request).email, errors, formError }, status)
+
+  app.get('/account/delete', async (request, reply) => deletePage(request, reply, {}))
+
+  app.post<FormBody>('/account/delete', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const password = fieldText(request.body, 'password')
+    if (password === '' || password.length > 256 || hasControlCharacter(password))
+      return deletePage(request, reply, { password: WRONG_PASSWORD.replace('current ', '') }, 400)
+    const result = await closeAccount(ctx, userOf(request).id, password, auditTrail(request, deps))
+    if (result.kind === 'wrong-password') return deletePage(request, reply, { password: WRONG_PASSWORD.replace('current ', '') }, 400)
+    if (result.kind === 'limited') {
+      reply.header('retry-after', String(result.retryAfterSeconds))
+      return deletePage(request, reply, {}, 429, TOO_MANY)
+    }
+    forgetSession(request, reply, deps)
+    return reply.redirect('/?account_deleted=1', 303)
+  })
+}

@@ -1,0 +1,87 @@
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import type { TestContext } from '../helpers/app.js'
+import { buildTestApp } from '../helpers/app.js'
+import { BrowserSession } from '../helpers/browser-session.js'
+import { axeViolations, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { createAccessToken, createApplication, createUser } from '../helpers/factories.js'
+
+/*
+ * The admin pages in Chromium without JavaScript (issue 10, and issue 11's "every page"): an
+ * operator reaches them from the user menu, suspends an application through its confirmation
+ * page, and filters the audit log; axe-core finds no WCAG 2.1 A/AA fault on any of them.
+ */
+let t: TestContext
+let browser: Browser
+let baseUrl: string
+let appId: string
+let userId: string
+const EMAIL = 'operator@example.com'
+const PASSWORD = 'correct horse battery'
+
+beforeAll(async () => {
+  ;({ t, baseUrl } = await listenOnLoopback(buildTestApp))
+  browser = await launchBrowser()
+  await new BrowserSession(t.app).signUpAndLogIn(EMAIL, PASSWORD)
+  await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', EMAIL).execute()
+  const owner = await createUser(t.db, { email: 'developer@example.com' })
+  userId = owner.id
+  const app = await createApplication(t.db, { ownerId: owner.id, name: 'Phishy <Bank>' })
+  appId = app.id
+  await createAccessToken(t.db, { userId: owner.id, applicationId: app.id })
+})
+afterAll(async () => {
+  await browser?.close()
+  await t?.close()
+})
+
+async function expectAccessible(page: Page, path: string) {
+  expect(await axeViolations(page), path).toEqual([])
+}
+
+it('walks the admin pages without JavaScript, suspends an application, filters the audit log; no axe violation', async () => {
+  const context = await browser.newContext({ javaScriptEnabled: false })
+  const page = await context.newPage()
+  await page.goto(`${baseUrl}/login`)
+  await page.getByLabel('Email').fill(EMAIL)
+  await page.getByLabel('Password').fill(PASSWORD)
+  await page.getByRole('button', { name: 'Log in' }).click()
+  await page.waitForURL(`${baseUrl}/applications`)
+
+  await page.locator('details.user-menu > summary').click()
+  await page.getByRole('link', { name: 'Operator' }).click()
+  await page.waitForURL(`${baseUrl}/admin`)
+  await expectAccessible(page, '/admin')
+
+  await page.getByRole('link', { name: 'Applications', exact: true }).click()
+  await page.getByLabel("Name, client ID or owner's email").fill('phishy')
+  await page.getByRole('button', { name: 'Search' }).click()
+  await page.waitForURL(/\/admin\/applications\?q=phishy/)
+  await expectAccessible(page, '/admin/applications?q=phishy')
+  await page.getByRole('link', { name: 'Phishy <Bank>' }).click()
+  await page.waitForURL(`${baseUrl}/admin/applications/${appId}`)
+  await expectAccessible(page, '/admin/applications/:id')
+
+  await page.getByRole('link', { name: 'Suspend' }).click()
+  await page.waitForURL(`${baseUrl}/admin/applications/${appId}/suspend`)
+  await expectAccessible(page, 'confirmation')
+  await page.getByRole('button', { name: 'Suspend application' }).click()
+  await page.waitForURL(`${baseUrl}/admin/applications/${appId}?done=suspend`)
+  expect(await page.getByRole('status').textContent()).toBe('The application is suspended.')
+  const row = await t.db.selectFrom('applications').select('suspended_at').where('id', '=', appId).executeTakeFirstOrThrow()
+  expect(row.suspended_at).not.toBeNull()
+
+  await page.goto(`${baseUrl}/admin/users?q=developer`)
+  await expectAccessible(page, '/admin/users')
+  await page.goto(`${baseUrl}/admin/users/${userId}`)
+  await expectAccessible(page, '/admin/users/:id')
+
+  await page.goto(`${baseUrl}/admin/audit`)
+  await page.getByLabel('Event').selectOption('operator.application_suspended')
+  await page.getByRole('button', { name: 'Filter' }).click()
+  await page.waitForURL(/\/admin\/audit\?event=operator.application_suspended/)
+  expect(await page.locator('table tbody tr').count()).toBe(1)
+  expect(await page.locator('table tbody tr td:nth-child(4)').textContent()).toBe(EMAIL)
+  await expectAccessible(page, '/admin/audit')
+  await context.close()
+})

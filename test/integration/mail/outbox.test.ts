@@ -1,0 +1,59 @@
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { simpleParser } from 'mailparser'
+import { afterAll, expect, it } from 'vitest'
+import { type GatehouseProcess, startGatehouse } from '../../helpers/gatehouse-process.js'
+
+/*
+ * Outbox mode (README "Mail"): Gatehouse started as `npm run dev` starts it, with no SMTP_URL,
+ * writes each mail as an .eml file under DATA_DIR/outbox, and its log names the file, never the link.
+ */
+
+const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-outbox-'))
+let server: GatehouseProcess | undefined
+afterAll(async () => {
+  await server?.stop()
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+it('writes the verification mail to DATA_DIR/outbox and logs its file name, not its link', async () => {
+  server = await startGatehouse({ DATA_DIR: dataDir, LOG_LEVEL: 'info', SERVICE_NAME: 'Outbox Test' })
+  const page = await fetch(`${server.url}/signup`)
+  const cookie = (page.headers.getSetCookie() ?? []).map((c) => c.split(';')[0]).join('; ')
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]!
+  const res = await fetch(`${server.url}/signup`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: csrf, email: 'outbox@example.com', password: 'correct horse battery' }).toString(),
+  })
+  expect(res.status).toBe(303)
+  expect(res.headers.get('location')).toBe('/login?signed_up=1&email=outbox%40example.com')
+
+  const outbox = join(dataDir, 'outbox')
+  const files = readdirSync(outbox)
+  expect(files).toHaveLength(1)
+  const file = files[0]!
+  expect(file).toMatch(/\.eml$/)
+  // Live links inside: readable by Gatehouse's user only.
+  expect(statSync(join(outbox, file)).mode & 0o077).toBe(0)
+  expect(statSync(outbox).mode & 0o077).toBe(0)
+
+  const mail = await simpleParser(readFileSync(join(outbox, file)))
+  expect(mail.subject).toBe('Verify your email address · Outbox Test')
+  expect((mail.to as { text: string }).text).toBe('outbox@example.com')
+  const link = /http:\/\/\S+\/verify-email\?token=gev_[A-Za-z0-9_-]{43}/.exec(mail.text ?? '')?.[0]
+  expect(link?.startsWith(server.url)).toBe(true)
+  // The link works: its page asks to confirm.
+  expect((await fetch(link!)).status).toBe(200)
+
+  // The request's log line may still be on its way through the pipe.
+  for (let i = 0; i < 50 && !server.stdout().includes('/verify-email?'); i++) await new Promise((r) => setTimeout(r, 100))
+  const log = server.stdout()
+  const line = log.split('\n').find((l) => l.includes('mail written to the outbox'))
+  expect(line).toBeDefined()
+  expect(JSON.parse(line!)).toMatchObject({ file, subject: 'Verify your email address · Outbox Test' })
+  expect(log).not.toContain(new URL(link!).searchParams.get('token')!)
+  expect(log).toContain('"url":"/verify-email?token=[REDACTED]"')
+})
