@@ -1,5 +1,5 @@
 import { AuditLog } from './audit/audit-log.js'
-import { ConfigError, loadConfig } from './config.js'
+import { ConfigError, loadProcessConfig } from './config.js'
 import { createDatabase } from './db/connect.js'
 import { systemClock } from './lib/clock.js'
 import { runCli } from './cli/run.js'
@@ -10,7 +10,7 @@ import { runCli } from './cli/run.js'
  */
 
 try {
-  const config = loadConfig(process.env)
+  const config = loadProcessConfig()
   const code = await runCli(
     process.argv.slice(2),
     {

@@ -231,6 +231,11 @@ export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
+/** The process's environment, parsed: the one place that reads process.env (src/server.ts, src/cli.ts). */
+export function loadProcessConfig(): Config {
+  return loadConfig(process.env)
+}
+
 /** Parses the environment once at start-up; a bad value throws one message naming each variable. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))

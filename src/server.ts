@@ -1,5 +1,5 @@
 import { buildApp } from './app.js'
-import { ConfigError, loadConfig } from './config.js'
+import { ConfigError, loadProcessConfig } from './config.js'
 import { describeFailure } from './db/availability.js'
 import { createDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
@@ -28,7 +28,7 @@ process.on('unhandledRejection', (reason) => die('unhandledRejection', reason))
 
 let config
 try {
-  config = loadConfig(process.env)
+  config = loadProcessConfig()
 } catch (err) {
   if (err instanceof ConfigError) {
     console.error(err.message)

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { type AddressInfo, createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 
@@ -103,4 +103,21 @@ export async function startGatehouse(env: Record<string, string>, options: Start
       return exited
     },
   }
+}
+
+/** The built command line, `node dist/src/cli.js …`, as the Docker image runs it. */
+export const BUILT_CLI = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url))
+
+/** Runs the built `gatehouse` once with `env` (and PATH) as its whole environment; its exit code and output. */
+export function runBuiltCli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BUILT_CLI, ...args],
+      { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })
+      },
+    )
+  })
 }

@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { ensureBuilt } from '../helpers/build.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js'
 import { createUser } from '../helpers/factories.js'
+import { runBuiltCli } from '../helpers/gatehouse-process.js'
 
 /*
  * The built `gatehouse` binary (dist/src/cli.js) as a child process against a PostgreSQL
@@ -11,20 +10,7 @@ import { createUser } from '../helpers/factories.js'
  * test/integration/operator/cli-process.test.ts).
  */
 
-const CLI = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url))
-
-function gatehouse(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })
-      },
-    )
-  })
-}
+const gatehouse = runBuiltCli
 
 let testDb: TestDatabase
 beforeAll(async () => {

@@ -8,7 +8,7 @@ import { createDatabase } from '../../../src/db/connect.js'
 import { migrateToLatest } from '../../../src/db/migrate.js'
 import { ensureBuilt } from '../../helpers/build.js'
 import { createUser } from '../../helpers/factories.js'
-import { startGatehouse } from '../../helpers/gatehouse-process.js'
+import { runBuiltCli, startGatehouse } from '../../helpers/gatehouse-process.js'
 
 /*
  * The built `gatehouse` binary (dist/src/cli.js, what the Docker image runs) as a child process,
@@ -16,21 +16,9 @@ import { startGatehouse } from '../../helpers/gatehouse-process.js'
  * holds the data directory (on PostgreSQL: test/postgres/cli-process.test.ts).
  */
 
-const CLI = fileURLToPath(new URL('../../../dist/src/cli.js', import.meta.url))
 const BIN = fileURLToPath(new URL('../../../bin/gatehouse.js', import.meta.url))
 
-function gatehouse(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })
-      },
-    )
-  })
-}
+const gatehouse = runBuiltCli
 
 beforeAll(async () => {
   await ensureBuilt()
