@@ -14,6 +14,7 @@ import { ClientAuthCache } from './oauth/client-auth-cache.js'
 import { type ServerTokenCache, createServerTokenCache } from './oauth/token-validity.js'
 import { RevocationBroadcaster } from './revocation/broadcaster.js'
 import { RevocationBus } from './revocation/bus.js'
+import { TokenQuota } from './revocation/token-quota.js'
 
 /** Client authentications held by the resource-server endpoints' cache. */
 const CLIENT_CACHE_MAX_ENTRIES = 10_000
@@ -32,6 +33,8 @@ export interface Services {
   readonly broadcaster: RevocationBroadcaster
   /** Deletes expired rows every JANITOR_INTERVAL_SECONDS (README "Limits and quotas"). */
   readonly janitor: Janitor
+  /** Keeps MAX_TOKENS_PER_GRANT after tokens are issued (README "Limits and quotas"). */
+  readonly tokenQuota: TokenQuota
   /** Records security events (README "Audit log"); routes bind it to a request with `trail()`. */
   readonly audit: AuditLog
   /** SMTP, or the outbox directory (README "Mail"). */
@@ -100,6 +103,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     auditRetentionMs: config.janitor.auditRetentionMs,
   })
   janitor.start()
+  const tokenQuota = new TokenQuota({ db, bus, clock, tokensPerGrant: config.quotas.tokensPerGrant, log })
   const audit = new AuditLog({ db, clock, log })
   const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
   const accounts: AccountContext = {
@@ -120,6 +124,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     bus,
     broadcaster,
     janitor,
+    tokenQuota,
     audit,
     mailer,
     accounts,
@@ -128,6 +133,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       stopReporting()
       mailer.close()
       await janitor.stop()
+      await tokenQuota.settled()
       broadcaster.closeAll()
       await bus.stop()
       if (!overrides.database) await database.close()

@@ -6,6 +6,15 @@ import { type DatabaseAvailability, DatabaseUnavailableError } from './availabil
 /** Statements worth preparing: DML only (DDL in migrations and SET/BEGIN/COMMIT stay plain). */
 const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i
 
+/**
+ * Begins a statement that must be planned for its parameters at every execution, so it is sent
+ * unnamed (it does not match PREPARABLE). A prepared statement's generic plan is made once per
+ * connection: where the best plan depends on how rows are spread (a seq scan while the table is
+ * small, an index later), a plan made on a young database would outlive it. Only for statements
+ * off the hot paths, which can afford the planning.
+ */
+export const PLANNED_EACH_TIME = '/* planned each time */'
+
 const names = new Map<string, string>()
 function statementName(text: string): string {
   let name = names.get(text)

@@ -11,8 +11,7 @@ import {
   findPendingAuthorization,
   insertPendingAuthorization,
 } from '../repositories/pending-authorizations.js'
-import type { RevocationBus } from '../revocation/bus.js'
-import { revoke } from '../revocation/revoke.js'
+import type { TokenQuota } from '../revocation/token-quota.js'
 import type { AuthorizationRequest } from './authorize-request.js'
 import { errorLocation, responseMode } from './authorize-request.js'
 import { AccessDeniedError } from './errors.js'
@@ -24,7 +23,7 @@ export const CODE_LIFETIME_MS = 10 * 60_000
 /** CODE_ISSUE_LIMIT counts the codes of this window (README "Limits and quotas"). */
 const CODE_QUOTA_WINDOW_MS = 60_000
 
-export type IssueQuotas = Pick<Quotas, 'codesPerMinute' | 'tokensPerGrant'>
+export type IssueQuotas = Pick<Quotas, 'codesPerMinute'>
 
 /** What an issuing step did: a redirect to the client, or why it issued nothing. */
 export type Issued = { kind: 'issued'; location: string } | { kind: 'no-grant' } | { kind: 'over-quota' } | { kind: 'gone' }
@@ -126,7 +125,7 @@ export function releaseHeldRequest(db: Db, id: string, userId: string, now: Date
  * the oldest live ones beyond MAX_TOKENS_PER_GRANT revoked, announced like any revocation.
  */
 export async function approveAuthorization(
-  ctx: { db: Db; bus: RevocationBus; quotas: IssueQuotas },
+  ctx: { db: Db; quotas: IssueQuotas; tokenQuota: Pick<TokenQuota, 'issued'> },
   req: AuthorizationRequest,
   userId: string,
   now: Date,
@@ -139,7 +138,7 @@ export async function approveAuthorization(
     const recent = await countRecentCodes(ctx.db, { userId, applicationId, since }, ctx.quotas.codesPerMinute)
     if (recent >= ctx.quotas.codesPerMinute) return { kind: 'over-quota' }
   }
-  return ctx.db.transaction().execute(async (trx): Promise<Issued> => {
+  const issued = await ctx.db.transaction().execute(async (trx): Promise<Issued> => {
     // Suspended since the request was validated (README "Operating Gatehouse"): nothing is issued.
     if (!(await lockActiveApplication(trx, applicationId))) return { kind: 'gone' }
     if (!(await consumePendingAuthorization(trx, heldId, userId, now))) return { kind: 'gone' }
@@ -153,7 +152,6 @@ export async function approveAuthorization(
     // RFC 6749 4.2.2: the token in the fragment, which browsers never send to servers.
     const token = generateAccessToken()
     await insertAccessToken(trx, { tokenHash: digest(token), applicationId, userId, scopes: req.scopes, now })
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'beyond-quota', userId, applicationId, keep: ctx.quotas.tokensPerGrant }, now)
     await upsertGrant(trx, grant)
     const location = buildRedirect(
       req.redirectUri,
@@ -162,6 +160,8 @@ export async function approveAuthorization(
     )
     return { kind: 'issued', location }
   })
+  if (issued.kind === 'issued' && req.responseType === 'token') ctx.tokenQuota.issued({ userId, applicationId })
+  return issued
 }
 
 /** RFC 6749 4.1.2.1: the resource owner denied the request (or could not be asked). */

@@ -4,7 +4,7 @@ import type { Clock } from '../lib/clock.js'
 import { CODE_FLOW_SETTINGS, type CodeFlowSettings } from '../repositories/authorization-codes.js'
 import { hasGrant } from '../repositories/grants.js'
 import { isUuid } from '../lib/uuid.js'
-import type { RevocationBus } from '../revocation/bus.js'
+import type { TokenQuota } from '../revocation/token-quota.js'
 import type { ApplicationCache } from './application-cache.js'
 import {
   type IssueQuotas,
@@ -54,9 +54,9 @@ export interface AuthorizeContext {
   clock: Clock
   issuer: string
   applications: ApplicationCache
-  /** Tokens revoked to keep MAX_TOKENS_PER_GRANT (token flow) are announced through it. */
-  bus: RevocationBus
   quotas: IssueQuotas
+  /** Keeps MAX_TOKENS_PER_GRANT after a token-flow token is issued. */
+  tokenQuota: Pick<TokenQuota, 'issued'>
 }
 
 /** RFC 6749 4.1.2.1 temporarily_unavailable: the user's codes for this client are over CODE_ISSUE_LIMIT. */

@@ -1,6 +1,6 @@
-import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import { digest, generateAccessToken } from '../lib/tokens.js'
-import { announceRevoked, revoke } from '../revocation/revoke.js'
+import { revoke } from '../revocation/revoke.js'
+import type { TokenQuota } from '../revocation/token-quota.js'
 import { consumeCodeAndInsertToken, findCodeByHash } from '../repositories/authorization-codes.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
 import { InvalidGrantError, InvalidRequestError, UnsupportedGrantTypeError } from './errors.js'
@@ -22,7 +22,7 @@ export interface TokenResponse {
  * SQL statement; only a failed exchange pays for the queries that explain the failure.
  */
 export async function exchangeAuthorizationCode(
-  ctx: ClientEndpointContext & { tokensPerGrant: number },
+  ctx: ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'> },
   params: Params,
   authorization: string | undefined,
 ): Promise<TokenResponse> {
@@ -47,11 +47,9 @@ export async function exchangeAuthorizationCode(
     now,
     redirectUri,
     verifier: verifier === undefined ? undefined : { plain: verifier, s256: computeS256Challenge(verifier) },
-    tokensPerGrant: ctx.tokensPerGrant,
-    channel: REVOCATION_CHANNEL,
   })
   if (issued) {
-    announceRevoked(ctx.bus, issued.evicted)
+    ctx.tokenQuota.issued({ userId: issued.user_id, applicationId: issued.application_id })
     return {
       access_token: token,
       token_type: 'Bearer',

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
+import { PLANNED_EACH_TIME } from '../db/prepared-pool.js'
 import type { AccessToken } from '../db/schema.js'
 
 export interface NewAccessToken {
@@ -52,30 +53,35 @@ export async function revokeAccessTokens(db: Db, selector: TokenSelector, now: D
   return rows.map((r) => r.token_hash)
 }
 
+export interface GrantKey {
+  userId: string
+  applicationId: string
+}
+
 /**
- * Marks the live tokens of (user, application) beyond the newest `keep` revoked and returns
- * their digests (access_tokens_live_grant_idx): MAX_TOKENS_PER_GRANT outside the exchange.
+ * Marks the live tokens of each (user, application) beyond its newest `keep` revoked, at most
+ * `limit` per grant, and returns their digests: MAX_TOKENS_PER_GRANT (src/revocation/token-quota.ts).
+ * Each grant's live tokens are read newest first from access_tokens_live_grant_idx, so the cost
+ * follows the live tokens, never the revoked ones the janitor has yet to delete. The rows are
+ * then updated by primary key (`= any(array(…))`, not `in (…)`, which may be planned as a hash
+ * join over the whole table), and only while still live, so two processes revoke a token once.
+ * Planned each time: the grants' spread decides between the index and a scan.
  */
-export async function revokeTokensBeyond(
-  db: Db,
-  grant: { userId: string; applicationId: string; keep: number },
-  now: Date,
-): Promise<string[]> {
-  const rows = await db
-    .updateTable('access_tokens')
-    .set({ revoked_at: now })
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('access_tokens')
-        .select('id')
-        .where('user_id', '=', grant.userId)
-        .where('application_id', '=', grant.applicationId)
-        .where('revoked_at', 'is', null)
-        .orderBy('created_at', 'desc')
-        .offset(grant.keep),
-    )
-    .returning('token_hash')
-    .execute()
+export async function revokeTokensBeyond(db: Db, grants: readonly GrantKey[], keep: number, limit: number, now: Date): Promise<string[]> {
+  if (grants.length === 0) return []
+  const { rows } = await sql<{ token_hash: string }>`${sql.raw(PLANNED_EACH_TIME)}
+    update access_tokens set revoked_at = ${now}
+    where revoked_at is null and id = any(array(
+      select t.id
+      from unnest(${grants.map((g) => g.userId)}::uuid[], ${grants.map((g) => g.applicationId)}::uuid[]) as g(user_id, application_id)
+      cross join lateral (
+        select id from access_tokens
+        where user_id = g.user_id and application_id = g.application_id and revoked_at is null
+        order by created_at desc
+        offset ${keep} limit ${limit}
+      ) as t
+    ))
+    returning token_hash`.execute(db)
   return rows.map((r) => r.token_hash)
 }
 
@@ -94,9 +100,13 @@ export async function revokeTokenBatch(
   const rows = await db
     .updateTable('access_tokens')
     .set({ revoked_at: now })
-    .where('id', 'in', (eb) => {
+    .where('revoked_at', 'is', null)
+    .where((eb) => {
       const live = eb.selectFrom('access_tokens').select('id').where('revoked_at', 'is', null).limit(limit)
-      return 'applicationId' in owner ? live.where('application_id', '=', owner.applicationId) : live.where('user_id', '=', owner.userId)
+      const owned =
+        'applicationId' in owner ? live.where('application_id', '=', owner.applicationId) : live.where('user_id', '=', owner.userId)
+      // By primary key: `in (…)` may be planned as a hash join over the whole table.
+      return sql<boolean>`id = any(array(${owned}))`
     })
     .returning('token_hash')
     .execute()

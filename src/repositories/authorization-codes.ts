@@ -136,113 +136,75 @@ export interface Exchange {
   redirectUri: string | undefined
   /** The challenge values the sent verifier answers; undefined when no verifier was sent. */
   verifier: { plain: string; s256: string } | undefined
-  /** Live tokens the (user, application) may hold, the new one included (MAX_TOKENS_PER_GRANT). */
-  tokensPerGrant: number
-  /** Where the revocation of the tokens beyond the quota is announced. */
-  channel: string
 }
 
-/**
- * At most this many tokens are revoked by one exchange: one in the steady state; after
- * MAX_TOKENS_PER_GRANT was lowered, a grant above it converges over its next exchanges.
- */
-const EVICTIONS_PER_EXCHANGE = 100
-
 export interface Exchanged {
+  user_id: string
+  application_id: string
   scopes: string[]
   created_at: Date
-  /** Digests of the tokens revoked to keep the quota, already NOTIFYed by the statement. */
-  evicted: string[]
+}
+
+/*
+ * The exchange's four shapes (redirect_uri sent or not, code_verifier sent or not), written out
+ * once rather than built with Kysely per request, like INSERT_CODE_UNDER_GRANT. Parameters:
+ * $1 client_id, $2 secret digest, $3 now, $4 code digest, $5 token digest, then the
+ * redirect_uri when sent, then the verifier's plain and S256 values when sent.
+ * Comparing digests in SQL is safe where comparing secrets would not be: timing reveals only
+ * how much of a SHA-256 output matched, which says nothing about any preimage.
+ */
+const EXCHANGE_STATEMENTS = new Map<string, string>()
+function exchangeStatement(withRedirect: boolean, withVerifier: boolean): string {
+  const key = `${withRedirect}:${withVerifier}`
+  let text = EXCHANGE_STATEMENTS.get(key)
+  if (text !== undefined) return text
+  const redirect = '$6::text'
+  const [plain, s256] = withRedirect ? ['$7::text', '$8::text'] : ['$6::text', '$7::text']
+  const redirectCheck = withRedirect
+    ? `(c.redirect_uri = ${redirect} or (c.redirect_uri is null and exists (select 1 from client where ${redirect} = any(client.redirect_uris))))`
+    : 'c.redirect_uri is null'
+  // RFC 9700 2.1.1: a verifier without a challenge is refused too (PKCE downgrade).
+  const pkceCheck = withVerifier
+    ? `((c.code_challenge_method = 'plain' and c.code_challenge = ${plain}) or (c.code_challenge_method = 'S256' and c.code_challenge = ${s256}))`
+    : 'c.code_challenge is null'
+  text = `
+with client as (
+  select id, redirect_uris from applications
+  where client_id = $1::text and secret_hash = $2::text and suspended_at is null
+), consumed as (
+  update authorization_codes c set consumed_at = $3::timestamptz
+  where c.code_hash = $4::text and c.consumed_at is null and c.expires_at > $3::timestamptz
+    and c.application_id = (select id from client)
+    and ${redirectCheck}
+    and ${pkceCheck}
+  returning c.id, c.application_id, c.user_id, c.scopes
+)
+insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at)
+select $5::text, application_id, user_id, scopes, id, $3::timestamptz from consumed
+returning user_id, application_id, scopes, created_at`
+  EXCHANGE_STATEMENTS.set(key, text)
+  return text
 }
 
 /**
  * The whole authorization-code exchange in one statement, so one round trip and no window
  * between check and use: authenticate the client, consume the code only if every binding
- * holds (client, expiry, redirect_uri per RFC 6749 4.1.3, PKCE per RFC 7636 4.6), insert
- * the token from the consumed row, and keep the (user, application) within its live-token
- * quota by revoking, and NOTIFYing, the oldest beyond it (README "Limits and quotas"). Concurrent exchanges
- * serialise on the code's row lock and Postgres re-checks `consumed_at is null`, so exactly
- * one of them gets a token. Undefined means "no token"; the caller works out why on a slower path.
- * Uses applications_client_id_key, authorization_codes_code_hash_key and access_tokens_live_grant_idx.
+ * holds (client, expiry, redirect_uri per RFC 6749 4.1.3, PKCE per RFC 7636 4.6), and insert
+ * the token from the consumed row. Concurrent exchanges serialise on the code's row lock and
+ * Postgres re-checks `consumed_at is null`, so exactly one of them gets a token. Undefined
+ * means "no token"; the caller works out why on a slower path. The grant's live-token quota is
+ * kept after the response is decided (src/revocation/token-quota.ts), not here: every plan of
+ * the eviction depends on how the grant's tokens are spread, and this statement's plan must not.
+ * Uses applications_client_id_key and authorization_codes_code_hash_key.
  */
 export async function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<Exchanged | undefined> {
-  // Comparing digests in SQL is safe where comparing secrets would not be: timing reveals only
-  // how much of a SHA-256 output matched, which says nothing about any preimage.
-  const redirectCheck =
-    x.redirectUri === undefined
-      ? sql<boolean>`authorization_codes.redirect_uri is null`
-      : sql<boolean>`(authorization_codes.redirect_uri = ${x.redirectUri}
-          or (authorization_codes.redirect_uri is null
-              and exists (select 1 from client where ${x.redirectUri}::text = any(client.redirect_uris))))`
-  // RFC 9700 2.1.1: a verifier without a challenge is refused too (PKCE downgrade).
-  const pkceCheck =
-    x.verifier === undefined
-      ? sql<boolean>`authorization_codes.code_challenge is null`
-      : sql<boolean>`((authorization_codes.code_challenge_method = 'plain' and authorization_codes.code_challenge = ${x.verifier.plain})
-          or (authorization_codes.code_challenge_method = 'S256' and authorization_codes.code_challenge = ${x.verifier.s256}))`
-
-  return (
-    db
-      .with('client', (qb) =>
-        qb
-          .selectFrom('applications')
-          .select(['id', 'redirect_uris'])
-          .where('client_id', '=', x.clientId)
-          .where('secret_hash', '=', x.secretHash)
-          .where('suspended_at', 'is', null),
-      )
-      .with('consumed', (qb) =>
-        qb
-          .updateTable('authorization_codes')
-          .set({ consumed_at: x.now })
-          .where('code_hash', '=', x.codeHash)
-          .where('consumed_at', 'is', null)
-          .where('expires_at', '>', x.now)
-          .where('application_id', '=', (eb) => eb.selectFrom('client').select('id'))
-          .where(redirectCheck)
-          .where(pkceCheck)
-          .returning(['id', 'application_id', 'user_id', 'scopes']),
-      )
-      // The statement's snapshot does not hold the token it inserts, so the newest quota − 1
-      // live tokens stay and the new one makes up the quota. Two exchanges for one grant at the
-      // same instant may each keep the same ones: the quota is then exceeded by one until the next.
-      .with('evicted', (qb) =>
-        qb
-          .updateTable('access_tokens')
-          .set({ revoked_at: x.now })
-          .where('id', 'in', (eb) =>
-            // The grant as parameters, not a join, so the plan is an index scan of this grant's live tokens
-            // in index order, and the LIMIT keeps the plan to primary-key lookups.
-            eb
-              .selectFrom('access_tokens')
-              .select('id')
-              .where('user_id', '=', (sub) => sub.selectFrom('consumed').select('user_id'))
-              .where('application_id', '=', (sub) => sub.selectFrom('consumed').select('application_id'))
-              .where('revoked_at', 'is', null)
-              .orderBy('created_at', 'desc')
-              .offset(x.tokensPerGrant - 1)
-              .limit(EVICTIONS_PER_EXCHANGE),
-          )
-          .returning('token_hash'),
-      )
-      .with('notified', (qb) => qb.selectFrom('evicted').select(['token_hash', sql`pg_notify(${x.channel}, token_hash)`.as('sent')]))
-      .insertInto('access_tokens')
-      .columns(['token_hash', 'application_id', 'user_id', 'scopes', 'authorization_code_id', 'created_at'])
-      .expression((eb) =>
-        eb
-          .selectFrom('consumed')
-          .select([
-            sql<string>`${x.tokenHash}::text`.as('token_hash'),
-            'application_id',
-            'user_id',
-            'scopes',
-            'id',
-            sql<Date>`${x.now}::timestamptz`.as('created_at'),
-          ]),
-      )
-      .returning(['scopes', 'created_at', sql<string[]>`(select coalesce(array_agg(token_hash), '{}') from notified)`.as('evicted')])
-      .executeTakeFirst()
+  const parameters: unknown[] = [x.clientId, x.secretHash, x.now, x.codeHash, x.tokenHash]
+  if (x.redirectUri !== undefined) parameters.push(x.redirectUri)
+  if (x.verifier !== undefined) parameters.push(x.verifier.plain, x.verifier.s256)
+  const result = await db.executeQuery<Exchanged>(
+    CompiledQuery.raw(exchangeStatement(x.redirectUri !== undefined, x.verifier !== undefined), parameters),
   )
+  return result.rows[0]
 }
 
 /** By digest (authorization_codes_code_hash_key): the slow path that explains a failed exchange. */

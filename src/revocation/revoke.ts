@@ -1,6 +1,12 @@
 import { REVOCATION_CHANNEL, type RevocationNotice, encodeNotices } from '@gatehouse/verifier/shared'
 import type { Db } from '../db/connect.js'
-import { revokeAccessTokens, revokeTokenBatch, revokeTokenOfClient, revokeTokensBeyond } from '../repositories/access-tokens.js'
+import {
+  type GrantKey,
+  revokeAccessTokens,
+  revokeTokenBatch,
+  revokeTokenOfClient,
+  revokeTokensBeyond,
+} from '../repositories/access-tokens.js'
 import { deletePendingCodes } from '../repositories/authorization-codes.js'
 import { deleteGrant } from '../repositories/grants.js'
 import { notify } from '../repositories/notifications.js'
@@ -41,8 +47,8 @@ export type RevocationTarget =
   | { kind: 'user'; userId: string }
   /** A regenerated secret: caches of client authentication drop the old one. No token is revoked. */
   | { kind: 'client-credentials'; clientId: string }
-  /** MAX_TOKENS_PER_GRANT: the grant's live tokens beyond the newest `keep`. */
-  | { kind: 'beyond-quota'; userId: string; applicationId: string; keep: number }
+  /** MAX_TOKENS_PER_GRANT (src/revocation/token-quota.ts): each grant's live tokens beyond its newest `keep`. */
+  | { kind: 'beyond-quota'; grants: readonly GrantKey[]; keep: number }
 
 /**
  * RFC 7009 at POST /oauth/revoke, in one statement: the client is authenticated by its secret
@@ -54,6 +60,12 @@ export type ClientTokenTarget = { kind: 'token-of-client'; clientId: string; sec
 /** Tokens of a deleted application (or user) revoked per statement: ten notices of MAX_DIGESTS_PER_NOTICE. */
 const APPLICATION_REVOCATION_BATCH = 1000
 
+/**
+ * A grant's tokens revoked per statement for MAX_TOKENS_PER_GRANT: one in the steady state; a
+ * grant left far above the quota by a lowered MAX_TOKENS_PER_GRANT converges over its next issues.
+ */
+const EVICTIONS_PER_GRANT = 100
+
 /** Runs `fn` in the caller's transaction when there is one, else in a new one. */
 function inTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
   return db.isTransaction ? fn(db) : db.transaction().execute(fn)
@@ -62,15 +74,6 @@ function inTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
 async function publish(trx: Db, bus: RevocationBus, notice: RevocationNotice): Promise<void> {
   await notify(trx, REVOCATION_CHANNEL, encodeNotices(notice))
   bus.announce(notice)
-}
-
-/**
- * Tokens that a statement of the hot path revoked and NOTIFYed by itself (the code exchange
- * keeps its grant within MAX_TOKENS_PER_GRANT in its one statement): this process's receivers
- * hear them now, as they hear every revocation made here.
- */
-export function announceRevoked(bus: RevocationBus, digests: readonly string[]): void {
-  if (digests.length > 0) bus.announce({ kind: 'tokens', digests: [...digests] })
 }
 
 /** Every live token of the application or user, announced by digest a batch at a time; how many. */
@@ -104,7 +107,9 @@ export async function revoke(
       case 'code':
       case 'beyond-quota': {
         const digests =
-          target.kind === 'beyond-quota' ? await revokeTokensBeyond(trx, target, now) : await revokeAccessTokens(trx, target, now)
+          target.kind === 'beyond-quota'
+            ? await revokeTokensBeyond(trx, target.grants, target.keep, EVICTIONS_PER_GRANT, now)
+            : await revokeAccessTokens(trx, target, now)
         if (digests.length > 0) await publish(trx, ctx.bus, { kind: 'tokens', digests })
         return digests.length
       }

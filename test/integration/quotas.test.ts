@@ -115,12 +115,15 @@ describe('live tokens per (user, application) (MAX_TOKENS_PER_GRANT, default 10)
     for (const token of tokens) expect(await active(client, token)).toBe(true)
     tick()
     tokens.push(await newToken(s, client))
+    // Kept after the response is decided (src/revocation/token-quota.ts): wait for its statement.
+    await t.deps.tokenQuota.settled()
     expect(await active(client, tokens[0]!)).toBe(false)
     for (const token of tokens.slice(1)) expect(await active(client, token)).toBe(true)
     expect(await active(client, othersToken)).toBe(true)
 
     tick()
     tokens.push(await newToken(s, client))
+    await t.deps.tokenQuota.settled()
     expect(await active(client, tokens[1]!)).toBe(false)
     const live = await t.db
       .selectFrom('access_tokens')
@@ -148,10 +151,40 @@ describe('live tokens per (user, application) (MAX_TOKENS_PER_GRANT, default 10)
       const res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
       expect(res.statusCode).toBe(303)
       tokens.push(locationParams(res, 'fragment').get('access_token')!)
-      if (i === 9) for (const token of tokens) expect(await active(client, token)).toBe(true)
+      if (i === 9) {
+        await t.deps.tokenQuota.settled()
+        for (const token of tokens) expect(await active(client, token)).toBe(true)
+      }
     }
+    await t.deps.tokenQuota.settled()
     expect(await active(client, tokens[0]!)).toBe(false)
     for (const token of tokens.slice(1)) expect(await active(client, token)).toBe(true)
+  })
+
+  it('brings a grant above a lowered quota down to it at its next token', async () => {
+    const client = await createClient(t.db)
+    const s = await consented(client)
+    const lowered = await buildTestApp({ MAX_TOKENS_PER_GRANT: '3' }, t.testDb)
+    try {
+      const tokens: string[] = []
+      for (let i = 0; i < 8; i++) {
+        tick()
+        tokens.push(await newToken(s, client))
+      }
+      await t.deps.tokenQuota.settled()
+      // The same grant's next token, issued by a process whose quota is 3 (a lowered setting).
+      tick()
+      lowered.clock.set(t.clock())
+      const res = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri }))
+      const token = await exchange(lowered.app, client, { code: locationParams(res).get('code')! })
+      expect(token.statusCode, token.body).toBe(200)
+      tokens.push(token.json().access_token)
+      await lowered.deps.tokenQuota.settled()
+      const states = await Promise.all(tokens.map((token) => active(client, token)))
+      expect(states).toEqual([false, false, false, false, false, false, true, true, true])
+    } finally {
+      await lowered.close()
+    }
   })
 
   it('announces the revocation: another process on the database drops its cached answer', async () => {

@@ -62,8 +62,8 @@ export default async function authorizeRoutes(app: FastifyInstance, services: Se
     clock: services.clock,
     issuer: services.config.publicUrl,
     applications: services.caches.applications,
-    bus: services.bus,
     quotas: services.config.quotas,
+    tokenQuota: services.tokenQuota,
   }
 
   app.get('/oauth/authorize', async (request, reply) =>

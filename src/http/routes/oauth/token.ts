@@ -11,7 +11,7 @@ export default async function tokenRoutes(app: FastifyInstance, deps: Services):
     clock: deps.clock,
     bus: deps.bus,
     clientAuthFailureLimit: deps.config.tokenAuthFailureLimit,
-    tokensPerGrant: deps.config.quotas.tokensPerGrant,
+    tokenQuota: deps.tokenQuota,
   }
   app.post('/oauth/token', async (request, reply) => {
     const params = requestParams(request.body, request.query)
