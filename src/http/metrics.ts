@@ -3,6 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { AuditLog } from '../audit/audit-log.js'
 import type { DatabaseAvailability } from '../db/availability.js'
 import type { Janitor } from '../limits/janitor.js'
+import type { TokenQuota } from '../revocation/token-quota.js'
 
 /**
  * Prometheus metrics at GET /metrics: request counts and latencies by route pattern (never
@@ -16,6 +17,7 @@ export function registerMetrics(
   availability: DatabaseAvailability,
   janitor: Pick<Janitor, 'removedTotal' | 'failedRuns'>,
   audit: Pick<AuditLog, 'unrecorded'>,
+  tokenQuota: Pick<TokenQuota, 'evicted' | 'failures'>,
 ): void {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
@@ -78,6 +80,25 @@ export function registerMetrics(
     collect() {
       this.reset()
       this.inc(audit.unrecorded)
+    },
+  })
+
+  new Counter({
+    name: 'gatehouse_tokens_evicted_total',
+    help: 'Live tokens this process revoked to keep MAX_TOKENS_PER_GRANT (README "Limits and quotas").',
+    registers: [registry],
+    collect() {
+      this.reset()
+      this.inc(tokenQuota.evicted)
+    },
+  })
+  new Counter({
+    name: 'gatehouse_token_quota_failures_total',
+    help: 'MAX_TOKENS_PER_GRANT statements that failed; each grant concerned is checked again at its next token.',
+    registers: [registry],
+    collect() {
+      this.reset()
+      this.inc(tokenQuota.failures)
     },
   })
 

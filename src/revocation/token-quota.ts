@@ -1,3 +1,4 @@
+import { describeFailure } from '../db/availability.js'
 import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
 import type { GrantKey } from '../repositories/access-tokens.js'
@@ -35,7 +36,9 @@ export interface TokenQuotaOptions {
  * one grant at once revoke each token once (revokeTokensBeyond updates only live rows).
  */
 export class TokenQuota {
-  /** Failed enforcement statements since start (logged each time). */
+  /** Tokens this process revoked for the quota since start (gatehouse_tokens_evicted_total). */
+  evicted = 0
+  /** Enforcement statements that failed since start, each logged (gatehouse_token_quota_failures_total). */
   failures = 0
   readonly #pending = new Map<string, GrantKey>()
   #timer: NodeJS.Timeout | undefined
@@ -81,10 +84,13 @@ export class TokenQuota {
     for (const g of grants) this.#pending.delete(`${g.userId}:${g.applicationId}`)
     const { db, bus, clock, tokensPerGrant, log } = this.options
     try {
-      await revoke({ db, bus }, { kind: 'beyond-quota', grants, keep: tokensPerGrant }, clock())
+      this.evicted += await revoke({ db, bus }, { kind: 'beyond-quota', grants, keep: tokensPerGrant }, clock())
     } catch (err) {
       this.failures++
-      log.warn({ err, grants: grants.length }, 'MAX_TOKENS_PER_GRANT not enforced for these grants until their next token')
+      log.warn(
+        { cause: describeFailure(err), grants: grants.length },
+        'MAX_TOKENS_PER_GRANT not enforced for these grants until their next token',
+      )
     }
   }
 }

@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream'
+import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { digest } from '../../src/lib/tokens.js'
 import { type TestContext, buildTestApp } from '../helpers/app.js'
@@ -38,10 +40,11 @@ async function consented(client: TestClient): Promise<BrowserSession & { email: 
 }
 
 /** Remembered consent, then the exchange: a new token for the (user, client). */
-async function newToken(s: BrowserSession, client: TestClient): Promise<string> {
+async function newToken(s: BrowserSession, client: TestClient, exchangedBy: TestContext = t): Promise<string> {
   const res = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri }))
   expect(res.statusCode, res.body.slice(0, 200)).toBe(302)
-  const token = await exchange(t.app, client, { code: locationParams(res).get('code')! })
+  exchangedBy.clock.set(t.clock())
+  const token = await exchange(exchangedBy.app, client, { code: locationParams(res).get('code')! })
   expect(token.statusCode, token.body).toBe(200)
   return token.json().access_token
 }
@@ -174,16 +177,57 @@ describe('live tokens per (user, application) (MAX_TOKENS_PER_GRANT, default 10)
       await t.deps.tokenQuota.settled()
       // The same grant's next token, issued by a process whose quota is 3 (a lowered setting).
       tick()
-      lowered.clock.set(t.clock())
-      const res = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri }))
-      const token = await exchange(lowered.app, client, { code: locationParams(res).get('code')! })
-      expect(token.statusCode, token.body).toBe(200)
-      tokens.push(token.json().access_token)
+      tokens.push(await newToken(s, client, lowered))
       await lowered.deps.tokenQuota.settled()
       const states = await Promise.all(tokens.map((token) => active(client, token)))
       expect(states).toEqual([false, false, false, false, false, false, true, true, true])
     } finally {
       await lowered.close()
+    }
+  })
+
+  it('survives a failed statement: logged and counted, and the excess goes at the next token', async () => {
+    const logLines: string[] = []
+    const logStream = new Writable({
+      write(chunk, _encoding, done) {
+        logLines.push(String(chunk))
+        done()
+      },
+    })
+    const two = await buildTestApp({ MAX_TOKENS_PER_GRANT: '2', LOG_LEVEL: 'warn' }, t.testDb, { logStream })
+    const client = await createClient(t.db)
+    const s = await consented(client)
+    const refuseRevocation = sql`alter table access_tokens add constraint quota_test_refuses check (revoked_at is null) not valid`
+    try {
+      const tokens: string[] = []
+      for (let i = 0; i < 2; i++) {
+        tick()
+        tokens.push(await newToken(s, client, two))
+      }
+      await refuseRevocation.execute(t.db)
+      try {
+        tick()
+        tokens.push(await newToken(s, client, two))
+        await two.deps.tokenQuota.settled()
+      } finally {
+        await t.db.schema.alterTable('access_tokens').dropConstraint('quota_test_refuses').execute()
+      }
+      expect(two.deps.tokenQuota.failures).toBe(1)
+      const warnings = logLines.filter((l) => l.includes('MAX_TOKENS_PER_GRANT not enforced'))
+      expect(warnings).toHaveLength(1)
+      expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, grants: 1, cause: expect.stringContaining('check constraint') })
+      expect(await active(client, tokens[0]!)).toBe(true)
+
+      tick()
+      tokens.push(await newToken(s, client, two))
+      await two.deps.tokenQuota.settled()
+      expect(await Promise.all(tokens.map((token) => active(client, token)))).toEqual([false, false, true, true])
+      expect(two.deps.tokenQuota.evicted).toBe(2)
+      const metrics = (await two.app.inject('/metrics')).body
+      expect(metrics).toMatch(/^gatehouse_tokens_evicted_total 2$/m)
+      expect(metrics).toMatch(/^gatehouse_token_quota_failures_total 1$/m)
+    } finally {
+      await two.close()
     }
   })
 
