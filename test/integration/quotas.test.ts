@@ -179,11 +179,37 @@ describe('live tokens per (user, application) (MAX_TOKENS_PER_GRANT, default 10)
       tick()
       tokens.push(await newToken(s, client, lowered))
       await lowered.deps.tokenQuota.settled()
-      const states = await Promise.all(tokens.map((token) => active(client, token)))
+      const states = await Promise.all(tokens.map((token) => active(client, token, lowered)))
       expect(states).toEqual([false, false, false, false, false, false, true, true, true])
     } finally {
       await lowered.close()
     }
+  })
+
+  it('keeps many grants issued at once within the quota, more than one statement holds', async () => {
+    const client = await createClient(t.db)
+    const salt = Math.random().toString(36).slice(2)
+    // 1,200 grants of 11 live tokens each, the first the oldest: each must lose exactly that one.
+    const users = await sql<{ id: string }>`
+      insert into users (email, password_hash, created_at)
+      select 'bulk-' || g || '-' || ${salt} || '@example.com', 'unused', now() from generate_series(1, 1200) as g
+      returning id`.execute(t.db)
+    await sql`
+      insert into access_tokens (token_hash, application_id, user_id, scopes, created_at)
+      select encode(sha256(convert_to(u.id::text || ':' || i, 'UTF8')), 'hex'), ${client.id}::uuid, u.id, '{read}',
+             ${t.clock()}::timestamptz + i * interval '1 second'
+      from users u cross join generate_series(1, 11) as i
+      where u.email like ${`bulk-%-${salt}@example.com`}`.execute(t.db)
+    const evictedBefore = t.deps.tokenQuota.evicted
+    for (const { id } of users.rows) t.deps.tokenQuota.issued({ userId: id, applicationId: client.id })
+    await t.deps.tokenQuota.settled()
+    expect(t.deps.tokenQuota.evicted - evictedBefore).toBe(1200)
+    const perUser = await sql<{ live: number; first_live: boolean }>`
+      select count(*) filter (where revoked_at is null)::int as live,
+             bool_or(revoked_at is null and created_at = ${t.clock()}::timestamptz + interval '1 second') as first_live
+      from access_tokens where application_id = ${client.id}::uuid group by user_id`.execute(t.db)
+    expect(perUser.rows).toHaveLength(1200)
+    expect(perUser.rows.every((r) => r.live === 10 && !r.first_live)).toBe(true)
   })
 
   it('survives a failed statement: logged and counted, and the excess goes at the next token', async () => {
@@ -216,12 +242,13 @@ describe('live tokens per (user, application) (MAX_TOKENS_PER_GRANT, default 10)
       const warnings = logLines.filter((l) => l.includes('MAX_TOKENS_PER_GRANT not enforced'))
       expect(warnings).toHaveLength(1)
       expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, grants: 1, cause: expect.stringContaining('check constraint') })
-      expect(await active(client, tokens[0]!)).toBe(true)
+      expect(await active(client, tokens[0]!, two)).toBe(true)
 
       tick()
       tokens.push(await newToken(s, client, two))
       await two.deps.tokenQuota.settled()
-      expect(await Promise.all(tokens.map((token) => active(client, token)))).toEqual([false, false, true, true])
+      // Asked of the process that revoked (another hears it through LISTEN, a moment later).
+      expect(await Promise.all(tokens.map((token) => active(client, token, two)))).toEqual([false, false, true, true])
       expect(two.deps.tokenQuota.evicted).toBe(2)
       const metrics = (await two.app.inject('/metrics')).body
       expect(metrics).toMatch(/^gatehouse_tokens_evicted_total 2$/m)
