@@ -84,9 +84,10 @@ const SANE_REQUEST_ID = /^[\x21-\x7e]{1,128}$/
  * uses for X-Forwarded-For (@fastify/proxy-addr), not merely whether some proxy is configured.
  */
 export function requestIdOptions(trustProxy: TrustProxy): Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader'> {
-  const fromProxy: (peer: string) => boolean =
+  // Without TRUST_PROXY no peer is a proxy, and the socket's address is not even read.
+  const fromProxy: ((peer: string) => boolean) | undefined =
     trustProxy === false
-      ? () => false
+      ? undefined
       : typeof trustProxy === 'number'
         ? () => trustProxy > 0
         : (
@@ -96,7 +97,7 @@ export function requestIdOptions(trustProxy: TrustProxy): Pick<FastifyServerOpti
   return {
     requestIdHeader: false,
     genReqId: (req) => {
-      const given = fromProxy(req.socket.remoteAddress ?? '') ? req.headers['x-request-id'] : undefined
+      const given = fromProxy?.(req.socket.remoteAddress ?? '') ? req.headers['x-request-id'] : undefined
       return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID()
     },
   }

@@ -9,13 +9,30 @@ import type { Clock } from '../lib/clock.js'
 import { activeResponse } from './introspection.js'
 import { tokenInfoResponse } from './token-info.js'
 
-/** A valid token with both of its answers, serialised once per cache entry, not once per request. */
-export interface ServerTokenEntry {
-  readonly token: VerifiedToken
-  readonly introspection: string
+/**
+ * A valid token with its answers, each serialised at most once per cache entry, not once per
+ * request, and only when a route asks for it: a token is usually checked by one route only.
+ */
+export class ServerTokenEntry {
+  #introspection: string | undefined
+  #ownIntrospection: string | undefined
+  #tokenInfo: string | undefined
+
+  constructor(readonly token: VerifiedToken) {}
+
+  /** RFC 7662, for resource servers. */
+  get introspection(): string {
+    return (this.#introspection ??= activeResponse(this.token))
+  }
+
   /** For the token's own client, which is not a resource server: without `username`. */
-  readonly ownIntrospection: string
-  readonly tokenInfo: string
+  get ownIntrospection(): string {
+    return (this.#ownIntrospection ??= activeResponse(this.token, false))
+  }
+
+  get tokenInfo(): string {
+    return (this.#tokenInfo ??= tokenInfoResponse(this.token))
+  }
 }
 
 export type ServerTokenCache = TokenCache<ServerTokenEntry>
@@ -37,12 +54,7 @@ export function createServerTokenCache(options: {
     ttlMs: options.ttlMs,
     negativeTtlMs: DEFAULT_NEGATIVE_TTL_MS,
     now: () => clock().getTime(),
-    wrap: (token) => ({
-      token,
-      introspection: activeResponse(token),
-      ownIntrospection: activeResponse(token, false),
-      tokenInfo: tokenInfoResponse(token),
-    }),
+    wrap: (token) => new ServerTokenEntry(token),
     lookup: (_token, digest) => lookUpInDatabase(database, digest),
   })
 }
