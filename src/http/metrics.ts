@@ -43,17 +43,22 @@ export function registerMetrics(
       this.set(availability.up ? 1 : 0)
     },
   })
-  new Counter({
-    name: 'gatehouse_database_refused_requests_total',
-    help: 'Requests answered 503 because the database could not serve them.',
-    registers: [registry],
-    collect() {
-      this.reset()
-      this.inc(availability.refusedTotal)
-    },
-  })
-
-  // The janitor counts for the process; each scrape copies its totals, as for availability above.
+  // Totals the services keep for the process; each scrape copies them.
+  const copied = (name: string, help: string, read: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset()
+        this.inc(read())
+      },
+    })
+  copied(
+    'gatehouse_database_refused_requests_total',
+    'Requests answered 503 because the database could not serve them.',
+    () => availability.refusedTotal,
+  )
   new Counter({
     name: 'gatehouse_janitor_rows_removed_total',
     help: 'Expired rows the janitor of this process deleted, by table (README "Limits and quotas").',
@@ -64,43 +69,26 @@ export function registerMetrics(
       for (const [table, n] of Object.entries(janitor.removedTotal)) this.inc({ table }, n)
     },
   })
-  new Counter({
-    name: 'gatehouse_janitor_failed_runs_total',
-    help: 'Janitor runs that failed (each is retried at the next interval).',
-    registers: [registry],
-    collect() {
-      this.reset()
-      this.inc(janitor.failedRuns)
-    },
-  })
-  new Counter({
-    name: 'gatehouse_audit_events_unrecorded_total',
-    help: 'Audit events this process could not write (each is logged once; the action it records went ahead).',
-    registers: [registry],
-    collect() {
-      this.reset()
-      this.inc(audit.unrecorded)
-    },
-  })
-
-  new Counter({
-    name: 'gatehouse_tokens_evicted_total',
-    help: 'Live tokens this process revoked to keep MAX_TOKENS_PER_GRANT (README "Limits and quotas").',
-    registers: [registry],
-    collect() {
-      this.reset()
-      this.inc(tokenQuota.evicted)
-    },
-  })
-  new Counter({
-    name: 'gatehouse_token_quota_failures_total',
-    help: 'MAX_TOKENS_PER_GRANT statements that failed; each grant concerned is checked again at its next token.',
-    registers: [registry],
-    collect() {
-      this.reset()
-      this.inc(tokenQuota.failures)
-    },
-  })
+  copied(
+    'gatehouse_janitor_failed_runs_total',
+    'Janitor runs that failed (each is retried at the next interval).',
+    () => janitor.failedRuns,
+  )
+  copied(
+    'gatehouse_audit_events_unrecorded_total',
+    'Audit events this process could not write (each is logged once; the action it records went ahead).',
+    () => audit.unrecorded,
+  )
+  copied(
+    'gatehouse_tokens_evicted_total',
+    'Live tokens this process revoked to keep MAX_TOKENS_PER_GRANT (README "Limits and quotas").',
+    () => tokenQuota.evicted,
+  )
+  copied(
+    'gatehouse_token_quota_failures_total',
+    'MAX_TOKENS_PER_GRANT statements that failed; each grant concerned is checked again at its next token.',
+    () => tokenQuota.failures,
+  )
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched'

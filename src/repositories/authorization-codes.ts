@@ -153,11 +153,7 @@ export interface Exchanged {
  * Comparing digests in SQL is safe where comparing secrets would not be: timing reveals only
  * how much of a SHA-256 output matched, which says nothing about any preimage.
  */
-const EXCHANGE_STATEMENTS = new Map<string, string>()
 function exchangeStatement(withRedirect: boolean, withVerifier: boolean): string {
-  const key = `${withRedirect}:${withVerifier}`
-  let text = EXCHANGE_STATEMENTS.get(key)
-  if (text !== undefined) return text
   const redirect = '$6::text'
   const [plain, s256] = withRedirect ? ['$7::text', '$8::text'] : ['$6::text', '$7::text']
   const redirectCheck = withRedirect
@@ -167,7 +163,7 @@ function exchangeStatement(withRedirect: boolean, withVerifier: boolean): string
   const pkceCheck = withVerifier
     ? `((c.code_challenge_method = 'plain' and c.code_challenge = ${plain}) or (c.code_challenge_method = 'S256' and c.code_challenge = ${s256}))`
     : 'c.code_challenge is null'
-  text = `
+  return `
 with client as (
   select id, redirect_uris from applications
   where client_id = $1::text and secret_hash = $2::text and suspended_at is null
@@ -182,9 +178,12 @@ with client as (
 insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at)
 select $5::text, application_id, user_id, scopes, id, $3::timestamptz from consumed
 returning user_id, application_id, scopes, created_at`
-  EXCHANGE_STATEMENTS.set(key, text)
-  return text
 }
+
+/** By [redirect_uri sent][code_verifier sent]. */
+const EXCHANGE_STATEMENTS = [false, true].map((withRedirect) =>
+  [false, true].map((withVerifier) => exchangeStatement(withRedirect, withVerifier)),
+)
 
 /**
  * The whole authorization-code exchange in one statement, so one round trip and no window
@@ -202,7 +201,7 @@ export async function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<Ex
   if (x.redirectUri !== undefined) parameters.push(x.redirectUri)
   if (x.verifier !== undefined) parameters.push(x.verifier.plain, x.verifier.s256)
   const result = await db.executeQuery<Exchanged>(
-    CompiledQuery.raw(exchangeStatement(x.redirectUri !== undefined, x.verifier !== undefined), parameters),
+    CompiledQuery.raw(EXCHANGE_STATEMENTS[Number(x.redirectUri !== undefined)]![Number(x.verifier !== undefined)]!, parameters),
   )
   return result.rows[0]
 }

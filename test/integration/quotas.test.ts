@@ -1,10 +1,10 @@
-import { Writable } from 'node:stream'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { digest } from '../../src/lib/tokens.js'
 import { type TestContext, buildTestApp } from '../helpers/app.js'
 import type { BrowserSession } from '../helpers/browser-session.js'
 import { applicationForm } from '../helpers/console.js'
+import { captureLog } from '../helpers/capture-log.js'
 import { until } from '../helpers/oauth-load.js'
 import {
   type TestClient,
@@ -213,14 +213,8 @@ describe('live tokens per (user, application) (MAX_TOKENS_PER_GRANT, default 10)
   })
 
   it('survives a failed statement: logged and counted, and the excess goes at the next token', async () => {
-    const logLines: string[] = []
-    const logStream = new Writable({
-      write(chunk, _encoding, done) {
-        logLines.push(String(chunk))
-        done()
-      },
-    })
-    const two = await buildTestApp({ MAX_TOKENS_PER_GRANT: '2', LOG_LEVEL: 'warn' }, t.testDb, { logStream })
+    const log = captureLog()
+    const two = await buildTestApp({ MAX_TOKENS_PER_GRANT: '2', LOG_LEVEL: 'warn' }, t.testDb, { logStream: log.stream })
     const client = await createClient(t.db)
     const s = await consented(client)
     const refuseRevocation = sql`alter table access_tokens add constraint quota_test_refuses check (revoked_at is null) not valid`
@@ -239,7 +233,7 @@ describe('live tokens per (user, application) (MAX_TOKENS_PER_GRANT, default 10)
         await t.db.schema.alterTable('access_tokens').dropConstraint('quota_test_refuses').execute()
       }
       expect(two.deps.tokenQuota.failures).toBe(1)
-      const warnings = logLines.filter((l) => l.includes('MAX_TOKENS_PER_GRANT not enforced'))
+      const warnings = log.lines.filter((l) => l.includes('MAX_TOKENS_PER_GRANT not enforced'))
       expect(warnings).toHaveLength(1)
       expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, grants: 1, cause: expect.stringContaining('check constraint') })
       expect(await active(client, tokens[0]!, two)).toBe(true)

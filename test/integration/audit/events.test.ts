@@ -1,9 +1,9 @@
-import { Writable } from 'node:stream'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AuditEventName } from '../../../src/audit/audit-log.js'
 import type { TestContext } from '../../helpers/app.js'
 import { buildTestApp } from '../../helpers/app.js'
+import { captureLog } from '../../helpers/capture-log.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { linkTo, mailboxes } from '../../helpers/mailbox.js'
 import { applicationForm, createApplicationViaConsole, textById } from '../../helpers/console.js'
@@ -20,14 +20,8 @@ const ADDRESS = '198.51.100.23'
 const REDIRECT_URI = 'https://planner.example.com/oauth/callback'
 
 let t: TestContext
-const logLines: string[] = []
+const { stream: logStream, lines: logLines } = captureLog()
 beforeAll(async () => {
-  const logStream = new Writable({
-    write(chunk, _encoding, done) {
-      logLines.push(String(chunk))
-      done()
-    },
-  })
   t = await buildTestApp({ LOG_LEVEL: 'warn' }, undefined, { logStream })
 })
 afterAll(async () => {

@@ -1,9 +1,9 @@
-import { Writable } from 'node:stream'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { SESSION_COOKIE } from '../../../src/http/session.js'
 import { sha256 } from '../../../src/lib/crypto.js'
 import { buildTestApp, type TestContext } from '../../helpers/app.js'
+import { captureLog } from '../../helpers/capture-log.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { applicationForm, createApplicationViaConsole, textById } from '../../helpers/console.js'
 import { linkTo } from '../../helpers/mailbox.js'
@@ -16,14 +16,8 @@ import { linkTo } from '../../helpers/mailbox.js'
  */
 
 let t: TestContext
-const logLines: string[] = []
+const { stream: logStream, lines: logLines } = captureLog()
 beforeAll(async () => {
-  const logStream = new Writable({
-    write(chunk, _encoding, done) {
-      logLines.push(String(chunk))
-      done()
-    },
-  })
   t = await buildTestApp({ LOG_LEVEL: 'debug' }, undefined, { logStream })
 })
 afterAll(async () => {

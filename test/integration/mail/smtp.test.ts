@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SESSION_COOKIE } from '../../../src/http/session.js'
 import { verifyPassword } from '../../../src/lib/passwords.js'
 import { buildTestApp, type TestContext } from '../../helpers/app.js'
+import { captureLog } from '../../helpers/capture-log.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { createApplicationViaConsole } from '../../helpers/console.js'
 import { freePort } from '../../helpers/gatehouse-process.js'
@@ -18,16 +19,10 @@ const PASSWORD = 'correct horse battery'
 const HOUR = 3600_000
 let smtp: TestSmtpServer
 let t: TestContext
-const logLines: string[] = []
+const { stream: logStream, lines: logLines } = captureLog()
 
 beforeAll(async () => {
   smtp = await startSmtpServer()
-  const logStream = new Writable({
-    write(chunk, _encoding, done) {
-      logLines.push(String(chunk))
-      done()
-    },
-  })
   t = await buildTestApp(
     {
       SMTP_URL: smtp.url,
