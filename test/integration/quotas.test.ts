@@ -212,6 +212,29 @@ describe('live tokens per (user, application) (MAX_TOKENS_PER_GRANT, default 10)
     expect(perUser.rows.every((r) => r.live === 10 && !r.first_live)).toBe(true)
   })
 
+  it('enforces what is pending before a process closes its database', async () => {
+    const client = await createClient(t.db)
+    const s = await consented(client)
+    const closing = await buildTestApp({ MAX_TOKENS_PER_GRANT: '1' }, t.testDb)
+    const tokens: string[] = []
+    try {
+      for (let i = 0; i < 2; i++) {
+        tick()
+        tokens.push(await newToken(s, client, closing))
+      }
+    } finally {
+      // Straight after the response, long before the 50 ms the statement waits for.
+      await closing.close()
+    }
+    const first = await t.db
+      .selectFrom('access_tokens')
+      .select('revoked_at')
+      .where('token_hash', '=', digest(tokens[0]!))
+      .executeTakeFirstOrThrow()
+    expect(first.revoked_at).not.toBeNull()
+    expect(await active(client, tokens[1]!)).toBe(true)
+  })
+
   it('survives a failed statement: logged and counted, and the excess goes at the next token', async () => {
     const log = captureLog()
     const two = await buildTestApp({ MAX_TOKENS_PER_GRANT: '2', LOG_LEVEL: 'warn' }, t.testDb, { logStream: log.stream })
