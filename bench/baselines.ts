@@ -13,10 +13,29 @@ const ENTRY = fileURLToPath(new URL('./baseline-server.ts', import.meta.url))
 /** Rows in bench_rows, read by primary key by baseline B. */
 export const BASELINE_ROWS = 100_000
 
-export async function startBaselines(opts: { cpu: number; databaseUrl: string; poolMax: number }): Promise<RunningServer> {
+export interface BaselineOptions {
+  cpu: number
+  databaseUrl: string
+  poolMax: number
+  /** As for startGatehouse (bench/gatehouse.ts): a program to run under, Node options, a start-up limit. */
+  under?: readonly string[]
+  nodeOptions?: readonly string[]
+  readyTimeoutMs?: number
+}
+
+export async function startBaselines(opts: BaselineOptions): Promise<RunningServer> {
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
-  const child = spawnPinned('baseline server', process.execPath, ['--conditions=source', '--import', 'tsx', ENTRY], {
+  const [command = process.execPath, ...args] = [
+    ...(opts.under ?? []),
+    process.execPath,
+    ...(opts.nodeOptions ?? []),
+    '--conditions=source',
+    '--import',
+    'tsx',
+    ENTRY,
+  ]
+  const child = spawnPinned('baseline server', command, args, {
     cpu: opts.cpu,
     env: {
       NODE_ENV: 'production',
@@ -27,7 +46,7 @@ export async function startBaselines(opts: { cpu: number; databaseUrl: string; p
     },
   })
   try {
-    await waitForHttp(child, `${origin}/a`)
+    await waitForHttp(child, `${origin}/a`, opts.readyTimeoutMs)
   } catch (err) {
     await child.stop()
     throw err

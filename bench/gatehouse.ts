@@ -37,13 +37,19 @@ export interface GatehouseOptions {
   /** Directory for a V8 CPU profile (`--cpu-prof`), written when the server stops. */
   cpuProfDir?: string
   name?: string
+  /** A program the server runs under, with its arguments (bench/instructions.ts: valgrind). */
+  under?: readonly string[]
+  /** Node options before the script (bench/instructions.ts: `--single-threaded`). */
+  nodeOptions?: readonly string[]
+  readyTimeoutMs?: number
 }
 
 export async function startGatehouse(opts: GatehouseOptions): Promise<RunningServer> {
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
-  const nodeArgs = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : []
-  const child = spawnPinned(opts.name ?? 'gatehouse', process.execPath, [...nodeArgs, SERVER_ENTRY], {
+  const nodeArgs = [...(opts.nodeOptions ?? []), ...(opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [])]
+  const [command = process.execPath, ...args] = [...(opts.under ?? []), process.execPath, ...nodeArgs, SERVER_ENTRY]
+  const child = spawnPinned(opts.name ?? 'gatehouse', command, args, {
     cpu: opts.cpu,
     cwd: ROOT,
     env: {
@@ -57,7 +63,7 @@ export async function startGatehouse(opts: GatehouseOptions): Promise<RunningSer
     },
   })
   try {
-    await waitForHttp(child, `${origin}/readyz`)
+    await waitForHttp(child, `${origin}/readyz`, opts.readyTimeoutMs)
   } catch (err) {
     await child.stop()
     throw err

@@ -1,0 +1,277 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { BASELINE_ROWS, startBaselines } from './baselines.js'
+import { BASELINE_CASES, type BenchCase, gatehouseCases } from './cases.js'
+import { build, type RunningServer, startGatehouse } from './gatehouse.js'
+import { median } from './stats.js'
+import {
+  createBaselineTables,
+  dropDatabase,
+  insertCodes,
+  insertConsentedSessions,
+  insertTokens,
+  openMigrated,
+  recreateDatabase,
+  seedBase,
+} from './seed.js'
+
+/*
+ * `npm run bench:instructions` (README "Performance", "Instructions per request"). Throughput on
+ * a shared two-core machine moves by several percent from one run to the next: V8 decides at run
+ * time which functions to optimise and what to inline into them, and one server process can
+ * settle on different code than the next. A difference of 5% between two builds then needs many
+ * alternated runs to show. This counts instead the machine instructions the server process
+ * executes per request, under valgrind's callgrind, which depend on the build far more than on
+ * the machine: V8 runs `--single-threaded` (compilation and GC on the main thread, at the same
+ * points of every run), requests go one at a time over one keep-alive connection, and only the
+ * measured requests are counted (instrumentation is switched on after the warm-up).
+ *
+ * Each case is counted in several windows of equal size. A major garbage collection falls into
+ * one window or another, and moves that window by up to a third; the median of the windows is the
+ * steady cost per request, the mean includes the collections. Even single-threaded, each server
+ * process settles on code of its own (V8's heuristics read the clock), and the steady cost of the
+ * same code differs by up to about 6% from one process to the next: comparing two builds takes
+ * several processes each (`--processes`), and the median process is reported.
+ *
+ * What it counts is the Node.js side: the database's work is in PostgreSQL's processes, and
+ * round trips show only as the driver's work. It complements the throughput rows of
+ * `npm run bench`; it does not replace them.
+ */
+
+const { values: args } = parseArgs({
+  options: {
+    'no-build': { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false },
+    warmup: { type: 'string' },
+    requests: { type: 'string' },
+    windows: { type: 'string' },
+    processes: { type: 'string' },
+    only: { type: 'string' },
+  },
+})
+
+const settings = {
+  warmup: Number(args.warmup ?? (args.quick ? 1500 : 5000)),
+  requests: Number(args.requests ?? (args.quick ? 300 : 1000)),
+  windows: Number(args.windows ?? (args.quick ? 3 : 9)),
+  processes: Number(args.processes ?? 1),
+  only: args.only?.split(',') ?? null,
+  adminUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  // Its own database per run, so that two checkouts can be counted side by side.
+  dbName: `gatehouse_bench_instructions_${process.pid}`,
+}
+
+/** The rows: the bare-Fastify baselines A and B, and Gatehouse's hot paths (README "Performance"). */
+const CASE_IDS = [
+  'baseline-a',
+  'baseline-b',
+  'introspect-cached',
+  'introspect-miss',
+  'token-info-cached',
+  'token-info-miss',
+  'code-exchange',
+  'revoke',
+  'authorize-remembered',
+  'authorize-consent',
+]
+
+/** Gatehouse's HOST (bench/gatehouse.ts). */
+const HOST = '127.0.0.1'
+const startedAt = Date.now()
+const log = (msg: string) => process.stderr.write(`[instructions ${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)}s] ${msg}\n`)
+
+function valgrindVersion(): string | null {
+  try {
+    return execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim()
+  } catch {
+    return null
+  }
+}
+
+/** A server under callgrind, counting nothing until `measure` switches instrumentation on. */
+class CountedServer {
+  private dumps = 0
+  constructor(
+    readonly server: RunningServer,
+    private readonly outDir: string,
+    private readonly name: string,
+    /** The HOST the server was started with: valgrind writes it into the names of its control pipes. */
+    private readonly host: string | undefined,
+  ) {}
+
+  private control(...command: string[]): void {
+    const env = { ...process.env }
+    if (this.host === undefined) delete env.HOST
+    else env.HOST = this.host
+    const out = execFileSync('callgrind_control', [...command, String(this.server.child.pid)], { env, encoding: 'utf8', stdio: 'pipe' })
+    if (!/\bOK\b/.test(out)) throw new Error(`callgrind_control ${command.join(' ')} failed: ${out.trim()}`)
+  }
+
+  /** Instructions executed while `work` runs. */
+  async measure(label: string, work: () => Promise<void>): Promise<number> {
+    this.control('--zero')
+    this.control('--instr=on')
+    await work()
+    this.control('--instr=off')
+    this.control(`--dump=${label}`)
+    const file = join(this.outDir, `${this.name}.${this.server.child.pid}.${++this.dumps}`)
+    const totals = /^totals:\s+(\d+)/m.exec(readFileSync(file, 'utf8'))
+    if (!totals) throw new Error(`no totals in ${file}`)
+    return Number(totals[1])
+  }
+}
+
+const ITEM = '{item}'
+const fill = (s: string, item: string | undefined) => (item === undefined ? s : s.split(ITEM).join(item))
+
+/** One request at a time over one keep-alive connection; each answer is checked like the load generator checks it. */
+async function send(agent: http.Agent, origin: string, c: BenchCase, item: string | undefined): Promise<void> {
+  const headers = Object.fromEntries(Object.entries(c.headers ?? {}).map(([k, v]) => [k, fill(v, item)]))
+  const body = c.body === undefined ? undefined : fill(c.body, item)
+  const res = await new Promise<{ status: number; text: string; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
+    const req = http.request(`${origin}${fill(c.path, item)}`, { method: c.method, headers, agent }, (r) => {
+      let text = ''
+      r.setEncoding('utf8')
+      r.on('data', (chunk: string) => (text += chunk))
+      r.on('end', () => resolve({ status: r.statusCode ?? 0, text, headers: r.headers }))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+  const location = String(res.headers[c.check?.header?.name ?? ''] ?? '')
+  const wrong =
+    !c.expect.includes(res.status) ||
+    (c.check?.bodyIncludes !== undefined && !res.text.includes(c.check.bodyIncludes)) ||
+    (c.check?.header !== undefined && !location.includes(c.check.header.includes))
+  if (wrong) throw new Error(`${c.id}: unexpected answer ${res.status} ${res.text.slice(0, 200)}`)
+}
+
+interface Row {
+  id: string
+  title: string
+  /** Instructions per request: per server process, one per window. */
+  windows: number[][]
+}
+
+async function main(): Promise<number> {
+  const valgrind = valgrindVersion()
+  if (!valgrind) {
+    log('valgrind is not installed (Debian: apt-get install valgrind); nothing was measured')
+    return 2
+  }
+  if (!args['no-build']) {
+    log('npm run build')
+    const failure = await build()
+    if (failure) throw new Error(`npm run build failed:\n${failure}`)
+  }
+  log(`recreating database ${settings.dbName}`)
+  const url = await recreateDatabase(settings.adminUrl, settings.dbName)
+  const handle = await openMigrated(url)
+  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-callgrind-'))
+  const servers: RunningServer[] = []
+  try {
+    const seed = await seedBase(handle.db)
+    const cases = [...BASELINE_CASES, ...gatehouseCases(seed, 0)]
+      .filter((c) => CASE_IDS.includes(c.id))
+      .filter((c) => !settings.only || settings.only.some((o) => c.id.startsWith(o)))
+    await createBaselineTables(handle.db, BASELINE_ROWS)
+    const perCase = settings.warmup + settings.requests * settings.windows
+    const cached = await insertTokens(handle.db, seed, 10)
+    /** Items for a case in one process: the same ten tokens, or as many fresh ones as it will send. */
+    const items = async (c: BenchCase): Promise<(i: number) => string | undefined> => {
+      switch (c.pool?.kind) {
+        case 'cached-tokens':
+          return (i) => cached[i % cached.length]
+        case 'fresh-tokens': {
+          const tokens = await insertTokens(handle.db, seed, perCase)
+          return (i) => tokens[i]
+        }
+        case 'fresh-codes': {
+          const codes = await insertCodes(handle.db, seed, perCase)
+          return (i) => codes[i]
+        }
+        case 'remembered-sessions': {
+          const sessions = await insertConsentedSessions(handle.db, seed, perCase)
+          return (i) => sessions[i]
+        }
+        default:
+          return () => undefined
+      }
+    }
+
+    const under = ['valgrind', '--tool=callgrind', '--instr-atstart=no']
+    const counted = async (name: string, host: string | undefined, start: (under: string[]) => Promise<RunningServer>) => {
+      const s = await start([...under, `--callgrind-out-file=${join(outDir, name)}.%p`])
+      servers.push(s)
+      return new CountedServer(s, outDir, name, host)
+    }
+    const common = { cpu: 0, nodeOptions: ['--single-threaded'], readyTimeoutMs: 300_000 }
+    const rows = new Map(cases.map((c): [string, Row] => [c.id, { id: c.id, title: c.title, windows: [] }]))
+    for (let p = 1; p <= settings.processes; p++) {
+      log(`process ${p}/${settings.processes}: starting the servers under ${valgrind}`)
+      const baseline = await counted('baseline', process.env.HOST, (u) =>
+        startBaselines({ ...common, under: u, databaseUrl: url, poolMax: 10 }),
+      )
+      const gatehouse = await counted('gatehouse', HOST, (u) => startGatehouse({ ...common, under: u, databaseUrl: url, env: { HOST } }))
+      for (const c of cases) {
+        const target = c.server === 'baseline' ? baseline : gatehouse
+        const item = await items(c)
+        const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+        let next = 0
+        const run = async (n: number) => {
+          for (let i = 0; i < n; i++) await send(agent, target.server.origin, c, item(next++))
+        }
+        await run(settings.warmup)
+        const windows: number[] = []
+        for (let w = 0; w < settings.windows; w++) {
+          windows.push((await target.measure(c.id, () => run(settings.requests))) / settings.requests)
+        }
+        agent.destroy()
+        rows.get(c.id)!.windows.push(windows)
+        log(`${c.id}: ${windows.map(thousands).join(', ')} instructions per request`)
+      }
+      for (const s of servers.splice(0)) await s.child.stop()
+    }
+    process.stdout.write(formatTable([...rows.values()]))
+    const file = fileURLToPath(new URL(`./results/instructions-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, import.meta.url))
+    writeFileSync(file, JSON.stringify({ valgrind, node: process.version, settings, rows: [...rows.values()] }, null, 2) + '\n')
+    log(`written ${file}`)
+    return 0
+  } finally {
+    for (const s of servers) await s.child.stop()
+    await handle.close()
+    await dropDatabase(settings.adminUrl, settings.dbName)
+    rmSync(outDir, { recursive: true, force: true })
+  }
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
+const thousands = (n: number) => `${(n / 1000).toFixed(1)}k`
+
+/** A process's steady cost per request: the median of its windows. */
+const steady = (windows: number[]) => median(windows)
+
+function formatTable(rows: Row[]): string {
+  const a = rows.find((r) => r.id === 'baseline-a')
+  const costOf = (r: Row) => median(r.windows.map(steady))
+  const lines = [
+    '| case | median per request | × baseline A | mean (with major GCs) | median of each process |',
+    '|---|---:|---:|---:|---:|',
+  ]
+  for (const r of rows) {
+    const ratio = a ? (costOf(r) / costOf(a)).toFixed(2) : '–'
+    const perProcess = r.windows.map((w) => thousands(steady(w))).join(', ')
+    lines.push(`| ${r.id} | ${thousands(costOf(r))} | ${ratio} | ${thousands(mean(r.windows.flat()))} | ${perProcess} |`)
+  }
+  return lines.join('\n') + '\n'
+}
+
+process.exitCode = await main().catch((err: unknown) => {
+  log(err instanceof Error ? (err.stack ?? err.message) : String(err))
+  return 1
+})
