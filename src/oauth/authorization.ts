@@ -121,8 +121,8 @@ export function releaseHeldRequest(db: Db, id: string, userId: string, now: Date
  * Issues the response to an approved held request and records the consent, in one
  * transaction that also deletes the held request: a second submission of the form finds it
  * gone ('gone'), never a second code or token. The quotas of README "Limits and quotas" hold
- * here too: a code past CODE_ISSUE_LIMIT is refused and the request stays held; a token makes
- * the oldest live ones beyond MAX_TOKENS_PER_GRANT revoked, announced like any revocation.
+ * here too: a code past CODE_ISSUE_LIMIT is refused and the request stays held; after a token,
+ * TokenQuota revokes the grant's oldest live ones beyond MAX_TOKENS_PER_GRANT once this commits.
  */
 export async function approveAuthorization(
   ctx: { db: Db; quotas: IssueQuotas; tokenQuota: Pick<TokenQuota, 'issued'> },

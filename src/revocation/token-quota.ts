@@ -49,10 +49,14 @@ export class TokenQuota {
   /** A token was issued to (user, application): enforce its quota shortly. */
   issued(grant: GrantKey): void {
     this.#pending.set(`${grant.userId}:${grant.applicationId}`, grant)
-    if (this.#timer === undefined && this.#running === undefined) {
-      this.#timer = setTimeout(() => void this.#run(), FLUSH_DELAY_MS)
-      this.#timer.unref()
-    }
+    if (this.#running === undefined) this.#schedule(FLUSH_DELAY_MS)
+  }
+
+  /** Runs the next statement after `delayMs`, unless one is scheduled already. */
+  #schedule(delayMs: number): void {
+    if (this.#timer !== undefined) return
+    this.#timer = setTimeout(() => void this.#run(), delayMs)
+    this.#timer.unref()
   }
 
   /** Enforces every pending grant now and resolves once nothing is pending (tests, shutdown). */
@@ -71,18 +75,19 @@ export class TokenQuota {
     this.#timer = undefined
     this.#running = this.#flush().finally(() => {
       this.#running = undefined
-      if (this.#pending.size > 0 && this.#timer === undefined) {
-        // A full statement's worth waiting goes at once, so the backlog stays bounded under load.
-        this.#timer = setTimeout(() => void this.#run(), this.#pending.size >= GRANTS_PER_STATEMENT ? 0 : FLUSH_DELAY_MS)
-        this.#timer.unref()
-      }
+      // A full statement's worth waiting goes at once, so the backlog stays bounded under load.
+      if (this.#pending.size > 0) this.#schedule(this.#pending.size >= GRANTS_PER_STATEMENT ? 0 : FLUSH_DELAY_MS)
     })
     return this.#running
   }
 
   async #flush(): Promise<void> {
-    const grants = [...this.#pending.values()].slice(0, GRANTS_PER_STATEMENT)
-    for (const g of grants) this.#pending.delete(`${g.userId}:${g.applicationId}`)
+    const grants: GrantKey[] = []
+    for (const [key, grant] of this.#pending) {
+      if (grants.length === GRANTS_PER_STATEMENT) break
+      grants.push(grant)
+      this.#pending.delete(key)
+    }
     const { db, bus, clock, tokensPerGrant, log } = this.options
     try {
       this.evicted += await revoke({ db, bus }, { kind: 'beyond-quota', grants, keep: tokensPerGrant }, clock())
