@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
 import { BASELINE_CASES, type BenchCase, gatehouseCases } from './cases.js'
 import { build, type RunningServer, startGatehouse } from './gatehouse.js'
+import { answerProblem, caseRequest } from './measure.js'
 import { median } from './stats.js'
 import {
   createBaselineTables,
@@ -126,15 +127,11 @@ class CountedServer {
   }
 }
 
-const ITEM = '{item}'
-const fill = (s: string, item: string | undefined) => (item === undefined ? s : s.split(ITEM).join(item))
-
-/** One request at a time over one keep-alive connection; each answer is checked like the load generator checks it. */
+/** One request at a time over one keep-alive connection; each answer is checked as the probe checks it. */
 async function send(agent: http.Agent, origin: string, c: BenchCase, item: string | undefined): Promise<void> {
-  const headers = Object.fromEntries(Object.entries(c.headers ?? {}).map(([k, v]) => [k, fill(v, item)]))
-  const body = c.body === undefined ? undefined : fill(c.body, item)
+  const { path, headers, body } = caseRequest(c, item)
   const res = await new Promise<{ status: number; text: string; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
-    const req = http.request(`${origin}${fill(c.path, item)}`, { method: c.method, headers, agent }, (r) => {
+    const req = http.request(`${origin}${path}`, { method: c.method, headers, agent }, (r) => {
       let text = ''
       r.setEncoding('utf8')
       r.on('data', (chunk: string) => (text += chunk))
@@ -143,12 +140,8 @@ async function send(agent: http.Agent, origin: string, c: BenchCase, item: strin
     req.on('error', reject)
     req.end(body)
   })
-  const location = String(res.headers[c.check?.header?.name ?? ''] ?? '')
-  const wrong =
-    !c.expect.includes(res.status) ||
-    (c.check?.bodyIncludes !== undefined && !res.text.includes(c.check.bodyIncludes)) ||
-    (c.check?.header !== undefined && !location.includes(c.check.header.includes))
-  if (wrong) throw new Error(`${c.id}: unexpected answer ${res.status} ${res.text.slice(0, 200)}`)
+  const problem = answerProblem(c, res.status, res.text, (name) => String(res.headers[name.toLowerCase()] ?? ''))
+  if (problem) throw new Error(`${c.id}: ${problem}`)
 }
 
 interface Row {

@@ -67,25 +67,36 @@ function server(ctx: MeasureContext, c: BenchCase): RunningServer {
   return s
 }
 
-async function probeOnce(origin: string, c: BenchCase, item: string | undefined): Promise<string | null> {
+/** The request of case `c` for one pool item: `{item}` filled in the path, the headers and the body. */
+export function caseRequest(c: BenchCase, item: string | undefined): { path: string; headers: Record<string, string>; body?: string } {
   const headers = Object.fromEntries(Object.entries(c.headers ?? {}).map(([k, v]) => [k, fill(v, item)]))
-  const init: RequestInit = { method: c.method, headers, redirect: 'manual', signal: AbortSignal.timeout(10_000) }
-  if (c.body !== undefined) init.body = fill(c.body, item)
-  const res = await fetch(origin + fill(c.path, item), init)
-  const text = await res.text()
+  return c.body === undefined ? { path: fill(c.path, item), headers } : { path: fill(c.path, item), headers, body: fill(c.body, item) }
+}
+
+/** Why an answer is not the one case `c` expects, or null; `header` reads a response header. */
+export function answerProblem(c: BenchCase, status: number, text: string, header: (name: string) => string): string | null {
   const what = `${c.method} ${c.path.split('?')[0]}`
-  if (res.status === 404) return `endpoint not there yet: ${what} answered 404`
-  if (!c.expect.includes(res.status)) return `${what} answered ${res.status} (expected ${c.expect.join('/')}): ${text.slice(0, 300)}`
+  if (status === 404) return `endpoint not there yet: ${what} answered 404`
+  if (!c.expect.includes(status)) return `${what} answered ${status} (expected ${c.expect.join('/')}): ${text.slice(0, 300)}`
   if (c.check?.bodyIncludes && !text.includes(c.check.bodyIncludes)) {
     return `${what} answered without ${c.check.bodyIncludes}: ${text.slice(0, 300)}`
   }
   if (c.check?.header) {
-    const value = res.headers.get(c.check.header.name) ?? ''
+    const value = header(c.check.header.name)
     if (!value.includes(c.check.header.includes)) {
       return `${what}: ${c.check.header.name} "${value}" lacks ${c.check.header.includes}`
     }
   }
   return null
+}
+
+async function probeOnce(origin: string, c: BenchCase, item: string | undefined): Promise<string | null> {
+  const { path, headers, body } = caseRequest(c, item)
+  const init: RequestInit = { method: c.method, headers, redirect: 'manual', signal: AbortSignal.timeout(10_000) }
+  if (body !== undefined) init.body = body
+  const res = await fetch(origin + path, init)
+  const text = await res.text()
+  return answerProblem(c, res.status, text, (name) => res.headers.get(name) ?? '')
 }
 
 /** null when the endpoint answers as the case expects; otherwise why the row cannot run. */
