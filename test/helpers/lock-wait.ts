@@ -1,16 +1,36 @@
 import { sql } from 'kysely'
 import type { Db } from '../../src/db/connect.js'
 
+/** Polls of pg_stat_activity before the wait is called off: seconds on a loaded machine, no clock read. */
+const MAX_POLLS = 5000
+
+/** The PostgreSQL backend running `trx`: what a test passes as `holder` once it holds a lock there. */
+export async function backendPid(trx: Db): Promise<number> {
+  const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)
+  return rows[0]!.pid
+}
+
 /**
- * Waits (a bounded number of event-loop turns) until some backend of this database waits on a
- * lock: how a test holds a transaction open exactly until the request it started is blocked.
+ * Waits until some backend of this database waits on a lock held by backend `holder`, and
+ * returns the waiting backend's pid: how a race test holds a transaction open exactly until
+ * the work it started is blocked behind it. Throws, so the test fails rather than pass without
+ * its race, when `work` settles before it is seen waiting (it never needed the lock) or when
+ * no such wait shows within MAX_POLLS polls (each one a round trip that yields to I/O).
  */
-export async function untilBlockedOnLock(db: Db): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    const { rows } = await sql<{ n: number }>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and wait_event_type = 'Lock'`.execute(db)
-    if (rows[0]!.n > 0) return
+export async function untilBlockedOnLock(db: Db, holder: number, work: Promise<unknown>): Promise<number> {
+  let settled = false
+  // Also marks a rejection as handled: the test awaits `work` itself afterwards.
+  work.then(
+    () => (settled = true),
+    () => (settled = true),
+  )
+  for (let i = 0; i < MAX_POLLS; i++) {
+    const { rows } = await sql<{ pid: number }>`
+      select pid from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock' and ${holder}::int = any(pg_blocking_pids(pid))`.execute(db)
+    if (rows[0] !== undefined) return rows[0].pid
+    if (settled) throw new Error(`The awaited work finished without waiting on a lock of backend ${holder}: the race was not staged.`)
     await new Promise((resolve) => setImmediate(resolve))
   }
+  throw new Error(`No backend waited on a lock of backend ${holder} within ${MAX_POLLS} polls: the race was not staged.`)
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { TestContext } from '../helpers/app.js'
-import { untilBlockedOnLock } from '../helpers/lock-wait.js'
+import { backendPid, untilBlockedOnLock } from '../helpers/lock-wait.js'
 import { authorizeUrl, buildOAuthTestApp, consentFields, createClient, loggedInUser } from '../integration/oauth/helpers.js'
 
 /*
@@ -8,6 +8,10 @@ import { authorizeUrl, buildOAuthTestApp, consentFields, createClient, loggedInU
  * under a lock on the grant, so a request that arrives while the revocation's transaction is
  * open waits for it, then finds no grant and asks again. PGlite has one connection, so the
  * request could not even start while the transaction is open: a server-only test.
+ *
+ * The revocation is the real one, the form on Authorized Applications, held open from outside:
+ * the test locks the user's pending code, which revoke() deletes after the grant, so it waits
+ * there with the grant's row in hand until the authorization waits behind it.
  */
 let t: TestContext
 beforeAll(async () => {
@@ -26,15 +30,32 @@ it('a remembered-consent request waits for an in-progress "Revoke access", then 
   expect((await s.get(url)).statusCode).toBe(302)
 
   const user = await t.db.selectFrom('users').select('id').where('email', '=', s.email).executeTakeFirstOrThrow()
-  const { request: pending } = await t.db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('grants').where('user_id', '=', user.id).where('application_id', '=', client.id).execute()
+  const grant = await t.db
+    .selectFrom('grants')
+    .select('id')
+    .where('user_id', '=', user.id)
+    .where('application_id', '=', client.id)
+    .executeTakeFirstOrThrow()
+  // The page that carries the form's CSRF token.
+  expect((await s.get('/authorized-applications')).statusCode).toBe(200)
+  const { revocation, request } = await t.db.transaction().execute(async (trx) => {
+    await trx
+      .selectFrom('authorization_codes')
+      .select('id')
+      .where('user_id', '=', user.id)
+      .where('application_id', '=', client.id)
+      .where('consumed_at', 'is', null)
+      .forUpdate()
+      .execute()
+    const revocation = s.post(`/authorized-applications/${grant.id}/revoke`, {})
+    const revoking = await untilBlockedOnLock(t.db, await backendPid(trx), revocation)
     const request = s.get(url)
-    // Hold the transaction open until the request is blocked on the grant's row lock.
-    await untilBlockedOnLock(t.db)
-    // Wrapped: returning the promise itself would make the commit wait for the request.
-    return { request }
+    await untilBlockedOnLock(t.db, revoking, request)
+    // Wrapped: returning the promises themselves would make the commit wait for them.
+    return { revocation, request }
   })
-  const res = await pending
+  expect((await revocation).statusCode).toBe(303)
+  const res = await request
   expect(res.statusCode).toBe(200)
   expect(res.body).toMatch(/<form method="post" action="\/oauth\/authorize">/)
 })

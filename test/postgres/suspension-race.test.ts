@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { revoke } from '../../src/revocation/revoke.js'
+import { suspendApplication } from '../../src/operator/moderation.js'
 import type { TestContext } from '../helpers/app.js'
-import { untilBlockedOnLock } from '../helpers/lock-wait.js'
+import { createAccessToken, createUser } from '../helpers/factories.js'
+import { backendPid, untilBlockedOnLock } from '../helpers/lock-wait.js'
 import {
   authorizeUrl,
   buildOAuthTestApp,
@@ -19,6 +20,10 @@ import {
  * the code gone; the hot path needs no lock of its own. Without the deletion it would insert a
  * token after the revocation, alive on a suspended application. PGlite has one connection: a
  * server-only test.
+ *
+ * The suspension is the operator's own suspendApplication, held open from outside: the test
+ * locks one of the application's tokens, which the suspension revokes after deleting the
+ * codes, so it waits there with the code's row in hand until the exchange waits behind it.
  */
 let t: TestContext
 beforeAll(async () => {
@@ -34,17 +39,20 @@ it('an exchange that arrives during a suspension waits for it and gets invalid_c
   const page = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri }))
   const approved = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
   const code = locationParams(approved).get('code')!
+  const held = await createAccessToken(t.db, { userId: (await createUser(t.db)).id, applicationId: client.id })
 
-  const { request: pending } = await t.db.transaction().execute(async (trx) => {
-    // What suspendApplication does, held open until the exchange is blocked on the row.
-    await trx.selectFrom('applications').select('id').where('id', '=', client.id).forUpdate().execute()
-    await trx.updateTable('applications').set({ suspended_at: new Date() }).where('id', '=', client.id).execute()
-    await revoke({ db: trx, bus: t.deps.bus }, { kind: 'application', applicationId: client.id }, new Date())
+  const operator = { ...t.revocation, record: async () => {} }
+  const { suspension, request } = await t.db.transaction().execute(async (trx) => {
+    await trx.selectFrom('access_tokens').select('id').where('id', '=', held.id).forUpdate().execute()
+    const suspension = suspendApplication(operator, client.id, t.clock())
+    const suspending = await untilBlockedOnLock(t.db, await backendPid(trx), suspension)
     const request = exchange(t.app, client, { code })
-    await untilBlockedOnLock(t.db)
-    return { request }
+    await untilBlockedOnLock(t.db, suspending, request)
+    // Wrapped: returning the promises themselves would make the commit wait for them.
+    return { suspension, request }
   })
-  const res = await pending
+  expect(await suspension).toEqual({ changed: true })
+  const res = await request
   expect(res.statusCode).toBe(401)
   expect(res.json()).toMatchObject({ error: 'invalid_client' })
   const live = await t.db

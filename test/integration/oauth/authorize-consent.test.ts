@@ -217,6 +217,32 @@ describe('consent page', () => {
     expect(await held()).toBe(10)
   })
 
+  it("an eleventh open request drops the user's oldest one only, not another user's", async () => {
+    const s = await loggedInUser(t.app)
+    const other = await loggedInUser(t.app)
+    const othersPage = await other.get(codeRequest({ state: 'other' }))
+    const pages: string[] = []
+    try {
+      // A second apart, as pages opened one after another: which is oldest is not a tie.
+      for (let i = 0; i < 11; i++) {
+        t.clock.advance(1000)
+        pages.push((await s.get(codeRequest({ state: `page-${i}`, prompt: 'consent' }))).body)
+      }
+      const oldest = await s.post('/oauth/authorize', { ...consentFields(pages[0]!), decision: 'approve' })
+      expect(oldest.statusCode).toBe(400)
+      expect(oldest.body).toMatch(/already answered or has expired/)
+      for (let i = 1; i < 11; i++) {
+        const res = await s.post('/oauth/authorize', { ...consentFields(pages[i]!), decision: 'approve' })
+        expect(res.statusCode).toBe(303)
+        expect(locationParams(res).get('state')).toBe(`page-${i}`)
+      }
+      const others = await other.post('/oauth/authorize', { ...consentFields(othersPage.body), decision: 'approve' })
+      expect(others.statusCode).toBe(303)
+    } finally {
+      t.clock.advance(-11 * 1000)
+    }
+  })
+
   it('a session that ended while the page was open logs in again and comes back to the same request', async () => {
     const s = await loggedInUser(t.app)
     const page = await s.get(codeRequest({ scope: 'read write_teams' }))

@@ -177,6 +177,38 @@ describe('GET /oauth/revocations/stream', () => {
     }
   })
 
+  it('sends a "Revoke access" of up to 1,000 tokens as their digests, and one of more as a reset', async () => {
+    /** A user holding `n` live tokens of `app`, inserted in one statement; their digests. */
+    const holderOf = async (n: number) => {
+      const holder = await createUser(t.db)
+      const digests = Array.from({ length: n }, () => randomBytes(32).toString('hex'))
+      await t.db
+        .insertInto('access_tokens')
+        .values(
+          digests.map((h) => ({ token_hash: h, application_id: app.id, user_id: holder.id, scopes: ['read'], created_at: t.clock() })),
+        )
+        .execute()
+      return { holder, digests }
+    }
+    const stream = await subscribe(rs)
+    try {
+      const heard = () => stream.events.filter((e) => e.event === 'revoked').flatMap((e) => e.data.split(','))
+      const atBound = await holderOf(1000)
+      await revoke(t.revocation, { kind: 'user-application', userId: atBound.holder.id, applicationId: app.id }, t.clock())
+      await expect.poll(() => heard().length).toBeGreaterThanOrEqual(1000)
+      expect(new Set(heard())).toEqual(new Set(atBound.digests))
+      expect(stream.events.map((e) => e.event)).not.toContain('reset')
+
+      const beyond = await holderOf(1001)
+      const before = stream.events.length
+      await revoke(t.revocation, { kind: 'user-application', userId: beyond.holder.id, applicationId: app.id }, t.clock())
+      await expect.poll(() => stream.events.slice(before)).toEqual([{ event: 'reset', data: '' }])
+      expect(heard()).toHaveLength(1000)
+    } finally {
+      await stream.close()
+    }
+  })
+
   it("ends an application's streams when its secret is regenerated, and no one else's", async () => {
     const owner = await createUser(t.db)
     const rotated = await createApplication(t.db, { ownerId: owner.id, resourceServer: true })
