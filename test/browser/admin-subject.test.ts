@@ -154,7 +154,7 @@ it('searches a user, opens their page, suspends, unsuspends and deletes that use
   expect(await t.db.selectFrom('users').select('id').where('id', '=', subject.id).executeTakeFirst()).toBeUndefined()
   expect(await operatorRow()).toEqual({ suspended_at: null })
   expect(await tokenRevoked(operatorToken)).toBe(false)
-})
+}, 120_000)
 
 it('searches an application, opens it and its owner, suspends, unsuspends, verifies and deletes that application', async () => {
   const owner = await createUser(t.db, { email: 'app-owner@example.com', now: OWNER_CREATED })
@@ -247,4 +247,4 @@ it('searches an application, opens it and its owner, suspends, unsuspends, verif
   await bystanderUntouched()
   expect(await t.db.selectFrom('users').select('id').where('id', '=', owner.id).executeTakeFirst()).toEqual({ id: owner.id })
   expect(await operatorRow()).toEqual({ suspended_at: null })
-})
+}, 120_000)
