@@ -46,7 +46,8 @@ const trustProxy = z
   .string()
   .trim()
   .superRefine((v, ctx) => {
-    if (v === 'true') {
+    // Any case: TRUE or True is the same mistake and deserves the same explanation.
+    if (v.toLowerCase() === 'true') {
       ctx.addIssue({
         code: 'custom',
         message:

@@ -40,7 +40,7 @@ ${body}
 
 export function verificationMail(frame: MailFrame, to: string, link: string): Mail {
   return compose(frame, to, 'Verify your email address', [
-    `Someone, probably you, created a ${frame.serviceName} account with this address. Open the link below to verify it; until then the account cannot register applications.`,
+    `Someone, probably you, created an account on ${frame.serviceName} with this address. Open the link below to verify it; until then the account cannot register applications.`,
     { link, label: 'Verify your email address' },
     'The link works once, for 24 hours. If you did not sign up, ignore this mail: nothing happens without the link.',
   ])
@@ -48,7 +48,7 @@ export function verificationMail(frame: MailFrame, to: string, link: string): Ma
 
 export function signUpAttemptMail(frame: MailFrame, to: string): Mail {
   return compose(frame, to, 'Someone tried to sign up with your address', [
-    `Someone tried to create a ${frame.serviceName} account with this address, which already has one. No new account was made and nothing changed.`,
+    `Someone tried to create an account on ${frame.serviceName} with this address, which already has one. No new account was made and nothing changed.`,
     { link: `${frame.publicUrl}/login`, label: 'Log in' },
     { link: `${frame.publicUrl}/forgot-password`, label: 'Forgot your password? Reset it' },
     'If it was not you, you can ignore this mail.',
@@ -65,7 +65,7 @@ export function passwordResetMail(frame: MailFrame, to: string, link: string): M
 
 export function passwordResetNoAccountMail(frame: MailFrame, to: string): Mail {
   return compose(frame, to, 'Password reset requested', [
-    `Someone asked to reset the password of a ${frame.serviceName} account with this address, but no account uses it. Nothing changed.`,
+    `Someone asked to reset the password of an account on ${frame.serviceName} with this address, but no account there uses it. Nothing changed.`,
     { link: `${frame.publicUrl}/signup`, label: 'Create an account' },
     'If it was not you, you can ignore this mail.',
   ])

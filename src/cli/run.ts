@@ -132,6 +132,15 @@ function noMore(positionals: readonly string[], count: number): void {
   if (positionals.length > count) throw new UsageError(`unexpected argument ${positionals[count]}`)
 }
 
+/**
+ * What a switch command did, in plain word order: "X is now verified.", "X is already verified.",
+ * "X is no longer verified.", "X is not verified." (the last when there was nothing to remove).
+ */
+function stateChange(subject: string, on: boolean, changed: boolean, state: string): string {
+  if (on) return `${subject} is ${changed ? 'now' : 'already'} ${state}.`
+  return `${subject} is ${changed ? 'no longer' : 'not'} ${state}.`
+}
+
 function done(text: string, json: Record<string, unknown>): Output {
   return { text, json: { ok: true, ...json } }
 }
@@ -151,8 +160,11 @@ async function dispatch(
       const email = argument(positionals, 2, 'email')
       noMore(positionals, 3)
       const { user, changed } = await setOperatorRole(ctx, email, action === 'add')
-      const state = action === 'add' ? 'is an operator' : 'is not an operator'
-      return done(`${user.email} ${changed ? 'now ' : 'already '}${state}.`, { email: user.email, operator: action === 'add', changed })
+      return done(stateChange(user.email, action === 'add', changed, 'an operator'), {
+        email: user.email,
+        operator: action === 'add',
+        changed,
+      })
     }
     case 'admin list': {
       noMore(positionals, 2)
@@ -272,8 +284,7 @@ async function dispatch(
         case 'verify':
         case 'unverify': {
           const { changed } = await setVerified(ctx, app.id, action === 'verify', now)
-          const state = action === 'verify' ? 'is verified' : 'is not verified'
-          return done(`${name} ${changed ? 'now ' : 'already '}${state}.`, { client_id: app.client_id, changed })
+          return done(stateChange(name, action === 'verify', changed, 'verified'), { client_id: app.client_id, changed })
         }
         default:
           await deleteApplicationAsOperator(ctx, app.id, now)
@@ -286,8 +297,7 @@ async function dispatch(
       noMore(positionals, 4)
       if (setting !== 'on' && setting !== 'off') throw new UsageError('apps resource-server takes on or off')
       const { changed } = await setResourceServer(ctx, app.id, setting === 'on', now)
-      const state = setting === 'on' ? 'is a resource server' : 'is not a resource server'
-      return done(`${app.name} (${app.client_id}) ${changed ? 'now ' : 'already '}${state}.`, {
+      return done(stateChange(`${app.name} (${app.client_id})`, setting === 'on', changed, 'a resource server'), {
         client_id: app.client_id,
         resource_server: setting === 'on',
         changed,

@@ -50,7 +50,7 @@ export function routerRefusalPage(eta: Eta, pageHeaders: ReadonlyArray<readonly 
         : status === 414
           ? 'There is no page at this address: part of it is too long.'
           : 'There is no page at this address: it contains a broken %-escape.'
-    const page = { title: status === 500 ? 'Server error' : 'Request refused', message, user: null, csrfToken: '', serviceName }
+    const page = { title: status === 500 ? 'Server error' : 'Request refused', message, viewer: null, csrfToken: '', serviceName }
     const html = eta.render('layouts/base.eta', { ...page, body: eta.render('error.eta', page) })
     for (const [name, value] of pageHeaders) reply.header(name, value)
     reply.header('x-request-id', request.id).header('cache-control', 'no-store').code(status).type('text/html; charset=utf-8').send(html)

@@ -26,7 +26,7 @@ it('adds an operator, lists it as JSON, and answers an unknown email with 1 and 
   const env = { DATABASE_URL: testDb.url! }
   expect(await gatehouse(env, 'admin', 'add', 'first-operator@example.com')).toEqual({
     code: 0,
-    stdout: 'first-operator@example.com now is an operator.\n',
+    stdout: 'first-operator@example.com is now an operator.\n',
     stderr: '',
   })
   const audit = await testDb.handle.db

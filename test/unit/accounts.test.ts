@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { newPasswordField, parseCredentials } from '../../src/accounts/credentials.js'
-import { verificationMail } from '../../src/accounts/mails.js'
+import { passwordResetNoAccountMail, signUpAttemptMail, verificationMail } from '../../src/accounts/mails.js'
 import { isCommonPassword } from '../../src/lib/common-passwords.js'
 import { generateEmailLinkToken, isEmailLinkToken } from '../../src/lib/tokens.js'
 import { describeUserAgent } from '../../src/lib/user-agent.js'
@@ -49,6 +49,18 @@ describe('mails', () => {
     expect(mail.html).not.toContain('<Team')
     expect(mail.html).toContain('href="https://auth.example.com/verify-email?token=gev_x&amp;y"')
     expect(mail.text).toContain('https://auth.example.com/verify-email?token=gev_x&y')
+  })
+
+  // SERVICE_NAME is configurable, so no article may sit before it ("a Acme Auth account").
+  it('put no article before the service name', () => {
+    const frame = { serviceName: 'Acme Auth', publicUrl: 'https://auth.example.com' }
+    const mails = [
+      verificationMail(frame, 'a@example.com', 'https://auth.example.com/verify-email?token=gev_x'),
+      signUpAttemptMail(frame, 'a@example.com'),
+      passwordResetNoAccountMail(frame, 'a@example.com'),
+    ]
+    expect(mails[0]!.text).toContain('created an account on Acme Auth with this address')
+    for (const mail of mails) expect(mail.text).not.toMatch(/\ban? Acme Auth\b/)
   })
 })
 

@@ -155,8 +155,8 @@ describe('loadConfig', () => {
     expect(loadConfig({ TRUST_PROXY: 'loopback,fd00::/8, 172.16.0.0/12' }).trustProxy).toEqual(['loopback', 'fd00::/8', '172.16.0.0/12'])
   })
 
-  it('refuses TRUST_PROXY=true at start-up, saying why', () => {
-    const text = errorOf({ TRUST_PROXY: 'true' })
+  it.each(['true', 'TRUE', 'True', ' tRuE '])('refuses TRUST_PROXY=%j at start-up, saying why', (value) => {
+    const text = errorOf({ TRUST_PROXY: value })
     expect(text).toContain('TRUST_PROXY: true would trust every hop')
     expect(text).toContain('X-Forwarded-For')
   })

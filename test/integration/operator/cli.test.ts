@@ -61,14 +61,15 @@ describe('usage', () => {
 describe('admin', () => {
   it('makes a user an operator and back, and lists operators', async () => {
     const user = await createUser(t.db, { email: 'ops@example.com' })
-    expect(await cli('admin', 'add', 'OPS@example.com')).toMatchObject({ code: 0, out: 'ops@example.com now is an operator.' })
+    expect(await cli('admin', 'add', 'OPS@example.com')).toMatchObject({ code: 0, out: 'ops@example.com is now an operator.' })
     expect((await row('users', user.id))?.is_operator).toBe(true)
-    expect((await cli('admin', 'add', 'ops@example.com')).out).toBe('ops@example.com already is an operator.')
+    expect((await cli('admin', 'add', 'ops@example.com')).out).toBe('ops@example.com is already an operator.')
     const list = await cli('admin', 'list', '--json')
     expect(JSON.parse(list.out)).toEqual([expect.objectContaining({ email: 'ops@example.com' })])
     expect((await cli('admin', 'list')).out).toMatch(/^EMAIL\s+CREATED\s+SUSPENDED\nops@example\.com\s/)
     expect(await cli('admin', 'remove', 'ops@example.com', '--json')).toMatchObject({ code: 0 })
     expect((await row('users', user.id))?.is_operator).toBe(false)
+    expect((await cli('admin', 'remove', 'ops@example.com')).out).toBe('ops@example.com is not an operator.')
     expect(recorded.map((e) => e.event)).toEqual(expect.arrayContaining(['operator.added', 'operator.removed']))
   })
 
@@ -164,10 +165,11 @@ describe('apps', () => {
     expect((await cli('apps', 'unsuspend', app.clientId)).code).toBe(0)
     expect((await row('applications', app.id))?.suspended_at).toBeNull()
 
-    expect((await cli('apps', 'verify', app.clientId)).out).toContain('now is verified')
+    expect((await cli('apps', 'verify', app.clientId)).out).toContain('is now verified')
     expect((await row('applications', app.id))?.verified_at).not.toBeNull()
-    expect((await cli('apps', 'unverify', app.clientId)).code).toBe(0)
+    expect((await cli('apps', 'unverify', app.clientId)).out).toBe(`Test application (${app.clientId}) is no longer verified.`)
     expect((await row('applications', app.id))?.verified_at).toBeNull()
+    expect((await cli('apps', 'unverify', app.clientId)).out).toBe(`Test application (${app.clientId}) is not verified.`)
 
     expect(JSON.parse((await cli('apps', 'resource-server', app.clientId, 'on', '--json')).out)).toMatchObject({
       resource_server: true,
