@@ -183,11 +183,21 @@ async function dispatch(
         email: user.email,
         id: user.id,
         created: iso(user.created_at),
+        // An unverified address was never shown to belong to the account's holder.
+        email_verified: user.email_verified_at === null ? 'no' : `yes, ${iso(user.email_verified_at)}`,
         operator: user.is_operator,
         suspended: iso(user.suspended_at),
         applications: apps.map((a) => a.client_id).join(', ') || null,
       }
-      return { text: formatRecord(row), json: { ...row, applications: apps.map((a) => ({ client_id: a.client_id, name: a.name })) } }
+      return {
+        text: formatRecord(row),
+        json: {
+          ...row,
+          email_verified: user.email_verified_at !== null,
+          email_verified_at: iso(user.email_verified_at),
+          applications: apps.map((a) => ({ client_id: a.client_id, name: a.name })),
+        },
+      }
     }
     case 'users suspend':
     case 'users unsuspend':
@@ -259,10 +269,11 @@ async function dispatch(
       const name = `${app.name} (${app.client_id})`
       switch (action) {
         case 'suspend': {
-          const { changed } = await suspendApplication(ctx, app.id, now)
-          return done(changed ? `${name} is suspended; its tokens and codes are revoked.` : `${name} was already suspended.`, {
+          const { changed, revoked } = await suspendApplication(ctx, app.id, now)
+          return done(changed ? `${name} is suspended; ${revoked} tokens and its codes are revoked.` : `${name} was already suspended.`, {
             client_id: app.client_id,
             changed,
+            revoked,
           })
         }
         case 'unsuspend': {

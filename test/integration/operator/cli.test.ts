@@ -94,6 +94,18 @@ describe('users', () => {
     const shown = await cli('users', 'show', 'listed-user@example.com')
     expect(shown.out).toContain(`id:`)
     expect(shown.out).toContain(user.id)
+    expect(shown.out).toMatch(/^email_verified: +no$/m)
+    expect(JSON.parse((await cli('users', 'show', 'listed-user@example.com', '--json')).out)).toMatchObject({
+      email_verified: false,
+      email_verified_at: null,
+    })
+    const verifiedAt = new Date('2026-01-02T03:04:05.000Z')
+    await t.db.updateTable('users').set({ email_verified_at: verifiedAt }).where('id', '=', user.id).execute()
+    expect((await cli('users', 'show', 'listed-user@example.com')).out).toMatch(/^email_verified: +yes, 2026-01-02T03:04:05\.000Z$/m)
+    expect(JSON.parse((await cli('users', 'show', 'listed-user@example.com', '--json')).out)).toMatchObject({
+      email_verified: true,
+      email_verified_at: verifiedAt.toISOString(),
+    })
   })
 
   it('suspends (ending sessions, revoking tokens, suspending applications), unsuspends and deletes', async () => {
@@ -156,7 +168,15 @@ describe('apps', () => {
     const user = await createUser(t.db)
     const token = await createAccessToken(t.db, { userId: user.id, applicationId: app.id })
 
-    expect((await cli('apps', 'suspend', app.clientId)).out).toContain('is suspended')
+    await createAccessToken(t.db, { userId: user.id, applicationId: app.id })
+    // --json reports the count, as `tokens revoke --json` does.
+    expect(JSON.parse((await cli('apps', 'suspend', app.clientId, '--json')).out)).toEqual({
+      ok: true,
+      client_id: app.clientId,
+      changed: true,
+      revoked: 2,
+    })
+    expect(JSON.parse((await cli('apps', 'suspend', app.clientId, '--json')).out)).toMatchObject({ changed: false, revoked: 0 })
     expect((await row('applications', app.id))?.suspended_at).not.toBeNull()
     expect(
       (await t.db.selectFrom('access_tokens').select('revoked_at').where('id', '=', token.id).executeTakeFirstOrThrow()).revoked_at,
