@@ -21,6 +21,7 @@ export const USAGE = `Usage: gatehouse <command> [--json]
   tokens revoke --app <client_id> [--user <email>]
   migrate                           apply pending database migrations
   janitor                           delete expired rows once now
+  outbox [--to EMAIL] [--last]      the newest mails of the outbox (no SMTP_URL), decoded, with their links
 
 The configuration is the server's: DATABASE_URL or DATA_DIR, and the other variables of README "Configuration".`
 

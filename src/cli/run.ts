@@ -6,6 +6,7 @@ import { DataDirInUseError } from '../db/data-dir-lock.js'
 import { migrateToLatest } from '../db/migrate.js'
 import type { Clock } from '../lib/clock.js'
 import { Janitor } from '../limits/janitor.js'
+import { readOutbox } from '../mail/outbox-reader.js'
 import {
   NotFoundError,
   type OperatorContext,
@@ -69,6 +70,8 @@ export async function runCli(argv: readonly string[], deps: CliDeps, io: CliIo):
         page: { type: 'string' },
         app: { type: 'string' },
         user: { type: 'string' },
+        to: { type: 'string' },
+        last: { type: 'boolean', default: false },
       },
     })
   } catch (err) {
@@ -79,6 +82,18 @@ export async function runCli(argv: readonly string[], deps: CliDeps, io: CliIo):
   if (values.help || positionals.length === 0) {
     io.out(USAGE)
     return positionals.length === 0 && !values.help ? 1 : 0
+  }
+
+  // The outbox is files, not the database: it is read while the server holds the embedded one.
+  if (positionals[0] === 'outbox') {
+    try {
+      const result = await outbox(positionals, values, deps.config)
+      io.out(values.json ? JSON.stringify(result.json, null, 2) : result.text)
+      return 0
+    } catch (err) {
+      io.err(`gatehouse: ${err instanceof UsageError ? `${err.message} (gatehouse --help lists the commands)` : messageOf(err)}`)
+      return 1
+    }
   }
 
   let database: DatabaseHandle | undefined
@@ -100,6 +115,33 @@ export async function runCli(argv: readonly string[], deps: CliDeps, io: CliIo):
   } finally {
     await database?.close().catch(() => {})
   }
+}
+
+/** How many mails `gatehouse outbox` shows without --last. */
+const OUTBOX_MAILS = 5
+
+async function outbox(positionals: readonly string[], flags: Flags & { to?: string; last?: boolean }, config: Config): Promise<Output> {
+  noMore(positionals, 1)
+  if (config.mail.smtpUrl !== undefined) throw new UsageError('SMTP_URL is set, so mails go to the SMTP server, not to the outbox')
+  const dir = config.mail.outboxDir
+  const mails = await readOutbox(dir, { to: flags.to, limit: flags.last ? 1 : OUTBOX_MAILS })
+  if (mails.length === 0) return { text: `No mail${flags.to ? ` to ${flags.to.trim()}` : ''} in ${dir}.`, json: [] }
+  const text = mails
+    .map((m) =>
+      [
+        `${m.file}`,
+        `Date:    ${m.date ?? '-'}`,
+        `To:      ${m.to}`,
+        `Subject: ${m.subject}`,
+        '',
+        m.text,
+        '',
+        'Links:',
+        ...(m.links.length === 0 ? ['  (none)'] : m.links.map((l) => `  ${l}`)),
+      ].join('\n'),
+    )
+    .join(`\n\n${'-'.repeat(72)}\n\n`)
+  return { text, json: mails }
 }
 
 function messageOf(err: unknown): string {
@@ -195,11 +237,21 @@ async function dispatch(
         email: user.email,
         id: user.id,
         created: iso(user.created_at),
+        // An unverified address was never shown to belong to the account's holder.
+        email_verified: user.email_verified_at === null ? 'no' : `yes, ${iso(user.email_verified_at)}`,
         operator: user.is_operator,
         suspended: iso(user.suspended_at),
         applications: apps.map((a) => a.client_id).join(', ') || null,
       }
-      return { text: formatRecord(row), json: { ...row, applications: apps.map((a) => ({ client_id: a.client_id, name: a.name })) } }
+      return {
+        text: formatRecord(row),
+        json: {
+          ...row,
+          email_verified: user.email_verified_at !== null,
+          email_verified_at: iso(user.email_verified_at),
+          applications: apps.map((a) => ({ client_id: a.client_id, name: a.name })),
+        },
+      }
     }
     case 'users suspend':
     case 'users unsuspend':
@@ -271,10 +323,11 @@ async function dispatch(
       const name = `${app.name} (${app.client_id})`
       switch (action) {
         case 'suspend': {
-          const { changed } = await suspendApplication(ctx, app.id, now)
-          return done(changed ? `${name} is suspended; its tokens and codes are revoked.` : `${name} was already suspended.`, {
+          const { changed, revoked } = await suspendApplication(ctx, app.id, now)
+          return done(changed ? `${name} is suspended; ${revoked} tokens and its codes are revoked.` : `${name} was already suspended.`, {
             client_id: app.client_id,
             changed,
+            revoked,
           })
         }
         case 'unsuspend': {

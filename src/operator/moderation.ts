@@ -171,18 +171,21 @@ function subject(app: ApplicationWithOwner) {
  * every cache drops them within a second, and its revocation streams end), it authenticates
  * nowhere, and /oauth/authorize shows an error page for it.
  */
-export async function suspendApplication(ctx: OperatorContext, applicationId: string, now: Date): Promise<{ changed: boolean }> {
+export async function suspendApplication(
+  ctx: OperatorContext,
+  applicationId: string,
+  now: Date,
+): Promise<{ changed: boolean; revoked: number }> {
   const app = await requireApplication(ctx.db, { id: applicationId })
-  const changed = await ctx.db.transaction().execute(async (trx) => {
+  const revoked = await ctx.db.transaction().execute(async (trx) => {
     const row = await lockApplicationRow(trx, applicationId)
     if (!row) throw new NotFoundError('No such application.')
-    if (row.suspended_at !== null) return false
+    if (row.suspended_at !== null) return null
     await setApplicationFlags(trx, applicationId, { suspended_at: now })
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
-    return true
+    return revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
   })
-  if (changed) await ctx.record({ event: 'operator.application_suspended', ...subject(app) })
-  return { changed }
+  if (revoked !== null) await ctx.record({ event: 'operator.application_suspended', ...subject(app) })
+  return { changed: revoked !== null, revoked: revoked ?? 0 }
 }
 
 /** Allows new authorizations again; the tokens revoked by the suspension stay revoked. */

@@ -95,7 +95,7 @@ describe('suspending an application', () => {
 
   it('revokes its tokens: this process answers {"active":false} at once, another instance within a second', async () => {
     const started = performance.now()
-    expect(await suspendApplication(operator(t), client.id, t.clock())).toEqual({ changed: true })
+    expect(await suspendApplication(operator(t), client.id, t.clock())).toEqual({ changed: true, revoked: 2 })
     for (const token of [live, otherUsersToken]) {
       expect((await introspect(t, rs, token)).body).toBe(INACTIVE)
     }
@@ -105,7 +105,7 @@ describe('suspending an application', () => {
     expect(rows.length).toBeGreaterThan(0)
     expect(rows.every((r) => r.revoked_at !== null)).toBe(true)
     // A second suspension changes nothing.
-    expect(await suspendApplication(operator(t), client.id, t.clock())).toEqual({ changed: false })
+    expect(await suspendApplication(operator(t), client.id, t.clock())).toEqual({ changed: false, revoked: 0 })
   })
 
   it('deletes its pending codes, and the token endpoint refuses its right credentials with invalid_client', async () => {

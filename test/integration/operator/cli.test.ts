@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { mkdtempSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { runCli } from '../../../src/cli/run.js'
+import type { Config } from '../../../src/config.js'
+import { createMailer } from '../../../src/mail/mailer.js'
 import type { OperatorEvent } from '../../../src/operator/moderation.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
@@ -20,12 +25,16 @@ afterAll(async () => {
 })
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  return cliWith(t.config, argv)
+}
+
+async function cliWith(config: Config, argv: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = []
   const err: string[] = []
   const code = await runCli(
     argv,
     {
-      config: t.config,
+      config,
       clock: t.clock,
       // The test's database stays open after the command.
       openDatabase: async () => ({ ...t.testDb.handle, close: async () => {} }),
@@ -95,6 +104,18 @@ describe('users', () => {
     const shown = await cli('users', 'show', 'listed-user@example.com')
     expect(shown.out).toContain(`id:`)
     expect(shown.out).toContain(user.id)
+    expect(shown.out).toMatch(/^email_verified: +no$/m)
+    expect(JSON.parse((await cli('users', 'show', 'listed-user@example.com', '--json')).out)).toMatchObject({
+      email_verified: false,
+      email_verified_at: null,
+    })
+    const verifiedAt = new Date('2026-01-02T03:04:05.000Z')
+    await t.db.updateTable('users').set({ email_verified_at: verifiedAt }).where('id', '=', user.id).execute()
+    expect((await cli('users', 'show', 'listed-user@example.com')).out).toMatch(/^email_verified: +yes, 2026-01-02T03:04:05\.000Z$/m)
+    expect(JSON.parse((await cli('users', 'show', 'listed-user@example.com', '--json')).out)).toMatchObject({
+      email_verified: true,
+      email_verified_at: verifiedAt.toISOString(),
+    })
   })
 
   it('suspends (ending sessions, revoking tokens, suspending applications), unsuspends and deletes', async () => {
@@ -157,7 +178,15 @@ describe('apps', () => {
     const user = await createUser(t.db)
     const token = await createAccessToken(t.db, { userId: user.id, applicationId: app.id })
 
-    expect((await cli('apps', 'suspend', app.clientId)).out).toContain('is suspended')
+    await createAccessToken(t.db, { userId: user.id, applicationId: app.id })
+    // --json reports the count, as `tokens revoke --json` does.
+    expect(JSON.parse((await cli('apps', 'suspend', app.clientId, '--json')).out)).toEqual({
+      ok: true,
+      client_id: app.clientId,
+      changed: true,
+      revoked: 2,
+    })
+    expect(JSON.parse((await cli('apps', 'suspend', app.clientId, '--json')).out)).toMatchObject({ changed: false, revoked: 0 })
     expect((await row('applications', app.id))?.suspended_at).not.toBeNull()
     expect(
       (await t.db.selectFrom('access_tokens').select('revoked_at').where('id', '=', token.id).executeTakeFirstOrThrow()).revoked_at,
@@ -225,5 +254,64 @@ describe('maintenance', () => {
     const janitor = await cli('janitor', '--json')
     expect(janitor.code).toBe(0)
     expect(JSON.parse(janitor.out)).toMatchObject({ ok: true, ran: true })
+  })
+})
+
+describe('outbox', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-cli-outbox-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+  const config = (): Config => ({ ...t.config, mail: { ...t.config.mail, smtpUrl: undefined, outboxDir: dir } })
+  const token = `gev_${'A1b2-C3d4_'.repeat(4)}xyz`
+  const link = `http://127.0.0.1:3000/verify-email?token=${token}`
+
+  // Written by the server's own outbox mailer; each file then gets a name a second apart, so
+  // "newest" does not depend on how fast this test runs.
+  async function write(n: number, to: string, text: string): Promise<string> {
+    const mailer = createMailer(config().mail, { info() {}, error() {} })
+    expect(await mailer.send({ to, subject: `Mail ${n} · Gatehouse`, text, html: `<p>${text}</p>` })).toBe(true)
+    const fresh = readdirSync(dir).find((f) => !f.startsWith('2000-'))!
+    const name = `2000-01-01T00-00-0${n}-000Z-0000000${n}.eml`
+    renameSync(join(dir, fresh), join(dir, name))
+    return name
+  }
+
+  it('says so when there is no mail, and refuses to read it when mail goes to SMTP', async () => {
+    expect(await cliWith(config(), ['outbox'])).toEqual({ code: 0, out: `No mail in ${dir}.`, err: '' })
+    const smtp = { ...config(), mail: { ...config().mail, smtpUrl: 'smtp://mail.example.com' } }
+    expect(await cliWith(smtp, ['outbox'])).toMatchObject({ code: 1, err: expect.stringMatching(/^gatehouse: SMTP_URL is set/) })
+  })
+
+  it('prints the newest mails decoded, with links that work as printed', async () => {
+    const first = await write(1, 'first@example.com', `Hello.\n\nVerify your address:\n${link}\n\nIf it was not you, ignore this mail.`)
+    await write(2, 'second@example.com', 'No link here, but an equals sign: a=b, and ünïcode.')
+    const third = await write(3, 'first@example.com', `Reset your password:\n${link.replace('verify-email', 'reset-password')}`)
+    // What the grep of old read: quoted-printable, "=" as "=3D".
+    expect(readFileSync(join(dir, first), 'utf8')).toContain('token=3Dgev_')
+
+    const all = await cliWith(config(), ['outbox'])
+    expect(all.code).toBe(0)
+    expect(all.out.indexOf('Mail 3')).toBeLessThan(all.out.indexOf('Mail 2'))
+    expect(all.out.indexOf('Mail 2')).toBeLessThan(all.out.indexOf('Mail 1'))
+    expect(all.out).toContain('a=b, and ünïcode.')
+    expect(all.out.split('\n')).toContain(`  ${link}`)
+    expect(all.out).not.toContain('=3D')
+
+    const last = await cliWith(config(), ['outbox', '--to', 'FIRST@example.com', '--last'])
+    expect(last.out.split('\n')[0]).toBe(third)
+    expect(last.out).not.toContain('Mail 1')
+    const json = JSON.parse((await cliWith(config(), ['outbox', '--to', 'first@example.com', '--json'])).out)
+    expect(json).toEqual([
+      expect.objectContaining({ file: third, to: 'first@example.com', links: [link.replace('verify-email', 'reset-password')] }),
+      expect.objectContaining({ file: first, subject: 'Mail 1 · Gatehouse', links: [link] }),
+    ])
+    expect(json[1].text).toContain('If it was not you, ignore this mail.')
+    expect((await cliWith(config(), ['outbox', '--to', 'nobody@example.com'])).out).toBe(`No mail to nobody@example.com in ${dir}.`)
+  })
+
+  it('refuses arguments it does not take', async () => {
+    expect(await cliWith(config(), ['outbox', 'extra'])).toMatchObject({
+      code: 1,
+      err: expect.stringMatching(/^gatehouse: unexpected argument extra/),
+    })
   })
 })

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -205,5 +206,21 @@ describe('verifier cache', () => {
     expect(() =>
       createVerifier({ mode: 'database', database: t.deps.bus.verifierDatabase(t.deps.database), cacheTtlSeconds: 301 }),
     ).toThrow(/at most 300/)
+  })
+})
+
+describe('supported versions (packages/verifier/README.md "Fastify and Node")', () => {
+  const json = (path: string) => JSON.parse(readFileSync(new URL(`../../../${path}`, import.meta.url), 'utf8'))
+
+  // The adapter tests above run on the repository's fastify: it must be the oldest the peer
+  // range admits, and Node the oldest the engines admit when the suite runs on Node 20, so
+  // that the oldest supported pair is the one tested.
+  it('tests the Fastify adapter on the oldest Fastify the peer range admits', () => {
+    const verifier = json('packages/verifier/package.json')
+    const oldest = /^\^(\d+\.\d+\.\d+)$/.exec(verifier.peerDependencies.fastify)?.[1]
+    expect(oldest, verifier.peerDependencies.fastify).toBeDefined()
+    expect(json('node_modules/fastify/package.json').version).toBe(oldest)
+    expect(verifier.engines.node).toBe('>=20')
+    expect(json('package.json').engines.node).toBe('>=20')
   })
 })
