@@ -50,8 +50,6 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     // are error pages like any unknown address, never Fastify's JSON error body.
     frameworkErrors: routerRefusalPage(eta, pageSecurityHeaders(deps.config), deps.config.serviceName),
   })
-  // Open revocation streams would hold close() until their clients leave.
-  app.addHook('preClose', async () => deps.broadcaster.closeAll())
   app.decorateRequest('user', null)
   // Every response, API or page: its request id, and no MIME sniffing of JSON bodies.
   app.addHook('onRequest', (request, reply, done) => {
