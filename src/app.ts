@@ -67,7 +67,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
 
   registerMetrics(app, deps.database.availability, deps.janitor, deps.audit, deps.tokenQuota)
   await app.register(healthRoutes, deps)
-  await app.register(staticRoutes)
+  await app.register(staticRoutes, { viewsDir: VIEWS_DIR })
   await app.register(oauthApiRoutes, deps)
   await app.register(resourceRoutes, deps)
 

@@ -16,6 +16,21 @@ import { RevocationBus } from './revocation/bus.js'
 import { RevocationFeed } from './revocation/stream-feed.js'
 import { TokenQuota } from './revocation/token-quota.js'
 
+/*
+ * What the edges (src/http/, src/cli/) translate into responses and output besides the services
+ * themselves: the OAuth errors the protocol throws, and the database's outage answers. Part of the
+ * services' face (docs/architecture.md "Layers and imports").
+ */
+export { RETRY_AFTER_SECONDS, connectionLost, databaseUnavailable } from './db/availability.js'
+export {
+  InvalidRequestError,
+  OAuthError,
+  ResourceServerOnlyError,
+  ServerError,
+  SlowDownError,
+  TemporarilyUnavailableError,
+} from './oauth/errors.js'
+
 /** Client authentications held by the resource-server endpoints' cache. */
 const CLIENT_CACHE_MAX_ENTRIES = 10_000
 

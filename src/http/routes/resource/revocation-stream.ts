@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { ClientAuthCache } from '../../../oauth/client-auth-cache.js'
 import { extractClientCredentials } from '../../../oauth/client-auth.js'
-import { ResourceServerOnlyError, SlowDownError, TemporarilyUnavailableError } from '../../../oauth/errors.js'
+import { ResourceServerOnlyError, SlowDownError, TemporarilyUnavailableError } from '../../../services.js'
 import type { RevocationFeed, StreamRefusal } from '../../../revocation/stream-feed.js'
 import { RevocationEventStreams } from './revocation-events.js'
 
