@@ -15,8 +15,12 @@ const sqlBuilders = {
 }
 const mailer = { group: ['nodemailer'], message: 'nodemailer belongs to src/mail/ (docs/architecture.md).' }
 const httpAndRoot = {
-  group: ['**/http/**', '**/app.js', '**/server.js', '**/services.js'],
-  message: 'Protocol code does not know the HTTP layer or the composition root (docs/architecture.md).',
+  group: ['**/http/**', '**/cli/**', '**/app.js', '**/server.js', '**/services.js', '**/cli.js', '**/paths.js'],
+  message: 'Domain code does not know the HTTP layer, the command line or the composition root (docs/architecture.md).',
+}
+const configuration = {
+  group: ['**/config.js'],
+  message: 'Domain code takes the values it needs as options it declares itself; src/config.ts builds them (docs/architecture.md).',
 }
 
 /** One no-restricted-imports rule per layer: ESLint keeps only the last one per file. */
@@ -24,6 +28,66 @@ const layer = (files, patterns, paths = []) => ({
   files,
   rules: { 'no-restricted-imports': ['error', { patterns, paths }] },
 })
+
+/*
+ * The services' face (docs/architecture.md "Layers and imports"): of the server outside their own
+ * folder, src/http/ and src/cli/ import values only from src/services.ts and src/lib/; types may
+ * come from any folder below, since they leave no import in the built code. A second rule
+ * (typescript-eslint's, for `allowTypeImports`), so that it adds to the layer's own. The regex
+ * counts the `../` that lead out of the folder, so it is written once per depth of file.
+ */
+const face = (folder, maxDepth) =>
+  Array.from({ length: maxDepth }, (_, i) => ({
+    files: [`src/${folder}/${'*/'.repeat(i)}*.ts`],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(\\.\\./){${i + 1}}(?!services\\.js$|lib/|${folder}/)`,
+              allowTypeImports: true,
+              message: `src/${folder}/ calls the services' face (src/services.ts), not the folders behind it; types may come from anywhere (docs/architecture.md).`,
+            },
+          ],
+        },
+      ],
+    },
+  }))
+
+/*
+ * Known violations of the face rule, each to be removed by the use-case restructuring of issue 22
+ * ("createServices returns use cases"): these files still call domain functions (and src/cli/run.ts
+ * database modules) directly. Every other rule of their layer still holds for them.
+ */
+const FACE_VIOLATIONS = [
+  'src/cli/run.ts',
+  'src/http/audit.ts',
+  'src/http/form-action.ts',
+  'src/http/routes/account/email-links.ts',
+  'src/http/routes/account/forgot-password.ts',
+  'src/http/routes/account/login.ts',
+  'src/http/routes/account/logout.ts',
+  'src/http/routes/account/security-log.ts',
+  'src/http/routes/account/settings.ts',
+  'src/http/routes/account/signup.ts',
+  'src/http/routes/admin/applications.ts',
+  'src/http/routes/admin/audit.ts',
+  'src/http/routes/admin/users.ts',
+  'src/http/routes/console/application-delete.ts',
+  'src/http/routes/console/application-secret.ts',
+  'src/http/routes/console/application.ts',
+  'src/http/routes/console/applications.ts',
+  'src/http/routes/console/view-models.ts',
+  'src/http/routes/oauth/authorize.ts',
+  'src/http/routes/oauth/authorized-applications.ts',
+  'src/http/routes/oauth/metadata.ts',
+  'src/http/routes/oauth/revoke.ts',
+  'src/http/routes/oauth/token.ts',
+  'src/http/routes/resource/introspect.ts',
+  'src/http/routes/resource/revocation-stream.ts',
+  'src/http/session.ts',
+]
 
 export default tseslint.config(
   { ignores: ['**/dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'data/**'] },
@@ -62,26 +126,37 @@ export default tseslint.config(
   layer(['src/mail/**'], [{ regex: '^\\.\\./(?!lib/)', message: 'src/mail/ imports only src/lib/.' }, fastify, drivers]),
   // repositories/: SQL only, over db/.
   layer(['src/repositories/**'], [{ regex: '^\\.\\./(?!db/)', message: 'Repositories import only src/db/.' }, fastify]),
-  // Protocol and domain: no Fastify, no drivers, no SQL, no HTTP.
+  // Protocol and domain: no Fastify, no drivers, no SQL, no HTTP, no command line, no configuration
+  // module (src/mail/ and src/repositories/, domain folders too, have the stricter rules above).
   layer(
     ['src/oauth/**', 'src/revocation/**', 'src/accounts/**', 'src/console/**', 'src/limits/**', 'src/operator/**', 'src/audit/**'],
-    [fastify, drivers, mailer, httpAndRoot],
+    [fastify, drivers, mailer, httpAndRoot, configuration],
     [sqlBuilders],
   ),
-  // The command line: the protocol layer and the database, never the HTTP layer.
+  // The command line: never the HTTP layer, drivers or SQL.
   layer(
     ['src/cli/**'],
-    [fastify, { group: ['**/http/*', '**/http/**'], message: 'The command line does not use the HTTP layer.' }],
+    [
+      fastify,
+      drivers,
+      mailer,
+      { group: ['**/http/*', '**/http/**'], message: 'The command line does not use the HTTP layer.' },
+      { group: ['**/repositories/*'], message: 'The command line calls the services, never repositories (docs/architecture.md).' },
+    ],
     [sqlBuilders],
   ),
   // HTTP: routes call the protocol layer, never repositories or SQL.
   layer(
     ['src/http/**'],
     [
-      { group: ['**/repositories/*'], message: 'Routes call the protocol layer, never repositories (docs/architecture.md).' },
+      { group: ['**/repositories/*'], message: 'Routes call the services, never repositories (docs/architecture.md).' },
+      { group: ['**/cli/*', '**/cli.js'], message: 'The HTTP layer does not use the command line.' },
       drivers,
       mailer,
     ],
     [sqlBuilders],
   ),
+  ...face('http', 4),
+  ...face('cli', 2),
+  { files: FACE_VIOLATIONS, rules: { '@typescript-eslint/no-restricted-imports': 'off' } },
 )

@@ -50,8 +50,6 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     // are error pages like any unknown address, never Fastify's JSON error body.
     frameworkErrors: routerRefusalPage(eta, pageSecurityHeaders(deps.config), deps.config.serviceName),
   })
-  // Open revocation streams would hold close() until their clients leave.
-  app.addHook('preClose', async () => deps.broadcaster.closeAll())
   app.decorateRequest('user', null)
   // Every response, API or page: its request id, and no MIME sniffing of JSON bodies.
   app.addHook('onRequest', (request, reply, done) => {
@@ -69,7 +67,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
 
   registerMetrics(app, deps.database.availability, deps.janitor, deps.audit, deps.tokenQuota)
   await app.register(healthRoutes, deps)
-  await app.register(staticRoutes)
+  await app.register(staticRoutes, { viewsDir: VIEWS_DIR })
   await app.register(oauthApiRoutes, deps)
   await app.register(resourceRoutes, deps)
 

@@ -1,8 +1,10 @@
 import { isIP } from 'node:net'
 import { join } from 'node:path'
 import { z } from 'zod'
+import type { AccountLimits } from './accounts/context.js'
 import type { PoolSettings } from './db/connect.js'
 import type { MailSettings } from './mail/mailer.js'
+import type { StreamLimits } from './revocation/stream-feed.js'
 
 const bool = z.enum(['true', 'false', '1', '0'], { message: 'must be true or false' }).transform((v) => v === 'true' || v === '1')
 
@@ -195,28 +197,6 @@ export interface JanitorSettings {
   readonly revokedTokenRetentionMs: number
   /** Audit events are deleted this long after they happened. */
   readonly auditRetentionMs: number
-}
-
-export interface StreamLimits {
-  readonly perApplication: number
-  readonly total: number
-}
-
-export interface AccountLimits {
-  /** Failed log-ins per (account, client address), and per device cookie, in 15 minutes. */
-  readonly loginFailures: number
-  /** Failed log-ins per account in an hour above which only browsers with its device cookie may log in. */
-  readonly loginAccountAttack: number
-  /** Failed log-ins per client address, whatever the accounts, in 15 minutes (password spraying). */
-  readonly loginAddressFailures: number
-  /** Sign-up attempts per client address in an hour. */
-  readonly signups: number
-  /** Verification mails one account may ask for in an hour ("Resend verification email"). */
-  readonly verificationEmails: number
-  /** Password-reset requests per email address typed, in an hour. */
-  readonly passwordResets: number
-  /** Password-reset requests per client address, whatever the emails, in an hour. */
-  readonly passwordResetAddresses: number
 }
 
 export interface HttpTimeouts {

@@ -5,16 +5,31 @@ import type { Config } from './config.js'
 import { describeFailure } from './db/availability.js'
 import { type DatabaseHandle, createDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
-import { pinoOptions } from './http/logging.js'
+import { pinoOptions } from './lib/log-options.js'
 import { type Clock, systemClock } from './lib/clock.js'
 import { Janitor } from './limits/janitor.js'
 import { type Mailer, createMailer } from './mail/mailer.js'
 import { ApplicationCache } from './oauth/application-cache.js'
 import { ClientAuthCache } from './oauth/client-auth-cache.js'
 import { type ServerTokenCache, createServerTokenCache } from './oauth/token-validity.js'
-import { RevocationBroadcaster } from './revocation/broadcaster.js'
 import { RevocationBus } from './revocation/bus.js'
+import { RevocationFeed } from './revocation/stream-feed.js'
 import { TokenQuota } from './revocation/token-quota.js'
+
+/*
+ * What the edges (src/http/, src/cli/) translate into responses and output besides the services
+ * themselves: the OAuth errors the protocol throws, and the database's outage answers. Part of the
+ * services' face (docs/architecture.md "Layers and imports").
+ */
+export { RETRY_AFTER_SECONDS, connectionLost, databaseUnavailable } from './db/availability.js'
+export {
+  InvalidRequestError,
+  OAuthError,
+  ResourceServerOnlyError,
+  ServerError,
+  SlowDownError,
+  TemporarilyUnavailableError,
+} from './oauth/errors.js'
 
 /** Client authentications held by the resource-server endpoints' cache. */
 const CLIENT_CACHE_MAX_ENTRIES = 10_000
@@ -30,7 +45,8 @@ export interface Services {
   readonly database: DatabaseHandle
   /** Every revocation reaches every receiver below through it. */
   readonly bus: RevocationBus
-  readonly broadcaster: RevocationBroadcaster
+  /** What GET /oauth/revocations/stream tells its subscribers; the HTTP layer writes the events. */
+  readonly revocationFeed: RevocationFeed
   /** Deletes expired rows every JANITOR_INTERVAL_SECONDS (README "Limits and quotas"). */
   readonly janitor: Janitor
   /** Keeps MAX_TOKENS_PER_GRANT after tokens are issued (README "Limits and quotas"). */
@@ -80,7 +96,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   })
 
   const bus = new RevocationBus(database, log)
-  const broadcaster = new RevocationBroadcaster(db, log, { limits: config.streams })
+  const revocationFeed = new RevocationFeed(db, log, { limits: config.streams })
   const caches = {
     tokens: createServerTokenCache({ database, clock, ttlMs: config.tokenCacheTtlMs, maxEntries: config.tokenCacheMaxEntries }),
     clients: new ClientAuthCache({
@@ -92,7 +108,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     }),
     applications: new ApplicationCache(db, clock),
   }
-  for (const receiver of [caches.tokens, caches.clients, caches.applications, broadcaster]) bus.subscribe(receiver)
+  for (const receiver of [caches.tokens, caches.clients, caches.applications, revocationFeed]) bus.subscribe(receiver)
   await bus.start()
   const janitor = new Janitor({
     database,
@@ -122,7 +138,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     log,
     database,
     bus,
-    broadcaster,
+    revocationFeed,
     janitor,
     tokenQuota,
     audit,
@@ -134,7 +150,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       mailer.close()
       await janitor.stop()
       await tokenQuota.settled()
-      broadcaster.closeAll()
+      revocationFeed.closeAll()
       await bus.stop()
       if (!overrides.database) await database.close()
     },

@@ -17,7 +17,7 @@ export const EMAIL_LINK_LIFETIME_MS: Record<EmailTokenPurpose, number> = {
   'change-email': 24 * 3600_000,
 }
 
-/** The page each link opens; the token travels as `?token=`, which request logs redact (src/http/logging.ts). */
+/** The page each link opens; the token travels as `?token=`, which request logs redact (src/lib/log-options.ts). */
 export const EMAIL_LINK_PATHS: Record<EmailTokenPurpose, string> = {
   'verify-email': '/verify-email',
   'reset-password': '/reset-password',

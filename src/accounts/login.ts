@@ -1,5 +1,5 @@
 import { type AuditTrail, auditDetail } from '../audit/audit-log.js'
-import type { AccountLimits } from '../config.js'
+import type { AccountLimits } from './context.js'
 import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
 import { dummyPasswordHash, verifyPassword } from '../lib/passwords.js'

@@ -1,6 +1,7 @@
 import type { Eta } from 'eta'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type DatabaseAvailability, RETRY_AFTER_SECONDS, databaseUnavailable } from '../db/availability.js'
+import type { DatabaseAvailability } from '../db/availability.js'
+import { RETRY_AFTER_SECONDS, databaseUnavailable } from '../services.js'
 import { render } from './render.js'
 
 /**

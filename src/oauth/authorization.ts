@@ -1,4 +1,3 @@
-import type { Quotas } from '../config.js'
 import type { Db } from '../db/connect.js'
 import { digest, generateAccessToken, generateAuthorizationCode } from '../lib/tokens.js'
 import { insertAccessToken } from '../repositories/access-tokens.js'
@@ -23,7 +22,11 @@ export const CODE_LIFETIME_MS = 10 * 60_000
 /** CODE_ISSUE_LIMIT counts the codes of this window (README "Limits and quotas"). */
 const CODE_QUOTA_WINDOW_MS = 60_000
 
-export type IssueQuotas = Pick<Quotas, 'codesPerMinute'>
+/** The quota an issuing step keeps (CODE_ISSUE_LIMIT, README "Limits and quotas"). */
+export interface IssueQuotas {
+  /** Authorization codes issued per (user, application) in a minute. */
+  readonly codesPerMinute: number
+}
 
 /** What an issuing step did: a redirect to the client, or why it issued nothing. */
 export type Issued = { kind: 'issued'; location: string } | { kind: 'no-grant' } | { kind: 'over-quota' } | { kind: 'gone' }

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { RETRY_AFTER_SECONDS, connectionLost } from '../../db/availability.js'
-import type { Services } from '../../services.js'
+import { RETRY_AFTER_SECONDS, type Services, connectionLost } from '../../services.js'
 
 /**
  * /healthz: the process can serve (a supervisor restarts it otherwise). /readyz: it can serve

@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import { VIEWS_DIR } from '../../paths.js'
 
 /** The one stylesheet, read once: pages stay plain HTML and CSP can forbid inline styles. */
-export default async function staticRoutes(app: FastifyInstance) {
-  const css = readFileSync(join(VIEWS_DIR, 'static', 'app.css'))
+export default async function staticRoutes(app: FastifyInstance, { viewsDir }: { viewsDir: string }) {
+  const css = readFileSync(join(viewsDir, 'static', 'app.css'))
   app.get('/static/app.css', async (_request, reply) =>
     reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(css),
   )

@@ -238,7 +238,7 @@ describe('GET /oauth/revocations/stream', () => {
       await another.close()
       // A slot frees when a stream ends.
       await streams.pop()!.close()
-      await expect.poll(() => t.deps.broadcaster.subscribers).toBe(3)
+      await expect.poll(() => t.deps.revocationFeed.subscribers).toBe(3)
       streams.push(await subscribe(busy))
     } finally {
       for (const s of streams) await s.close()
@@ -246,21 +246,21 @@ describe('GET /oauth/revocations/stream', () => {
   })
 
   it('cuts a subscriber that does not read once its unsent output passes the bound', async () => {
-    await expect.poll(() => t.deps.broadcaster.subscribers).toBe(0)
+    await expect.poll(() => t.deps.revocationFeed.subscribers).toBe(0)
     const socket = connect(Number(new URL(base).port), '127.0.0.1')
     let closed = false
     socket.on('close', () => (closed = true))
     socket.on('error', () => {})
     socket.write(`GET /oauth/revocations/stream HTTP/1.1\r\nHost: x\r\nAuthorization: ${basicAuth(rs.clientId, rs.clientSecret)}\r\n\r\n`)
     socket.pause()
-    await expect.poll(() => t.deps.broadcaster.subscribers).toBe(1)
+    await expect.poll(() => t.deps.revocationFeed.subscribers).toBe(1)
     const digests = Array.from({ length: 100 }, (_, i) => i.toString(16).padStart(64, '0'))
     // The kernel's socket buffers take some megabytes first; give up far beyond them.
-    for (let sent = 0; t.deps.broadcaster.subscribers > 0 && sent < 200 << 20; sent += 100 * 65) {
-      t.deps.broadcaster.apply({ kind: 'tokens', digests }, 'notify')
+    for (let sent = 0; t.deps.revocationFeed.subscribers > 0 && sent < 200 << 20; sent += 100 * 65) {
+      t.deps.revocationFeed.apply({ kind: 'tokens', digests }, 'notify')
       if (sent % (1 << 20) < 100 * 65) await new Promise((r) => setImmediate(r))
     }
-    expect(t.deps.broadcaster.subscribers).toBe(0)
+    expect(t.deps.revocationFeed.subscribers).toBe(0)
     // Reading again, the client finds what the kernel held and then the end of the connection.
     socket.resume()
     await expect.poll(() => closed).toBe(true)

@@ -17,7 +17,7 @@ type FormBody = { Body: Record<string, unknown> }
  * and would spend a single-use link before its owner sees it. The page shows a form; its POST
  * (CSRF-protected, same-origin) uses the link. The token is in the URL only on the GET, whose
  * Referer stays on this origin (Referrer-Policy: same-origin; these pages load nothing from
- * elsewhere), and request logs redact `token` (src/http/logging.ts).
+ * elsewhere), and request logs redact `token` (src/lib/log-options.ts).
  */
 
 const DEAD_LINK =

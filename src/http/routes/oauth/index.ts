@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { InvalidRequestError } from '../../../oauth/errors.js'
-import type { Services } from '../../../services.js'
+import { InvalidRequestError, type Services } from '../../../services.js'
 import authorizeRoutes from './authorize.js'
 import authorizedApplicationsRoutes from './authorized-applications.js'
 import { noStore, setOAuthJsonErrorHandler } from './json-errors.js'

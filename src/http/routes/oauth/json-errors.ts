@@ -1,6 +1,13 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import { type DatabaseAvailability, RETRY_AFTER_SECONDS, databaseUnavailable } from '../../../db/availability.js'
-import { InvalidRequestError, OAuthError, ServerError, TemporarilyUnavailableError } from '../../../oauth/errors.js'
+import type { DatabaseAvailability } from '../../../db/availability.js'
+import {
+  InvalidRequestError,
+  OAuthError,
+  RETRY_AFTER_SECONDS,
+  ServerError,
+  TemporarilyUnavailableError,
+  databaseUnavailable,
+} from '../../../services.js'
 
 /** RFC 6749 5.1 / 5.2: token responses, errors included, must not be cached. */
 export function noStore(reply: FastifyReply): FastifyReply {

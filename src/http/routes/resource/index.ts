@@ -8,7 +8,7 @@ import tokenInfoRoute from './token-info.js'
 /**
  * The resource-server side of Gatehouse: introspection, token info and the revocation stream.
  * Registered at the root, outside the page context: these hot paths never run the session or
- * CSRF hooks. Their caches and the stream's broadcaster hear every revocation through the bus.
+ * CSRF hooks. Their caches and the revocation stream's feed hear every revocation through the bus.
  */
 export default async function resourceRoutes(app: FastifyInstance, services: Services): Promise<void> {
   const { tokens, clients } = services.caches
@@ -16,6 +16,6 @@ export default async function resourceRoutes(app: FastifyInstance, services: Ser
     setOAuthJsonErrorHandler(api, services.database.availability)
     await api.register(introspectRoute, { clients, tokens })
     await api.register(tokenInfoRoute, { tokens })
-    await api.register(revocationStreamRoute, { clients, broadcaster: services.broadcaster })
+    await api.register(revocationStreamRoute, { clients, feed: services.revocationFeed })
   })
 }
