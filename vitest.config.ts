@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config'
 // against a server (TEST_DATABASE_URL or DATABASE_URL), which .ci/run always does; PGlite
 // lives inside one process, so the PGlite pass has no such tests to run.
 const server = Boolean(process.env.TEST_DATABASE_URL || process.env.DATABASE_URL)
+// Migrates one template database per project and run, which each test file clones (test/helpers/db.ts).
+const databaseTemplate = 'test/global-setup.ts'
 
 export default defineConfig({
   // Workspace packages resolve to their TypeScript sources (the "source" export condition), so
@@ -33,9 +35,10 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', ...(server ? ['test/postgres/**/*.test.ts'] : [])],
+          globalSetup: [databaseTemplate],
         },
       },
-      { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'] } },
+      { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'], globalSetup: [databaseTemplate] } },
       // README "Failures and recovery": the built server (`node dist/src/server.js`, rebuilt first when stale) as
       // child processes whose database fails under them. The PostgreSQL faults need a server;
       // kill -9 on PGlite runs in both passes.
@@ -44,7 +47,7 @@ export default defineConfig({
         test: {
           name: 'faults',
           include: ['test/faults/pglite-crash.test.ts', ...(server ? ['test/faults/postgres-faults.test.ts'] : [])],
-          globalSetup: ['test/faults/global-setup.ts'],
+          globalSetup: [databaseTemplate, 'test/faults/global-setup.ts'],
         },
       },
     ],

@@ -47,12 +47,17 @@ export interface DatabaseOptions {
   url?: string | undefined
   /** PGlite data directory; `memory://` keeps it in memory (tests). */
   dataDir?: string
+  /**
+   * PGlite only: start from this data directory, as `dumpDataDir` wrote it, instead of running
+   * initdb. The test suite clones one migrated database per file this way (test/helpers/db.ts).
+   */
+  initialData?: Blob
   pool?: Partial<PoolSettings>
 }
 
 export async function createDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.url) return createPostgres(options.url, { ...DEFAULT_POOL_SETTINGS, ...options.pool })
-  return createPglite(options.dataDir ?? './data')
+  return createPglite(options.dataDir ?? './data', options.initialData)
 }
 
 /** `this.db`, not a captured one: a copy of the handle with another `db` (tests count queries) runs through it. */
@@ -93,7 +98,7 @@ function createPostgres(url: string, settings: PoolSettings): DatabaseHandle {
   }
 }
 
-async function createPglite(dataDir: string): Promise<DatabaseHandle> {
+async function createPglite(dataDir: string, initialData: Blob | undefined): Promise<DatabaseHandle> {
   let unlock = () => {}
   if (!dataDir.startsWith('memory://')) {
     mkdirSync(dataDir, { recursive: true })
@@ -103,7 +108,7 @@ async function createPglite(dataDir: string): Promise<DatabaseHandle> {
   const [{ PGlite }, { PGliteDialect }] = await Promise.all([import('@electric-sql/pglite'), import('kysely-pglite-dialect')])
   let client
   try {
-    client = new PGlite(dataDir)
+    client = new PGlite(dataDir, initialData ? { loadDataDir: initialData } : {})
     await client.waitReady
   } catch (err) {
     unlock()

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
 import pg from 'pg'
 import { createDatabase, type DatabaseHandle } from '../../src/db/connect.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
+import { type DatabaseTemplate, adminQuery, dropDatabase } from './db-template.js'
 
 /** The Postgres server the suite runs against, or undefined for embedded PGlite. */
 export const serverUrl: string | undefined = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || undefined
@@ -16,35 +18,45 @@ export interface TestDatabase {
 /**
  * A fresh, migrated database for one test file: an in-memory PGlite, or a new database on the
  * server named after this worker. Files never share rows, so they can run in parallel.
+ *
+ * Migrating costs seconds and a file's tests often less, so the migrations run once per run
+ * and project, not once per file: test/global-setup.ts builds a migrated template
+ * (test/helpers/db-template.ts) and each file clones it.
+ *  - PostgreSQL: CREATE DATABASE … TEMPLATE copies the run's template database, which the
+ *    global teardown drops.
+ *  - PGlite: the template is the migrated data directory as `dumpDataDir` wrote it, which the
+ *    in-memory PGlite loads instead of running initdb (the larger part of starting one).
+ * Outside vitest (bench/propagation.ts) there is no template and the new database is migrated
+ * in place. The migrations still run from an empty database in test/integration/storage.test.ts.
  */
 export async function createTestDatabase(): Promise<TestDatabase> {
+  const template = await providedTemplate()
   if (!serverUrl) {
-    const handle = await createDatabase({ dataDir: 'memory://' })
-    await migrateToLatest(handle.db)
+    const dump = template?.kind === 'pglite' ? new Blob([await readFile(template.dumpFile)]) : undefined
+    const handle = await createDatabase({ dataDir: 'memory://', ...(dump ? { initialData: dump } : {}) })
+    if (!dump) await migrateToLatest(handle.db)
     return { handle, url: undefined, destroy: () => handle.close() }
   }
+  const server = serverUrl
   const name = `gatehouse_test_${process.pid}_${randomBytes(4).toString('hex')}`
-  await adminQuery(`create database ${pg.escapeIdentifier(name)}`)
-  const url = new URL(serverUrl)
+  const clone = template?.kind === 'postgres' ? ` template ${pg.escapeIdentifier(template.name)}` : ''
+  await adminQuery(server, `create database ${pg.escapeIdentifier(name)}${clone}`)
+  const url = new URL(server)
   url.pathname = `/${name}`
   const handle = await createDatabase({ url: url.toString(), pool: { max: 5 } })
-  await migrateToLatest(handle.db)
+  if (!clone) await migrateToLatest(handle.db)
   return {
     handle,
     url: url.toString(),
     async destroy() {
       await handle.close()
-      await adminQuery(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`)
+      await dropDatabase(server, name)
     },
   }
 }
 
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
+async function providedTemplate(): Promise<DatabaseTemplate | undefined> {
+  if (!process.env.VITEST) return undefined
+  const { inject } = await import('vitest')
+  return inject('databaseTemplate')
 }
