@@ -27,9 +27,9 @@ export async function deleteUserAccount(
     if (!user) return undefined
     const applications = await lockApplicationsOfOwner(trx, userId)
     for (const applicationId of applications) {
-      await revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
+      await revoke({ db: trx, bus: ctx.bus }, { kind: 'application-deleted', applicationId }, now)
     }
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'user', userId }, now)
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'user-deleted', userId }, now)
     await deleteUser(trx, userId)
     return { email: user.email, applications: applications.length }
   })

@@ -158,7 +158,7 @@ export async function regenerateSecret(
   const result = await db.transaction().execute(async (trx) => {
     const application = await replaceOwnedApplicationSecret(trx, id, ownerId, digest(clientSecret), now)
     if (!application) return undefined
-    await revoke({ db: trx, bus }, { kind: 'client-credentials', clientId: application.client_id }, now)
+    await revoke({ db: trx, bus }, { kind: 'client-changed', clientId: application.client_id }, now)
     return { application, clientSecret }
   })
   if (result) {
@@ -191,7 +191,7 @@ export async function deleteApplication(
   // transaction, so the digests announced are exactly the tokens the delete removes.
   const deleted = await db.transaction().execute(async (trx) => {
     if (!(await lockOwnedApplication(trx, id, ownerId))) return undefined
-    const revoked = await revoke({ db: trx, bus }, { kind: 'application', applicationId: id }, now)
+    const revoked = await revoke({ db: trx, bus }, { kind: 'application-deleted', applicationId: id }, now)
     const row = await deleteOwnedApplication(trx, id, ownerId)
     return row && { ...row, revoked }
   })

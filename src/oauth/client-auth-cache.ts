@@ -76,7 +76,7 @@ export class ClientAuthCache {
     if (notice.kind === 'client-credentials') {
       this.#generation++
       this.#cache.delete(notice.clientId)
-    } else if (notice.kind === 'application') {
+    } else if (notice.kind === 'application-deleted' || notice.kind === 'application-suspended') {
       this.#generation++
       this.#cache.deleteWhere((c) => c.applicationId === notice.applicationId)
     }

@@ -74,7 +74,7 @@ async function explainFailure(
   if (!row || row.application_id !== application.id) return new InvalidGrantError('The authorization code is invalid')
   if (row.consumed_at !== null) {
     // RFC 6749 4.1.2 / 10.5: a code used twice may have leaked; revoke what it produced.
-    await revoke(ctx, { kind: 'code', authorizationCodeId: row.id }, now)
+    await revoke(ctx, { kind: 'code-replayed', authorizationCodeId: row.id }, now)
     return new InvalidGrantError('The authorization code has already been used; tokens issued from it are revoked')
   }
   if (row.expires_at.getTime() <= now.getTime()) return new InvalidGrantError('The authorization code has expired')

@@ -20,12 +20,12 @@ export async function revokeForClient(ctx: ClientEndpointContext, params: Params
     return
   }
   const tokenHash = digest(token)
-  const result = await revoke(
+  const revoked = await revoke(
     ctx,
     { kind: 'token-of-client', clientId: creds.clientId, secretHash: digest(creds.clientSecret), tokenHash },
     ctx.clock(),
   )
-  if (result.revoked) return
+  if (revoked > 0) return
   const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
   const row = await findAccessTokenByHash(ctx.db, tokenHash)
   if (row && row.revoked_at === null && row.application_id !== application.id) {

@@ -104,9 +104,9 @@ export async function suspendUser(ctx: OperatorContext, userId: string, now: Dat
     if (user.suspended_at !== null) return { user, changed: false }
     await setUserSuspended(trx, userId, now)
     await deleteUserSessions(trx, userId)
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'user', userId }, now)
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'user-suspended', userId }, now)
     for (const applicationId of await suspendApplicationsOfOwner(trx, userId, now)) {
-      await revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
+      await revoke({ db: trx, bus: ctx.bus }, { kind: 'application-suspended', applicationId }, now)
     }
     return { user, changed: true }
   })
@@ -178,7 +178,7 @@ export async function suspendApplication(ctx: OperatorContext, applicationId: st
     if (!row) throw new NotFoundError('No such application.')
     if (row.suspended_at !== null) return false
     await setApplicationFlags(trx, applicationId, { suspended_at: now })
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'application-suspended', applicationId }, now)
     return true
   })
   if (changed) await ctx.record({ event: 'operator.application_suspended', ...subject(app) })
@@ -218,7 +218,7 @@ export async function setResourceServer(
   if (app.is_resource_server === on) return { changed: false }
   await ctx.db.transaction().execute(async (trx) => {
     await setApplicationFlags(trx, applicationId, { is_resource_server: on })
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'client-credentials', clientId: app.client_id }, now)
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'client-changed', clientId: app.client_id }, now)
   })
   await ctx.record({ event: on ? 'operator.resource_server_on' : 'operator.resource_server_off', ...subject(app) })
   return { changed: true }
@@ -229,7 +229,7 @@ export async function deleteApplicationAsOperator(ctx: OperatorContext, applicat
   const app = await requireApplication(ctx.db, { id: applicationId })
   await ctx.db.transaction().execute(async (trx) => {
     if (!(await lockApplicationRow(trx, applicationId))) throw new NotFoundError('No such application.')
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'application-deleted', applicationId }, now)
     await deleteApplicationRow(trx, applicationId)
   })
   await ctx.record({ event: 'operator.application_deleted', ...subject(app) })
@@ -249,8 +249,8 @@ export async function revokeApplicationTokens(
   const app = await requireApplication(ctx.db, { id: applicationId })
   const revoked =
     userId === undefined
-      ? await revoke(ctx, { kind: 'application', applicationId }, now)
-      : await revoke(ctx, { kind: 'user-application', userId, applicationId }, now)
+      ? await revoke(ctx, { kind: 'application-tokens-revoked', applicationId }, now)
+      : await revoke(ctx, { kind: 'access-revoked', userId, applicationId }, now)
   await ctx.record({
     event: 'operator.tokens_revoked',
     userId: userId ?? app.owner_id,

@@ -27,8 +27,10 @@ import type { BusLog, RevocationReceiver } from './bus.js'
  * Bounds (README "Limits and quotas"), per process: STREAMS_PER_APPLICATION streams per
  * application and STREAMS_TOTAL in all, beyond which a subscription is refused before the
  * stream starts; a subscriber whose unsent output passes MAX_BUFFERED_BYTES is cut; and the
- * streams of an application end when it is deleted or its secret regenerated, since their
- * credentials no longer authenticate (the client then gets 401 when it reconnects).
+ * streams of an application end when it is deleted or suspended, its secret regenerated or its
+ * resource-server flag changed, since their credentials no longer authenticate (the client then
+ * gets 401 when it reconnects, or 403 when it is no longer a resource server). Revoking its
+ * tokens alone (`gatehouse tokens revoke`) does not end them.
  */
 
 const HEARTBEAT_MS = 15_000
@@ -125,7 +127,8 @@ export class RevocationBroadcaster implements RevocationReceiver {
           },
         )
         return
-      case 'application':
+      case 'application-deleted':
+      case 'application-suspended':
         // Its tokens' digests came in the notices before this one, from the same transaction.
         this.#endWhere((c) => c.applicationId === notice.applicationId)
         return

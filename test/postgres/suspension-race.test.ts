@@ -39,7 +39,7 @@ it('an exchange that arrives during a suspension waits for it and gets invalid_c
     // What suspendApplication does, held open until the exchange is blocked on the row.
     await trx.selectFrom('applications').select('id').where('id', '=', client.id).forUpdate().execute()
     await trx.updateTable('applications').set({ suspended_at: new Date() }).where('id', '=', client.id).execute()
-    await revoke({ db: trx, bus: t.deps.bus }, { kind: 'application', applicationId: client.id }, new Date())
+    await revoke({ db: trx, bus: t.deps.bus }, { kind: 'application-suspended', applicationId: client.id }, new Date())
     const request = exchange(t.app, client, { code })
     await untilBlockedOnLock(t.db)
     return { request }

@@ -135,7 +135,8 @@ export class TokenCache<V extends { readonly token: VerifiedToken }> {
           this.#track(`t:${d}`, origin)
         }
         return
-      case 'application':
+      case 'application-deleted':
+      case 'application-suspended':
         this.#dropWhere((t) => t.applicationId === notice.applicationId)
         this.#track(`a:${notice.applicationId}`, origin)
         return

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { generateAccessToken } from '../../../src/lib/tokens.js'
+import { digest, generateAccessToken } from '../../../src/lib/tokens.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { basicAuth, createTokenSetup } from '../../helpers/factories.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
@@ -50,7 +50,13 @@ describe('GET /oauth/token/info', () => {
 
   it('answers revoked, unknown and malformed tokens with 401 invalid_token', async () => {
     const { application, token } = await createTokenSetup(t.db)
-    await revoke(t.revocation, { kind: 'token', tokenHash: token.digest, applicationId: application.id }, new Date())
+    expect(
+      await revoke(
+        t.revocation,
+        { kind: 'token-of-client', clientId: application.clientId, secretHash: digest(application.clientSecret), tokenHash: token.digest },
+        new Date(),
+      ),
+    ).toBe(1)
     for (const bad of [token.token, generateAccessToken(), 'garbage', `${token.token}x`, '']) {
       const res = await tokenInfo(`Bearer ${bad}`)
       expect(res.statusCode, bad).toBe(401)

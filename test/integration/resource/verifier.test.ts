@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildResourceApi } from '../../../examples/resource-api.js'
-import { generateAccessToken } from '../../../src/lib/tokens.js'
+import { digest, generateAccessToken } from '../../../src/lib/tokens.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
@@ -85,7 +85,13 @@ describe('verifier: 401 and 403 (RFC 6750 3)', () => {
 
   it('answers an invalid token with 401 invalid_token', async () => {
     const revoked = await token(['read'])
-    await revoke(t.revocation, { kind: 'token', tokenHash: revoked.digest, applicationId: app.id }, new Date())
+    expect(
+      await revoke(
+        t.revocation,
+        { kind: 'token-of-client', clientId: app.clientId, secretHash: digest(app.clientSecret), tokenHash: revoked.digest },
+        new Date(),
+      ),
+    ).toBe(1)
     for (const bad of [revoked.token, generateAccessToken(), 'garbage', '']) {
       const res = await get(`Bearer ${bad}`)
       expect(res.statusCode).toBe(401)
@@ -179,7 +185,13 @@ describe('verifier cache', () => {
   it('drops a token revoked in this process at once', async () => {
     const tok = await token(['read'])
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(200)
-    await revoke(t.revocation, { kind: 'token', tokenHash: tok.digest, applicationId: app.id }, new Date())
+    expect(
+      await revoke(
+        t.revocation,
+        { kind: 'token-of-client', clientId: app.clientId, secretHash: digest(app.clientSecret), tokenHash: tok.digest },
+        new Date(),
+      ),
+    ).toBe(1)
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(401)
   })
 
