@@ -4,22 +4,24 @@ import type { Db } from '../db/connect.js'
 import {
   type ApplicationListing,
   type ApplicationWithOwner,
-  type UserListing,
   deleteApplicationRow,
-  deleteUserSessions,
   findApplicationForOperator,
-  findUserById,
   listApplicationsForOperator,
-  listUsers,
-  lockApplicationRow,
-  lockUserRow,
+  lockApplication,
   setApplicationFlags,
-  setOperator,
-  setUserSuspended,
   suspendApplicationsOfOwner,
   unsuspendApplicationsOfOwner,
-} from '../repositories/moderation.js'
-import { findUserByEmail } from '../repositories/users.js'
+} from '../repositories/applications.js'
+import { deleteSessionsOfUser } from '../repositories/sessions.js'
+import {
+  type UserListing,
+  findUserByEmail,
+  findUserById,
+  listUsers,
+  lockUser,
+  setOperator,
+  setUserSuspended,
+} from '../repositories/users.js'
 import type { User } from '../db/schema.js'
 import type { RevocationBus } from '../revocation/bus.js'
 import { revoke } from '../revocation/revoke.js'
@@ -99,11 +101,11 @@ export async function setOperatorRole(ctx: OperatorContext, email: string, on: b
  */
 export async function suspendUser(ctx: OperatorContext, userId: string, now: Date): Promise<{ changed: boolean }> {
   const result = await ctx.db.transaction().execute(async (trx) => {
-    const user = await lockUserRow(trx, userId)
+    const user = await lockUser(trx, userId)
     if (!user) throw new NotFoundError('No such user.')
     if (user.suspended_at !== null) return { user, changed: false }
     await setUserSuspended(trx, userId, now)
-    await deleteUserSessions(trx, userId)
+    await deleteSessionsOfUser(trx, userId)
     await revoke({ db: trx, bus: ctx.bus }, { kind: 'user-suspended', userId }, now)
     for (const applicationId of await suspendApplicationsOfOwner(trx, userId, now)) {
       await revoke({ db: trx, bus: ctx.bus }, { kind: 'application-suspended', applicationId }, now)
@@ -116,7 +118,7 @@ export async function suspendUser(ctx: OperatorContext, userId: string, now: Dat
 
 export async function unsuspendUser(ctx: OperatorContext, userId: string): Promise<{ changed: boolean; applications: number }> {
   const result = await ctx.db.transaction().execute(async (trx) => {
-    const user = await lockUserRow(trx, userId)
+    const user = await lockUser(trx, userId)
     if (!user) throw new NotFoundError('No such user.')
     if (user.suspended_at === null) return { changed: false, applications: 0 }
     const applications = await unsuspendApplicationsOfOwner(trx, userId, user.suspended_at)
@@ -174,7 +176,7 @@ function subject(app: ApplicationWithOwner) {
 export async function suspendApplication(ctx: OperatorContext, applicationId: string, now: Date): Promise<{ changed: boolean }> {
   const app = await requireApplication(ctx.db, { id: applicationId })
   const changed = await ctx.db.transaction().execute(async (trx) => {
-    const row = await lockApplicationRow(trx, applicationId)
+    const row = await lockApplication(trx, applicationId)
     if (!row) throw new NotFoundError('No such application.')
     if (row.suspended_at !== null) return false
     await setApplicationFlags(trx, applicationId, { suspended_at: now })
@@ -228,7 +230,7 @@ export async function setResourceServer(
 export async function deleteApplicationAsOperator(ctx: OperatorContext, applicationId: string, now: Date): Promise<void> {
   const app = await requireApplication(ctx.db, { id: applicationId })
   await ctx.db.transaction().execute(async (trx) => {
-    if (!(await lockApplicationRow(trx, applicationId))) throw new NotFoundError('No such application.')
+    if (!(await lockApplication(trx, applicationId))) throw new NotFoundError('No such application.')
     await revoke({ db: trx, bus: ctx.bus }, { kind: 'application-deleted', applicationId }, now)
     await deleteApplicationRow(trx, applicationId)
   })
