@@ -1,7 +1,8 @@
+import { sha256Hex } from '../lib/crypto.js'
 import { type ApplicationChange, type AuditTrail, auditDetail } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
 import type { Application } from '../db/schema.js'
-import { digest, generateClientId, generateClientSecret } from '../lib/tokens.js'
+import { generateClientId, generateClientSecret } from '../lib/tokens.js'
 import { isUuid } from '../lib/uuid.js'
 import {
   type ApplicationSettings,
@@ -53,7 +54,7 @@ async function insertNewApplication(db: Db, ownerId: string, settings: Applicati
   const application = await insertApplication(db, {
     ...settings,
     clientId: generateClientId(),
-    secretHash: digest(clientSecret),
+    secretHash: sha256Hex(clientSecret),
     ownerId,
     now,
   })
@@ -156,7 +157,7 @@ export async function regenerateSecret(
   // The old secret must stop working at once everywhere: processes that cached the client's
   // authentication drop it when this notice commits with the new digest.
   const result = await db.transaction().execute(async (trx) => {
-    const application = await replaceOwnedApplicationSecret(trx, id, ownerId, digest(clientSecret), now)
+    const application = await replaceOwnedApplicationSecret(trx, id, ownerId, sha256Hex(clientSecret), now)
     if (!application) return undefined
     await revoke({ db: trx, bus }, { kind: 'client-changed', clientId: application.client_id }, now)
     return { application, clientSecret }

@@ -1,5 +1,5 @@
 import { formatAccessToken } from '@gatehouse/verifier/shared'
-import { randomToken, sha256 } from './crypto.js'
+import { randomToken } from './crypto.js'
 
 /*
  * Formats of the secrets Gatehouse issues (docs/decisions/002-token-format.md). Prefixes let
@@ -53,6 +53,3 @@ const MAX_CLIENT_ID_LENGTH = 256
 export function isClientIdWithinBound(clientId: string): boolean {
   return clientId.length <= MAX_CLIENT_ID_LENGTH
 }
-
-/** The digest under which a token, code or secret is stored and looked up. */
-export const digest = sha256

@@ -1,7 +1,6 @@
 import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
-import { constantTimeEqual } from '../lib/crypto.js'
-import { digest } from '../lib/tokens.js'
+import { constantTimeEqual, sha256Hex } from '../lib/crypto.js'
 import { type RevocationNotice, TtlLru } from '@gatehouse/verifier/shared'
 import { type ClientCredentials, findClient, verifyClient } from './client-auth.js'
 
@@ -44,7 +43,7 @@ export class ClientAuthCache {
 
   async authenticate(creds: ClientCredentials): Promise<AuthenticatedClient> {
     const { db, clock } = this.options
-    const secretHash = digest(creds.clientSecret)
+    const secretHash = sha256Hex(creds.clientSecret)
     const cached = this.#cache.get(creds.clientId, clock().getTime())
     if (cached !== undefined && constantTimeEqual(secretHash, cached.secretHash)) return cached
 

@@ -1,9 +1,9 @@
 import type { Db } from '../db/connect.js'
 import type { Application } from '../db/schema.js'
 import type { Clock } from '../lib/clock.js'
-import { constantTimeEqual } from '../lib/crypto.js'
+import { constantTimeEqual, sha256Hex } from '../lib/crypto.js'
 import { consumeAttempt } from '../limits/rate-limiter.js'
-import { digest, isClientIdWithinBound } from '../lib/tokens.js'
+import { isClientIdWithinBound } from '../lib/tokens.js'
 import { findApplicationByClientId } from '../repositories/applications.js'
 import type { RevocationBus } from '../revocation/bus.js'
 import { InvalidClientError, InvalidRequestError, SlowDownError } from './errors.js'
@@ -66,7 +66,7 @@ export async function verifyClient(
   app: Application | undefined,
   failureLimit: number,
 ): Promise<Application> {
-  if (app && constantTimeEqual(digest(creds.clientSecret), app.secret_hash)) {
+  if (app && constantTimeEqual(sha256Hex(creds.clientSecret), app.secret_hash)) {
     if (app.suspended_at !== null) throw new InvalidClientError('This application is suspended by the operator', creds.usedBasic)
     return app
   }

@@ -1,4 +1,5 @@
-import { digest, generateAccessToken } from '../lib/tokens.js'
+import { sha256Hex } from '../lib/crypto.js'
+import { generateAccessToken } from '../lib/tokens.js'
 import { revoke } from '../revocation/revoke.js'
 import type { TokenQuota } from '../revocation/token-quota.js'
 import { consumeCodeAndInsertToken, findCodeByHash } from '../repositories/authorization-codes.js'
@@ -38,12 +39,12 @@ export async function exchangeAuthorizationCode(
 
   const now = ctx.clock()
   const token = generateAccessToken()
-  const codeHash = digest(code)
+  const codeHash = sha256Hex(code)
   const issued = await consumeCodeAndInsertToken(ctx.db, {
     clientId: creds.clientId,
-    secretHash: digest(creds.clientSecret),
+    secretHash: sha256Hex(creds.clientSecret),
     codeHash,
-    tokenHash: digest(token),
+    tokenHash: sha256Hex(token),
     now,
     redirectUri,
     verifier: verifier === undefined ? undefined : { plain: verifier, s256: computeS256Challenge(verifier) },

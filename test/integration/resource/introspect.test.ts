@@ -1,7 +1,8 @@
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deleteApplication } from '../../../src/console/applications.js'
-import { digest, generateAccessToken, generateClientSecret } from '../../../src/lib/tokens.js'
+import { generateAccessToken, generateClientSecret } from '../../../src/lib/tokens.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import {
@@ -106,7 +107,7 @@ describe('POST /oauth/introspect (RFC 7662)', () => {
     expect(
       await revoke(
         t.revocation,
-        { kind: 'token-of-client', clientId: app.clientId, secretHash: digest(app.clientSecret), tokenHash: revoked.digest },
+        { kind: 'token-of-client', clientId: app.clientId, secretHash: sha256Hex(app.clientSecret), tokenHash: revoked.digest },
         new Date(),
       ),
     ).toBe(1)
@@ -243,7 +244,7 @@ describe('client authentication cache', () => {
     const newSecret = generateClientSecret()
     await t.db
       .updateTable('applications')
-      .set({ secret_hash: digest(newSecret) })
+      .set({ secret_hash: sha256Hex(newSecret) })
       .where('id', '=', client.id)
       .execute()
     // Until the notice, the cached digest still answers (bounded by the TTL).
@@ -260,7 +261,7 @@ describe('client authentication cache', () => {
     const newSecret = generateClientSecret()
     await t.db
       .updateTable('applications')
-      .set({ secret_hash: digest(newSecret) })
+      .set({ secret_hash: sha256Hex(newSecret) })
       .where('id', '=', client.id)
       .execute()
     expect((await introspect(tok.token, { ...client, clientSecret: newSecret })).statusCode).toBe(200)

@@ -1,5 +1,6 @@
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { digest, generateAccessToken } from '../../../src/lib/tokens.js'
+import { generateAccessToken } from '../../../src/lib/tokens.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { basicAuth, createTokenSetup } from '../../helpers/factories.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
@@ -53,7 +54,12 @@ describe('GET /oauth/token/info', () => {
     expect(
       await revoke(
         t.revocation,
-        { kind: 'token-of-client', clientId: application.clientId, secretHash: digest(application.clientSecret), tokenHash: token.digest },
+        {
+          kind: 'token-of-client',
+          clientId: application.clientId,
+          secretHash: sha256Hex(application.clientSecret),
+          tokenHash: token.digest,
+        },
         new Date(),
       ),
     ).toBe(1)

@@ -1,8 +1,9 @@
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildResourceApi } from '../../../examples/resource-api.js'
-import { digest, generateAccessToken } from '../../../src/lib/tokens.js'
+import { generateAccessToken } from '../../../src/lib/tokens.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
@@ -88,7 +89,7 @@ describe('verifier: 401 and 403 (RFC 6750 3)', () => {
     expect(
       await revoke(
         t.revocation,
-        { kind: 'token-of-client', clientId: app.clientId, secretHash: digest(app.clientSecret), tokenHash: revoked.digest },
+        { kind: 'token-of-client', clientId: app.clientId, secretHash: sha256Hex(app.clientSecret), tokenHash: revoked.digest },
         new Date(),
       ),
     ).toBe(1)
@@ -188,7 +189,7 @@ describe('verifier cache', () => {
     expect(
       await revoke(
         t.revocation,
-        { kind: 'token-of-client', clientId: app.clientId, secretHash: digest(app.clientSecret), tokenHash: tok.digest },
+        { kind: 'token-of-client', clientId: app.clientId, secretHash: sha256Hex(app.clientSecret), tokenHash: tok.digest },
         new Date(),
       ),
     ).toBe(1)
