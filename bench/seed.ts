@@ -1,15 +1,12 @@
 import { sql } from 'kysely'
 import pg from 'pg'
 import { resolveSession, startSession } from '../src/accounts/sessions.js'
-import { AuditLog } from '../src/audit/audit-log.js'
-import { createApplication } from '../src/console/applications.js'
 import { createDatabase, type DatabaseHandle, type Db } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { randomToken, sha256Hex } from '../src/lib/crypto.js'
 import { hashPassword } from '../src/lib/passwords.js'
-import { generateAccessToken, generateAuthorizationCode, generateClientId } from '../src/lib/tokens.js'
+import { generateAccessToken, generateAuthorizationCode, generateClientId, generateClientSecret } from '../src/lib/tokens.js'
 import { upsertGrant } from '../src/repositories/grants.js'
-import { insertUser } from '../src/repositories/users.js'
 
 /*
  * Seeding through Gatehouse's own code: its migrations, its token formats and digests, its
@@ -85,28 +82,52 @@ export interface SeedInfo {
 
 export const SCOPE = 'read'
 
+/**
+ * The benchmark's own rows, written directly: a user, and an application with a fresh
+ * secret stored as its digest. Neither quota nor audit applies to a seeded database; the
+ * requests measured run through the real code.
+ */
+async function seedUser(db: Db, email: string, passwordHash: string, now: Date): Promise<{ id: string }> {
+  const row = await db
+    .insertInto('users')
+    .values({ email, password_hash: passwordHash, created_at: now })
+    .onConflict((oc) => oc.column('email').doNothing())
+    .returning('id')
+    .executeTakeFirst()
+  if (!row) throw new Error(`seed: ${email} already exists`)
+  return row
+}
+
+async function seedApplication(db: Db, ownerId: string, redirectUri: string, now: Date) {
+  const clientSecret = generateClientSecret()
+  const application = await db
+    .insertInto('applications')
+    .values({
+      client_id: generateClientId(),
+      secret_hash: sha256Hex(clientSecret),
+      owner_id: ownerId,
+      name: 'Bench client',
+      description: 'Seeded by npm run bench',
+      redirect_uris: [redirectUri],
+      allowed_scopes: ['read', 'write'],
+      require_pkce: false,
+      allow_implicit: false,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+  return { application, clientSecret }
+}
+
 export async function seedBase(db: Db): Promise<SeedInfo> {
   const now = new Date()
   const passwordHash = await hashPassword('bench-password-123')
-  const consented = await insertUser(db, { email: 'consented@bench.example', passwordHash, now })
-  const fresh = await insertUser(db, { email: 'new@bench.example', passwordHash, now })
-  if (!consented || !fresh) throw new Error('seed: users already exist')
+  const consented = await seedUser(db, 'consented@bench.example', passwordHash, now)
+  const fresh = await seedUser(db, 'new@bench.example', passwordHash, now)
 
   const redirectUri = 'https://client.bench.example/callback'
-  const { application, clientSecret } = await createApplication(
-    db,
-    consented.id,
-    {
-      name: 'Bench client',
-      description: 'Seeded by npm run bench',
-      redirectUris: [redirectUri],
-      allowedScopes: ['read', 'write'],
-      requirePkce: false,
-      allowImplicit: false,
-    },
-    now,
-    new AuditLog({ db, clock: () => now, log: console }).trail(consented.id, null),
-  )
+  const { application, clientSecret } = await seedApplication(db, consented.id, redirectUri, now)
   await upsertGrant(db, { userId: consented.id, applicationId: application.id, scopes: [SCOPE], now })
 
   return {

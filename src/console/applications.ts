@@ -36,19 +36,6 @@ export function findApplication(db: Db, id: string, ownerId: string): Promise<Ap
   return isUuid(id) ? findOwnedApplication(db, id, ownerId) : Promise.resolve(undefined)
 }
 
-/** A new application with a new secret; the plaintext secret is returned for the one page that shows it. */
-export async function createApplication(
-  db: Db,
-  ownerId: string,
-  settings: ApplicationSettings,
-  now: Date,
-  audit: AuditTrail,
-): Promise<{ application: Application; clientSecret: string }> {
-  const created = await insertNewApplication(db, ownerId, settings, now)
-  await recordCreated(audit, created.application)
-  return created
-}
-
 async function insertNewApplication(db: Db, ownerId: string, settings: ApplicationSettings, now: Date) {
   const clientSecret = generateClientSecret()
   const application = await insertApplication(db, {

@@ -11,16 +11,6 @@ export function findUserById(db: Db, id: string): Promise<User | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
-/** Inserts the user unless the email is taken; undefined when it was (users_email_key). */
-export function insertUser(db: Db, user: { email: string; passwordHash: string; now: Date }): Promise<User | undefined> {
-  return db
-    .insertInto('users')
-    .values({ email: user.email, password_hash: user.passwordHash, created_at: user.now })
-    .onConflict((oc) => oc.column('email').doNothing())
-    .returningAll()
-    .executeTakeFirst()
-}
-
 /**
  * Locks the user's row until the transaction ends: serialises what a per-user quota counts. FOR NO
  * KEY UPDATE, so rows that merely reference the user (sessions, audit events) are not held up.
