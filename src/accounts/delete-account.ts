@@ -1,6 +1,6 @@
 import { isUuid } from '../lib/uuid.js'
 import { lockApplicationsOfOwner } from '../repositories/applications.js'
-import { deleteUser, lockUser } from '../repositories/users.js'
+import { deleteUserRow, lockUser } from '../repositories/users.js'
 import { type RevocationContext, revoke } from '../revocation/revoke.js'
 
 /**
@@ -30,7 +30,7 @@ export async function deleteUserAccount(
       await revoke({ db: trx, bus: ctx.bus }, { kind: 'application-deleted', applicationId }, now)
     }
     await revoke({ db: trx, bus: ctx.bus }, { kind: 'user-deleted', userId }, now)
-    await deleteUser(trx, userId)
+    await deleteUserRow(trx, userId)
     return { email: user.email, applications: applications.length }
   })
 }

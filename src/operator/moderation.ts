@@ -62,7 +62,7 @@ export function findUser(db: Db, email: string): Promise<User | undefined> {
   return findUserByEmail(db, email.trim().toLowerCase())
 }
 
-export async function requireUser(db: Db, email: string): Promise<User> {
+export async function requireUserByEmail(db: Db, email: string): Promise<User> {
   const user = await findUser(db, email)
   if (!user) throw new NotFoundError(`No user has the email ${email.trim()}.`)
   return user
@@ -86,7 +86,7 @@ export function searchUsers(db: Db, options: { query?: string; page?: number; op
 
 /** `gatehouse admin add|remove`: the only way to become, or stop being, an operator. */
 export async function setOperatorRole(ctx: OperatorContext, email: string, on: boolean): Promise<{ user: User; changed: boolean }> {
-  const user = await requireUser(ctx.db, email)
+  const user = await requireUserByEmail(ctx.db, email)
   if (user.is_operator === on) return { user, changed: false }
   await setOperator(ctx.db, user.id, on)
   await ctx.record({ event: on ? 'operator.added' : 'operator.removed', userId: user.id })

@@ -87,7 +87,7 @@ export function lockUser(trx: Db, id: string): Promise<User | undefined> {
 }
 
 /** Deletes the user; sessions, applications, grants, codes, tokens and mailed links go with it (ON DELETE CASCADE). */
-export async function deleteUser(db: Db, id: string): Promise<boolean> {
+export async function deleteUserRow(db: Db, id: string): Promise<boolean> {
   const row = await db.deleteFrom('users').where('id', '=', id).returning('id').executeTakeFirst()
   return row !== undefined
 }
