@@ -1,15 +1,12 @@
 import { sql } from 'kysely'
 import pg from 'pg'
 import { resolveSession, startSession } from '../src/accounts/sessions.js'
-import { AuditLog } from '../src/audit/audit-log.js'
-import { createApplication } from '../src/console/applications.js'
 import { createDatabase, type DatabaseHandle, type Db } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { randomToken, sha256 } from '../src/lib/crypto.js'
+import { randomToken, sha256Hex } from '../src/lib/crypto.js'
 import { hashPassword } from '../src/lib/passwords.js'
-import { digest, generateAccessToken, generateAuthorizationCode, generateClientId } from '../src/lib/tokens.js'
+import { generateAccessToken, generateAuthorizationCode, generateClientId, generateClientSecret } from '../src/lib/tokens.js'
 import { upsertGrant } from '../src/repositories/grants.js'
-import { insertUser } from '../src/repositories/users.js'
 
 /*
  * Seeding through Gatehouse's own code: its migrations, its token formats and digests, its
@@ -85,28 +82,52 @@ export interface SeedInfo {
 
 export const SCOPE = 'read'
 
+/**
+ * The benchmark's own rows, written directly: a user, and an application with a fresh
+ * secret stored as its digest. Neither quota nor audit applies to a seeded database; the
+ * requests measured run through the real code.
+ */
+async function seedUser(db: Db, email: string, passwordHash: string, now: Date): Promise<{ id: string }> {
+  const row = await db
+    .insertInto('users')
+    .values({ email, password_hash: passwordHash, created_at: now })
+    .onConflict((oc) => oc.column('email').doNothing())
+    .returning('id')
+    .executeTakeFirst()
+  if (!row) throw new Error(`seed: ${email} already exists`)
+  return row
+}
+
+async function seedApplication(db: Db, ownerId: string, redirectUri: string, now: Date) {
+  const clientSecret = generateClientSecret()
+  const application = await db
+    .insertInto('applications')
+    .values({
+      client_id: generateClientId(),
+      secret_hash: sha256Hex(clientSecret),
+      owner_id: ownerId,
+      name: 'Bench client',
+      description: 'Seeded by npm run bench',
+      redirect_uris: [redirectUri],
+      allowed_scopes: ['read', 'write'],
+      require_pkce: false,
+      allow_implicit: false,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+  return { application, clientSecret }
+}
+
 export async function seedBase(db: Db): Promise<SeedInfo> {
   const now = new Date()
   const passwordHash = await hashPassword('bench-password-123')
-  const consented = await insertUser(db, { email: 'consented@bench.example', passwordHash, now })
-  const fresh = await insertUser(db, { email: 'new@bench.example', passwordHash, now })
-  if (!consented || !fresh) throw new Error('seed: users already exist')
+  const consented = await seedUser(db, 'consented@bench.example', passwordHash, now)
+  const fresh = await seedUser(db, 'new@bench.example', passwordHash, now)
 
   const redirectUri = 'https://client.bench.example/callback'
-  const { application, clientSecret } = await createApplication(
-    db,
-    consented.id,
-    {
-      name: 'Bench client',
-      description: 'Seeded by npm run bench',
-      redirectUris: [redirectUri],
-      allowedScopes: ['read', 'write'],
-      requirePkce: false,
-      allowImplicit: false,
-    },
-    now,
-    new AuditLog({ db, clock: () => now, log: console }).trail(consented.id, null),
-  )
+  const { application, clientSecret } = await seedApplication(db, consented.id, redirectUri, now)
   await upsertGrant(db, { userId: consented.id, applicationId: application.id, scopes: [SCOPE], now })
 
   return {
@@ -153,7 +174,7 @@ export async function insertTokens(db: Db, seed: SeedInfo, n: number): Promise<s
   await inChunks(db, tokens, (conn, chunk) =>
     sql`insert into access_tokens (token_hash, application_id, user_id, scopes, created_at)
         select h, ${seed.applicationId}::uuid, ${seed.consentedUserId}::uuid, array[${SCOPE}]::text[], now()
-        from unnest(${chunk.map(digest)}::text[]) as h`.execute(conn),
+        from unnest(${chunk.map(sha256Hex)}::text[]) as h`.execute(conn),
   )
   if (n >= VACUUM_AFTER) await vacuum(db, ['access_tokens'])
   return tokens
@@ -172,7 +193,7 @@ export async function insertCodes(db: Db, seed: SeedInfo, n: number): Promise<st
   await inChunks(db, codes, (conn, chunk) => {
     const salt = emailSalt()
     return sql`with src as (
-          select h, i, gen_random_uuid() as user_id from unnest(${chunk.map(digest)}::text[]) with ordinality as t(h, i)
+          select h, i, gen_random_uuid() as user_id from unnest(${chunk.map(sha256Hex)}::text[]) with ordinality as t(h, i)
         ), exchangers as (
           insert into users (id, email, password_hash, created_at)
           select user_id, 'exchanger-' || ${salt} || '-' || i || '@bench.example', ${seed.passwordHash}, now() from src
@@ -199,7 +220,7 @@ export async function insertConsentedSessions(db: Db, seed: SeedInfo, n: number)
   const expires = new Date(now.getTime() + SESSION_TTL_MS)
   await inChunks(db, cookies, (conn, chunk) =>
     sql`with src as (
-          select h, i, gen_random_uuid() as user_id from unnest(${chunk.map(sha256)}::text[]) with ordinality as t(h, i)
+          select h, i, gen_random_uuid() as user_id from unnest(${chunk.map(sha256Hex)}::text[]) with ordinality as t(h, i)
         ), holders as (
           insert into users (id, email, password_hash, created_at)
           select user_id, 'remembered-' || ${emailSalt()} || '-' || i || '@bench.example', ${seed.passwordHash}, ${now} from src
@@ -232,7 +253,7 @@ export async function fillTokens(db: Db, seed: SeedInfo, total: number): Promise
     const salt = generateClientId()
     await bulk(db, async (conn) => {
       await sql`insert into access_tokens (token_hash, application_id, user_id, scopes, created_at)
-              select encode(sha256(convert_to(${salt} || ':' || g, 'UTF8')), 'hex'),
+              select encode(sha256Hex(convert_to(${salt} || ':' || g, 'UTF8')), 'hex'),
                      ${seed.applicationId}::uuid, ${seed.consentedUserId}::uuid, array[${SCOPE}]::text[], now()
               from generate_series(1, ${missing}::int) as g`.execute(conn)
     })
@@ -265,7 +286,7 @@ export async function databaseNow(db: Db): Promise<Date> {
 /** Tables for baselines B and C, in the same database and on the same server as Gatehouse's. */
 export async function createBaselineTables(db: Db, rows: number): Promise<void> {
   await sql`create table bench_rows (id integer primary key, payload text not null, created_at timestamptz not null)`.execute(db)
-  await sql`insert into bench_rows select g, encode(sha256(convert_to('row:' || g, 'UTF8')), 'hex'), now()
+  await sql`insert into bench_rows select g, encode(sha256Hex(convert_to('row:' || g, 'UTF8')), 'hex'), now()
             from generate_series(1, ${rows}::int) as g`.execute(db)
   await sql`create table bench_writes (id bigserial primary key, payload text not null, created_at timestamptz not null)`.execute(db)
   await vacuum(db, ['bench_rows'])

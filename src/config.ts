@@ -143,8 +143,6 @@ const EnvSchema = z.object({
   PASSWORD_RESET_ADDRESS_LIMIT: positiveInt().default(20),
 })
 
-export type Env = z.input<typeof EnvSchema>
-
 /** Every variable Gatehouse reads; README "Configuration" has a row for each (test/unit/config.test.ts). */
 export const SETTING_NAMES: readonly string[] = Object.freeze(Object.keys(EnvSchema.shape))
 

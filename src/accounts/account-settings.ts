@@ -1,5 +1,5 @@
 import type { AuditTrail } from '../audit/audit-log.js'
-import { sha256 } from '../lib/crypto.js'
+import { sha256Hex } from '../lib/crypto.js'
 import { hashPassword } from '../lib/passwords.js'
 import { voidEmailTokens } from '../repositories/email-tokens.js'
 import { deleteSessionsOfUser } from '../repositories/sessions.js'
@@ -37,7 +37,7 @@ export async function changePassword(
   const endedSessions = await ctx.db.transaction().execute(async (trx) => {
     await setPasswordHash(trx, change.userId, passwordHash)
     await voidEmailTokens(trx, change.userId, 'reset-password', now)
-    return deleteSessionsOfUser(trx, change.userId, change.sessionId === undefined ? '' : sha256(change.sessionId))
+    return deleteSessionsOfUser(trx, change.userId, change.sessionId === undefined ? '' : sha256Hex(change.sessionId))
   })
   await audit.record({ event: 'user.password_changed', userId: change.userId, detail: `${endedSessions} other sessions ended` })
   return { kind: 'changed', endedSessions, mailSent: await ctx.mailer.send(passwordChangedMail(ctx, check.email, 'changed')) }

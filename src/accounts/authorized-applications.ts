@@ -17,7 +17,7 @@ export function listAuthorizedApplications(db: Db, userId: string): Promise<Gran
 export async function revokeAccess(ctx: RevocationContext, userId: string, grantId: string, now: Date, audit: AuditTrail): Promise<void> {
   const grant = isUuid(grantId) ? await findGrantOfUser(ctx.db, grantId, userId) : undefined
   if (!grant) return
-  const revoked = await revoke(ctx, { kind: 'user-application', userId, applicationId: grant.application_id }, now)
+  const revoked = await revoke(ctx, { kind: 'access-revoked', userId, applicationId: grant.application_id }, now)
   await audit.record({
     event: 'grant.revoked',
     userId,

@@ -1,6 +1,6 @@
 import { isUuid } from '../lib/uuid.js'
 import { lockApplicationsOfOwner } from '../repositories/applications.js'
-import { deleteUser, lockUser } from '../repositories/users.js'
+import { deleteUserRow, lockUser } from '../repositories/users.js'
 import { type RevocationContext, revoke } from '../revocation/revoke.js'
 
 /**
@@ -27,10 +27,10 @@ export async function deleteUserAccount(
     if (!user) return undefined
     const applications = await lockApplicationsOfOwner(trx, userId)
     for (const applicationId of applications) {
-      await revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
+      await revoke({ db: trx, bus: ctx.bus }, { kind: 'application-deleted', applicationId }, now)
     }
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'user', userId }, now)
-    await deleteUser(trx, userId)
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'user-deleted', userId }, now)
+    await deleteUserRow(trx, userId)
     return { email: user.email, applications: applications.length }
   })
 }

@@ -1,6 +1,7 @@
+import { sha256Hex } from '../lib/crypto.js'
 import type { Db } from '../db/connect.js'
 import type { EmailTokenPurpose } from '../db/schema.js'
-import { digest, generateEmailLinkToken, isEmailLinkToken } from '../lib/tokens.js'
+import { generateEmailLinkToken, isEmailLinkToken } from '../lib/tokens.js'
 import { type LiveEmailToken, consumeEmailToken, findLiveEmailToken, insertEmailToken } from '../repositories/email-tokens.js'
 
 /*
@@ -32,7 +33,7 @@ export async function issueEmailLink(
 ): Promise<string> {
   const token = generateEmailLinkToken(link.purpose)
   await insertEmailToken(db, {
-    tokenHash: digest(token),
+    tokenHash: sha256Hex(token),
     purpose: link.purpose,
     userId: link.userId,
     email: link.email,
@@ -45,7 +46,7 @@ export async function issueEmailLink(
 /** The link's account and address while it works; nothing is used up. Malformed tokens cost no query. */
 export function peekEmailLink(db: Db, purpose: EmailTokenPurpose, token: unknown, now: Date): Promise<LiveEmailToken | undefined> {
   if (!isEmailLinkToken(purpose, token)) return Promise.resolve(undefined)
-  return findLiveEmailToken(db, digest(token), purpose, now)
+  return findLiveEmailToken(db, sha256Hex(token), purpose, now)
 }
 
 /** Uses the link up, once; undefined when it is unknown, used, expired, or (with `userId`) another account's. */
@@ -57,5 +58,5 @@ export function useEmailLink(
   userId?: string,
 ): Promise<LiveEmailToken | undefined> {
   if (!isEmailLinkToken(purpose, token)) return Promise.resolve(undefined)
-  return consumeEmailToken(db, { tokenHash: digest(token), purpose, now, ...(userId === undefined ? {} : { userId }) })
+  return consumeEmailToken(db, { tokenHash: sha256Hex(token), purpose, now, ...(userId === undefined ? {} : { userId }) })
 }

@@ -1,6 +1,6 @@
 import type { AuditTrail } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
-import { randomToken, sha256 } from '../lib/crypto.js'
+import { randomToken, sha256Hex } from '../lib/crypto.js'
 import { describeUserAgent } from '../lib/user-agent.js'
 import { hasControlCharacter } from '../lib/text.js'
 import {
@@ -43,7 +43,7 @@ export async function startSession(db: Db, userId: string, now: Date, ttlMs: num
   await deleteExpiredSessions(db, userId, now)
   const id = randomToken(32)
   await insertSession(db, {
-    idHash: sha256(id),
+    idHash: sha256Hex(id),
     userId,
     now,
     expiresAt: new Date(now.getTime() + ttlMs),
@@ -60,13 +60,13 @@ export async function startSession(db: Db, userId: string, now: Date, ttlMs: num
  */
 export async function resolveSession(db: Db, id: string, now: Date, from?: SeenFrom): Promise<SessionUser | undefined> {
   if (id.length === 0 || id.length > 100) return undefined
-  const idHash = sha256(id)
+  const idHash = sha256Hex(id)
   const staleBefore = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS)
   return findSessionUser(db, idHash, now, from && { staleBefore, userAgent: storedUserAgent(from.userAgent), ip: from.ip })
 }
 
 export function endSession(db: Db, id: string): Promise<void> {
-  return deleteSession(db, sha256(id))
+  return deleteSession(db, sha256Hex(id))
 }
 
 /** Log-out: ends the session, and records it when it was a live session of `userId`. */
@@ -77,7 +77,7 @@ export async function logOut(db: Db, id: string, userId: string | null, audit: A
 
 /** "Log out of all other sessions": every session of the user but the one with this id; how many ended. */
 export function endOtherSessions(db: Db, userId: string, currentId: string | undefined): Promise<number> {
-  return deleteSessionsOfUser(db, userId, currentId === undefined ? undefined : sha256(currentId))
+  return deleteSessionsOfUser(db, userId, currentId === undefined ? undefined : sha256Hex(currentId))
 }
 
 export interface SessionView {
@@ -90,7 +90,7 @@ export interface SessionView {
 
 /** "Active sessions": the user's live sessions, the one with `currentId` marked. */
 export async function listSessions(db: Db, userId: string, currentId: string | undefined, now: Date): Promise<SessionView[]> {
-  const currentHash = currentId === undefined ? undefined : sha256(currentId)
+  const currentHash = currentId === undefined ? undefined : sha256Hex(currentId)
   const rows = await listLiveSessions(db, userId, now)
   return rows.map((r) => ({
     device: describeUserAgent(r.user_agent),

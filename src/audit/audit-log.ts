@@ -2,7 +2,7 @@ import { describeFailure } from '../db/availability.js'
 import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
 import { boundedLine } from '../lib/text.js'
-import { type AuditEventRow, insertAuditEvent, listAuditEvents } from '../repositories/audit-events.js'
+import { type AuditEventFilter, type AuditEventRow, insertAuditEvent, listAuditEvents } from '../repositories/audit-events.js'
 
 /*
  * The audit log (README "Audit log"): a row per security event with its time, the account it
@@ -195,13 +195,27 @@ export interface AuditLogPage {
   older: string | null
 }
 
-/** One page of the user's own events, newest first, starting after `cursor` (an "Older events" link). */
-export async function readSecurityLog(db: Db, userId: string, cursor: unknown, pageSize = SECURITY_LOG_PAGE_SIZE): Promise<AuditLogPage> {
+/**
+ * The one pager of the audit log: the events matching `filter`, newest first, starting after
+ * `cursor` (an "Older events" link; anything else is the newest page). One row more than the
+ * page is read to know whether an older page exists.
+ */
+async function readAuditPage(
+  db: Db,
+  filter: Omit<AuditEventFilter, 'before' | 'limit'>,
+  cursor: unknown,
+  pageSize: number,
+): Promise<AuditLogPage> {
   const before = parseAuditCursor(cursor)
-  const rows = await listAuditEvents(db, { userId, ...(before ? { before } : {}), limit: pageSize + 1 })
+  const rows = await listAuditEvents(db, { ...filter, ...(before ? { before } : {}), limit: pageSize + 1 })
   const events = rows.slice(0, pageSize)
   const last = events.at(-1)
   return { events, older: rows.length > pageSize && last ? formatAuditCursor(last) : null }
+}
+
+/** One page of the user's own events, newest first, starting after `cursor` (an "Older events" link). */
+export function readSecurityLog(db: Db, userId: string, cursor: unknown, pageSize = SECURITY_LOG_PAGE_SIZE): Promise<AuditLogPage> {
+  return readAuditPage(db, { userId }, cursor, pageSize)
 }
 
 /** What the operator's audit page filters by; every field optional. */
@@ -214,25 +228,24 @@ export interface OperatorAuditFilter {
 }
 
 /** One page of every event matching `filter`, newest first, for the operator (README "Operating Gatehouse"). */
-export async function readAuditLog(
+export function readAuditLog(
   db: Db,
   filter: OperatorAuditFilter,
   cursor: unknown,
   pageSize = SECURITY_LOG_PAGE_SIZE,
 ): Promise<AuditLogPage> {
-  const before = parseAuditCursor(cursor)
-  const rows = await listAuditEvents(db, {
-    ...(filter.event ? { events: [filter.event] } : {}),
-    ...(filter.userId ? { userId: filter.userId } : {}),
-    ...(filter.clientId ? { clientId: filter.clientId } : {}),
-    ...(filter.from ? { from: filter.from } : {}),
-    ...(filter.to ? { to: filter.to } : {}),
-    ...(before ? { before } : {}),
-    limit: pageSize + 1,
-  })
-  const events = rows.slice(0, pageSize)
-  const last = events.at(-1)
-  return { events, older: rows.length > pageSize && last ? formatAuditCursor(last) : null }
+  return readAuditPage(
+    db,
+    {
+      ...(filter.event ? { events: [filter.event] } : {}),
+      ...(filter.userId ? { userId: filter.userId } : {}),
+      ...(filter.clientId ? { clientId: filter.clientId } : {}),
+      ...(filter.from ? { from: filter.from } : {}),
+      ...(filter.to ? { to: filter.to } : {}),
+    },
+    cursor,
+    pageSize,
+  )
 }
 
 export function isAuditEventName(v: unknown): v is AuditEventName {

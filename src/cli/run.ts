@@ -14,7 +14,7 @@ import {
   deleteApplicationAsOperator,
   deleteUser,
   requireApplication,
-  requireUser,
+  requireUserByEmail,
   revokeApplicationTokens,
   searchApplications,
   searchUsers,
@@ -230,7 +230,7 @@ async function dispatch(
       return { text: formatTable(rows, ['email', 'id', 'created', 'operator', 'suspended', 'applications']), json: rows }
     }
     case 'users show': {
-      const user = await requireUser(ctx.db, argument(positionals, 2, 'email'))
+      const user = await requireUserByEmail(ctx.db, argument(positionals, 2, 'email'))
       noMore(positionals, 3)
       const apps = await searchApplications(ctx.db, { ownerId: user.id })
       const row = {
@@ -256,7 +256,7 @@ async function dispatch(
     case 'users suspend':
     case 'users unsuspend':
     case 'users delete': {
-      const user = await requireUser(ctx.db, argument(positionals, 2, 'email'))
+      const user = await requireUserByEmail(ctx.db, argument(positionals, 2, 'email'))
       noMore(positionals, 3)
       if (action === 'suspend') {
         const { changed } = await suspendUser(ctx, user.id, now)
@@ -360,7 +360,7 @@ async function dispatch(
       noMore(positionals, 2)
       if (flags.app === undefined) throw new UsageError('tokens revoke needs --app <client_id>')
       const app = await requireApplication(ctx.db, { clientId: flags.app })
-      const user = flags.user === undefined ? undefined : await requireUser(ctx.db, flags.user)
+      const user = flags.user === undefined ? undefined : await requireUserByEmail(ctx.db, flags.user)
       const { revoked } = await revokeApplicationTokens(ctx, app.id, user?.id, now)
       return done(`${revoked} tokens of ${app.name} (${app.client_id})${user ? ` for ${user.email}` : ''} revoked.`, {
         client_id: app.client_id,

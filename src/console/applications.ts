@@ -1,7 +1,8 @@
+import { sha256Hex } from '../lib/crypto.js'
 import { type ApplicationChange, type AuditTrail, auditDetail } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
 import type { Application } from '../db/schema.js'
-import { digest, generateClientId, generateClientSecret } from '../lib/tokens.js'
+import { generateClientId, generateClientSecret } from '../lib/tokens.js'
 import { isUuid } from '../lib/uuid.js'
 import {
   type ApplicationSettings,
@@ -35,25 +36,12 @@ export function findApplication(db: Db, id: string, ownerId: string): Promise<Ap
   return isUuid(id) ? findOwnedApplication(db, id, ownerId) : Promise.resolve(undefined)
 }
 
-/** A new application with a new secret; the plaintext secret is returned for the one page that shows it. */
-export async function createApplication(
-  db: Db,
-  ownerId: string,
-  settings: ApplicationSettings,
-  now: Date,
-  audit: AuditTrail,
-): Promise<{ application: Application; clientSecret: string }> {
-  const created = await insertNewApplication(db, ownerId, settings, now)
-  await recordCreated(audit, created.application)
-  return created
-}
-
 async function insertNewApplication(db: Db, ownerId: string, settings: ApplicationSettings, now: Date) {
   const clientSecret = generateClientSecret()
   const application = await insertApplication(db, {
     ...settings,
     clientId: generateClientId(),
-    secretHash: digest(clientSecret),
+    secretHash: sha256Hex(clientSecret),
     ownerId,
     now,
   })
@@ -156,9 +144,9 @@ export async function regenerateSecret(
   // The old secret must stop working at once everywhere: processes that cached the client's
   // authentication drop it when this notice commits with the new digest.
   const result = await db.transaction().execute(async (trx) => {
-    const application = await replaceOwnedApplicationSecret(trx, id, ownerId, digest(clientSecret), now)
+    const application = await replaceOwnedApplicationSecret(trx, id, ownerId, sha256Hex(clientSecret), now)
     if (!application) return undefined
-    await revoke({ db: trx, bus }, { kind: 'client-credentials', clientId: application.client_id }, now)
+    await revoke({ db: trx, bus }, { kind: 'client-changed', clientId: application.client_id }, now)
     return { application, clientSecret }
   })
   if (result) {
@@ -191,7 +179,7 @@ export async function deleteApplication(
   // transaction, so the digests announced are exactly the tokens the delete removes.
   const deleted = await db.transaction().execute(async (trx) => {
     if (!(await lockOwnedApplication(trx, id, ownerId))) return undefined
-    const revoked = await revoke({ db: trx, bus }, { kind: 'application', applicationId: id }, now)
+    const revoked = await revoke({ db: trx, bus }, { kind: 'application-deleted', applicationId: id }, now)
     const row = await deleteOwnedApplication(trx, id, ownerId)
     return row && { ...row, revoked }
   })

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
+import type { ColumnType, Generated, Selectable } from 'kysely'
 
 type Timestamp = ColumnType<Date, Date, Date>
 
@@ -152,7 +152,6 @@ export interface Database {
 
 export type User = Selectable<UsersTable>
 export type Application = Selectable<ApplicationsTable>
-export type NewApplication = Insertable<ApplicationsTable>
 export type Grant = Selectable<GrantsTable>
 export type AuthorizationCode = Selectable<AuthorizationCodesTable>
 export type AccessToken = Selectable<AccessTokensTable>

@@ -1,13 +1,15 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { sha256Hex } from '@gatehouse/verifier/shared'
 
 /** URL-safe random string carrying `bytes` bytes of entropy. */
 export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url')
 }
 
-/** Hex SHA-256: how every high-entropy secret (client secrets, codes, tokens) is stored. */
-export const sha256 = sha256Hex
+/**
+ * Hex SHA-256: how every high-entropy secret (client secrets, codes, tokens, session ids) is
+ * stored and looked up; the same function verifiers use (docs/decisions/002-token-format.md).
+ */
+export { sha256Hex } from '@gatehouse/verifier/shared'
 
 export function sha256Base64Url(value: string): string {
   return createHash('sha256').update(value).digest('base64url')

@@ -1,5 +1,5 @@
 import { formatAccessToken } from '@gatehouse/verifier/shared'
-import { randomToken, sha256 } from './crypto.js'
+import { randomToken } from './crypto.js'
 
 /*
  * Formats of the secrets Gatehouse issues (docs/decisions/002-token-format.md). Prefixes let
@@ -43,5 +43,13 @@ export function generateClientId(): string {
   return randomToken(18)
 }
 
-/** The digest under which a token, code or secret is stored and looked up. */
-export const digest = sha256
+/**
+ * The longest client_id that is looked up. Issued ones have 24 characters; the bound leaves
+ * room while keeping an attacker's megabyte-long client_id away from the database.
+ */
+const MAX_CLIENT_ID_LENGTH = 256
+
+/** Whether a client_id sent by a client is short enough to be looked up at all. */
+export function isClientIdWithinBound(clientId: string): boolean {
+  return clientId.length <= MAX_CLIENT_ID_LENGTH
+}

@@ -40,9 +40,10 @@ export class ApplicationCache implements RevocationReceiver {
     return app
   }
 
-  /** A deleted application goes at once; credentials are never read from this cache. */
+  /** A deleted or suspended application goes at once; credentials are never read from this cache. */
   apply(notice: RevocationNotice): void {
-    if (notice.kind === 'application') this.#lru.deleteWhere((app) => app.id === notice.applicationId)
+    if (notice.kind === 'application-deleted' || notice.kind === 'application-suspended')
+      this.#lru.deleteWhere((app) => app.id === notice.applicationId)
   }
 
   clear(): void {

@@ -1,5 +1,6 @@
+import { sha256Hex } from '../lib/crypto.js'
 import type { Db } from '../db/connect.js'
-import { digest, generateAccessToken, generateAuthorizationCode } from '../lib/tokens.js'
+import { generateAccessToken, generateAuthorizationCode } from '../lib/tokens.js'
 import { insertAccessToken } from '../repositories/access-tokens.js'
 import { lockActiveApplication } from '../repositories/applications.js'
 import { countRecentCodes, insertAuthorizationCode, insertCodeUnderGrant } from '../repositories/authorization-codes.js'
@@ -65,7 +66,7 @@ export async function issueUnderRememberedConsent(
 function newCode(req: AuthorizationRequest, userId: string, now: Date) {
   const code = generateAuthorizationCode()
   const row = {
-    codeHash: digest(code),
+    codeHash: sha256Hex(code),
     userId,
     scopes: req.scopes,
     redirectUri: req.sentRedirectUri,
@@ -154,7 +155,7 @@ export async function approveAuthorization(
     }
     // RFC 6749 4.2.2: the token in the fragment, which browsers never send to servers.
     const token = generateAccessToken()
-    await insertAccessToken(trx, { tokenHash: digest(token), applicationId, userId, scopes: req.scopes, now })
+    await insertAccessToken(trx, { tokenHash: sha256Hex(token), applicationId, userId, scopes: req.scopes, now })
     await upsertGrant(trx, grant)
     const location = buildRedirect(
       req.redirectUri,

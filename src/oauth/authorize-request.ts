@@ -1,4 +1,5 @@
 import type { Application } from '../db/schema.js'
+import { isClientIdWithinBound } from '../lib/tokens.js'
 import { InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedResponseTypeError } from './errors.js'
 import { type ParamReading, describeProblem, optional } from './params.js'
 import { type ChallengeMethod, parseChallengeMethod, validateChallenge } from './pkce.js'
@@ -80,7 +81,7 @@ export async function establishClient(reading: ParamReading, load: ApplicationLo
   }
   const clientId = optional(reading.params, 'client_id')
   if (!clientId) return { kind: 'fatal', message: 'The request has no client_id.' }
-  const application = clientId.length <= 256 ? await load(clientId) : undefined
+  const application = isClientIdWithinBound(clientId) ? await load(clientId) : undefined
   if (!application) return { kind: 'fatal', message: 'No application is registered with this client_id.' }
   // Before the redirect URI: nothing goes to a suspended application, not even an error.
   if (application.suspended_at !== null) {

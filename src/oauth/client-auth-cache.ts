@@ -1,10 +1,8 @@
 import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
-import { constantTimeEqual } from '../lib/crypto.js'
-import { digest } from '../lib/tokens.js'
-import { findApplicationByClientId } from '../repositories/applications.js'
+import { constantTimeEqual, sha256Hex } from '../lib/crypto.js'
 import { type RevocationNotice, TtlLru } from '@gatehouse/verifier/shared'
-import { type ClientCredentials, clientAuthFailure, suspendedClient } from './client-auth.js'
+import { type ClientCredentials, findClient, verifyClient } from './client-auth.js'
 
 export interface AuthenticatedClient {
   readonly applicationId: string
@@ -25,16 +23,14 @@ export interface ClientAuthCacheOptions {
   failureLimit: number
 }
 
-const MAX_CLIENT_ID_LENGTH = 256
-
 /**
  * Client authentication for the resource-server endpoints (introspection, the revocation
  * stream), where a resource server authenticates on every request: client_id → secret digest
  * is cached like token validity, so a cached introspection runs no query at all. Entries go
- * when the application is deleted (`app:` notice) or its secret regenerated (`client:`
- * notice), and live no longer than the token cache's TTL. A secret that does not match the
- * cached digest is checked against the database before it is refused, so a new secret works
- * at once; failures go through the token endpoint's rate limit.
+ * when the application is deleted or suspended (`app-deleted:`, `app-suspended:` notices) or
+ * its secret regenerated (`client:` notice), and live no longer than the token cache's TTL. A
+ * secret that does not match the cached digest is read from the database and checked by
+ * verifyClient, as at the token endpoint, before it is refused, so a new secret works at once.
  */
 export class ClientAuthCache {
   readonly #cache: TtlLru<CachedClient>
@@ -47,12 +43,12 @@ export class ClientAuthCache {
 
   async authenticate(creds: ClientCredentials): Promise<AuthenticatedClient> {
     const { db, clock } = this.options
-    const secretHash = digest(creds.clientSecret)
+    const secretHash = sha256Hex(creds.clientSecret)
     const cached = this.#cache.get(creds.clientId, clock().getTime())
     if (cached !== undefined && constantTimeEqual(secretHash, cached.secretHash)) return cached
 
     const generation = this.#generation
-    const app = creds.clientId.length <= MAX_CLIENT_ID_LENGTH ? await findApplicationByClientId(db, creds.clientId) : undefined
+    const app = await findClient(db, creds.clientId)
     // A suspended application authenticates nowhere, and is not cached (README "Operating Gatehouse").
     if (app === undefined || app.suspended_at !== null) {
       this.#cache.delete(creds.clientId)
@@ -65,18 +61,15 @@ export class ClientAuthCache {
       }
       this.#cache.set(creds.clientId, fresh, clock().getTime() + this.options.ttlMs)
     }
-    if (app !== undefined && constantTimeEqual(secretHash, app.secret_hash)) {
-      if (app.suspended_at !== null) throw suspendedClient(creds)
-      return { applicationId: app.id, clientId: app.client_id, isResourceServer: app.is_resource_server }
-    }
-    throw await clientAuthFailure(db, clock, creds, app !== undefined, this.options.failureLimit)
+    const verified = await verifyClient(db, clock, creds, app, this.options.failureLimit)
+    return { applicationId: verified.id, clientId: verified.client_id, isResourceServer: verified.is_resource_server }
   }
 
   apply(notice: RevocationNotice): void {
     if (notice.kind === 'client-credentials') {
       this.#generation++
       this.#cache.delete(notice.clientId)
-    } else if (notice.kind === 'application') {
+    } else if (notice.kind === 'application-deleted' || notice.kind === 'application-suspended') {
       this.#generation++
       this.#cache.deleteWhere((c) => c.applicationId === notice.applicationId)
     }

@@ -1,9 +1,9 @@
 import type { Db } from '../db/connect.js'
 import type { Application } from '../db/schema.js'
 import type { Clock } from '../lib/clock.js'
-import { constantTimeEqual } from '../lib/crypto.js'
+import { constantTimeEqual, sha256Hex } from '../lib/crypto.js'
 import { consumeAttempt } from '../limits/rate-limiter.js'
-import { digest } from '../lib/tokens.js'
+import { isClientIdWithinBound } from '../lib/tokens.js'
 import { findApplicationByClientId } from '../repositories/applications.js'
 import type { RevocationBus } from '../revocation/bus.js'
 import { InvalidClientError, InvalidRequestError, SlowDownError } from './errors.js'
@@ -26,8 +26,6 @@ export interface ClientCredentials {
   usedBasic: boolean
 }
 
-const MAX_ID_LENGTH = 256
-
 /**
  * Client credentials from the Authorization header or the parameters, never both
  * (RFC 6749 2.3: "MUST NOT use more than one authentication method in each request").
@@ -47,41 +45,39 @@ export function extractClientCredentials(params: Params, authorization: string |
   return { clientId: bodyId, clientSecret: bodySecret, usedBasic: false }
 }
 
+/** The application registered with this client_id, if any; an overlong one is not looked up. */
+export function findClient(db: Db, clientId: string): Promise<Application | undefined> {
+  return isClientIdWithinBound(clientId) ? findApplicationByClientId(db, clientId) : Promise.resolve(undefined)
+}
+
 /**
- * The failure answer for bad client credentials. Failures are counted per existing client;
- * past the limit the answer is 429 until the window ends. The count is consulted only after
- * the credentials were found wrong, so a client holding its real secret is never locked out.
+ * The one check of client credentials (RFC 6749 2.3.1), for `app` as read by findClient: the
+ * secret's digest must match the stored one, and the application must not be suspended.
+ * Throws invalid_client, saying why for a suspended application's right credentials (README
+ * "Operating Gatehouse") and not counting those as a failure; wrong credentials are counted
+ * per existing client, and past the limit the answer is 429 until the window ends. The count
+ * is consulted only after the credentials were found wrong, so a client holding its real
+ * secret is never locked out.
  */
-export async function clientAuthFailure(
+export async function verifyClient(
   db: Db,
   clock: Clock,
   creds: ClientCredentials,
-  clientExists: boolean,
+  app: Application | undefined,
   failureLimit: number,
-): Promise<InvalidClientError | SlowDownError> {
-  if (clientExists) {
-    const decision = await consumeAttempt(db, clock, [`client-auth:${creds.clientId}`], failureLimit)
-    if (!decision.allowed) {
-      return new SlowDownError('Too many failed client authentications; retry later', decision.retryAfterSeconds)
-    }
-  }
-  return new InvalidClientError('Client authentication failed', creds.usedBasic)
-}
-
-/**
- * The answer to a suspended application's right credentials: invalid_client like any refused
- * authentication (README "Operating Gatehouse"), but saying why, and not counted as a failure.
- */
-export function suspendedClient(creds: ClientCredentials): InvalidClientError {
-  return new InvalidClientError('This application is suspended by the operator', creds.usedBasic)
-}
-
-/** Checks the credentials against the stored digest; throws invalid_client (or 429). */
-export async function authenticateClient(db: Db, clock: Clock, creds: ClientCredentials, failureLimit: number): Promise<Application> {
-  const app = creds.clientId.length <= MAX_ID_LENGTH ? await findApplicationByClientId(db, creds.clientId) : undefined
-  if (app && constantTimeEqual(digest(creds.clientSecret), app.secret_hash)) {
-    if (app.suspended_at !== null) throw suspendedClient(creds)
+): Promise<Application> {
+  if (app && constantTimeEqual(sha256Hex(creds.clientSecret), app.secret_hash)) {
+    if (app.suspended_at !== null) throw new InvalidClientError('This application is suspended by the operator', creds.usedBasic)
     return app
   }
-  throw await clientAuthFailure(db, clock, creds, app !== undefined, failureLimit)
+  if (app) {
+    const decision = await consumeAttempt(db, clock, [`client-auth:${creds.clientId}`], failureLimit)
+    if (!decision.allowed) throw new SlowDownError('Too many failed client authentications; retry later', decision.retryAfterSeconds)
+  }
+  throw new InvalidClientError('Client authentication failed', creds.usedBasic)
+}
+
+/** Reads the client and checks its credentials (verifyClient); throws invalid_client (or 429). */
+export async function authenticateClient(db: Db, clock: Clock, creds: ClientCredentials, failureLimit: number): Promise<Application> {
+  return verifyClient(db, clock, creds, await findClient(db, creds.clientId), failureLimit)
 }

@@ -57,17 +57,6 @@ export function describeProblem(name: string, problem: ParamProblem): string {
   }
 }
 
-export type ParamCheck = { ok: true; params: Params } | { ok: false; repeated?: string; invalid?: string }
-
-/** The first rule broken, if any. */
-export function checkParams(input: unknown): ParamCheck {
-  const r = readParams(input)
-  if (r.notAnObject) return { ok: false, invalid: '(body)' }
-  const first = r.problems[0]
-  if (first === undefined) return { ok: true, params: r.params }
-  return first.problem === 'repeated' ? { ok: false, repeated: first.name } : { ok: false, invalid: first.name }
-}
-
 /** The parameters, or invalid_request naming the first offending one. */
 export function singleParams(input: unknown): Params {
   const r = readParams(input)

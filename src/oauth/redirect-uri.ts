@@ -204,10 +204,6 @@ export function findMatchingRedirectUri(sent: string, registered: readonly strin
   return null
 }
 
-export function matchRedirectUri(sent: string, registered: readonly string[]): boolean {
-  return findMatchingRedirectUri(sent, registered) !== null
-}
-
 /**
  * Appends response parameters to a validated redirect URI, keeping its own query
  * (RFC 6749 3.1.2: "MUST retain the query component"). `fragment` is for the token flow

@@ -62,8 +62,3 @@ function shown(token: string): string {
 export function formatScope(scopes: readonly string[]): string {
   return scopes.join(' ')
 }
-
-/** Plain set inclusion: every scope of `requested` appears in `granted`. */
-export function isSubset(requested: readonly string[], granted: readonly string[]): boolean {
-  return requested.every((s) => granted.includes(s))
-}

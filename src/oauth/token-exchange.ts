@@ -1,4 +1,5 @@
-import { digest, generateAccessToken } from '../lib/tokens.js'
+import { sha256Hex } from '../lib/crypto.js'
+import { generateAccessToken } from '../lib/tokens.js'
 import { revoke } from '../revocation/revoke.js'
 import type { TokenQuota } from '../revocation/token-quota.js'
 import { consumeCodeAndInsertToken, findCodeByHash } from '../repositories/authorization-codes.js'
@@ -38,12 +39,12 @@ export async function exchangeAuthorizationCode(
 
   const now = ctx.clock()
   const token = generateAccessToken()
-  const codeHash = digest(code)
+  const codeHash = sha256Hex(code)
   const issued = await consumeCodeAndInsertToken(ctx.db, {
     clientId: creds.clientId,
-    secretHash: digest(creds.clientSecret),
+    secretHash: sha256Hex(creds.clientSecret),
     codeHash,
-    tokenHash: digest(token),
+    tokenHash: sha256Hex(token),
     now,
     redirectUri,
     verifier: verifier === undefined ? undefined : { plain: verifier, s256: computeS256Challenge(verifier) },
@@ -74,7 +75,7 @@ async function explainFailure(
   if (!row || row.application_id !== application.id) return new InvalidGrantError('The authorization code is invalid')
   if (row.consumed_at !== null) {
     // RFC 6749 4.1.2 / 10.5: a code used twice may have leaked; revoke what it produced.
-    await revoke(ctx, { kind: 'code', authorizationCodeId: row.id }, now)
+    await revoke(ctx, { kind: 'code-replayed', authorizationCodeId: row.id }, now)
     return new InvalidGrantError('The authorization code has already been used; tokens issued from it are revoked')
   }
   if (row.expires_at.getTime() <= now.getTime()) return new InvalidGrantError('The authorization code has expired')

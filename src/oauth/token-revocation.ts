@@ -1,5 +1,5 @@
+import { sha256Hex } from '../lib/crypto.js'
 import { isWellFormedAccessToken } from '@gatehouse/verifier/shared'
-import { digest } from '../lib/tokens.js'
 import { findAccessTokenByHash } from '../repositories/access-tokens.js'
 import { revoke } from '../revocation/revoke.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
@@ -19,13 +19,13 @@ export async function revokeForClient(ctx: ClientEndpointContext, params: Params
     await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
     return
   }
-  const tokenHash = digest(token)
-  const result = await revoke(
+  const tokenHash = sha256Hex(token)
+  const revoked = await revoke(
     ctx,
-    { kind: 'token-of-client', clientId: creds.clientId, secretHash: digest(creds.clientSecret), tokenHash },
+    { kind: 'token-of-client', clientId: creds.clientId, secretHash: sha256Hex(creds.clientSecret), tokenHash },
     ctx.clock(),
   )
-  if (result.revoked) return
+  if (revoked > 0) return
   const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
   const row = await findAccessTokenByHash(ctx.db, tokenHash)
   if (row && row.revoked_at === null && row.application_id !== application.id) {

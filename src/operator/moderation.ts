@@ -4,22 +4,24 @@ import type { Db } from '../db/connect.js'
 import {
   type ApplicationListing,
   type ApplicationWithOwner,
-  type UserListing,
   deleteApplicationRow,
-  deleteUserSessions,
   findApplicationForOperator,
-  findUserById,
   listApplicationsForOperator,
-  listUsers,
-  lockApplicationRow,
-  lockUserRow,
+  lockApplication,
   setApplicationFlags,
-  setOperator,
-  setUserSuspended,
   suspendApplicationsOfOwner,
   unsuspendApplicationsOfOwner,
-} from '../repositories/moderation.js'
-import { findUserByEmail } from '../repositories/users.js'
+} from '../repositories/applications.js'
+import { deleteSessionsOfUser } from '../repositories/sessions.js'
+import {
+  type UserListing,
+  findUserByEmail,
+  findUserById,
+  listUsers,
+  lockUser,
+  setOperator,
+  setUserSuspended,
+} from '../repositories/users.js'
 import type { User } from '../db/schema.js'
 import type { RevocationBus } from '../revocation/bus.js'
 import { revoke } from '../revocation/revoke.js'
@@ -60,7 +62,7 @@ export function findUser(db: Db, email: string): Promise<User | undefined> {
   return findUserByEmail(db, email.trim().toLowerCase())
 }
 
-export async function requireUser(db: Db, email: string): Promise<User> {
+export async function requireUserByEmail(db: Db, email: string): Promise<User> {
   const user = await findUser(db, email)
   if (!user) throw new NotFoundError(`No user has the email ${email.trim()}.`)
   return user
@@ -84,7 +86,7 @@ export function searchUsers(db: Db, options: { query?: string; page?: number; op
 
 /** `gatehouse admin add|remove`: the only way to become, or stop being, an operator. */
 export async function setOperatorRole(ctx: OperatorContext, email: string, on: boolean): Promise<{ user: User; changed: boolean }> {
-  const user = await requireUser(ctx.db, email)
+  const user = await requireUserByEmail(ctx.db, email)
   if (user.is_operator === on) return { user, changed: false }
   await setOperator(ctx.db, user.id, on)
   await ctx.record({ event: on ? 'operator.added' : 'operator.removed', userId: user.id })
@@ -99,14 +101,14 @@ export async function setOperatorRole(ctx: OperatorContext, email: string, on: b
  */
 export async function suspendUser(ctx: OperatorContext, userId: string, now: Date): Promise<{ changed: boolean }> {
   const result = await ctx.db.transaction().execute(async (trx) => {
-    const user = await lockUserRow(trx, userId)
+    const user = await lockUser(trx, userId)
     if (!user) throw new NotFoundError('No such user.')
     if (user.suspended_at !== null) return { user, changed: false }
     await setUserSuspended(trx, userId, now)
-    await deleteUserSessions(trx, userId)
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'user', userId }, now)
+    await deleteSessionsOfUser(trx, userId)
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'user-suspended', userId }, now)
     for (const applicationId of await suspendApplicationsOfOwner(trx, userId, now)) {
-      await revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
+      await revoke({ db: trx, bus: ctx.bus }, { kind: 'application-suspended', applicationId }, now)
     }
     return { user, changed: true }
   })
@@ -116,7 +118,7 @@ export async function suspendUser(ctx: OperatorContext, userId: string, now: Dat
 
 export async function unsuspendUser(ctx: OperatorContext, userId: string): Promise<{ changed: boolean; applications: number }> {
   const result = await ctx.db.transaction().execute(async (trx) => {
-    const user = await lockUserRow(trx, userId)
+    const user = await lockUser(trx, userId)
     if (!user) throw new NotFoundError('No such user.')
     if (user.suspended_at === null) return { changed: false, applications: 0 }
     const applications = await unsuspendApplicationsOfOwner(trx, userId, user.suspended_at)
@@ -178,11 +180,11 @@ export async function suspendApplication(
 ): Promise<{ changed: boolean; revoked: number }> {
   const app = await requireApplication(ctx.db, { id: applicationId })
   const revoked = await ctx.db.transaction().execute(async (trx) => {
-    const row = await lockApplicationRow(trx, applicationId)
+    const row = await lockApplication(trx, applicationId)
     if (!row) throw new NotFoundError('No such application.')
     if (row.suspended_at !== null) return null
     await setApplicationFlags(trx, applicationId, { suspended_at: now })
-    return revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
+    return revoke({ db: trx, bus: ctx.bus }, { kind: 'application-suspended', applicationId }, now)
   })
   if (revoked !== null) await ctx.record({ event: 'operator.application_suspended', ...subject(app) })
   return { changed: revoked !== null, revoked: revoked ?? 0 }
@@ -221,7 +223,7 @@ export async function setResourceServer(
   if (app.is_resource_server === on) return { changed: false }
   await ctx.db.transaction().execute(async (trx) => {
     await setApplicationFlags(trx, applicationId, { is_resource_server: on })
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'client-credentials', clientId: app.client_id }, now)
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'client-changed', clientId: app.client_id }, now)
   })
   await ctx.record({ event: on ? 'operator.resource_server_on' : 'operator.resource_server_off', ...subject(app) })
   return { changed: true }
@@ -231,8 +233,8 @@ export async function setResourceServer(
 export async function deleteApplicationAsOperator(ctx: OperatorContext, applicationId: string, now: Date): Promise<void> {
   const app = await requireApplication(ctx.db, { id: applicationId })
   await ctx.db.transaction().execute(async (trx) => {
-    if (!(await lockApplicationRow(trx, applicationId))) throw new NotFoundError('No such application.')
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'application', applicationId }, now)
+    if (!(await lockApplication(trx, applicationId))) throw new NotFoundError('No such application.')
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'application-deleted', applicationId }, now)
     await deleteApplicationRow(trx, applicationId)
   })
   await ctx.record({ event: 'operator.application_deleted', ...subject(app) })
@@ -252,8 +254,8 @@ export async function revokeApplicationTokens(
   const app = await requireApplication(ctx.db, { id: applicationId })
   const revoked =
     userId === undefined
-      ? await revoke(ctx, { kind: 'application', applicationId }, now)
-      : await revoke(ctx, { kind: 'user-application', userId, applicationId }, now)
+      ? await revoke(ctx, { kind: 'application-tokens-revoked', applicationId }, now)
+      : await revoke(ctx, { kind: 'access-revoked', userId, applicationId }, now)
   await ctx.record({
     event: 'operator.tokens_revoked',
     userId: userId ?? app.owner_id,

@@ -32,24 +32,28 @@ export function findAccessTokenByHash(db: Db, tokenHash: string): Promise<Access
   return db.selectFrom('access_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst()
 }
 
-export type TokenSelector =
-  | { tokenHash: string; applicationId: string }
-  | { authorizationCodeId: string }
-  | { userId: string; applicationId: string }
-  | { applicationId: string }
+/** Marks the live tokens exchanged for the code revoked; their digests (access_tokens_authorization_code_id_idx). */
+export async function revokeTokensOfCode(db: Db, authorizationCodeId: string, now: Date): Promise<string[]> {
+  const rows = await db
+    .updateTable('access_tokens')
+    .set({ revoked_at: now })
+    .where('revoked_at', 'is', null)
+    .where('authorization_code_id', '=', authorizationCodeId)
+    .returning('token_hash')
+    .execute()
+  return rows.map((r) => r.token_hash)
+}
 
-/**
- * Marks the selected live tokens revoked and returns their digests. Indexes:
- * access_tokens_token_hash_key, access_tokens_authorization_code_id_idx,
- * access_tokens_application_user_idx (also for application alone, as its leading column).
- */
-export async function revokeAccessTokens(db: Db, selector: TokenSelector, now: Date): Promise<string[]> {
-  let q = db.updateTable('access_tokens').set({ revoked_at: now }).where('revoked_at', 'is', null)
-  if ('tokenHash' in selector) q = q.where('token_hash', '=', selector.tokenHash).where('application_id', '=', selector.applicationId)
-  else if ('authorizationCodeId' in selector) q = q.where('authorization_code_id', '=', selector.authorizationCodeId)
-  else if ('userId' in selector) q = q.where('application_id', '=', selector.applicationId).where('user_id', '=', selector.userId)
-  else q = q.where('application_id', '=', selector.applicationId)
-  const rows = await q.returning('token_hash').execute()
+/** Marks the user's live tokens for the application revoked; their digests (access_tokens_application_user_idx). */
+export async function revokeTokensOfGrant(db: Db, grant: GrantKey, now: Date): Promise<string[]> {
+  const rows = await db
+    .updateTable('access_tokens')
+    .set({ revoked_at: now })
+    .where('revoked_at', 'is', null)
+    .where('application_id', '=', grant.applicationId)
+    .where('user_id', '=', grant.userId)
+    .returning('token_hash')
+    .execute()
   return rows.map((r) => r.token_hash)
 }
 
@@ -117,14 +121,14 @@ export async function revokeTokenBatch(
  * RFC 7009 revocation in one statement (one round trip, one commit): authenticate the client
  * by secret digest, revoke the token only if it is that client's and live, and NOTIFY the
  * revocation channel for the revoked row. NOTIFY is delivered when the statement's implicit
- * transaction commits. `clientOk` false or `revoked` false sends the caller to a slower path
- * that explains why. Uses applications_client_id_key and access_tokens_token_hash_key.
+ * transaction commits. False sends the caller to a slower path that explains why. Uses
+ * applications_client_id_key and access_tokens_token_hash_key.
  */
 export async function revokeTokenOfClient(
   db: Db,
   x: { clientId: string; secretHash: string; tokenHash: string; now: Date; channel: string },
-): Promise<{ clientOk: boolean; revoked: boolean }> {
-  const { rows } = await sql<{ client_ok: boolean; revoked: number }>`
+): Promise<boolean> {
+  const { rows } = await sql<{ revoked: number }>`
     with client as (
       select id from applications where client_id = ${x.clientId} and secret_hash = ${x.secretHash} and suspended_at is null
     ), revoked as (
@@ -135,8 +139,7 @@ export async function revokeTokenOfClient(
     ), notified as (
       select pg_notify(${x.channel}, token_hash) from revoked
     )
-    select exists (select 1 from client) as client_ok, (select count(*)::int from notified) as revoked
+    select (select count(*)::int from notified) as revoked
   `.execute(db)
-  const row = rows[0]
-  return { clientOk: row?.client_ok === true, revoked: (row?.revoked ?? 0) > 0 }
+  return (rows[0]?.revoked ?? 0) > 0
 }

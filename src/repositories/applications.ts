@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { Application } from '../db/schema.js'
+import { containing } from './like-pattern.js'
 
 /*
  * Applications (client registrations). Shared by the OAuth endpoints and the console; keep
@@ -186,4 +187,108 @@ export function deleteOwnedApplication(db: Db, id: string, ownerId: string): Pro
 export async function lockApplicationsOfOwner(trx: Db, ownerId: string): Promise<string[]> {
   const rows = await trx.selectFrom('applications').select('id').where('owner_id', '=', ownerId).orderBy('id').forUpdate().execute()
   return rows.map((r) => r.id)
+}
+
+export interface ApplicationListing {
+  id: string
+  client_id: string
+  name: string
+  owner_id: string
+  owner_email: string
+  created_at: Date
+  suspended_at: Date | null
+  verified_at: Date | null
+  is_resource_server: boolean
+}
+
+/** Applications whose name, client_id or owner's email contains `query` (all when empty), newest first. */
+export function listApplicationsForOperator(
+  db: Db,
+  options: { query: string; limit: number; offset: number; ownerId?: string },
+): Promise<ApplicationListing[]> {
+  let q = db
+    .selectFrom('applications')
+    .innerJoin('users', 'users.id', 'applications.owner_id')
+    .select([
+      'applications.id',
+      'applications.client_id',
+      'applications.name',
+      'applications.owner_id',
+      'users.email as owner_email',
+      'applications.created_at',
+      'applications.suspended_at',
+      'applications.verified_at',
+      'applications.is_resource_server',
+    ])
+  if (options.query !== '') {
+    const pattern = containing(options.query)
+    q = q.where((eb) =>
+      eb.or([
+        eb('applications.name', 'ilike', pattern),
+        eb('applications.client_id', '=', options.query),
+        eb('users.email', 'like', containing(options.query.toLowerCase())),
+      ]),
+    )
+  }
+  if (options.ownerId !== undefined) q = q.where('applications.owner_id', '=', options.ownerId)
+  return q.orderBy('applications.created_at', 'desc').orderBy('applications.id').limit(options.limit).offset(options.offset).execute()
+}
+
+export type ApplicationWithOwner = Application & { owner_email: string }
+
+export function findApplicationForOperator(
+  db: Db,
+  where: { clientId: string } | { id: string },
+): Promise<ApplicationWithOwner | undefined> {
+  const q = db
+    .selectFrom('applications')
+    .innerJoin('users', 'users.id', 'applications.owner_id')
+    .selectAll('applications')
+    .select('users.email as owner_email')
+  return (
+    'id' in where ? q.where('applications.id', '=', where.id) : q.where('applications.client_id', '=', where.clientId)
+  ).executeTakeFirst()
+}
+
+/**
+ * Locks the application's row until the transaction ends (FOR UPDATE: no code or token of it
+ * can be issued meanwhile, since each takes a key-share lock through its foreign key).
+ */
+export function lockApplication(db: Db, id: string): Promise<Application | undefined> {
+  return db.selectFrom('applications').selectAll().where('id', '=', id).forUpdate().executeTakeFirst()
+}
+
+export type ApplicationFlags = Partial<Pick<Application, 'suspended_at' | 'verified_at' | 'is_resource_server'>>
+
+export async function setApplicationFlags(db: Db, id: string, flags: ApplicationFlags): Promise<void> {
+  await db.updateTable('applications').set(flags).where('id', '=', id).execute()
+}
+
+/** The owner's live applications, suspended at `at` with their owner. */
+export async function suspendApplicationsOfOwner(db: Db, ownerId: string, at: Date): Promise<string[]> {
+  const rows = await db
+    .updateTable('applications')
+    .set({ suspended_at: at })
+    .where('owner_id', '=', ownerId)
+    .where('suspended_at', 'is', null)
+    .returning('id')
+    .execute()
+  return rows.map((r) => r.id)
+}
+
+/** The owner's applications suspended together with their owner at `at`, active again. */
+export async function unsuspendApplicationsOfOwner(db: Db, ownerId: string, at: Date): Promise<number> {
+  const rows = await db
+    .updateTable('applications')
+    .set({ suspended_at: null })
+    .where('owner_id', '=', ownerId)
+    .where('suspended_at', '=', at)
+    .returning('id')
+    .execute()
+  return rows.length
+}
+
+export async function deleteApplicationRow(db: Db, id: string): Promise<boolean> {
+  const rows = await db.deleteFrom('applications').where('id', '=', id).returning('id').execute()
+  return rows.length > 0
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { User } from '../db/schema.js'
+import { containing } from './like-pattern.js'
 
 export function findUserByEmail(db: Db, email: string): Promise<User | undefined> {
   return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst()
@@ -8,16 +9,6 @@ export function findUserByEmail(db: Db, email: string): Promise<User | undefined
 
 export function findUserById(db: Db, id: string): Promise<User | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
-}
-
-/** Inserts the user unless the email is taken; undefined when it was (users_email_key). */
-export function insertUser(db: Db, user: { email: string; passwordHash: string; now: Date }): Promise<User | undefined> {
-  return db
-    .insertInto('users')
-    .values({ email: user.email, password_hash: user.passwordHash, created_at: user.now })
-    .onConflict((oc) => oc.column('email').doNothing())
-    .returningAll()
-    .executeTakeFirst()
 }
 
 /**
@@ -86,13 +77,56 @@ export async function changeEmail(db: Db, userId: string, email: string, now: Da
   return row !== undefined
 }
 
-/** Locks the user's row until the end of `trx`; undefined when there is no such user. */
-export function lockUser(trx: Db, id: string): Promise<Pick<User, 'id' | 'email'> | undefined> {
-  return trx.selectFrom('users').select(['id', 'email']).where('id', '=', id).forUpdate().executeTakeFirst()
+/**
+ * Locks the user's row until the end of `trx` (FOR UPDATE: no code, token or application can
+ * reference it meanwhile, each taking a key-share lock), so that a suspension and a deletion of
+ * one user do not interleave; undefined when there is no such user.
+ */
+export function lockUser(trx: Db, id: string): Promise<User | undefined> {
+  return trx.selectFrom('users').selectAll().where('id', '=', id).forUpdate().executeTakeFirst()
 }
 
 /** Deletes the user; sessions, applications, grants, codes, tokens and mailed links go with it (ON DELETE CASCADE). */
-export async function deleteUser(db: Db, id: string): Promise<boolean> {
+export async function deleteUserRow(db: Db, id: string): Promise<boolean> {
   const row = await db.deleteFrom('users').where('id', '=', id).returning('id').executeTakeFirst()
   return row !== undefined
+}
+
+export async function setOperator(db: Db, userId: string, isOperator: boolean): Promise<void> {
+  await db.updateTable('users').set({ is_operator: isOperator }).where('id', '=', userId).execute()
+}
+
+export async function setUserSuspended(db: Db, userId: string, at: Date | null): Promise<void> {
+  await db.updateTable('users').set({ suspended_at: at }).where('id', '=', userId).execute()
+}
+
+export interface UserListing {
+  id: string
+  email: string
+  created_at: Date
+  is_operator: boolean
+  suspended_at: Date | null
+  applications: number
+}
+
+/** Users whose email contains `query` (all when empty), newest first. */
+export function listUsers(
+  db: Db,
+  options: { query: string; limit: number; offset: number; operatorsOnly?: boolean },
+): Promise<UserListing[]> {
+  let q = db
+    .selectFrom('users')
+    .select(['users.id', 'users.email', 'users.created_at', 'users.is_operator', 'users.suspended_at'])
+    .select((eb) =>
+      eb
+        .selectFrom('applications')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .whereRef('applications.owner_id', '=', 'users.id')
+        .as('applications'),
+    )
+  if (options.query !== '') q = q.where('users.email', 'like', containing(options.query.toLowerCase()))
+  if (options.operatorsOnly) q = q.where('users.is_operator', '=', true)
+  return q.orderBy('users.created_at', 'desc').orderBy('users.id').limit(options.limit).offset(options.offset).execute() as Promise<
+    UserListing[]
+  >
 }

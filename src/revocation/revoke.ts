@@ -2,10 +2,11 @@ import { REVOCATION_CHANNEL, type RevocationNotice, encodeNotices } from '@gateh
 import type { Db } from '../db/connect.js'
 import {
   type GrantKey,
-  revokeAccessTokens,
   revokeTokenBatch,
   revokeTokenOfClient,
   revokeTokensBeyond,
+  revokeTokensOfCode,
+  revokeTokensOfGrant,
 } from '../repositories/access-tokens.js'
 import { deletePendingCodes } from '../repositories/authorization-codes.js'
 import { deleteGrant } from '../repositories/grants.js'
@@ -28,34 +29,47 @@ export interface RevocationContext {
   bus: RevocationBus
 }
 
+/**
+ * What happened, which decides what is revoked and what is announced. Only the end of an
+ * application (deleted or suspended) ends its revocation streams: the credentials that opened
+ * them no longer authenticate. Revoking its tokens alone does not.
+ */
 export type RevocationTarget =
-  /** One token, only if it belongs to this application (RFC 7009 2.1). */
-  | { kind: 'token'; tokenHash: string; applicationId: string }
-  /** Every token exchanged for this code: the code was presented twice. */
-  | { kind: 'code'; authorizationCodeId: string }
-  /** "Revoke access": the user's tokens, pending codes and consent for this application. */
-  | { kind: 'user-application'; userId: string; applicationId: string }
   /**
-   * Application deletion: call inside the transaction that deletes the row, after locking it
-   * and before deleting it, so the tokens are still there to be listed.
+   * RFC 7009 at POST /oauth/revoke, in one statement: the client is authenticated by its secret
+   * digest and the token revoked only if it is that client's and live. None revoked sends the
+   * caller to the slower path that explains why (src/oauth/token-revocation.ts).
    */
-  | { kind: 'application'; applicationId: string }
+  | { kind: 'token-of-client'; clientId: string; secretHash: string; tokenHash: string }
+  /** Every token exchanged for this code: the code was presented twice (RFC 6749 4.1.2). */
+  | { kind: 'code-replayed'; authorizationCodeId: string }
+  /**
+   * "Revoke access" by the user, or `gatehouse tokens revoke --user` by an operator: the user's
+   * tokens, pending codes and consent for this application.
+   */
+  | { kind: 'access-revoked'; userId: string; applicationId: string }
+  /**
+   * Call inside the transaction that deletes the row, after locking it and before deleting it,
+   * so the tokens are still there to be listed. Its streams end.
+   */
+  | { kind: 'application-deleted'; applicationId: string }
+  /** Call inside the transaction that suspends it. Its streams end. */
+  | { kind: 'application-suspended'; applicationId: string }
+  /** `gatehouse tokens revoke`: every token and pending code of the application; it stays as it is. */
+  | { kind: 'application-tokens-revoked'; applicationId: string }
   /**
    * Every token and pending code of one user, whatever the application: a suspended or
    * deleted account (README "Operating Gatehouse"). Grants stay; deletion removes them.
    */
-  | { kind: 'user'; userId: string }
-  /** A regenerated secret: caches of client authentication drop the old one. No token is revoked. */
-  | { kind: 'client-credentials'; clientId: string }
+  | { kind: 'user-suspended'; userId: string }
+  | { kind: 'user-deleted'; userId: string }
+  /**
+   * The client's secret regenerated, or its resource-server flag changed: caches of client
+   * authentication drop it and its streams end. No token is revoked.
+   */
+  | { kind: 'client-changed'; clientId: string }
   /** MAX_TOKENS_PER_GRANT (src/revocation/token-quota.ts): each grant's live tokens beyond its newest `keep`. */
   | { kind: 'beyond-quota'; grants: readonly GrantKey[]; keep: number }
-
-/**
- * RFC 7009 at POST /oauth/revoke, in one statement: the client is authenticated by its secret
- * digest and the token revoked only if it is that client's and live. `clientOk` false or
- * `revoked` false sends the caller to the slower path that explains why.
- */
-export type ClientTokenTarget = { kind: 'token-of-client'; clientId: string; secretHash: string; tokenHash: string }
 
 /** Tokens of a deleted application (or user) revoked per statement: ten notices of MAX_DIGESTS_PER_NOTICE. */
 const APPLICATION_REVOCATION_BATCH = 1000
@@ -87,59 +101,56 @@ async function revokeInBatches(trx: Db, bus: RevocationBus, owner: Parameters<ty
   }
 }
 
-/** Revokes the target; idempotent. Returns how many tokens were live (0 for credentials). */
-export function revoke(ctx: RevocationContext, target: RevocationTarget, now: Date): Promise<number>
-export function revoke(ctx: RevocationContext, target: ClientTokenTarget, now: Date): Promise<{ clientOk: boolean; revoked: boolean }>
-export async function revoke(
-  ctx: RevocationContext,
-  target: RevocationTarget | ClientTokenTarget,
-  now: Date,
-): Promise<number | { clientOk: boolean; revoked: boolean }> {
+/** Revokes the target; idempotent. Returns how many live tokens it revoked (0 for a changed client). */
+export async function revoke(ctx: RevocationContext, target: RevocationTarget, now: Date): Promise<number> {
   if (target.kind === 'token-of-client') {
     // One statement that NOTIFYs by itself: one round trip, one commit.
-    const result = await revokeTokenOfClient(ctx.db, { ...target, now, channel: REVOCATION_CHANNEL })
-    if (result.revoked) ctx.bus.announce({ kind: 'tokens', digests: [target.tokenHash] })
-    return result
+    const revoked = await revokeTokenOfClient(ctx.db, { ...target, now, channel: REVOCATION_CHANNEL })
+    if (revoked) ctx.bus.announce({ kind: 'tokens', digests: [target.tokenHash] })
+    return revoked ? 1 : 0
   }
   return inTransaction(ctx.db, async (trx) => {
     switch (target.kind) {
-      case 'token':
-      case 'code':
+      case 'code-replayed':
       case 'beyond-quota': {
         const digests =
           target.kind === 'beyond-quota'
             ? await revokeTokensBeyond(trx, target.grants, target.keep, EVICTIONS_PER_GRANT, now)
-            : await revokeAccessTokens(trx, target, now)
+            : await revokeTokensOfCode(trx, target.authorizationCodeId, now)
         if (digests.length > 0) await publish(trx, ctx.bus, { kind: 'tokens', digests })
         return digests.length
       }
-      case 'user-application': {
+      case 'access-revoked': {
         // The grant first: a code issued under it concurrently (insertCodeUnderGrant locks it)
         // either commits before this statement, and is deleted below, or finds no grant.
         await deleteGrant(trx, target.userId, target.applicationId)
         // Then codes: a code exchanged concurrently either commits before this statement
         // (and its token is revoked below) or finds its row gone.
         await deletePendingCodes(trx, { applicationId: target.applicationId, userId: target.userId })
-        const digests = await revokeAccessTokens(trx, { userId: target.userId, applicationId: target.applicationId }, now)
+        const digests = await revokeTokensOfGrant(trx, { userId: target.userId, applicationId: target.applicationId }, now)
         await publish(trx, ctx.bus, { kind: 'user-application', userId: target.userId, applicationId: target.applicationId })
         return digests.length
       }
-      case 'application': {
+      case 'application-deleted':
+      case 'application-suspended':
+      case 'application-tokens-revoked': {
         await deletePendingCodes(trx, { applicationId: target.applicationId })
         // The digests, not a reset, so that resource servers drop these tokens only, and no
         // one can empty every verifier's cache by deleting an application (issue 12;
         // docs/decisions/003-revocation-propagation.md). They go out in batches, before the
-        // `app:` notice that ends the application's own streams.
+        // notice that ends the application's own streams, if it has ended.
         const revoked = await revokeInBatches(trx, ctx.bus, { applicationId: target.applicationId }, now)
-        await publish(trx, ctx.bus, { kind: 'application', applicationId: target.applicationId })
+        if (target.kind !== 'application-tokens-revoked')
+          await publish(trx, ctx.bus, { kind: target.kind, applicationId: target.applicationId })
         return revoked
       }
-      case 'user': {
+      case 'user-suspended':
+      case 'user-deleted': {
         await deletePendingCodes(trx, { userId: target.userId })
         return revokeInBatches(trx, ctx.bus, { userId: target.userId }, now)
       }
-      case 'client-credentials':
-        await publish(trx, ctx.bus, target)
+      case 'client-changed':
+        await publish(trx, ctx.bus, { kind: 'client-credentials', clientId: target.clientId })
         return 0
     }
   })

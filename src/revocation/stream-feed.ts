@@ -20,9 +20,10 @@ import type { BusLog, RevocationReceiver } from './bus.js'
  *
  * Bounds (README "Limits and quotas"), per process: STREAMS_PER_APPLICATION streams per
  * application and STREAMS_TOTAL in all, beyond which a subscription is refused before the
- * stream starts; and the streams of an application end when it is deleted or its secret
- * regenerated, since their credentials no longer authenticate (the client then gets 401 when
- * it reconnects).
+ * stream starts; and the streams of an application end when it is deleted or suspended, its
+ * secret regenerated or its resource-server flag changed, since their credentials no longer
+ * authenticate (the client then gets 401 when it reconnects, or 403 when it is no longer a
+ * resource server). Revoking its tokens alone (`gatehouse tokens revoke`) does not end them.
  */
 
 /** Beyond this many digests a "Revoke access" is sent as a reset. */
@@ -127,7 +128,8 @@ export class RevocationFeed implements RevocationReceiver {
           },
         )
         return
-      case 'application':
+      case 'application-deleted':
+      case 'application-suspended':
         // Its tokens' digests came in the notices before this one, from the same transaction.
         this.#endWhere((c) => c.applicationId === notice.applicationId)
         return

@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { sha256 } from '../../src/lib/crypto.js'
+import { sha256Hex } from '../../src/lib/crypto.js'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
 import { launchBrowser, listenOnLoopback } from '../helpers/browser.js'
 import { linkTo } from '../helpers/mailbox.js'
@@ -72,7 +72,7 @@ it('registers an application through the console', async () => {
   const row = await t.db.selectFrom('applications').selectAll().where('client_id', '=', clientId).executeTakeFirstOrThrow()
   expect(row).toMatchObject({
     name: 'Browser Planner',
-    secret_hash: sha256(clientSecret),
+    secret_hash: sha256Hex(clientSecret),
     redirect_uris: ['https://planner.example.com/oauth/callback', 'http://127.0.0.1:8080/callback'],
     allowed_scopes: ['read', 'write', 'write_members', 'write_teams', 'write_events'],
     require_pkce: true,
@@ -94,7 +94,7 @@ it('registers an application through the console', async () => {
   expect(newSecret).toMatch(/^gcs_/)
   expect(newSecret).not.toBe(clientSecret)
   const rotated = await t.db.selectFrom('applications').select('secret_hash').where('client_id', '=', clientId).executeTakeFirstOrThrow()
-  expect(rotated.secret_hash).toBe(sha256(newSecret))
+  expect(rotated.secret_hash).toBe(sha256Hex(newSecret))
 
   await context.close()
 })

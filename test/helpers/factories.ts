@@ -1,6 +1,7 @@
+import { sha256Hex } from '../../src/lib/crypto.js'
 import { randomBytes } from 'node:crypto'
 import type { Db } from '../../src/db/connect.js'
-import { digest, generateAccessToken, generateClientId, generateClientSecret } from '../../src/lib/tokens.js'
+import { generateAccessToken, generateClientId, generateClientSecret } from '../../src/lib/tokens.js'
 
 /*
  * Rows inserted directly, for tests that need data but are not about how it is made (the
@@ -50,7 +51,7 @@ export async function createApplication(
     .insertInto('applications')
     .values({
       client_id: generateClientId(),
-      secret_hash: digest(clientSecret),
+      secret_hash: sha256Hex(clientSecret),
       owner_id: ownerId,
       name: fields.name ?? 'Test application',
       redirect_uris: fields.redirectUris ?? ['https://app.example.com/callback'],
@@ -86,7 +87,7 @@ export async function createAccessToken(
   const row = await db
     .insertInto('access_tokens')
     .values({
-      token_hash: digest(token),
+      token_hash: sha256Hex(token),
       application_id: fields.applicationId,
       user_id: fields.userId,
       scopes,
@@ -95,7 +96,7 @@ export async function createAccessToken(
     })
     .returning('id')
     .executeTakeFirstOrThrow()
-  return { id: row.id, token, digest: digest(token), userId: fields.userId, applicationId: fields.applicationId, scopes, createdAt }
+  return { id: row.id, token, digest: sha256Hex(token), userId: fields.userId, applicationId: fields.applicationId, scopes, createdAt }
 }
 
 /** A user, an application and a token of that user for it: the usual starting point. */

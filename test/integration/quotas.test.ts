@@ -1,6 +1,6 @@
+import { sha256Hex } from '../../src/lib/crypto.js'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { digest } from '../../src/lib/tokens.js'
 import { type TestContext, buildTestApp } from '../helpers/app.js'
 import type { BrowserSession } from '../helpers/browser-session.js'
 import { applicationForm } from '../helpers/console.js'
@@ -64,7 +64,8 @@ const tick = () => t.clock.advance(1000)
 
 /** As stored, whatever any process's cache says. */
 const revokedAt = async (token: string) =>
-  (await t.db.selectFrom('access_tokens').select('revoked_at').where('token_hash', '=', digest(token)).executeTakeFirstOrThrow()).revoked_at
+  (await t.db.selectFrom('access_tokens').select('revoked_at').where('token_hash', '=', sha256Hex(token)).executeTakeFirstOrThrow())
+    .revoked_at
 
 describe('applications per user (MAX_APPLICATIONS_PER_USER, default 25)', () => {
   it('refuses the 26th with a clear message and allows one again after a deletion', async () => {
@@ -195,7 +196,7 @@ describe('live tokens per (user, application) (MAX_TOKENS_PER_GRANT, default 10)
       returning id`.execute(t.db)
     await sql`
       insert into access_tokens (token_hash, application_id, user_id, scopes, created_at)
-      select encode(sha256(convert_to(u.id::text || ':' || i, 'UTF8')), 'hex'), ${client.id}::uuid, u.id, '{read}',
+      select encode(sha256Hex(convert_to(u.id::text || ':' || i, 'UTF8')), 'hex'), ${client.id}::uuid, u.id, '{read}',
              ${t.clock()}::timestamptz + i * interval '1 second'
       from users u cross join generate_series(1, 11) as i
       where u.email like ${`bulk-%-${salt}@example.com`}`.execute(t.db)

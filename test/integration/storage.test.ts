@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { createDatabase } from '../../src/db/connect.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { findUserByEmail, insertUser } from '../../src/repositories/users.js'
+import { findUserByEmail } from '../../src/repositories/users.js'
+import { createUser } from '../helpers/factories.js'
 
 // The embedded database is what `npm start` uses with no DATABASE_URL: its data must
 // survive a restart, and migrations must be safe to run again on every start.
@@ -14,7 +15,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 it('keeps PGlite data across a restart and re-runs migrations as a no-op', async () => {
   const first = await createDatabase({ dataDir: dir })
   expect((await migrateToLatest(first.db)).results?.every((r) => r.status === 'Success')).toBe(true)
-  await insertUser(first.db, { email: 'persist@example.com', passwordHash: 'x', now: new Date() })
+  await createUser(first.db, { email: 'persist@example.com' })
   await first.close()
 
   const second = await createDatabase({ dataDir: dir })

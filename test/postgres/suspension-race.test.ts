@@ -51,7 +51,7 @@ it('an exchange that arrives during a suspension waits for it and gets invalid_c
     // Wrapped: returning the promises themselves would make the commit wait for them.
     return { suspension, request }
   })
-  expect(await suspension).toEqual({ changed: true })
+  expect(await suspension).toEqual({ changed: true, revoked: 1 })
   const res = await request
   expect(res.statusCode).toBe(401)
   expect(res.json()).toMatchObject({ error: 'invalid_client' })

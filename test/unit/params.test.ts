@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { extractClientCredentials } from '../../src/oauth/client-auth.js'
 import { InvalidClientError, InvalidRequestError } from '../../src/oauth/errors.js'
-import { basicCredentials, checkParams, optional, readParams, requestParams, required, singleParams } from '../../src/oauth/params.js'
+import { basicCredentials, optional, readParams, requestParams, required, singleParams } from '../../src/oauth/params.js'
 
 const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`
 
@@ -13,7 +13,7 @@ describe('parameter parsing (RFC 6749 3.1: no parameter more than once)', () => 
   })
 
   it('refuses repeated parameters (parsers hand them over as arrays)', () => {
-    expect(checkParams({ code: ['a', 'b'] })).toEqual({ ok: false, repeated: 'code' })
+    expect(readParams({ code: ['a', 'b'] }).problems).toEqual([{ name: 'code', problem: 'repeated' }])
     expect(() => singleParams({ code: ['a', 'b'] })).toThrow(/The parameter code was sent more than once/)
   })
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { InvalidScopeError } from '../../src/oauth/errors.js'
-import { SCOPES, SCOPE_DESCRIPTIONS, formatScope, isSubset, normalizeScopes, parseScope } from '../../src/oauth/scope.js'
+import { SCOPES, SCOPE_DESCRIPTIONS, formatScope, normalizeScopes, parseScope } from '../../src/oauth/scope.js'
 import { scopeSatisfies } from '@gatehouse/verifier/shared'
 
 describe('parseScope', () => {
@@ -74,11 +74,6 @@ describe('scopeSatisfies (write implies write_*)', () => {
 })
 
 describe('helpers', () => {
-  it('isSubset is plain inclusion', () => {
-    expect(isSubset(['read'], ['read', 'write'])).toBe(true)
-    expect(isSubset(['read', 'write'], ['read'])).toBe(false)
-    expect(isSubset([], [])).toBe(true)
-  })
   it('normalizeScopes orders, dedupes and drops unknowns', () => {
     expect(normalizeScopes(['write', 'read', 'write', 'bogus'])).toEqual(['read', 'write'])
   })

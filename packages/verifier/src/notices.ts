@@ -6,7 +6,9 @@
  *
  * Payloads (each under Postgres' 8000-byte NOTIFY limit):
  *   <digest>,<digest>,…      access-token digests (hex SHA-256), at most MAX_DIGESTS_PER_NOTICE
- *   app:<application uuid>   every token of that application
+ *   app-deleted:<application uuid>     the application was deleted: its credentials no longer
+ *   app-suspended:<application uuid>   authenticate, its revocation streams end, and every token
+ *                                      of it is revoked (their digests were announced before)
  *   user-app:<user uuid>:<application uuid>   every token of that user for that application
  *   client:<client_id>       the application's credentials changed (secret regenerated): caches of
  *                            client authentication drop it; no token is revoked
@@ -16,7 +18,8 @@ export const MAX_DIGESTS_PER_NOTICE = 100
 
 export type RevocationNotice =
   | { kind: 'tokens'; digests: string[] }
-  | { kind: 'application'; applicationId: string }
+  | { kind: 'application-deleted'; applicationId: string }
+  | { kind: 'application-suspended'; applicationId: string }
   | { kind: 'user-application'; userId: string; applicationId: string }
   | { kind: 'client-credentials'; clientId: string }
 
@@ -32,8 +35,10 @@ export type NoticeOrigin = 'local' | 'notify'
 
 export function encodeNotices(notice: RevocationNotice): string[] {
   switch (notice.kind) {
-    case 'application':
-      return [`app:${notice.applicationId}`]
+    case 'application-deleted':
+      return [`app-deleted:${notice.applicationId}`]
+    case 'application-suspended':
+      return [`app-suspended:${notice.applicationId}`]
     case 'user-application':
       return [`user-app:${notice.userId}:${notice.applicationId}`]
     case 'client-credentials':
@@ -49,7 +54,10 @@ export function encodeNotices(notice: RevocationNotice): string[] {
 }
 
 export function decodeNotice(payload: string): RevocationNotice | undefined {
-  if (payload.startsWith('app:')) return { kind: 'application', applicationId: payload.slice(4) }
+  if (payload.startsWith('app-deleted:')) return { kind: 'application-deleted', applicationId: payload.slice(12) }
+  if (payload.startsWith('app-suspended:')) return { kind: 'application-suspended', applicationId: payload.slice(14) }
+  // Published by a Gatehouse from before the two were told apart, during a rolling upgrade.
+  if (payload.startsWith('app:')) return { kind: 'application-deleted', applicationId: payload.slice(4) }
   if (payload.startsWith('user-app:')) {
     const [userId, applicationId] = payload.slice(9).split(':')
     return userId && applicationId ? { kind: 'user-application', userId, applicationId } : undefined

@@ -1,4 +1,4 @@
-import { isWellFormedAccessToken, sha256Hex as digest } from './token-format.js'
+import { isWellFormedAccessToken, sha256Hex } from './token-format.js'
 import type { NoticeOrigin, RevocationNotice } from './notices.js'
 import { TtlLru } from './ttl-lru.js'
 import type { VerifiedToken } from './types.js'
@@ -77,7 +77,7 @@ export class TokenCache<V extends { readonly token: VerifiedToken }> {
    */
   peek(token: string): V | null | undefined {
     if (token.length > MAX_TOKEN_LENGTH) return null
-    const hit = this.#cached(digest(token))
+    const hit = this.#cached(sha256Hex(token))
     if (hit !== undefined) return hit
     return isWellFormedAccessToken(token) ? undefined : null
   }
@@ -85,7 +85,7 @@ export class TokenCache<V extends { readonly token: VerifiedToken }> {
   /** The answer for a token, from the cache or from one lookup shared by every concurrent caller. */
   check(token: string): V | null | Promise<V | null> {
     if (token.length > MAX_TOKEN_LENGTH) return null
-    const d = digest(token)
+    const d = sha256Hex(token)
     const hit = this.#cached(d)
     if (hit !== undefined) return hit
     if (!isWellFormedAccessToken(token)) return null
@@ -135,7 +135,8 @@ export class TokenCache<V extends { readonly token: VerifiedToken }> {
           this.#track(`t:${d}`, origin)
         }
         return
-      case 'application':
+      case 'application-deleted':
+      case 'application-suspended':
         this.#dropWhere((t) => t.applicationId === notice.applicationId)
         this.#track(`a:${notice.applicationId}`, origin)
         return

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SESSION_COOKIE } from '../../../src/http/session.js'
-import { sha256 } from '../../../src/lib/crypto.js'
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 
@@ -105,7 +105,7 @@ describe('log in', () => {
     expect(page.body).toContain('user@example.com')
     // The cookie is the only copy of the session id: the database holds its digest.
     const id = s.cookies.get(SESSION_COOKIE)!
-    expect(await t.db.selectFrom('sessions').select('id_hash').where('id_hash', '=', sha256(id)).executeTakeFirst()).toBeDefined()
+    expect(await t.db.selectFrom('sessions').select('id_hash').where('id_hash', '=', sha256Hex(id)).executeTakeFirst()).toBeDefined()
   })
 
   it('accepts the email in any case', async () => {

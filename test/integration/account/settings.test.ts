@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SESSION_COOKIE } from '../../../src/http/session.js'
-import { sha256 } from '../../../src/lib/crypto.js'
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { verifyPassword } from '../../../src/lib/passwords.js'
 import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
@@ -203,7 +203,7 @@ describe('active sessions', () => {
         await t.db
           .selectFrom('sessions')
           .select('last_seen_at')
-          .where('id_hash', '=', sha256(phone.cookies.get(SESSION_COOKIE)!))
+          .where('id_hash', '=', sha256Hex(phone.cookies.get(SESSION_COOKIE)!))
           .executeTakeFirstOrThrow()
       ).last_seen_at
     const loggedInAt = await lastSeen()

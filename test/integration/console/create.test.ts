@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sha256 } from '../../../src/lib/crypto.js'
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import {
@@ -84,7 +84,7 @@ describe('creating an application', () => {
     const row = await storedApplication(created.id)
     expect(row).toMatchObject({
       client_id: clientId,
-      secret_hash: sha256(clientSecret),
+      secret_hash: sha256Hex(clientSecret),
       name: 'Team Planner',
       description: 'Plans games',
       redirect_uris: ['https://planner.example.com/cb', 'http://127.0.0.1:8080/cb'],
@@ -106,7 +106,7 @@ describe('creating an application', () => {
     expect(list.body).toContain(clientId)
     expect(list.body).not.toContain(clientSecret)
     for (const page of [list, show, await alice.get(`/applications/${created.id}/edit`)]) {
-      expect(page.body).not.toContain(sha256(clientSecret))
+      expect(page.body).not.toContain(sha256Hex(clientSecret))
     }
   })
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sha256 } from '../../../src/lib/crypto.js'
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { createApplicationViaConsole, expectAccessiblePage } from '../../helpers/console.js'
@@ -31,7 +31,7 @@ describe('deleting an application', () => {
     const code = await t.db
       .insertInto('authorization_codes')
       .values({
-        code_hash: sha256('code-doomed'),
+        code_hash: sha256Hex('code-doomed'),
         application_id: created.id,
         user_id: user.id,
         scopes: ['read'],
@@ -47,7 +47,7 @@ describe('deleting an application', () => {
     await t.db
       .insertInto('access_tokens')
       .values({
-        token_hash: sha256('token-doomed'),
+        token_hash: sha256Hex('token-doomed'),
         application_id: created.id,
         user_id: user.id,
         scopes: ['read'],
@@ -70,7 +70,7 @@ describe('deleting an application', () => {
       const res = await alice.post(`/applications/${created.id}/delete`, {})
       expect(res.statusCode).toBe(303)
       expect(res.headers.location).toBe('/applications?deleted=1')
-      await expect.poll(() => notices, { timeout: 2000 }).toContain(`app:${created.id}`)
+      await expect.poll(() => notices, { timeout: 2000 }).toContain(`app-deleted:${created.id}`)
     } finally {
       await unlisten()
     }

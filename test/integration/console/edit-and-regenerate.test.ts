@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sha256 } from '../../../src/lib/crypto.js'
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { applicationForm, createApplicationViaConsole, expectAccessiblePage, textById } from '../../helpers/console.js'
@@ -58,7 +58,7 @@ describe('editing an application', () => {
       require_pkce: true,
       allow_implicit: false,
       client_id: created.clientId,
-      secret_hash: sha256(created.clientSecret),
+      secret_hash: sha256Hex(created.clientSecret),
     })
     expect(row!.updated_at.getTime()).toBeGreaterThan(row!.created_at.getTime())
 
@@ -95,7 +95,7 @@ describe('regenerating the secret', () => {
     expectAccessiblePage(confirm.body)
     expect(confirm.body).toContain('<h1>Generate a new secret for Rotator?</h1>')
     expect(confirm.body).toContain(`action="/applications/${created.id}/secret"`)
-    expect((await storedApplication(created.id))?.secret_hash).toBe(sha256(created.clientSecret))
+    expect((await storedApplication(created.id))?.secret_hash).toBe(sha256Hex(created.clientSecret))
     t.clock.advance(1000)
     const res = await alice.post(`/applications/${created.id}/secret`, {})
     expect(res.statusCode).toBe(200)
@@ -108,8 +108,8 @@ describe('regenerating the secret', () => {
     expect(res.body).toContain('previous secret no longer works')
 
     const row = await storedApplication(created.id)
-    expect(row?.secret_hash).toBe(sha256(newSecret!))
-    expect(row?.secret_hash).not.toBe(sha256(created.clientSecret))
+    expect(row?.secret_hash).toBe(sha256Hex(newSecret!))
+    expect(row?.secret_hash).not.toBe(sha256Hex(created.clientSecret))
     expect(row?.client_id).toBe(created.clientId)
 
     const later = await alice.get(`/applications/${created.id}`)
@@ -121,6 +121,6 @@ describe('regenerating the secret', () => {
     const created = await createApplicationViaConsole(alice, { name: 'Guarded' })
     const res = await alice.post(`/applications/${created.id}/secret`, { _csrf: null })
     expect(res.statusCode).toBe(403)
-    expect((await storedApplication(created.id))?.secret_hash).toBe(sha256(created.clientSecret))
+    expect((await storedApplication(created.id))?.secret_hash).toBe(sha256Hex(created.clientSecret))
   })
 })

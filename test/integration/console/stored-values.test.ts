@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { SESSION_COOKIE } from '../../../src/http/session.js'
-import { sha256 } from '../../../src/lib/crypto.js'
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { captureLog } from '../../helpers/capture-log.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
@@ -103,16 +103,16 @@ it('holds no plaintext password, client secret, session id or mailed token after
   // The dump does hold the stored forms, so the search above looked at real data.
   const log = logLines.join('')
   for (const [what, value] of Object.entries({ verification: verification.token, reset: reset.token, change: change.token })) {
-    expect(dump, `${what} token's digest`).toContain(sha256(value))
+    expect(dump, `${what} token's digest`).toContain(sha256Hex(value))
     expect(log.includes(value), `${what} token in the log`).toBe(false)
     expect(log.includes(value.slice(4, 20)), `part of the ${what} token in the log`).toBe(false)
   }
   // The pages the links open were logged, with the token redacted.
   expect(log).toMatch(/"url":"\/verify-email\?token=\[REDACTED\]"/)
   expect(log).toMatch(/"url":"\/reset-password\?token=\[REDACTED\]"/)
-  expect(dump).toContain(sha256(secondSecret))
-  expect(dump).toContain(sha256(sessionId))
+  expect(dump).toContain(sha256Hex(secondSecret))
+  expect(dump).toContain(sha256Hex(sessionId))
   expect(dump).toMatch(/\$argon2id\$v=19\$/)
   expect(dump).toContain(kept.clientId)
-  expect(dump).not.toContain(sha256(kept.clientSecret))
+  expect(dump).not.toContain(sha256Hex(kept.clientSecret))
 })

@@ -1,8 +1,9 @@
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { Writable } from 'node:stream'
 import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
 import { resolveSession, startSession } from '../../../src/accounts/sessions.js'
-import { digest, generateAccessToken } from '../../../src/lib/tokens.js'
+import { generateAccessToken } from '../../../src/lib/tokens.js'
 import { computeS256Challenge } from '../../../src/oauth/pkce.js'
 import { TEST_ISSUER, buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
@@ -260,14 +261,14 @@ async function restore(world: World): Promise<void> {
           await t.db
             .selectFrom('access_tokens')
             .select('token_hash')
-            .where('token_hash', 'in', world.tokens.map(digest))
+            .where('token_hash', 'in', world.tokens.map(sha256Hex))
             .where('revoked_at', 'is', null)
             .execute()
         ).map((r) => r.token_hash),
   )
-  const revoked = world.tokens.filter((token) => !live.has(digest(token)))
+  const revoked = world.tokens.filter((token) => !live.has(sha256Hex(token)))
   world.revokedTokens = [...revoked, ...world.revokedTokens].slice(0, 3)
-  world.tokens = world.tokens.filter((token) => live.has(digest(token)))
+  world.tokens = world.tokens.filter((token) => live.has(sha256Hex(token)))
   if (world.tokens.length === 0) {
     world.tokens.push((await createAccessToken(t.db, { userId: world.user.id, applicationId: world.app.id })).token)
   }

@@ -1,5 +1,5 @@
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { digest } from '../../../src/lib/tokens.js'
 import type { TestContext } from '../../helpers/app.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
 import {
@@ -82,7 +82,7 @@ describe('remembered consent, the hot path', () => {
     expect(p.get('iss')).toBe(TEST_ISSUER)
     const code = p.get('code')!
     const user = await db().selectFrom('users').select('id').where('email', '=', s.email).executeTakeFirstOrThrow()
-    const row = await db().selectFrom('authorization_codes').selectAll().where('code_hash', '=', digest(code)).executeTakeFirstOrThrow()
+    const row = await db().selectFrom('authorization_codes').selectAll().where('code_hash', '=', sha256Hex(code)).executeTakeFirstOrThrow()
     expect(row).toMatchObject({
       application_id: client.id,
       user_id: user.id,

@@ -1,8 +1,9 @@
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'
 import type { Db } from '../../../src/db/connect.js'
-import { digest, generateClientId, generateClientSecret } from '../../../src/lib/tokens.js'
+import { generateClientId, generateClientSecret } from '../../../src/lib/tokens.js'
 import { computeS256Challenge } from '../../../src/oauth/pkce.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { TEST_ISSUER, buildTestApp, type TestContext } from '../../helpers/app.js'
@@ -46,7 +47,7 @@ export async function createClient(
     .insertInto('applications')
     .values({
       client_id: clientId,
-      secret_hash: digest(clientSecret),
+      secret_hash: sha256Hex(clientSecret),
       owner_id: owner.id,
       name: opts.name ?? 'Team Planner',
       redirect_uris: redirectUris,
@@ -141,7 +142,7 @@ export function expectOAuthError(res: LightMyRequestResponse, error: string, sta
 }
 
 export async function tokenRow(db: Db, token: string) {
-  return db.selectFrom('access_tokens').selectAll().where('token_hash', '=', digest(token)).executeTakeFirst()
+  return db.selectFrom('access_tokens').selectAll().where('token_hash', '=', sha256Hex(token)).executeTakeFirst()
 }
 
 /** Records that the user (by email) once consented to the application: what makes its redirects trusted. */

@@ -1,7 +1,8 @@
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestContext } from '../../helpers/app.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
-import { digest, generateAccessToken } from '../../../src/lib/tokens.js'
+import { generateAccessToken } from '../../../src/lib/tokens.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import {
   TEST_ISSUER,
@@ -58,7 +59,7 @@ describe('POST /oauth/revoke (RFC 7009)', () => {
       expect(res.body).toBe('')
       expect(res.headers['cache-control']).toBe('no-store')
       expect((await tokenRow(t.db, token))?.revoked_at).toEqual(t.clock())
-      await expect.poll(() => notices).toContain(digest(token))
+      await expect.poll(() => notices).toContain(sha256Hex(token))
     } finally {
       await stop()
     }

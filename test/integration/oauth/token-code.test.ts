@@ -1,8 +1,8 @@
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestContext } from '../../helpers/app.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
-import { digest } from '../../../src/lib/tokens.js'
 import {
   CHALLENGE,
   VERIFIER,
@@ -110,7 +110,7 @@ describe('a code used twice (RFC 6749 4.1.2)', () => {
       const replay = await exchange(t.app, client, { code })
       expectOAuthError(replay, 'invalid_grant')
       expect((await tokenRow(t.db, token))?.revoked_at).toEqual(t.clock())
-      await expect.poll(() => notices).toContain(digest(token))
+      await expect.poll(() => notices).toContain(sha256Hex(token))
       // Replaying once more changes nothing and stays an error.
       expectOAuthError(await exchange(t.app, client, { code }), 'invalid_grant')
     } finally {
@@ -130,7 +130,7 @@ describe('concurrent exchanges of one code', () => {
       .selectFrom('access_tokens')
       .innerJoin('authorization_codes', 'authorization_codes.id', 'access_tokens.authorization_code_id')
       .select('access_tokens.id')
-      .where('authorization_codes.code_hash', '=', digest(code))
+      .where('authorization_codes.code_hash', '=', sha256Hex(code))
       .execute()
     expect(rows).toHaveLength(1)
   })

@@ -1,6 +1,6 @@
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { digest } from '../../../src/lib/tokens.js'
 import { setVerified, suspendApplication, unsuspendApplication } from '../../../src/operator/moderation.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
@@ -109,7 +109,7 @@ describe('suspending an application', () => {
   })
 
   it('deletes its pending codes, and the token endpoint refuses its right credentials with invalid_client', async () => {
-    expect(await t.db.selectFrom('authorization_codes').select('id').where('code_hash', '=', digest(pendingCode)).execute()).toEqual([])
+    expect(await t.db.selectFrom('authorization_codes').select('id').where('code_hash', '=', sha256Hex(pendingCode)).execute()).toEqual([])
     expectOAuthError(await exchange(t.app, client, { code: pendingCode }), 'invalid_client', 401)
     expectOAuthError(await exchange(b.app, client, { code: pendingCode }), 'invalid_client', 401)
     const withBasic = await exchange(

@@ -1,7 +1,8 @@
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deleteApplication } from '../../../src/console/applications.js'
-import { digest, generateAccessToken, generateClientSecret } from '../../../src/lib/tokens.js'
+import { generateAccessToken, generateClientSecret } from '../../../src/lib/tokens.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import {
@@ -103,7 +104,13 @@ describe('POST /oauth/introspect (RFC 7662)', () => {
 
   it('answers exactly {"active":false} for revoked, unknown and malformed tokens', async () => {
     const revoked = await newToken()
-    await revoke(t.revocation, { kind: 'token', tokenHash: revoked.digest, applicationId: app.id }, new Date())
+    expect(
+      await revoke(
+        t.revocation,
+        { kind: 'token-of-client', clientId: app.clientId, secretHash: sha256Hex(app.clientSecret), tokenHash: revoked.digest },
+        new Date(),
+      ),
+    ).toBe(1)
     const badChecksum = `${revoked.token.slice(0, -1)}${revoked.token.endsWith('A') ? 'B' : 'A'}`
     for (const token of [revoked.token, generateAccessToken(), 'garbage', badChecksum, `gat_${'x'.repeat(5000)}`]) {
       const res = await introspect(token)
@@ -211,7 +218,7 @@ describe('introspection cache', () => {
     const [a, b] = [await newToken(), await newToken()]
     const other = await createTokenSetup(t.db)
     for (const tok of [a, b, other.token]) expect((await introspect(tok.token)).json()).toMatchObject({ active: true })
-    await revoke(t.revocation, { kind: 'user-application', userId: user.id, applicationId: app.id }, new Date())
+    await revoke(t.revocation, { kind: 'access-revoked', userId: user.id, applicationId: app.id }, new Date())
     expect((await introspect(a.token)).body).toBe('{"active":false}')
     expect((await introspect(b.token)).body).toBe('{"active":false}')
     expect((await introspect(other.token.token)).json()).toMatchObject({ active: true })
@@ -237,12 +244,12 @@ describe('client authentication cache', () => {
     const newSecret = generateClientSecret()
     await t.db
       .updateTable('applications')
-      .set({ secret_hash: digest(newSecret) })
+      .set({ secret_hash: sha256Hex(newSecret) })
       .where('id', '=', client.id)
       .execute()
     // Until the notice, the cached digest still answers (bounded by the TTL).
     expect((await introspect(tok.token, client)).statusCode).toBe(200)
-    await revoke(t.revocation, { kind: 'client-credentials', clientId: client.clientId }, new Date())
+    await revoke(t.revocation, { kind: 'client-changed', clientId: client.clientId }, new Date())
     expect((await introspect(tok.token, client)).statusCode).toBe(401)
     expect((await introspect(tok.token, { ...client, clientSecret: newSecret })).statusCode).toBe(200)
   })
@@ -254,7 +261,7 @@ describe('client authentication cache', () => {
     const newSecret = generateClientSecret()
     await t.db
       .updateTable('applications')
-      .set({ secret_hash: digest(newSecret) })
+      .set({ secret_hash: sha256Hex(newSecret) })
       .where('id', '=', client.id)
       .execute()
     expect((await introspect(tok.token, { ...client, clientSecret: newSecret })).statusCode).toBe(200)

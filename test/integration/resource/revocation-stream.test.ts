@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { type AddressInfo, connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deleteApplication, regenerateSecret } from '../../../src/console/applications.js'
+import { revokeApplicationTokens } from '../../../src/operator/moderation.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { EventStreamParser, type StreamEvent } from '../../../packages/verifier/src/revocation-stream-client.js'
@@ -131,7 +132,7 @@ describe('GET /oauth/revocations/stream', () => {
 
       // "Revoke access": the digests of that user's tokens for the application, no user id.
       const [a, b] = [await newToken(), await newToken()]
-      await revoke(t.revocation, { kind: 'user-application', userId: user.id, applicationId: app.id }, new Date())
+      await revoke(t.revocation, { kind: 'access-revoked', userId: user.id, applicationId: app.id }, new Date())
       await expect
         .poll(() => stream.events.filter((e) => e.event === 'revoked').flatMap((e) => e.data.split(',')))
         .toEqual(expect.arrayContaining([a.digest, b.digest]))
@@ -194,17 +195,37 @@ describe('GET /oauth/revocations/stream', () => {
     try {
       const heard = () => stream.events.filter((e) => e.event === 'revoked').flatMap((e) => e.data.split(','))
       const atBound = await holderOf(1000)
-      await revoke(t.revocation, { kind: 'user-application', userId: atBound.holder.id, applicationId: app.id }, t.clock())
+      await revoke(t.revocation, { kind: 'access-revoked', userId: atBound.holder.id, applicationId: app.id }, t.clock())
       await expect.poll(() => heard().length).toBeGreaterThanOrEqual(1000)
       expect(new Set(heard())).toEqual(new Set(atBound.digests))
       expect(stream.events.map((e) => e.event)).not.toContain('reset')
 
       const beyond = await holderOf(1001)
       const before = stream.events.length
-      await revoke(t.revocation, { kind: 'user-application', userId: beyond.holder.id, applicationId: app.id }, t.clock())
+      await revoke(t.revocation, { kind: 'access-revoked', userId: beyond.holder.id, applicationId: app.id }, t.clock())
       await expect.poll(() => stream.events.slice(before)).toEqual([{ event: 'reset', data: '' }])
       expect(heard()).toHaveLength(1000)
     } finally {
+      await stream.close()
+    }
+  })
+
+  it("announces the digests of `gatehouse tokens revoke`, and keeps the application's own streams open", async () => {
+    const stream = await subscribe(rs)
+    const owner = await createUser(t.db)
+    const kept = await createApplication(t.db, { ownerId: owner.id, resourceServer: true })
+    const own = await subscribe(kept)
+    try {
+      const tokens = await Promise.all([1, 2].map(() => createAccessToken(t.db, { userId: user.id, applicationId: kept.id })))
+      const ctx = { db: t.db, bus: t.deps.bus, record: async () => {} }
+      expect(await revokeApplicationTokens(ctx, kept.id, undefined, t.clock())).toEqual({ revoked: 2 })
+      const heard = () => stream.events.filter((e) => e.event === 'revoked').flatMap((e) => e.data.split(','))
+      await expect.poll(() => new Set(heard())).toEqual(new Set(tokens.map((k) => k.digest)))
+      // The digests reached its own stream too, and nothing after them ended it.
+      await expect.poll(() => own.events.filter((e) => e.event === 'revoked').length).toBeGreaterThan(0)
+      expect(own.ended).toBe(false)
+    } finally {
+      await own.close()
       await stream.close()
     }
   })

@@ -1,3 +1,4 @@
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateAccessToken } from '../../../src/lib/tokens.js'
 import { revoke } from '../../../src/revocation/revoke.js'
@@ -50,7 +51,18 @@ describe('GET /oauth/token/info', () => {
 
   it('answers revoked, unknown and malformed tokens with 401 invalid_token', async () => {
     const { application, token } = await createTokenSetup(t.db)
-    await revoke(t.revocation, { kind: 'token', tokenHash: token.digest, applicationId: application.id }, new Date())
+    expect(
+      await revoke(
+        t.revocation,
+        {
+          kind: 'token-of-client',
+          clientId: application.clientId,
+          secretHash: sha256Hex(application.clientSecret),
+          tokenHash: token.digest,
+        },
+        new Date(),
+      ),
+    ).toBe(1)
     for (const bad of [token.token, generateAccessToken(), 'garbage', `${token.token}x`, '']) {
       const res = await tokenInfo(`Bearer ${bad}`)
       expect(res.statusCode, bad).toBe(401)

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -86,7 +87,13 @@ describe('verifier: 401 and 403 (RFC 6750 3)', () => {
 
   it('answers an invalid token with 401 invalid_token', async () => {
     const revoked = await token(['read'])
-    await revoke(t.revocation, { kind: 'token', tokenHash: revoked.digest, applicationId: app.id }, new Date())
+    expect(
+      await revoke(
+        t.revocation,
+        { kind: 'token-of-client', clientId: app.clientId, secretHash: sha256Hex(app.clientSecret), tokenHash: revoked.digest },
+        new Date(),
+      ),
+    ).toBe(1)
     for (const bad of [revoked.token, generateAccessToken(), 'garbage', '']) {
       const res = await get(`Bearer ${bad}`)
       expect(res.statusCode).toBe(401)
@@ -180,7 +187,13 @@ describe('verifier cache', () => {
   it('drops a token revoked in this process at once', async () => {
     const tok = await token(['read'])
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(200)
-    await revoke(t.revocation, { kind: 'token', tokenHash: tok.digest, applicationId: app.id }, new Date())
+    expect(
+      await revoke(
+        t.revocation,
+        { kind: 'token-of-client', clientId: app.clientId, secretHash: sha256Hex(app.clientSecret), tokenHash: tok.digest },
+        new Date(),
+      ),
+    ).toBe(1)
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(401)
   })
 
