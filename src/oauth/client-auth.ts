@@ -2,7 +2,8 @@ import type { Db } from '../db/connect.js'
 import type { Application } from '../db/schema.js'
 import type { Clock } from '../lib/clock.js'
 import { constantTimeEqual } from '../lib/crypto.js'
-import { consumeAttempt } from '../limits/rate-limiter.js'
+import { RATE_LIMITS, rateRule } from '../limits/policy.js'
+import { takeSlots } from '../limits/rate-limiter.js'
 import { digest } from '../lib/tokens.js'
 import { findApplicationByClientId } from '../repositories/applications.js'
 import type { RevocationBus } from '../revocation/bus.js'
@@ -60,7 +61,8 @@ export async function clientAuthFailure(
   failureLimit: number,
 ): Promise<InvalidClientError | SlowDownError> {
   if (clientExists) {
-    const decision = await consumeAttempt(db, clock, [`client-auth:${creds.clientId}`], failureLimit)
+    const rule = rateRule(RATE_LIMITS.clientAuthentication, creds.clientId, { clientAuthFailures: failureLimit })
+    const decision = await takeSlots(db, clock, [rule])
     if (!decision.allowed) {
       return new SlowDownError('Too many failed client authentications; retry later', decision.retryAfterSeconds)
     }
