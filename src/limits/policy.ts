@@ -1,3 +1,4 @@
+import type { JanitorTable } from '../repositories/janitor.js'
 import type { SlotRule } from './rate-limiter.js'
 
 /*
@@ -117,4 +118,4 @@ export const RETENTION = {
   access_tokens: 'revokedTokenRetentionMs',
   /** AUDIT_RETENTION_DAYS. */
   audit_events: 'auditRetentionMs',
-} as const
+} as const satisfies Record<JanitorTable, number | 'revokedTokenRetentionMs' | 'auditRetentionMs'>
