@@ -1,3 +1,4 @@
+import type { EmailTokenPurpose } from '../db/schema.js'
 import type { JanitorTable } from '../repositories/janitor.js'
 import type { SlotRule } from './rate-limiter.js'
 
@@ -95,8 +96,8 @@ export const LIFETIMES = {
   /** A console session: SESSION_TTL_HOURS (Config.sessionTtlMs). */
   sessionSetting: 'SESSION_TTL_HOURS',
   /** Mailed links, by purpose (README "Links and what is stored"). */
-  emailLinkMs: { 'verify-email': DAY, 'reset-password': HOUR, 'change-email': DAY },
-  /** The device cookie of log-in throttling: about 13 months, so a regular user always holds one. */
+  emailLinkMs: { 'verify-email': DAY, 'reset-password': HOUR, 'change-email': DAY } satisfies Record<EmailTokenPurpose, number>,
+  /** The device cookie of log-in throttling: about 13 months, long enough that a regular user always holds one (OWASP suggests long-lived). */
   deviceCookieMs: 400 * DAY,
 } as const
 

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { NoticeOrigin, RevocationNotice } from '@gatehouse/verifier/shared'
 import type { Db } from '../db/connect.js'
+import { QUOTAS } from '../limits/policy.js'
 import { SlowDownError, TemporarilyUnavailableError } from '../oauth/errors.js'
 import { findRevokedDigests } from '../repositories/token-lookup.js'
 import type { BusLog, RevocationReceiver } from './bus.js'
@@ -35,7 +36,7 @@ const HEARTBEAT_MS = 15_000
 /** Beyond this many digests a "Revoke access" is sent as a reset. */
 const MAX_TRANSLATED_DIGESTS = 1000
 /** A subscriber this far behind is not reading: cut it off (it reconnects and resets). */
-export const MAX_BUFFERED_BYTES = 1 << 20
+const MAX_BUFFERED_BYTES = QUOTAS.streamBufferBytes.max
 const DIGESTS_PER_EVENT = 100
 /** A refused subscription may try again after this long: a slot frees when a stream ends. */
 const REFUSED_RETRY_AFTER_SECONDS = 30
