@@ -69,20 +69,23 @@ export function rateRule<S extends LimitSetting>(limit: RateLimit<S>, subject: s
   return { key: `${limit.prefix}:${subject}`, limit: settings[limit.setting], windowMs: limit.windowMs }
 }
 
-/** What one account may hold or issue. Quotas without a window are counts of live rows. */
+/**
+ * What one account may hold or issue, and what one process serves. `setting` is the field of
+ * Config (src/config.ts) the caller reads and passes on; quotas without a window count live rows.
+ */
 export const QUOTAS = {
-  /** Applications per user (Quotas.applicationsPerUser). */
-  applicationsPerUser: { env: 'MAX_APPLICATIONS_PER_USER' },
-  /** Live access tokens per (user, application); one more revokes the oldest (Quotas.tokensPerGrant). */
-  tokensPerGrant: { env: 'MAX_TOKENS_PER_GRANT' },
-  /** Authorization codes per (user, application) in the window (Quotas.codesPerMinute). */
-  codesPerGrant: { env: 'CODE_ISSUE_LIMIT', windowMs: MINUTE },
+  /** Applications per user. */
+  applicationsPerUser: { setting: 'quotas.applicationsPerUser', env: 'MAX_APPLICATIONS_PER_USER' },
+  /** Live access tokens per (user, application); one more revokes the oldest. */
+  tokensPerGrant: { setting: 'quotas.tokensPerGrant', env: 'MAX_TOKENS_PER_GRANT' },
+  /** Authorization codes per (user, application) in the window. */
+  codesPerGrant: { setting: 'quotas.codesPerMinute', env: 'CODE_ISSUE_LIMIT', windowMs: MINUTE },
   /** Open consent requests per user; one more drops the user's oldest. Fixed. */
   pendingPerUser: { max: 10 },
-  /** Revocation streams per application, per process (StreamLimits.perApplication). */
-  streamsPerApplication: { env: 'STREAMS_PER_APPLICATION' },
-  /** Revocation streams per process (StreamLimits.total). */
-  streamsTotal: { env: 'STREAMS_TOTAL' },
+  /** Revocation streams per application, per process. */
+  streamsPerApplication: { setting: 'streams.perApplication', env: 'STREAMS_PER_APPLICATION' },
+  /** Revocation streams per process. */
+  streamsTotal: { setting: 'streams.total', env: 'STREAMS_TOTAL' },
   /** Unsent output of one revocation stream past which its subscriber is cut. Fixed. */
   streamBufferBytes: { max: 1 << 20 },
 } as const
@@ -93,8 +96,8 @@ export const LIFETIMES = {
   authorizationCodeMs: 10 * MINUTE,
   /** A held consent request (DESIGN "/oauth/authorize" 6). */
   consentRequestMs: 10 * MINUTE,
-  /** A console session: SESSION_TTL_HOURS (Config.sessionTtlMs). */
-  sessionSetting: 'SESSION_TTL_HOURS',
+  /** A console session: set by the configuration, not fixed here. */
+  session: { setting: 'sessionTtlMs', env: 'SESSION_TTL_HOURS' },
   /** Mailed links, by purpose (README "Links and what is stored"). */
   emailLinkMs: { 'verify-email': DAY, 'reset-password': HOUR, 'change-email': DAY } satisfies Record<EmailTokenPurpose, number>,
   /** The device cookie of log-in throttling: about 13 months, long enough that a regular user always holds one (OWASP suggests long-lived). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
-import { QUOTAS, RATE_LIMITS, RETENTION, rateRule } from '../../src/limits/policy.js'
+import { LIFETIMES, QUOTAS, RATE_LIMITS, RETENTION, rateRule } from '../../src/limits/policy.js'
 
 describe('the limits policy (src/limits/policy.ts)', () => {
   it('keeps rate-limit counters past the longest window, so the janitor never resets a counter in use', () => {
@@ -21,5 +21,13 @@ describe('the limits policy (src/limits/policy.ts)', () => {
       // An invalid value for a variable the schema knows is refused with its name.
       expect(() => loadConfig({ [env]: '-1' }), env).toThrow(env)
     }
+  })
+
+  it('names, for each configurable quota and lifetime, a field of the configuration that holds a number', () => {
+    const config = loadConfig({}) as unknown as Record<string, unknown>
+    const fieldOf = (path: string) => path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], config)
+    const settings = [...Object.values(QUOTAS), LIFETIMES.session].flatMap((q) => ('setting' in q ? [q.setting] : []))
+    expect(settings.length).toBe(6)
+    for (const setting of settings) expect(typeof fieldOf(setting), setting).toBe('number')
   })
 })
