@@ -253,7 +253,7 @@ export async function fillTokens(db: Db, seed: SeedInfo, total: number): Promise
     const salt = generateClientId()
     await bulk(db, async (conn) => {
       await sql`insert into access_tokens (token_hash, application_id, user_id, scopes, created_at)
-              select encode(sha256Hex(convert_to(${salt} || ':' || g, 'UTF8')), 'hex'),
+              select encode(sha256(convert_to(${salt} || ':' || g, 'UTF8')), 'hex'),
                      ${seed.applicationId}::uuid, ${seed.consentedUserId}::uuid, array[${SCOPE}]::text[], now()
               from generate_series(1, ${missing}::int) as g`.execute(conn)
     })
@@ -286,7 +286,7 @@ export async function databaseNow(db: Db): Promise<Date> {
 /** Tables for baselines B and C, in the same database and on the same server as Gatehouse's. */
 export async function createBaselineTables(db: Db, rows: number): Promise<void> {
   await sql`create table bench_rows (id integer primary key, payload text not null, created_at timestamptz not null)`.execute(db)
-  await sql`insert into bench_rows select g, encode(sha256Hex(convert_to('row:' || g, 'UTF8')), 'hex'), now()
+  await sql`insert into bench_rows select g, encode(sha256(convert_to('row:' || g, 'UTF8')), 'hex'), now()
             from generate_series(1, ${rows}::int) as g`.execute(db)
   await sql`create table bench_writes (id bigserial primary key, payload text not null, created_at timestamptz not null)`.execute(db)
   await vacuum(db, ['bench_rows'])

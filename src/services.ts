@@ -1,3 +1,4 @@
+import { QUOTAS } from './limits/policy.js'
 import { pino, type Logger } from 'pino'
 import { AuditLog } from './audit/audit-log.js'
 import type { AccountContext } from './accounts/context.js'
@@ -22,6 +23,8 @@ import { TokenQuota } from './revocation/token-quota.js'
  * services' face (docs/architecture.md "Layers and imports").
  */
 export { RETRY_AFTER_SECONDS, connectionLost, databaseUnavailable } from './db/availability.js'
+/** The stream writer's bound on a subscriber's unsent output (src/limits/policy.ts). */
+export const STREAM_BUFFER_BYTES = QUOTAS.streamBufferBytes.max
 export {
   InvalidRequestError,
   OAuthError,

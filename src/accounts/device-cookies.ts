@@ -2,10 +2,11 @@ import { createHmac, randomBytes } from 'node:crypto'
 import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
 import { constantTimeEqual } from '../lib/crypto.js'
+import { LIFETIMES } from '../limits/policy.js'
 import { secretNamed } from '../repositories/server-secrets.js'
 
-/** About 13 months: long enough that a regular user always holds one (OWASP suggests long-lived). */
-export const DEVICE_COOKIE_MAX_AGE_SECONDS = 400 * 24 * 3600
+/** The cookie's Max-Age, LIFETIMES.deviceCookieMs of src/limits/policy.ts in seconds. */
+export const DEVICE_COOKIE_MAX_AGE_SECONDS = LIFETIMES.deviceCookieMs / 1000
 
 const KEY_NAME = 'device-cookie'
 const FORMAT = 'v1'

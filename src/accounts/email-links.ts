@@ -1,6 +1,7 @@
 import { sha256Hex } from '../lib/crypto.js'
 import type { Db } from '../db/connect.js'
 import type { EmailTokenPurpose } from '../db/schema.js'
+import { LIFETIMES } from '../limits/policy.js'
 import { generateEmailLinkToken, isEmailLinkToken } from '../lib/tokens.js'
 import { type LiveEmailToken, consumeEmailToken, findLiveEmailToken, insertEmailToken } from '../repositories/email-tokens.js'
 
@@ -10,13 +11,6 @@ import { type LiveEmailToken, consumeEmailToken, findLiveEmailToken, insertEmail
  * looked up by that digest, never compared as text. A link is used by one UPDATE … WHERE
  * used_at IS NULL RETURNING, so two uses of one link cannot both succeed.
  */
-
-/** How long each kind of link works. */
-export const EMAIL_LINK_LIFETIME_MS: Record<EmailTokenPurpose, number> = {
-  'verify-email': 24 * 3600_000,
-  'reset-password': 3600_000,
-  'change-email': 24 * 3600_000,
-}
 
 /** The page each link opens; the token travels as `?token=`, which request logs redact (src/lib/log-options.ts). */
 export const EMAIL_LINK_PATHS: Record<EmailTokenPurpose, string> = {
@@ -38,7 +32,7 @@ export async function issueEmailLink(
     userId: link.userId,
     email: link.email,
     now: link.now,
-    expiresAt: new Date(link.now.getTime() + EMAIL_LINK_LIFETIME_MS[link.purpose]),
+    expiresAt: new Date(link.now.getTime() + LIFETIMES.emailLinkMs[link.purpose]),
   })
   return `${publicUrl}${EMAIL_LINK_PATHS[link.purpose]}?token=${token}`
 }

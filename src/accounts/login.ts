@@ -3,12 +3,10 @@ import type { AccountLimits } from './context.js'
 import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
 import { dummyPasswordHash, verifyPassword } from '../lib/passwords.js'
+import { RATE_LIMITS, rateRule } from '../limits/policy.js'
 import { type SlotRule, releaseSlots, takeSlots } from '../limits/rate-limiter.js'
 import { findUserByEmail } from '../repositories/users.js'
 import { issueDeviceCookie, verifyDeviceCookie } from './device-cookies.js'
-
-const FIFTEEN_MINUTES = 15 * 60_000
-const ONE_HOUR = 60 * 60_000
 
 export type ThrottleKind = 'account-address' | 'address' | 'account-under-attack' | 'device'
 
@@ -51,16 +49,11 @@ export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt
   const device = user ? await verifyDeviceCookie(db, clock, attempt.deviceCookie, user.id) : undefined
   const rules: Array<SlotRule & { kind: ThrottleKind }> =
     device !== undefined
-      ? [{ kind: 'device', key: `login:device:${device}`, limit: limits.loginFailures, windowMs: FIFTEEN_MINUTES }]
+      ? [{ kind: 'device', ...rateRule(RATE_LIMITS.loginDevice, device, limits) }]
       : [
-          { kind: 'address', key: `login:addr:${attempt.address}`, limit: limits.loginAddressFailures, windowMs: FIFTEEN_MINUTES },
-          {
-            kind: 'account-address',
-            key: `login:acct-addr:${attempt.address}:${attempt.email}`,
-            limit: limits.loginFailures,
-            windowMs: FIFTEEN_MINUTES,
-          },
-          { kind: 'account-under-attack', key: `login:acct:${attempt.email}`, limit: limits.loginAccountAttack, windowMs: ONE_HOUR },
+          { kind: 'address', ...rateRule(RATE_LIMITS.loginAddress, attempt.address, limits) },
+          { kind: 'account-address', ...rateRule(RATE_LIMITS.loginAccountAddress, `${attempt.address}:${attempt.email}`, limits) },
+          { kind: 'account-under-attack', ...rateRule(RATE_LIMITS.loginAccount, attempt.email, limits) },
         ]
   const slots = await takeSlots(db, clock, rules)
   if (!slots.allowed) {

@@ -1,5 +1,6 @@
 import type { AuditTrail } from '../audit/audit-log.js'
 import { hashPassword } from '../lib/passwords.js'
+import { RATE_LIMITS, rateRule } from '../limits/policy.js'
 import { takeSlots } from '../limits/rate-limiter.js'
 import { voidEmailTokens } from '../repositories/email-tokens.js'
 import { deleteSessionsOfUser } from '../repositories/sessions.js'
@@ -7,8 +8,6 @@ import { findUserByEmail, findUserById, markEmailVerified, setPasswordHash } fro
 import type { AccountContext } from './context.js'
 import { issueEmailLink, peekEmailLink, useEmailLink } from './email-links.js'
 import { passwordChangedMail, passwordResetMail, passwordResetNoAccountMail } from './mails.js'
-
-const ONE_HOUR = 3600_000
 
 export type ResetRequestResult =
   { readonly kind: 'done'; readonly mailSent: boolean } | { readonly kind: 'limited'; readonly retryAfterSeconds: number }
@@ -20,8 +19,8 @@ export type ResetRequestResult =
  */
 export async function requestPasswordReset(ctx: AccountContext, email: string, address: string): Promise<ResetRequestResult> {
   const slots = await takeSlots(ctx.db, ctx.clock, [
-    { key: `reset:addr:${address}`, limit: ctx.limits.passwordResetAddresses, windowMs: ONE_HOUR },
-    { key: `reset:email:${email}`, limit: ctx.limits.passwordResets, windowMs: ONE_HOUR },
+    rateRule(RATE_LIMITS.passwordResetAddress, address, ctx.limits),
+    rateRule(RATE_LIMITS.passwordResetEmail, email, ctx.limits),
   ])
   if (!slots.allowed) return { kind: 'limited', retryAfterSeconds: slots.retryAfterSeconds }
   const user = await findUserByEmail(ctx.db, email)

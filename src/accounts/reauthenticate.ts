@@ -1,9 +1,8 @@
 import { verifyPassword } from '../lib/passwords.js'
+import { RATE_LIMITS, rateRule } from '../limits/policy.js'
 import { releaseSlots, takeSlots } from '../limits/rate-limiter.js'
 import { findUserById } from '../repositories/users.js'
 import type { AccountContext } from './context.js'
-
-const FIFTEEN_MINUTES = 15 * 60_000
 
 export type Reauthentication =
   | { readonly kind: 'ok'; readonly email: string }
@@ -17,9 +16,7 @@ export type Reauthentication =
  * stolen session cannot be used to guess the password either; a success counts against nothing.
  */
 export async function reauthenticate(ctx: AccountContext, userId: string, password: string): Promise<Reauthentication> {
-  const slots = await takeSlots(ctx.db, ctx.clock, [
-    { key: `reauth:${userId}`, limit: ctx.limits.loginFailures, windowMs: FIFTEEN_MINUTES },
-  ])
+  const slots = await takeSlots(ctx.db, ctx.clock, [rateRule(RATE_LIMITS.reauthentication, userId, ctx.limits)])
   if (!slots.allowed) return { kind: 'limited', retryAfterSeconds: slots.retryAfterSeconds }
   const user = await findUserById(ctx.db, userId)
   if (!user || !(await verifyPassword(user.password_hash, password))) return { kind: 'wrong-password' }

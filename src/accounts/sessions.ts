@@ -4,7 +4,6 @@ import { randomToken, sha256Hex } from '../lib/crypto.js'
 import { describeUserAgent } from '../lib/user-agent.js'
 import { hasControlCharacter } from '../lib/text.js'
 import {
-  deleteExpiredSessions,
   deleteSession,
   deleteSessionsOfUser,
   findSessionUser,
@@ -37,10 +36,10 @@ function storedUserAgent(ua: string | undefined): string | null {
 
 /**
  * Console sessions live in the database; the cookie holds only a random id, and the database
- * only its digest, so a leaked dump cannot be replayed as a cookie.
+ * only its digest, so a leaked dump cannot be replayed as a cookie. Expired sessions are the
+ * janitor's to delete (src/limits/janitor.ts); every read of a session checks its expiry.
  */
 export async function startSession(db: Db, userId: string, now: Date, ttlMs: number, from?: SeenFrom): Promise<string> {
-  await deleteExpiredSessions(db, userId, now)
   const id = randomToken(32)
   await insertSession(db, {
     idHash: sha256Hex(id),

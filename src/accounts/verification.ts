@@ -1,11 +1,10 @@
 import type { AuditTrail } from '../audit/audit-log.js'
+import { RATE_LIMITS, rateRule } from '../limits/policy.js'
 import { takeSlots } from '../limits/rate-limiter.js'
 import { findUserById, markEmailVerified } from '../repositories/users.js'
 import type { AccountContext } from './context.js'
 import { issueEmailLink, peekEmailLink, useEmailLink } from './email-links.js'
 import { verificationMail } from './mails.js'
-
-const ONE_HOUR = 3600_000
 
 export type ResendResult =
   { readonly kind: 'sent' | 'not-sent' | 'already-verified' } | { readonly kind: 'limited'; readonly retryAfterSeconds: number }
@@ -17,9 +16,7 @@ export type ResendResult =
 export async function resendVerification(ctx: AccountContext, userId: string): Promise<ResendResult> {
   const user = await findUserById(ctx.db, userId)
   if (!user || user.email_verified_at !== null) return { kind: 'already-verified' }
-  const slots = await takeSlots(ctx.db, ctx.clock, [
-    { key: `verify-mail:${userId}`, limit: ctx.limits.verificationEmails, windowMs: ONE_HOUR },
-  ])
+  const slots = await takeSlots(ctx.db, ctx.clock, [rateRule(RATE_LIMITS.verificationEmail, userId, ctx.limits)])
   if (!slots.allowed) return { kind: 'limited', retryAfterSeconds: slots.retryAfterSeconds }
   const now = ctx.clock()
   const link = await issueEmailLink(ctx.db, ctx.publicUrl, { purpose: 'verify-email', userId, email: user.email, now })

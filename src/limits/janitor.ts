@@ -2,6 +2,7 @@ import { describeFailure } from '../db/availability.js'
 import type { DatabaseHandle } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
 import { JANITOR_TABLES, type JanitorTable, deleteOlderBatch, tryJanitorLock } from '../repositories/janitor.js'
+import { RETENTION } from './policy.js'
 
 /*
  * The janitor (README "Limits and quotas"): every table that grows with traffic loses its
@@ -11,16 +12,6 @@ import { JANITOR_TABLES, type JanitorTable, deleteOlderBatch, tryJanitorLock } f
 
 /** At most this many rows per statement, so no statement holds many row locks for long. */
 export const JANITOR_BATCH_SIZE = 1000
-/** Authorization codes are kept a day past their expiry, for whoever investigates a replay. */
-const EXPIRED_CODE_RETENTION_MS = 24 * 3600_000
-/**
- * A rate_limits row counts attempts in the window that starts at window_start
- * (src/repositories/rate-limits.ts). Windows are 15 minutes today and up to an hour in issue
- * 12's log-in throttling; a row is deleted only a day after its window started, when no
- * window of up to a day can still be counting on it.
- */
-const RATE_LIMIT_RETENTION_MS = 24 * 3600_000
-
 export type RowsRemoved = Record<JanitorTable, number>
 
 export interface JanitorRun {
@@ -99,18 +90,12 @@ export class Janitor {
   async #deleteAll(): Promise<RowsRemoved> {
     const { db } = this.options.database
     const now = this.options.clock().getTime()
-    // Revoked tokens first: deleting a code sets its tokens' authorization_code_id to null,
-    // an update the tokens about to go need not get.
-    const cutoffs: [JanitorTable, number][] = [
-      ['access_tokens', now - this.options.revokedTokenRetentionMs],
-      ['authorization_codes', now - EXPIRED_CODE_RETENTION_MS],
-      ['pending_authorizations', now],
-      ['sessions', now],
-      ['rate_limits', now - RATE_LIMIT_RETENTION_MS],
-      ['audit_events', now - this.options.auditRetentionMs],
-      // Mailed links (verification, password reset, email change): useless once expired, used or not.
-      ['email_tokens', now],
-    ]
+    // In JANITOR_TABLES order, revoked tokens first: deleting a code sets its tokens'
+    // authorization_code_id to null, an update the tokens about to go need not get.
+    const cutoffs = JANITOR_TABLES.map((table): [JanitorTable, number] => {
+      const kept = RETENTION[table]
+      return [table, now - (typeof kept === 'number' ? kept : this.options[kept])]
+    })
     const removed = noneRemoved()
     for (const [table, cutoff] of cutoffs) {
       for (;;) {

@@ -1,5 +1,6 @@
 import { sha256Hex } from '../lib/crypto.js'
 import type { Db } from '../db/connect.js'
+import { LIFETIMES, QUOTAS } from '../limits/policy.js'
 import { generateAccessToken, generateAuthorizationCode } from '../lib/tokens.js'
 import { insertAccessToken } from '../repositories/access-tokens.js'
 import { lockActiveApplication } from '../repositories/applications.js'
@@ -18,11 +19,6 @@ import { AccessDeniedError } from './errors.js'
 import { buildRedirect } from './redirect-uri.js'
 import { formatScope } from './scope.js'
 
-/** Spec 3: a code is usable for 10 minutes after it is issued. */
-export const CODE_LIFETIME_MS = 10 * 60_000
-/** CODE_ISSUE_LIMIT counts the codes of this window (README "Limits and quotas"). */
-const CODE_QUOTA_WINDOW_MS = 60_000
-
 /** The quota an issuing step keeps (CODE_ISSUE_LIMIT, README "Limits and quotas"). */
 export interface IssueQuotas {
   /** Authorization codes issued per (user, application) in a minute. */
@@ -31,8 +27,6 @@ export interface IssueQuotas {
 
 /** What an issuing step did: a redirect to the client, or why it issued nothing. */
 export type Issued = { kind: 'issued'; location: string } | { kind: 'no-grant' } | { kind: 'over-quota' } | { kind: 'gone' }
-/** How long a consent page can be answered (DESIGN "/oauth/authorize" 6). */
-export const PENDING_LIFETIME_MS = 10 * 60_000
 
 /**
  * Whether standing consent may stand in for the page. Only for the code flow: the token flow
@@ -57,7 +51,7 @@ export async function issueUnderRememberedConsent(
   codesPerMinute: number,
 ): Promise<Exclude<Issued, { kind: 'gone' }>> {
   const { code, row } = newCode(req, userId, now)
-  const result = await insertCodeUnderGrant(db, row, req.application, codesPerMinute)
+  const result = await insertCodeUnderGrant(db, row, req.application, codesPerMinute, QUOTAS.codesPerGrant.windowMs)
   if (result !== 'issued') return { kind: result }
   return { kind: 'issued', location: buildRedirect(req.redirectUri, { code, state: req.state, iss: issuer }, 'query') }
 }
@@ -73,7 +67,7 @@ function newCode(req: AuthorizationRequest, userId: string, now: Date) {
     codeChallenge: req.codeChallenge,
     codeChallengeMethod: req.codeChallengeMethod,
     now,
-    expiresAt: new Date(now.getTime() + CODE_LIFETIME_MS),
+    expiresAt: new Date(now.getTime() + LIFETIMES.authorizationCodeMs),
   }
   return { code, row }
 }
@@ -93,7 +87,8 @@ export function holdForConsent(db: Db, req: AuthorizationRequest, userId: string
     codeChallenge: req.codeChallenge,
     codeChallengeMethod: req.codeChallengeMethod,
     now,
-    expiresAt: new Date(now.getTime() + PENDING_LIFETIME_MS),
+    expiresAt: new Date(now.getTime() + LIFETIMES.consentRequestMs),
+    keepPerUser: QUOTAS.pendingPerUser.max,
   })
 }
 
@@ -138,7 +133,7 @@ export async function approveAuthorization(
 ): Promise<Issued> {
   const applicationId = req.application.id
   if (req.responseType === 'code') {
-    const since = new Date(now.getTime() - CODE_QUOTA_WINDOW_MS)
+    const since = new Date(now.getTime() - QUOTAS.codesPerGrant.windowMs)
     const recent = await countRecentCodes(ctx.db, { userId, applicationId, since }, ctx.quotas.codesPerMinute)
     if (recent >= ctx.quotas.codesPerMinute) return { kind: 'over-quota' }
   }

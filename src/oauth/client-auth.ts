@@ -2,7 +2,8 @@ import type { Db } from '../db/connect.js'
 import type { Application } from '../db/schema.js'
 import type { Clock } from '../lib/clock.js'
 import { constantTimeEqual, sha256Hex } from '../lib/crypto.js'
-import { consumeAttempt } from '../limits/rate-limiter.js'
+import { RATE_LIMITS, rateRule } from '../limits/policy.js'
+import { takeSlots } from '../limits/rate-limiter.js'
 import { isClientIdWithinBound } from '../lib/tokens.js'
 import { findApplicationByClientId } from '../repositories/applications.js'
 import type { RevocationBus } from '../revocation/bus.js'
@@ -71,7 +72,8 @@ export async function verifyClient(
     return app
   }
   if (app) {
-    const decision = await consumeAttempt(db, clock, [`client-auth:${creds.clientId}`], failureLimit)
+    const rule = rateRule(RATE_LIMITS.clientAuthentication, creds.clientId, { clientAuthFailures: failureLimit })
+    const decision = await takeSlots(db, clock, [rule])
     if (!decision.allowed) throw new SlowDownError('Too many failed client authentications; retry later', decision.retryAfterSeconds)
   }
   throw new InvalidClientError('Client authentication failed', creds.usedBasic)

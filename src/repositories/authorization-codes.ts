@@ -51,6 +51,7 @@ const SETTING_TYPES: Record<(typeof CODE_FLOW_SETTINGS)[number], string> = {
 }
 
 const LIMIT_PARAM = `$${9 + CODE_FLOW_SETTINGS.length}::int`
+const WINDOW_MS_PARAM = `$${10 + CODE_FLOW_SETTINGS.length}::int`
 
 // Written out rather than built with Kysely: on this hot path, building and compiling the
 // query took about a tenth of the request's Node CPU.
@@ -58,7 +59,7 @@ const INSERT_CODE_UNDER_GRANT = `
 with recent as (
   select count(*) as n from (
     select 1 from authorization_codes
-    where user_id = $2::uuid and application_id = $9::uuid and created_at > $7::timestamptz - interval '1 minute'
+    where user_id = $2::uuid and application_id = $9::uuid and created_at > $7::timestamptz - ${WINDOW_MS_PARAM} * interval '1 millisecond'
     limit ${LIMIT_PARAM}
   ) as r
 ), issued as (
@@ -82,8 +83,8 @@ export type CodeUnderGrant = 'issued' | 'no-grant' | 'over-quota'
  * Remembered consent in one statement (one round trip, no transaction): inserts the code only
  * if the user's grant for the application covers the scopes (grants_user_application_key),
  * the application's settings are still `app`'s, and fewer than `codesPerMinute` codes went to
- * this (user, application) in the last minute (authorization_codes_user_application_created_idx;
- * README "Limits and quotas"). 'no-grant' means "no such grant, or the application changed or
+ * this (user, application) in the last `windowMs` (authorization_codes_user_application_created_idx;
+ * the window is QUOTAS.codesPerGrant of src/limits/policy.ts). 'no-grant' means "no such grant, or the application changed or
  * went": the caller falls back to a fresh read and the consent page.
  * FOR KEY SHARE on the grant: "Revoke access" deletes the grant before the pending codes, so
  * it either waits for this code and then deletes it, or makes this statement find no grant.
@@ -93,6 +94,7 @@ export async function insertCodeUnderGrant(
   c: Omit<NewCode, 'id' | 'applicationId'>,
   app: CodeFlowSettings,
   codesPerMinute: number,
+  windowMs: number,
 ): Promise<CodeUnderGrant> {
   const result = await db.executeQuery<{ issued: boolean; over_quota: boolean }>(
     CompiledQuery.raw(INSERT_CODE_UNDER_GRANT, [
@@ -106,6 +108,7 @@ export async function insertCodeUnderGrant(
       c.expiresAt,
       ...CODE_FLOW_SETTINGS.map((column) => app[column]),
       codesPerMinute,
+      windowMs,
     ]),
   )
   const row = result.rows[0]

@@ -1,11 +1,6 @@
 import type { Db } from '../db/connect.js'
 import type { PendingAuthorization } from '../db/schema.js'
 
-/** A user's open consent pages beyond this many are forgotten, oldest first. */
-export const MAX_PENDING_PER_USER = 10
-/** Expired rows of anyone removed alongside each insert, so the table never keeps them long. */
-const EXPIRED_PURGE_BATCH = 100
-
 export interface NewPendingAuthorization {
   userId: string
   applicationId: string
@@ -17,23 +12,17 @@ export interface NewPendingAuthorization {
   codeChallengeMethod: 'S256' | 'plain' | null
   now: Date
   expiresAt: Date
+  /** The user's newest rows kept, this one included; older ones go (QUOTAS.pendingPerUser, src/limits/policy.ts). */
+  keepPerUser: number
 }
 
 /**
- * Stores a request for the consent page and returns its id. In the same statement: expired
- * rows (a batch, by pending_authorizations_expires_at_idx) and the user's oldest rows beyond
- * MAX_PENDING_PER_USER go, so neither a user looping over the consent page nor abandoned pages
- * make the table grow without bound.
+ * Stores a request for the consent page and returns its id. In the same statement the user's
+ * oldest rows beyond `keepPerUser` go, so a user looping over the consent page cannot make the
+ * table grow; expired rows are the janitor's (src/limits/janitor.ts).
  */
 export async function insertPendingAuthorization(db: Db, p: NewPendingAuthorization): Promise<string> {
   const row = await db
-    .with('expired', (q) =>
-      q
-        .deleteFrom('pending_authorizations')
-        .where('id', 'in', (s) =>
-          s.selectFrom('pending_authorizations').select('id').where('expires_at', '<=', p.now).limit(EXPIRED_PURGE_BATCH),
-        ),
-    )
     .with('surplus', (q) =>
       q.deleteFrom('pending_authorizations').where('id', 'in', (s) =>
         s
@@ -41,7 +30,7 @@ export async function insertPendingAuthorization(db: Db, p: NewPendingAuthorizat
           .select('id')
           .where('user_id', '=', p.userId)
           .orderBy('created_at', 'desc')
-          .offset(MAX_PENDING_PER_USER - 1),
+          .offset(p.keepPerUser - 1),
       ),
     )
     .insertInto('pending_authorizations')

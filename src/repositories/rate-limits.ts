@@ -17,21 +17,6 @@ function countedInWindow(eb: ExpressionBuilder<Database, 'rate_limits'>, cutoff:
 }
 
 /**
- * Counts one attempt against `key` in a fixed window and returns the count so far. One
- * upsert, so concurrent attempts from several processes are counted exactly.
- */
-export async function hitRateLimit(db: Db, key: string, now: Date, windowMs: number): Promise<{ count: number; windowStart: Date }> {
-  const cutoff = new Date(now.getTime() - windowMs)
-  const row = await db
-    .insertInto('rate_limits')
-    .values({ key, window_start: now, count: 1 })
-    .onConflict((oc) => oc.column('key').doUpdateSet((eb) => countedInWindow(eb, cutoff, now)))
-    .returning(['count', 'window_start'])
-    .executeTakeFirstOrThrow()
-  return { count: row.count, windowStart: row.window_start }
-}
-
-/**
  * Takes one slot under `key` if fewer than `limit` are taken in the current window, in one
  * statement so concurrent attempts from several processes never take more than `limit`. A
  * refused attempt changes nothing (the ON CONFLICT ... WHERE leaves the row alone and returns

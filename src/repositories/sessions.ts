@@ -94,8 +94,3 @@ export async function deleteSessionsOfUser(db: Db, userId: string, keepIdHash?: 
   const result = await q.executeTakeFirst()
   return Number(result.numDeletedRows)
 }
-
-/** The user's expired sessions (sessions_user_id_idx), so sessions do not pile up forever. */
-export async function deleteExpiredSessions(db: Db, userId: string, now: Date): Promise<void> {
-  await db.deleteFrom('sessions').where('user_id', '=', userId).where('expires_at', '<=', now).execute()
-}

@@ -196,7 +196,7 @@ describe('live tokens per (user, application) (MAX_TOKENS_PER_GRANT, default 10)
       returning id`.execute(t.db)
     await sql`
       insert into access_tokens (token_hash, application_id, user_id, scopes, created_at)
-      select encode(sha256Hex(convert_to(u.id::text || ':' || i, 'UTF8')), 'hex'), ${client.id}::uuid, u.id, '{read}',
+      select encode(sha256(convert_to(u.id::text || ':' || i, 'UTF8')), 'hex'), ${client.id}::uuid, u.id, '{read}',
              ${t.clock()}::timestamptz + i * interval '1 second'
       from users u cross join generate_series(1, 11) as i
       where u.email like ${`bulk-%-${salt}@example.com`}`.execute(t.db)

@@ -218,11 +218,13 @@ describe('session fixation', () => {
     expect((await s.get('/applications')).statusCode).toBe(200)
     t.clock.advance(t.config.sessionTtlMs + 1000)
     expect((await s.get('/applications')).statusCode).toBe(303)
-    // The next log-in clears the expired row away, so sessions do not pile up.
+    // The janitor clears the expired row away, so sessions do not pile up (src/limits/janitor.ts).
     const user = await t.db.selectFrom('users').select('id').where('email', '=', 'expiring@example.com').executeTakeFirstOrThrow()
     const sessions = () => t.db.selectFrom('sessions').select('expires_at').where('user_id', '=', user.id).execute()
     expect(await sessions()).toHaveLength(1)
     await browser().logIn('expiring@example.com')
+    expect(await sessions()).toHaveLength(2)
+    await t.deps.janitor.runOnce()
     const left = await sessions()
     expect(left).toHaveLength(1)
     expect(left[0]!.expires_at.getTime()).toBeGreaterThan(t.clock().getTime())

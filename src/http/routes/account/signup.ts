@@ -2,13 +2,12 @@ import type { FastifyInstance } from 'fastify'
 import { parseCredentials } from '../../../accounts/credentials.js'
 import { signUp } from '../../../accounts/signup.js'
 import { clientAddressKey } from '../../../limits/client-address.js'
+import { RATE_LIMITS, rateRule } from '../../../limits/policy.js'
 import { takeSlots } from '../../../limits/rate-limiter.js'
 import type { Services } from '../../../services.js'
 import { auditTrail } from '../../audit.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'
-
-const SIGNUP_WINDOW_MS = 60 * 60_000
 
 export default async function signupRoutes(app: FastifyInstance, deps: Services) {
   const { db } = deps.database
@@ -34,9 +33,7 @@ export default async function signupRoutes(app: FastifyInstance, deps: Services)
     }
     // Attempts per address only (README "Limits and quotas"): a key per email would let anyone
     // stop a stranger from signing up by trying their address first.
-    const decision = await takeSlots(db, deps.clock, [
-      { key: `signup:addr:${clientAddressKey(request.ip)}`, limit: deps.config.limits.signups, windowMs: SIGNUP_WINDOW_MS },
-    ])
+    const decision = await takeSlots(db, deps.clock, [rateRule(RATE_LIMITS.signup, clientAddressKey(request.ip), deps.config.limits)])
     if (!decision.allowed) {
       reply.header('retry-after', String(decision.retryAfterSeconds))
       return render(

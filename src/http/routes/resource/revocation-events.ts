@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http'
+import { STREAM_BUFFER_BYTES } from '../../../services.js'
 import type { RevocationFeed, StreamClient } from '../../../revocation/stream-feed.js'
 
 /*
@@ -17,7 +18,7 @@ import type { RevocationFeed, StreamClient } from '../../../revocation/stream-fe
 
 const HEARTBEAT_MS = 15_000
 /** A subscriber this far behind is not reading: cut it off (it reconnects and resets). */
-export const MAX_BUFFERED_BYTES = 1 << 20
+const MAX_BUFFERED_BYTES = STREAM_BUFFER_BYTES
 const DIGESTS_PER_EVENT = 100
 
 /** The open event streams of one app, and the heartbeat they share. */

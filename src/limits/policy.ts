@@ -1,0 +1,125 @@
+import type { EmailTokenPurpose } from '../db/schema.js'
+import type { JanitorTable } from '../repositories/janitor.js'
+import type { SlotRule } from './rate-limiter.js'
+
+/*
+ * Every rate limit, quota and expiry of Gatehouse, in one table (README "Limits and quotas",
+ * docs/architecture.md "Limits"). Each entry says what it counts or keeps, over which window or
+ * for how long, and which setting sets its number: `setting` is the field of the settings object
+ * the caller passes in (src/config.ts builds those objects; this module does not read them
+ * itself), `env` the variable that sets it. An entry with no setting is a fixed number.
+ */
+
+const MINUTE = 60_000
+const HOUR = 60 * MINUTE
+const DAY = 24 * HOUR
+
+/** The numbers of the configurable limits, as passed in by the caller (never read from src/config.ts here). */
+export interface LimitSettings {
+  readonly loginFailures: number
+  readonly loginAccountAttack: number
+  readonly loginAddressFailures: number
+  readonly signups: number
+  readonly verificationEmails: number
+  readonly passwordResets: number
+  readonly passwordResetAddresses: number
+  readonly clientAuthFailures: number
+}
+
+export type LimitSetting = keyof LimitSettings
+
+/** A rate limit: attempts counted under `${prefix}:${subject}` in a fixed window (src/limits/rate-limiter.ts). */
+export interface RateLimit<S extends LimitSetting = LimitSetting> {
+  readonly prefix: string
+  readonly windowMs: number
+  readonly setting: S
+  readonly env: string
+}
+
+export const RATE_LIMITS = {
+  /** Failed log-ins per client address, any accounts (password spraying). */
+  loginAddress: { prefix: 'login:addr', windowMs: 15 * MINUTE, setting: 'loginAddressFailures', env: 'LOGIN_ADDRESS_FAILURE_LIMIT' },
+  /** Failed log-ins per (client address, account); the subject is `${address}:${email}`. */
+  loginAccountAddress: { prefix: 'login:acct-addr', windowMs: 15 * MINUTE, setting: 'loginFailures', env: 'LOGIN_FAILURE_LIMIT' },
+  /** Failed log-ins per account from anywhere: past it the account is "under attack". */
+  loginAccount: { prefix: 'login:acct', windowMs: HOUR, setting: 'loginAccountAttack', env: 'LOGIN_ACCOUNT_ATTACK_LIMIT' },
+  /** Failed log-ins per device cookie. */
+  loginDevice: { prefix: 'login:device', windowMs: 15 * MINUTE, setting: 'loginFailures', env: 'LOGIN_FAILURE_LIMIT' },
+  /** Wrong current passwords on the Account pages, per account. */
+  reauthentication: { prefix: 'reauth', windowMs: 15 * MINUTE, setting: 'loginFailures', env: 'LOGIN_FAILURE_LIMIT' },
+  /** Sign-up attempts per client address. */
+  signup: { prefix: 'signup:addr', windowMs: HOUR, setting: 'signups', env: 'SIGNUP_LIMIT' },
+  /** Verification mails asked for per account. */
+  verificationEmail: { prefix: 'verify-mail', windowMs: HOUR, setting: 'verificationEmails', env: 'VERIFICATION_EMAIL_LIMIT' },
+  /** Password-reset requests per email address typed. */
+  passwordResetEmail: { prefix: 'reset:email', windowMs: HOUR, setting: 'passwordResets', env: 'PASSWORD_RESET_LIMIT' },
+  /** Password-reset requests per client address. */
+  passwordResetAddress: {
+    prefix: 'reset:addr',
+    windowMs: HOUR,
+    setting: 'passwordResetAddresses',
+    env: 'PASSWORD_RESET_ADDRESS_LIMIT',
+  },
+  /** Failed client authentications per client_id (token, revoke and the resource endpoints). */
+  clientAuthentication: { prefix: 'client-auth', windowMs: 15 * MINUTE, setting: 'clientAuthFailures', env: 'TOKEN_AUTH_FAILURE_LIMIT' },
+} as const satisfies Record<string, RateLimit>
+
+/** The rule of `limit` for `subject`, its number read from `settings` by the limit's own setting. */
+export function rateRule<S extends LimitSetting>(limit: RateLimit<S>, subject: string, settings: Pick<LimitSettings, S>): SlotRule {
+  return { key: `${limit.prefix}:${subject}`, limit: settings[limit.setting], windowMs: limit.windowMs }
+}
+
+/**
+ * What one account may hold or issue, and what one process serves. `setting` is the field of
+ * Config (src/config.ts) the caller reads and passes on; quotas without a window count live rows.
+ */
+export const QUOTAS = {
+  /** Applications per user. */
+  applicationsPerUser: { setting: 'quotas.applicationsPerUser', env: 'MAX_APPLICATIONS_PER_USER' },
+  /** Live access tokens per (user, application); one more revokes the oldest. */
+  tokensPerGrant: { setting: 'quotas.tokensPerGrant', env: 'MAX_TOKENS_PER_GRANT' },
+  /** Authorization codes per (user, application) in the window. */
+  codesPerGrant: { setting: 'quotas.codesPerMinute', env: 'CODE_ISSUE_LIMIT', windowMs: MINUTE },
+  /** Open consent requests per user; one more drops the user's oldest. Fixed. */
+  pendingPerUser: { max: 10 },
+  /** Revocation streams per application, per process. */
+  streamsPerApplication: { setting: 'streams.perApplication', env: 'STREAMS_PER_APPLICATION' },
+  /** Revocation streams per process. */
+  streamsTotal: { setting: 'streams.total', env: 'STREAMS_TOTAL' },
+  /** Unsent output of one revocation stream past which its subscriber is cut. Fixed. */
+  streamBufferBytes: { max: 1 << 20 },
+} as const
+
+/** How long what Gatehouse issues stays usable. */
+export const LIFETIMES = {
+  /** An authorization code (spec 3). */
+  authorizationCodeMs: 10 * MINUTE,
+  /** A held consent request (DESIGN "/oauth/authorize" 6). */
+  consentRequestMs: 10 * MINUTE,
+  /** A console session: set by the configuration, not fixed here. */
+  session: { setting: 'sessionTtlMs', env: 'SESSION_TTL_HOURS' },
+  /** Mailed links, by purpose (README "Links and what is stored"). */
+  emailLinkMs: { 'verify-email': DAY, 'reset-password': HOUR, 'change-email': DAY } satisfies Record<EmailTokenPurpose, number>,
+  /** The device cookie of log-in throttling: about 13 months, long enough that a regular user always holds one (OWASP suggests long-lived). */
+  deviceCookieMs: 400 * DAY,
+} as const
+
+/**
+ * How long the janitor keeps a row past the moment that made it dead (its expiry, revocation,
+ * window start or event time; src/repositories/janitor.ts names the column). A number is fixed;
+ * a string names the JanitorSettings field (src/config.ts) that sets it.
+ */
+export const RETENTION = {
+  /** A day past expiry, for whoever investigates a replay. */
+  authorization_codes: DAY,
+  /** Windows are at most an hour (RATE_LIMITS); a day later no window still counts on the row. */
+  rate_limits: DAY,
+  pending_authorizations: 0,
+  sessions: 0,
+  /** Mailed links: useless once expired, used or not. */
+  email_tokens: 0,
+  /** REVOKED_TOKEN_RETENTION_DAYS. */
+  access_tokens: 'revokedTokenRetentionMs',
+  /** AUDIT_RETENTION_DAYS. */
+  audit_events: 'auditRetentionMs',
+} as const satisfies Record<JanitorTable, number | 'revokedTokenRetentionMs' | 'auditRetentionMs'>
