@@ -1,21 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { isUuid } from '../../../lib/uuid.js'
-import {
-  NotFoundError,
-  type OperatorContext,
-  PAGE_SIZE,
-  deleteApplicationAsOperator,
-  requireApplication,
-  searchApplications,
-  setResourceServer,
-  setVerified,
-  suspendApplication,
-  unsuspendApplication,
-} from '../../../operator/moderation.js'
+import type { Actor } from '../../../audit/actor.js'
+import { PAGE_SIZE } from '../../../operator/moderation.js'
+import type { OperatorUseCases } from '../../../operator/use-cases.js'
 import type { Services } from '../../../services.js'
+import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { formatTime } from '../console/view-models.js'
-import { operatorContext } from './context.js'
 import { pageNumber, searchQuery } from './query.js'
 
 type AppParams = { Params: { id: string } }
@@ -27,7 +17,7 @@ interface ActionSpec {
   danger: boolean
   /** The notice on the application's page afterwards; absent for deletion, which leaves it. */
   done?: string
-  run(ctx: OperatorContext, id: string, now: Date): Promise<unknown>
+  run(operator: OperatorUseCases, actor: Actor, id: string): Promise<unknown>
 }
 
 const ACTIONS: Record<string, ActionSpec> = {
@@ -38,7 +28,7 @@ const ACTIONS: Record<string, ActionSpec> = {
     button: 'Suspend application',
     danger: true,
     done: 'The application is suspended.',
-    run: (ctx, id, now) => suspendApplication(ctx, id, now),
+    run: (operator, actor, id) => operator.suspendApplication(actor, id),
   },
   unsuspend: {
     verb: 'Unsuspend',
@@ -46,7 +36,7 @@ const ACTIONS: Record<string, ActionSpec> = {
     button: 'Unsuspend application',
     danger: false,
     done: 'The application is active again.',
-    run: (ctx, id) => unsuspendApplication(ctx, id),
+    run: (operator, actor, id) => operator.unsuspendApplication(actor, id),
   },
   verify: {
     verb: 'Verify',
@@ -55,7 +45,7 @@ const ACTIONS: Record<string, ActionSpec> = {
     button: 'Verify application',
     danger: false,
     done: 'The application is verified.',
-    run: (ctx, id, now) => setVerified(ctx, id, true, now),
+    run: (operator, actor, id) => operator.setVerified(actor, id, true),
   },
   unverify: {
     verb: 'Remove verification from',
@@ -63,7 +53,7 @@ const ACTIONS: Record<string, ActionSpec> = {
     button: 'Remove verification',
     danger: false,
     done: 'The application is no longer verified.',
-    run: (ctx, id, now) => setVerified(ctx, id, false, now),
+    run: (operator, actor, id) => operator.setVerified(actor, id, false),
   },
   'resource-server-on': {
     verb: 'Make a resource server:',
@@ -72,7 +62,7 @@ const ACTIONS: Record<string, ActionSpec> = {
     button: 'Make it a resource server',
     danger: true,
     done: 'The application is a resource server.',
-    run: (ctx, id, now) => setResourceServer(ctx, id, true, now),
+    run: (operator, actor, id) => operator.setResourceServer(actor, id, true),
   },
   'resource-server-off': {
     verb: 'Stop treating as a resource server:',
@@ -80,7 +70,7 @@ const ACTIONS: Record<string, ActionSpec> = {
     button: 'Stop being a resource server',
     danger: false,
     done: 'The application is no longer a resource server.',
-    run: (ctx, id, now) => setResourceServer(ctx, id, false, now),
+    run: (operator, actor, id) => operator.setResourceServer(actor, id, false),
   },
   delete: {
     verb: 'Delete',
@@ -88,7 +78,7 @@ const ACTIONS: Record<string, ActionSpec> = {
       'The application is deleted with its grants and codes; its access tokens are revoked and resource servers told. This cannot be undone.',
     button: 'Delete application',
     danger: true,
-    run: (ctx, id, now) => deleteApplicationAsOperator(ctx, id, now),
+    run: (operator, actor, id) => operator.deleteApplication(actor, id),
   },
 }
 
@@ -96,20 +86,13 @@ const DONE = Object.fromEntries(Object.entries(ACTIONS).flatMap(([k, a]) => (a.d
 
 /** /admin/applications: search by name, client_id or owner; one application; its actions. */
 export default async function adminApplicationRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  const { db } = deps.database
-
-  const load = async (request: FastifyRequest<AppParams>) => {
-    if (!isUuid(request.params.id)) return undefined
-    return requireApplication(db, { id: request.params.id }).catch((err) => {
-      if (err instanceof NotFoundError) return undefined
-      throw err
-    })
-  }
+  const { operator } = deps
+  const load = (request: FastifyRequest<AppParams>) => operator.applicationById(request.params.id)
 
   app.get<{ Querystring: { q?: unknown; page?: unknown; deleted?: unknown } }>('/admin/applications', async (request, reply) => {
     const q = searchQuery(request.query.q)
     const page = pageNumber(request.query.page)
-    const apps = await searchApplications(db, { query: q, page })
+    const apps = await operator.searchApplications({ query: q, page })
     return render(request, reply, 'admin/applications.eta', {
       title: 'Applications',
       q,
@@ -177,7 +160,7 @@ export default async function adminApplicationRoutes(app: FastifyInstance, deps:
       const a = await load(request)
       const spec = Object.hasOwn(ACTIONS, request.params.action) ? ACTIONS[request.params.action] : undefined
       if (!a || !spec) return reply.callNotFound()
-      await spec.run(operatorContext(deps, request), a.id, deps.clock())
+      await spec.run(operator, actorOf(request), a.id)
       return reply.redirect(spec.done ? `/admin/applications/${a.id}?done=${request.params.action}` : '/admin/applications?deleted=1', 303)
     },
   )
