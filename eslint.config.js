@@ -39,6 +39,13 @@ export default tseslint.config(
     },
   },
 
+  // No function over 60 lines in src/ (issue 22): a route plugin registers named handlers, the
+  // command line's commands are a table of small ones (src/cli/commands.ts).
+  {
+    files: ['src/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }] },
+  },
+
   // The one plain JavaScript file, run by Node directly.
   { files: ['bin/**/*.js'], languageOptions: { globals: { process: 'readonly', URL: 'readonly' } } },
 

@@ -99,11 +99,6 @@ function commandLineLog(): Logger {
   return pino({ level: 'warn' }, { write: (line: string) => console.error(`gatehouse: ${(JSON.parse(line) as { msg: string }).msg}`) })
 }
 
-/**
- * Opens the database, builds the caches and the use cases; a server also migrates, listens for
- * revocations and starts the janitor's schedule. The command line migrates as its first step
- * (src/cli/run.ts) through `maintenance.migrate()`, the same path.
- */
 /** Closes the database a failed start-up opened, and rethrows. */
 function closeOnFailure(database: DatabaseHandle) {
   return async (err: unknown): Promise<never> => {
@@ -112,32 +107,31 @@ function closeOnFailure(database: DatabaseHandle) {
   }
 }
 
-export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
-  const role = overrides.role ?? 'server'
-  const log =
-    role === 'cli' && !overrides.logStream
-      ? commandLineLog()
-      : overrides.logStream
-        ? pino(pinoOptions(config.logLevel), overrides.logStream)
-        : pino(pinoOptions(config.logLevel))
-  const clock = overrides.clock ?? systemClock
-  const database = overrides.database ?? (await openDatabase(config, role))
+function loggerFor(config: Config, role: Role, stream: NodeJS.WritableStream | undefined): Logger {
+  if (stream) return pino(pinoOptions(config.logLevel), stream)
+  return role === 'cli' ? commandLineLog() : pino(pinoOptions(config.logLevel))
+}
+
+/**
+ * Each outage is told twice, when it starts and when it ends, however many requests it refuses
+ * (the command line does not: a command's failure is its one line instead). Returns the unsubscribe.
+ */
+function reportOutages(database: DatabaseHandle, log: Logger): () => void {
+  return database.availability.onChange((change) => {
+    if (change.up) log.info({ downMs: change.downMs, refused: change.refused }, 'database reachable again')
+    else log.error({ cause: describeFailure(change.cause) }, 'database unreachable; requests that need it answer 503 until it is back')
+  })
+}
+
+/** What the account use cases read of the configuration: links in mails, the service's name, limits. */
+function accountSettings(config: Config): Pick<AccountContext, 'publicUrl' | 'serviceName' | 'limits'> {
+  return { publicUrl: config.publicUrl, serviceName: config.serviceName, limits: config.limits }
+}
+
+/** The three caches every revocation reaches through the bus. */
+function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
   const { db } = database
-
-  // Each outage is told twice, when it starts and when it ends, however many requests it refuses
-  // (a command's failure is its one line instead).
-  const stopReporting =
-    role === 'server'
-      ? database.availability.onChange((change) => {
-          if (change.up) log.info({ downMs: change.downMs, refused: change.refused }, 'database reachable again')
-          else
-            log.error({ cause: describeFailure(change.cause) }, 'database unreachable; requests that need it answer 503 until it is back')
-        })
-      : () => {}
-
-  const bus = new RevocationBus(database, log)
-  const broadcaster = new RevocationBroadcaster(db, log, { limits: config.streams })
-  const caches = {
+  return {
     tokens: createServerTokenCache({ database, clock, ttlMs: config.tokenCacheTtlMs, maxEntries: config.tokenCacheMaxEntries }),
     clients: new ClientAuthCache({
       db,
@@ -148,6 +142,25 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     }),
     applications: new ApplicationCache(db, clock),
   }
+}
+
+/**
+ * Opens the database, builds the caches and the use cases; a server also migrates, listens for
+ * revocations and starts the janitor's schedule. The command line migrates as its first step
+ * (src/cli/run.ts) through `maintenance.migrate()`, the same path.
+ */
+export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
+  const role = overrides.role ?? 'server'
+  const log = loggerFor(config, role, overrides.logStream)
+  const clock = overrides.clock ?? systemClock
+  const database = overrides.database ?? (await openDatabase(config, role))
+  const { db } = database
+
+  const stopReporting = role === 'server' ? reportOutages(database, log) : () => {}
+
+  const bus = new RevocationBus(database, log)
+  const broadcaster = new RevocationBroadcaster(db, log, { limits: config.streams })
+  const caches = buildCaches(config, database, clock)
   for (const receiver of [caches.tokens, caches.clients, caches.applications, broadcaster]) bus.subscribe(receiver)
   const janitor = new Janitor({
     database,
@@ -167,19 +180,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const tokenQuota = new TokenQuota({ db, bus, clock, tokensPerGrant: config.quotas.tokensPerGrant, log })
   const audit = new AuditLog({ db, clock, log })
   const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
-  const accounts: AccountContext = {
-    db,
-    bus,
-    mailer,
-    clock,
-    publicUrl: config.publicUrl,
-    serviceName: config.serviceName,
-    limits: config.limits,
-  }
 
   return {
     role,
-    accounts: accountUseCases(accounts, audit),
+    accounts: accountUseCases({ db, bus, mailer, clock, ...accountSettings(config) }, audit),
     console: consoleUseCases({ db, bus, clock, audit, applicationsPerUser: config.quotas.applicationsPerUser }),
     operator: operatorUseCases({ db, bus, clock, audit }),
     maintenance,

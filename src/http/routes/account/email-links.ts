@@ -28,8 +28,14 @@ function deadLink(request: FastifyRequest, reply: FastifyReply, what: { title: s
 const tokenOf = (value: unknown): string => (typeof value === 'string' && value.length <= 100 ? value : '')
 
 export default async function emailLinkRoutes(app: FastifyInstance, deps: Services) {
-  const accounts = deps.accounts
+  verificationRoutes(app, deps)
+  resetRoutes(app, deps)
+  emailChangeRoutes(app, deps)
+}
 
+/** The verification link: GET shows a button, POST verifies. */
+function verificationRoutes(app: FastifyInstance, deps: Services) {
+  const accounts = deps.accounts
   /* Email verification. */
   const verifyRetry = { href: '/applications', label: 'Log in and ask for a new verification email' }
 
@@ -45,7 +51,11 @@ export default async function emailLinkRoutes(app: FastifyInstance, deps: Servic
     if (!verified) return deadLink(request, reply, { title: 'Verify your email address', retry: verifyRetry })
     return reply.redirect(request.user?.id === verified.userId ? '/applications?verified=1' : '/login?verified=1', 303)
   })
+}
 
+/** Password reset: the second half; the first is /forgot-password. */
+function resetRoutes(app: FastifyInstance, deps: Services) {
+  const accounts = deps.accounts
   /* Password reset: the second half; the first is /forgot-password. */
   const resetRetry = { href: '/forgot-password', label: 'Ask for a new link' }
 
@@ -71,7 +81,11 @@ export default async function emailLinkRoutes(app: FastifyInstance, deps: Servic
     if (sessionIdOf(request, deps)) forgetSession(request, reply, deps)
     return reply.redirect(`/login?${new URLSearchParams({ reset: '1', email: result.email })}`, 303)
   })
+}
 
+/** Email change: the second half; the first is /account/email. */
+function emailChangeRoutes(app: FastifyInstance, deps: Services) {
+  const accounts = deps.accounts
   /* Email change: the second half; the first is /account/email. */
   const changeRetry = { href: '/account/email', label: 'Ask for a new link' }
 

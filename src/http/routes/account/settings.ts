@@ -68,6 +68,15 @@ export default async function settingsRoutes(app: FastifyInstance, deps: Service
     return reply.redirect(`${back}?verification=${result.kind}`, 303)
   })
 
+  passwordRoutes(app, deps)
+  emailRoutes(app, deps)
+  sessionRoutes(app, deps)
+  deleteRoutes(app, deps)
+}
+
+/** Change password. */
+function passwordRoutes(app: FastifyInstance, deps: Services) {
+  const { accounts } = deps
   /* Change password. */
   const passwordPage = (request: FastifyRequest, reply: FastifyReply, errors: Record<string, string>, status = 200, formError?: string) =>
     render(request, reply, 'account/password.eta', { title: 'Change password', email: userOf(request).email, errors, formError }, status)
@@ -88,7 +97,11 @@ export default async function settingsRoutes(app: FastifyInstance, deps: Service
     }
     return reply.redirect('/account?password_changed=1', 303)
   })
+}
 
+/** Change email: the first half; the link mailed to the new address completes it (/confirm-email). */
+function emailRoutes(app: FastifyInstance, deps: Services) {
+  const { accounts } = deps
   /* Change email: the first half; the link mailed to the new address completes it (/confirm-email). */
   const emailPage = (
     request: FastifyRequest,
@@ -138,7 +151,11 @@ export default async function settingsRoutes(app: FastifyInstance, deps: Service
         return emailPage(request, reply, { sentTo: result.newEmail })
     }
   })
+}
 
+/** Active sessions. */
+function sessionRoutes(app: FastifyInstance, deps: Services) {
+  const { accounts } = deps
   /* Active sessions. */
   app.get('/account/sessions', async (request, reply) => {
     const sessions = await accounts.listSessions(accountOf(request), sessionIdOf(request, deps))
@@ -152,7 +169,11 @@ export default async function settingsRoutes(app: FastifyInstance, deps: Service
     await accounts.endOtherSessions(accountOf(request), sessionIdOf(request, deps))
     return reply.redirect('/account?sessions_ended=1', 303)
   })
+}
 
+/** Delete account. */
+function deleteRoutes(app: FastifyInstance, deps: Services) {
+  const { accounts } = deps
   /* Delete account. */
   const deletePage = (request: FastifyRequest, reply: FastifyReply, errors: Record<string, string>, status = 200, formError?: string) =>
     render(request, reply, 'account/delete.eta', { title: 'Delete account', email: userOf(request).email, errors, formError }, status)

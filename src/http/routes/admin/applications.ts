@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Actor } from '../../../audit/actor.js'
 import { PAGE_SIZE } from '../../../operator/moderation.js'
 import type { OperatorUseCases } from '../../../operator/use-cases.js'
@@ -89,29 +89,7 @@ export default async function adminApplicationRoutes(app: FastifyInstance, deps:
   const { operator } = deps
   const load = (request: FastifyRequest<AppParams>) => operator.applicationById(request.params.id)
 
-  app.get<{ Querystring: { q?: unknown; page?: unknown; deleted?: unknown } }>('/admin/applications', async (request, reply) => {
-    const q = searchQuery(request.query.q)
-    const page = pageNumber(request.query.page)
-    const apps = await operator.searchApplications({ query: q, page })
-    return render(request, reply, 'admin/applications.eta', {
-      title: 'Applications',
-      q,
-      page,
-      deleted: request.query.deleted === '1',
-      hasMore: apps.length === PAGE_SIZE,
-      applications: apps.map((a) => ({
-        id: a.id,
-        name: a.name,
-        clientId: a.client_id,
-        owner: a.owner_email,
-        ownerId: a.owner_id,
-        created: formatTime(a.created_at),
-        suspended: a.suspended_at !== null,
-        verified: a.verified_at !== null,
-        resourceServer: a.is_resource_server,
-      })),
-    })
-  })
+  app.get<ListQuery>('/admin/applications', (request, reply) => applicationsPage(deps, request, reply))
 
   app.get<AppParams & { Querystring: { done?: unknown } }>('/admin/applications/:id', async (request, reply) => {
     const a = await load(request)
@@ -164,4 +142,32 @@ export default async function adminApplicationRoutes(app: FastifyInstance, deps:
       return reply.redirect(spec.done ? `/admin/applications/${a.id}?done=${request.params.action}` : '/admin/applications?deleted=1', 303)
     },
   )
+}
+
+type ListQuery = { Querystring: { q?: unknown; page?: unknown; deleted?: unknown } }
+
+/** GET /admin/applications: the search, a page of applications. */
+async function applicationsPage(deps: Services, request: FastifyRequest<ListQuery>, reply: FastifyReply) {
+  const { operator } = deps
+  const q = searchQuery(request.query.q)
+  const page = pageNumber(request.query.page)
+  const apps = await operator.searchApplications({ query: q, page })
+  return render(request, reply, 'admin/applications.eta', {
+    title: 'Applications',
+    q,
+    page,
+    deleted: request.query.deleted === '1',
+    hasMore: apps.length === PAGE_SIZE,
+    applications: apps.map((a) => ({
+      id: a.id,
+      name: a.name,
+      clientId: a.client_id,
+      owner: a.owner_email,
+      ownerId: a.owner_id,
+      created: formatTime(a.created_at),
+      suspended: a.suspended_at !== null,
+      verified: a.verified_at !== null,
+      resourceServer: a.is_resource_server,
+    })),
+  })
 }

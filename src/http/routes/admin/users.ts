@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { PAGE_SIZE } from '../../../operator/moderation.js'
 import type { Services } from '../../../services.js'
 import { actorOf } from '../../audit.js'
@@ -46,26 +46,7 @@ export default async function adminUserRoutes(app: FastifyInstance, deps: Servic
   const { operator } = deps
   const load = (request: FastifyRequest<UserParams>) => operator.userById(request.params.id)
 
-  app.get<{ Querystring: { q?: unknown; page?: unknown; deleted?: unknown } }>('/admin/users', async (request, reply) => {
-    const q = searchQuery(request.query.q)
-    const page = pageNumber(request.query.page)
-    const users = await operator.searchUsers({ query: q, page })
-    return render(request, reply, 'admin/users.eta', {
-      title: 'Users',
-      q,
-      page,
-      deleted: request.query.deleted === '1',
-      hasMore: users.length === PAGE_SIZE,
-      users: users.map((u) => ({
-        id: u.id,
-        email: u.email,
-        created: formatTime(u.created_at),
-        operator: u.is_operator,
-        suspended: u.suspended_at !== null,
-        applications: u.applications,
-      })),
-    })
-  })
+  app.get<ListQuery>('/admin/users', (request, reply) => usersPage(deps, request, reply))
 
   app.get<UserParams & { Querystring: { done?: unknown } }>('/admin/users/:id', async (request, reply) => {
     const user = await load(request)
@@ -124,4 +105,29 @@ export default async function adminUserRoutes(app: FastifyInstance, deps: Servic
       }
     },
   )
+}
+
+type ListQuery = { Querystring: { q?: unknown; page?: unknown; deleted?: unknown } }
+
+/** GET /admin/users: the search, a page of users. */
+async function usersPage(deps: Services, request: FastifyRequest<ListQuery>, reply: FastifyReply) {
+  const { operator } = deps
+  const q = searchQuery(request.query.q)
+  const page = pageNumber(request.query.page)
+  const users = await operator.searchUsers({ query: q, page })
+  return render(request, reply, 'admin/users.eta', {
+    title: 'Users',
+    q,
+    page,
+    deleted: request.query.deleted === '1',
+    hasMore: users.length === PAGE_SIZE,
+    users: users.map((u) => ({
+      id: u.id,
+      email: u.email,
+      created: formatTime(u.created_at),
+      operator: u.is_operator,
+      suspended: u.suspended_at !== null,
+      applications: u.applications,
+    })),
+  })
 }
