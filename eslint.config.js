@@ -74,8 +74,6 @@ const FACE_VIOLATIONS = [
   'src/http/routes/admin/applications.ts',
   'src/http/routes/admin/audit.ts',
   'src/http/routes/admin/users.ts',
-  'src/http/routes/console/application-delete.ts',
-  'src/http/routes/console/application-secret.ts',
   'src/http/routes/console/application.ts',
   'src/http/routes/console/applications.ts',
   'src/http/routes/console/view-models.ts',
@@ -101,6 +99,13 @@ export default tseslint.config(
       'no-control-regex': 'off',
       eqeqeq: ['error', 'always', { null: 'ignore' }],
     },
+  },
+
+  // No function over 60 lines in src/ (issue 22): a route plugin registers named handlers, the
+  // command line's commands are a table of small ones (src/cli/commands.ts).
+  {
+    files: ['src/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }] },
   },
 
   // The one plain JavaScript file, run by Node directly.

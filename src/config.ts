@@ -215,6 +215,30 @@ export function loadProcessConfig(): Config {
   return loadConfig(process.env)
 }
 
+/** PUBLIC_URL without a trailing slash; by default the address Gatehouse listens on, as a browser on this host reaches it. */
+function publicUrlOf(e: { PUBLIC_URL?: string | undefined; HOST: string; PORT: number }): string {
+  const displayHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST
+  return (e.PUBLIC_URL ?? `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${e.PORT}`).replace(/\/+$/, '')
+}
+
+/** Mail settings; MAIL_FROM by default names the service at PUBLIC_URL's host. */
+function mailSettingsOf(
+  e: {
+    SMTP_URL?: string | undefined
+    MAIL_FROM?: string | undefined
+    SERVICE_NAME: string
+    MAIL_OUTBOX_DIR?: string | undefined
+    DATA_DIR: string
+  },
+  publicUrl: string,
+): MailSettings {
+  return Object.freeze({
+    smtpUrl: e.SMTP_URL,
+    from: e.MAIL_FROM ?? `${e.SERVICE_NAME.replace(/["\\]/g, '')} <no-reply@${new URL(publicUrl).hostname.replace(/^\[|\]$/g, '')}>`,
+    outboxDir: e.MAIL_OUTBOX_DIR ?? join(e.DATA_DIR, 'outbox'),
+  })
+}
+
 /** Parses the environment once at start-up; a bad value throws one message naming each variable. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
@@ -224,8 +248,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`)
   }
   const e = result.data
-  const displayHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST
-  const publicUrl = (e.PUBLIC_URL ?? `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${e.PORT}`).replace(/\/+$/, '')
+  const publicUrl = publicUrlOf(e)
   return Object.freeze({
     serviceName: e.SERVICE_NAME,
     port: e.PORT,
@@ -271,10 +294,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       tokensPerGrant: e.MAX_TOKENS_PER_GRANT,
       codesPerMinute: e.CODE_ISSUE_LIMIT,
     }),
-    mail: Object.freeze({
-      smtpUrl: e.SMTP_URL,
-      from: e.MAIL_FROM ?? `${e.SERVICE_NAME.replace(/["\\]/g, '')} <no-reply@${new URL(publicUrl).hostname.replace(/^\[|\]$/g, '')}>`,
-      outboxDir: e.MAIL_OUTBOX_DIR ?? join(e.DATA_DIR, 'outbox'),
-    }),
+    mail: mailSettingsOf(e, publicUrl),
   })
 }

@@ -1,10 +1,5 @@
 import { buildApp } from './app.js'
 import { ConfigError, loadProcessConfig } from './config.js'
-import { describeFailure } from './db/availability.js'
-import { createDatabase } from './db/connect.js'
-import { migrateToLatest } from './db/migrate.js'
-import { systemClock } from './lib/clock.js'
-import { Janitor } from './limits/janitor.js'
 import { type Services, createServices } from './services.js'
 
 /* The only module that touches the process: environment, listening, signals. */
@@ -35,41 +30,6 @@ try {
     process.exit(1)
   }
   throw err
-}
-
-// `npm run migrate`: apply pending migrations, say which, and exit; nothing else is built.
-if (process.argv.includes('migrate')) {
-  const database = await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, pool: { ...config.dbPool, max: 1 } })
-  let code = 0
-  try {
-    const results = (await migrateToLatest(database.db)).results ?? []
-    for (const r of results) console.log(`${r.status}: ${r.migrationName}`)
-    if (results.length === 0) console.log('Database is up to date.')
-  } catch (err) {
-    console.error(`Migration failed: ${err instanceof Error ? err.message : String(err)}`)
-    code = 1
-  }
-  await database.close().catch(() => {})
-  process.exit(code)
-}
-
-// `npm run janitor`: one janitor run now (README "Limits and quotas"), rows removed per table,
-// and exit; 1 with one line when it fails. Two connections: the lock's and the deletes'.
-if (process.argv.includes('janitor')) {
-  const database = await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, pool: { ...config.dbPool, max: 2 } })
-  let code = 0
-  try {
-    await migrateToLatest(database.db)
-    const janitor = new Janitor({ database, clock: systemClock, log: { info() {}, warn() {} }, ...config.janitor })
-    const { ran, removed } = await janitor.runOnce()
-    if (!ran) console.log('Another Gatehouse process is running the janitor; nothing done.')
-    else for (const [table, n] of Object.entries(removed)) console.log(`${table}: ${n} removed`)
-  } catch (err) {
-    console.error(`Janitor failed: ${describeFailure(err)}`)
-    code = 1
-  }
-  await database.close().catch(() => {})
-  process.exit(code)
 }
 
 let services: Services

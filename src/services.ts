@@ -1,11 +1,14 @@
 import { QUOTAS } from './limits/policy.js'
 import { pino, type Logger } from 'pino'
 import { AuditLog } from './audit/audit-log.js'
+import { type ConsoleUseCases, consoleUseCases } from './console/use-cases.js'
+import { type OperatorUseCases, operatorUseCases } from './operator/use-cases.js'
+import { type MaintenanceUseCases, maintenanceUseCases } from './limits/maintenance.js'
 import type { AccountContext } from './accounts/context.js'
+import { type AccountUseCases, accountUseCases } from './accounts/use-cases.js'
 import type { Config } from './config.js'
 import { describeFailure } from './db/availability.js'
 import { type DatabaseHandle, createDatabase } from './db/connect.js'
-import { migrateToLatest } from './db/migrate.js'
 import { pinoOptions } from './lib/log-options.js'
 import { type Clock, systemClock } from './lib/clock.js'
 import { Janitor } from './limits/janitor.js'
@@ -23,6 +26,8 @@ import { TokenQuota } from './revocation/token-quota.js'
  * services' face (docs/architecture.md "Layers and imports").
  */
 export { RETRY_AFTER_SECONDS, connectionLost, databaseUnavailable } from './db/availability.js'
+export { COMMAND_LINE } from './audit/actor.js'
+export { readOutbox } from './mail/outbox-reader.js'
 /** The stream writer's bound on a subscriber's unsent output (src/limits/policy.ts). */
 export const STREAM_BUFFER_BYTES = QUOTAS.streamBufferBytes.max
 export {
@@ -38,13 +43,36 @@ export {
 const CLIENT_CACHE_MAX_ENTRIES = 10_000
 
 /**
- * Everything Gatehouse runs on, built once (docs/architecture.md "Composition root"): route
- * plugins receive this and only register routes.
+ * What the server ('server': listens, hears revocations, runs the janitor on its schedule) or the
+ * command line ('cli': one command, no listener, no schedule, two connections) is built for.
+ */
+export type Role = 'server' | 'cli'
+
+/**
+ * Gatehouse's face, built once (docs/architecture.md "Composition root"): route plugins and the
+ * command line's handlers receive this, translate a request or argv into one use-case call, and
+ * its result into a response or output. The use cases hold every rule (limits, quotas, the
+ * verified-address rule, audit records); each takes the acting `Actor` (src/audit/actor.ts).
  */
 export interface Services {
+  readonly role: Role
+  /** Sign-up, the mailed links and the Account pages (src/accounts/use-cases.ts). */
+  readonly accounts: AccountUseCases
+  /** "Your Applications" (src/console/use-cases.ts). */
+  readonly console: ConsoleUseCases
+  /** The operator's actions, for the admin pages and the command line (src/operator/use-cases.ts). */
+  readonly operator: OperatorUseCases
+  /** `gatehouse migrate` and `gatehouse janitor` (src/limits/maintenance.ts). */
+  readonly maintenance: MaintenanceUseCases
+  /** What the HTTP edge itself reads: cookie settings, page security, timeouts, the service's name. */
   readonly config: Config
-  readonly clock: Clock
+  /** Fastify's logger, and where outages are told. */
   readonly log: Logger
+  readonly clock: Clock
+  /*
+   * The parts below are what the routes not yet behind a use case still take (the OAuth,
+   * resource-server, log-in and session routes; issue 22) and what /metrics reads.
+   */
   readonly database: DatabaseHandle
   /** Every revocation reaches every receiver below through it. */
   readonly bus: RevocationBus
@@ -58,8 +86,6 @@ export interface Services {
   readonly audit: AuditLog
   /** SMTP, or the outbox directory (README "Mail"). */
   readonly mailer: Mailer
-  /** What the account use cases need: the database, the bus, the mailer, links and limits. */
-  readonly accounts: AccountContext
   readonly caches: {
     readonly tokens: ServerTokenCache
     readonly clients: ClientAuthCache
@@ -69,6 +95,8 @@ export interface Services {
 }
 
 export interface ServiceOverrides {
+  /** 'server' unless said otherwise. */
+  role?: Role
   /** An open database (tests share one between apps); closed by its owner, not here. */
   database?: DatabaseHandle
   clock?: Clock
@@ -78,29 +106,53 @@ export interface ServiceOverrides {
   mailer?: Mailer
 }
 
-/** The configured database, migrated: migrations run at every start-up and are idempotent. */
-async function openDatabase(config: Config): Promise<DatabaseHandle> {
-  const database = await createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, pool: config.dbPool })
-  await migrateToLatest(database.db)
-  return database
+/** The configured database; one command needs two connections at most (the janitor's lock and its deletes). */
+function openDatabase(config: Config, role: Role): Promise<DatabaseHandle> {
+  const pool = role === 'cli' ? { ...config.dbPool, max: 2 } : config.dbPool
+  return createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, pool })
 }
 
-/** Opens (and migrates) the database, builds the caches, and starts listening for revocations. */
-export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
-  const log = overrides.logStream ? pino(pinoOptions(config.logLevel), overrides.logStream) : pino(pinoOptions(config.logLevel))
-  const clock = overrides.clock ?? systemClock
-  const database = overrides.database ?? (await openDatabase(config))
-  const { db } = database
+/**
+ * The command line's log: warnings only (an audit event not recorded), one line each on stderr,
+ * as its other messages are (src/cli/run.ts).
+ */
+function commandLineLog(): Logger {
+  return pino({ level: 'warn' }, { write: (line: string) => console.error(`gatehouse: ${(JSON.parse(line) as { msg: string }).msg}`) })
+}
 
-  // Each outage is told twice, when it starts and when it ends, however many requests it refuses.
-  const stopReporting = database.availability.onChange((change) => {
+/** Closes the database a failed start-up opened, and rethrows. */
+function closeOnFailure(database: DatabaseHandle) {
+  return async (err: unknown): Promise<never> => {
+    await database.close().catch(() => {})
+    throw err
+  }
+}
+
+function loggerFor(config: Config, role: Role, stream: NodeJS.WritableStream | undefined): Logger {
+  if (stream) return pino(pinoOptions(config.logLevel), stream)
+  return role === 'cli' ? commandLineLog() : pino(pinoOptions(config.logLevel))
+}
+
+/**
+ * Each outage is told twice, when it starts and when it ends, however many requests it refuses
+ * (the command line does not: a command's failure is its one line instead). Returns the unsubscribe.
+ */
+function reportOutages(database: DatabaseHandle, log: Logger): () => void {
+  return database.availability.onChange((change) => {
     if (change.up) log.info({ downMs: change.downMs, refused: change.refused }, 'database reachable again')
     else log.error({ cause: describeFailure(change.cause) }, 'database unreachable; requests that need it answer 503 until it is back')
   })
+}
 
-  const bus = new RevocationBus(database, log)
-  const revocationFeed = new RevocationFeed(db, log, { limits: config.streams })
-  const caches = {
+/** What the account use cases read of the configuration: links in mails, the service's name, limits. */
+function accountSettings(config: Config): Pick<AccountContext, 'publicUrl' | 'serviceName' | 'limits'> {
+  return { publicUrl: config.publicUrl, serviceName: config.serviceName, limits: config.limits }
+}
+
+/** The three caches every revocation reaches through the bus. */
+function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
+  const { db } = database
+  return {
     tokens: createServerTokenCache({ database, clock, ttlMs: config.tokenCacheTtlMs, maxEntries: config.tokenCacheMaxEntries }),
     clients: new ClientAuthCache({
       db,
@@ -111,8 +163,26 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     }),
     applications: new ApplicationCache(db, clock),
   }
+}
+
+/**
+ * Opens the database, builds the caches and the use cases; a server also migrates, listens for
+ * revocations and starts the janitor's schedule. The command line migrates as its first step
+ * (src/cli/run.ts) through `maintenance.migrate()`, the same path.
+ */
+export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
+  const role = overrides.role ?? 'server'
+  const log = loggerFor(config, role, overrides.logStream)
+  const clock = overrides.clock ?? systemClock
+  const database = overrides.database ?? (await openDatabase(config, role))
+  const { db } = database
+
+  const stopReporting = role === 'server' ? reportOutages(database, log) : () => {}
+
+  const bus = new RevocationBus(database, log)
+  const revocationFeed = new RevocationFeed(db, log, { limits: config.streams })
+  const caches = buildCaches(config, database, clock)
   for (const receiver of [caches.tokens, caches.clients, caches.applications, revocationFeed]) bus.subscribe(receiver)
-  await bus.start()
   const janitor = new Janitor({
     database,
     clock,
@@ -121,21 +191,23 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     revokedTokenRetentionMs: config.janitor.revokedTokenRetentionMs,
     auditRetentionMs: config.janitor.auditRetentionMs,
   })
-  janitor.start()
+  const maintenance = maintenanceUseCases(database, janitor)
+  if (role === 'server') {
+    // Migrations run at every start-up and are idempotent.
+    if (!overrides.database) await maintenance.migrate().catch(closeOnFailure(database))
+    await bus.start()
+    janitor.start()
+  }
   const tokenQuota = new TokenQuota({ db, bus, clock, tokensPerGrant: config.quotas.tokensPerGrant, log })
   const audit = new AuditLog({ db, clock, log })
   const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
-  const accounts: AccountContext = {
-    db,
-    bus,
-    mailer,
-    clock,
-    publicUrl: config.publicUrl,
-    serviceName: config.serviceName,
-    limits: config.limits,
-  }
 
   return {
+    role,
+    accounts: accountUseCases({ db, bus, mailer, clock, ...accountSettings(config) }, audit),
+    console: consoleUseCases({ db, bus, clock, audit, applicationsPerUser: config.quotas.applicationsPerUser }),
+    operator: operatorUseCases({ db, bus, clock, audit }),
+    maintenance,
     config,
     clock,
     log,
@@ -146,7 +218,6 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     tokenQuota,
     audit,
     mailer,
-    accounts,
     caches,
     async close() {
       stopReporting()

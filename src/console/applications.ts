@@ -164,8 +164,29 @@ export async function regenerateSecret(
 /**
  * Deletes the application with its grants, codes and tokens (ON DELETE CASCADE), and in the
  * same transaction announces the revocation, so that token caches (here and in resource APIs'
- * verifiers) drop its tokens exactly when the delete commits.
+ * verifiers) drop its tokens exactly when the delete commits. The one deletion, for its owner's
+ * console (deleteApplication below) and for an operator (src/operator/moderation.ts); each
+ * records its own audit event. Undefined when the owner has no such application.
  */
+export async function removeApplication(
+  db: Db,
+  bus: RevocationBus,
+  id: string,
+  ownerId: string,
+  now: Date,
+): Promise<{ client_id: string; name: string; revoked: number } | undefined> {
+  if (!isUuid(id)) return undefined
+  // Locked, then revoked while its tokens can still be listed, then deleted: all in one
+  // transaction, so the digests announced are exactly the tokens the delete removes.
+  return db.transaction().execute(async (trx) => {
+    if (!(await lockOwnedApplication(trx, id, ownerId))) return undefined
+    const revoked = await revoke({ db: trx, bus }, { kind: 'application-deleted', applicationId: id }, now)
+    const row = await deleteOwnedApplication(trx, id, ownerId)
+    return row && { ...row, revoked }
+  })
+}
+
+/** "Delete application" in the console: removeApplication, recorded on the owner's Security log. */
 export async function deleteApplication(
   db: Db,
   bus: RevocationBus,
@@ -174,15 +195,7 @@ export async function deleteApplication(
   now: Date,
   audit: AuditTrail,
 ): Promise<boolean> {
-  if (!isUuid(id)) return false
-  // Locked, then revoked while its tokens can still be listed, then deleted: all in one
-  // transaction, so the digests announced are exactly the tokens the delete removes.
-  const deleted = await db.transaction().execute(async (trx) => {
-    if (!(await lockOwnedApplication(trx, id, ownerId))) return undefined
-    const revoked = await revoke({ db: trx, bus }, { kind: 'application-deleted', applicationId: id }, now)
-    const row = await deleteOwnedApplication(trx, id, ownerId)
-    return row && { ...row, revoked }
-  })
+  const deleted = await removeApplication(db, bus, id, ownerId, now)
   if (!deleted) return false
   await audit.record({
     event: 'application.deleted',

@@ -43,6 +43,24 @@ export function registerMetrics(
       this.set(availability.up ? 1 : 0)
     },
   })
+  registerServiceMetrics(registry, availability, janitor, audit, tokenQuota)
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched'
+    requests.inc({ method: request.method, route, status: String(reply.statusCode) })
+    duration.observe({ method: request.method, route }, reply.elapsedTime / 1000)
+  })
+  app.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()))
+}
+
+/** The gauges and totals the services keep for the process (README "Failures and recovery", "Limits and quotas", "Audit log"). */
+function registerServiceMetrics(
+  registry: Registry,
+  availability: DatabaseAvailability,
+  janitor: Pick<Janitor, 'removedTotal' | 'failedRuns'>,
+  audit: Pick<AuditLog, 'unrecorded'>,
+  tokenQuota: Pick<TokenQuota, 'evicted' | 'failures'>,
+): void {
   // Totals the services keep for the process; each scrape copies them.
   const copied = (name: string, help: string, read: () => number) =>
     new Counter({
@@ -89,11 +107,4 @@ export function registerMetrics(
     'MAX_TOKENS_PER_GRANT statements that failed; each grant concerned is checked again at its next token.',
     () => tokenQuota.failures,
   )
-
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched'
-    requests.inc({ method: request.method, route, status: String(reply.statusCode) })
-    duration.observe({ method: request.method, route }, reply.elapsedTime / 1000)
-  })
-  app.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()))
 }

@@ -128,28 +128,8 @@ export async function validateAuthorizationRequest(
     }
     const scopes = parseScope(raw.scope, application.allowed_scopes)
 
-    let codeChallenge: string | null = null
-    let codeChallengeMethod: ChallengeMethod | null = null
-    if (responseType === 'code') {
-      const challenge = single('code_challenge')
-      const method = single('code_challenge_method')
-      if (challenge !== undefined) {
-        codeChallengeMethod = parseChallengeMethod(method)
-        validateChallenge(challenge, codeChallengeMethod)
-        codeChallenge = challenge
-      } else if (method !== undefined) {
-        throw new InvalidRequestError('code_challenge_method was sent without code_challenge')
-      } else if (application.require_pkce) {
-        // RFC 7636 4.4.1: a server requiring PKCE answers invalid_request.
-        throw new InvalidRequestError('This application requires PKCE: send code_challenge (S256 recommended)')
-      }
-    }
-
-    const promptValues = (single('prompt') ?? '').split(' ').filter(Boolean)
-    if (promptValues.includes('none') && promptValues.length > 1) {
-      throw new InvalidRequestError('prompt=none cannot be combined with other values')
-    }
-    const prompt = promptValues.includes('none') ? 'none' : promptValues.includes('consent') ? 'consent' : undefined
+    const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
+    const prompt = promptOf(single('prompt'))
 
     return {
       kind: 'ok',
@@ -171,4 +151,33 @@ export async function validateAuthorizationRequest(
     }
     throw err
   }
+}
+
+const NO_PKCE = { codeChallenge: null, codeChallengeMethod: null } as const
+
+/** The code flow's PKCE parameters (RFC 7636 4.3); throws the error the client is sent. */
+function pkceOf(
+  single: (name: string) => string | undefined,
+  application: { require_pkce: boolean },
+): { codeChallenge: string | null; codeChallengeMethod: ChallengeMethod | null } {
+  const challenge = single('code_challenge')
+  const method = single('code_challenge_method')
+  if (challenge !== undefined) {
+    const codeChallengeMethod = parseChallengeMethod(method)
+    validateChallenge(challenge, codeChallengeMethod)
+    return { codeChallenge: challenge, codeChallengeMethod }
+  }
+  if (method !== undefined) throw new InvalidRequestError('code_challenge_method was sent without code_challenge')
+  // RFC 7636 4.4.1: a server requiring PKCE answers invalid_request.
+  if (application.require_pkce) throw new InvalidRequestError('This application requires PKCE: send code_challenge (S256 recommended)')
+  return NO_PKCE
+}
+
+/** prompt (OpenID Connect Core 1.0, 3.1.2.1): none, consent, or nothing; none stands alone. */
+function promptOf(value: string | undefined): 'none' | 'consent' | undefined {
+  const promptValues = (value ?? '').split(' ').filter(Boolean)
+  if (promptValues.includes('none') && promptValues.length > 1) {
+    throw new InvalidRequestError('prompt=none cannot be combined with other values')
+  }
+  return promptValues.includes('none') ? 'none' : promptValues.includes('consent') ? 'consent' : undefined
 }

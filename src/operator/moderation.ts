@@ -1,10 +1,10 @@
 import { deleteUserAccount } from '../accounts/delete-account.js'
 import type { AuditEvent, AuditEventName } from '../audit/audit-log.js'
+import { removeApplication } from '../console/applications.js'
 import type { Db } from '../db/connect.js'
 import {
   type ApplicationListing,
   type ApplicationWithOwner,
-  deleteApplicationRow,
   findApplicationForOperator,
   listApplicationsForOperator,
   lockApplication,
@@ -229,14 +229,10 @@ export async function setResourceServer(
   return { changed: true }
 }
 
-/** Deletes any application, as its owner can: tokens revoked and announced, then the row. */
+/** Deletes any application through the owner's own deletion (removeApplication): tokens revoked and announced, then the row. */
 export async function deleteApplicationAsOperator(ctx: OperatorContext, applicationId: string, now: Date): Promise<void> {
   const app = await requireApplication(ctx.db, { id: applicationId })
-  await ctx.db.transaction().execute(async (trx) => {
-    if (!(await lockApplication(trx, applicationId))) throw new NotFoundError('No such application.')
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'application-deleted', applicationId }, now)
-    await deleteApplicationRow(trx, applicationId)
-  })
+  if (!(await removeApplication(ctx.db, ctx.bus, applicationId, app.owner_id, now))) throw new NotFoundError('No such application.')
   await ctx.record({ event: 'operator.application_deleted', ...subject(app) })
 }
 

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../../src/cli/run.js'
+import { createServices } from '../../src/services.js'
 import { type TestContext, buildTestApp } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
 import { createApplicationViaConsole } from '../helpers/console.js'
@@ -132,12 +133,7 @@ async function gatehouseCli(line: string): Promise<string> {
   const err: string[] = []
   const code = await runCli(
     words,
-    {
-      config: t.config,
-      clock: t.clock,
-      openDatabase: async () => ({ ...t.testDb.handle, close: async () => {} }),
-      record: async () => {},
-    },
+    { open: () => createServices(t.config, { role: 'cli', database: t.testDb.handle, clock: t.clock }), mail: t.config.mail },
     { out: (s) => out.push(s), err: (s) => err.push(s) },
   )
   expect(code, err.join('\n')).toBe(0)

@@ -29,10 +29,10 @@ it('refuses to start on a bad setting, naming the variable', () => {
   expect(result.stderr).toContain('PORT: must be a number')
 })
 
-it('`npm run migrate` applies the migrations, says which, and is a no-op the second time', () => {
+it('`npm run migrate` (gatehouse migrate) applies the migrations, says which, and is a no-op the second time', () => {
   const migrateDir = mkdtempSync(join(tmpdir(), 'gatehouse-migrate-'))
   const migrate = () =>
-    spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/server.ts', 'migrate'], {
+    spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/cli.ts', 'migrate'], {
       cwd: join(import.meta.dirname, '../..'),
       env: { PATH: process.env.PATH ?? '', DATA_DIR: migrateDir },
       encoding: 'utf8',
@@ -44,7 +44,7 @@ it('`npm run migrate` applies the migrations, says which, and is a no-op the sec
     expect(first.stdout).toMatch(/^Success: 0001_initial$/m)
     const second = migrate()
     expect(second.status).toBe(0)
-    expect(second.stdout.trim()).toBe('Database is up to date.')
+    expect(second.stdout.trim()).toBe('The database is up to date.')
   } finally {
     rmSync(migrateDir, { recursive: true, force: true })
   }

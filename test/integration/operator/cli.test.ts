@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { runCli } from '../../../src/cli/run.js'
 import type { Config } from '../../../src/config.js'
 import { createMailer } from '../../../src/mail/mailer.js'
-import type { OperatorEvent } from '../../../src/operator/moderation.js'
+import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
 
@@ -15,7 +15,6 @@ import { createAccessToken, createApplication, createUser } from '../../helpers/
  */
 
 let t: TestContext
-const recorded: OperatorEvent[] = []
 
 beforeAll(async () => {
   t = await buildTestApp()
@@ -33,18 +32,16 @@ async function cliWith(config: Config, argv: string[]): Promise<{ code: number; 
   const err: string[] = []
   const code = await runCli(
     argv,
-    {
-      config,
-      clock: t.clock,
-      // The test's database stays open after the command.
-      openDatabase: async () => ({ ...t.testDb.handle, close: async () => {} }),
-      record: async (_database, event) => {
-        recorded.push(event)
-      },
-    },
+    // The services as src/cli.ts builds them, on the test's database, which stays open after the command.
+    { open: () => createServices(config, { role: 'cli', database: t.testDb.handle, clock: t.clock }), mail: config.mail },
     { out: (s) => out.push(s), err: (s) => err.push(s) },
   )
   return { code, out: out.join('\n'), err: err.join('\n') }
+}
+
+/** The events the command line recorded in the audit log, oldest first. */
+async function recorded(): Promise<{ event: string; detail: string }[]> {
+  return t.db.selectFrom('audit_events').select(['event', 'detail']).orderBy('occurred_at').orderBy('id').execute()
 }
 
 const row = (table: 'users' | 'applications', id: string) => t.db.selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()
@@ -79,7 +76,9 @@ describe('admin', () => {
     expect(await cli('admin', 'remove', 'ops@example.com', '--json')).toMatchObject({ code: 0 })
     expect((await row('users', user.id))?.is_operator).toBe(false)
     expect((await cli('admin', 'remove', 'ops@example.com')).out).toBe('ops@example.com is not an operator.')
-    expect(recorded.map((e) => e.event)).toEqual(expect.arrayContaining(['operator.added', 'operator.removed']))
+    expect((await recorded()).map((e) => e.event)).toEqual(expect.arrayContaining(['operator.added', 'operator.removed']))
+    // No actor and no address: the detail says where the action came from.
+    expect((await recorded()).find((e) => e.event === 'operator.added')?.detail).toBe('From the command line')
   })
 
   it('answers an unknown email with exit code 1 and one line', async () => {
@@ -210,7 +209,7 @@ describe('apps', () => {
 
     expect((await cli('apps', 'delete', app.clientId)).code).toBe(0)
     expect(await row('applications', app.id)).toBeUndefined()
-    expect(recorded.map((e) => e.event)).toEqual(
+    expect((await recorded()).map((e) => e.event)).toEqual(
       expect.arrayContaining([
         'operator.application_suspended',
         'operator.application_unsuspended',

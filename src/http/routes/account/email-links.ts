@@ -1,10 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { confirmEmailChange, emailChangeLink } from '../../../accounts/account-settings.js'
 import { fieldText, newPasswordField, parseField } from '../../../accounts/credentials.js'
-import { resetLinkEmail, resetPassword } from '../../../accounts/password-reset.js'
-import { confirmVerification, verificationLinkWorks } from '../../../accounts/verification.js'
 import type { Services } from '../../../services.js'
-import { auditTrail } from '../../audit.js'
+import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { forgetSession, sessionIdOf } from '../../session.js'
 
@@ -31,30 +28,40 @@ function deadLink(request: FastifyRequest, reply: FastifyReply, what: { title: s
 const tokenOf = (value: unknown): string => (typeof value === 'string' && value.length <= 100 ? value : '')
 
 export default async function emailLinkRoutes(app: FastifyInstance, deps: Services) {
-  const ctx = deps.accounts
+  verificationRoutes(app, deps)
+  resetRoutes(app, deps)
+  emailChangeRoutes(app, deps)
+}
 
+/** The verification link: GET shows a button, POST verifies. */
+function verificationRoutes(app: FastifyInstance, deps: Services) {
+  const accounts = deps.accounts
   /* Email verification. */
   const verifyRetry = { href: '/applications', label: 'Log in and ask for a new verification email' }
 
   app.get<TokenQuery>('/verify-email', async (request, reply) => {
     const token = tokenOf(request.query.token)
-    if (!(await verificationLinkWorks(ctx, token)))
+    if (!(await accounts.verificationLinkWorks(token)))
       return deadLink(request, reply, { title: 'Verify your email address', retry: verifyRetry })
     return render(request, reply, 'account/verify-email.eta', { title: 'Verify your email address', token })
   })
 
   app.post<FormBody>('/verify-email', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const verified = await confirmVerification(ctx, tokenOf(request.body?.token), auditTrail(request, deps))
+    const verified = await accounts.confirmVerification(actorOf(request), tokenOf(request.body?.token))
     if (!verified) return deadLink(request, reply, { title: 'Verify your email address', retry: verifyRetry })
     return reply.redirect(request.user?.id === verified.userId ? '/applications?verified=1' : '/login?verified=1', 303)
   })
+}
 
+/** Password reset: the second half; the first is /forgot-password. */
+function resetRoutes(app: FastifyInstance, deps: Services) {
+  const accounts = deps.accounts
   /* Password reset: the second half; the first is /forgot-password. */
   const resetRetry = { href: '/forgot-password', label: 'Ask for a new link' }
 
   app.get<TokenQuery>('/reset-password', async (request, reply) => {
     const token = tokenOf(request.query.token)
-    const email = await resetLinkEmail(ctx, token)
+    const email = await accounts.resetLinkEmail(token)
     if (email === undefined) return deadLink(request, reply, { title: 'Choose a new password', retry: resetRetry })
     return render(request, reply, 'account/reset-password.eta', { title: 'Choose a new password', token, email, errors: {} })
   })
@@ -63,24 +70,28 @@ export default async function emailLinkRoutes(app: FastifyInstance, deps: Servic
     const token = tokenOf(request.body?.token)
     const password = parseField(newPasswordField, fieldText(request.body, 'password'))
     if (!password.ok) {
-      const email = await resetLinkEmail(ctx, token)
+      const email = await accounts.resetLinkEmail(token)
       if (email === undefined) return deadLink(request, reply, { title: 'Choose a new password', retry: resetRetry })
       const errors = { password: password.error }
       return render(request, reply, 'account/reset-password.eta', { title: 'Choose a new password', token, email, errors }, 400)
     }
-    const result = await resetPassword(ctx, token, password.value, auditTrail(request, deps))
+    const result = await accounts.resetPassword(actorOf(request), token, password.value)
     if (result.kind === 'invalid') return deadLink(request, reply, { title: 'Choose a new password', retry: resetRetry })
     // Every session of the account ended, this browser's too if it had one.
     if (sessionIdOf(request, deps)) forgetSession(request, reply, deps)
     return reply.redirect(`/login?${new URLSearchParams({ reset: '1', email: result.email })}`, 303)
   })
+}
 
+/** Email change: the second half; the first is /account/email. */
+function emailChangeRoutes(app: FastifyInstance, deps: Services) {
+  const accounts = deps.accounts
   /* Email change: the second half; the first is /account/email. */
   const changeRetry = { href: '/account/email', label: 'Ask for a new link' }
 
   app.get<TokenQuery>('/confirm-email', async (request, reply) => {
     const token = tokenOf(request.query.token)
-    const link = await emailChangeLink(ctx, token)
+    const link = await accounts.emailChangeLink(token)
     if (!link) return deadLink(request, reply, { title: 'Confirm your new email address', retry: changeRetry })
     const otherAccount = request.user !== null && request.user.id !== link.user_id
     return render(request, reply, 'account/confirm-email.eta', {
@@ -92,7 +103,7 @@ export default async function emailLinkRoutes(app: FastifyInstance, deps: Servic
   })
 
   app.post<FormBody>('/confirm-email', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const result = await confirmEmailChange(ctx, tokenOf(request.body?.token), request.user?.id, auditTrail(request, deps))
+    const result = await accounts.confirmEmailChange(actorOf(request), tokenOf(request.body?.token))
     switch (result.kind) {
       case 'invalid':
         return deadLink(request, reply, { title: 'Confirm your new email address', retry: changeRetry })

@@ -1,8 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { emailField, fieldText, parseField } from '../../../accounts/credentials.js'
-import { requestPasswordReset } from '../../../accounts/password-reset.js'
 import { hasControlCharacter } from '../../../lib/text.js'
-import { clientAddressKey } from '../../../limits/client-address.js'
 import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 
@@ -32,7 +30,7 @@ export default async function forgotPasswordRoutes(app: FastifyInstance, deps: S
         { title, email: shown, errors: { email: email.error }, sentTo: null },
         400,
       )
-    const result = await requestPasswordReset(deps.accounts, email.value, clientAddressKey(request.ip))
+    const result = await deps.accounts.requestPasswordReset(email.value, request.ip)
     if (result.kind === 'limited') {
       reply.header('retry-after', String(result.retryAfterSeconds))
       const formError = 'Too many reset requests. Wait a while and try again.'

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { parseCredentials } from '../../../accounts/credentials.js'
 import { endSession, startSession } from '../../../accounts/sessions.js'
 import { hasControlCharacter } from '../../../lib/text.js'
@@ -40,17 +40,19 @@ function loginNotice(query: Record<string, string | undefined>): string | undefi
   return undefined
 }
 
+/**
+ * A log-in on the way to an authorize request ends, through Gatehouse's redirects, at the
+ * client (remembered consent, or an error it may receive): the form must be allowed to go there.
+ */
+async function allowFormRedirectToNext(deps: Services, reply: FastifyReply, next: string | undefined): Promise<void> {
+  const destination = next === undefined ? undefined : await authorizeDestination(deps.caches, next)
+  if (destination !== undefined) allowFormRedirectTo(reply, destination)
+}
+
 export default async function loginRoutes(app: FastifyInstance, deps: Services) {
   const { db } = deps.database
 
-  /**
-   * A log-in on the way to an authorize request ends, through Gatehouse's redirects, at the
-   * client (remembered consent, or an error it may receive): the form must be allowed to go there.
-   */
-  const allowNext = async (reply: FastifyReply, next: string | undefined) => {
-    const destination = next === undefined ? undefined : await authorizeDestination(deps.caches, next)
-    if (destination !== undefined) allowFormRedirectTo(reply, destination)
-  }
+  const allowNext = (reply: FastifyReply, next: string | undefined) => allowFormRedirectToNext(deps, reply, next)
 
   app.get<{ Querystring: Record<string, string | undefined> }>('/login', async (request, reply) => {
     const next = safeNextPath(request.query.next)
@@ -109,24 +111,35 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
       return view(401, GENERIC_FAILURE)
     }
     if (result.kind === 'suspended') return view(403, SUSPENDED)
-    const user = { id: result.userId }
-    // Issued at every successful log-in, with the session cookie's attributes (src/http/cookies.ts).
-    reply.setCookie(names.device, result.deviceCookie, {
-      path: '/',
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: deps.config.cookieSecure,
-      maxAge: DEVICE_COOKIE_MAX_AGE_SECONDS,
-    })
-
-    // A fresh session id and a fresh CSRF secret at every log-in defeat session fixation: nothing
-    // a browser held before (possibly planted by someone else) is valid after (OWASP Session
-    // Management Cheat Sheet, "Renew the Session ID After Any Privilege Level Change").
-    const previous = sessionIdOf(request, deps)
-    if (previous) await endSession(db, previous)
-    const id = await startSession(db, user.id, deps.clock(), deps.config.sessionTtlMs, seenFrom(request))
-    setSessionCookie(reply, deps, id)
-    rotateCsrfSecret(request, reply, deps)
+    await completeLogIn(request, reply, deps, result)
     return reply.redirect(next ?? '/applications', 303)
   })
+}
+
+/** After a successful log-in: the device cookie, and a new session and CSRF secret. */
+async function completeLogIn(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: Services,
+  result: { userId: string; deviceCookie: string },
+): Promise<void> {
+  const { db } = deps.database
+  const names = cookieNames(deps.config)
+  // Issued at every successful log-in, with the session cookie's attributes (src/http/cookies.ts).
+  reply.setCookie(names.device, result.deviceCookie, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: deps.config.cookieSecure,
+    maxAge: DEVICE_COOKIE_MAX_AGE_SECONDS,
+  })
+
+  // A fresh session id and a fresh CSRF secret at every log-in defeat session fixation: nothing
+  // a browser held before (possibly planted by someone else) is valid after (OWASP Session
+  // Management Cheat Sheet, "Renew the Session ID After Any Privilege Level Change").
+  const previous = sessionIdOf(request, deps)
+  if (previous) await endSession(db, previous)
+  const id = await startSession(db, result.userId, deps.clock(), deps.config.sessionTtlMs, seenFrom(request))
+  setSessionCookie(reply, deps, id)
+  rotateCsrfSecret(request, reply, deps)
 }

@@ -1,11 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { changePassword, closeAccount, requestEmailChange } from '../../../accounts/account-settings.js'
-import { emailField, fieldText, newPasswordField, parseField } from '../../../accounts/credentials.js'
-import { endOtherSessions, listSessions } from '../../../accounts/sessions.js'
-import { resendVerification } from '../../../accounts/verification.js'
+import { fieldText } from '../../../accounts/credentials.js'
+import type { Account, FieldRefusals } from '../../../accounts/use-cases.js'
 import { hasControlCharacter } from '../../../lib/text.js'
 import type { Services } from '../../../services.js'
-import { auditTrail } from '../../audit.js'
+import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { forgetSession, requireUser, sessionIdOf } from '../../session.js'
 import { formatTime } from '../console/view-models.js'
@@ -22,6 +20,18 @@ function userOf(request: FastifyRequest) {
   return request.user
 }
 
+/** The logged-in user acting on their own account (src/accounts/use-cases.ts). */
+const accountOf = (request: FastifyRequest): Account => ({ ...actorOf(request), userId: userOf(request).id })
+
+/** A form's refused fields as the page shows them. */
+function fieldErrors(refused: FieldRefusals): Record<string, string> {
+  const errors: Record<string, string> = {}
+  if (refused.newEmail !== undefined) errors.new_email = refused.newEmail
+  if (refused.currentPassword) errors.current_password = WRONG_PASSWORD
+  if (refused.newPassword !== undefined) errors.new_password = refused.newPassword
+  return errors
+}
+
 /** What the Account page says after a change (a fixed list: nothing from the query is echoed). */
 const ACCOUNT_NOTICES: Record<string, string> = {
   password_changed: 'Your password was changed. Every other session of your account was logged out.',
@@ -35,7 +45,7 @@ const ACCOUNT_NOTICES: Record<string, string> = {
  * email". Everything here needs a logged-in user.
  */
 export default async function settingsRoutes(app: FastifyInstance, deps: Services) {
-  const ctx = deps.accounts
+  const { accounts } = deps
   app.addHook('preHandler', requireUser)
 
   app.get<Notices>('/account', async (request, reply) => {
@@ -52,12 +62,21 @@ export default async function settingsRoutes(app: FastifyInstance, deps: Service
 
   /* "Resend verification email", from Your Applications and from this page. */
   app.post<FormBody>('/account/verification-email', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const result = await resendVerification(ctx, userOf(request).id)
+    const result = await accounts.resendVerification(accountOf(request))
     const back = fieldText(request.body, 'from') === 'account' ? '/account' : '/applications'
     if (result.kind === 'limited') reply.header('retry-after', String(result.retryAfterSeconds))
     return reply.redirect(`${back}?verification=${result.kind}`, 303)
   })
 
+  passwordRoutes(app, deps)
+  emailRoutes(app, deps)
+  sessionRoutes(app, deps)
+  deleteRoutes(app, deps)
+}
+
+/** Change password. */
+function passwordRoutes(app: FastifyInstance, deps: Services) {
+  const { accounts } = deps
   /* Change password. */
   const passwordPage = (request: FastifyRequest, reply: FastifyReply, errors: Record<string, string>, status = 200, formError?: string) =>
     render(request, reply, 'account/password.eta', { title: 'Change password', email: userOf(request).email, errors, formError }, status)
@@ -65,22 +84,12 @@ export default async function settingsRoutes(app: FastifyInstance, deps: Service
   app.get('/account/password', async (request, reply) => passwordPage(request, reply, {}))
 
   app.post<FormBody>('/account/password', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const current = fieldText(request.body, 'current_password')
-    const next = parseField(newPasswordField, fieldText(request.body, 'new_password'))
-    const errors: Record<string, string> = {}
-    if (current === '' || current.length > 256 || hasControlCharacter(current)) errors.current_password = WRONG_PASSWORD
-    if (!next.ok) errors.new_password = next.error
-    if (!next.ok || errors.current_password) return passwordPage(request, reply, errors, 400)
-    const result = await changePassword(
-      ctx,
-      {
-        userId: userOf(request).id,
-        sessionId: sessionIdOf(request, deps),
-        currentPassword: current,
-        newPassword: next.value,
-      },
-      auditTrail(request, deps),
-    )
+    const result = await accounts.changePassword(accountOf(request), {
+      sessionId: sessionIdOf(request, deps),
+      currentPassword: fieldText(request.body, 'current_password'),
+      newPassword: fieldText(request.body, 'new_password'),
+    })
+    if (result.kind === 'invalid') return passwordPage(request, reply, fieldErrors(result.errors), 400)
     if (result.kind === 'wrong-password') return passwordPage(request, reply, { current_password: WRONG_PASSWORD }, 400)
     if (result.kind === 'limited') {
       reply.header('retry-after', String(result.retryAfterSeconds))
@@ -88,7 +97,11 @@ export default async function settingsRoutes(app: FastifyInstance, deps: Service
     }
     return reply.redirect('/account?password_changed=1', 303)
   })
+}
 
+/** Change email: the first half; the link mailed to the new address completes it (/confirm-email). */
+function emailRoutes(app: FastifyInstance, deps: Services) {
+  const { accounts } = deps
   /* Change email: the first half; the link mailed to the new address completes it (/confirm-email). */
   const emailPage = (
     request: FastifyRequest,
@@ -116,14 +129,13 @@ export default async function settingsRoutes(app: FastifyInstance, deps: Service
   app.post<FormBody>('/account/email', { preHandler: app.csrfProtection }, async (request, reply) => {
     const typed = fieldText(request.body, 'new_email')
     const shown = hasControlCharacter(typed) ? '' : typed.slice(0, 254)
-    const current = fieldText(request.body, 'current_password')
-    const email = parseField(emailField, typed)
-    const errors: Record<string, string> = {}
-    if (!email.ok) errors.new_email = email.error
-    if (current === '' || current.length > 256 || hasControlCharacter(current)) errors.current_password = WRONG_PASSWORD
-    if (!email.ok || errors.current_password) return emailPage(request, reply, { errors, newEmail: shown }, 400)
-    const result = await requestEmailChange(ctx, { userId: userOf(request).id, currentPassword: current, newEmail: email.value })
+    const result = await accounts.requestEmailChange(accountOf(request), {
+      currentPassword: fieldText(request.body, 'current_password'),
+      newEmail: typed,
+    })
     switch (result.kind) {
+      case 'invalid':
+        return emailPage(request, reply, { errors: fieldErrors(result.errors), newEmail: shown }, 400)
       case 'wrong-password':
         return emailPage(request, reply, { errors: { current_password: WRONG_PASSWORD }, newEmail: shown }, 400)
       case 'limited':
@@ -136,13 +148,17 @@ export default async function settingsRoutes(app: FastifyInstance, deps: Service
           const formError = 'We could not send the mail just now. Your address did not change; please try again in a few minutes.'
           return emailPage(request, reply, { newEmail: shown, formError }, 503)
         }
-        return emailPage(request, reply, { sentTo: email.value })
+        return emailPage(request, reply, { sentTo: result.newEmail })
     }
   })
+}
 
+/** Active sessions. */
+function sessionRoutes(app: FastifyInstance, deps: Services) {
+  const { accounts } = deps
   /* Active sessions. */
   app.get('/account/sessions', async (request, reply) => {
-    const sessions = await listSessions(deps.database.db, userOf(request).id, sessionIdOf(request, deps), deps.clock())
+    const sessions = await accounts.listSessions(accountOf(request), sessionIdOf(request, deps))
     return render(request, reply, 'account/sessions.eta', {
       title: 'Active sessions',
       sessions: sessions.map((s) => ({ ...s, created: formatTime(new Date(s.createdIso)), lastSeen: formatTime(new Date(s.lastSeenIso)) })),
@@ -150,11 +166,14 @@ export default async function settingsRoutes(app: FastifyInstance, deps: Service
   })
 
   app.post('/account/sessions/others', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const ended = await endOtherSessions(deps.database.db, userOf(request).id, sessionIdOf(request, deps))
-    await auditTrail(request, deps).record({ event: 'user.sessions_ended', userId: userOf(request).id, detail: `${ended} sessions ended` })
+    await accounts.endOtherSessions(accountOf(request), sessionIdOf(request, deps))
     return reply.redirect('/account?sessions_ended=1', 303)
   })
+}
 
+/** Delete account. */
+function deleteRoutes(app: FastifyInstance, deps: Services) {
+  const { accounts } = deps
   /* Delete account. */
   const deletePage = (request: FastifyRequest, reply: FastifyReply, errors: Record<string, string>, status = 200, formError?: string) =>
     render(request, reply, 'account/delete.eta', { title: 'Delete account', email: userOf(request).email, errors, formError }, status)
@@ -162,10 +181,7 @@ export default async function settingsRoutes(app: FastifyInstance, deps: Service
   app.get('/account/delete', async (request, reply) => deletePage(request, reply, {}))
 
   app.post<FormBody>('/account/delete', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const password = fieldText(request.body, 'password')
-    if (password === '' || password.length > 256 || hasControlCharacter(password))
-      return deletePage(request, reply, { password: WRONG_PASSWORD.replace('current ', '') }, 400)
-    const result = await closeAccount(ctx, userOf(request).id, password, auditTrail(request, deps))
+    const result = await accounts.closeAccount(accountOf(request), fieldText(request.body, 'password'))
     if (result.kind === 'wrong-password') return deletePage(request, reply, { password: WRONG_PASSWORD.replace('current ', '') }, 400)
     if (result.kind === 'limited') {
       reply.header('retry-after', String(result.retryAfterSeconds))

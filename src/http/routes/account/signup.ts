@@ -1,17 +1,11 @@
 import type { FastifyInstance } from 'fastify'
 import { parseCredentials } from '../../../accounts/credentials.js'
-import { signUp } from '../../../accounts/signup.js'
-import { clientAddressKey } from '../../../limits/client-address.js'
-import { RATE_LIMITS, rateRule } from '../../../limits/policy.js'
-import { takeSlots } from '../../../limits/rate-limiter.js'
 import type { Services } from '../../../services.js'
-import { auditTrail } from '../../audit.js'
+import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'
 
 export default async function signupRoutes(app: FastifyInstance, deps: Services) {
-  const { db } = deps.database
-
   app.get<{ Querystring: { next?: string } }>('/signup', async (request, reply) => {
     if (request.user) return reply.redirect('/applications', 303)
     return render(request, reply, 'account/signup.eta', {
@@ -31,11 +25,9 @@ export default async function signupRoutes(app: FastifyInstance, deps: Services)
     if (!form.ok && form.malformed) {
       return render(request, reply, 'account/signup.eta', { title: 'Sign up', email, next, errors: form.errors }, 400)
     }
-    // Attempts per address only (README "Limits and quotas"): a key per email would let anyone
-    // stop a stranger from signing up by trying their address first.
-    const decision = await takeSlots(db, deps.clock, [rateRule(RATE_LIMITS.signup, clientAddressKey(request.ip), deps.config.limits)])
-    if (!decision.allowed) {
-      reply.header('retry-after', String(decision.retryAfterSeconds))
+    const result = await deps.accounts.signUp(actorOf(request), request.ip, form)
+    if (result.kind === 'limited') {
+      reply.header('retry-after', String(result.retryAfterSeconds))
       return render(
         request,
         reply,
@@ -44,14 +36,15 @@ export default async function signupRoutes(app: FastifyInstance, deps: Services)
         429,
       )
     }
-    if (!form.ok) return render(request, reply, 'account/signup.eta', { title: 'Sign up', email, next, errors: form.errors }, 400)
+    if (result.kind === 'invalid')
+      return render(request, reply, 'account/signup.eta', { title: 'Sign up', email, next, errors: result.errors }, 400)
 
     // Created or already registered: the same redirect either way (and one mail either way), so
     // sign-up cannot be used to find out which emails have accounts. The person logs in next.
-    const { mailSent } = await signUp(deps.accounts, form.email, form.password, auditTrail(request, deps))
+    const { mailSent } = result
     const query = new URLSearchParams({
       signed_up: '1',
-      email: form.email,
+      email,
       ...(mailSent ? {} : { mail: 'failed' }),
       ...(next ? { next } : {}),
     })

@@ -1,21 +1,11 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { isUuid } from '../../../lib/uuid.js'
-import {
-  NotFoundError,
-  type OperatorContext,
-  PAGE_SIZE,
-  deleteApplicationAsOperator,
-  requireApplication,
-  searchApplications,
-  setResourceServer,
-  setVerified,
-  suspendApplication,
-  unsuspendApplication,
-} from '../../../operator/moderation.js'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Actor } from '../../../audit/actor.js'
+import { PAGE_SIZE } from '../../../operator/moderation.js'
+import type { OperatorUseCases } from '../../../operator/use-cases.js'
 import type { Services } from '../../../services.js'
+import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { formatTime } from '../console/view-models.js'
-import { operatorContext } from './context.js'
 import { pageNumber, searchQuery } from './query.js'
 
 type AppParams = { Params: { id: string } }
@@ -27,7 +17,7 @@ interface ActionSpec {
   danger: boolean
   /** The notice on the application's page afterwards; absent for deletion, which leaves it. */
   done?: string
-  run(ctx: OperatorContext, id: string, now: Date): Promise<unknown>
+  run(operator: OperatorUseCases, actor: Actor, id: string): Promise<unknown>
 }
 
 const ACTIONS: Record<string, ActionSpec> = {
@@ -38,7 +28,7 @@ const ACTIONS: Record<string, ActionSpec> = {
     button: 'Suspend application',
     danger: true,
     done: 'The application is suspended.',
-    run: (ctx, id, now) => suspendApplication(ctx, id, now),
+    run: (operator, actor, id) => operator.suspendApplication(actor, id),
   },
   unsuspend: {
     verb: 'Unsuspend',
@@ -46,7 +36,7 @@ const ACTIONS: Record<string, ActionSpec> = {
     button: 'Unsuspend application',
     danger: false,
     done: 'The application is active again.',
-    run: (ctx, id) => unsuspendApplication(ctx, id),
+    run: (operator, actor, id) => operator.unsuspendApplication(actor, id),
   },
   verify: {
     verb: 'Verify',
@@ -55,7 +45,7 @@ const ACTIONS: Record<string, ActionSpec> = {
     button: 'Verify application',
     danger: false,
     done: 'The application is verified.',
-    run: (ctx, id, now) => setVerified(ctx, id, true, now),
+    run: (operator, actor, id) => operator.setVerified(actor, id, true),
   },
   unverify: {
     verb: 'Remove verification from',
@@ -63,7 +53,7 @@ const ACTIONS: Record<string, ActionSpec> = {
     button: 'Remove verification',
     danger: false,
     done: 'The application is no longer verified.',
-    run: (ctx, id, now) => setVerified(ctx, id, false, now),
+    run: (operator, actor, id) => operator.setVerified(actor, id, false),
   },
   'resource-server-on': {
     verb: 'Make a resource server:',
@@ -72,7 +62,7 @@ const ACTIONS: Record<string, ActionSpec> = {
     button: 'Make it a resource server',
     danger: true,
     done: 'The application is a resource server.',
-    run: (ctx, id, now) => setResourceServer(ctx, id, true, now),
+    run: (operator, actor, id) => operator.setResourceServer(actor, id, true),
   },
   'resource-server-off': {
     verb: 'Stop treating as a resource server:',
@@ -80,7 +70,7 @@ const ACTIONS: Record<string, ActionSpec> = {
     button: 'Stop being a resource server',
     danger: false,
     done: 'The application is no longer a resource server.',
-    run: (ctx, id, now) => setResourceServer(ctx, id, false, now),
+    run: (operator, actor, id) => operator.setResourceServer(actor, id, false),
   },
   delete: {
     verb: 'Delete',
@@ -88,7 +78,7 @@ const ACTIONS: Record<string, ActionSpec> = {
       'The application is deleted with its grants and codes; its access tokens are revoked and resource servers told. This cannot be undone.',
     button: 'Delete application',
     danger: true,
-    run: (ctx, id, now) => deleteApplicationAsOperator(ctx, id, now),
+    run: (operator, actor, id) => operator.deleteApplication(actor, id),
   },
 }
 
@@ -96,39 +86,10 @@ const DONE = Object.fromEntries(Object.entries(ACTIONS).flatMap(([k, a]) => (a.d
 
 /** /admin/applications: search by name, client_id or owner; one application; its actions. */
 export default async function adminApplicationRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  const { db } = deps.database
+  const { operator } = deps
+  const load = (request: FastifyRequest<AppParams>) => operator.applicationById(request.params.id)
 
-  const load = async (request: FastifyRequest<AppParams>) => {
-    if (!isUuid(request.params.id)) return undefined
-    return requireApplication(db, { id: request.params.id }).catch((err) => {
-      if (err instanceof NotFoundError) return undefined
-      throw err
-    })
-  }
-
-  app.get<{ Querystring: { q?: unknown; page?: unknown; deleted?: unknown } }>('/admin/applications', async (request, reply) => {
-    const q = searchQuery(request.query.q)
-    const page = pageNumber(request.query.page)
-    const apps = await searchApplications(db, { query: q, page })
-    return render(request, reply, 'admin/applications.eta', {
-      title: 'Applications',
-      q,
-      page,
-      deleted: request.query.deleted === '1',
-      hasMore: apps.length === PAGE_SIZE,
-      applications: apps.map((a) => ({
-        id: a.id,
-        name: a.name,
-        clientId: a.client_id,
-        owner: a.owner_email,
-        ownerId: a.owner_id,
-        created: formatTime(a.created_at),
-        suspended: a.suspended_at !== null,
-        verified: a.verified_at !== null,
-        resourceServer: a.is_resource_server,
-      })),
-    })
-  })
+  app.get<ListQuery>('/admin/applications', (request, reply) => applicationsPage(deps, request, reply))
 
   app.get<AppParams & { Querystring: { done?: unknown } }>('/admin/applications/:id', async (request, reply) => {
     const a = await load(request)
@@ -177,8 +138,36 @@ export default async function adminApplicationRoutes(app: FastifyInstance, deps:
       const a = await load(request)
       const spec = Object.hasOwn(ACTIONS, request.params.action) ? ACTIONS[request.params.action] : undefined
       if (!a || !spec) return reply.callNotFound()
-      await spec.run(operatorContext(deps, request), a.id, deps.clock())
+      await spec.run(operator, actorOf(request), a.id)
       return reply.redirect(spec.done ? `/admin/applications/${a.id}?done=${request.params.action}` : '/admin/applications?deleted=1', 303)
     },
   )
+}
+
+type ListQuery = { Querystring: { q?: unknown; page?: unknown; deleted?: unknown } }
+
+/** GET /admin/applications: the search, a page of applications. */
+async function applicationsPage(deps: Services, request: FastifyRequest<ListQuery>, reply: FastifyReply) {
+  const { operator } = deps
+  const q = searchQuery(request.query.q)
+  const page = pageNumber(request.query.page)
+  const apps = await operator.searchApplications({ query: q, page })
+  return render(request, reply, 'admin/applications.eta', {
+    title: 'Applications',
+    q,
+    page,
+    deleted: request.query.deleted === '1',
+    hasMore: apps.length === PAGE_SIZE,
+    applications: apps.map((a) => ({
+      id: a.id,
+      name: a.name,
+      clientId: a.client_id,
+      owner: a.owner_email,
+      ownerId: a.owner_id,
+      created: formatTime(a.created_at),
+      suspended: a.suspended_at !== null,
+      verified: a.verified_at !== null,
+      resourceServer: a.is_resource_server,
+    })),
+  })
 }

@@ -1,19 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { isUuid } from '../../../lib/uuid.js'
-import {
-  NotFoundError,
-  PAGE_SIZE,
-  deleteUser,
-  requireUserById,
-  searchApplications,
-  searchUsers,
-  suspendUser,
-  unsuspendUser,
-} from '../../../operator/moderation.js'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { PAGE_SIZE } from '../../../operator/moderation.js'
 import type { Services } from '../../../services.js'
+import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { formatTime } from '../console/view-models.js'
-import { operatorContext } from './context.js'
 import { pageNumber, searchQuery } from './query.js'
 
 type UserParams = { Params: { id: string } }
@@ -53,45 +43,19 @@ function isAction(v: string): v is Action {
 
 /** /admin/users: search, one user, and the suspend / unsuspend / delete confirmations. */
 export default async function adminUserRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  const { db } = deps.database
+  const { operator } = deps
+  const load = (request: FastifyRequest<UserParams>) => operator.userById(request.params.id)
 
-  const load = async (request: FastifyRequest<UserParams>) => {
-    if (!isUuid(request.params.id)) return undefined
-    return requireUserById(db, request.params.id).catch((err) => {
-      if (err instanceof NotFoundError) return undefined
-      throw err
-    })
-  }
-
-  app.get<{ Querystring: { q?: unknown; page?: unknown; deleted?: unknown } }>('/admin/users', async (request, reply) => {
-    const q = searchQuery(request.query.q)
-    const page = pageNumber(request.query.page)
-    const users = await searchUsers(db, { query: q, page })
-    return render(request, reply, 'admin/users.eta', {
-      title: 'Users',
-      q,
-      page,
-      deleted: request.query.deleted === '1',
-      hasMore: users.length === PAGE_SIZE,
-      users: users.map((u) => ({
-        id: u.id,
-        email: u.email,
-        created: formatTime(u.created_at),
-        operator: u.is_operator,
-        suspended: u.suspended_at !== null,
-        applications: u.applications,
-      })),
-    })
-  })
+  app.get<ListQuery>('/admin/users', (request, reply) => usersPage(deps, request, reply))
 
   app.get<UserParams & { Querystring: { done?: unknown } }>('/admin/users/:id', async (request, reply) => {
     const user = await load(request)
     if (!user) return reply.callNotFound()
-    const apps = await searchApplications(db, { ownerId: user.id })
+    const apps = await operator.searchApplications({ ownerId: user.id })
     return render(request, reply, 'admin/user.eta', {
       title: user.email,
       notice: typeof request.query.done === 'string' ? DONE[request.query.done] : undefined,
-      self: user.id === request.user!.id,
+      self: !operator.mayModerate(actorOf(request), user.id),
       user: {
         id: user.id,
         email: user.email,
@@ -106,7 +70,7 @@ export default async function adminUserRoutes(app: FastifyInstance, deps: Servic
   app.get<{ Params: { id: string; action: string } }>('/admin/users/:id/:action', async (request, reply) => {
     const { action } = request.params
     const user = await load(request)
-    if (!user || !isAction(action) || user.id === request.user!.id) return reply.callNotFound()
+    if (!user || !isAction(action) || !operator.mayModerate(actorOf(request), user.id)) return reply.callNotFound()
     const a = ACTIONS[action]
     return render(request, reply, 'admin/confirm.eta', {
       title: `${a.verb} ${user.email}`,
@@ -125,20 +89,45 @@ export default async function adminUserRoutes(app: FastifyInstance, deps: Servic
     async (request, reply) => {
       const { action } = request.params
       const user = await load(request)
+      const actor = actorOf(request)
       // An operator does not suspend or delete their own account from here: the command line can.
-      if (!user || !isAction(action) || user.id === request.user!.id) return reply.callNotFound()
-      const ctx = operatorContext(deps, request)
+      if (!user || !isAction(action) || !operator.mayModerate(actor, user.id)) return reply.callNotFound()
       switch (action) {
         case 'suspend':
-          await suspendUser(ctx, user.id, deps.clock())
+          await operator.suspendUser(actor, user.id)
           return reply.redirect(`/admin/users/${user.id}?done=suspended`, 303)
         case 'unsuspend':
-          await unsuspendUser(ctx, user.id)
+          await operator.unsuspendUser(actor, user.id)
           return reply.redirect(`/admin/users/${user.id}?done=unsuspended`, 303)
         case 'delete':
-          await deleteUser(ctx, user.id, deps.clock())
+          await operator.deleteUser(actor, user.id)
           return reply.redirect('/admin/users?deleted=1', 303)
       }
     },
   )
+}
+
+type ListQuery = { Querystring: { q?: unknown; page?: unknown; deleted?: unknown } }
+
+/** GET /admin/users: the search, a page of users. */
+async function usersPage(deps: Services, request: FastifyRequest<ListQuery>, reply: FastifyReply) {
+  const { operator } = deps
+  const q = searchQuery(request.query.q)
+  const page = pageNumber(request.query.page)
+  const users = await operator.searchUsers({ query: q, page })
+  return render(request, reply, 'admin/users.eta', {
+    title: 'Users',
+    q,
+    page,
+    deleted: request.query.deleted === '1',
+    hasMore: users.length === PAGE_SIZE,
+    users: users.map((u) => ({
+      id: u.id,
+      email: u.email,
+      created: formatTime(u.created_at),
+      operator: u.is_operator,
+      suspended: u.suspended_at !== null,
+      applications: u.applications,
+    })),
+  })
 }

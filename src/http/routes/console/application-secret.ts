@@ -1,10 +1,8 @@
 import type { FastifyInstance } from 'fastify'
-import { findApplication, regenerateSecret } from '../../../console/applications.js'
 import type { Services } from '../../../services.js'
-import { auditTrail } from '../../audit.js'
 import { render } from '../../render.js'
 import { renderApplicationPage } from './application.js'
-import { ownerId } from './owner.js'
+import { ownerOf } from './owner.js'
 
 type IdParams = { Params: { id: string } }
 
@@ -14,10 +12,8 @@ type IdParams = { Params: { id: string } }
  * given the new one; hence the confirmation page (the console has no JavaScript for a dialog).
  */
 export default async function applicationSecretRoutes(app: FastifyInstance, deps: Services) {
-  const { db } = deps.database
-
   app.get<IdParams>('/applications/:id/secret', async (request, reply) => {
-    const application = await findApplication(db, request.params.id, ownerId(request))
+    const application = await deps.console.findApplication(ownerOf(request), request.params.id)
     if (!application) return reply.callNotFound()
     return render(request, reply, 'console/applications/regenerate.eta', {
       title: `New secret for ${application.name}`,
@@ -26,7 +22,7 @@ export default async function applicationSecretRoutes(app: FastifyInstance, deps
   })
 
   app.post<IdParams>('/applications/:id/secret', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const result = await regenerateSecret(db, deps.bus, request.params.id, ownerId(request), deps.clock(), auditTrail(request, deps))
+    const result = await deps.console.regenerateSecret(ownerOf(request), request.params.id)
     if (!result) return reply.callNotFound()
     // Rendered from this response rather than redirected, for the reasons given at
     // POST /applications: the plaintext must not outlive this page.

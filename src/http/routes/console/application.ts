@@ -1,11 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { applicationFormValues, parseApplicationForm } from '../../../console/application-form.js'
-import { findApplication, updateApplication } from '../../../console/applications.js'
 import type { Application } from '../../../db/schema.js'
 import type { Services } from '../../../services.js'
-import { auditTrail } from '../../audit.js'
 import { render } from '../../render.js'
-import { ownerId } from './owner.js'
+import { ownerOf } from './owner.js'
 import { applicationFormView, applicationView } from './view-models.js'
 
 type IdParams = { Params: { id: string } }
@@ -31,16 +29,14 @@ export function renderApplicationPage(
 
 /** GET /applications/:id, GET /applications/:id/edit, POST /applications/:id (update). */
 export default async function applicationRoutes(app: FastifyInstance, deps: Services) {
-  const { db } = deps.database
-
   app.get<IdParams & { Querystring: { updated?: string } }>('/applications/:id', async (request, reply) => {
-    const application = await findApplication(db, request.params.id, ownerId(request))
+    const application = await deps.console.findApplication(ownerOf(request), request.params.id)
     if (!application) return reply.callNotFound()
     return renderApplicationPage(request, reply, application, request.query.updated === '1' ? { notice: 'Application updated.' } : {})
   })
 
   app.get<IdParams>('/applications/:id/edit', async (request, reply) => {
-    const application = await findApplication(db, request.params.id, ownerId(request))
+    const application = await deps.console.findApplication(ownerOf(request), request.params.id)
     if (!application) return reply.callNotFound()
     const mode = { kind: 'edit', id: application.id, name: application.name } as const
     return render(request, reply, 'console/applications/form.eta', applicationFormView(mode, applicationFormValues(application)))
@@ -50,15 +46,15 @@ export default async function applicationRoutes(app: FastifyInstance, deps: Serv
     '/applications/:id',
     { preHandler: app.csrfProtection },
     async (request, reply) => {
-      const owner = ownerId(request)
-      const existing = await findApplication(db, request.params.id, owner)
+      const owner = ownerOf(request)
+      const existing = await deps.console.findApplication(owner, request.params.id)
       if (!existing) return reply.callNotFound()
       const form = parseApplicationForm(request.body)
       if (!form.ok) {
         const mode = { kind: 'edit', id: existing.id, name: existing.name } as const
         return render(request, reply, 'console/applications/form.eta', applicationFormView(mode, form.values, form.errors), 400)
       }
-      const updated = await updateApplication(db, existing, owner, form.settings, deps.clock(), auditTrail(request, deps))
+      const updated = await deps.console.updateApplication(owner, existing, form.settings)
       if (!updated) return reply.callNotFound()
       return reply.redirect(`/applications/${updated.id}?updated=1`, 303)
     },

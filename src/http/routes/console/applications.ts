@@ -1,10 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { newApplicationFormValues, parseApplicationForm } from '../../../console/application-form.js'
-import { listApplications, mayRegisterApplication, registerApplication } from '../../../console/applications.js'
 import type { Services } from '../../../services.js'
-import { auditTrail } from '../../audit.js'
 import { render } from '../../render.js'
-import { ownerId } from './owner.js'
+import { ownerOf } from './owner.js'
 import { renderApplicationPage } from './application.js'
 import { applicationFormView, conversionNotice, formatTime } from './view-models.js'
 
@@ -29,22 +27,20 @@ function unverified(request: FastifyRequest, reply: FastifyReply) {
   )
 }
 
+const quotaMessage = (limit: number) => `You have ${limit} applications, the most one account may register. Delete one to register another.`
+
 /** GET /applications, GET /applications/new, POST /applications. */
 export default async function applicationsRoutes(app: FastifyInstance, deps: Services) {
-  const { db } = deps.database
-  const limit = deps.config.quotas.applicationsPerUser
-  const quotaMessage = `You have ${limit} applications, the most one account may register. Delete one to register another.`
-
   app.get<{ Querystring: { deleted?: string; verified?: string; verification?: string } }>('/applications', async (request, reply) => {
-    const rows = await listApplications(db, ownerId(request))
+    const { applications, quota } = await deps.console.listApplications(ownerOf(request))
     return render(request, reply, 'console/applications/index.eta', {
       title: 'Your Applications',
       deleted: request.query.deleted === '1',
-      quotaMessage: rows.length >= limit ? quotaMessage : undefined,
+      quotaMessage: quota.reached ? quotaMessage(quota.limit) : undefined,
       emailVerified: request.user?.emailVerified === true,
       justVerified: request.query.verified === '1',
       verification: VERIFICATION_NOTICES.has(String(request.query.verification)) ? request.query.verification : null,
-      applications: rows.map((a) => ({
+      applications: applications.map((a) => ({
         id: a.id,
         name: a.name,
         clientId: a.client_id,
@@ -55,22 +51,24 @@ export default async function applicationsRoutes(app: FastifyInstance, deps: Ser
   })
 
   app.get('/applications/new', async (request, reply) => {
-    if (!request.user?.emailVerified) return unverified(request, reply)
+    const check = await deps.console.mayRegister(ownerOf(request))
+    if (check.kind === 'unverified') return unverified(request, reply)
     const view = applicationFormView({ kind: 'new' }, newApplicationFormValues())
-    if (!(await mayRegisterApplication(db, ownerId(request), limit))) view.formError = quotaMessage
+    if (check.kind === 'quota-reached') view.formError = quotaMessage(check.limit)
     return render(request, reply, 'console/applications/form.eta', view)
   })
 
   app.post<{ Body: Record<string, unknown> }>('/applications', { preHandler: app.csrfProtection }, async (request, reply) => {
-    if (!request.user?.emailVerified) return unverified(request, reply)
+    if (deps.console.needsVerification(ownerOf(request))) return unverified(request, reply)
     const form = parseApplicationForm(request.body)
     if (!form.ok) {
       return render(request, reply, 'console/applications/form.eta', applicationFormView({ kind: 'new' }, form.values, form.errors), 400)
     }
-    const registration = await registerApplication(db, ownerId(request), form.settings, deps.clock(), limit, auditTrail(request, deps))
+    const registration = await deps.console.registerApplication(ownerOf(request), form.settings)
+    if (registration.kind === 'unverified') return unverified(request, reply)
     if (registration.kind === 'quota-reached') {
       const view = applicationFormView({ kind: 'new' }, form.values)
-      view.formError = quotaMessage
+      view.formError = quotaMessage(registration.limit)
       return render(request, reply, 'console/applications/form.eta', view, 409)
     }
     const { application, clientSecret } = registration

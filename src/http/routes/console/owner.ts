@@ -1,7 +1,9 @@
 import type { FastifyRequest } from 'fastify'
+import type { Owner } from '../../../console/use-cases.js'
+import { actorOf } from '../../audit.js'
 
-/** The logged-in user's id; the console's requireUser hook has already turned everyone else away. */
-export function ownerId(request: FastifyRequest): string {
+/** The logged-in owner the console acts for (src/console/use-cases.ts); requireUser has turned everyone else away. */
+export function ownerOf(request: FastifyRequest): Owner {
   if (!request.user) throw new Error('console route reached without a user')
-  return request.user.id
+  return { ...actorOf(request), userId: request.user.id, emailVerified: request.user.emailVerified }
 }

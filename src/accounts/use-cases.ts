@@ -1,0 +1,131 @@
+import { type Actor, trailOf } from '../audit/actor.js'
+import type { AuditLog } from '../audit/audit-log.js'
+import type { ParsedCredentials } from './credentials.js'
+import { emailField, newPasswordField, parseField } from './credentials.js'
+import { hasControlCharacter } from '../lib/text.js'
+import { clientAddressKey } from '../limits/client-address.js'
+import { RATE_LIMITS, rateRule } from '../limits/policy.js'
+import { takeSlots } from '../limits/rate-limiter.js'
+import {
+  type ChangePasswordResult,
+  type CloseAccountResult,
+  type EmailChangeRequest,
+  changePassword,
+  closeAccount,
+  confirmEmailChange,
+  emailChangeLink,
+  requestEmailChange,
+} from './account-settings.js'
+import type { AccountContext } from './context.js'
+import { requestPasswordReset, resetLinkEmail, resetPassword } from './password-reset.js'
+import { type SessionView, endOtherSessions, listSessions } from './sessions.js'
+import { signUp } from './signup.js'
+import { confirmVerification, resendVerification, verificationLinkWorks } from './verification.js'
+
+/*
+ * The account's use cases (README "Your account"), built once in src/services.ts: sign-up within
+ * SIGNUP_LIMIT, the mailed links, and the Account pages, each recording its audit event through
+ * the actor's trail.
+ */
+
+/** The logged-in user acting on their own account. */
+export interface Account extends Actor {
+  readonly userId: string
+}
+
+export type SignUpResult =
+  | { kind: 'signed-up'; mailSent: boolean }
+  | { kind: 'limited'; retryAfterSeconds: number }
+  | { kind: 'invalid'; errors: Extract<ParsedCredentials, { ok: false }>['errors'] }
+
+/** A current password that cannot be right is refused without counting against the reauthentication limit. */
+const cannotBeRight = (password: string) => password === '' || password.length > 256 || hasControlCharacter(password)
+
+/** Which fields of an Account form were refused before anything was asked of the database. */
+export interface FieldRefusals {
+  currentPassword?: true
+  newPassword?: string
+  newEmail?: string
+}
+
+type Refused = { kind: 'invalid'; errors: FieldRefusals }
+
+function refusals(currentPassword: string, other: { newPassword?: string; newEmail?: string }): Refused | undefined {
+  const errors: FieldRefusals = { ...other }
+  if (cannotBeRight(currentPassword)) errors.currentPassword = true
+  return Object.keys(errors).length > 0 ? { kind: 'invalid', errors } : undefined
+}
+
+export function accountUseCases(ctx: AccountContext, audit: AuditLog) {
+  return {
+    /**
+     * Attempts per address only (README "Limits and quotas"): a key per email would let anyone
+     * stop a stranger from signing up by trying their address first. Created or already
+     * registered answer alike, so sign-up does not tell which emails have accounts.
+     */
+    async signUp(actor: Actor, ip: string, form: ParsedCredentials): Promise<SignUpResult> {
+      const decision = await takeSlots(ctx.db, ctx.clock, [rateRule(RATE_LIMITS.signup, clientAddressKey(ip), ctx.limits)])
+      if (!decision.allowed) return { kind: 'limited', retryAfterSeconds: decision.retryAfterSeconds }
+      if (!form.ok) return { kind: 'invalid', errors: form.errors }
+      return { kind: 'signed-up', ...(await signUp(ctx, form.email, form.password, trailOf(audit, actor))) }
+    },
+    resendVerification: (account: Account) => resendVerification(ctx, account.userId),
+    verificationLinkWorks: (token: unknown) => verificationLinkWorks(ctx, token),
+    confirmVerification: (actor: Actor, token: unknown) => confirmVerification(ctx, token, trailOf(audit, actor)),
+    requestPasswordReset: (email: string, ip: string) => requestPasswordReset(ctx, email, clientAddressKey(ip)),
+    resetLinkEmail: (token: unknown) => resetLinkEmail(ctx, token),
+    resetPassword: (actor: Actor, token: unknown, newPassword: string) => resetPassword(ctx, token, newPassword, trailOf(audit, actor)),
+    emailChangeLink: (token: unknown) => emailChangeLink(ctx, token),
+    confirmEmailChange: (actor: Actor, token: unknown) => confirmEmailChange(ctx, token, actor.userId ?? undefined, trailOf(audit, actor)),
+
+    /** A new password, asked with the current one; the other sessions end (src/accounts/account-settings.ts). */
+    async changePassword(
+      account: Account,
+      change: { sessionId: string | undefined; currentPassword: string; newPassword: string },
+    ): Promise<ChangePasswordResult | Refused> {
+      const next = parseField(newPasswordField, change.newPassword)
+      const refused = refusals(change.currentPassword, next.ok ? {} : { newPassword: next.error })
+      if (refused || !next.ok) return refused ?? { kind: 'invalid', errors: {} }
+      const request = {
+        userId: account.userId,
+        sessionId: change.sessionId,
+        currentPassword: change.currentPassword,
+        newPassword: next.value,
+      }
+      return changePassword(ctx, request, trailOf(audit, account))
+    },
+
+    /** The first half of an email change; `newEmail` of a sent request is the address as checked. */
+    async requestEmailChange(
+      account: Account,
+      change: { currentPassword: string; newEmail: string },
+    ): Promise<Exclude<EmailChangeRequest, { kind: 'sent' }> | { kind: 'sent'; mailSent: boolean; newEmail: string } | Refused> {
+      const email = parseField(emailField, change.newEmail)
+      const refused = refusals(change.currentPassword, email.ok ? {} : { newEmail: email.error })
+      if (refused || !email.ok) return refused ?? { kind: 'invalid', errors: {} }
+      const result = await requestEmailChange(ctx, {
+        userId: account.userId,
+        currentPassword: change.currentPassword,
+        newEmail: email.value,
+      })
+      return result.kind === 'sent' ? { ...result, newEmail: email.value } : result
+    },
+
+    async closeAccount(account: Account, password: string): Promise<CloseAccountResult> {
+      if (cannotBeRight(password)) return { kind: 'wrong-password' }
+      return closeAccount(ctx, account.userId, password, trailOf(audit, account))
+    },
+
+    listSessions: (account: Account, sessionId: string | undefined): Promise<SessionView[]> =>
+      listSessions(ctx.db, account.userId, sessionId, ctx.clock()),
+
+    /** "Log out other sessions", recorded on the account's Security log. */
+    async endOtherSessions(account: Account, sessionId: string | undefined): Promise<number> {
+      const ended = await endOtherSessions(ctx.db, account.userId, sessionId)
+      await trailOf(audit, account).record({ event: 'user.sessions_ended', userId: account.userId, detail: `${ended} sessions ended` })
+      return ended
+    },
+  }
+}
+
+export type AccountUseCases = ReturnType<typeof accountUseCases>

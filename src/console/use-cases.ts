@@ -1,0 +1,79 @@
+import { type Actor, trailOf } from '../audit/actor.js'
+import type { AuditLog } from '../audit/audit-log.js'
+import type { Db } from '../db/connect.js'
+import type { Application } from '../db/schema.js'
+import type { Clock } from '../lib/clock.js'
+import type { ApplicationSettings, ApplicationSummary } from '../repositories/applications.js'
+import type { RevocationBus } from '../revocation/bus.js'
+import {
+  type Registration,
+  deleteApplication,
+  findApplication,
+  listApplications,
+  mayRegisterApplication,
+  regenerateSecret,
+  registerApplication,
+  updateApplication,
+} from './applications.js'
+
+/*
+ * "Your Applications" (README "Your account"), built once in src/services.ts: every use case acts
+ * for the logged-in owner, only on their own applications, within MAX_APPLICATIONS_PER_USER, and
+ * registers only for a verified address.
+ */
+
+/** The logged-in owner as the console acts for them: the audit log's actor, and whether their address is verified. */
+export interface Owner extends Actor {
+  readonly userId: string
+  readonly emailVerified: boolean
+}
+
+/** Whether the owner may register an application now: a verified address, and below the quota. */
+export type RegistrationCheck = { kind: 'allowed' } | { kind: 'unverified' } | { kind: 'quota-reached'; limit: number }
+
+export interface ConsoleUseCases {
+  /** The owner's applications, newest first, and MAX_APPLICATIONS_PER_USER with whether they reached it. */
+  listApplications(owner: Owner): Promise<{ applications: ApplicationSummary[]; quota: { limit: number; reached: boolean } }>
+  mayRegister(owner: Owner): Promise<RegistrationCheck>
+  /** Whether the owner must verify their address before registering (answered before the form is read). */
+  needsVerification(owner: Owner): boolean
+  registerApplication(owner: Owner, settings: ApplicationSettings): Promise<Registration | { kind: 'unverified' }>
+  /** The owner's application; undefined for another owner's, as for one that does not exist. */
+  findApplication(owner: Owner, id: string): Promise<Application | undefined>
+  /** Saves the settings of `before` (as the edit form read it, so the audit log says what changed). */
+  updateApplication(owner: Owner, before: Application, settings: ApplicationSettings): Promise<Application | undefined>
+  regenerateSecret(owner: Owner, id: string): Promise<{ application: Application; clientSecret: string } | undefined>
+  deleteApplication(owner: Owner, id: string): Promise<boolean>
+}
+
+export interface ConsoleDeps {
+  db: Db
+  bus: RevocationBus
+  clock: Clock
+  audit: AuditLog
+  /** MAX_APPLICATIONS_PER_USER. */
+  applicationsPerUser: number
+}
+
+export function consoleUseCases({ db, bus, clock, audit, applicationsPerUser: limit }: ConsoleDeps): ConsoleUseCases {
+  return {
+    async listApplications(owner) {
+      const applications = await listApplications(db, owner.userId)
+      return { applications, quota: { limit, reached: applications.length >= limit } }
+    },
+    async mayRegister(owner) {
+      if (!owner.emailVerified) return { kind: 'unverified' }
+      return (await mayRegisterApplication(db, owner.userId, limit)) ? { kind: 'allowed' } : { kind: 'quota-reached', limit }
+    },
+    // Its owner's email is the developer's identity on consent pages (README "Your account").
+    needsVerification: (owner) => !owner.emailVerified,
+    async registerApplication(owner, settings) {
+      if (!owner.emailVerified) return { kind: 'unverified' }
+      return registerApplication(db, owner.userId, settings, clock(), limit, trailOf(audit, owner))
+    },
+    findApplication: (owner, id) => findApplication(db, id, owner.userId),
+    updateApplication: (owner, before, settings) => updateApplication(db, before, owner.userId, settings, clock(), trailOf(audit, owner)),
+    regenerateSecret: (owner, id) => regenerateSecret(db, bus, id, owner.userId, clock(), trailOf(audit, owner)),
+    deleteApplication: (owner, id) => deleteApplication(db, bus, id, owner.userId, clock(), trailOf(audit, owner)),
+  }
+}

@@ -1,0 +1,108 @@
+import { type Actor, trailOf } from '../audit/actor.js'
+import type { AuditLog } from '../audit/audit-log.js'
+import type { Db } from '../db/connect.js'
+import type { User } from '../db/schema.js'
+import type { Clock } from '../lib/clock.js'
+import { isUuid } from '../lib/uuid.js'
+import type { ApplicationListing, ApplicationWithOwner } from '../repositories/applications.js'
+import type { UserListing } from '../repositories/users.js'
+import type { RevocationBus } from '../revocation/bus.js'
+import {
+  NotFoundError,
+  type OperatorContext,
+  deleteApplicationAsOperator,
+  deleteUser,
+  requireApplication,
+  requireUserByEmail,
+  requireUserById,
+  revokeApplicationTokens,
+  searchApplications,
+  searchUsers,
+  setOperatorRole,
+  setResourceServer,
+  setVerified,
+  suspendApplication,
+  suspendUser,
+  unsuspendApplication,
+  unsuspendUser,
+} from './moderation.js'
+
+/*
+ * The operator's use cases (README "Operating Gatehouse"), built once in src/services.ts for both
+ * of their tools, the admin pages and the command line: each takes the acting operator, reads the
+ * time from the clock, and records its audit event through the actor's trail.
+ */
+
+/** An operator acting on their own account from the pages: refused (the command line can). */
+export class OwnAccountError extends Error {
+  override name = 'OwnAccountError'
+  constructor() {
+    super('An operator does not suspend or delete their own account from the admin pages.')
+  }
+}
+
+export interface OperatorUseCases {
+  searchUsers(options?: { query?: string; page?: number; operatorsOnly?: boolean }): Promise<UserListing[]>
+  searchApplications(options?: { query?: string; page?: number; ownerId?: string }): Promise<ApplicationListing[]>
+  /** The user with this email; NotFoundError when there is none. */
+  userByEmail(email: string): Promise<User>
+  /** The user with this id, or undefined (an id that is no UUID included). */
+  userById(id: string): Promise<User | undefined>
+  /** The application with this client_id; NotFoundError when there is none. */
+  applicationByClientId(clientId: string): Promise<ApplicationWithOwner>
+  applicationById(id: string): Promise<ApplicationWithOwner | undefined>
+  /** Whether the actor may suspend, unsuspend or delete this account: not their own. */
+  mayModerate(actor: Actor, userId: string): boolean
+  setOperatorRole(actor: Actor, email: string, on: boolean): Promise<{ user: User; changed: boolean }>
+  suspendUser(actor: Actor, userId: string): Promise<{ changed: boolean }>
+  unsuspendUser(actor: Actor, userId: string): Promise<{ changed: boolean; applications: number }>
+  deleteUser(actor: Actor, userId: string): Promise<{ email: string; applications: number }>
+  suspendApplication(actor: Actor, applicationId: string): Promise<{ changed: boolean; revoked: number }>
+  unsuspendApplication(actor: Actor, applicationId: string): Promise<{ changed: boolean }>
+  setVerified(actor: Actor, applicationId: string, on: boolean): Promise<{ changed: boolean }>
+  setResourceServer(actor: Actor, applicationId: string, on: boolean): Promise<{ changed: boolean }>
+  deleteApplication(actor: Actor, applicationId: string): Promise<void>
+  /** `gatehouse tokens revoke`: every token of the application, or one user's. */
+  revokeTokens(actor: Actor, applicationId: string, userId?: string): Promise<{ revoked: number }>
+}
+
+export interface OperatorDeps {
+  db: Db
+  bus: RevocationBus
+  clock: Clock
+  audit: AuditLog
+}
+
+const orUndefined = <T>(found: Promise<T>): Promise<T | undefined> =>
+  found.catch((err: unknown) => {
+    if (err instanceof NotFoundError) return undefined
+    throw err
+  })
+
+export function operatorUseCases({ db, bus, clock, audit }: OperatorDeps): OperatorUseCases {
+  const ctx = (actor: Actor): OperatorContext => ({ db, bus, record: (event) => trailOf(audit, actor).record(event) })
+  const mayModerate = (actor: Actor, userId: string) => actor.userId !== userId
+  const moderated = (actor: Actor, userId: string) => {
+    if (!mayModerate(actor, userId)) throw new OwnAccountError()
+    return ctx(actor)
+  }
+  return {
+    searchUsers: (options) => searchUsers(db, options),
+    searchApplications: (options) => searchApplications(db, options),
+    userByEmail: (email) => requireUserByEmail(db, email),
+    userById: async (id) => (isUuid(id) ? orUndefined(requireUserById(db, id)) : undefined),
+    applicationByClientId: (clientId) => requireApplication(db, { clientId }),
+    applicationById: async (id) => (isUuid(id) ? orUndefined(requireApplication(db, { id })) : undefined),
+    mayModerate,
+    setOperatorRole: (actor, email, on) => setOperatorRole(ctx(actor), email, on),
+    suspendUser: async (actor, userId) => suspendUser(moderated(actor, userId), userId, clock()),
+    unsuspendUser: async (actor, userId) => unsuspendUser(moderated(actor, userId), userId),
+    deleteUser: async (actor, userId) => deleteUser(moderated(actor, userId), userId, clock()),
+    suspendApplication: (actor, id) => suspendApplication(ctx(actor), id, clock()),
+    unsuspendApplication: (actor, id) => unsuspendApplication(ctx(actor), id),
+    setVerified: (actor, id, on) => setVerified(ctx(actor), id, on, clock()),
+    setResourceServer: (actor, id, on) => setResourceServer(ctx(actor), id, on, clock()),
+    deleteApplication: (actor, id) => deleteApplicationAsOperator(ctx(actor), id, clock()),
+    revokeTokens: (actor, id, userId) => revokeApplicationTokens(ctx(actor), id, userId, clock()),
+  }
+}
