@@ -58,7 +58,7 @@ describe('verification', () => {
 
     expect(mail.from?.text).toBe('"Team Auth" <auth@gatehouse.test>')
     expect(mail.subject).toBe('Verify your email address · Team Auth')
-    expect(mail.text).toContain('Team Auth account')
+    expect(mail.text).toContain('created an account on Team Auth')
     expect(mail.html).toContain('<a href="http://gatehouse.test/verify-email?token=gev_')
     const links = mailLinks(mail)
     expect(links.every((l) => l.startsWith('http://gatehouse.test/'))).toBe(true)
