@@ -2,7 +2,10 @@ import { buildApp } from './app.js'
 import { ConfigError, loadProcessConfig } from './config.js'
 import { type Services, createServices } from './services.js'
 
-/* The only module that touches the process: environment, listening, signals. */
+/*
+ * The server's process entry, as src/cli.ts is the command line's: the only modules that touch
+ * the process (environment, listening, signals, exit codes; docs/architecture.md "Composition root").
+ */
 
 /*
  * The last line of defence (README "Failures and recovery"): an exception nothing caught leaves

@@ -179,7 +179,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
 
   const stopReporting = role === 'server' ? reportOutages(database, log) : () => {}
 
-  const bus = new RevocationBus(database, log)
+  const bus = new RevocationBus(database, log, clock)
   const revocationFeed = new RevocationFeed(db, log, { limits: config.streams })
   const caches = buildCaches(config, database, clock)
   for (const receiver of [caches.tokens, caches.clients, caches.applications, revocationFeed]) bus.subscribe(receiver)

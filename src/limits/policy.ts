@@ -94,7 +94,7 @@ export const QUOTAS = {
 export const LIFETIMES = {
   /** An authorization code (spec 3). */
   authorizationCodeMs: 10 * MINUTE,
-  /** A held consent request (DESIGN "/oauth/authorize" 6). */
+  /** A held consent request (README "GET /oauth/authorize", "Pending requests"). */
   consentRequestMs: 10 * MINUTE,
   /** A console session: set by the configuration, not fixed here. */
   session: { setting: 'sessionTtlMs', env: 'SESSION_TTL_HOURS' },

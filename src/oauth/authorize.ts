@@ -200,7 +200,7 @@ export async function answerConsent(
   if (outcome.kind === 'redirect') return deliverError(ctx, outcome, user)
   const req = outcome.request
   if (form.decision === 'deny') {
-    // The user's own answer goes back to the client whatever the trust (DESIGN "/oauth/authorize" 4).
+    // The user's own answer goes back to the client whatever the trust (docs/decisions/005-trusted-redirects.md).
     return (await releaseHeldRequest(ctx.db, form.heldId, user.id, now))
       ? { kind: 'redirect', location: denyAuthorization(req, ctx.issuer) }
       : gone

@@ -8,6 +8,7 @@ import {
 } from '@gatehouse/verifier/shared'
 import { describeFailure } from '../db/availability.js'
 import type { DatabaseHandle } from '../db/connect.js'
+import { type Clock, systemClock } from '../lib/clock.js'
 
 /** Something that holds what a revocation invalidates: a cache, the revocation stream. */
 export interface RevocationReceiver {
@@ -36,6 +37,8 @@ export class RevocationBus {
   constructor(
     private readonly database: Pick<DatabaseHandle, 'listen'>,
     private readonly log: BusLog,
+    /** Times the outages it reports (src/lib/clock.ts). */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** True while revocations from other processes reach this one. */
@@ -66,12 +69,12 @@ export class RevocationBus {
         onConnected: () => {
           this.#listening = true
           for (const r of this.#receivers) r.clear()
-          if (lostAt !== undefined) this.log.info({ downMs: Date.now() - lostAt }, 'revocation notifications restored')
+          if (lostAt !== undefined) this.log.info({ downMs: this.clock().getTime() - lostAt }, 'revocation notifications restored')
           lostAt = undefined
         },
         onDisconnected: (err) => {
           this.#listening = false
-          lostAt ??= Date.now()
+          lostAt ??= this.clock().getTime()
           this.log.warn(
             { cause: err === undefined ? 'connection closed' : describeFailure(err) },
             'revocation notifications lost; reconnecting (caches fall back to their TTL meanwhile)',
