@@ -48,6 +48,7 @@ export { requestParams, singleParams } from './oauth/params.js'
 export { SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from './oauth/scope.js'
 export { describeRedirectTarget } from './oauth/redirect-uri.js'
 export { clientAddressForAudit } from './limits/client-address.js'
+export { AUDIT_EVENTS, describeAuditEvent, isAuditEventName } from './audit/audit-log.js'
 
 /** Client authentications held by the resource-server endpoints' cache. */
 const CLIENT_CACHE_MAX_ENTRIES = 10_000
