@@ -45,10 +45,16 @@ export {
  * address as the audit log keeps it.
  */
 export { requestParams, singleParams } from './oauth/params.js'
-export { SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from './oauth/scope.js'
+export { SCOPES, SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from './oauth/scope.js'
+export { unicodeHostOf } from './oauth/redirect-uri-registration.js'
 export { describeRedirectTarget } from './oauth/redirect-uri.js'
 export { clientAddressForAudit } from './limits/client-address.js'
 export { AUDIT_EVENTS, describeAuditEvent, isAuditEventName } from './audit/audit-log.js'
+/* The forms' parsers: what a submitted field or form becomes before a use case sees it. */
+export { emailField, fieldText, newPasswordField, parseCredentials, parseField } from './accounts/credentials.js'
+export { applicationFormValues, newApplicationFormValues, parseApplicationForm } from './console/application-form.js'
+/** Rows per page of the operator's user and application searches. */
+export { PAGE_SIZE as OPERATOR_PAGE_SIZE } from './operator/moderation.js'
 
 /** Client authentications held by the resource-server endpoints' cache. */
 const CLIENT_CACHE_MAX_ENTRIES = 10_000
