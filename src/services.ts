@@ -91,8 +91,9 @@ export interface Services {
   readonly log: Logger
   readonly clock: Clock
   /*
-   * The parts below are what the routes not yet behind a use case still take (the OAuth,
-   * resource-server, log-in and session routes; issue 22) and what /metrics reads.
+   * The parts below are what the routes not yet behind a use case still take (the log-in and
+   * session routes; issue 22), what the revocation stream writes its events from, and what
+   * /metrics reads.
    */
   readonly database: DatabaseHandle
   /** Every revocation reaches every receiver below through it. */
