@@ -14,6 +14,7 @@ import { type Clock, systemClock } from './lib/clock.js'
 import { Janitor } from './limits/janitor.js'
 import { type Mailer, createMailer } from './mail/mailer.js'
 import { ApplicationCache } from './oauth/application-cache.js'
+import { type OAuthDeps, type OAuthUseCases, type ResourceUseCases, oauthUseCases, resourceUseCases } from './oauth/use-cases.js'
 import { ClientAuthCache } from './oauth/client-auth-cache.js'
 import { type ServerTokenCache, createServerTokenCache } from './oauth/token-validity.js'
 import { RevocationBus } from './revocation/bus.js'
@@ -38,6 +39,22 @@ export {
   SlowDownError,
   TemporarilyUnavailableError,
 } from './oauth/errors.js'
+/*
+ * Pure helpers the edge formats requests and pages with: the OAuth parameters as RFC 6749 3.1 and
+ * 3.2 read them, the scopes' descriptions, a redirect URI's host and CSP source, and the client's
+ * address as the audit log keeps it.
+ */
+export { requestParams, singleParams } from './oauth/params.js'
+export { SCOPES, SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from './oauth/scope.js'
+export { unicodeHostOf } from './oauth/redirect-uri-registration.js'
+export { describeRedirectTarget } from './oauth/redirect-uri.js'
+export { clientAddressForAudit } from './limits/client-address.js'
+export { AUDIT_EVENTS, describeAuditEvent, isAuditEventName } from './audit/audit-log.js'
+/* The forms' parsers: what a submitted field or form becomes before a use case sees it. */
+export { emailField, fieldText, newPasswordField, parseCredentials, parseField } from './accounts/credentials.js'
+export { applicationFormValues, newApplicationFormValues, parseApplicationForm } from './console/application-form.js'
+/** Rows per page of the operator's user and application searches. */
+export { PAGE_SIZE as OPERATOR_PAGE_SIZE } from './operator/moderation.js'
 
 /** Client authentications held by the resource-server endpoints' cache. */
 const CLIENT_CACHE_MAX_ENTRIES = 10_000
@@ -64,14 +81,19 @@ export interface Services {
   readonly operator: OperatorUseCases
   /** `gatehouse migrate` and `gatehouse janitor` (src/limits/maintenance.ts). */
   readonly maintenance: MaintenanceUseCases
+  /** Authorize, consent, token, revoke, metadata and Authorized Applications (src/oauth/use-cases.ts). */
+  readonly oauth: OAuthUseCases
+  /** Introspection, token info and the revocation stream's subscribers (src/oauth/use-cases.ts). */
+  readonly resource: ResourceUseCases
   /** What the HTTP edge itself reads: cookie settings, page security, timeouts, the service's name. */
   readonly config: Config
   /** Fastify's logger, and where outages are told. */
   readonly log: Logger
   readonly clock: Clock
   /*
-   * The parts below are what the routes not yet behind a use case still take (the OAuth,
-   * resource-server, log-in and session routes; issue 22) and what /metrics reads.
+   * The parts below are what the routes not yet behind a use case still take (the log-in and
+   * session routes; issue 22), what the revocation stream writes its events from, and what
+   * /metrics reads.
    */
   readonly database: DatabaseHandle
   /** Every revocation reaches every receiver below through it. */
@@ -149,6 +171,11 @@ function accountSettings(config: Config): Pick<AccountContext, 'publicUrl' | 'se
   return { publicUrl: config.publicUrl, serviceName: config.serviceName, limits: config.limits }
 }
 
+/** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit. */
+function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit'> {
+  return { issuer: config.publicUrl, quotas: config.quotas, clientAuthFailureLimit: config.tokenAuthFailureLimit }
+}
+
 /** The three caches every revocation reaches through the bus. */
 function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
   const { db } = database
@@ -208,6 +235,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     console: consoleUseCases({ db, bus, clock, audit, applicationsPerUser: config.quotas.applicationsPerUser }),
     operator: operatorUseCases({ db, bus, clock, audit }),
     maintenance,
+    oauth: oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, ...oauthSettings(config) }),
+    resource: resourceUseCases({ clients: caches.clients, tokens: caches.tokens, feed: revocationFeed }),
     config,
     clock,
     log,

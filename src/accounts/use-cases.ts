@@ -1,5 +1,5 @@
 import { type Actor, trailOf } from '../audit/actor.js'
-import type { AuditLog } from '../audit/audit-log.js'
+import { type AuditLog, readSecurityLog } from '../audit/audit-log.js'
 import type { ParsedCredentials } from './credentials.js'
 import { emailField, newPasswordField, parseField } from './credentials.js'
 import { hasControlCharacter } from '../lib/text.js'
@@ -116,6 +116,8 @@ export function accountUseCases(ctx: AccountContext, audit: AuditLog) {
       return closeAccount(ctx, account.userId, password, trailOf(audit, account))
     },
 
+    /** The account's own security events (README "Audit log"), newest first, one page from `cursor` on. */
+    securityLog: (account: Pick<Account, 'userId'>, cursor: unknown) => readSecurityLog(ctx.db, account.userId, cursor),
     listSessions: (account: Account, sessionId: string | undefined): Promise<SessionView[]> =>
       listSessions(ctx.db, account.userId, sessionId, ctx.clock()),
 

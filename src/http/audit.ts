@@ -1,8 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { Actor } from '../audit/actor.js'
 import type { AuditTrail } from '../audit/audit-log.js'
-import { clientAddressForAudit } from '../limits/client-address.js'
-import type { Services } from '../services.js'
+import { type Services, clientAddressForAudit } from '../services.js'
 
 /**
  * Who this request acts as, for the use cases' audit records (src/audit/actor.ts): the

@@ -1,5 +1,5 @@
 import { type Actor, trailOf } from '../audit/actor.js'
-import type { AuditLog } from '../audit/audit-log.js'
+import { type AuditLog, type AuditLogPage, type OperatorAuditFilter, readAuditLog } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
 import type { User } from '../db/schema.js'
 import type { Clock } from '../lib/clock.js'
@@ -12,6 +12,7 @@ import {
   type OperatorContext,
   deleteApplicationAsOperator,
   deleteUser,
+  findUser,
   requireApplication,
   requireUserByEmail,
   requireUserById,
@@ -64,7 +65,15 @@ export interface OperatorUseCases {
   deleteApplication(actor: Actor, applicationId: string): Promise<void>
   /** `gatehouse tokens revoke`: every token of the application, or one user's. */
   revokeTokens(actor: Actor, applicationId: string, userId?: string): Promise<{ revoked: number }>
+  /**
+   * One page of the audit log (README "Audit log"), newest first, from `cursor` on; the account
+   * is named by email, and `unknownUser` says that no account has it (then no events).
+   */
+  readAuditLog(filter: AuditSearch, cursor: unknown): Promise<AuditLogPage & { unknownUser: boolean }>
 }
+
+/** What the operator's audit page filters by: the account by its email. */
+export type AuditSearch = Omit<OperatorAuditFilter, 'userId'> & { email?: string }
 
 export interface OperatorDeps {
   db: Db
@@ -104,5 +113,10 @@ export function operatorUseCases({ db, bus, clock, audit }: OperatorDeps): Opera
     setResourceServer: (actor, id, on) => setResourceServer(ctx(actor), id, on, clock()),
     deleteApplication: (actor, id) => deleteApplicationAsOperator(ctx(actor), id, clock()),
     revokeTokens: (actor, id, userId) => revokeApplicationTokens(ctx(actor), id, userId, clock()),
+    async readAuditLog({ email, ...filter }, cursor) {
+      const user = email === undefined ? undefined : await findUser(db, email)
+      if (email !== undefined && user === undefined) return { events: [], older: null, unknownUser: true }
+      return { ...(await readAuditLog(db, { ...filter, userId: user?.id }, cursor)), unknownUser: false }
+    },
   }
 }

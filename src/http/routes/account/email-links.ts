@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { fieldText, newPasswordField, parseField } from '../../../accounts/credentials.js'
-import type { Services } from '../../../services.js'
+import { type Services, fieldText, newPasswordField, parseField } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { forgetSession, sessionIdOf } from '../../session.js'

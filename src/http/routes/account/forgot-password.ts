@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { emailField, fieldText, parseField } from '../../../accounts/credentials.js'
 import { hasControlCharacter } from '../../../lib/text.js'
-import type { Services } from '../../../services.js'
+import { type Services, emailField, fieldText, parseField } from '../../../services.js'
 import { render } from '../../render.js'
 
 /**

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { describeAuditEvent, readSecurityLog } from '../../../audit/audit-log.js'
-import type { Services } from '../../../services.js'
+import { type Services, describeAuditEvent } from '../../../services.js'
 import { render } from '../../render.js'
 import { requireUser } from '../../session.js'
 
@@ -15,7 +14,7 @@ function formatSecond(d: Date): string {
  */
 export default async function securityLogRoutes(app: FastifyInstance, deps: Services) {
   app.get<{ Querystring: { before?: string } }>('/account/security-log', { preHandler: requireUser }, async (request, reply) => {
-    const page = await readSecurityLog(deps.database.db, request.user!.id, request.query.before)
+    const page = await deps.accounts.securityLog({ userId: request.user!.id }, request.query.before)
     return render(request, reply, 'account/security-log.eta', {
       title: 'Security log',
       retentionDays: Math.round(deps.config.janitor.auditRetentionMs / 86_400_000),

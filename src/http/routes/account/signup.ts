@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { parseCredentials } from '../../../accounts/credentials.js'
-import type { Services } from '../../../services.js'
+import { type Services, parseCredentials } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'

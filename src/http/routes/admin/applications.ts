@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Actor } from '../../../audit/actor.js'
-import { PAGE_SIZE } from '../../../operator/moderation.js'
 import type { OperatorUseCases } from '../../../operator/use-cases.js'
-import type { Services } from '../../../services.js'
+import { type Services, OPERATOR_PAGE_SIZE } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { formatTime } from '../console/view-models.js'
@@ -157,7 +156,7 @@ async function applicationsPage(deps: Services, request: FastifyRequest<ListQuer
     q,
     page,
     deleted: request.query.deleted === '1',
-    hasMore: apps.length === PAGE_SIZE,
+    hasMore: apps.length === OPERATOR_PAGE_SIZE,
     applications: apps.map((a) => ({
       id: a.id,
       name: a.name,

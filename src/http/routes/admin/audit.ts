@@ -1,7 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { AUDIT_EVENTS, describeAuditEvent, isAuditEventName, readAuditLog } from '../../../audit/audit-log.js'
-import { findUser } from '../../../operator/moderation.js'
-import type { Services } from '../../../services.js'
+import { AUDIT_EVENTS, type Services, describeAuditEvent, isAuditEventName } from '../../../services.js'
 import { render } from '../../render.js'
 import { searchQuery } from './query.js'
 
@@ -22,8 +20,7 @@ const formatSecond = (d: Date) => `${d.toISOString().slice(0, 19).replace('T', '
  * GET /admin/audit: every security event, newest first, filtered by event, account (email),
  * application (client_id) and days (UTC, `to` inclusive), 50 a page.
  */
-export default async function adminAuditRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  const { db } = deps.database
+export default async function adminAuditRoutes(app: FastifyInstance, { operator }: Services): Promise<void> {
   app.get<{ Querystring: AuditQuery }>('/admin/audit', async (request, reply) => {
     const q = request.query
     const event = isAuditEventName(q.event) ? q.event : undefined
@@ -31,16 +28,14 @@ export default async function adminAuditRoutes(app: FastifyInstance, deps: Servi
     const clientId = searchQuery(q.client_id)
     const from = day(q.from)
     const toDay = day(q.to)
-    const user = email === '' ? undefined : await findUser(db, email)
-    const unknownUser = email !== '' && user === undefined
     const filter = {
       event,
-      userId: user?.id,
+      email: email === '' ? undefined : email,
       clientId: clientId === '' ? undefined : clientId,
       from,
       to: toDay === undefined ? undefined : new Date(toDay.getTime() + DAY_MS),
     }
-    const page = unknownUser ? { events: [], older: null } : await readAuditLog(db, filter, q.before)
+    const page = await operator.readAuditLog(filter, q.before)
     const values = {
       event: event ?? '',
       user: email,
@@ -53,7 +48,7 @@ export default async function adminAuditRoutes(app: FastifyInstance, deps: Servi
     return render(request, reply, 'admin/audit.eta', {
       title: 'Audit log',
       values,
-      unknownUser,
+      unknownUser: page.unknownUser,
       paged: typeof q.before === 'string',
       older: page.older === null ? null : `/admin/audit?${olderQuery}`,
       eventOptions: Object.entries(AUDIT_EVENTS).map(([value, label]) => ({ value, label })),

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { PAGE_SIZE } from '../../../operator/moderation.js'
-import type { Services } from '../../../services.js'
+import { type Services, OPERATOR_PAGE_SIZE } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { formatTime } from '../console/view-models.js'
@@ -120,7 +119,7 @@ async function usersPage(deps: Services, request: FastifyRequest<ListQuery>, rep
     q,
     page,
     deleted: request.query.deleted === '1',
-    hasMore: users.length === PAGE_SIZE,
+    hasMore: users.length === OPERATOR_PAGE_SIZE,
     users: users.map((u) => ({
       id: u.id,
       email: u.email,

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { newApplicationFormValues, parseApplicationForm } from '../../../console/application-form.js'
-import type { Services } from '../../../services.js'
+import { type Services, newApplicationFormValues, parseApplicationForm } from '../../../services.js'
 import { render } from '../../render.js'
 import { ownerOf } from './owner.js'
 import { renderApplicationPage } from './application.js'

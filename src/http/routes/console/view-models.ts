@@ -1,7 +1,6 @@
 import type { ApplicationFormErrors, ApplicationFormValues } from '../../../console/application-form.js'
 import type { Application } from '../../../db/schema.js'
-import { unicodeHostOf } from '../../../oauth/redirect-uri-registration.js'
-import { SCOPES, SCOPE_DESCRIPTIONS } from '../../../oauth/scope.js'
+import { SCOPES, SCOPE_DESCRIPTIONS, unicodeHostOf } from '../../../services.js'
 
 /*
  * Templates get strings and booleans only (so a template cannot leak what it was never given): never a row, never a digest.

@@ -1,9 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type AuthorizeAnswer, answerAuthorizeRequest, answerConsent } from '../../../oauth/authorize.js'
-import { describeRedirectTarget } from '../../../oauth/redirect-uri.js'
-import { SCOPE_DESCRIPTIONS } from '../../../oauth/scope.js'
-import type { Services } from '../../../services.js'
-import { auditTrail } from '../../audit.js'
+import type { AuthorizeAnswer } from '../../../oauth/authorize.js'
+import { SCOPE_DESCRIPTIONS, type Services, describeRedirectTarget } from '../../../services.js'
+import { actorOf } from '../../audit.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'
@@ -56,30 +54,14 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
 }
 
 /** GET and POST /oauth/authorize (RFC 6749 4.1.1 / 4.2.1). */
-export default async function authorizeRoutes(app: FastifyInstance, services: Services): Promise<void> {
-  const ctx = {
-    db: services.database.db,
-    clock: services.clock,
-    issuer: services.config.publicUrl,
-    applications: services.caches.applications,
-    quotas: services.config.quotas,
-    tokenQuota: services.tokenQuota,
-  }
-
-  app.get('/oauth/authorize', async (request, reply) =>
-    send(request, reply, await answerAuthorizeRequest(ctx, request.query, request.user), 302),
-  )
+export default async function authorizeRoutes(app: FastifyInstance, { oauth }: Services): Promise<void> {
+  app.get('/oauth/authorize', async (request, reply) => send(request, reply, await oauth.authorize(request.query, request.user), 302))
 
   // The consent answer: CSRF-protected, and it names the held request by id only. 303, never
   // 307: the browser must not re-POST the form to the client (RFC 9700 4.12).
   app.post<{ Body: Record<string, unknown> }>('/oauth/authorize', { preHandler: app.csrfProtection }, async (request, reply) => {
     const body = request.body ?? {}
-    const answer = await answerConsent(
-      ctx,
-      { heldId: body.request_id, decision: body.decision },
-      request.user,
-      auditTrail(request, services),
-    )
+    const answer = await oauth.answerConsent(actorOf(request), { heldId: body.request_id, decision: body.decision })
     return send(request, reply, answer, 303)
   })
 }

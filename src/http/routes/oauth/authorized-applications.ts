@@ -1,17 +1,13 @@
 import type { FastifyInstance } from 'fastify'
-import { SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from '../../../oauth/scope.js'
-import type { Services } from '../../../services.js'
-import { auditTrail } from '../../audit.js'
+import { SCOPE_DESCRIPTIONS, type Services, isScope, normalizeScopes } from '../../../services.js'
+import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { requireUser } from '../../session.js'
-import { listAuthorizedApplications, revokeAccess } from '../../../accounts/authorized-applications.js'
 
 /** "Authorized Applications": the user's grants, and "Revoke access" for each. */
-export default async function authorizedApplicationsRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  const { db } = deps.database
-
+export default async function authorizedApplicationsRoutes(app: FastifyInstance, { oauth }: Services): Promise<void> {
   app.get<{ Querystring: { revoked?: string } }>('/authorized-applications', { preHandler: requireUser }, async (request, reply) => {
-    const grants = await listAuthorizedApplications(db, request.user!.id)
+    const grants = await oauth.listAuthorizedApplications(request.user!.id)
     return render(request, reply, 'oauth/authorized-applications.eta', {
       title: 'Authorized Applications',
       revoked: request.query.revoked === '1',
@@ -34,7 +30,7 @@ export default async function authorizedApplicationsRoutes(app: FastifyInstance,
     '/authorized-applications/:grantId/revoke',
     { preHandler: [app.csrfProtection, requireUser] },
     async (request, reply) => {
-      await revokeAccess({ db, bus: deps.bus }, request.user!.id, request.params.grantId, deps.clock(), auditTrail(request, deps))
+      await oauth.revokeAccess({ ...actorOf(request), userId: request.user!.id }, request.params.grantId)
       // A grant already gone (double submit, another tab) is the outcome the user asked for.
       return reply.redirect('/authorized-applications?revoked=1', 303)
     },

@@ -11,11 +11,10 @@ import tokenInfoRoute from './token-info.js'
  * CSRF hooks. Their caches and the revocation stream's feed hear every revocation through the bus.
  */
 export default async function resourceRoutes(app: FastifyInstance, services: Services): Promise<void> {
-  const { tokens, clients } = services.caches
   await app.register(async (api) => {
     setOAuthJsonErrorHandler(api, services.database.availability)
-    await api.register(introspectRoute, { clients, tokens })
-    await api.register(tokenInfoRoute, { tokens })
-    await api.register(revocationStreamRoute, { clients, feed: services.revocationFeed })
+    await api.register(introspectRoute, services)
+    await api.register(tokenInfoRoute, services)
+    await api.register(revocationStreamRoute, services)
   })
 }

@@ -1,8 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import type { ClientAuthCache } from '../../../oauth/client-auth-cache.js'
-import { extractClientCredentials } from '../../../oauth/client-auth.js'
-import { ResourceServerOnlyError, SlowDownError, TemporarilyUnavailableError } from '../../../services.js'
-import type { RevocationFeed, StreamRefusal } from '../../../revocation/stream-feed.js'
+import { type Services, SlowDownError, TemporarilyUnavailableError } from '../../../services.js'
+import type { StreamRefusal } from '../../../revocation/stream-feed.js'
 import { RevocationEventStreams } from './revocation-events.js'
 
 /** A refused subscription as the OAuth JSON error it is answered with: 429 or 503, with Retry-After. */
@@ -15,19 +13,15 @@ function refusalError(refusal: StreamRefusal): SlowDownError | TemporarilyUnavai
 /** GET /oauth/revocations/stream: the events are described in ./revocation-events.ts. */
 export default async function revocationStreamRoute(
   app: FastifyInstance,
-  { clients, feed }: { clients: ClientAuthCache; feed: RevocationFeed },
+  { resource, revocationFeed }: Pick<Services, 'resource' | 'revocationFeed'>,
 ): Promise<void> {
-  const streams = new RevocationEventStreams(feed)
+  const streams = new RevocationEventStreams(revocationFeed)
   app.addHook('preClose', async () => streams.closeAll())
   app.get('/oauth/revocations/stream', async (request, reply) => {
-    // HTTP Basic only: a GET has no body, and credentials never go in a URL.
-    const client = await clients.authenticate(extractClientCredentials({}, request.headers.authorization))
-    if (!client.isResourceServer) {
-      throw new ResourceServerOnlyError('Only applications an operator marked as resource servers may subscribe to revocations')
-    }
+    const client = await resource.authenticateSubscriber(request.headers.authorization)
     // Refused with JSON before the stream starts; nothing awaits between this check and
     // `open`, so concurrent subscriptions cannot both take the last slot.
-    const refusal = feed.refusal(client)
+    const refusal = resource.streamRefusal(client)
     if (refusal) throw refusalError(refusal)
     reply.hijack()
     streams.open(reply.raw, client)

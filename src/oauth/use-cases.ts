@@ -1,0 +1,146 @@
+import { listAuthorizedApplications, revokeAccess } from '../accounts/authorized-applications.js'
+import { type Actor, trailOf } from '../audit/actor.js'
+import type { AuditLog } from '../audit/audit-log.js'
+import type { Db } from '../db/connect.js'
+import type { Clock } from '../lib/clock.js'
+import type { GrantListing } from '../repositories/grants.js'
+import type { RevocationBus } from '../revocation/bus.js'
+import type { RevocationFeed, StreamClient, StreamRefusal } from '../revocation/stream-feed.js'
+import type { TokenQuota } from '../revocation/token-quota.js'
+import type { ApplicationCache } from './application-cache.js'
+import type { IssueQuotas } from './authorization.js'
+import { type AuthorizeAnswer, type AuthorizeContext, answerAuthorizeRequest, answerConsent } from './authorize.js'
+import type { ClientAuthCache } from './client-auth-cache.js'
+import { type ClientEndpointContext, extractClientCredentials } from './client-auth.js'
+import { ResourceServerOnlyError } from './errors.js'
+import { type IntrospectionContext, introspect } from './introspection.js'
+import type { Params } from './params.js'
+import { SCOPES } from './scope.js'
+import { type TokenResponse, exchangeAuthorizationCode } from './token-exchange.js'
+import { revokeForClient } from './token-revocation.js'
+import type { ServerTokenCache, ServerTokenEntry } from './token-validity.js'
+
+/*
+ * The OAuth endpoints' and the resource-server endpoints' use cases, built once in
+ * src/services.ts. The token, revoke, introspection and token-info endpoints and remembered
+ * consent are hot paths: each context below is built here once, so a request costs one function
+ * call more than calling the protocol function itself, and nothing else (no allocation, no await).
+ */
+
+/** The logged-in user, as the authorize endpoint reads them off the session. */
+type User = { readonly id: string } | null
+
+export interface OAuthUseCases {
+  /** GET /oauth/authorize (RFC 6749 4.1.1, 4.2.1); remembered consent is one statement. */
+  authorize(query: unknown, user: User): Promise<AuthorizeAnswer>
+  /** POST /oauth/authorize: the actor's answer to a held request; an approval is audited. */
+  answerConsent(actor: Actor, form: { heldId: unknown; decision: unknown }): Promise<AuthorizeAnswer>
+  /** POST /oauth/token, grant_type=authorization_code (RFC 6749 4.1.3). */
+  exchangeCode(params: Params, authorization: string | undefined): Promise<TokenResponse>
+  /** POST /oauth/revoke (RFC 7009 2.1). */
+  revokeToken(params: Params, authorization: string | undefined): Promise<void>
+  /** The authorization server's metadata (RFC 8414 2), built once. */
+  metadata(): Readonly<Record<string, unknown>>
+  /** "Authorized Applications": the user's grants, newest consent first. */
+  listAuthorizedApplications(userId: string): Promise<GrantListing[]>
+  /** "Revoke access" to one of the actor's grants; one not theirs, or gone, changes nothing. */
+  revokeAccess(actor: Actor & { readonly userId: string }, grantId: string): Promise<void>
+}
+
+export interface ResourceUseCases {
+  /** POST /oauth/introspect (RFC 7662 2): the response body. */
+  introspect(params: Params, authorization: string | undefined): Promise<string>
+  /**
+   * GET /oauth/token/info: the entry of an active bearer token, null for any other; answered
+   * without a promise when the token cache holds it.
+   */
+  tokenInfo(token: string): ServerTokenEntry | null | Promise<ServerTokenEntry | null>
+  /** The revocation stream's subscriber, authenticated by HTTP Basic; only a resource server may subscribe. */
+  authenticateSubscriber(authorization: string | undefined): Promise<StreamClient>
+  /** Why the feed refuses this subscriber now, if it does (README "Limits and quotas"). */
+  streamRefusal(client: StreamClient): StreamRefusal | undefined
+}
+
+export interface OAuthDeps {
+  db: Db
+  clock: Clock
+  bus: RevocationBus
+  audit: AuditLog
+  /** PUBLIC_URL: the issuer (RFC 9207) and the endpoints' base. */
+  issuer: string
+  applications: ApplicationCache
+  quotas: IssueQuotas
+  tokenQuota: Pick<TokenQuota, 'issued'>
+  /** TOKEN_AUTH_FAILURE_LIMIT. */
+  clientAuthFailureLimit: number
+}
+
+/** RFC 8414 2, 3. */
+function metadataOf(issuer: string): Readonly<Record<string, unknown>> {
+  const authMethods = ['client_secret_basic', 'client_secret_post']
+  return Object.freeze({
+    issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
+    token_endpoint: `${issuer}/oauth/token`,
+    revocation_endpoint: `${issuer}/oauth/revoke`,
+    introspection_endpoint: `${issuer}/oauth/introspect`,
+    scopes_supported: [...SCOPES],
+    response_types_supported: ['code', 'token'],
+    response_modes_supported: ['query', 'fragment'],
+    grant_types_supported: ['authorization_code', 'implicit'],
+    token_endpoint_auth_methods_supported: authMethods,
+    revocation_endpoint_auth_methods_supported: authMethods,
+    introspection_endpoint_auth_methods_supported: authMethods,
+    code_challenge_methods_supported: ['S256', 'plain'],
+    // RFC 9207 3: every authorization response carries `iss`.
+    authorization_response_iss_parameter_supported: true,
+  })
+}
+
+export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
+  const { db, clock, bus, audit } = deps
+  const authorizing: AuthorizeContext = {
+    db,
+    clock,
+    issuer: deps.issuer,
+    applications: deps.applications,
+    quotas: deps.quotas,
+    tokenQuota: deps.tokenQuota,
+  }
+  const clients: ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'> } = {
+    db,
+    clock,
+    bus,
+    clientAuthFailureLimit: deps.clientAuthFailureLimit,
+    tokenQuota: deps.tokenQuota,
+  }
+  const metadata = metadataOf(deps.issuer)
+  return {
+    authorize: (query, user) => answerAuthorizeRequest(authorizing, query, user),
+    answerConsent: (actor, form) =>
+      answerConsent(authorizing, form, actor.userId === null ? null : { id: actor.userId }, trailOf(audit, actor)),
+    exchangeCode: (params, authorization) => exchangeAuthorizationCode(clients, params, authorization),
+    revokeToken: (params, authorization) => revokeForClient(clients, params, authorization),
+    metadata: () => metadata,
+    listAuthorizedApplications: (userId) => listAuthorizedApplications(db, userId),
+    revokeAccess: (actor, grantId) => revokeAccess({ db, bus }, actor.userId, grantId, clock(), trailOf(audit, actor)),
+  }
+}
+
+export function resourceUseCases(deps: { clients: ClientAuthCache; tokens: ServerTokenCache; feed: RevocationFeed }): ResourceUseCases {
+  const { clients, tokens, feed } = deps
+  const introspection: IntrospectionContext = { clients, tokens }
+  return {
+    introspect: (params, authorization) => introspect(introspection, params, authorization),
+    tokenInfo: (token) => tokens.check(token),
+    async authenticateSubscriber(authorization) {
+      // HTTP Basic only: a GET has no body, and credentials never go in a URL.
+      const client = await clients.authenticate(extractClientCredentials({}, authorization))
+      if (!client.isResourceServer) {
+        throw new ResourceServerOnlyError('Only applications an operator marked as resource servers may subscribe to revocations')
+      }
+      return client
+    },
+    streamRefusal: (client) => feed.refusal(client),
+  }
+}
