@@ -6,7 +6,7 @@ import { createUser } from '../../helpers/factories.js'
 
 /*
  * services.operator.suspendUser, the use case the admin pages and `gatehouse users suspend` call
- * (what a suspension does to sessions, tokens and applications: user-suspension.test.ts).
+ * (what a suspension does to sessions, tokens and applications: suspend-user-across-instances.test.ts).
  */
 
 let t: TestContext
