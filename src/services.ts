@@ -96,9 +96,9 @@ export interface Services {
   readonly log: Logger
   readonly clock: Clock
   /*
-   * The parts below are what the routes not yet behind a use case still take (the log-in and
-   * session routes; issue 22), what the revocation stream writes its events from, and what
-   * /metrics reads.
+   * The parts below are what the error handlers (the database's availability) and /metrics read,
+   * and what the revocation stream writes its events from; no route calls a domain function
+   * through them.
    */
   readonly database: DatabaseHandle
   /** Every revocation reaches every receiver below through it. */
