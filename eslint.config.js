@@ -55,13 +55,6 @@ const face = (folder, maxDepth) =>
     },
   }))
 
-/*
- * Known violations of the face rule, each to be removed by the use-case restructuring of issue 22
- * ("createServices returns use cases"): these files still call domain functions (and src/cli/run.ts
- * database modules) directly. Every other rule of their layer still holds for them.
- */
-const FACE_VIOLATIONS = ['src/cli/run.ts', 'src/http/routes/account/login.ts', 'src/http/routes/account/logout.ts', 'src/http/session.ts']
-
 export default tseslint.config(
   { ignores: ['**/dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'data/**'] },
   js.configs.recommended,
@@ -138,5 +131,4 @@ export default tseslint.config(
   ),
   ...face('http', 4),
   ...face('cli', 2),
-  { files: FACE_VIOLATIONS, rules: { '@typescript-eslint/no-restricted-imports': 'off' } },
 )

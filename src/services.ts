@@ -23,10 +23,13 @@ import { TokenQuota } from './revocation/token-quota.js'
 
 /*
  * What the edges (src/http/, src/cli/) translate into responses and output besides the services
- * themselves: the OAuth errors the protocol throws, and the database's outage answers. Part of the
+ * themselves: the OAuth errors the protocol throws, the database's outage answers, and the
+ * failures the command line tells in one line (src/cli/run.ts). Part of the
  * services' face (docs/architecture.md "Layers and imports").
  */
-export { RETRY_AFTER_SECONDS, connectionLost, databaseUnavailable } from './db/availability.js'
+export { RETRY_AFTER_SECONDS, connectionLost, databaseUnavailable, describeFailure } from './db/availability.js'
+export { DataDirInUseError } from './db/data-dir-lock.js'
+export { NotFoundError } from './operator/moderation.js'
 export { COMMAND_LINE } from './audit/actor.js'
 export { readOutbox } from './mail/outbox-reader.js'
 /** The stream writer's bound on a subscriber's unsent output (src/limits/policy.ts). */
@@ -42,13 +45,15 @@ export {
 /*
  * Pure helpers the edge formats requests and pages with: the OAuth parameters as RFC 6749 3.1 and
  * 3.2 read them, the scopes' descriptions, a redirect URI's host and CSP source, and the client's
- * address as the audit log keeps it.
+ * address as the audit log keeps it and as the per-address limits count it.
  */
 export { requestParams, singleParams } from './oauth/params.js'
 export { SCOPES, SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from './oauth/scope.js'
 export { unicodeHostOf } from './oauth/redirect-uri-registration.js'
 export { describeRedirectTarget } from './oauth/redirect-uri.js'
-export { clientAddressForAudit } from './limits/client-address.js'
+export { clientAddressForAudit, clientAddressKey } from './limits/client-address.js'
+/** How long the log-in's device cookie lives (README "Limits and quotas"). */
+export { DEVICE_COOKIE_MAX_AGE_SECONDS } from './accounts/device-cookies.js'
 export { AUDIT_EVENTS, describeAuditEvent, isAuditEventName } from './audit/audit-log.js'
 /* The forms' parsers: what a submitted field or form becomes before a use case sees it. */
 export { emailField, fieldText, newPasswordField, parseCredentials, parseField } from './accounts/credentials.js'
@@ -73,7 +78,7 @@ export type Role = 'server' | 'cli'
  */
 export interface Services {
   readonly role: Role
-  /** Sign-up, the mailed links and the Account pages (src/accounts/use-cases.ts). */
+  /** Sign-up, log-in and log-out, sessions, the mailed links and the Account pages (src/accounts/use-cases.ts). */
   readonly accounts: AccountUseCases
   /** "Your Applications" (src/console/use-cases.ts). */
   readonly console: ConsoleUseCases
@@ -91,9 +96,9 @@ export interface Services {
   readonly log: Logger
   readonly clock: Clock
   /*
-   * The parts below are what the routes not yet behind a use case still take (the log-in and
-   * session routes; issue 22), what the revocation stream writes its events from, and what
-   * /metrics reads.
+   * The parts below are what the error handlers (the database's availability) and /metrics read,
+   * and what the revocation stream writes its events from; no route calls a domain function
+   * through them.
    */
   readonly database: DatabaseHandle
   /** Every revocation reaches every receiver below through it. */
@@ -231,7 +236,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
 
   return {
     role,
-    accounts: accountUseCases({ db, bus, mailer, clock, ...accountSettings(config) }, audit),
+    accounts: accountUseCases({ db, bus, mailer, clock, ...accountSettings(config) }, audit, { ttlMs: config.sessionTtlMs }),
     console: consoleUseCases({ db, bus, clock, audit, applicationsPerUser: config.quotas.applicationsPerUser }),
     operator: operatorUseCases({ db, bus, clock, audit }),
     maintenance,

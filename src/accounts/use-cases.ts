@@ -18,7 +18,18 @@ import {
 } from './account-settings.js'
 import type { AccountContext } from './context.js'
 import { requestPasswordReset, resetLinkEmail, resetPassword } from './password-reset.js'
-import { type SessionView, endOtherSessions, listSessions } from './sessions.js'
+import { type LogInAttempt, type LogInResult, logIn } from './login.js'
+import {
+  type SeenFrom,
+  type SessionUser,
+  type SessionView,
+  endOtherSessions,
+  endSession,
+  listSessions,
+  logOut,
+  resolveSession,
+  startSession,
+} from './sessions.js'
 import { signUp } from './signup.js'
 import { confirmVerification, resendVerification, verificationLinkWorks } from './verification.js'
 
@@ -56,8 +67,40 @@ function refusals(currentPassword: string, other: { newPassword?: string; newEma
   return Object.keys(errors).length > 0 ? { kind: 'invalid', errors } : undefined
 }
 
-export function accountUseCases(ctx: AccountContext, audit: AuditLog) {
+/** How long a console log-in session lives: SESSION_TTL_HOURS (README "Configuration"). */
+export interface SessionSettings {
+  readonly ttlMs: number
+}
+
+/** Log-in, log-out and the session of every page request (README "Your account"). */
+function sessionUseCases(ctx: AccountContext, audit: AuditLog, sessions: SessionSettings) {
   return {
+    /** The log-in form's attempt, throttled and recorded (src/accounts/login.ts). */
+    logIn: (actor: Actor, attempt: LogInAttempt): Promise<LogInResult> =>
+      logIn(ctx.db, ctx.clock, ctx.limits, attempt, trailOf(audit, actor)),
+
+    /**
+     * After a successful log-in: the session the browser held before ends and a new one starts, so
+     * nothing a browser held before (possibly planted by someone else) is valid after (OWASP Session
+     * Management Cheat Sheet, "Renew the Session ID After Any Privilege Level Change"). The new id.
+     */
+    async completeLogIn(userId: string, previousSessionId: string | undefined, from: SeenFrom): Promise<string> {
+      if (previousSessionId) await endSession(ctx.db, previousSessionId)
+      return startSession(ctx.db, userId, ctx.clock(), sessions.ttlMs, from)
+    },
+
+    /** Log-out of the session `sessionId`, recorded when the actor was logged in by it. */
+    logOut: (actor: Actor, sessionId: string): Promise<void> => logOut(ctx.db, sessionId, actor.userId, trailOf(audit, actor)),
+
+    /** The user of a page request's session cookie; runs on every page, so nothing is built here per call. */
+    resolveSession: (sessionId: string, from: SeenFrom): Promise<SessionUser | undefined> =>
+      resolveSession(ctx.db, sessionId, ctx.clock(), from),
+  }
+}
+
+export function accountUseCases(ctx: AccountContext, audit: AuditLog, sessions: SessionSettings) {
+  return {
+    ...sessionUseCases(ctx, audit, sessions),
     /**
      * Attempts per address only (README "Limits and quotas"): a key per email would let anyone
      * stop a stranger from signing up by trying their address first. Created or already

@@ -1,9 +1,6 @@
 import { parseArgs } from 'node:util'
-import { describeFailure } from '../db/availability.js'
-import { DataDirInUseError } from '../db/data-dir-lock.js'
-import { NotFoundError } from '../operator/moderation.js'
 import type { MailSettings } from '../mail/mailer.js'
-import type { Services } from '../services.js'
+import { DataDirInUseError, NotFoundError, type Services, describeFailure } from '../services.js'
 import { type Command, type Flags, UsageError, findCommand } from './commands.js'
 import { USAGE } from './output.js'
 

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { resolveSession } from '../accounts/sessions.js'
 import type { SessionUser } from '../accounts/sessions.js'
 import type { Services } from '../services.js'
 import { cookieNames } from './cookies.js'
@@ -19,7 +18,7 @@ export function registerSession(app: FastifyInstance, deps: Services): void {
   app.addHook('onRequest', async (request) => {
     const id = request.cookies[name]
     const from = { userAgent: request.headers['user-agent'], ip: request.ip }
-    request.user = id ? ((await resolveSession(deps.database.db, id, deps.clock(), from)) ?? null) : null
+    request.user = id ? ((await deps.accounts.resolveSession(id, from)) ?? null) : null
   })
 }
 

@@ -9,7 +9,7 @@ import type { RevocationFeed, StreamClient, StreamRefusal } from '../revocation/
 import type { TokenQuota } from '../revocation/token-quota.js'
 import type { ApplicationCache } from './application-cache.js'
 import type { IssueQuotas } from './authorization.js'
-import { type AuthorizeAnswer, type AuthorizeContext, answerAuthorizeRequest, answerConsent } from './authorize.js'
+import { type AuthorizeAnswer, type AuthorizeContext, answerAuthorizeRequest, answerConsent, authorizeDestination } from './authorize.js'
 import type { ClientAuthCache } from './client-auth-cache.js'
 import { type ClientEndpointContext, extractClientCredentials } from './client-auth.js'
 import { ResourceServerOnlyError } from './errors.js'
@@ -35,6 +35,11 @@ export interface OAuthUseCases {
   authorize(query: unknown, user: User): Promise<AuthorizeAnswer>
   /** POST /oauth/authorize: the actor's answer to a held request; an approval is audited. */
   answerConsent(actor: Actor, form: { heldId: unknown; decision: unknown }): Promise<AuthorizeAnswer>
+  /**
+   * Where the authorize request at `path` (a log-in page's `next`) would send the browser at the
+   * end, if it names a usable client: the log-in form's CSP form-action must allow it.
+   */
+  authorizeDestination(path: string): Promise<string | undefined>
   /** POST /oauth/token, grant_type=authorization_code (RFC 6749 4.1.3). */
   exchangeCode(params: Params, authorization: string | undefined): Promise<TokenResponse>
   /** POST /oauth/revoke (RFC 7009 2.1). */
@@ -119,6 +124,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     authorize: (query, user) => answerAuthorizeRequest(authorizing, query, user),
     answerConsent: (actor, form) =>
       answerConsent(authorizing, form, actor.userId === null ? null : { id: actor.userId }, trailOf(audit, actor)),
+    authorizeDestination: (path) => authorizeDestination(authorizing, path),
     exchangeCode: (params, authorization) => exchangeAuthorizationCode(clients, params, authorization),
     revokeToken: (params, authorization) => revokeForClient(clients, params, authorization),
     metadata: () => metadata,

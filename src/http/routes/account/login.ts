@@ -1,13 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { parseCredentials } from '../../../accounts/credentials.js'
-import { endSession, startSession } from '../../../accounts/sessions.js'
+import type { ThrottleKind } from '../../../accounts/login.js'
 import { hasControlCharacter } from '../../../lib/text.js'
-import { DEVICE_COOKIE_MAX_AGE_SECONDS } from '../../../accounts/device-cookies.js'
-import { type ThrottleKind, logIn } from '../../../accounts/login.js'
-import { clientAddressKey } from '../../../limits/client-address.js'
-import { authorizeDestination } from '../../../oauth/authorize.js'
-import type { Services } from '../../../services.js'
-import { auditTrail } from '../../audit.js'
+import { DEVICE_COOKIE_MAX_AGE_SECONDS, type Services, clientAddressKey, parseCredentials } from '../../../services.js'
+import { actorOf } from '../../audit.js'
 import { cookieNames } from '../../cookies.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { rotateCsrfSecret } from '../../page-security.js'
@@ -45,13 +40,11 @@ function loginNotice(query: Record<string, string | undefined>): string | undefi
  * client (remembered consent, or an error it may receive): the form must be allowed to go there.
  */
 async function allowFormRedirectToNext(deps: Services, reply: FastifyReply, next: string | undefined): Promise<void> {
-  const destination = next === undefined ? undefined : await authorizeDestination(deps.caches, next)
+  const destination = next === undefined ? undefined : await deps.oauth.authorizeDestination(next)
   if (destination !== undefined) allowFormRedirectTo(reply, destination)
 }
 
 export default async function loginRoutes(app: FastifyInstance, deps: Services) {
-  const { db } = deps.database
-
   const allowNext = (reply: FastifyReply, next: string | undefined) => allowFormRedirectToNext(deps, reply, next)
 
   app.get<{ Querystring: Record<string, string | undefined> }>('/login', async (request, reply) => {
@@ -89,18 +82,12 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
 
     const address = clientAddressKey(request.ip)
     const names = cookieNames(deps.config)
-    const result = await logIn(
-      db,
-      deps.clock,
-      deps.config.limits,
-      {
-        email: form.ok ? form.email : email.trim().toLowerCase(),
-        password: form.ok ? form.password : undefined,
-        address,
-        deviceCookie: request.cookies[names.device],
-      },
-      auditTrail(request, deps),
-    )
+    const result = await deps.accounts.logIn(actorOf(request), {
+      email: form.ok ? form.email : email.trim().toLowerCase(),
+      password: form.ok ? form.password : undefined,
+      address,
+      deviceCookie: request.cookies[names.device],
+    })
     if (result.kind === 'refused') {
       reply.header('retry-after', String(result.retryAfterSeconds))
       return view(429, result.throttle === 'account-under-attack' ? UNDER_ATTACK : TOO_MANY)
@@ -123,7 +110,6 @@ async function completeLogIn(
   deps: Services,
   result: { userId: string; deviceCookie: string },
 ): Promise<void> {
-  const { db } = deps.database
   const names = cookieNames(deps.config)
   // Issued at every successful log-in, with the session cookie's attributes (src/http/cookies.ts).
   reply.setCookie(names.device, result.deviceCookie, {
@@ -134,12 +120,10 @@ async function completeLogIn(
     maxAge: DEVICE_COOKIE_MAX_AGE_SECONDS,
   })
 
-  // A fresh session id and a fresh CSRF secret at every log-in defeat session fixation: nothing
-  // a browser held before (possibly planted by someone else) is valid after (OWASP Session
-  // Management Cheat Sheet, "Renew the Session ID After Any Privilege Level Change").
-  const previous = sessionIdOf(request, deps)
-  if (previous) await endSession(db, previous)
-  const id = await startSession(db, result.userId, deps.clock(), deps.config.sessionTtlMs, seenFrom(request))
+  // A fresh session id (src/accounts/use-cases.ts completeLogIn) and a fresh CSRF secret at every
+  // log-in defeat session fixation (OWASP Session Management Cheat Sheet, "Renew the Session ID
+  // After Any Privilege Level Change").
+  const id = await deps.accounts.completeLogIn(result.userId, sessionIdOf(request, deps), seenFrom(request))
   setSessionCookie(reply, deps, id)
   rotateCsrfSecret(request, reply, deps)
 }
