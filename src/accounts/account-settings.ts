@@ -9,6 +9,7 @@ import { deleteUserAccount } from './delete-account.js'
 import { issueEmailLink, peekEmailLink, useEmailLink } from './email-links.js'
 import { accountDeletedMail, emailChangeMail, emailChangeTakenMail, emailChangedMail, passwordChangedMail } from './mails.js'
 import { type Reauthentication, reauthenticate } from './reauthenticate.js'
+import { closeOtherDoors } from './recovery.js'
 
 /*
  * The "Account" pages' use cases (README "Your account"). Each change is one function, so that
@@ -22,8 +23,8 @@ export type ChangePasswordResult = { readonly kind: 'changed'; readonly endedSes
 
 /**
  * A new password (already checked against the rules), asked with the current one. Every other
- * session of the account ends, and so does every reset link; the browser that changed it stays
- * logged in. A notice goes to the account's address.
+ * session of the account ends, and every mailed link and device cookie is void (closeOtherDoors);
+ * the browser that changed it stays logged in. A notice goes to the account's address.
  */
 export async function changePassword(
   ctx: AccountContext,
@@ -36,7 +37,7 @@ export async function changePassword(
   const now = ctx.clock()
   const endedSessions = await ctx.db.transaction().execute(async (trx) => {
     await setPasswordHash(trx, change.userId, passwordHash)
-    await voidEmailTokens(trx, change.userId, 'reset-password', now)
+    await closeOtherDoors(trx, change.userId, now)
     return deleteSessionsOfUser(trx, change.userId, change.sessionId === undefined ? '' : sha256(change.sessionId))
   })
   await audit.record({ event: 'user.password_changed', userId: change.userId, detail: `${endedSessions} other sessions ended` })

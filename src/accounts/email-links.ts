@@ -15,6 +15,8 @@ export const EMAIL_LINK_LIFETIME_MS: Record<EmailTokenPurpose, number> = {
   'verify-email': 24 * 3600_000,
   'reset-password': 3600_000,
   'change-email': 24 * 3600_000,
+  // As long as the change it cancels.
+  'cancel-email-change': 24 * 3600_000,
 }
 
 /** The page each link opens; the token travels as `?token=`, which request logs redact (src/http/logging.ts). */
@@ -22,6 +24,7 @@ export const EMAIL_LINK_PATHS: Record<EmailTokenPurpose, string> = {
   'verify-email': '/verify-email',
   'reset-password': '/reset-password',
   'change-email': '/confirm-email',
+  'cancel-email-change': '/cancel-email-change',
 }
 
 /** A new link for `email` of the user; returns the URL to mail, the only place the token ever is. */

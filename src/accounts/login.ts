@@ -48,7 +48,7 @@ export type LogInResult =
  */
 export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt: LogInAttempt, audit: AuditTrail): Promise<LogInResult> {
   const user = await findUserByEmail(db, attempt.email)
-  const device = user ? await verifyDeviceCookie(db, clock, attempt.deviceCookie, user.id) : undefined
+  const device = user ? await verifyDeviceCookie(db, clock, attempt.deviceCookie, user) : undefined
   const rules: Array<SlotRule & { kind: ThrottleKind }> =
     device !== undefined
       ? [{ kind: 'device', key: `login:device:${device}`, limit: limits.loginFailures, windowMs: FIFTEEN_MINUTES }]
@@ -76,5 +76,5 @@ export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt
   await releaseSlots(db, slots.taken)
   if (user.suspended_at !== null) return { kind: 'suspended' }
   await audit.record({ event: 'user.logged_in', userId: user.id, actorId: user.id, detail: auditDetail.loggedIn(device !== undefined) })
-  return { kind: 'ok', userId: user.id, deviceCookie: await issueDeviceCookie(db, clock, user.id) }
+  return { kind: 'ok', userId: user.id, deviceCookie: await issueDeviceCookie(db, clock, user) }
 }

@@ -1,12 +1,12 @@
 import type { AuditTrail } from '../audit/audit-log.js'
 import { hashPassword } from '../lib/passwords.js'
 import { takeSlots } from '../limits/rate-limiter.js'
-import { voidEmailTokens } from '../repositories/email-tokens.js'
 import { deleteSessionsOfUser } from '../repositories/sessions.js'
 import { findUserByEmail, findUserById, markEmailVerified, setPasswordHash } from '../repositories/users.js'
 import type { AccountContext } from './context.js'
 import { issueEmailLink, peekEmailLink, useEmailLink } from './email-links.js'
 import { passwordChangedMail, passwordResetMail, passwordResetNoAccountMail } from './mails.js'
+import { closeOtherDoors } from './recovery.js'
 
 const ONE_HOUR = 3600_000
 
@@ -39,8 +39,9 @@ export type ResetResult = { readonly kind: 'reset'; readonly email: string; read
 
 /**
  * Sets the new password (already checked against the rules) with a reset link, in one
- * transaction: the link is used up, every other reset link of the account is void, every session
- * of the account ends (whoever held one must log in with the new password), and the address
+ * transaction: the link is used up, every other mailed link and every device cookie of the
+ * account is void (closeOtherDoors), every session of the account ends (whoever held one must
+ * log in with the new password), and the address
  * counts as verified (the link reached it). Then a notice goes to the address.
  */
 export async function resetPassword(ctx: AccountContext, token: unknown, newPassword: string, audit: AuditTrail): Promise<ResetResult> {
@@ -55,7 +56,7 @@ export async function resetPassword(ctx: AccountContext, token: unknown, newPass
     // A link sent to an address the account has left is void.
     if (!user || user.email !== link.email) return undefined
     await setPasswordHash(trx, user.id, passwordHash)
-    await voidEmailTokens(trx, user.id, 'reset-password', now)
+    await closeOtherDoors(trx, user.id, now)
     await deleteSessionsOfUser(trx, user.id)
     await markEmailVerified(trx, user.id, user.email, now)
     return { email: user.email, userId: user.id }

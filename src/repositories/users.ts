@@ -96,3 +96,12 @@ export async function deleteUser(db: Db, id: string): Promise<boolean> {
   const row = await db.deleteFrom('users').where('id', '=', id).returning('id').executeTakeFirst()
   return row !== undefined
 }
+
+/** One more recovery of the account: device cookies signed at an earlier version stop working. */
+export async function bumpCredentialVersion(db: Db, userId: string): Promise<void> {
+  await db
+    .updateTable('users')
+    .set((eb) => ({ credential_version: eb('credential_version', '+', 1) }))
+    .where('id', '=', userId)
+    .execute()
+}

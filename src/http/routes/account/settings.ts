@@ -150,7 +150,7 @@ export default async function settingsRoutes(app: FastifyInstance, deps: Service
   })
 
   app.post('/account/sessions/others', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const ended = await endOtherSessions(deps.database.db, userOf(request).id, sessionIdOf(request, deps))
+    const ended = await endOtherSessions(deps.database.db, userOf(request).id, sessionIdOf(request, deps), deps.clock())
     await auditTrail(request, deps).record({ event: 'user.sessions_ended', userId: userOf(request).id, detail: `${ended} sessions ended` })
     return reply.redirect('/account?sessions_ended=1', 303)
   })
