@@ -1,6 +1,9 @@
 import type { Db } from '../db/connect.js'
 import { voidAllEmailTokens } from '../repositories/email-tokens.js'
+import { deleteSessionsOfUser } from '../repositories/sessions.js'
 import { bumpCredentialVersion } from '../repositories/users.js'
+import type { RevocationBus } from '../revocation/bus.js'
+import { revoke } from '../revocation/revoke.js'
 
 /*
  * Every recovery closes the other doors (README "Account recovery",
@@ -8,6 +11,10 @@ import { bumpCredentialVersion } from '../repositories/users.js'
  * change of address and be waiting for the link, or collected a device cookie that skips the
  * account-under-attack limit; a password reset or change, "Log out of all other sessions" and an
  * operator's suspension take both away.
+ *
+ * An account opened with someone else's address ("pre-hijacking") may have logged in and granted
+ * applications access before its address was proven; so the first proof of an address (a
+ * verification or reset link) for an account that never proved one evicts whoever opened it.
  */
 
 /**
@@ -18,4 +25,22 @@ import { bumpCredentialVersion } from '../repositories/users.js'
 export async function closeOtherDoors(trx: Db, userId: string, now: Date): Promise<void> {
   await voidAllEmailTokens(trx, userId, now)
   await bumpCredentialVersion(trx, userId)
+}
+
+/**
+ * In the caller's transaction, after it locked the user's row: everything the account did
+ * before is revoked (announced through revoke()): grants, tokens, codes, open consent requests;
+ * sessions end, except `keepSessionHash`'s (the browser that proved the address, when it was
+ * logged in to this account), and closeOtherDoors. How many tokens were revoked.
+ */
+export async function evictEarlierHolders(
+  trx: Db,
+  bus: RevocationBus,
+  user: { userId: string; keepSessionHash?: string },
+  now: Date,
+): Promise<number> {
+  const revoked = await revoke({ db: trx, bus }, { kind: 'user', userId: user.userId, consent: true }, now)
+  await deleteSessionsOfUser(trx, user.userId, user.keepSessionHash)
+  await closeOtherDoors(trx, user.userId, now)
+  return revoked
 }

@@ -8,8 +8,9 @@ import {
   revokeTokensBeyond,
 } from '../repositories/access-tokens.js'
 import { deletePendingCodes } from '../repositories/authorization-codes.js'
-import { deleteGrant } from '../repositories/grants.js'
+import { deleteGrant, deleteGrantsOfUser } from '../repositories/grants.js'
 import { notify } from '../repositories/notifications.js'
+import { deletePendingAuthorizationsOfUser } from '../repositories/pending-authorizations.js'
 import type { RevocationBus } from './bus.js'
 
 /*
@@ -43,8 +44,11 @@ export type RevocationTarget =
   /**
    * Every token and pending code of one user, whatever the application: a suspended or
    * deleted account (README "Operating Gatehouse"). Grants stay; deletion removes them.
+   * `consent`: the grants and open consent requests go too, as "Revoke access" does for one
+   * application: the account was claimed by the owner of its address, or its reset asked to
+   * revoke every application's access (src/accounts/recovery.ts).
    */
-  | { kind: 'user'; userId: string }
+  | { kind: 'user'; userId: string; consent?: boolean }
   /** A regenerated secret: caches of client authentication drop the old one. No token is revoked. */
   | { kind: 'client-credentials'; clientId: string }
   /** MAX_TOKENS_PER_GRANT (src/revocation/token-quota.ts): each grant's live tokens beyond its newest `keep`. */
@@ -135,6 +139,12 @@ export async function revoke(
         return revoked
       }
       case 'user': {
+        if (target.consent) {
+          // Grants first, as for 'user-application': a code issued concurrently either
+          // commits before this statement, and is deleted below, or finds no grant.
+          await deleteGrantsOfUser(trx, target.userId)
+          await deletePendingAuthorizationsOfUser(trx, target.userId)
+        }
         await deletePendingCodes(trx, { userId: target.userId })
         return revokeInBatches(trx, ctx.bus, { userId: target.userId }, now)
       }

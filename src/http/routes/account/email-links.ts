@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { confirmEmailChange, emailChangeLink } from '../../../accounts/account-settings.js'
+import { cancelEmailChange, confirmEmailChange, emailChangeCancelLink, emailChangeLink } from '../../../accounts/account-settings.js'
 import { fieldText, newPasswordField, parseField } from '../../../accounts/credentials.js'
 import { resetLinkEmail, resetPassword } from '../../../accounts/password-reset.js'
 import { confirmVerification, verificationLinkWorks } from '../../../accounts/verification.js'
@@ -44,7 +44,7 @@ export default async function emailLinkRoutes(app: FastifyInstance, deps: Servic
   })
 
   app.post<FormBody>('/verify-email', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const verified = await confirmVerification(ctx, tokenOf(request.body?.token), auditTrail(request, deps))
+    const verified = await confirmVerification(ctx, tokenOf(request.body?.token), auditTrail(request, deps), sessionIdOf(request, deps))
     if (!verified) return deadLink(request, reply, { title: 'Verify your email address', retry: verifyRetry })
     return reply.redirect(request.user?.id === verified.userId ? '/applications?verified=1' : '/login?verified=1', 303)
   })
@@ -68,7 +68,9 @@ export default async function emailLinkRoutes(app: FastifyInstance, deps: Servic
       const errors = { password: password.error }
       return render(request, reply, 'account/reset-password.eta', { title: 'Choose a new password', token, email, errors }, 400)
     }
-    const result = await resetPassword(ctx, token, password.value, auditTrail(request, deps))
+    // An unchecked box is not sent: only its presence asks for it (the page checks it by default).
+    const revokeAccess = fieldText(request.body, 'revoke_access') !== ''
+    const result = await resetPassword(ctx, token, { newPassword: password.value, revokeAccess }, auditTrail(request, deps))
     if (result.kind === 'invalid') return deadLink(request, reply, { title: 'Choose a new password', retry: resetRetry })
     // Every session of the account ended, this browser's too if it had one.
     if (sessionIdOf(request, deps)) forgetSession(request, reply, deps)
@@ -126,5 +128,21 @@ export default async function emailLinkRoutes(app: FastifyInstance, deps: Servic
           303,
         )
     }
+  })
+
+  /* Cancelling an email change, from the link mailed to the old address. */
+  const cancelRetry = { href: '/forgot-password', label: 'Reset your password' }
+
+  app.get<TokenQuery>('/cancel-email-change', async (request, reply) => {
+    const token = tokenOf(request.query.token)
+    if (!(await emailChangeCancelLink(ctx, token)))
+      return deadLink(request, reply, { title: 'Cancel the change of address', retry: cancelRetry })
+    return render(request, reply, 'account/cancel-email-change.eta', { title: 'Cancel the change of address', token, cancelled: false })
+  })
+
+  app.post<FormBody>('/cancel-email-change', { preHandler: app.csrfProtection }, async (request, reply) => {
+    if (!(await cancelEmailChange(ctx, tokenOf(request.body?.token), auditTrail(request, deps))))
+      return deadLink(request, reply, { title: 'Cancel the change of address', retry: cancelRetry })
+    return render(request, reply, 'account/cancel-email-change.eta', { title: 'Change of address cancelled', token: '', cancelled: true })
   })
 }
