@@ -73,7 +73,7 @@ export async function resetPassword(
   })
   if (done === undefined) return { kind: 'invalid' }
   const { email, userId, revoked } = done
-  const detail = revoked === undefined ? 'Every session ended' : `Every session ended, every grant and ${revoked} tokens revoked`
+  const detail = revoked === undefined ? 'Every session ended' : `Every session ended, every grant and ${revoked.tokens} tokens revoked`
   await audit.record({ event: 'user.password_reset', userId, actorId: userId, detail })
   return { kind: 'reset', email, mailSent: await ctx.mailer.send(passwordChangedMail(ctx, email, 'reset')) }
 }

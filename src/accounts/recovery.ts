@@ -31,16 +31,16 @@ export async function closeOtherDoors(trx: Db, userId: string, now: Date): Promi
  * In the caller's transaction, after it locked the user's row: everything the account did
  * before is revoked (announced through revoke()): grants, tokens, codes, open consent requests;
  * sessions end, except `keepSessionHash`'s (the browser that proved the address, when it was
- * logged in to this account), and closeOtherDoors. How many tokens were revoked.
+ * logged in to this account), and closeOtherDoors. How many tokens were revoked and sessions ended.
  */
 export async function evictEarlierHolders(
   trx: Db,
   bus: RevocationBus,
   user: { userId: string; keepSessionHash?: string },
   now: Date,
-): Promise<number> {
-  const revoked = await revoke({ db: trx, bus }, { kind: 'user', userId: user.userId, consent: true }, now)
-  await deleteSessionsOfUser(trx, user.userId, user.keepSessionHash)
+): Promise<{ tokens: number; sessions: number }> {
+  const tokens = await revoke({ db: trx, bus }, { kind: 'user', userId: user.userId, consent: true }, now)
+  const sessions = await deleteSessionsOfUser(trx, user.userId, user.keepSessionHash)
   await closeOtherDoors(trx, user.userId, now)
-  return revoked
+  return { tokens, sessions }
 }

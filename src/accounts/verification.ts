@@ -59,13 +59,17 @@ export async function confirmVerification(
     return { userId: user.id, revoked: await evictEarlierHolders(trx, ctx.bus, { userId: user.id, keepSessionHash }, now) }
   })
   if (!verified) return undefined
+  // A detail only when someone was evicted: most first proofs are a new account's own.
+  const evicted = verified.revoked
   await audit.record({
     event: 'user.email_verified',
     userId: verified.userId,
     actorId: verified.userId,
-    ...(verified.revoked === undefined
+    ...(evicted === undefined || evicted.tokens + evicted.sessions === 0
       ? {}
-      : { detail: `First proof of the address: ${verified.revoked} tokens revoked, every grant, other session and device cookie ended` }),
+      : {
+          detail: `First proof of the address: every grant revoked, ${evicted.tokens} tokens revoked, ${evicted.sessions} other sessions ended`,
+        }),
   })
   return { userId: verified.userId }
 }
