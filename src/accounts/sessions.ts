@@ -11,6 +11,7 @@ import {
   listLiveSessions,
   type SessionUser,
 } from '../repositories/sessions.js'
+import { closeOtherDoors } from './recovery.js'
 
 export type { SessionUser }
 
@@ -74,9 +75,15 @@ export async function logOut(db: Db, id: string, userId: string | null, audit: A
   if (userId !== null) await audit.record({ event: 'user.logged_out', userId })
 }
 
-/** "Log out of all other sessions": every session of the user but the one with this id; how many ended. */
-export function endOtherSessions(db: Db, userId: string, currentId: string | undefined): Promise<number> {
-  return deleteSessionsOfUser(db, userId, currentId === undefined ? undefined : sha256Hex(currentId))
+/**
+ * "Log out of all other sessions": every session of the user but the one with this id, and every
+ * mailed link and device cookie of the account (closeOtherDoors); how many sessions ended.
+ */
+export function endOtherSessions(db: Db, userId: string, currentId: string | undefined, now: Date): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    await closeOtherDoors(trx, userId, now)
+    return deleteSessionsOfUser(trx, userId, currentId === undefined ? undefined : sha256Hex(currentId))
+  })
 }
 
 export interface SessionView {

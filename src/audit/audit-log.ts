@@ -36,6 +36,7 @@ export const AUDIT_EVENTS = Object.freeze({
   'user.password_changed': 'Password changed',
   'user.password_reset': 'Password reset by email link',
   'user.email_changed': 'Email address changed',
+  'user.email_change_cancelled': 'Change of email address cancelled by a link sent to the old address',
   'user.sessions_ended': 'Logged out of all other sessions',
   'user.deleted': 'Account deleted by its owner',
   'application.created': 'Application registered',

@@ -99,7 +99,13 @@ export const LIFETIMES = {
   /** A console session: set by the configuration, not fixed here. */
   session: { setting: 'sessionTtlMs', env: 'SESSION_TTL_HOURS' },
   /** Mailed links, by purpose (README "Links and what is stored"). */
-  emailLinkMs: { 'verify-email': DAY, 'reset-password': HOUR, 'change-email': DAY } satisfies Record<EmailTokenPurpose, number>,
+  emailLinkMs: {
+    'verify-email': DAY,
+    'reset-password': HOUR,
+    'change-email': DAY,
+    /** As long as the change it cancels. */
+    'cancel-email-change': DAY,
+  } satisfies Record<EmailTokenPurpose, number>,
   /** The device cookie of log-in throttling: about 13 months, long enough that a regular user always holds one (OWASP suggests long-lived). */
   deviceCookieMs: 400 * DAY,
 } as const

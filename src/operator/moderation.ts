@@ -1,4 +1,5 @@
 import { deleteUserAccount } from '../accounts/delete-account.js'
+import { closeOtherDoors } from '../accounts/recovery.js'
 import type { AuditEvent, AuditEventName } from '../audit/audit-log.js'
 import { removeApplication } from '../console/applications.js'
 import type { Db } from '../db/connect.js'
@@ -94,8 +95,8 @@ export async function setOperatorRole(ctx: OperatorContext, email: string, on: b
 }
 
 /**
- * Suspends the account: it cannot log in (a neutral refusal), its sessions end, its tokens
- * and pending codes are revoked (announced), and its applications are suspended with it. The
+ * Suspends the account: it cannot log in (a neutral refusal), its sessions end, its mailed links
+ * and device cookies are void (closeOtherDoors), its tokens and pending codes are revoked (announced), and its applications are suspended with it. The
  * applications take the account's suspension time, so that unsuspending the account restores
  * exactly those and not one an operator suspended on its own.
  */
@@ -106,6 +107,7 @@ export async function suspendUser(ctx: OperatorContext, userId: string, now: Dat
     if (user.suspended_at !== null) return { user, changed: false }
     await setUserSuspended(trx, userId, now)
     await deleteSessionsOfUser(trx, userId)
+    await closeOtherDoors(trx, userId, now)
     await revoke({ db: trx, bus: ctx.bus }, { kind: 'user-suspended', userId }, now)
     for (const applicationId of await suspendApplicationsOfOwner(trx, userId, now)) {
       await revoke({ db: trx, bus: ctx.bus }, { kind: 'application-suspended', applicationId }, now)

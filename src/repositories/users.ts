@@ -130,3 +130,12 @@ export function listUsers(
     UserListing[]
   >
 }
+
+/** One more recovery of the account: device cookies signed at an earlier version stop working. */
+export async function bumpCredentialVersion(db: Db, userId: string): Promise<void> {
+  await db
+    .updateTable('users')
+    .set((eb) => ({ credential_version: eb('credential_version', '+', 1) }))
+    .where('id', '=', userId)
+    .execute()
+}

@@ -31,6 +31,7 @@ export default async function emailLinkRoutes(app: FastifyInstance, deps: Servic
   verificationRoutes(app, deps)
   resetRoutes(app, deps)
   emailChangeRoutes(app, deps)
+  cancelEmailChangeRoutes(app, deps)
 }
 
 /** The verification link: GET shows a button, POST verifies. */
@@ -47,7 +48,7 @@ function verificationRoutes(app: FastifyInstance, deps: Services) {
   })
 
   app.post<FormBody>('/verify-email', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const verified = await accounts.confirmVerification(actorOf(request), tokenOf(request.body?.token))
+    const verified = await accounts.confirmVerification(actorOf(request), tokenOf(request.body?.token), sessionIdOf(request, deps))
     if (!verified) return deadLink(request, reply, { title: 'Verify your email address', retry: verifyRetry })
     return reply.redirect(request.user?.id === verified.userId ? '/applications?verified=1' : '/login?verified=1', 303)
   })
@@ -75,7 +76,9 @@ function resetRoutes(app: FastifyInstance, deps: Services) {
       const errors = { password: password.error }
       return render(request, reply, 'account/reset-password.eta', { title: 'Choose a new password', token, email, errors }, 400)
     }
-    const result = await accounts.resetPassword(actorOf(request), token, password.value)
+    // An unchecked box is not sent: only its presence asks for it (the page checks it by default).
+    const revokeAccess = fieldText(request.body, 'revoke_access') !== ''
+    const result = await accounts.resetPassword(actorOf(request), token, { newPassword: password.value, revokeAccess })
     if (result.kind === 'invalid') return deadLink(request, reply, { title: 'Choose a new password', retry: resetRetry })
     // Every session of the account ended, this browser's too if it had one.
     if (sessionIdOf(request, deps)) forgetSession(request, reply, deps)
@@ -137,5 +140,24 @@ function emailChangeRoutes(app: FastifyInstance, deps: Services) {
           303,
         )
     }
+  })
+}
+
+/** Cancelling an email change, from the link mailed to the old address. */
+function cancelEmailChangeRoutes(app: FastifyInstance, deps: Services) {
+  const accounts = deps.accounts
+  const cancelRetry = { href: '/forgot-password', label: 'Reset your password' }
+
+  app.get<TokenQuery>('/cancel-email-change', async (request, reply) => {
+    const token = tokenOf(request.query.token)
+    if (!(await accounts.emailChangeCancelLink(token)))
+      return deadLink(request, reply, { title: 'Cancel the change of address', retry: cancelRetry })
+    return render(request, reply, 'account/cancel-email-change.eta', { title: 'Cancel the change of address', token, cancelled: false })
+  })
+
+  app.post<FormBody>('/cancel-email-change', { preHandler: app.csrfProtection }, async (request, reply) => {
+    if (!(await accounts.cancelEmailChange(actorOf(request), tokenOf(request.body?.token))))
+      return deadLink(request, reply, { title: 'Cancel the change of address', retry: cancelRetry })
+    return render(request, reply, 'account/cancel-email-change.eta', { title: 'Change of address cancelled', token: '', cancelled: true })
   })
 }
