@@ -10,6 +10,7 @@ import { readOutbox } from '../mail/outbox-reader.js'
 import {
   NotFoundError,
   type OperatorContext,
+  RefusedError,
   type OperatorEvent,
   deleteApplicationAsOperator,
   deleteUser,
@@ -146,7 +147,7 @@ async function outbox(positionals: readonly string[], flags: Flags & { to?: stri
 
 function messageOf(err: unknown): string {
   if (err instanceof UsageError) return `${err.message} (gatehouse --help lists the commands)`
-  if (err instanceof NotFoundError || err instanceof DataDirInUseError) return err.message
+  if (err instanceof NotFoundError || err instanceof RefusedError || err instanceof DataDirInUseError) return err.message
   return describeFailure(err)
 }
 
