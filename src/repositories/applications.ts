@@ -110,16 +110,23 @@ export function insertApplication(
     .executeTakeFirstOrThrow()
 }
 
+/** The owner's application, its row locked until the transaction ends (an edit and an operator's verification do not interleave). */
+export function lockOwnedApplicationRow(trx: Db, id: string, ownerId: string): Promise<Application | undefined> {
+  return trx.selectFrom('applications').selectAll().where('id', '=', id).where('owner_id', '=', ownerId).forUpdate().executeTakeFirst()
+}
+
 export function updateOwnedApplication(
   db: Db,
   id: string,
   ownerId: string,
   s: ApplicationSettings,
   now: Date,
+  options: { clearVerification?: boolean } = {},
 ): Promise<Application | undefined> {
   return db
     .updateTable('applications')
     .set({
+      ...(options.clearVerification ? { verified_at: null } : {}),
       name: s.name,
       description: s.description,
       redirect_uris: s.redirectUris,
