@@ -1,4 +1,4 @@
-import { isIP } from 'node:net'
+import { BlockList, isIP } from 'node:net'
 import { join } from 'node:path'
 import { z } from 'zod'
 import type { PoolSettings } from './db/connect.js'
@@ -42,19 +42,34 @@ function isProxyEntry(entry: string): boolean {
   if (prefix === undefined) return true
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
 }
+/**
+ * A range that holds every IPv4 address (0.0.0.0/0, or an IPv6 range holding all of
+ * ::ffff:0:0/96, which proxy-addr matches IPv4 peers against) or every IPv6 address (::/0):
+ * trusting it is trusting every hop, whatever it is called.
+ */
+function coversEveryAddress(entry: string): boolean {
+  const [address = '', prefix] = entry.split('/')
+  if (prefix === undefined || NAMED_RANGES.has(entry)) return false
+  const family = isIP(address) === 4 ? 'ipv4' : 'ipv6'
+  if (Number(prefix) === 0) return true
+  const range = new BlockList()
+  range.addSubnet(address, Number(prefix), family)
+  return range.check('0.0.0.0', 'ipv4') && range.check('255.255.255.255', 'ipv4')
+}
+const EVERY_HOP =
+  'would trust every hop, so any client could choose its own address in X-Forwarded-For and escape the per-address limits; list your proxies (addresses or CIDRs, comma-separated) or give their number of hops'
 const trustProxy = z
   .string()
   .trim()
   .superRefine((v, ctx) => {
     // Any case: TRUE or True is the same mistake and deserves the same explanation.
     if (v.toLowerCase() === 'true') {
-      ctx.addIssue({
-        code: 'custom',
-        message:
-          'true would trust every hop, so any client could choose its own address in X-Forwarded-For and escape the per-address limits; list your proxies (addresses or CIDRs, comma-separated) or give their number of hops',
-      })
+      ctx.addIssue({ code: 'custom', message: `true ${EVERY_HOP}` })
     } else if (v !== 'false' && !/^\d{1,3}$/.test(v) && !v.split(',').every((e) => isProxyEntry(e.trim()))) {
       ctx.addIssue({ code: 'custom', message: 'must be false, a number of hops, or a comma-separated list of proxy addresses or CIDRs' })
+    } else {
+      const everything = v.split(',').find((e) => coversEveryAddress(e.trim()))
+      if (everything !== undefined) ctx.addIssue({ code: 'custom', message: `${everything.trim()} covers every address: it ${EVERY_HOP}` })
     }
   })
   .transform((v): TrustProxy => {

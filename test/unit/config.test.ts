@@ -161,6 +161,23 @@ describe('loadConfig', () => {
     expect(text).toContain('X-Forwarded-For')
   })
 
+  it.each(['0.0.0.0/0', '::/0', '10.0.0.1, ::ffff:0:0/96', '::/64', '128.0.0.0/0'])(
+    'refuses TRUST_PROXY=%j, a range covering every address, with the explanation given for true',
+    (value) => {
+      const text = errorOf({ TRUST_PROXY: value })
+      expect(text).toContain('covers every address: it would trust every hop')
+      expect(text).toContain('X-Forwarded-For')
+    },
+  )
+
+  it('accepts ranges that do not cover every address', () => {
+    expect(loadConfig({ TRUST_PROXY: '0.0.0.0/1, ::ffff:10.0.0.0/104, 2001:db8::/32' }).trustProxy).toEqual([
+      '0.0.0.0/1',
+      '::ffff:10.0.0.0/104',
+      '2001:db8::/32',
+    ])
+  })
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '', DATABASE_URL: '' })).toMatchObject({ port: 3000, databaseUrl: undefined })
   })
