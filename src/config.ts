@@ -154,6 +154,13 @@ const EnvSchema = z.object({
   VERIFICATION_EMAIL_LIMIT: positiveInt().default(5),
   PASSWORD_RESET_LIMIT: positiveInt().default(5),
   PASSWORD_RESET_ADDRESS_LIMIT: positiveInt().default(20),
+  METRICS_TOKEN: z
+    .string()
+    .trim()
+    .min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)')
+    .max(512, 'must be at most 512 characters')
+    .refine((v) => /^[\x21-\x7e]+$/.test(v), 'must be printable ASCII without spaces')
+    .optional(),
 })
 
 export type Env = z.input<typeof EnvSchema>
@@ -193,6 +200,8 @@ export interface Config {
   readonly quotas: Quotas
   /** How mail leaves (README "Mail"). */
   readonly mail: MailSettings
+  /** GET /metrics needs `Authorization: Bearer <this>`; unset: only loopback clients are answered. */
+  readonly metricsToken: string | undefined
 }
 
 export interface Quotas {
@@ -274,6 +283,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     sessionTtlMs: e.SESSION_TTL_HOURS * 3600_000,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY ?? false,
+    metricsToken: e.METRICS_TOKEN,
     dbPool: Object.freeze({
       max: e.DATABASE_POOL_MAX ?? e.DB_POOL_MAX ?? 10,
       connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
