@@ -82,8 +82,12 @@ export type EmailChangeResult =
   | { readonly kind: 'taken' }
   /** The browser is logged in to another account than the link's: nothing is done. */
   | { readonly kind: 'other-account' }
+  /** An operator suspended the account: nothing about it changes until they unsuspend it; the link stays unused. */
+  | { readonly kind: 'suspended' }
 
 class AddressTaken extends Error {}
+/** Rolls back the transaction that used the link, so that the link is not spent on a refusal. */
+class AccountSuspended extends Error {}
 
 /**
  * Uses an email-change link: the account it was made for (and only that one) gets the new
@@ -106,12 +110,15 @@ export async function confirmEmailChange(
       const used = await useEmailLink(trx, 'change-email', token, now, link.user_id)
       const user = used && (await lockUser(trx, used.user_id))
       if (!used || !user) return undefined
+      // Under the row lock that suspendUser takes: a suspension committed first is seen here.
+      if (user.suspended_at !== null) throw new AccountSuspended()
       if (!(await changeEmail(trx, user.id, used.email, now))) throw new AddressTaken()
       // Verification links sent to the old address are void from now on (they name it).
       return user.email
     })
   } catch (err) {
     if (err instanceof AddressTaken) return { kind: 'taken' }
+    if (err instanceof AccountSuspended) return { kind: 'suspended' }
     throw err
   }
   if (oldEmail === undefined) return { kind: 'invalid' }

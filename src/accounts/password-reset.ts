@@ -3,7 +3,7 @@ import { hashPassword } from '../lib/passwords.js'
 import { takeSlots } from '../limits/rate-limiter.js'
 import { voidEmailTokens } from '../repositories/email-tokens.js'
 import { deleteSessionsOfUser } from '../repositories/sessions.js'
-import { findUserByEmail, findUserById, markEmailVerified, setPasswordHash } from '../repositories/users.js'
+import { findUserByEmail, lockUser, markEmailVerified, setPasswordHash } from '../repositories/users.js'
 import type { AccountContext } from './context.js'
 import { issueEmailLink, peekEmailLink, useEmailLink } from './email-links.js'
 import { passwordChangedMail, passwordResetMail, passwordResetNoAccountMail } from './mails.js'
@@ -35,7 +35,11 @@ export async function resetLinkEmail(ctx: AccountContext, token: unknown): Promi
   return (await peekEmailLink(ctx.db, 'reset-password', token, ctx.clock()))?.email
 }
 
-export type ResetResult = { readonly kind: 'reset'; readonly email: string; readonly mailSent: boolean } | { readonly kind: 'invalid' }
+export type ResetResult =
+  | { readonly kind: 'reset'; readonly email: string; readonly mailSent: boolean }
+  | { readonly kind: 'invalid' }
+  /** An operator suspended the account: its password does not change (the link is spent). */
+  | { readonly kind: 'suspended' }
 
 /**
  * Sets the new password (already checked against the rules) with a reset link, in one
@@ -51,15 +55,18 @@ export async function resetPassword(ctx: AccountContext, token: unknown, newPass
   const reset = await ctx.db.transaction().execute(async (trx) => {
     const link = await useEmailLink(trx, 'reset-password', token, now)
     if (!link) return undefined
-    const user = await findUserById(trx, link.user_id)
+    const user = await lockUser(trx, link.user_id)
     // A link sent to an address the account has left is void.
     if (!user || user.email !== link.email) return undefined
+    // Under the row lock that suspendUser takes: a suspension committed first is seen here.
+    if (user.suspended_at !== null) return 'suspended'
     await setPasswordHash(trx, user.id, passwordHash)
     await voidEmailTokens(trx, user.id, 'reset-password', now)
     await deleteSessionsOfUser(trx, user.id)
     await markEmailVerified(trx, user.id, user.email, now)
     return { email: user.email, userId: user.id }
   })
+  if (reset === 'suspended') return { kind: 'suspended' }
   if (reset === undefined) return { kind: 'invalid' }
   const { email, userId } = reset
   await audit.record({ event: 'user.password_reset', userId, actorId: userId, detail: 'Every session ended' })

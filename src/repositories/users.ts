@@ -87,8 +87,8 @@ export async function changeEmail(db: Db, userId: string, email: string, now: Da
 }
 
 /** Locks the user's row until the end of `trx`; undefined when there is no such user. */
-export function lockUser(trx: Db, id: string): Promise<Pick<User, 'id' | 'email'> | undefined> {
-  return trx.selectFrom('users').select(['id', 'email']).where('id', '=', id).forUpdate().executeTakeFirst()
+export function lockUser(trx: Db, id: string): Promise<Pick<User, 'id' | 'email' | 'suspended_at'> | undefined> {
+  return trx.selectFrom('users').select(['id', 'email', 'suspended_at']).where('id', '=', id).forUpdate().executeTakeFirst()
 }
 
 /** Deletes the user; sessions, applications, grants, codes, tokens and mailed links go with it (ON DELETE CASCADE). */
