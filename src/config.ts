@@ -154,6 +154,8 @@ const EnvSchema = z.object({
   VERIFICATION_EMAIL_LIMIT: positiveInt().default(5),
   PASSWORD_RESET_LIMIT: positiveInt().default(5),
   PASSWORD_RESET_ADDRESS_LIMIT: positiveInt().default(20),
+  EMAIL_CHANGE_LIMIT: positiveInt().default(5),
+  EMAIL_CHANGE_ADDRESS_LIMIT: positiveInt().default(5),
   METRICS_TOKEN: z
     .string()
     .trim()
@@ -241,6 +243,10 @@ export interface AccountLimits {
   readonly passwordResets: number
   /** Password-reset requests per client address, whatever the emails, in an hour. */
   readonly passwordResetAddresses: number
+  /** Email-change requests one account may make in an hour (each mails the new address). */
+  readonly emailChanges: number
+  /** Email-change requests naming one new address, from any accounts, in an hour. */
+  readonly emailChangeAddresses: number
 }
 
 export interface HttpTimeouts {
@@ -300,6 +306,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       verificationEmails: e.VERIFICATION_EMAIL_LIMIT,
       passwordResets: e.PASSWORD_RESET_LIMIT,
       passwordResetAddresses: e.PASSWORD_RESET_ADDRESS_LIMIT,
+      emailChanges: e.EMAIL_CHANGE_LIMIT,
+      emailChangeAddresses: e.EMAIL_CHANGE_ADDRESS_LIMIT,
     }),
     tokenAuthFailureLimit: e.TOKEN_AUTH_FAILURE_LIMIT,
     http: Object.freeze({

@@ -1,6 +1,7 @@
 import type { AuditTrail } from '../audit/audit-log.js'
 import { sha256 } from '../lib/crypto.js'
 import { hashPassword } from '../lib/passwords.js'
+import { takeSlots } from '../limits/rate-limiter.js'
 import { voidEmailTokens } from '../repositories/email-tokens.js'
 import { deleteSessionsOfUser } from '../repositories/sessions.js'
 import { changeEmail, findUserByEmail, lockUser, setPasswordHash } from '../repositories/users.js'
@@ -43,7 +44,14 @@ export async function changePassword(
   return { kind: 'changed', endedSessions, mailSent: await ctx.mailer.send(passwordChangedMail(ctx, check.email, 'changed')) }
 }
 
-export type EmailChangeRequest = { readonly kind: 'sent'; readonly mailSent: boolean } | { readonly kind: 'same-address' } | Refused
+export type EmailChangeRequest =
+  | { readonly kind: 'sent'; readonly mailSent: boolean }
+  | { readonly kind: 'same-address' }
+  /** EMAIL_CHANGE_LIMIT or EMAIL_CHANGE_ADDRESS_LIMIT reached: nothing is sent. */
+  | { readonly kind: 'too-many-requests'; readonly retryAfterSeconds: number }
+  | Refused
+
+const ONE_HOUR = 3600_000
 
 /**
  * Asks to move the account to `newEmail` (already checked as an address), with the current
@@ -58,6 +66,13 @@ export async function requestEmailChange(
   const check = await reauthenticate(ctx, change.userId, change.currentPassword)
   if (check.kind !== 'ok') return check
   if (check.email === change.newEmail) return { kind: 'same-address' }
+  // Each request mails the new address and stores a link for a day: bounded per account, and per
+  // address so that many accounts cannot flood one inbox (README "Limits and quotas").
+  const slots = await takeSlots(ctx.db, ctx.clock, [
+    { key: `email-change:user:${change.userId}`, limit: ctx.limits.emailChanges, windowMs: ONE_HOUR },
+    { key: `email-change:to:${change.newEmail}`, limit: ctx.limits.emailChangeAddresses, windowMs: ONE_HOUR },
+  ])
+  if (!slots.allowed) return { kind: 'too-many-requests', retryAfterSeconds: slots.retryAfterSeconds }
   if (await findUserByEmail(ctx.db, change.newEmail)) {
     return { kind: 'sent', mailSent: await ctx.mailer.send(emailChangeTakenMail(ctx, change.newEmail)) }
   }
