@@ -37,6 +37,8 @@ describe('loadConfig', () => {
         verificationEmails: 5,
         passwordResets: 5,
         passwordResetAddresses: 20,
+        emailChanges: 5,
+        emailChangeAddresses: 5,
       },
       tokenAuthFailureLimit: 20,
       http: { requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000 },
@@ -86,6 +88,8 @@ describe('loadConfig', () => {
       VERIFICATION_EMAIL_LIMIT: '2',
       PASSWORD_RESET_LIMIT: '3',
       PASSWORD_RESET_ADDRESS_LIMIT: '9',
+      EMAIL_CHANGE_LIMIT: '4',
+      EMAIL_CHANGE_ADDRESS_LIMIT: '6',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -108,6 +112,8 @@ describe('loadConfig', () => {
         verificationEmails: 2,
         passwordResets: 3,
         passwordResetAddresses: 9,
+        emailChanges: 4,
+        emailChangeAddresses: 6,
       },
       tokenAuthFailureLimit: 7,
       http: { requestTimeoutMs: 5_000, connectionTimeoutMs: 20_000, keepAliveTimeoutMs: 65_000 },
