@@ -133,6 +133,7 @@ const EnvSchema = z.object({
     .default('Gatehouse'),
   MAX_APPLICATIONS_PER_USER: positiveInt(100_000).default(25),
   MAX_TOKENS_PER_GRANT: positiveInt(10_000).default(10),
+  MAX_SESSIONS_PER_USER: positiveInt(10_000).default(50),
   CODE_ISSUE_LIMIT: positiveInt(100_000).default(60),
   SMTP_URL: z
     .string()
@@ -213,6 +214,8 @@ export interface Quotas {
   readonly tokensPerGrant: number
   /** Authorization codes issued per (user, application) in a minute. */
   readonly codesPerMinute: number
+  /** Live console sessions per user; a log-in beyond it ends the oldest. */
+  readonly sessionsPerUser: number
 }
 
 export interface JanitorSettings {
@@ -325,6 +328,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       applicationsPerUser: e.MAX_APPLICATIONS_PER_USER,
       tokensPerGrant: e.MAX_TOKENS_PER_GRANT,
       codesPerMinute: e.CODE_ISSUE_LIMIT,
+      sessionsPerUser: e.MAX_SESSIONS_PER_USER,
     }),
     mail: Object.freeze({
       smtpUrl: e.SMTP_URL,

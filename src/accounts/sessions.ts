@@ -39,8 +39,16 @@ function storedUserAgent(ua: string | undefined): string | null {
  * Console sessions live in the database; the cookie holds only a random id, and the database
  * only its digest, so a leaked dump cannot be replayed as a cookie.
  */
-export async function startSession(db: Db, userId: string, now: Date, ttlMs: number, from?: SeenFrom): Promise<string> {
-  await deleteExpiredSessions(db, userId, now)
+export async function startSession(
+  db: Db,
+  userId: string,
+  now: Date,
+  ttlMs: number,
+  from?: SeenFrom,
+  maxSessions = Number.MAX_SAFE_INTEGER,
+): Promise<string> {
+  // Room for the new one: a log-in with the password ends the oldest sessions beyond the cap.
+  await deleteExpiredSessions(db, userId, now, maxSessions - 1)
   const id = randomToken(32)
   await insertSession(db, {
     idHash: sha256(id),

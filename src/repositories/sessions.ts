@@ -95,7 +95,17 @@ export async function deleteSessionsOfUser(db: Db, userId: string, keepIdHash?: 
   return Number(result.numDeletedRows)
 }
 
-/** The user's expired sessions (sessions_user_id_idx), so sessions do not pile up forever. */
-export async function deleteExpiredSessions(db: Db, userId: string, now: Date): Promise<void> {
-  await db.deleteFrom('sessions').where('user_id', '=', userId).where('expires_at', '<=', now).execute()
+/**
+ * The user's expired sessions (sessions_user_id_idx), so sessions do not pile up forever, and
+ * in the same statement the live ones beyond the newest `keep`, oldest first (MAX_SESSIONS_PER_USER).
+ */
+export async function deleteExpiredSessions(db: Db, userId: string, now: Date, keep = Number.MAX_SAFE_INTEGER): Promise<void> {
+  await sql`
+    delete from sessions
+    where user_id = ${userId}
+      and (expires_at <= ${now}
+        or id_hash in (
+          select id_hash from sessions where user_id = ${userId} and expires_at > ${now}
+          order by created_at desc, id_hash offset ${keep}
+        ))`.execute(db)
 }

@@ -44,7 +44,7 @@ describe('loadConfig', () => {
       http: { requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000 },
       janitor: { intervalMs: 300_000, revokedTokenRetentionMs: 30 * 86_400_000, auditRetentionMs: 90 * 86_400_000 },
       streams: { perApplication: 4, total: 1000 },
-      quotas: { applicationsPerUser: 25, tokensPerGrant: 10, codesPerMinute: 60 },
+      quotas: { applicationsPerUser: 25, tokensPerGrant: 10, codesPerMinute: 60, sessionsPerUser: 50 },
       mail: { smtpUrl: undefined, from: 'Gatehouse <no-reply@127.0.0.1>', outboxDir: 'data/outbox' },
     })
   })
@@ -80,6 +80,7 @@ describe('loadConfig', () => {
       STREAMS_TOTAL: '50',
       MAX_APPLICATIONS_PER_USER: '5',
       MAX_TOKENS_PER_GRANT: '3',
+      MAX_SESSIONS_PER_USER: '7',
       CODE_ISSUE_LIMIT: '30',
       SERVICE_NAME: 'Team Auth',
       SMTP_URL: 'smtps://mailer:secret@smtp.example.com:465',
@@ -119,7 +120,7 @@ describe('loadConfig', () => {
       http: { requestTimeoutMs: 5_000, connectionTimeoutMs: 20_000, keepAliveTimeoutMs: 65_000 },
       janitor: { intervalMs: 60_000, revokedTokenRetentionMs: 7 * 86_400_000, auditRetentionMs: 365 * 86_400_000 },
       streams: { perApplication: 2, total: 50 },
-      quotas: { applicationsPerUser: 5, tokensPerGrant: 3, codesPerMinute: 30 },
+      quotas: { applicationsPerUser: 5, tokensPerGrant: 3, codesPerMinute: 30, sessionsPerUser: 7 },
       mail: { smtpUrl: 'smtps://mailer:secret@smtp.example.com:465', from: 'Team Auth <auth@example.com>', outboxDir: '/tmp/outbox' },
     })
     expect(Object.isFrozen(config)).toBe(true)

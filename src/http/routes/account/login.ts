@@ -124,7 +124,14 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
     // Management Cheat Sheet, "Renew the Session ID After Any Privilege Level Change").
     const previous = sessionIdOf(request, deps)
     if (previous) await endSession(db, previous)
-    const id = await startSession(db, user.id, deps.clock(), deps.config.sessionTtlMs, seenFrom(request))
+    const id = await startSession(
+      db,
+      user.id,
+      deps.clock(),
+      deps.config.sessionTtlMs,
+      seenFrom(request),
+      deps.config.quotas.sessionsPerUser,
+    )
     setSessionCookie(reply, deps, id)
     rotateCsrfSecret(request, reply, deps)
     return reply.redirect(next ?? '/applications', 303)
