@@ -1,6 +1,8 @@
 import type { AuditTrail } from '../audit/audit-log.js'
 import { sha256Hex } from '../lib/crypto.js'
 import { hashPassword } from '../lib/passwords.js'
+import { RATE_LIMITS, rateRule } from '../limits/policy.js'
+import { takeSlots } from '../limits/rate-limiter.js'
 import { voidEmailTokens } from '../repositories/email-tokens.js'
 import { deleteSessionsOfUser } from '../repositories/sessions.js'
 import { changeEmail, findUserByEmail, lockUser, setPasswordHash } from '../repositories/users.js'
@@ -51,7 +53,12 @@ export async function changePassword(
   return { kind: 'changed', endedSessions, mailSent: await ctx.mailer.send(passwordChangedMail(ctx, check.email, 'changed')) }
 }
 
-export type EmailChangeRequest = { readonly kind: 'sent'; readonly mailSent: boolean } | { readonly kind: 'same-address' } | Refused
+export type EmailChangeRequest =
+  | { readonly kind: 'sent'; readonly mailSent: boolean }
+  | { readonly kind: 'same-address' }
+  /** EMAIL_CHANGE_LIMIT or EMAIL_CHANGE_ADDRESS_LIMIT reached: nothing is sent. */
+  | { readonly kind: 'too-many-requests'; readonly retryAfterSeconds: number }
+  | Refused
 
 /**
  * Asks to move the account to `newEmail` (already checked as an address), with the current
@@ -67,6 +74,13 @@ export async function requestEmailChange(
   const check = await reauthenticate(ctx, change.userId, change.currentPassword)
   if (check.kind !== 'ok') return check
   if (check.email === change.newEmail) return { kind: 'same-address' }
+  // Each request mails the new address and stores a link for a day: bounded per account, and per
+  // address so that many accounts cannot flood one inbox (README "Limits and quotas").
+  const slots = await takeSlots(ctx.db, ctx.clock, [
+    rateRule(RATE_LIMITS.emailChange, change.userId, ctx.limits),
+    rateRule(RATE_LIMITS.emailChangeAddress, change.newEmail, ctx.limits),
+  ])
+  if (!slots.allowed) return { kind: 'too-many-requests', retryAfterSeconds: slots.retryAfterSeconds }
   if (await findUserByEmail(ctx.db, change.newEmail)) {
     return { kind: 'sent', mailSent: await ctx.mailer.send(emailChangeTakenMail(ctx, change.newEmail)) }
   }
@@ -105,8 +119,12 @@ export type EmailChangeResult =
   | { readonly kind: 'taken' }
   /** The browser is logged in to another account than the link's: nothing is done. */
   | { readonly kind: 'other-account' }
+  /** An operator suspended the account: nothing about it changes until they unsuspend it; the link stays unused. */
+  | { readonly kind: 'suspended' }
 
 class AddressTaken extends Error {}
+/** Rolls back the transaction that used the link, so that the link is not spent on a refusal. */
+class AccountSuspended extends Error {}
 
 /**
  * Uses an email-change link: the account it was made for (and only that one) gets the new
@@ -131,6 +149,8 @@ export async function confirmEmailChange(
       const user = await lockUser(trx, link.user_id)
       const used = user && (await useEmailLink(trx, 'change-email', token, now, user.id))
       if (!used || !user) return undefined
+      // Under the row lock that suspendUser takes: a suspension committed first is seen here.
+      if (user.suspended_at !== null) throw new AccountSuspended()
       if (!(await changeEmail(trx, user.id, used.email, now))) throw new AddressTaken()
       // Nothing is left to cancel. Verification links sent to the old address are void from
       // now on (they name it).
@@ -139,6 +159,7 @@ export async function confirmEmailChange(
     })
   } catch (err) {
     if (err instanceof AddressTaken) return { kind: 'taken' }
+    if (err instanceof AccountSuspended) return { kind: 'suspended' }
     throw err
   }
   if (oldEmail === undefined) return { kind: 'invalid' }

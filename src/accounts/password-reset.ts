@@ -34,7 +34,11 @@ export async function resetLinkEmail(ctx: AccountContext, token: unknown): Promi
   return (await peekEmailLink(ctx.db, 'reset-password', token, ctx.clock()))?.email
 }
 
-export type ResetResult = { readonly kind: 'reset'; readonly email: string; readonly mailSent: boolean } | { readonly kind: 'invalid' }
+export type ResetResult =
+  | { readonly kind: 'reset'; readonly email: string; readonly mailSent: boolean }
+  | { readonly kind: 'invalid' }
+  /** An operator suspended the account: its password does not change (the link is spent). */
+  | { readonly kind: 'suspended' }
 
 /**
  * Sets the new password (already checked against the rules) with a reset link, in one
@@ -62,6 +66,8 @@ export async function resetPassword(
     if (!user || !(await useEmailLink(trx, 'reset-password', token, now, user.id))) return undefined
     // A link sent to an address the account has left is void.
     if (user.email !== link.email) return undefined
+    // Under the row lock that suspendUser takes: a suspension committed first is seen here.
+    if (user.suspended_at !== null) return 'suspended'
     await setPasswordHash(trx, user.id, passwordHash)
     const evict = reset.revokeAccess || user.email_verified_at === null
     const revoked = evict ? await evictEarlierHolders(trx, ctx.bus, { userId: user.id }, now) : undefined
@@ -70,6 +76,7 @@ export async function resetPassword(
     await markEmailVerified(trx, user.id, user.email, now)
     return { email: user.email, userId: user.id, revoked }
   })
+  if (done === 'suspended') return { kind: 'suspended' }
   if (done === undefined) return { kind: 'invalid' }
   const { email, userId, revoked } = done
   const detail = revoked === undefined ? 'Every session ended' : `Every session ended, every grant and ${revoked.tokens} tokens revoked`

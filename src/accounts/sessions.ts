@@ -5,6 +5,7 @@ import { describeUserAgent } from '../lib/user-agent.js'
 import { hasControlCharacter } from '../lib/text.js'
 import {
   deleteSession,
+  deleteSessionsBeyond,
   deleteSessionsOfUser,
   findSessionUser,
   insertSession,
@@ -40,15 +41,23 @@ function storedUserAgent(ua: string | undefined): string | null {
  * only its digest, so a leaked dump cannot be replayed as a cookie. Expired sessions are the
  * janitor's to delete (src/limits/janitor.ts); every read of a session checks its expiry.
  */
-export async function startSession(db: Db, userId: string, now: Date, ttlMs: number, from?: SeenFrom): Promise<string> {
+export async function startSession(
+  db: Db,
+  userId: string,
+  now: Date,
+  ttlMs: number,
+  options: { from?: SeenFrom; maxSessions?: number } = {},
+): Promise<string> {
+  // Room for the new one: a log-in with the password ends the oldest sessions beyond the cap.
+  if (options.maxSessions !== undefined) await deleteSessionsBeyond(db, userId, now, options.maxSessions - 1)
   const id = randomToken(32)
   await insertSession(db, {
     idHash: sha256Hex(id),
     userId,
     now,
     expiresAt: new Date(now.getTime() + ttlMs),
-    userAgent: storedUserAgent(from?.userAgent),
-    ip: from?.ip ?? null,
+    userAgent: storedUserAgent(options.from?.userAgent),
+    ip: options.from?.ip ?? null,
   })
   return id
 }

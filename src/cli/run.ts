@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { describeFailure } from '../db/availability.js'
 import { DataDirInUseError } from '../db/data-dir-lock.js'
-import { NotFoundError } from '../operator/moderation.js'
+import { NotFoundError, RefusedError } from '../operator/moderation.js'
 import type { MailSettings } from '../mail/mailer.js'
 import type { Services } from '../services.js'
 import { type Command, type Flags, UsageError, findCommand } from './commands.js'
@@ -47,7 +47,7 @@ function parse(argv: readonly string[]): Parsed {
 
 function messageOf(err: unknown): string {
   if (err instanceof UsageError) return `${err.message} (gatehouse --help lists the commands)`
-  if (err instanceof NotFoundError || err instanceof DataDirInUseError) return err.message
+  if (err instanceof NotFoundError || err instanceof RefusedError || err instanceof DataDirInUseError) return err.message
   return describeFailure(err)
 }
 

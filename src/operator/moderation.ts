@@ -49,6 +49,11 @@ export class NotFoundError extends Error {
   override name = 'NotFoundError'
 }
 
+/** An action the operator asked for that Gatehouse will not do, and why: said in one line. */
+export class RefusedError extends Error {
+  override name = 'RefusedError'
+}
+
 export const PAGE_SIZE = 50
 
 const MAX_SEARCH = 200
@@ -89,6 +94,13 @@ export function searchUsers(db: Db, options: { query?: string; page?: number; op
 export async function setOperatorRole(ctx: OperatorContext, email: string, on: boolean): Promise<{ user: User; changed: boolean }> {
   const user = await requireUserByEmail(ctx.db, email)
   if (user.is_operator === on) return { user, changed: false }
+  // Sign-up answers alike for a taken address, so whoever signed up first with the operator's
+  // address holds an account under it; only a followed verification link shows the holder reads it.
+  if (on && user.email_verified_at === null) {
+    throw new RefusedError(
+      `${user.email} has not verified its address (anyone can sign up with any address): log in as it, follow the link in the verification mail, then run this again.`,
+    )
+  }
   await setOperator(ctx.db, user.id, on)
   await ctx.record({ event: on ? 'operator.added' : 'operator.removed', userId: user.id })
   return { user: { ...user, is_operator: on }, changed: true }

@@ -106,6 +106,7 @@ export interface UserListing {
   created_at: Date
   is_operator: boolean
   suspended_at: Date | null
+  email_verified_at: Date | null
   applications: number
 }
 
@@ -116,7 +117,7 @@ export function listUsers(
 ): Promise<UserListing[]> {
   let q = db
     .selectFrom('users')
-    .select(['users.id', 'users.email', 'users.created_at', 'users.is_operator', 'users.suspended_at'])
+    .select(['users.id', 'users.email', 'users.created_at', 'users.is_operator', 'users.suspended_at', 'users.email_verified_at'])
     .select((eb) =>
       eb
         .selectFrom('applications')

@@ -20,6 +20,12 @@ type FormBody = { Body: Record<string, unknown> }
 const DEAD_LINK =
   'This link has expired or has already been used. Links in our mails work once: verification and email-change links for 24 hours, password-reset links for 1 hour.'
 
+/** An operator suspended the account: nothing about it changes, by link or otherwise, until they unsuspend it. */
+function suspendedAccount(request: FastifyRequest, reply: FastifyReply, what: string) {
+  const message = `This account is suspended by the operator, so its ${what} cannot be changed. Nothing was changed. If you think this is a mistake, contact the operator.`
+  return render(request, reply, 'error.eta', { title: 'Account suspended', message }, 403)
+}
+
 function deadLink(request: FastifyRequest, reply: FastifyReply, what: { title: string; retry: { href: string; label: string } }) {
   return render(request, reply, 'account/dead-link.eta', { title: what.title, message: DEAD_LINK, retry: what.retry }, 400)
 }
@@ -80,6 +86,7 @@ function resetRoutes(app: FastifyInstance, deps: Services) {
     const revokeAccess = fieldText(request.body, 'revoke_access') !== ''
     const result = await accounts.resetPassword(actorOf(request), token, { newPassword: password.value, revokeAccess })
     if (result.kind === 'invalid') return deadLink(request, reply, { title: 'Choose a new password', retry: resetRetry })
+    if (result.kind === 'suspended') return suspendedAccount(request, reply, 'password')
     // Every session of the account ended, this browser's too if it had one.
     if (sessionIdOf(request, deps)) forgetSession(request, reply, deps)
     return reply.redirect(`/login?${new URLSearchParams({ reset: '1', email: result.email })}`, 303)
@@ -121,6 +128,8 @@ function emailChangeRoutes(app: FastifyInstance, deps: Services) {
           },
           403,
         )
+      case 'suspended':
+        return suspendedAccount(request, reply, 'email address')
       case 'taken':
         return render(
           request,

@@ -139,7 +139,10 @@ async function completeLogIn(
   // Management Cheat Sheet, "Renew the Session ID After Any Privilege Level Change").
   const previous = sessionIdOf(request, deps)
   if (previous) await endSession(db, previous)
-  const id = await startSession(db, result.userId, deps.clock(), deps.config.sessionTtlMs, seenFrom(request))
+  const id = await startSession(db, result.userId, deps.clock(), deps.config.sessionTtlMs, {
+    from: seenFrom(request),
+    maxSessions: deps.config.quotas.sessionsPerUser,
+  })
   setSessionCookie(reply, deps, id)
   rotateCsrfSecret(request, reply, deps)
 }
