@@ -7,6 +7,7 @@ import * as m0005 from './0005_quota_indexes.js'
 import * as m0006 from './0006_audit_events.js'
 import * as m0007 from './0007_operators.js'
 import * as m0008 from './0008_accounts.js'
+import * as m0009 from './0009_account_recovery.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '0006_audit_events': m0006,
   '0007_operators': m0007,
   '0008_accounts': m0008,
+  '0009_account_recovery': m0009,
 }

@@ -65,7 +65,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     defaultContext: { serviceName: deps.config.serviceName },
   })
 
-  registerMetrics(app, deps.database.availability, deps.janitor, deps.audit, deps.tokenQuota)
+  registerMetrics(app, deps.database.availability, deps.janitor, deps.audit, deps.tokenQuota, deps.config.metricsToken)
   await app.register(healthRoutes, deps)
   await app.register(staticRoutes, { viewsDir: VIEWS_DIR })
   await app.register(oauthApiRoutes, deps)

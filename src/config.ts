@@ -1,4 +1,4 @@
-import { isIP } from 'node:net'
+import { BlockList, isIP } from 'node:net'
 import { join } from 'node:path'
 import { z } from 'zod'
 import type { AccountLimits } from './accounts/context.js'
@@ -44,19 +44,34 @@ function isProxyEntry(entry: string): boolean {
   if (prefix === undefined) return true
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
 }
+/**
+ * A range that holds every IPv4 address (0.0.0.0/0, or an IPv6 range holding all of
+ * ::ffff:0:0/96, which proxy-addr matches IPv4 peers against) or every IPv6 address (::/0):
+ * trusting it is trusting every hop, whatever it is called.
+ */
+function coversEveryAddress(entry: string): boolean {
+  const [address = '', prefix] = entry.split('/')
+  if (prefix === undefined || NAMED_RANGES.has(entry)) return false
+  const family = isIP(address) === 4 ? 'ipv4' : 'ipv6'
+  if (Number(prefix) === 0) return true
+  const range = new BlockList()
+  range.addSubnet(address, Number(prefix), family)
+  return range.check('0.0.0.0', 'ipv4') && range.check('255.255.255.255', 'ipv4')
+}
+const EVERY_HOP =
+  'would trust every hop, so any client could choose its own address in X-Forwarded-For and escape the per-address limits; list your proxies (addresses or CIDRs, comma-separated) or give their number of hops'
 const trustProxy = z
   .string()
   .trim()
   .superRefine((v, ctx) => {
     // Any case: TRUE or True is the same mistake and deserves the same explanation.
     if (v.toLowerCase() === 'true') {
-      ctx.addIssue({
-        code: 'custom',
-        message:
-          'true would trust every hop, so any client could choose its own address in X-Forwarded-For and escape the per-address limits; list your proxies (addresses or CIDRs, comma-separated) or give their number of hops',
-      })
+      ctx.addIssue({ code: 'custom', message: `true ${EVERY_HOP}` })
     } else if (v !== 'false' && !/^\d{1,3}$/.test(v) && !v.split(',').every((e) => isProxyEntry(e.trim()))) {
       ctx.addIssue({ code: 'custom', message: 'must be false, a number of hops, or a comma-separated list of proxy addresses or CIDRs' })
+    } else {
+      const everything = v.split(',').find((e) => coversEveryAddress(e.trim()))
+      if (everything !== undefined) ctx.addIssue({ code: 'custom', message: `${everything.trim()} covers every address: it ${EVERY_HOP}` })
     }
   })
   .transform((v): TrustProxy => {
@@ -120,6 +135,7 @@ const EnvSchema = z.object({
     .default('Gatehouse'),
   MAX_APPLICATIONS_PER_USER: positiveInt(100_000).default(25),
   MAX_TOKENS_PER_GRANT: positiveInt(10_000).default(10),
+  MAX_SESSIONS_PER_USER: positiveInt(10_000).default(50),
   CODE_ISSUE_LIMIT: positiveInt(100_000).default(60),
   SMTP_URL: z
     .string()
@@ -141,6 +157,15 @@ const EnvSchema = z.object({
   VERIFICATION_EMAIL_LIMIT: positiveInt().default(5),
   PASSWORD_RESET_LIMIT: positiveInt().default(5),
   PASSWORD_RESET_ADDRESS_LIMIT: positiveInt().default(20),
+  EMAIL_CHANGE_LIMIT: positiveInt().default(5),
+  EMAIL_CHANGE_ADDRESS_LIMIT: positiveInt().default(5),
+  METRICS_TOKEN: z
+    .string()
+    .trim()
+    .min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)')
+    .max(512, 'must be at most 512 characters')
+    .refine((v) => /^[\x21-\x7e]+$/.test(v), 'must be printable ASCII without spaces')
+    .optional(),
 })
 
 /** Every variable Gatehouse reads; README "Configuration" has a row for each (test/unit/config.test.ts). */
@@ -178,6 +203,8 @@ export interface Config {
   readonly quotas: Quotas
   /** How mail leaves (README "Mail"). */
   readonly mail: MailSettings
+  /** GET /metrics needs `Authorization: Bearer <this>`; unset: only loopback clients are answered. */
+  readonly metricsToken: string | undefined
 }
 
 export interface Quotas {
@@ -187,6 +214,8 @@ export interface Quotas {
   readonly tokensPerGrant: number
   /** Authorization codes issued per (user, application) in a minute. */
   readonly codesPerMinute: number
+  /** Live console sessions per user; a log-in beyond it ends the oldest. */
+  readonly sessionsPerUser: number
 }
 
 export interface JanitorSettings {
@@ -239,6 +268,21 @@ function mailSettingsOf(
   })
 }
 
+/** The account limits (README "Limits and quotas"); LOGIN_RATE_LIMIT is the older name of LOGIN_FAILURE_LIMIT. */
+function accountLimitsOf(e: z.output<typeof EnvSchema>): AccountLimits {
+  return Object.freeze({
+    loginFailures: e.LOGIN_FAILURE_LIMIT ?? e.LOGIN_RATE_LIMIT ?? 10,
+    loginAccountAttack: e.LOGIN_ACCOUNT_ATTACK_LIMIT,
+    loginAddressFailures: e.LOGIN_ADDRESS_FAILURE_LIMIT,
+    signups: e.SIGNUP_LIMIT,
+    verificationEmails: e.VERIFICATION_EMAIL_LIMIT,
+    passwordResets: e.PASSWORD_RESET_LIMIT,
+    passwordResetAddresses: e.PASSWORD_RESET_ADDRESS_LIMIT,
+    emailChanges: e.EMAIL_CHANGE_LIMIT,
+    emailChangeAddresses: e.EMAIL_CHANGE_ADDRESS_LIMIT,
+  })
+}
+
 /** Parses the environment once at start-up; a bad value throws one message naming each variable. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
@@ -260,6 +304,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     sessionTtlMs: e.SESSION_TTL_HOURS * 3600_000,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY ?? false,
+    metricsToken: e.METRICS_TOKEN,
     dbPool: Object.freeze({
       max: e.DATABASE_POOL_MAX ?? e.DB_POOL_MAX ?? 10,
       connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
@@ -268,15 +313,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }),
     tokenCacheTtlMs: e.TOKEN_CACHE_TTL_SECONDS * 1000,
     tokenCacheMaxEntries: e.TOKEN_CACHE_MAX_ENTRIES,
-    limits: Object.freeze({
-      loginFailures: e.LOGIN_FAILURE_LIMIT ?? e.LOGIN_RATE_LIMIT ?? 10,
-      loginAccountAttack: e.LOGIN_ACCOUNT_ATTACK_LIMIT,
-      loginAddressFailures: e.LOGIN_ADDRESS_FAILURE_LIMIT,
-      signups: e.SIGNUP_LIMIT,
-      verificationEmails: e.VERIFICATION_EMAIL_LIMIT,
-      passwordResets: e.PASSWORD_RESET_LIMIT,
-      passwordResetAddresses: e.PASSWORD_RESET_ADDRESS_LIMIT,
-    }),
+    limits: accountLimitsOf(e),
     tokenAuthFailureLimit: e.TOKEN_AUTH_FAILURE_LIMIT,
     http: Object.freeze({
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
@@ -293,6 +330,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       applicationsPerUser: e.MAX_APPLICATIONS_PER_USER,
       tokensPerGrant: e.MAX_TOKENS_PER_GRANT,
       codesPerMinute: e.CODE_ISSUE_LIMIT,
+      sessionsPerUser: e.MAX_SESSIONS_PER_USER,
     }),
     mail: mailSettingsOf(e, publicUrl),
   })

@@ -5,7 +5,7 @@ import { type ConsoleUseCases, consoleUseCases } from './console/use-cases.js'
 import { type OperatorUseCases, operatorUseCases } from './operator/use-cases.js'
 import { type MaintenanceUseCases, maintenanceUseCases } from './limits/maintenance.js'
 import type { AccountContext } from './accounts/context.js'
-import { type AccountUseCases, accountUseCases } from './accounts/use-cases.js'
+import { type AccountUseCases, type SessionSettings, accountUseCases } from './accounts/use-cases.js'
 import type { Config } from './config.js'
 import { describeFailure } from './db/availability.js'
 import { type DatabaseHandle, createDatabase } from './db/connect.js'
@@ -29,7 +29,7 @@ import { TokenQuota } from './revocation/token-quota.js'
  */
 export { RETRY_AFTER_SECONDS, connectionLost, databaseUnavailable, describeFailure } from './db/availability.js'
 export { DataDirInUseError } from './db/data-dir-lock.js'
-export { NotFoundError } from './operator/moderation.js'
+export { NotFoundError, RefusedError } from './operator/moderation.js'
 export { COMMAND_LINE } from './audit/actor.js'
 export { readOutbox } from './mail/outbox-reader.js'
 /** The stream writer's bound on a subscriber's unsent output (src/limits/policy.ts). */
@@ -176,6 +176,11 @@ function accountSettings(config: Config): Pick<AccountContext, 'publicUrl' | 'se
   return { publicUrl: config.publicUrl, serviceName: config.serviceName, limits: config.limits }
 }
 
+/** How long a session lives and how many one user may hold (SESSION_TTL_HOURS, MAX_SESSIONS_PER_USER). */
+function sessionSettings(config: Config): SessionSettings {
+  return { ttlMs: config.sessionTtlMs, maxSessions: config.quotas.sessionsPerUser }
+}
+
 /** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit. */
 function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit'> {
   return { issuer: config.publicUrl, quotas: config.quotas, clientAuthFailureLimit: config.tokenAuthFailureLimit }
@@ -236,7 +241,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
 
   return {
     role,
-    accounts: accountUseCases({ db, bus, mailer, clock, ...accountSettings(config) }, audit, { ttlMs: config.sessionTtlMs }),
+    accounts: accountUseCases({ db, bus, mailer, clock, ...accountSettings(config) }, audit, sessionSettings(config)),
     console: consoleUseCases({ db, bus, clock, audit, applicationsPerUser: config.quotas.applicationsPerUser }),
     operator: operatorUseCases({ db, bus, clock, audit }),
     maintenance,

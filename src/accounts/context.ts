@@ -35,4 +35,8 @@ export interface AccountLimits {
   readonly passwordResets: number
   /** Password-reset requests per client address, whatever the emails, in an hour. */
   readonly passwordResetAddresses: number
+  /** Email-change requests one account may make in an hour (each mails the new address). */
+  readonly emailChanges: number
+  /** Email-change requests naming one new address, from any accounts, in an hour. */
+  readonly emailChangeAddresses: number
 }

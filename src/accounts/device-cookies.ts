@@ -28,8 +28,21 @@ function deviceKey(db: Db, clock: Clock): Promise<Buffer> {
   return key
 }
 
-function mac(key: Buffer, userId: string, nonce: string): string {
-  return createHmac('sha256', key).update(`gatehouse device cookie ${FORMAT}|${userId}|${nonce}`).digest('base64url')
+/**
+ * Signed over the account's credential version (migrations/0009_account_recovery.ts), so that
+ * every recovery voids the cookies issued before it (docs/decisions/010-account-recovery.md).
+ * Version 0 signs what cookies were signed over before versions existed, so those stay valid
+ * until the account's first recovery. Nonces are base64url: no `|` can make two inputs alike.
+ */
+function mac(key: Buffer, userId: string, nonce: string, credentialVersion: number): string {
+  const version = credentialVersion === 0 ? '' : `|${credentialVersion}`
+  return createHmac('sha256', key).update(`gatehouse device cookie ${FORMAT}|${userId}|${nonce}${version}`).digest('base64url')
+}
+
+/** Whose cookie, at which credential version (users.credential_version). */
+export interface DeviceCookieOwner {
+  readonly id: string
+  readonly credential_version: number
 }
 
 /**
@@ -37,15 +50,23 @@ function mac(key: Buffer, userId: string, nonce: string): string {
  * this browser once logged in to `userId`. `v1.<user id>.<nonce>.<HMAC>`; the nonce names the
  * device, under which its failed log-ins are counted.
  */
-export async function issueDeviceCookie(db: Db, clock: Clock, userId: string): Promise<string> {
+export async function issueDeviceCookie(db: Db, clock: Clock, user: DeviceCookieOwner): Promise<string> {
   const nonce = randomBytes(16).toString('base64url')
-  return `${FORMAT}.${userId}.${nonce}.${mac(await deviceKey(db, clock), userId, nonce)}`
+  return `${FORMAT}.${user.id}.${nonce}.${mac(await deviceKey(db, clock), user.id, nonce, user.credential_version)}`
 }
 
-/** The device's nonce when `value` is a device cookie this server signed for `userId`; otherwise undefined. */
-export async function verifyDeviceCookie(db: Db, clock: Clock, value: string | undefined, userId: string): Promise<string | undefined> {
+/**
+ * The device's nonce when `value` is a device cookie this server signed for the user at their
+ * current credential version; otherwise undefined.
+ */
+export async function verifyDeviceCookie(
+  db: Db,
+  clock: Clock,
+  value: string | undefined,
+  user: DeviceCookieOwner,
+): Promise<string | undefined> {
   if (value === undefined || value.length > 200) return undefined
   const [format, boundTo, nonce, signature, ...rest] = value.split('.')
-  if (format !== FORMAT || boundTo !== userId || !nonce || !signature || rest.length > 0) return undefined
-  return constantTimeEqual(signature, mac(await deviceKey(db, clock), userId, nonce)) ? nonce : undefined
+  if (format !== FORMAT || boundTo !== user.id || !nonce || !signature || rest.length > 0) return undefined
+  return constantTimeEqual(signature, mac(await deviceKey(db, clock), user.id, nonce, user.credential_version)) ? nonce : undefined
 }

@@ -17,6 +17,7 @@ export const EMAIL_LINK_PATHS: Record<EmailTokenPurpose, string> = {
   'verify-email': '/verify-email',
   'reset-password': '/reset-password',
   'change-email': '/confirm-email',
+  'cancel-email-change': '/cancel-email-change',
 }
 
 /** A new link for `email` of the user; returns the URL to mail, the only place the token ever is. */

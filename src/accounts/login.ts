@@ -46,7 +46,7 @@ export type LogInResult =
  */
 export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt: LogInAttempt, audit: AuditTrail): Promise<LogInResult> {
   const user = await findUserByEmail(db, attempt.email)
-  const device = user ? await verifyDeviceCookie(db, clock, attempt.deviceCookie, user.id) : undefined
+  const device = user ? await verifyDeviceCookie(db, clock, attempt.deviceCookie, user) : undefined
   const rules: Array<SlotRule & { kind: ThrottleKind }> =
     device !== undefined
       ? [{ kind: 'device', ...rateRule(RATE_LIMITS.loginDevice, device, limits) }]
@@ -69,5 +69,5 @@ export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt
   await releaseSlots(db, slots.taken)
   if (user.suspended_at !== null) return { kind: 'suspended' }
   await audit.record({ event: 'user.logged_in', userId: user.id, actorId: user.id, detail: auditDetail.loggedIn(device !== undefined) })
-  return { kind: 'ok', userId: user.id, deviceCookie: await issueDeviceCookie(db, clock, user.id) }
+  return { kind: 'ok', userId: user.id, deviceCookie: await issueDeviceCookie(db, clock, user) }
 }

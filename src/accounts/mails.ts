@@ -89,6 +89,15 @@ export function emailChangeMail(frame: MailFrame, to: string, link: string): Mai
   ])
 }
 
+export function emailChangeRequestedMail(frame: MailFrame, to: string, newEmail: string, cancelLink: string): Mail {
+  return compose(frame, to, 'Someone asked to change your email address', [
+    `Someone asked to move your ${frame.serviceName} account from this address to ${newEmail}. It moves only when the link sent there is opened.`,
+    'If it was you, there is nothing to do here. If it was not, cancel the change now, and then reset your password: whoever asked knows it.',
+    { link: cancelLink, label: 'Cancel the change' },
+    { link: `${frame.publicUrl}/forgot-password`, label: 'Reset your password' },
+  ])
+}
+
 export function emailChangeTakenMail(frame: MailFrame, to: string): Mail {
   return compose(frame, to, 'Someone tried to use your address', [
     `Someone asked to move their ${frame.serviceName} account to this address, which already belongs to an account. Nothing changed.`,

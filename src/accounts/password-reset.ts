@@ -2,12 +2,12 @@ import type { AuditTrail } from '../audit/audit-log.js'
 import { hashPassword } from '../lib/passwords.js'
 import { RATE_LIMITS, rateRule } from '../limits/policy.js'
 import { takeSlots } from '../limits/rate-limiter.js'
-import { voidEmailTokens } from '../repositories/email-tokens.js'
 import { deleteSessionsOfUser } from '../repositories/sessions.js'
-import { findUserByEmail, findUserById, markEmailVerified, setPasswordHash } from '../repositories/users.js'
+import { findUserByEmail, lockUser, markEmailVerified, setPasswordHash } from '../repositories/users.js'
 import type { AccountContext } from './context.js'
 import { issueEmailLink, peekEmailLink, useEmailLink } from './email-links.js'
 import { passwordChangedMail, passwordResetMail, passwordResetNoAccountMail } from './mails.js'
+import { closeOtherDoors, evictEarlierHolders } from './recovery.js'
 
 export type ResetRequestResult =
   { readonly kind: 'done'; readonly mailSent: boolean } | { readonly kind: 'limited'; readonly retryAfterSeconds: number }
@@ -34,33 +34,52 @@ export async function resetLinkEmail(ctx: AccountContext, token: unknown): Promi
   return (await peekEmailLink(ctx.db, 'reset-password', token, ctx.clock()))?.email
 }
 
-export type ResetResult = { readonly kind: 'reset'; readonly email: string; readonly mailSent: boolean } | { readonly kind: 'invalid' }
+export type ResetResult =
+  | { readonly kind: 'reset'; readonly email: string; readonly mailSent: boolean }
+  | { readonly kind: 'invalid' }
+  /** An operator suspended the account: its password does not change (the link is spent). */
+  | { readonly kind: 'suspended' }
 
 /**
  * Sets the new password (already checked against the rules) with a reset link, in one
- * transaction: the link is used up, every other reset link of the account is void, every session
- * of the account ends (whoever held one must log in with the new password), and the address
- * counts as verified (the link reached it). Then a notice goes to the address.
+ * transaction: the link is used up, every other mailed link and every device cookie of the
+ * account is void (closeOtherDoors), every session of the account ends (whoever held one must
+ * log in with the new password), and the address counts as verified (the link reached it).
+ * `revokeAccess` ("Also revoke every application's access", checked by default), or the first
+ * proof of an address the account never proved, also revokes every grant, token, code and open
+ * consent request of the account (evictEarlierHolders). Then a notice goes to the address.
  */
-export async function resetPassword(ctx: AccountContext, token: unknown, newPassword: string, audit: AuditTrail): Promise<ResetResult> {
+export async function resetPassword(
+  ctx: AccountContext,
+  token: unknown,
+  reset: { newPassword: string; revokeAccess: boolean },
+  audit: AuditTrail,
+): Promise<ResetResult> {
   // Checked before the argon2 work, which a dead link should not cost.
   if ((await peekEmailLink(ctx.db, 'reset-password', token, ctx.clock())) === undefined) return { kind: 'invalid' }
-  const passwordHash = await hashPassword(newPassword)
+  const passwordHash = await hashPassword(reset.newPassword)
   const now = ctx.clock()
-  const reset = await ctx.db.transaction().execute(async (trx) => {
-    const link = await useEmailLink(trx, 'reset-password', token, now)
-    if (!link) return undefined
-    const user = await findUserById(trx, link.user_id)
+  const done = await ctx.db.transaction().execute(async (trx) => {
+    const link = await peekEmailLink(trx, 'reset-password', token, now)
+    // Locked first: no code or token can be issued to the account while it is recovered.
+    const user = link && (await lockUser(trx, link.user_id))
+    if (!user || !(await useEmailLink(trx, 'reset-password', token, now, user.id))) return undefined
     // A link sent to an address the account has left is void.
-    if (!user || user.email !== link.email) return undefined
+    if (user.email !== link.email) return undefined
+    // Under the row lock that suspendUser takes: a suspension committed first is seen here.
+    if (user.suspended_at !== null) return 'suspended'
     await setPasswordHash(trx, user.id, passwordHash)
-    await voidEmailTokens(trx, user.id, 'reset-password', now)
+    const evict = reset.revokeAccess || user.email_verified_at === null
+    const revoked = evict ? await evictEarlierHolders(trx, ctx.bus, { userId: user.id }, now) : undefined
+    await closeOtherDoors(trx, user.id, now)
     await deleteSessionsOfUser(trx, user.id)
     await markEmailVerified(trx, user.id, user.email, now)
-    return { email: user.email, userId: user.id }
+    return { email: user.email, userId: user.id, revoked }
   })
-  if (reset === undefined) return { kind: 'invalid' }
-  const { email, userId } = reset
-  await audit.record({ event: 'user.password_reset', userId, actorId: userId, detail: 'Every session ended' })
+  if (done === 'suspended') return { kind: 'suspended' }
+  if (done === undefined) return { kind: 'invalid' }
+  const { email, userId, revoked } = done
+  const detail = revoked === undefined ? 'Every session ended' : `Every session ended, every grant and ${revoked.tokens} tokens revoked`
+  await audit.record({ event: 'user.password_reset', userId, actorId: userId, detail })
   return { kind: 'reset', email, mailSent: await ctx.mailer.send(passwordChangedMail(ctx, email, 'reset')) }
 }

@@ -5,12 +5,14 @@ import { describeUserAgent } from '../lib/user-agent.js'
 import { hasControlCharacter } from '../lib/text.js'
 import {
   deleteSession,
+  deleteSessionsBeyond,
   deleteSessionsOfUser,
   findSessionUser,
   insertSession,
   listLiveSessions,
   type SessionUser,
 } from '../repositories/sessions.js'
+import { closeOtherDoors } from './recovery.js'
 
 export type { SessionUser }
 
@@ -39,15 +41,23 @@ function storedUserAgent(ua: string | undefined): string | null {
  * only its digest, so a leaked dump cannot be replayed as a cookie. Expired sessions are the
  * janitor's to delete (src/limits/janitor.ts); every read of a session checks its expiry.
  */
-export async function startSession(db: Db, userId: string, now: Date, ttlMs: number, from?: SeenFrom): Promise<string> {
+export async function startSession(
+  db: Db,
+  userId: string,
+  now: Date,
+  ttlMs: number,
+  options: { from?: SeenFrom; maxSessions?: number } = {},
+): Promise<string> {
+  // Room for the new one: a log-in with the password ends the oldest sessions beyond the cap.
+  if (options.maxSessions !== undefined) await deleteSessionsBeyond(db, userId, now, options.maxSessions - 1)
   const id = randomToken(32)
   await insertSession(db, {
     idHash: sha256Hex(id),
     userId,
     now,
     expiresAt: new Date(now.getTime() + ttlMs),
-    userAgent: storedUserAgent(from?.userAgent),
-    ip: from?.ip ?? null,
+    userAgent: storedUserAgent(options.from?.userAgent),
+    ip: options.from?.ip ?? null,
   })
   return id
 }
@@ -74,9 +84,15 @@ export async function logOut(db: Db, id: string, userId: string | null, audit: A
   if (userId !== null) await audit.record({ event: 'user.logged_out', userId })
 }
 
-/** "Log out of all other sessions": every session of the user but the one with this id; how many ended. */
-export function endOtherSessions(db: Db, userId: string, currentId: string | undefined): Promise<number> {
-  return deleteSessionsOfUser(db, userId, currentId === undefined ? undefined : sha256Hex(currentId))
+/**
+ * "Log out of all other sessions": every session of the user but the one with this id, and every
+ * mailed link and device cookie of the account (closeOtherDoors); how many sessions ended.
+ */
+export function endOtherSessions(db: Db, userId: string, currentId: string | undefined, now: Date): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    await closeOtherDoors(trx, userId, now)
+    return deleteSessionsOfUser(trx, userId, currentId === undefined ? undefined : sha256Hex(currentId))
+  })
 }
 
 export interface SessionView {

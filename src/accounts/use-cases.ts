@@ -10,9 +10,11 @@ import {
   type ChangePasswordResult,
   type CloseAccountResult,
   type EmailChangeRequest,
+  cancelEmailChange,
   changePassword,
   closeAccount,
   confirmEmailChange,
+  emailChangeCancelLink,
   emailChangeLink,
   requestEmailChange,
 } from './account-settings.js'
@@ -67,9 +69,30 @@ function refusals(currentPassword: string, other: { newPassword?: string; newEma
   return Object.keys(errors).length > 0 ? { kind: 'invalid', errors } : undefined
 }
 
+/** The mailed links (src/accounts/email-links.ts): each is peeked at on the GET and used on the POST. */
+function emailLinkUseCases(ctx: AccountContext, audit: AuditLog) {
+  return {
+    resendVerification: (account: Account) => resendVerification(ctx, account.userId),
+    verificationLinkWorks: (token: unknown) => verificationLinkWorks(ctx, token),
+    /** `sessionId`: the browser's own session, which a first proof of the address keeps (src/accounts/recovery.ts). */
+    confirmVerification: (actor: Actor, token: unknown, sessionId: string | undefined) =>
+      confirmVerification(ctx, token, trailOf(audit, actor), sessionId),
+    requestPasswordReset: (email: string, ip: string) => requestPasswordReset(ctx, email, clientAddressKey(ip)),
+    resetLinkEmail: (token: unknown) => resetLinkEmail(ctx, token),
+    resetPassword: (actor: Actor, token: unknown, reset: { newPassword: string; revokeAccess: boolean }) =>
+      resetPassword(ctx, token, reset, trailOf(audit, actor)),
+    emailChangeLink: (token: unknown) => emailChangeLink(ctx, token),
+    confirmEmailChange: (actor: Actor, token: unknown) => confirmEmailChange(ctx, token, actor.userId ?? undefined, trailOf(audit, actor)),
+    emailChangeCancelLink: (token: unknown) => emailChangeCancelLink(ctx, token),
+    cancelEmailChange: (actor: Actor, token: unknown) => cancelEmailChange(ctx, token, trailOf(audit, actor)),
+  }
+}
+
 /** How long a console log-in session lives: SESSION_TTL_HOURS (README "Configuration"). */
 export interface SessionSettings {
   readonly ttlMs: number
+  /** MAX_SESSIONS_PER_USER: a log-in beyond it ends the oldest (README "Limits and quotas"). */
+  readonly maxSessions: number
 }
 
 /** Log-in, log-out and the session of every page request (README "Your account"). */
@@ -86,7 +109,7 @@ function sessionUseCases(ctx: AccountContext, audit: AuditLog, sessions: Session
      */
     async completeLogIn(userId: string, previousSessionId: string | undefined, from: SeenFrom): Promise<string> {
       if (previousSessionId) await endSession(ctx.db, previousSessionId)
-      return startSession(ctx.db, userId, ctx.clock(), sessions.ttlMs, from)
+      return startSession(ctx.db, userId, ctx.clock(), sessions.ttlMs, { from, maxSessions: sessions.maxSessions })
     },
 
     /** Log-out of the session `sessionId`, recorded when the actor was logged in by it. */
@@ -112,14 +135,7 @@ export function accountUseCases(ctx: AccountContext, audit: AuditLog, sessions: 
       if (!form.ok) return { kind: 'invalid', errors: form.errors }
       return { kind: 'signed-up', ...(await signUp(ctx, form.email, form.password, trailOf(audit, actor))) }
     },
-    resendVerification: (account: Account) => resendVerification(ctx, account.userId),
-    verificationLinkWorks: (token: unknown) => verificationLinkWorks(ctx, token),
-    confirmVerification: (actor: Actor, token: unknown) => confirmVerification(ctx, token, trailOf(audit, actor)),
-    requestPasswordReset: (email: string, ip: string) => requestPasswordReset(ctx, email, clientAddressKey(ip)),
-    resetLinkEmail: (token: unknown) => resetLinkEmail(ctx, token),
-    resetPassword: (actor: Actor, token: unknown, newPassword: string) => resetPassword(ctx, token, newPassword, trailOf(audit, actor)),
-    emailChangeLink: (token: unknown) => emailChangeLink(ctx, token),
-    confirmEmailChange: (actor: Actor, token: unknown) => confirmEmailChange(ctx, token, actor.userId ?? undefined, trailOf(audit, actor)),
+    ...emailLinkUseCases(ctx, audit),
 
     /** A new password, asked with the current one; the other sessions end (src/accounts/account-settings.ts). */
     async changePassword(
@@ -166,7 +182,7 @@ export function accountUseCases(ctx: AccountContext, audit: AuditLog, sessions: 
 
     /** "Log out other sessions", recorded on the account's Security log. */
     async endOtherSessions(account: Account, sessionId: string | undefined): Promise<number> {
-      const ended = await endOtherSessions(ctx.db, account.userId, sessionId)
+      const ended = await endOtherSessions(ctx.db, account.userId, sessionId, ctx.clock())
       await trailOf(audit, account).record({ event: 'user.sessions_ended', userId: account.userId, detail: `${ended} sessions ended` })
       return ended
     },

@@ -1,10 +1,12 @@
 import type { AuditTrail } from '../audit/audit-log.js'
 import { RATE_LIMITS, rateRule } from '../limits/policy.js'
 import { takeSlots } from '../limits/rate-limiter.js'
-import { findUserById, markEmailVerified } from '../repositories/users.js'
+import { sha256Hex } from '../lib/crypto.js'
+import { findUserById, lockUser, markEmailVerified } from '../repositories/users.js'
 import type { AccountContext } from './context.js'
 import { issueEmailLink, peekEmailLink, useEmailLink } from './email-links.js'
 import { verificationMail } from './mails.js'
+import { evictEarlierHolders } from './recovery.js'
 
 export type ResendResult =
   { readonly kind: 'sent' | 'not-sent' | 'already-verified' } | { readonly kind: 'limited'; readonly retryAfterSeconds: number }
@@ -30,15 +32,41 @@ export async function verificationLinkWorks(ctx: AccountContext, token: unknown)
 
 /**
  * Uses the verification link: the account's address is verified if it is still the address
- * the link was sent to. Returns the account's id, or undefined when the link does not work.
+ * the link was sent to. The first proof of the account's address evicts whoever opened the
+ * account with it (evictEarlierHolders, README "Account recovery"); the browser that proves it
+ * (`sessionId`, when logged in to this account) stays logged in. Returns the account's id, or
+ * undefined when the link does not work.
  */
-export async function confirmVerification(ctx: AccountContext, token: unknown, audit: AuditTrail): Promise<{ userId: string } | undefined> {
+export async function confirmVerification(
+  ctx: AccountContext,
+  token: unknown,
+  audit: AuditTrail,
+  sessionId?: string,
+): Promise<{ userId: string } | undefined> {
   const now = ctx.clock()
+  const link = await peekEmailLink(ctx.db, 'verify-email', token, now)
+  if (!link) return undefined
   const verified = await ctx.db.transaction().execute(async (trx) => {
-    const link = await useEmailLink(trx, 'verify-email', token, now)
-    if (!link) return undefined
-    return (await markEmailVerified(trx, link.user_id, link.email, now)) ? { userId: link.user_id } : undefined
+    // Locked first: no code or token can be issued to the account while it is claimed.
+    const user = await lockUser(trx, link.user_id)
+    const used = user && (await useEmailLink(trx, 'verify-email', token, now, user.id))
+    if (!user || !used || !(await markEmailVerified(trx, user.id, used.email, now))) return undefined
+    if (user.email_verified_at !== null) return { userId: user.id, revoked: undefined }
+    const keepSessionHash = sessionId === undefined ? undefined : sha256Hex(sessionId)
+    return { userId: user.id, revoked: await evictEarlierHolders(trx, ctx.bus, { userId: user.id, keepSessionHash }, now) }
   })
-  if (verified) await audit.record({ event: 'user.email_verified', userId: verified.userId, actorId: verified.userId })
-  return verified
+  if (!verified) return undefined
+  // A detail only when someone was evicted: most first proofs are a new account's own.
+  const evicted = verified.revoked
+  await audit.record({
+    event: 'user.email_verified',
+    userId: verified.userId,
+    actorId: verified.userId,
+    ...(evicted === undefined || evicted.tokens + evicted.sessions === 0
+      ? {}
+      : {
+          detail: `First proof of the address: every grant revoked, ${evicted.tokens} tokens revoked, ${evicted.sessions} other sessions ended`,
+        }),
+  })
+  return { userId: verified.userId }
 }

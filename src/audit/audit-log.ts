@@ -36,12 +36,14 @@ export const AUDIT_EVENTS = Object.freeze({
   'user.password_changed': 'Password changed',
   'user.password_reset': 'Password reset by email link',
   'user.email_changed': 'Email address changed',
+  'user.email_change_cancelled': 'Change of email address cancelled by a link sent to the old address',
   'user.sessions_ended': 'Logged out of all other sessions',
   'user.deleted': 'Account deleted by its owner',
   'application.created': 'Application registered',
   'application.updated': 'Application settings changed',
   'application.secret_regenerated': 'New client secret generated',
   'application.deleted': 'Application deleted',
+  'application.verification_cleared': 'Operator verification withdrawn by a change of name, redirect URIs or links',
   'grant.given': 'Access granted to an application',
   'grant.revoked': 'Access revoked from an application',
   'operator.added': 'Made an operator',
@@ -169,6 +171,7 @@ export const auditDetail = {
   loggedIn: (knownDevice: boolean) => (knownDevice ? 'From a browser that logged in to this account before' : 'From a new browser'),
   loginFailed: (accountExists: boolean) => (accountExists ? 'Wrong password' : 'No account has the email address typed (not recorded)'),
   signupEmailTaken: () => 'The account was not changed',
+  verificationCleared: () => 'The application needs verifying again',
 }
 
 /* The Security log page: a user's own events, newest first, a page at a time. */

@@ -13,6 +13,7 @@ import {
   insertApplication,
   listApplicationsByOwner,
   lockOwnedApplication,
+  lockOwnedApplicationRow,
   replaceOwnedApplicationSecret,
   updateOwnedApplication,
 } from '../repositories/applications.js'
@@ -102,8 +103,26 @@ function changeOf(before: Application, after: ApplicationSettings): ApplicationC
 }
 
 /**
+ * Whether the change withdraws an operator's verification. An operator vouches for what they
+ * looked at: the name users see on the consent page, the redirect URIs that trusted errors go to
+ * without asking (docs/decisions/005-trusted-redirects.md) and the links shown beside "Verified
+ * by". Changing any of those makes it another application, to be looked at again. Scopes and
+ * PKCE only narrow or widen what users are asked to grant, which the consent page shows them
+ * each time; they do not change where Gatehouse sends anyone or whom it names, so they keep it.
+ */
+function withdrawsVerification(current: Application, after: ApplicationSettings): boolean {
+  return (
+    current.name !== after.name ||
+    !sameList(current.redirect_uris, after.redirectUris) ||
+    current.homepage_url !== (after.homepageUrl ?? null) ||
+    current.privacy_policy_url !== (after.privacyPolicyUrl ?? null)
+  )
+}
+
+/**
  * Saves the settings of the owner's application `before` (as the edit form's request read it,
- * so that the audit log can say what changed).
+ * so that the audit log can say what changed). `verificationCleared`: the operator's
+ * verification was withdrawn by this change (withdrawsVerification), which the audit log records.
  */
 export async function updateApplication(
   db: Db,
@@ -112,17 +131,33 @@ export async function updateApplication(
   settings: ApplicationSettings,
   now: Date,
   audit: AuditTrail,
-): Promise<Application | undefined> {
-  const updated = await updateOwnedApplication(db, before.id, ownerId, settings, now)
-  if (updated) {
+): Promise<{ application: Application; verificationCleared: boolean } | undefined> {
+  // The row is locked so that a verification committed while the owner edits is seen and withdrawn.
+  const result = await db.transaction().execute(async (trx) => {
+    const current = await lockOwnedApplicationRow(trx, before.id, ownerId)
+    if (!current) return undefined
+    const clearVerification = current.verified_at !== null && withdrawsVerification(current, settings)
+    const application = await updateOwnedApplication(trx, before.id, ownerId, settings, now, { clearVerification })
+    return application && { application, verificationCleared: clearVerification }
+  })
+  if (result) {
+    const { application } = result
     await audit.record({
       event: 'application.updated',
       userId: ownerId,
-      application: { clientId: updated.client_id, name: updated.name },
+      application: { clientId: application.client_id, name: application.name },
       detail: auditDetail.applicationChanged(changeOf(before, settings), before.name),
     })
+    if (result.verificationCleared) {
+      await audit.record({
+        event: 'application.verification_cleared',
+        userId: ownerId,
+        application: { clientId: application.client_id, name: application.name },
+        detail: auditDetail.verificationCleared(),
+      })
+    }
   }
-  return updated
+  return result
 }
 
 /**

@@ -41,7 +41,12 @@ export interface ConsoleUseCases {
   /** The owner's application; undefined for another owner's, as for one that does not exist. */
   findApplication(owner: Owner, id: string): Promise<Application | undefined>
   /** Saves the settings of `before` (as the edit form read it, so the audit log says what changed). */
-  updateApplication(owner: Owner, before: Application, settings: ApplicationSettings): Promise<Application | undefined>
+  /** `verificationCleared`: the change withdrew an operator's verification (src/console/applications.ts). */
+  updateApplication(
+    owner: Owner,
+    before: Application,
+    settings: ApplicationSettings,
+  ): Promise<{ application: Application; verificationCleared: boolean } | undefined>
   regenerateSecret(owner: Owner, id: string): Promise<{ application: Application; clientSecret: string } | undefined>
   deleteApplication(owner: Owner, id: string): Promise<boolean>
 }

@@ -12,6 +12,8 @@ export interface UsersTable {
   suspended_at: Timestamp | null
   /** Null until the address is proven by a mailed link (migrations/0008_accounts.ts). */
   email_verified_at: Timestamp | null
+  /** Counts the account's recoveries; device cookies are signed over it (migrations/0009_account_recovery.ts). */
+  credential_version: Generated<number>
 }
 
 export interface SessionsTable {
@@ -122,7 +124,7 @@ export interface AuditEventsTable {
   detail: ColumnType<string, string | undefined, string>
 }
 
-export type EmailTokenPurpose = 'verify-email' | 'reset-password' | 'change-email'
+export type EmailTokenPurpose = 'verify-email' | 'reset-password' | 'change-email' | 'cancel-email-change'
 
 /** Single-use links mailed to a user, by digest (migrations/0008_accounts.ts). */
 export interface EmailTokensTable {

@@ -1,7 +1,9 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { isIP } from 'node:net'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { AuditLog } from '../audit/audit-log.js'
 import type { DatabaseAvailability } from '../db/availability.js'
+import { constantTimeEqual } from '../lib/crypto.js'
 import type { Janitor } from '../limits/janitor.js'
 import type { TokenQuota } from '../revocation/token-quota.js'
 
@@ -18,6 +20,7 @@ export function registerMetrics(
   janitor: Pick<Janitor, 'removedTotal' | 'failedRuns'>,
   audit: Pick<AuditLog, 'unrecorded'>,
   tokenQuota: Pick<TokenQuota, 'evicted' | 'failures'>,
+  metricsToken: string | undefined,
 ): void {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
@@ -50,7 +53,15 @@ export function registerMetrics(
     requests.inc({ method: request.method, route, status: String(reply.statusCode) })
     duration.observe({ method: request.method, route }, reply.elapsedTime / 1000)
   })
-  app.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()))
+  app.get('/metrics', async (request, reply) => {
+    if (!mayScrape(request, metricsToken)) {
+      return reply
+        .code(403)
+        .type('text/plain; charset=utf-8')
+        .send(metricsToken === undefined ? 'Only a loopback client may read /metrics while METRICS_TOKEN is unset.\n' : 'Forbidden.\n')
+    }
+    return reply.type(registry.contentType).send(await registry.metrics())
+  })
 }
 
 /** The gauges and totals the services keep for the process (README "Failures and recovery", "Limits and quotas", "Audit log"). */
@@ -107,4 +118,22 @@ function registerServiceMetrics(
     'MAX_TOKENS_PER_GRANT statements that failed; each grant concerned is checked again at its next token.',
     () => tokenQuota.failures,
   )
+}
+
+/**
+ * Metrics say how busy each route is, which accounts fail to log in how often and when the
+ * database is down: worth something to an attacker. With METRICS_TOKEN the scraper sends it as
+ * a bearer token (RFC 6750 2.1), compared in constant time; without it, only a client on this
+ * machine is answered. The client is `request.ip`, so behind a TRUST_PROXY proxy on the same
+ * host a scrape forwarded from outside is still refused.
+ */
+function mayScrape(request: FastifyRequest, token: string | undefined): boolean {
+  if (token === undefined) return isLoopback(request.ip)
+  const match = /^Bearer ([\x21-\x7e]+)$/i.exec(request.headers.authorization ?? '')
+  return match !== null && constantTimeEqual(match[1]!, token)
+}
+
+function isLoopback(address: string): boolean {
+  const v4 = address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address
+  return v4 === '::1' || (isIP(v4) === 4 && v4.startsWith('127.'))
 }

@@ -22,10 +22,15 @@ export function generateAuthorizationCode(): string {
 }
 
 /**
- * The secret of a mailed single-use link (email verification, password reset, email change),
+ * The secret of a mailed single-use link (email verification, password reset, email change and its cancellation),
  * prefixed by its purpose so that a leaked one is recognisable. Stored as its digest.
  */
-export const EMAIL_LINK_PREFIXES = { 'verify-email': 'gev_', 'reset-password': 'gpr_', 'change-email': 'gce_' } as const
+export const EMAIL_LINK_PREFIXES = {
+  'verify-email': 'gev_',
+  'reset-password': 'gpr_',
+  'change-email': 'gce_',
+  'cancel-email-change': 'gcc_',
+} as const
 
 export function generateEmailLinkToken(purpose: keyof typeof EMAIL_LINK_PREFIXES): string {
   return EMAIL_LINK_PREFIXES[purpose] + randomToken(32)

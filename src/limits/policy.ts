@@ -23,6 +23,8 @@ export interface LimitSettings {
   readonly verificationEmails: number
   readonly passwordResets: number
   readonly passwordResetAddresses: number
+  readonly emailChanges: number
+  readonly emailChangeAddresses: number
   readonly clientAuthFailures: number
 }
 
@@ -60,6 +62,10 @@ export const RATE_LIMITS = {
     setting: 'passwordResetAddresses',
     env: 'PASSWORD_RESET_ADDRESS_LIMIT',
   },
+  /** Email-change requests per account: each mails the new address and stores a link for a day. */
+  emailChange: { prefix: 'email-change:user', windowMs: HOUR, setting: 'emailChanges', env: 'EMAIL_CHANGE_LIMIT' },
+  /** Email-change requests naming one new address, from any accounts, so that many accounts cannot flood one inbox. */
+  emailChangeAddress: { prefix: 'email-change:to', windowMs: HOUR, setting: 'emailChangeAddresses', env: 'EMAIL_CHANGE_ADDRESS_LIMIT' },
   /** Failed client authentications per client_id (token, revoke and the resource endpoints). */
   clientAuthentication: { prefix: 'client-auth', windowMs: 15 * MINUTE, setting: 'clientAuthFailures', env: 'TOKEN_AUTH_FAILURE_LIMIT' },
 } as const satisfies Record<string, RateLimit>
@@ -80,6 +86,8 @@ export const QUOTAS = {
   tokensPerGrant: { setting: 'quotas.tokensPerGrant', env: 'MAX_TOKENS_PER_GRANT' },
   /** Authorization codes per (user, application) in the window. */
   codesPerGrant: { setting: 'quotas.codesPerMinute', env: 'CODE_ISSUE_LIMIT', windowMs: MINUTE },
+  /** Live console sessions per user; a log-in with the password beyond it ends the oldest. */
+  sessionsPerUser: { setting: 'quotas.sessionsPerUser', env: 'MAX_SESSIONS_PER_USER' },
   /** Open consent requests per user; one more drops the user's oldest. Fixed. */
   pendingPerUser: { max: 10 },
   /** Revocation streams per application, per process. */
@@ -99,7 +107,13 @@ export const LIFETIMES = {
   /** A console session: set by the configuration, not fixed here. */
   session: { setting: 'sessionTtlMs', env: 'SESSION_TTL_HOURS' },
   /** Mailed links, by purpose (README "Links and what is stored"). */
-  emailLinkMs: { 'verify-email': DAY, 'reset-password': HOUR, 'change-email': DAY } satisfies Record<EmailTokenPurpose, number>,
+  emailLinkMs: {
+    'verify-email': DAY,
+    'reset-password': HOUR,
+    'change-email': DAY,
+    /** As long as the change it cancels. */
+    'cancel-email-change': DAY,
+  } satisfies Record<EmailTokenPurpose, number>,
   /** The device cookie of log-in throttling: about 13 months, long enough that a regular user always holds one (OWASP suggests long-lived). */
   deviceCookieMs: 400 * DAY,
 } as const

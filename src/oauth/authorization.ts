@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.js'
 import { LIFETIMES, QUOTAS } from '../limits/policy.js'
 import { generateAccessToken, generateAuthorizationCode } from '../lib/tokens.js'
 import { insertAccessToken } from '../repositories/access-tokens.js'
-import { lockActiveApplication } from '../repositories/applications.js'
+import { lockActiveApplicationAndUser } from '../repositories/applications.js'
 import { countRecentCodes, insertAuthorizationCode, insertCodeUnderGrant } from '../repositories/authorization-codes.js'
 import { upsertGrant } from '../repositories/grants.js'
 import {
@@ -138,8 +138,9 @@ export async function approveAuthorization(
     if (recent >= ctx.quotas.codesPerMinute) return { kind: 'over-quota' }
   }
   const issued = await ctx.db.transaction().execute(async (trx): Promise<Issued> => {
-    // Suspended since the request was validated (README "Operating Gatehouse"): nothing is issued.
-    if (!(await lockActiveApplication(trx, applicationId))) return { kind: 'gone' }
+    // The application or the user suspended since the request was validated or the session read
+    // (README "Operating Gatehouse"): nothing is issued.
+    if (!(await lockActiveApplicationAndUser(trx, applicationId, userId))) return { kind: 'gone' }
     if (!(await consumePendingAuthorization(trx, heldId, userId, now))) return { kind: 'gone' }
     const grant = { userId, applicationId, scopes: req.scopes, now }
     if (req.responseType === 'code') {

@@ -1,4 +1,5 @@
 import { deleteUserAccount } from '../accounts/delete-account.js'
+import { closeOtherDoors } from '../accounts/recovery.js'
 import type { AuditEvent, AuditEventName } from '../audit/audit-log.js'
 import { removeApplication } from '../console/applications.js'
 import type { Db } from '../db/connect.js'
@@ -48,6 +49,11 @@ export class NotFoundError extends Error {
   override name = 'NotFoundError'
 }
 
+/** An action the operator asked for that Gatehouse will not do, and why: said in one line. */
+export class RefusedError extends Error {
+  override name = 'RefusedError'
+}
+
 export const PAGE_SIZE = 50
 
 const MAX_SEARCH = 200
@@ -88,14 +94,21 @@ export function searchUsers(db: Db, options: { query?: string; page?: number; op
 export async function setOperatorRole(ctx: OperatorContext, email: string, on: boolean): Promise<{ user: User; changed: boolean }> {
   const user = await requireUserByEmail(ctx.db, email)
   if (user.is_operator === on) return { user, changed: false }
+  // Sign-up answers alike for a taken address, so whoever signed up first with the operator's
+  // address holds an account under it; only a followed verification link shows the holder reads it.
+  if (on && user.email_verified_at === null) {
+    throw new RefusedError(
+      `${user.email} has not verified its address (anyone can sign up with any address): log in as it, follow the link in the verification mail, then run this again.`,
+    )
+  }
   await setOperator(ctx.db, user.id, on)
   await ctx.record({ event: on ? 'operator.added' : 'operator.removed', userId: user.id })
   return { user: { ...user, is_operator: on }, changed: true }
 }
 
 /**
- * Suspends the account: it cannot log in (a neutral refusal), its sessions end, its tokens
- * and pending codes are revoked (announced), and its applications are suspended with it. The
+ * Suspends the account: it cannot log in (a neutral refusal), its sessions end, its mailed links
+ * and device cookies are void (closeOtherDoors), its tokens and pending codes are revoked (announced), and its applications are suspended with it. The
  * applications take the account's suspension time, so that unsuspending the account restores
  * exactly those and not one an operator suspended on its own.
  */
@@ -106,6 +119,7 @@ export async function suspendUser(ctx: OperatorContext, userId: string, now: Dat
     if (user.suspended_at !== null) return { user, changed: false }
     await setUserSuspended(trx, userId, now)
     await deleteSessionsOfUser(trx, userId)
+    await closeOtherDoors(trx, userId, now)
     await revoke({ db: trx, bus: ctx.bus }, { kind: 'user-suspended', userId }, now)
     for (const applicationId of await suspendApplicationsOfOwner(trx, userId, now)) {
       await revoke({ db: trx, bus: ctx.bus }, { kind: 'application-suspended', applicationId }, now)

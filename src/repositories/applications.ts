@@ -44,16 +44,19 @@ export function listApplicationsByOwner(db: Db, ownerId: string): Promise<Applic
 }
 
 /**
- * Whether the application is active, holding it (FOR KEY SHARE) until the transaction ends: a
- * suspension, which locks the row FOR UPDATE while it revokes, then waits for what is issued
- * here, or is waited for and seen.
+ * Whether the application and the user are both active, holding both rows (FOR KEY SHARE) until
+ * the transaction ends: a suspension of either, which locks its row FOR UPDATE while it revokes,
+ * then waits for what is issued here, or is waited for and seen (the row is re-read once it
+ * commits, and a suspended one no longer qualifies). One statement, as for the application alone.
  */
-export async function lockActiveApplication(db: Db, id: string): Promise<boolean> {
+export async function lockActiveApplicationAndUser(db: Db, id: string, userId: string): Promise<boolean> {
   const row = await db
     .selectFrom('applications')
-    .select('id')
-    .where('id', '=', id)
-    .where('suspended_at', 'is', null)
+    .innerJoin('users', (join) => join.on('users.id', '=', userId))
+    .select('applications.id')
+    .where('applications.id', '=', id)
+    .where('applications.suspended_at', 'is', null)
+    .where('users.suspended_at', 'is', null)
     .forKeyShare()
     .executeTakeFirst()
   return row !== undefined
@@ -111,16 +114,23 @@ export function insertApplication(
     .executeTakeFirstOrThrow()
 }
 
+/** The owner's application, its row locked until the transaction ends (an edit and an operator's verification do not interleave). */
+export function lockOwnedApplicationRow(trx: Db, id: string, ownerId: string): Promise<Application | undefined> {
+  return trx.selectFrom('applications').selectAll().where('id', '=', id).where('owner_id', '=', ownerId).forUpdate().executeTakeFirst()
+}
+
 export function updateOwnedApplication(
   db: Db,
   id: string,
   ownerId: string,
   s: ApplicationSettings,
   now: Date,
+  options: { clearVerification?: boolean } = {},
 ): Promise<Application | undefined> {
   return db
     .updateTable('applications')
     .set({
+      ...(options.clearVerification ? { verified_at: null } : {}),
       name: s.name,
       description: s.description,
       redirect_uris: s.redirectUris,

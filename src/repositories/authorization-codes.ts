@@ -68,11 +68,13 @@ with recent as (
   select $1::text, g.application_id, g.user_id, $3::text[], $4::text, $5::text, $6::text, $7::timestamptz, $8::timestamptz
   from grants g
   join applications a on a.id = g.application_id
+  join users u on u.id = g.user_id
   where g.user_id = $2::uuid and g.scopes @> $3::text[]
     and ${CODE_FLOW_SETTINGS.map((column, i) => `a.${column} = $${9 + i}::${SETTING_TYPES[column]}`).join(' and ')}
     and a.suspended_at is null
+    and u.suspended_at is null
     and (select n from recent) < ${LIMIT_PARAM}
-  for key share of g
+  for key share of g, u
   returning id
 )
 select exists (select 1 from issued) as issued, (select n from recent) >= ${LIMIT_PARAM} as over_quota`
@@ -88,6 +90,10 @@ export type CodeUnderGrant = 'issued' | 'no-grant' | 'over-quota'
  * went": the caller falls back to a fresh read and the consent page.
  * FOR KEY SHARE on the grant: "Revoke access" deletes the grant before the pending codes, so
  * it either waits for this code and then deletes it, or makes this statement find no grant.
+ * FOR KEY SHARE on the user (users_pkey): suspendUser locks the row FOR UPDATE before it
+ * deletes the user's pending codes, so a request whose session was read before the suspension
+ * either issues its code first (then deleted by the suspension) or waits and, the row re-read
+ * once the suspension commits, issues nothing.
  */
 export async function insertCodeUnderGrant(
   db: Db,
@@ -174,6 +180,7 @@ with client as (
   update authorization_codes c set consumed_at = $3::timestamptz
   where c.code_hash = $4::text and c.consumed_at is null and c.expires_at > $3::timestamptz
     and c.application_id = (select id from client)
+    and not exists (select 1 from users u where u.id = c.user_id and u.suspended_at is not null)
     and ${redirectCheck}
     and ${pkceCheck}
   returning c.id, c.application_id, c.user_id, c.scopes
@@ -197,7 +204,11 @@ const EXCHANGE_STATEMENTS = [false, true].map((withRedirect) =>
  * means "no token"; the caller works out why on a slower path. The grant's live-token quota is
  * kept after the response is decided (src/revocation/token-quota.ts), not here: every plan of
  * the eviction depends on how the grant's tokens are spread, and this statement's plan must not.
- * Uses applications_client_id_key and authorization_codes_code_hash_key.
+ * Uses applications_client_id_key and authorization_codes_code_hash_key, and users_pkey for
+ * the user's suspension: a suspension deletes the user's pending codes under their row locks
+ * (src/revocation/revoke.ts), so an exchange racing it waits on the code and finds it gone, as
+ * for an application's suspension; the check here refuses any code of a suspended user that
+ * is still found, without a lock of its own.
  */
 export async function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<Exchanged | undefined> {
   const parameters: unknown[] = [x.clientId, x.secretHash, x.now, x.codeHash, x.tokenHash]

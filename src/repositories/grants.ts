@@ -66,6 +66,11 @@ export async function deleteGrant(db: Db, userId: string, applicationId: string)
   await db.deleteFrom('grants').where('user_id', '=', userId).where('application_id', '=', applicationId).execute()
 }
 
+/** Every grant of the user, whatever the application: the account was claimed (src/revocation/revoke.ts). */
+export async function deleteGrantsOfUser(db: Db, userId: string): Promise<void> {
+  await db.deleteFrom('grants').where('user_id', '=', userId).execute()
+}
+
 /** Whether the user has consented to the application at all (grants_user_application_key). */
 export async function hasGrant(db: Db, userId: string, applicationId: string): Promise<boolean> {
   const row = await db

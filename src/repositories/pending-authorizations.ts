@@ -77,3 +77,8 @@ export async function consumePendingAuthorization(db: Db, id: string, userId: st
     .executeTakeFirst()
   return row !== undefined
 }
+
+/** Every consent request the user holds open: the account was claimed (src/revocation/revoke.ts). */
+export async function deletePendingAuthorizationsOfUser(db: Db, userId: string): Promise<void> {
+  await db.deleteFrom('pending_authorizations').where('user_id', '=', userId).execute()
+}

@@ -94,3 +94,18 @@ export async function deleteSessionsOfUser(db: Db, userId: string, keepIdHash?: 
   const result = await q.executeTakeFirst()
   return Number(result.numDeletedRows)
 }
+
+/**
+ * The user's live sessions beyond the newest `keep`, oldest first (MAX_SESSIONS_PER_USER), in
+ * one statement (sessions_user_id_idx); how many ended. Expired ones do not count: the janitor
+ * deletes those (src/limits/janitor.ts).
+ */
+export async function deleteSessionsBeyond(db: Db, userId: string, now: Date, keep: number): Promise<number> {
+  const result = await sql`
+    delete from sessions
+    where id_hash in (
+      select id_hash from sessions where user_id = ${userId} and expires_at > ${now}
+      order by created_at desc, id_hash offset ${keep}
+    )`.execute(db)
+  return Number(result.numAffectedRows ?? 0)
+}

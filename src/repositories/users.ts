@@ -106,6 +106,7 @@ export interface UserListing {
   created_at: Date
   is_operator: boolean
   suspended_at: Date | null
+  email_verified_at: Date | null
   applications: number
 }
 
@@ -116,7 +117,7 @@ export function listUsers(
 ): Promise<UserListing[]> {
   let q = db
     .selectFrom('users')
-    .select(['users.id', 'users.email', 'users.created_at', 'users.is_operator', 'users.suspended_at'])
+    .select(['users.id', 'users.email', 'users.created_at', 'users.is_operator', 'users.suspended_at', 'users.email_verified_at'])
     .select((eb) =>
       eb
         .selectFrom('applications')
@@ -129,4 +130,13 @@ export function listUsers(
   return q.orderBy('users.created_at', 'desc').orderBy('users.id').limit(options.limit).offset(options.offset).execute() as Promise<
     UserListing[]
   >
+}
+
+/** One more recovery of the account: device cookies signed at an earlier version stop working. */
+export async function bumpCredentialVersion(db: Db, userId: string): Promise<void> {
+  await db
+    .updateTable('users')
+    .set((eb) => ({ credential_version: eb('credential_version', '+', 1) }))
+    .where('id', '=', userId)
+    .execute()
 }

@@ -9,8 +9,9 @@ import {
   revokeTokensOfGrant,
 } from '../repositories/access-tokens.js'
 import { deletePendingCodes } from '../repositories/authorization-codes.js'
-import { deleteGrant } from '../repositories/grants.js'
+import { deleteGrant, deleteGrantsOfUser } from '../repositories/grants.js'
 import { notify } from '../repositories/notifications.js'
+import { deletePendingAuthorizationsOfUser } from '../repositories/pending-authorizations.js'
 import type { RevocationBus } from './bus.js'
 
 /*
@@ -63,6 +64,13 @@ export type RevocationTarget =
    */
   | { kind: 'user-suspended'; userId: string }
   | { kind: 'user-deleted'; userId: string }
+  /**
+   * The account's earlier holders evicted: its grants and open consent requests go too, as
+   * "Revoke access" does for one application, whatever the application. The account was claimed
+   * by the owner of its address, or its reset asked to revoke every application's access
+   * (src/accounts/recovery.ts, docs/decisions/010-account-recovery.md).
+   */
+  | { kind: 'user-evicted'; userId: string }
   /**
    * The client's secret regenerated, or its resource-server flag changed: caches of client
    * authentication drop it and its streams end. No token is revoked.
@@ -145,7 +153,14 @@ export async function revoke(ctx: RevocationContext, target: RevocationTarget, n
         return revoked
       }
       case 'user-suspended':
-      case 'user-deleted': {
+      case 'user-deleted':
+      case 'user-evicted': {
+        if (target.kind === 'user-evicted') {
+          // Grants first, as for 'access-revoked': a code issued concurrently either
+          // commits before this statement, and is deleted below, or finds no grant.
+          await deleteGrantsOfUser(trx, target.userId)
+          await deletePendingAuthorizationsOfUser(trx, target.userId)
+        }
         await deletePendingCodes(trx, { userId: target.userId })
         return revokeInBatches(trx, ctx.bus, { userId: target.userId }, now)
       }

@@ -15,11 +15,12 @@ export interface UserFixture {
 }
 
 /** A user who cannot log in (the password hash is not a hash): enough to own apps and tokens. */
-export async function createUser(db: Db, fields: { email?: string; now?: Date } = {}): Promise<UserFixture> {
+export async function createUser(db: Db, fields: { email?: string; now?: Date; emailVerified?: boolean } = {}): Promise<UserFixture> {
   const email = fields.email ?? `user-${randomBytes(6).toString('hex')}@example.com`
+  const now = fields.now ?? new Date()
   const row = await db
     .insertInto('users')
-    .values({ email, password_hash: 'not-a-password-hash', created_at: fields.now ?? new Date() })
+    .values({ email, password_hash: 'not-a-password-hash', created_at: now, email_verified_at: fields.emailVerified ? now : null })
     .returning(['id', 'email'])
     .executeTakeFirstOrThrow()
   return row

@@ -22,7 +22,7 @@ afterAll(async () => {
 })
 
 it('adds an operator, lists it as JSON, and answers an unknown email with 1 and one line', async () => {
-  await createUser(testDb.handle.db, { email: 'first-operator@example.com' })
+  await createUser(testDb.handle.db, { email: 'first-operator@example.com', emailVerified: true })
   const env = { DATABASE_URL: testDb.url! }
   expect(await gatehouse(env, 'admin', 'add', 'first-operator@example.com')).toEqual({
     code: 0,

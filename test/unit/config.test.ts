@@ -37,12 +37,14 @@ describe('loadConfig', () => {
         verificationEmails: 5,
         passwordResets: 5,
         passwordResetAddresses: 20,
+        emailChanges: 5,
+        emailChangeAddresses: 5,
       },
       tokenAuthFailureLimit: 20,
       http: { requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000 },
       janitor: { intervalMs: 300_000, revokedTokenRetentionMs: 30 * 86_400_000, auditRetentionMs: 90 * 86_400_000 },
       streams: { perApplication: 4, total: 1000 },
-      quotas: { applicationsPerUser: 25, tokensPerGrant: 10, codesPerMinute: 60 },
+      quotas: { applicationsPerUser: 25, tokensPerGrant: 10, codesPerMinute: 60, sessionsPerUser: 50 },
       mail: { smtpUrl: undefined, from: 'Gatehouse <no-reply@127.0.0.1>', outboxDir: 'data/outbox' },
     })
   })
@@ -78,6 +80,7 @@ describe('loadConfig', () => {
       STREAMS_TOTAL: '50',
       MAX_APPLICATIONS_PER_USER: '5',
       MAX_TOKENS_PER_GRANT: '3',
+      MAX_SESSIONS_PER_USER: '7',
       CODE_ISSUE_LIMIT: '30',
       SERVICE_NAME: 'Team Auth',
       SMTP_URL: 'smtps://mailer:secret@smtp.example.com:465',
@@ -86,6 +89,8 @@ describe('loadConfig', () => {
       VERIFICATION_EMAIL_LIMIT: '2',
       PASSWORD_RESET_LIMIT: '3',
       PASSWORD_RESET_ADDRESS_LIMIT: '9',
+      EMAIL_CHANGE_LIMIT: '4',
+      EMAIL_CHANGE_ADDRESS_LIMIT: '6',
     })
     expect(config).toMatchObject({
       port: 8080,
@@ -108,12 +113,14 @@ describe('loadConfig', () => {
         verificationEmails: 2,
         passwordResets: 3,
         passwordResetAddresses: 9,
+        emailChanges: 4,
+        emailChangeAddresses: 6,
       },
       tokenAuthFailureLimit: 7,
       http: { requestTimeoutMs: 5_000, connectionTimeoutMs: 20_000, keepAliveTimeoutMs: 65_000 },
       janitor: { intervalMs: 60_000, revokedTokenRetentionMs: 7 * 86_400_000, auditRetentionMs: 365 * 86_400_000 },
       streams: { perApplication: 2, total: 50 },
-      quotas: { applicationsPerUser: 5, tokensPerGrant: 3, codesPerMinute: 30 },
+      quotas: { applicationsPerUser: 5, tokensPerGrant: 3, codesPerMinute: 30, sessionsPerUser: 7 },
       mail: { smtpUrl: 'smtps://mailer:secret@smtp.example.com:465', from: 'Team Auth <auth@example.com>', outboxDir: '/tmp/outbox' },
     })
     expect(Object.isFrozen(config)).toBe(true)
@@ -159,6 +166,23 @@ describe('loadConfig', () => {
     const text = errorOf({ TRUST_PROXY: value })
     expect(text).toContain('TRUST_PROXY: true would trust every hop')
     expect(text).toContain('X-Forwarded-For')
+  })
+
+  it.each(['0.0.0.0/0', '::/0', '10.0.0.1, ::ffff:0:0/96', '::/64', '128.0.0.0/0'])(
+    'refuses TRUST_PROXY=%j, a range covering every address, with the explanation given for true',
+    (value) => {
+      const text = errorOf({ TRUST_PROXY: value })
+      expect(text).toContain('covers every address: it would trust every hop')
+      expect(text).toContain('X-Forwarded-For')
+    },
+  )
+
+  it('accepts ranges that do not cover every address', () => {
+    expect(loadConfig({ TRUST_PROXY: '0.0.0.0/1, ::ffff:10.0.0.0/104, 2001:db8::/32' }).trustProxy).toEqual([
+      '0.0.0.0/1',
+      '::ffff:10.0.0.0/104',
+      '2001:db8::/32',
+    ])
   })
 
   it('treats an empty variable as unset', () => {

@@ -27,7 +27,7 @@ describe('the limits policy (src/limits/policy.ts)', () => {
     const config = loadConfig({}) as unknown as Record<string, unknown>
     const fieldOf = (path: string) => path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], config)
     const settings = [...Object.values(QUOTAS), LIFETIMES.session].flatMap((q) => ('setting' in q ? [q.setting] : []))
-    expect(settings.length).toBe(6)
+    expect(settings.length).toBe(7)
     for (const setting of settings) expect(typeof fieldOf(setting), setting).toBe('number')
   })
 })

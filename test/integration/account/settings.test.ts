@@ -326,3 +326,32 @@ describe('every new form', () => {
     expect(await userRow('forms@example.com')).toBeDefined()
   })
 })
+
+describe('a suspended account', () => {
+  // Issue 23, finding 6: no account changes for a suspended user, by link either.
+  it('cannot confirm an email change or reset its password with a link mailed before the suspension', async () => {
+    const s = await browser().signUpAndLogIn('to-be-suspended@example.com', PASSWORD)
+    await s.get('/account/email')
+    expect((await s.post('/account/email', { new_email: 'elsewhere@example.com', current_password: PASSWORD })).statusCode).toBe(200)
+    const change = linkTo(t.mailbox.last('elsewhere@example.com'), '/confirm-email')!
+    const anonymous = browser()
+    await anonymous.get('/forgot-password')
+    expect((await anonymous.post('/forgot-password', { email: 'to-be-suspended@example.com' })).statusCode).toBe(200)
+    const reset = linkTo(t.mailbox.last('to-be-suspended@example.com'), '/reset-password')!
+    const before = await userRow('to-be-suspended@example.com')
+    await t.db.updateTable('users').set({ suspended_at: t.clock() }).where('id', '=', before!.id).execute()
+
+    await anonymous.get(change)
+    const confirmed = await anonymous.post('/confirm-email', { token: tokenOf(change) })
+    expect(confirmed.statusCode).toBe(403)
+    expect(confirmed.body).toContain('This account is suspended by the operator, so its email address cannot be changed.')
+    await anonymous.get(reset)
+    const chosen = await anonymous.post('/reset-password', { token: tokenOf(reset), password: 'a brand new passphrase' })
+    expect(chosen.statusCode).toBe(403)
+    expect(chosen.body).toContain('This account is suspended by the operator, so its password cannot be changed.')
+
+    const after = await userRow('to-be-suspended@example.com')
+    expect(after).toMatchObject({ email: 'to-be-suspended@example.com', password_hash: before!.password_hash })
+    expect(await userRow('elsewhere@example.com')).toBeUndefined()
+  })
+})

@@ -124,3 +124,53 @@ describe('regenerating the secret', () => {
     expect((await storedApplication(created.id))?.secret_hash).toBe(sha256Hex(created.clientSecret))
   })
 })
+
+describe("an operator's verification and the owner's edits", () => {
+  // Issue 23, finding 4: a verified application, renamed and pointed elsewhere, stayed verified.
+  const base = {
+    name: 'Vouched For',
+    redirect_uris: 'https://vouched.example.com/cb',
+    homepage_url: 'https://vouched.example.com/',
+    privacy_policy_url: 'https://vouched.example.com/privacy',
+    scopes: ['read'],
+  }
+  async function verifiedApplication() {
+    const created = await createApplicationViaConsole(alice, base)
+    await t.db.updateTable('applications').set({ verified_at: t.clock() }).where('id', '=', created.id).execute()
+    return created
+  }
+  const auditEvents = (clientId: string) =>
+    t.db.selectFrom('audit_events').select(['event', 'detail']).where('client_id', '=', clientId).orderBy('id').execute()
+
+  it('withdraws it when the name, a redirect URI, the homepage or the privacy link changes, and says so', async () => {
+    for (const change of [
+      { name: 'Something Else' },
+      { redirect_uris: 'https://vouched.example.com/cb\nhttps://evil.example/cb' },
+      { homepage_url: 'https://evil.example/' },
+      { privacy_policy_url: '' },
+    ]) {
+      const created = await verifiedApplication()
+      const res = await alice.post(`/applications/${created.id}`, applicationForm({ ...base, ...change }))
+      expect(res.statusCode, JSON.stringify(change)).toBe(303)
+      expect((await storedApplication(created.id))?.verified_at, JSON.stringify(change)).toBeNull()
+      const page = await alice.get(res.headers.location as string)
+      expect(page.body).toContain('it needs verifying again by the operator')
+      expect(page.body).toMatch(/<dt>Verified by [^<]*<\/dt>\s*<dd>No<\/dd>/)
+      expect(await auditEvents(created.clientId)).toContainEqual({
+        event: 'application.verification_cleared',
+        detail: 'The application needs verifying again',
+      })
+    }
+  })
+
+  it('keeps it when only the scopes, PKCE or the description change', async () => {
+    const created = await verifiedApplication()
+    const res = await alice.post(
+      `/applications/${created.id}`,
+      applicationForm({ ...base, scopes: ['read', 'write'], require_pkce: true, description: 'Now described' }),
+    )
+    expect(res.headers.location).toBe(`/applications/${created.id}?updated=1`)
+    expect((await storedApplication(created.id))?.verified_at).not.toBeNull()
+    expect((await auditEvents(created.clientId)).map((e) => e.event)).not.toContain('application.verification_cleared')
+  })
+})

@@ -119,6 +119,18 @@ describe('actions', () => {
     expect(await flags()).toBeUndefined()
   })
 
+  it("shows each user's verification state on the list and on the user's page", async () => {
+    // An unverified address proves nothing about who holds the account (issue 23, finding 2).
+    const unverified = await createUser(t.db, { email: 'unproven-holder@example.com' })
+    const verified = await createUser(t.db, { email: 'proven-holder@example.com', emailVerified: true })
+    const list = await operator.get('/admin/users?q=-holder%40example.com')
+    const rowOf = (email: string) => new RegExp(`${email}</a></td>\\s*<td>[^<]*</td>\\s*<td>([^<]*)</td>`).exec(list.body)?.[1]
+    expect(rowOf('unproven-holder@example.com')).toBe('Not verified')
+    expect(rowOf('proven-holder@example.com')).toBe('Verified')
+    expect((await operator.get(`/admin/users/${unverified.id}`)).body).toMatch(/<dt>Address<\/dt><dd>Not verified/)
+    expect((await operator.get(`/admin/users/${verified.id}`)).body).toMatch(/<dt>Address<\/dt><dd>Verified on /)
+  })
+
   it('suspends, unsuspends and deletes a user, but not the operator themself', async () => {
     const victim = await loggedInUser(t.app)
     const row = await t.db.selectFrom('users').select('id').where('email', '=', victim.email).executeTakeFirstOrThrow()

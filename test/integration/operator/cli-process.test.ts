@@ -36,7 +36,7 @@ describe('on PGlite', () => {
   it('refuses plainly while the server holds the data directory and changes nothing, then works once it stopped', async () => {
     const seed = await createDatabase({ dataDir })
     await migrateToLatest(seed.db)
-    await createUser(seed.db, { email: 'pglite-operator@example.com' })
+    await createUser(seed.db, { email: 'pglite-operator@example.com', emailVerified: true })
     await seed.close()
 
     const server = await startGatehouse({ DATA_DIR: dataDir }, { built: true })

@@ -40,8 +40,8 @@ async function cliWith(config: Config, argv: string[]): Promise<{ code: number; 
 }
 
 /** The events the command line recorded in the audit log, oldest first. */
-async function recorded(): Promise<{ event: string; detail: string }[]> {
-  return t.db.selectFrom('audit_events').select(['event', 'detail']).orderBy('occurred_at').orderBy('id').execute()
+async function recorded(): Promise<{ event: string; detail: string; user_id: string | null }[]> {
+  return t.db.selectFrom('audit_events').select(['event', 'detail', 'user_id']).orderBy('occurred_at').orderBy('id').execute()
 }
 
 const row = (table: 'users' | 'applications', id: string) => t.db.selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()
@@ -66,7 +66,7 @@ describe('usage', () => {
 
 describe('admin', () => {
   it('makes a user an operator and back, and lists operators', async () => {
-    const user = await createUser(t.db, { email: 'ops@example.com' })
+    const user = await createUser(t.db, { email: 'ops@example.com', emailVerified: true })
     expect(await cli('admin', 'add', 'OPS@example.com')).toMatchObject({ code: 0, out: 'ops@example.com is now an operator.' })
     expect((await row('users', user.id))?.is_operator).toBe(true)
     expect((await cli('admin', 'add', 'ops@example.com')).out).toBe('ops@example.com is already an operator.')
@@ -79,6 +79,17 @@ describe('admin', () => {
     expect((await recorded()).map((e) => e.event)).toEqual(expect.arrayContaining(['operator.added', 'operator.removed']))
     // No actor and no address: the detail says where the action came from.
     expect((await recorded()).find((e) => e.event === 'operator.added')?.detail).toBe('From the command line')
+  })
+
+  it('refuses an account whose address was never verified, in one line, and changes nothing', async () => {
+    // Anyone may sign up first with the operator's address (issue 23, finding 2).
+    const squatter = await createUser(t.db, { email: 'squatted-ops@example.com' })
+    const refused = await cli('admin', 'add', 'squatted-ops@example.com')
+    expect(refused).toMatchObject({ code: 1, out: '' })
+    expect(refused.err).toMatch(/^gatehouse: squatted-ops@example\.com has not verified its address .*verification mail.*$/)
+    expect(refused.err.split('\n')).toHaveLength(1)
+    expect((await row('users', squatter.id))?.is_operator).toBe(false)
+    expect((await recorded()).filter((e) => e.user_id === squatter.id)).toEqual([])
   })
 
   it('answers an unknown email with exit code 1 and one line', async () => {

@@ -19,6 +19,12 @@ type FormBody = { Body: Record<string, unknown> }
 const DEAD_LINK =
   'This link has expired or has already been used. Links in our mails work once: verification and email-change links for 24 hours, password-reset links for 1 hour.'
 
+/** An operator suspended the account: nothing about it changes, by link or otherwise, until they unsuspend it. */
+function suspendedAccount(request: FastifyRequest, reply: FastifyReply, what: string) {
+  const message = `This account is suspended by the operator, so its ${what} cannot be changed. Nothing was changed. If you think this is a mistake, contact the operator.`
+  return render(request, reply, 'error.eta', { title: 'Account suspended', message }, 403)
+}
+
 function deadLink(request: FastifyRequest, reply: FastifyReply, what: { title: string; retry: { href: string; label: string } }) {
   return render(request, reply, 'account/dead-link.eta', { title: what.title, message: DEAD_LINK, retry: what.retry }, 400)
 }
@@ -30,6 +36,7 @@ export default async function emailLinkRoutes(app: FastifyInstance, deps: Servic
   verificationRoutes(app, deps)
   resetRoutes(app, deps)
   emailChangeRoutes(app, deps)
+  cancelEmailChangeRoutes(app, deps)
 }
 
 /** The verification link: GET shows a button, POST verifies. */
@@ -46,7 +53,7 @@ function verificationRoutes(app: FastifyInstance, deps: Services) {
   })
 
   app.post<FormBody>('/verify-email', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const verified = await accounts.confirmVerification(actorOf(request), tokenOf(request.body?.token))
+    const verified = await accounts.confirmVerification(actorOf(request), tokenOf(request.body?.token), sessionIdOf(request, deps))
     if (!verified) return deadLink(request, reply, { title: 'Verify your email address', retry: verifyRetry })
     return reply.redirect(request.user?.id === verified.userId ? '/applications?verified=1' : '/login?verified=1', 303)
   })
@@ -74,8 +81,11 @@ function resetRoutes(app: FastifyInstance, deps: Services) {
       const errors = { password: password.error }
       return render(request, reply, 'account/reset-password.eta', { title: 'Choose a new password', token, email, errors }, 400)
     }
-    const result = await accounts.resetPassword(actorOf(request), token, password.value)
+    // An unchecked box is not sent: only its presence asks for it (the page checks it by default).
+    const revokeAccess = fieldText(request.body, 'revoke_access') !== ''
+    const result = await accounts.resetPassword(actorOf(request), token, { newPassword: password.value, revokeAccess })
     if (result.kind === 'invalid') return deadLink(request, reply, { title: 'Choose a new password', retry: resetRetry })
+    if (result.kind === 'suspended') return suspendedAccount(request, reply, 'password')
     // Every session of the account ended, this browser's too if it had one.
     if (sessionIdOf(request, deps)) forgetSession(request, reply, deps)
     return reply.redirect(`/login?${new URLSearchParams({ reset: '1', email: result.email })}`, 303)
@@ -117,6 +127,8 @@ function emailChangeRoutes(app: FastifyInstance, deps: Services) {
           },
           403,
         )
+      case 'suspended':
+        return suspendedAccount(request, reply, 'email address')
       case 'taken':
         return render(
           request,
@@ -136,5 +148,24 @@ function emailChangeRoutes(app: FastifyInstance, deps: Services) {
           303,
         )
     }
+  })
+}
+
+/** Cancelling an email change, from the link mailed to the old address. */
+function cancelEmailChangeRoutes(app: FastifyInstance, deps: Services) {
+  const accounts = deps.accounts
+  const cancelRetry = { href: '/forgot-password', label: 'Reset your password' }
+
+  app.get<TokenQuery>('/cancel-email-change', async (request, reply) => {
+    const token = tokenOf(request.query.token)
+    if (!(await accounts.emailChangeCancelLink(token)))
+      return deadLink(request, reply, { title: 'Cancel the change of address', retry: cancelRetry })
+    return render(request, reply, 'account/cancel-email-change.eta', { title: 'Cancel the change of address', token, cancelled: false })
+  })
+
+  app.post<FormBody>('/cancel-email-change', { preHandler: app.csrfProtection }, async (request, reply) => {
+    if (!(await accounts.cancelEmailChange(actorOf(request), tokenOf(request.body?.token))))
+      return deadLink(request, reply, { title: 'Cancel the change of address', retry: cancelRetry })
+    return render(request, reply, 'account/cancel-email-change.eta', { title: 'Change of address cancelled', token: '', cancelled: true })
   })
 }

@@ -140,6 +140,11 @@ function emailRoutes(app: FastifyInstance, deps: Services) {
       case 'limited':
         reply.header('retry-after', String(result.retryAfterSeconds))
         return emailPage(request, reply, { newEmail: shown, formError: TOO_MANY }, 429)
+      case 'too-many-requests': {
+        reply.header('retry-after', String(result.retryAfterSeconds))
+        const formError = 'Too many email-change requests for this account or this address. Try again in an hour.'
+        return emailPage(request, reply, { newEmail: shown, formError }, 429)
+      }
       case 'same-address':
         return emailPage(request, reply, { errors: { new_email: 'This is already your address.' }, newEmail: shown }, 400)
       case 'sent':

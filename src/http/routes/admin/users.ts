@@ -61,6 +61,7 @@ export default async function adminUserRoutes(app: FastifyInstance, deps: Servic
         created: formatTime(user.created_at),
         operator: user.is_operator,
         suspended: user.suspended_at === null ? null : formatTime(user.suspended_at),
+        verified: user.email_verified_at === null ? null : formatTime(user.email_verified_at),
       },
       applications: apps.map((a) => ({ id: a.id, name: a.name, clientId: a.client_id, suspended: a.suspended_at !== null })),
     })
@@ -126,6 +127,7 @@ async function usersPage(deps: Services, request: FastifyRequest<ListQuery>, rep
       created: formatTime(u.created_at),
       operator: u.is_operator,
       suspended: u.suspended_at !== null,
+      verified: u.email_verified_at !== null,
       applications: u.applications,
     })),
   })

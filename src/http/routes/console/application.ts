@@ -7,6 +7,12 @@ import { applicationFormView, applicationView } from './view-models.js'
 
 type IdParams = { Params: { id: string } }
 
+const UPDATED_NOTICES: Record<string, string | undefined> = {
+  '1': 'Application updated.',
+  unverified:
+    'Application updated. Its name, redirect URIs or links changed, so it is no longer verified: it needs verifying again by the operator.',
+}
+
 /**
  * The application page. `clientSecret` is set only on the response to the request that created
  * or regenerated it: the one time the plaintext exists outside the owner's hands.
@@ -31,7 +37,7 @@ export default async function applicationRoutes(app: FastifyInstance, deps: Serv
   app.get<IdParams & { Querystring: { updated?: string } }>('/applications/:id', async (request, reply) => {
     const application = await deps.console.findApplication(ownerOf(request), request.params.id)
     if (!application) return reply.callNotFound()
-    return renderApplicationPage(request, reply, application, request.query.updated === '1' ? { notice: 'Application updated.' } : {})
+    return renderApplicationPage(request, reply, application, { notice: UPDATED_NOTICES[request.query.updated ?? ''] })
   })
 
   app.get<IdParams>('/applications/:id/edit', async (request, reply) => {
@@ -55,7 +61,7 @@ export default async function applicationRoutes(app: FastifyInstance, deps: Serv
       }
       const updated = await deps.console.updateApplication(owner, existing, form.settings)
       if (!updated) return reply.callNotFound()
-      return reply.redirect(`/applications/${updated.id}?updated=1`, 303)
+      return reply.redirect(`/applications/${updated.application.id}?updated=${updated.verificationCleared ? 'unverified' : '1'}`, 303)
     },
   )
 }
