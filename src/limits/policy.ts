@@ -16,15 +16,25 @@ const DAY = 24 * HOUR
 
 /** The numbers of the configurable limits, as passed in by the caller (never read from src/config.ts here). */
 export interface LimitSettings {
+  /** Failed log-ins per (account, client address), and per device cookie, in 15 minutes. */
   readonly loginFailures: number
+  /** Failed log-ins per account in an hour above which only browsers with its device cookie may log in. */
   readonly loginAccountAttack: number
+  /** Failed log-ins per client address, whatever the accounts, in 15 minutes (password spraying). */
   readonly loginAddressFailures: number
+  /** Sign-up attempts per client address in an hour. */
   readonly signups: number
+  /** Verification mails one account may ask for in an hour ("Resend verification email"). */
   readonly verificationEmails: number
+  /** Password-reset requests per email address typed, in an hour. */
   readonly passwordResets: number
+  /** Password-reset requests per client address, whatever the emails, in an hour. */
   readonly passwordResetAddresses: number
+  /** Email-change requests one account may make in an hour (each mails the new address). */
   readonly emailChanges: number
+  /** Email-change requests naming one new address, from any accounts, in an hour. */
   readonly emailChangeAddresses: number
+  /** Failed client authentications per client_id in 15 minutes. */
   readonly clientAuthFailures: number
 }
 
