@@ -220,14 +220,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const revocationFeed = new RevocationFeed(db, log, { limits: config.streams })
   const caches = buildCaches(config, database, clock)
   for (const receiver of [caches.tokens, caches.clients, caches.applications, revocationFeed]) bus.subscribe(receiver)
-  const janitor = new Janitor({
-    database,
-    clock,
-    log,
-    intervalMs: config.janitor.intervalMs,
-    revokedTokenRetentionMs: config.janitor.revokedTokenRetentionMs,
-    auditRetentionMs: config.janitor.auditRetentionMs,
-  })
+  const janitor = new Janitor({ database, clock, log, ...config.janitor })
   const maintenance = maintenanceUseCases(database, janitor)
   if (role === 'server') {
     // Migrations run at every start-up and are idempotent.

@@ -136,7 +136,13 @@ export function accountUseCases(ctx: AccountContext, audit: AuditLog, sessions: 
       return { kind: 'signed-up', ...(await signUp(ctx, form.email, form.password, trailOf(audit, actor))) }
     },
     ...emailLinkUseCases(ctx, audit),
+    ...settingsUseCases(ctx, audit),
+  }
+}
 
+/** The Account pages (README "Account settings"): password, email, sessions, closing the account. */
+function settingsUseCases(ctx: AccountContext, audit: AuditLog) {
+  return {
     /** A new password, asked with the current one; the other sessions end (src/accounts/account-settings.ts). */
     async changePassword(
       account: Account,

@@ -47,25 +47,7 @@ export default async function adminUserRoutes(app: FastifyInstance, deps: Servic
 
   app.get<ListQuery>('/admin/users', (request, reply) => usersPage(deps, request, reply))
 
-  app.get<UserParams & { Querystring: { done?: unknown } }>('/admin/users/:id', async (request, reply) => {
-    const user = await load(request)
-    if (!user) return reply.callNotFound()
-    const apps = await operator.searchApplications({ ownerId: user.id })
-    return render(request, reply, 'admin/user.eta', {
-      title: user.email,
-      notice: typeof request.query.done === 'string' ? DONE[request.query.done] : undefined,
-      self: !operator.mayModerate(actorOf(request), user.id),
-      user: {
-        id: user.id,
-        email: user.email,
-        created: formatTime(user.created_at),
-        operator: user.is_operator,
-        suspended: user.suspended_at === null ? null : formatTime(user.suspended_at),
-        verified: user.email_verified_at === null ? null : formatTime(user.email_verified_at),
-      },
-      applications: apps.map((a) => ({ id: a.id, name: a.name, clientId: a.client_id, suspended: a.suspended_at !== null })),
-    })
-  })
+  app.get<UserParamsDone>('/admin/users/:id', (request, reply) => userPage(deps, request, reply))
 
   app.get<{ Params: { id: string; action: string } }>('/admin/users/:id/:action', async (request, reply) => {
     const { action } = request.params
@@ -130,5 +112,29 @@ async function usersPage(deps: Services, request: FastifyRequest<ListQuery>, rep
       verified: u.email_verified_at !== null,
       applications: u.applications,
     })),
+  })
+}
+
+type UserParamsDone = UserParams & { Querystring: { done?: unknown } }
+
+/** One user's page: who they are, their applications, and the actions an operator may take. */
+async function userPage(deps: Services, request: FastifyRequest<UserParamsDone>, reply: FastifyReply) {
+  const { operator } = deps
+  const user = await operator.userById(request.params.id)
+  if (!user) return reply.callNotFound()
+  const apps = await operator.searchApplications({ ownerId: user.id })
+  return render(request, reply, 'admin/user.eta', {
+    title: user.email,
+    notice: typeof request.query.done === 'string' ? DONE[request.query.done] : undefined,
+    self: !operator.mayModerate(actorOf(request), user.id),
+    user: {
+      id: user.id,
+      email: user.email,
+      created: formatTime(user.created_at),
+      operator: user.is_operator,
+      suspended: user.suspended_at === null ? null : formatTime(user.suspended_at),
+      verified: user.email_verified_at === null ? null : formatTime(user.email_verified_at),
+    },
+    applications: apps.map((a) => ({ id: a.id, name: a.name, clientId: a.client_id, suspended: a.suspended_at !== null })),
   })
 }
