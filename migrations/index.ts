@@ -8,6 +8,7 @@ import * as m0006 from './0006_audit_events.js'
 import * as m0007 from './0007_operators.js'
 import * as m0008 from './0008_accounts.js'
 import * as m0009 from './0009_account_recovery.js'
+import * as m0010 from './0010_second_factor.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007_operators': m0007,
   '0008_accounts': m0008,
   '0009_account_recovery': m0009,
+  '0010_second_factor': m0010,
 }

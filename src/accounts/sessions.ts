@@ -46,7 +46,7 @@ export async function startSession(
   userId: string,
   now: Date,
   ttlMs: number,
-  options: { from?: SeenFrom; maxSessions?: number } = {},
+  options: { from?: SeenFrom; maxSessions?: number; amr?: readonly string[] } = {},
 ): Promise<string> {
   // Room for the new one: a log-in with the password ends the oldest sessions beyond the cap.
   if (options.maxSessions !== undefined) await deleteSessionsBeyond(db, userId, now, options.maxSessions - 1)
@@ -58,6 +58,7 @@ export async function startSession(
     expiresAt: new Date(now.getTime() + ttlMs),
     userAgent: storedUserAgent(options.from?.userAgent),
     ip: options.from?.ip ?? null,
+    amr: options.amr ?? ['pwd'],
   })
   return id
 }

@@ -14,6 +14,8 @@ export interface UsersTable {
   email_verified_at: Timestamp | null
   /** Counts the account's recoveries; device cookies are signed over it (migrations/0009_account_recovery.ts). */
   credential_version: Generated<number>
+  /** A confirmed TOTP secret or a passkey exists (migrations/0010_second_factor.ts). */
+  second_factor: Generated<boolean>
 }
 
 export interface SessionsTable {
@@ -25,6 +27,12 @@ export interface SessionsTable {
   ip: string | null
   /** Written at log-in, then at most every few minutes (src/accounts/sessions.ts); defaults to now. */
   last_seen_at: ColumnType<Date, Date | undefined, Date>
+  /** RFC 8176 methods of the log-in (migrations/0010_second_factor.ts). */
+  amr: ColumnType<string[], string[] | undefined, string[]>
+  /** When the log-in happened (OpenID Connect auth_time); written at log-in. */
+  authenticated_at: ColumnType<Date, Date | undefined, Date>
+  /** The last password or factor confirmation since ("sudo mode", REAUTH_WINDOW). */
+  reauthenticated_at: Timestamp | null
 }
 
 export interface ApplicationsTable {
@@ -138,6 +146,56 @@ export interface EmailTokensTable {
   used_at: Timestamp | null
 }
 
+/** Second-factor tables (migrations/0010_second_factor.ts). */
+export interface TotpEnrolmentsTable {
+  user_id: string
+  secret_sealed: string
+  expires_at: Timestamp
+}
+
+export interface TotpSecretsTable {
+  user_id: string
+  secret_sealed: string
+  /** The last RFC 6238 time step accepted; a bigint, selected as text where read. */
+  last_step: ColumnType<string, string | number, string | number>
+  created_at: Timestamp
+}
+
+export interface RecoveryCodesTable {
+  user_id: string
+  code_hash: string
+  created_at: Timestamp
+}
+
+export interface PasskeysTable {
+  /** The credential id, base64url. */
+  id: string
+  user_id: string
+  public_key: Uint8Array
+  counter: ColumnType<string, string | number, string | number>
+  transports: ColumnType<string[], string[] | undefined, string[]>
+  name: string
+  backed_up: boolean
+  created_at: Timestamp
+  last_used_at: Timestamp | null
+}
+
+export interface WebauthnChallengesTable {
+  id_hash: string
+  user_id: string | null
+  purpose: 'register' | 'authenticate'
+  challenge: string
+  expires_at: Timestamp
+}
+
+export interface PendingLoginsTable {
+  id_hash: string
+  user_id: string
+  created_at: Timestamp
+  expires_at: Timestamp
+  failures: Generated<number>
+}
+
 export interface Database {
   users: UsersTable
   sessions: SessionsTable
@@ -150,6 +208,12 @@ export interface Database {
   server_secrets: ServerSecretsTable
   audit_events: AuditEventsTable
   email_tokens: EmailTokensTable
+  totp_enrolments: TotpEnrolmentsTable
+  totp_secrets: TotpSecretsTable
+  recovery_codes: RecoveryCodesTable
+  passkeys: PasskeysTable
+  webauthn_challenges: WebauthnChallengesTable
+  pending_logins: PendingLoginsTable
 }
 
 export type User = Selectable<UsersTable>

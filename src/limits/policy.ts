@@ -142,6 +142,10 @@ export const RETENTION = {
   sessions: 0,
   /** Mailed links: useless once expired, used or not. */
   email_tokens: 0,
+  /** Second-factor steps (migrations/0010_second_factor.ts): useless once expired. */
+  totp_enrolments: 0,
+  webauthn_challenges: 0,
+  pending_logins: 0,
   /** REVOKED_TOKEN_RETENTION_DAYS. */
   access_tokens: 'revokedTokenRetentionMs',
   /** AUDIT_RETENTION_DAYS. */

@@ -5,7 +5,9 @@ import type { Db } from '../db/connect.js'
  * The janitor's SQL (src/limits/janitor.ts decides what and when). Each table is named with its
  * primary key and the column that says how old a row is; every column here is indexed
  * (migrations/0004_janitor_indexes.ts, pending_authorizations_expires_at_idx,
- * audit_events_occurred_at_idx, email_tokens_expires_at_idx).
+ * audit_events_occurred_at_idx, email_tokens_expires_at_idx, and the expires_at indexes of
+ * migrations/0010_second_factor.ts). totp_secrets, recovery_codes and passkeys never expire:
+ * they are bounded per account and deleted with it.
  */
 const AGE_COLUMNS = {
   access_tokens: { key: 'id', age: 'revoked_at' },
@@ -15,6 +17,9 @@ const AGE_COLUMNS = {
   rate_limits: { key: 'key', age: 'window_start' },
   audit_events: { key: 'id', age: 'occurred_at' },
   email_tokens: { key: 'id', age: 'expires_at' },
+  totp_enrolments: { key: 'user_id', age: 'expires_at' },
+  webauthn_challenges: { key: 'id_hash', age: 'expires_at' },
+  pending_logins: { key: 'id_hash', age: 'expires_at' },
 } as const
 
 export type JanitorTable = keyof typeof AGE_COLUMNS

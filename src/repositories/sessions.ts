@@ -8,6 +8,14 @@ export interface SessionUser {
   is_operator: boolean
   /** Whether the account's address is verified: unverified accounts may not register applications. */
   emailVerified: boolean
+  /** Whether the account has a confirmed TOTP secret or a passkey. */
+  secondFactor: boolean
+  /** RFC 8176 methods of the session's log-in (pwd, otp, hwk, mfa). */
+  amr: readonly string[]
+  /** When the session's log-in happened (OpenID Connect auth_time). */
+  authenticatedAt: Date
+  /** The last password or factor confirmation: the log-in, or a later re-authentication ("sudo mode"). */
+  confirmedAt: Date
 }
 
 export interface NewSession {
@@ -17,6 +25,8 @@ export interface NewSession {
   expiresAt: Date
   userAgent: string | null
   ip: string | null
+  /** RFC 8176 methods of the log-in. */
+  amr: readonly string[]
 }
 
 export async function insertSession(db: Db, s: NewSession): Promise<void> {
@@ -30,6 +40,8 @@ export async function insertSession(db: Db, s: NewSession): Promise<void> {
       user_agent: s.userAgent,
       ip: s.ip,
       last_seen_at: s.now,
+      amr: [...s.amr],
+      authenticated_at: s.now,
     })
     .execute()
 }
@@ -46,9 +58,10 @@ export async function findSessionUser(
   now: Date,
   seen?: { staleBefore: Date; userAgent: string | null; ip: string | null },
 ): Promise<SessionUser | undefined> {
-  const { rows } = await sql<{ id: string; email: string; is_operator: boolean; email_verified_at: Date | null }>`
+  const { rows } = await sql<SessionUserRow>`
     with found as (
-      select users.id, users.email, users.is_operator, users.email_verified_at
+      select users.id, users.email, users.is_operator, users.email_verified_at, users.second_factor,
+        sessions.amr, sessions.authenticated_at, sessions.reauthenticated_at
       from sessions join users on users.id = sessions.user_id
       where sessions.id_hash = ${idHash} and sessions.expires_at > ${now} and users.suspended_at is null
     ), touched as (
@@ -57,10 +70,38 @@ export async function findSessionUser(
         and exists (select 1 from found)
       returning 1
     )
-    select id, email, is_operator, email_verified_at from found
+    select * from found
   `.execute(db)
   const row = rows[0]
-  return row && { id: row.id, email: row.email, is_operator: row.is_operator, emailVerified: row.email_verified_at !== null }
+  return (
+    row && {
+      id: row.id,
+      email: row.email,
+      is_operator: row.is_operator,
+      emailVerified: row.email_verified_at !== null,
+      secondFactor: row.second_factor,
+      amr: row.amr,
+      authenticatedAt: row.authenticated_at,
+      confirmedAt:
+        row.reauthenticated_at !== null && row.reauthenticated_at > row.authenticated_at ? row.reauthenticated_at : row.authenticated_at,
+    }
+  )
+}
+
+interface SessionUserRow {
+  id: string
+  email: string
+  is_operator: boolean
+  email_verified_at: Date | null
+  second_factor: boolean
+  amr: string[]
+  authenticated_at: Date
+  reauthenticated_at: Date | null
+}
+
+/** "Sudo mode": the session's user confirmed their password or a factor now. */
+export async function markReauthenticated(db: Db, idHash: string, now: Date): Promise<void> {
+  await db.updateTable('sessions').set({ reauthenticated_at: now }).where('id_hash', '=', idHash).execute()
 }
 
 export interface SessionListing {

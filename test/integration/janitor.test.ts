@@ -109,6 +109,34 @@ async function dayOfTraffic(at: Date, n: number) {
       })),
     )
     .execute()
+  // Second-factor steps (migrations/0010_second_factor.ts): each lives minutes.
+  const soon = new Date(ms + 10 * 60_000)
+  await t.db
+    .insertInto('pending_logins')
+    .values(Array.from({ length: n }, () => ({ id_hash: hex(), user_id: user.id, created_at: at, expires_at: soon })))
+    .execute()
+  await t.db
+    .insertInto('webauthn_challenges')
+    .values(
+      Array.from({ length: n }, () => ({
+        id_hash: hex(),
+        user_id: null,
+        purpose: 'authenticate' as const,
+        challenge: hex(),
+        expires_at: soon,
+      })),
+    )
+    .execute()
+  // An enrolment is one per account: each day's come from accounts opened that day.
+  const enrolling = await t.db
+    .insertInto('users')
+    .values(Array.from({ length: n }, () => ({ email: `${hex()}@example.com`, password_hash: 'x', created_at: at })))
+    .returning('id')
+    .execute()
+  await t.db
+    .insertInto('totp_enrolments')
+    .values(enrolling.map((u) => ({ user_id: u.id, secret_sealed: hex(), expires_at: soon })))
+    .execute()
 }
 
 describe('the janitor', () => {
@@ -124,6 +152,9 @@ describe('the janitor', () => {
       pending_authorizations: 620,
       rate_limits: 620,
       email_tokens: 620,
+      pending_logins: 620,
+      webauthn_challenges: 620,
+      totp_enrolments: 620,
     })
 
     // The morning after the last day of traffic.
@@ -144,6 +175,9 @@ describe('the janitor', () => {
       // Audit events have their own test (test/integration/audit/retention.test.ts).
       audit_events: 0,
       email_tokens: 20,
+      pending_logins: 0,
+      webauthn_challenges: 0,
+      totp_enrolments: 0,
     })
     for (const table of JANITOR_TABLES) expect(removed[table]).toBe(before[table]! - after[table]!)
 
@@ -157,6 +191,9 @@ describe('the janitor', () => {
       sessions: 280,
       rate_limits: 20,
       email_tokens: 20,
+      pending_logins: 0,
+      webauthn_challenges: 0,
+      totp_enrolments: 0,
     })
   })
 
@@ -174,6 +211,9 @@ describe('the janitor', () => {
       rate_limits: 5,
       audit_events: 0,
       email_tokens: 5,
+      pending_logins: 5,
+      webauthn_challenges: 5,
+      totp_enrolments: 5,
     })
   })
 
@@ -200,9 +240,9 @@ describe('the janitor', () => {
     const queries = t.queries.count
     const { removed } = await t.deps.janitor.runOnce()
     expect(removed.authorization_codes).toBe(2500)
-    // 3 for the codes (1,000, 1,000, 500), 1 for each of the other six tables (nothing to
+    // 3 for the codes (1,000, 1,000, 500), 1 for each of the other nine tables (nothing to
     // delete), and on PostgreSQL the advisory lock.
-    expect(t.queries.count - queries).toBe(3 + 6 + (t.deps.database.kind === 'postgres' ? 1 : 0))
+    expect(t.queries.count - queries).toBe(3 + 9 + (t.deps.database.kind === 'postgres' ? 1 : 0))
     expect(await counts()).toMatchObject({ authorization_codes: 0 })
   })
 
