@@ -105,11 +105,17 @@ function sessionUseCases(ctx: AccountContext, audit: AuditLog, sessions: Session
     /**
      * After a successful log-in: the session the browser held before ends and a new one starts, so
      * nothing a browser held before (possibly planted by someone else) is valid after (OWASP Session
-     * Management Cheat Sheet, "Renew the Session ID After Any Privilege Level Change"). The new id.
+     * Management Cheat Sheet, "Renew the Session ID After Any Privilege Level Change"). `amr`: the
+     * RFC 8176 methods the log-in used (password only unless told). The new id.
      */
-    async completeLogIn(userId: string, previousSessionId: string | undefined, from: SeenFrom): Promise<string> {
+    async completeLogIn(
+      userId: string,
+      previousSessionId: string | undefined,
+      from: SeenFrom,
+      amr: readonly string[] = ['pwd'],
+    ): Promise<string> {
       if (previousSessionId) await endSession(ctx.db, previousSessionId)
-      return startSession(ctx.db, userId, ctx.clock(), sessions.ttlMs, { from, maxSessions: sessions.maxSessions })
+      return startSession(ctx.db, userId, ctx.clock(), sessions.ttlMs, { from, maxSessions: sessions.maxSessions, amr })
     },
 
     /** Log-out of the session `sessionId`, recorded when the actor was logged in by it. */
