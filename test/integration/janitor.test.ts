@@ -240,9 +240,9 @@ describe('the janitor', () => {
     const queries = t.queries.count
     const { removed } = await t.deps.janitor.runOnce()
     expect(removed.authorization_codes).toBe(2500)
-    // 3 for the codes (1,000, 1,000, 500), 1 for each of the other nine tables (nothing to
+    // 3 for the codes (1,000, 1,000, 500), 1 for each of the other tables (nothing to
     // delete), and on PostgreSQL the advisory lock.
-    expect(t.queries.count - queries).toBe(3 + 9 + (t.deps.database.kind === 'postgres' ? 1 : 0))
+    expect(t.queries.count - queries).toBe(3 + (JANITOR_TABLES.length - 1) + (t.deps.database.kind === 'postgres' ? 1 : 0))
     expect(await counts()).toMatchObject({ authorization_codes: 0 })
   })
 

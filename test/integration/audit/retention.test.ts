@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type NewAuditEvent, insertAuditEvent, listAuditEvents } from '../../../src/repositories/audit-events.js'
+import { JANITOR_TABLES } from '../../../src/repositories/janitor.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { type UserFixture, createUser } from '../../helpers/factories.js'
 
@@ -62,9 +63,9 @@ describe('retention (AUDIT_RETENTION_DAYS)', () => {
     const queries = t.queries.count
     const { removed } = await t.deps.janitor.runOnce()
     expect(removed.audit_events).toBe(2200)
-    // 1,000 + 1,000 + 200 for audit_events, one statement for each of the other six tables,
+    // 1,000 + 1,000 + 200 for audit_events, one statement for each of the other tables,
     // and on PostgreSQL the advisory lock.
-    expect(t.queries.count - queries).toBe(3 + 6 + (t.deps.database.kind === 'postgres' ? 1 : 0))
+    expect(t.queries.count - queries).toBe(3 + (JANITOR_TABLES.length - 1) + (t.deps.database.kind === 'postgres' ? 1 : 0))
     const left = await t.db.selectFrom('audit_events').select('occurred_at').execute()
     expect(left).toHaveLength(10)
     expect(left.every((r) => r.occurred_at.getTime() > now - 30 * DAY)).toBe(true)
