@@ -3,11 +3,15 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { expect, it } from 'vitest'
+import { expect, it, vi } from 'vitest'
 import { createDatabase } from '../../src/db/connect.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { createTestDatabase } from '../helpers/db.js'
 import { createUser } from '../helpers/factories.js'
+
+// Real processes, each compiling or loading the whole server at start, on a two-core machine that
+// runs another test file beside this one: generous limits, since a slow start is not a failure.
+vi.setConfig({ testTimeout: 120_000 })
 
 /* `npm run janitor` as an operator runs it: a child process that prints what it removed. */
 
@@ -16,7 +20,7 @@ function janitor(env: Record<string, string>) {
     cwd: join(import.meta.dirname, '../..'),
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: 90_000,
   })
   // npm's own configuration warnings are not the janitor's output.
   const stderr = result.stderr

@@ -2,8 +2,12 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, expect, it } from 'vitest'
+import { afterAll, expect, it, vi } from 'vitest'
 import { startGatehouse } from '../helpers/gatehouse-process.js'
+
+// Real processes, each compiling or loading the whole server at start, on a two-core machine that
+// runs another test file beside this one: generous limits, since a slow start is not a failure.
+vi.setConfig({ testTimeout: 120_000 })
 
 // src/server.ts as a real process: what `npm start` runs with nothing else configured.
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-server-'))
@@ -23,7 +27,7 @@ it('refuses to start on a bad setting, naming the variable', () => {
     cwd: join(import.meta.dirname, '../..'),
     env: { PATH: process.env.PATH ?? '', PORT: 'http', DATA_DIR: dataDir },
     encoding: 'utf8',
-    timeout: 20_000,
+    timeout: 90_000,
   })
   expect(result.status).toBe(1)
   expect(result.stderr).toContain('PORT: must be a number')
@@ -36,7 +40,7 @@ it('`npm run migrate` (gatehouse migrate) applies the migrations, says which, an
       cwd: join(import.meta.dirname, '../..'),
       env: { PATH: process.env.PATH ?? '', DATA_DIR: migrateDir },
       encoding: 'utf8',
-      timeout: 20_000,
+      timeout: 90_000,
     })
   try {
     const first = migrate()

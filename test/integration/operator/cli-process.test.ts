@@ -3,12 +3,16 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createDatabase } from '../../../src/db/connect.js'
 import { migrateToLatest } from '../../../src/db/migrate.js'
 import { ensureBuilt } from '../../helpers/build.js'
 import { createUser } from '../../helpers/factories.js'
 import { runBuiltCli, startGatehouse } from '../../helpers/gatehouse-process.js'
+
+// Real processes, each compiling or loading the whole server at start, on a two-core machine that
+// runs another test file beside this one: generous limits, since a slow start is not a failure.
+vi.setConfig({ testTimeout: 120_000 })
 
 /*
  * The built `gatehouse` binary (dist/src/cli.js, what the Docker image runs) as a child process,
