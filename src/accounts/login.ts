@@ -8,7 +8,7 @@ import { type SlotRule, releaseSlots, takeSlots } from '../limits/rate-limiter.j
 import { findUserByEmail } from '../repositories/users.js'
 import { issueDeviceCookie, verifyDeviceCookie } from './device-cookies.js'
 
-export type ThrottleKind = 'account-address' | 'address' | 'account-under-attack' | 'device'
+export type ThrottleKind = 'account-address' | 'address' | 'account-under-attack' | 'device' | 'address-attempts'
 
 export interface LogInAttempt {
   /** Lower-cased, as stored; may name no account. */
@@ -32,8 +32,9 @@ export type LogInResult =
  * Log-in throttling after OWASP's "Slow Down Online Guessing Attacks with Device Cookies"
  * (README "Limits and quotas"). Only failures count: every attempt takes a slot under its
  * limits before the password is checked (so parallel guesses cannot overshoot a limit) and a
- * success gives them back. A browser holding a valid device cookie for the account is limited
- * per device only, so strangers' failures never lock its owner out; any other is limited per
+ * success gives them back — except one high limit per address that counts every attempt, since
+ * each costs an argon2 hash (RATE_LIMITS.loginAddressAttempts). A browser holding a valid
+ * device cookie for the account is limited per device only, so strangers' failures never lock its owner out; any other is limited per
  * address (password spraying), per (account, address), and per account, whose limit marks the
  * account "under attack". Keys name the email, never whether it has an account, and an unknown
  * email costs the same argon2 work, so neither answer nor timing reveals which emails exist.
@@ -47,7 +48,9 @@ export type LogInResult =
 export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt: LogInAttempt, audit: AuditTrail): Promise<LogInResult> {
   const user = await findUserByEmail(db, attempt.email)
   const device = user ? await verifyDeviceCookie(db, clock, attempt.deviceCookie, user) : undefined
-  const rules: Array<SlotRule & { kind: ThrottleKind }> =
+  // Kept after a success too, unlike the failure limits after it (RATE_LIMITS.loginAddressAttempts).
+  const everyAttempt = { kind: 'address-attempts' as const, ...rateRule(RATE_LIMITS.loginAddressAttempts, attempt.address, limits) }
+  const failureRules: Array<SlotRule & { kind: ThrottleKind }> =
     device !== undefined
       ? [{ kind: 'device', ...rateRule(RATE_LIMITS.loginDevice, device, limits) }]
       : [
@@ -55,6 +58,7 @@ export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt
           { kind: 'account-address', ...rateRule(RATE_LIMITS.loginAccountAddress, `${attempt.address}:${attempt.email}`, limits) },
           { kind: 'account-under-attack', ...rateRule(RATE_LIMITS.loginAccount, attempt.email, limits) },
         ]
+  const rules = [everyAttempt, ...failureRules]
   const slots = await takeSlots(db, clock, rules)
   if (!slots.allowed) {
     const refused = rules.find((r) => r.key === slots.refused.key)
@@ -66,7 +70,10 @@ export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt
     await audit.record({ event: 'user.login_failed', userId: user?.id ?? null, detail: auditDetail.loginFailed(user !== undefined) })
     return { kind: 'failed', filled: rules.filter((r) => slots.filled.some((f) => f.key === r.key)).map((r) => r.kind) }
   }
-  await releaseSlots(db, slots.taken)
+  await releaseSlots(
+    db,
+    failureRules.map((r) => r.key),
+  )
   if (user.suspended_at !== null) return { kind: 'suspended' }
   await audit.record({ event: 'user.logged_in', userId: user.id, actorId: user.id, detail: auditDetail.loggedIn(device !== undefined) })
   return { kind: 'ok', userId: user.id, deviceCookie: await issueDeviceCookie(db, clock, user) }

@@ -22,6 +22,8 @@ export interface LimitSettings {
   readonly loginAccountAttack: number
   /** Failed log-ins per client address, whatever the accounts, in 15 minutes (password spraying). */
   readonly loginAddressFailures: number
+  /** Log-in attempts per client address, successful or not, in an hour: each costs an argon2 hash. */
+  readonly loginAddressAttempts: number
   /** Sign-up attempts per client address in an hour. */
   readonly signups: number
   /** Verification mails one account may ask for in an hour ("Resend verification email"). */
@@ -55,6 +57,13 @@ export const RATE_LIMITS = {
   loginAccountAddress: { prefix: 'login:acct-addr', windowMs: 15 * MINUTE, setting: 'loginFailures', env: 'LOGIN_FAILURE_LIMIT' },
   /** Failed log-ins per account from anywhere: past it the account is "under attack". */
   loginAccount: { prefix: 'login:acct', windowMs: HOUR, setting: 'loginAccountAttack', env: 'LOGIN_ACCOUNT_ATTACK_LIMIT' },
+  /**
+   * Every log-in attempt per client address, successful or not, device cookie or not: the failure
+   * limits let the right password through for free, and each success costs an argon2 hash, a
+   * session row and an audit row (issue 23, finding 6). High enough for a large office behind one
+   * address, low enough that one address cannot keep a core busy hashing.
+   */
+  loginAddressAttempts: { prefix: 'login:addr-all', windowMs: HOUR, setting: 'loginAddressAttempts', env: 'LOGIN_ADDRESS_ATTEMPT_LIMIT' },
   /** Failed log-ins per device cookie. */
   loginDevice: { prefix: 'login:device', windowMs: 15 * MINUTE, setting: 'loginFailures', env: 'LOGIN_FAILURE_LIMIT' },
   /** Wrong current passwords on the Account pages, per account. */

@@ -179,6 +179,23 @@ describe('per address, and sign-up', () => {
     expect((await attemptLogIn(new BrowserSession(spray.app, '203.0.113.6'), 'colleague0@example.com', PASSWORD)).statusCode).toBe(303)
   })
 
+  it('bounds every log-in attempt per address, successful ones too, and not another address', async () => {
+    const bounded = await buildTestApp({ LOGIN_ADDRESS_ATTEMPT_LIMIT: '3' }, t.testDb)
+    try {
+      const s = new BrowserSession(bounded.app, '203.0.113.7')
+      for (let i = 0; i < 3; i++) expect((await attemptLogIn(s, 'colleague1@example.com', PASSWORD)).statusCode).toBe(303)
+      const limited = await attemptLogIn(s, 'colleague1@example.com', PASSWORD)
+      expect(limited.statusCode).toBe(429)
+      expect(limited.headers['retry-after']).toBeDefined()
+      expect((await attemptLogIn(new BrowserSession(bounded.app, '203.0.113.8'), 'colleague1@example.com', PASSWORD)).statusCode).toBe(303)
+      // The window ends.
+      bounded.clock.advance(60 * 60_000)
+      expect((await attemptLogIn(s, 'colleague1@example.com', PASSWORD)).statusCode).toBe(303)
+    } finally {
+      await bounded.close()
+    }
+  })
+
   it('allows SIGNUP_LIMIT sign-ups per address an hour', async () => {
     const s = new BrowserSession(spray.app, '203.0.113.7')
     for (let i = 0; i < 10; i++) {

@@ -22,6 +22,7 @@ const LOCKOUT_LOG: Record<ThrottleKind, string> = {
   address: 'log-in failures from one address reached the limit (password spraying?); it is refused until the window ends',
   'account-under-attack': 'log-in failures for one account reached the attack limit; only browsers with its device cookie may log in',
   device: 'log-in failures from one device reached the limit; it is refused until the window ends',
+  'address-attempts': 'log-in attempts from one address, successful or not, reached the limit; it is refused until the window ends',
 }
 
 /** What the log-in page says after the page that sent the browser there. */
