@@ -35,7 +35,9 @@ it('sends the security headers on pages, and only the cheap ones on the JSON API
   const page = await t.app.inject('/login')
   expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'")
   // The log-in page runs the passkey scripts only (test/integration/account/passkeys.test.ts); other pages none.
-  expect(page.headers['content-security-policy']).toMatch(/script-src http:\/\/gatehouse\.test\/static\/webauthn-browser\.js http:\/\/gatehouse\.test\/static\/passkeys\.js(;|$)/)
+  expect(page.headers['content-security-policy']).toMatch(
+    /script-src http:\/\/gatehouse\.test\/static\/webauthn-browser\.js http:\/\/gatehouse\.test\/static\/passkeys\.js(;|$)/,
+  )
   expect((await t.app.inject('/signup')).headers['content-security-policy']).toContain("script-src 'none'")
   // PUBLIC_URL is http here: there is no https to upgrade to.
   expect(page.headers['content-security-policy']).not.toContain('upgrade-insecure-requests')
