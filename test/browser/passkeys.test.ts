@@ -6,7 +6,8 @@ import { axeViolations, freeLoopbackUrl, launchBrowser } from '../helpers/browse
 /*
  * Passkeys in Chromium (issue 23), with the DevTools protocol's virtual authenticator (a
  * platform authenticator that keeps discoverable credentials and verifies its user): add a
- * passkey on /account/passkeys, log out, sign in with it and no password, remove it. axe-core
+ * passkey on /account/passkeys, log out, sign in with it and no password, remove it, with the
+ * keyboard alone where the passkey pages are concerned. axe-core
  * checks both passkey pages. PUBLIC_URL is http://localhost:<port>: an RP ID is a domain, never
  * an IP address, and localhost is a secure context, where WebAuthn is available.
  */
@@ -42,19 +43,39 @@ async function withAuthenticator(context: BrowserContext, page: Page) {
   return { cdp, authenticatorId }
 }
 
+/** Presses Tab until the focused element matches `selector` (at most 40 times); fails otherwise (WCAG 2.1.1). */
+async function tabTo(page: Page, selector: string): Promise<void> {
+  for (let i = 0; i < 40; i++) {
+    await page.keyboard.press('Tab')
+    if ((await page.locator(`${selector}:focus`).count()) > 0) return
+  }
+  throw new Error(`Tab never reached ${selector} on ${page.url()}`)
+}
+
 async function logOut(page: Page): Promise<void> {
   await page.locator('details.user-menu summary').click()
   await page.getByRole('button', { name: 'Log out' }).click()
   await page.waitForLoadState()
 }
 
-it('without JavaScript the log-in page hides the passkey button and says it needs JavaScript', async () => {
+it('without JavaScript the passkey forms stay hidden and say they need it; the password form logs in', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false })
   const page = await context.newPage()
-  await page.goto(`${baseUrl}/login`)
+  await page.goto(`${baseUrl}/signup`)
+  await page.getByLabel('Email').fill('nojs@example.com')
+  await page.getByLabel('Password').fill(PASSWORD)
+  await page.getByRole('button', { name: 'Sign up' }).click()
+  await page.waitForURL(/\/login\?signed_up=1/)
   expect(await page.getByText('Signing in with a passkey needs JavaScript').isVisible()).toBe(true)
   expect(await page.getByRole('button', { name: 'Sign in with a passkey' }).isVisible()).toBe(false)
   await expectAccessible(page, 'log-in without JavaScript')
+  await page.getByLabel('Password').fill(PASSWORD)
+  await page.getByRole('button', { name: 'Log in', exact: true }).click()
+  await page.waitForURL(`${baseUrl}/applications`)
+  await page.goto(`${baseUrl}/account/passkeys`)
+  expect(await page.getByText('Adding a passkey needs JavaScript').isVisible()).toBe(true)
+  expect(await page.getByRole('button', { name: 'Add a passkey' }).isVisible()).toBe(false)
+  await expectAccessible(page, 'passkeys without JavaScript')
   await context.close()
 })
 
@@ -82,8 +103,10 @@ it('add a passkey → log out → sign in with it, no password → remove it', a
   await page.waitForURL(`${baseUrl}/account/passkeys`)
   expect(await page.getByText('Adding a passkey needs JavaScript').isVisible()).toBe(false)
   await expectAccessible(page, 'passkeys, none yet')
-  await page.getByLabel(/^Name/).fill('Virtual key')
-  await page.getByRole('button', { name: 'Add a passkey' }).click()
+  // With the keyboard alone: the name, then Enter submits the form to the script.
+  await tabTo(page, '#passkey-name')
+  await page.keyboard.type('Virtual key')
+  await page.keyboard.press('Enter')
   await page.waitForURL(`${baseUrl}/account/passkeys?added=1`)
   expect(await page.getByRole('heading', { name: 'Virtual key' }).isVisible()).toBe(true)
   await expectAccessible(page, 'passkeys, one added')
@@ -94,15 +117,17 @@ it('add a passkey → log out → sign in with it, no password → remove it', a
   await logOut(page)
   await page.goto(`${baseUrl}/login?next=%2Faccount%2Fpasskeys`)
   await expectAccessible(page, 'log-in with JavaScript')
-  await page.getByRole('button', { name: 'Sign in with a passkey' }).click()
+  await tabTo(page, 'form[data-passkey="sign-in"] button')
+  await page.keyboard.press('Enter')
   await page.waitForURL(`${baseUrl}/account/passkeys`)
   expect(await page.getByText(/Last used: \d{4}-\d{2}-\d{2}/).isVisible()).toBe(true)
   const user = await t.db.selectFrom('users').select('id').where('email', '=', EMAIL).executeTakeFirstOrThrow()
   const sessions = await t.db.selectFrom('sessions').select('amr').where('user_id', '=', user.id).execute()
   expect(sessions.map((s) => s.amr)).toEqual([['hwk', 'mfa']])
 
-  await page.getByLabel('Your password, to remove Virtual key').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Remove' }).click()
+  await tabTo(page, '#password-0')
+  await page.keyboard.type(PASSWORD)
+  await page.keyboard.press('Enter')
   await page.waitForURL(`${baseUrl}/account/passkeys?removed=1`)
   expect(await page.getByText('Your account has no passkey yet.').isVisible()).toBe(true)
   await expectAccessible(page, 'passkeys, removed')
