@@ -190,9 +190,17 @@ describe('adding a passkey', () => {
       const noCsrf = await postJson(s, url, { _csrf: undefined })
       expect(noCsrf.statusCode, url).toBe(403)
       expect(noCsrf.json().error).toMatch(/expired/)
-      const foreign = await postJson(s, url, {}, { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' })
-      expect(foreign.statusCode, url).toBe(403)
-      expect(foreign.json().error).toMatch(/another site/)
+      for (const headers of [
+        { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+        { origin: 'http://evil.gatehouse.test', 'sec-fetch-site': 'same-site' },
+        { origin: 'null' },
+        { origin: 'https://gatehouse.test' },
+      ]) {
+        const foreign = await postJson(s, url, {}, headers)
+        expect(foreign.statusCode, `${url} ${JSON.stringify(headers)}`).toBe(403)
+        expect(foreign.json().error).toMatch(/another site/)
+      }
+      expect((await postJson(s, url, {}, { origin: ORIGIN, 'sec-fetch-site': 'same-origin' })).statusCode, url).not.toBe(403)
       const notObject = await postJson(s, url, { response: 'x'.repeat(10) })
       expect(notObject.statusCode, url).toBeLessThan(500)
     }
