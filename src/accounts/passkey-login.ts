@@ -85,18 +85,23 @@ export interface AuthenticationOptions {
 /**
  * Options of navigator.credentials.get for signing in without a password: no allowCredentials,
  * so the authenticator offers its discoverable credentials for this RP ID, and the account is
- * known only from the credential it answers with. The challenge belongs to no account.
+ * known only from the credential it answers with. The challenge belongs to no account. Each
+ * request is a sign-in attempt under LOGIN_ADDRESS_ATTEMPT_LIMIT (RATE_LIMITS.loginAddressAttempts,
+ * kept whatever follows), which also bounds the challenges one address can have stored.
  */
-export async function passkeyLoginOptions(ctx: AccountContext): Promise<AuthenticationOptions> {
+export async function passkeyLoginOptions(
+  ctx: AccountContext,
+  address: string,
+): Promise<({ readonly kind: 'ok' } & AuthenticationOptions) | { readonly kind: 'refused'; readonly retryAfterSeconds: number }> {
+  const slots = await takeSlots(ctx.db, ctx.clock, [rateRule(RATE_LIMITS.loginAddressAttempts, address, ctx.limits)])
+  if (!slots.allowed) return { kind: 'refused', retryAfterSeconds: slots.retryAfterSeconds }
   const options = await generateAuthenticationOptions({
     rpID: relyingPartyOf(ctx).id,
     timeout: WEBAUTHN_TIMEOUT_MS,
     userVerification: 'required',
   })
-  return {
-    options,
-    challengeId: await issueChallenge(ctx.db, ctx.clock(), { purpose: 'authenticate', userId: null, value: options.challenge }),
-  }
+  const challengeId = await issueChallenge(ctx.db, ctx.clock(), { purpose: 'authenticate', userId: null, value: options.challenge })
+  return { kind: 'ok', options, challengeId }
 }
 
 export type PasskeyLogInResult =
@@ -107,7 +112,8 @@ export type PasskeyLogInResult =
 
 /**
  * "Sign in with a passkey". Failures count like password log-in failures per client address
- * (LOGIN_ADDRESS_FAILURE_LIMIT): a slot is taken before verifying and given back on success. There
+ * (LOGIN_ADDRESS_FAILURE_LIMIT): a slot is taken before verifying and given back on success (the
+ * attempt itself was counted when its options were issued, passkeyLoginOptions). There
  * is no account key to count under before the assertion names one, and a passkey cannot be
  * guessed, so the per-account limits of the password form do not apply. A suspended account is
  * refused after a valid assertion, as the password form refuses it after the right password.

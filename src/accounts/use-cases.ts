@@ -166,8 +166,8 @@ function passkeyUseCases(ctx: AccountContext, audit: AuditLog) {
       if (cannotBeRight(removal.password)) return { kind: 'wrong-password' as const }
       return removePasskey(ctx, account.userId, removal, trailOf(audit, account))
     },
-    /** "Sign in with a passkey": options with a challenge bound to no account. */
-    passkeyLoginOptions: () => passkeyLoginOptions(ctx),
+    /** "Sign in with a passkey": options with a challenge bound to no account, within LOGIN_ADDRESS_ATTEMPT_LIMIT. */
+    passkeyLoginOptions: (ip: string) => passkeyLoginOptions(ctx, clientAddressKey(ip)),
     /** "Sign in with a passkey": verifies the assertion, throttled per address and recorded like a log-in. */
     logInWithPasskey: (
       actor: Actor,

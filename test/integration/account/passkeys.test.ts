@@ -15,7 +15,7 @@ const PASSWORD = 'correct horse battery'
 const ORIGIN = TEST_ISSUER
 let t: TestContext
 beforeAll(async () => {
-  t = await buildTestApp({ LOGIN_ADDRESS_FAILURE_LIMIT: '4' })
+  t = await buildTestApp({ LOGIN_ADDRESS_FAILURE_LIMIT: '4', LOGIN_ADDRESS_ATTEMPT_LIMIT: '12' })
 })
 afterAll(async () => {
   await t.close()
@@ -190,12 +190,13 @@ describe('adding a passkey', () => {
       const noCsrf = await postJson(s, url, { _csrf: undefined })
       expect(noCsrf.statusCode, url).toBe(403)
       expect(noCsrf.json().error).toMatch(/expired/)
-      for (const headers of [
+      const foreignHeaders: Array<Record<string, string>> = [
         { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
         { origin: 'http://evil.gatehouse.test', 'sec-fetch-site': 'same-site' },
         { origin: 'null' },
         { origin: 'https://gatehouse.test' },
-      ]) {
+      ]
+      for (const headers of foreignHeaders) {
         const foreign = await postJson(s, url, {}, headers)
         expect(foreign.statusCode, `${url} ${JSON.stringify(headers)}`).toBe(403)
         expect(foreign.json().error).toMatch(/another site/)
@@ -395,6 +396,20 @@ describe('signing in with a passkey', () => {
     await s.get('/login')
     expect((await s.post('/login', { email: 'nobody@example.com', password: PASSWORD })).statusCode).toBe(429)
   })
+
+  it('counts every sign-in attempt per address, successful ones included (LOGIN_ADDRESS_ATTEMPT_LIMIT)', async () => {
+    const owner = await browser().signUpAndLogIn('signin-attempts@example.com', PASSWORD)
+    const { credential } = await addPasskey(owner)
+    const address = `203.0.113.${++n}`
+    // The owner's log-in above spent one attempt of another address; these 12 all succeed.
+    for (let i = 0; i < 12; i++) expect((await signIn(new BrowserSession(t.app, address), credential)).res.statusCode).toBe(200)
+    const s = new BrowserSession(t.app, address)
+    await s.get('/login')
+    const refused = await postJson(s, '/login/passkey/options', {})
+    expect(refused.statusCode).toBe(429)
+    expect(refused.json().error).toMatch(/Too many attempts/)
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0)
+  })
 })
 
 describe('the second-factor step’s use case', () => {
@@ -428,7 +443,8 @@ describe('the second-factor step’s use case', () => {
       reason: 'unknown-credential',
     })
     // A passwordless challenge (bound to no account) is not one of the step's.
-    const anonymous = await accounts.passkeyLoginOptions()
+    const anonymous = await accounts.passkeyLoginOptions('192.0.2.99')
+    if (anonymous.kind !== 'ok') throw new Error('options refused')
     const wrongKind = authenticationResponse(credential, anonymous.options, ORIGIN)
     expect(await accounts.verifyPasskeyForUser(actor, user.id, { response: wrongKind, challengeId: anonymous.challengeId })).toEqual({
       kind: 'failed',

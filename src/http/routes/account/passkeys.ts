@@ -159,6 +159,8 @@ function registrationEndpoints(app: FastifyInstance, deps: Services) {
   })
 }
 
+const TOO_MANY = 'Too many attempts. Wait a few minutes and try again.'
+
 const SIGN_IN_REFUSALS: Record<AssertionFailure, string> = {
   expired: 'The sign-in request expired or was already used. Try again.',
   'unknown-credential': 'This passkey is not registered here (it may have been removed). Log in with your email and password.',
@@ -169,8 +171,12 @@ const SIGN_IN_REFUSALS: Record<AssertionFailure, string> = {
 /** "Sign in with a passkey" on the log-in page. */
 function signInEndpoints(app: FastifyInstance, deps: Services) {
   const { accounts } = deps
-  app.post('/login/passkey/options', { preHandler: app.csrfProtection }, async (_request, reply) => {
-    const result = await accounts.passkeyLoginOptions()
+  app.post('/login/passkey/options', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const result = await accounts.passkeyLoginOptions(request.ip)
+    if (result.kind === 'refused') {
+      reply.header('retry-after', String(result.retryAfterSeconds))
+      return json(reply, 429, { error: TOO_MANY })
+    }
     setChallengeCookie(reply, deps, result.challengeId)
     return json(reply, 200, { options: result.options })
   })
@@ -187,7 +193,7 @@ function signInEndpoints(app: FastifyInstance, deps: Services) {
     switch (result.kind) {
       case 'refused':
         reply.header('retry-after', String(result.retryAfterSeconds))
-        return json(reply, 429, { error: 'Too many attempts. Wait a few minutes and try again.' })
+        return json(reply, 429, { error: TOO_MANY })
       case 'failed':
         if (result.filled)
           request.log.warn({ throttle: 'address', address }, 'log-in failures from one address reached the limit (passkeys)')
