@@ -14,7 +14,7 @@ import resourceRoutes from './http/routes/resource/index.js'
 import staticRoutes from './http/routes/static.js'
 import { registerSession } from './http/session.js'
 import adminRoutes from './http/routes/admin/index.js'
-import { VIEWS_DIR } from './paths.js'
+import { VIEWS_DIR, WEBAUTHN_BROWSER_SCRIPT } from './paths.js'
 import type { Services } from './services.js'
 import type { TrustProxy } from './config.js'
 
@@ -67,7 +67,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
 
   registerMetrics(app, deps.database.availability, deps.janitor, deps.audit, deps.tokenQuota, deps.config.metricsToken)
   await app.register(healthRoutes, deps)
-  await app.register(staticRoutes, { viewsDir: VIEWS_DIR })
+  await app.register(staticRoutes, { viewsDir: VIEWS_DIR, webauthnBrowserScript: WEBAUTHN_BROWSER_SCRIPT })
   await app.register(oauthApiRoutes, deps)
   await app.register(resourceRoutes, deps)
 

@@ -54,6 +54,7 @@ export { describeRedirectTarget } from './oauth/redirect-uri.js'
 export { clientAddressForAudit, clientAddressKey } from './limits/client-address.js'
 /** How long the log-in's device cookie lives (README "Limits and quotas"). */
 export { DEVICE_COOKIE_MAX_AGE_SECONDS } from './accounts/device-cookies.js'
+export { MAX_PASSKEYS_PER_USER } from './accounts/passkeys.js'
 export { AUDIT_EVENTS, describeAuditEvent, isAuditEventName } from './audit/audit-log.js'
 /* The forms' parsers: what a submitted field or form becomes before a use case sees it. */
 export { emailField, fieldText, newPasswordField, parseCredentials, parseField } from './accounts/credentials.js'

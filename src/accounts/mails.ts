@@ -118,3 +118,20 @@ export function accountDeletedMail(frame: MailFrame, to: string): Mail {
     'This cannot be undone. You are welcome to create a new account at any time.',
   ])
 }
+
+export function passkeyAddedMail(frame: MailFrame, to: string, name: string): Mail {
+  return compose(frame, to, 'A passkey was added to your account', [
+    `A passkey named "${name}" was added to your ${frame.serviceName} account. It can sign in to the account without the password.`,
+    'If this was not you, someone else controls your account: remove the passkey, reset your password, and check the sessions of your account.',
+    { link: `${frame.publicUrl}/account/passkeys`, label: 'Your passkeys' },
+    { link: `${frame.publicUrl}/forgot-password`, label: 'Reset your password' },
+  ])
+}
+
+export function passkeyRemovedMail(frame: MailFrame, to: string, name: string): Mail {
+  return compose(frame, to, 'A passkey was removed from your account', [
+    `The passkey named "${name}" was removed from your ${frame.serviceName} account. It can no longer sign in to the account.`,
+    'If this was not you, reset your password now, and check the sessions of your account:',
+    { link: `${frame.publicUrl}/forgot-password`, label: 'Reset your password' },
+  ])
+}

@@ -33,6 +33,8 @@ import {
   startSession,
 } from './sessions.js'
 import { signUp } from './signup.js'
+import { logInWithPasskey, passkeyLoginOptions, passkeyOptionsForUser, verifyPasskeyForUser } from './passkey-login.js'
+import { listPasskeys, passkeyRegistrationOptions, registerPasskey, removePasskey, renameOwnPasskey } from './passkeys.js'
 import { confirmVerification, resendVerification, verificationLinkWorks } from './verification.js'
 
 /*
@@ -143,6 +145,42 @@ export function accountUseCases(ctx: AccountContext, audit: AuditLog, sessions: 
     },
     ...emailLinkUseCases(ctx, audit),
     ...settingsUseCases(ctx, audit),
+    ...passkeyUseCases(ctx, audit),
+  }
+}
+
+/**
+ * Passkeys (README "Passkeys"): the account's own (src/accounts/passkeys.ts), signing in with one
+ * (src/accounts/passkey-login.ts), and the two calls of the second-factor step of a password log-in.
+ */
+function passkeyUseCases(ctx: AccountContext, audit: AuditLog) {
+  return {
+    listPasskeys: (account: Pick<Account, 'userId'>) => listPasskeys(ctx, account.userId),
+    passkeyRegistrationOptions: (account: Pick<Account, 'userId'>) => passkeyRegistrationOptions(ctx, account.userId),
+    /** `attempt.challengeId`: what passkeyRegistrationOptions returned, kept by the browser in a cookie. */
+    registerPasskey: (account: Account, attempt: { response: unknown; challengeId: unknown; name: unknown }) =>
+      registerPasskey(ctx, account.userId, attempt, trailOf(audit, account)),
+    renamePasskey: (account: Account, change: { id: unknown; name: unknown }) =>
+      renameOwnPasskey(ctx, account.userId, change, trailOf(audit, account)),
+    async removePasskey(account: Account, removal: { id: unknown; password: string }) {
+      if (cannotBeRight(removal.password)) return { kind: 'wrong-password' as const }
+      return removePasskey(ctx, account.userId, removal, trailOf(audit, account))
+    },
+    /** "Sign in with a passkey": options with a challenge bound to no account, within LOGIN_ADDRESS_ATTEMPT_LIMIT. */
+    passkeyLoginOptions: (ip: string) => passkeyLoginOptions(ctx, clientAddressKey(ip)),
+    /** "Sign in with a passkey": verifies the assertion, throttled per address and recorded like a log-in. */
+    logInWithPasskey: (
+      actor: Actor,
+      attempt: { response: unknown; challengeId: unknown; address: string; deviceCookie: string | undefined },
+    ) => logInWithPasskey(ctx, attempt, trailOf(audit, actor)),
+    /**
+     * The second-factor step of a password log-in: options limited to the account's passkeys
+     * (undefined when it has none), then verifyPasskeyForUser with the returned challengeId, which
+     * answers { kind: 'ok' } or { kind: 'failed', reason } and counts nothing (the step counts).
+     */
+    passkeyOptionsForUser: (userId: string) => passkeyOptionsForUser(ctx, userId),
+    verifyPasskeyForUser: (actor: Actor, userId: string, attempt: { response: unknown; challengeId: unknown }) =>
+      verifyPasskeyForUser(ctx, userId, attempt, trailOf(audit, actor)),
   }
 }
 

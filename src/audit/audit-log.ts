@@ -39,6 +39,10 @@ export const AUDIT_EVENTS = Object.freeze({
   'user.email_change_cancelled': 'Change of email address cancelled by a link sent to the old address',
   'user.sessions_ended': 'Logged out of all other sessions',
   'user.deleted': 'Account deleted by its owner',
+  'user.passkey_added': 'Passkey added',
+  'user.passkey_renamed': 'Passkey renamed',
+  'user.passkey_removed': 'Passkey removed',
+  'user.passkey_counter_refused': 'A passkey was refused: its signature counter went backwards, which a copied authenticator would do',
   'application.created': 'Application registered',
   'application.updated': 'Application settings changed',
   'application.secret_regenerated': 'New client secret generated',
@@ -172,6 +176,14 @@ export const auditDetail = {
   loginFailed: (accountExists: boolean) => (accountExists ? 'Wrong password' : 'No account has the email address typed (not recorded)'),
   signupEmailTaken: () => 'The account was not changed',
   verificationCleared: () => 'The application needs verifying again',
+  /** A passkey's name is the owner's own words, never a secret. */
+  passkey: (name: string) => `Passkey "${boundedLine(name, 64)}"`,
+  passkeyRenamed: (from: string, to: string) => `Passkey "${boundedLine(from, 64)}" renamed "${boundedLine(to, 64)}"`,
+  passkeyCounter: (name: string, stored: string, received: number) =>
+    `Passkey "${boundedLine(name, 64)}": counter ${received} received, ${stored} stored`,
+  passkeyLogIn: (knownDevice: boolean) =>
+    `With a passkey, ${knownDevice ? 'from a browser that logged in to this account before' : 'from a new browser'}`,
+  passkeyLoginFailed: () => 'A passkey was not accepted',
 }
 
 /* The Security log page: a user's own events, newest first, a page at a time. */

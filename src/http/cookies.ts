@@ -5,11 +5,14 @@ export const SESSION_COOKIE = 'gatehouse_session'
 export const CSRF_COOKIE = 'gatehouse_csrf'
 /** The log-in device cookie (src/accounts/device-cookies.ts). */
 export const DEVICE_COOKIE = 'gatehouse_device'
+/** The id of a pending WebAuthn challenge (src/http/routes/account/passkeys.ts), for five minutes. */
+export const WEBAUTHN_COOKIE = 'gatehouse_webauthn'
 
 export interface CookieNames {
   readonly session: string
   readonly csrf: string
   readonly device: string
+  readonly webauthn: string
 }
 
 /**
@@ -22,5 +25,10 @@ export interface CookieNames {
  */
 export function cookieNames(config: Pick<Services['config'], 'publicUrl' | 'cookieSecure'>): CookieNames {
   const prefix = config.cookieSecure && config.publicUrl.startsWith('https:') ? '__Host-' : ''
-  return Object.freeze({ session: `${prefix}${SESSION_COOKIE}`, csrf: `${prefix}${CSRF_COOKIE}`, device: `${prefix}${DEVICE_COOKIE}` })
+  return Object.freeze({
+    session: `${prefix}${SESSION_COOKIE}`,
+    csrf: `${prefix}${CSRF_COOKIE}`,
+    device: `${prefix}${DEVICE_COOKIE}`,
+    webauthn: `${prefix}${WEBAUTHN_COOKIE}`,
+  })
 }

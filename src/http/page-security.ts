@@ -131,3 +131,23 @@ export function rotateCsrfSecret(request: FastifyRequest, reply: FastifyReply, d
   delete request.cookies[cookieNames(deps.config).csrf]
   reply.generateCsrf()
 }
+
+/** The two scripts of the passkey pages, served by src/http/routes/static.ts: the WebAuthn library's browser build, and ours. */
+export const PASSKEY_SCRIPTS = ['/static/webauthn-browser.js', '/static/passkeys.js'] as const
+
+/**
+ * Lets this page run the passkey scripts, and only them: WebAuthn is a JavaScript API, so the
+ * passkey pages (the account's passkeys and the log-in page) are the only ones with a script.
+ * Every other page keeps `script-src 'none'`. The sources name each file by its full URL under
+ * PUBLIC_URL (CSP Level 3, 6.7.2.9: a path without a trailing slash matches that file only),
+ * so no other script of this origin, and no inline script, may run there either.
+ */
+export function allowPasskeyScripts(reply: FastifyReply, publicUrl: string): void {
+  const origin = new URL(publicUrl).origin
+  const scriptSrc = `script-src ${PASSKEY_SCRIPTS.map((path) => origin + path).join(' ')}`
+  const current = String(reply.getHeader('content-security-policy') ?? '')
+  reply.header(
+    'content-security-policy',
+    /script-src [^;]*/.test(current) ? current.replace(/script-src [^;]*/, scriptSrc) : `${current};${scriptSrc}`,
+  )
+}

@@ -109,6 +109,8 @@ export const QUOTAS = {
   sessionsPerUser: { setting: 'quotas.sessionsPerUser', env: 'MAX_SESSIONS_PER_USER' },
   /** Open consent requests per user; one more drops the user's oldest. Fixed. */
   pendingPerUser: { max: 10 },
+  /** Passkeys per account (docs/decisions/011-passkeys-notes.md): enough for every device and a spare key. Fixed. */
+  passkeysPerUser: { max: 10 },
   /** Revocation streams per application, per process. */
   streamsPerApplication: { setting: 'streams.perApplication', env: 'STREAMS_PER_APPLICATION' },
   /** Revocation streams per process. */
@@ -135,6 +137,8 @@ export const LIFETIMES = {
   } satisfies Record<EmailTokenPurpose, number>,
   /** The device cookie of log-in throttling: about 13 months, long enough that a regular user always holds one (OWASP suggests long-lived). */
   deviceCookieMs: 400 * DAY,
+  /** A WebAuthn challenge (registration or sign-in): as long as the browser's own timeout we ask for. */
+  webauthnChallengeMs: 5 * MINUTE,
 } as const
 
 /**

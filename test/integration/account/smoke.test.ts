@@ -34,7 +34,11 @@ it('exposes Prometheus metrics by route pattern, never by raw URL', async () => 
 it('sends the security headers on pages, and only the cheap ones on the JSON API', async () => {
   const page = await t.app.inject('/login')
   expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'")
-  expect(page.headers['content-security-policy']).toContain("script-src 'none'")
+  // The log-in page runs the passkey scripts only (test/integration/account/passkeys.test.ts); other pages none.
+  expect(page.headers['content-security-policy']).toMatch(
+    /script-src http:\/\/gatehouse\.test\/static\/webauthn-browser\.js http:\/\/gatehouse\.test\/static\/passkeys\.js(;|$)/,
+  )
+  expect((await t.app.inject('/signup')).headers['content-security-policy']).toContain("script-src 'none'")
   // PUBLIC_URL is http here: there is no https to upgrade to.
   expect(page.headers['content-security-policy']).not.toContain('upgrade-insecure-requests')
   expect(page.headers['x-frame-options']).toBe('DENY')

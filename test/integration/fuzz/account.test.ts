@@ -159,3 +159,40 @@ it(
   },
   TIMEOUT,
 )
+
+it(
+  'the passkey page, its forms, and the passkey endpoints',
+  async () => {
+    const path = fc.constantFrom(
+      '/account/passkeys',
+      '/account/passkeys/rename',
+      '/account/passkeys/remove',
+      '/account/passkeys/registration-options',
+      '/account/passkeys/registration',
+      '/login/passkey/options',
+      '/login/passkey',
+    )
+    const base64url = fc.string({ unit: fc.constantFrom(...'AZaz09-_'), maxLength: 80 })
+    await h.fuzz(
+      'passkeys',
+      requests(h.world, {
+        methods: ['GET', 'POST'],
+        path: path.chain(pathOf),
+        query: { added: fc.constant('1'), renamed: fc.constant('1'), removed: fc.constant('1') },
+        body: {
+          id: fc.oneof(base64url, text(), fc.constant('x'.repeat(2000))),
+          name: fc.oneof(text(), fc.constantFrom('', ' ', 'x'.repeat(65), 'My key')),
+          // Never the real password: removing a passkey is fine, but keep the other outcomes reachable.
+          password: fc.oneof(text(), fc.constantFrom('', 'not the password')),
+          response: fc.oneof(text(), base64url),
+          next: fc.constantFrom('/applications', '//evil.example', 'https://evil.example/', ''),
+        },
+        form: true,
+      }),
+      300,
+    )
+    expect(h.outcomes('POST passkeys')).toEqual(expect.arrayContaining(['400', '403']))
+    expect(h.outcomes('GET passkeys')).toEqual(expect.arrayContaining(['200']))
+  },
+  TIMEOUT,
+)

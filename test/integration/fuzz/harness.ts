@@ -275,7 +275,7 @@ async function restore(world: World): Promise<void> {
 }
 
 /** Exact routes outside the page context, by "METHOD path", and what they answer. */
-const API_ROUTES = new Map<string, 'oauth-json' | 'json' | 'other'>([
+const API_ROUTES = new Map<string, 'oauth-json' | 'json' | 'page-json' | 'other'>([
   ['POST /oauth/token', 'oauth-json'],
   ['POST /oauth/revoke', 'oauth-json'],
   ['POST /oauth/introspect', 'oauth-json'],
@@ -293,6 +293,15 @@ const API_ROUTES = new Map<string, 'oauth-json' | 'json' | 'other'>([
   ['HEAD /metrics', 'other'],
   ['GET /static/app.css', 'other'],
   ['HEAD /static/app.css', 'other'],
+  ['GET /static/webauthn-browser.js', 'other'],
+  ['HEAD /static/webauthn-browser.js', 'other'],
+  ['GET /static/passkeys.js', 'other'],
+  ['HEAD /static/passkeys.js', 'other'],
+  // The passkey script's endpoints (src/http/routes/account/passkeys.ts): in the page context, answering JSON.
+  ['POST /account/passkeys/registration-options', 'page-json'],
+  ['POST /account/passkeys/registration', 'page-json'],
+  ['POST /login/passkey/options', 'page-json'],
+  ['POST /login/passkey', 'page-json'],
 ])
 
 /** Fastify's default error body, which no Gatehouse response may carry: every context maps errors itself. */
@@ -335,6 +344,9 @@ function judge(request: FuzzRequest, res: LightMyRequestResponse): string[] {
       if (!/^application\/json(;|$)/.test(type)) problems.push(`content-type ${type || '(none)'} instead of application/json`)
       if (!head && !json.ok) problems.push('a body that is not JSON')
     }
+  } else if (kind === 'page-json' && res.statusCode >= 400) {
+    if (!/^application\/json(;|$)/.test(type) || !json.ok)
+      problems.push(`a passkey endpoint answered ${res.statusCode} without a JSON body`)
   } else if (kind === 'page' && res.statusCode >= 400) {
     if (!/^text\/html(;|$)/.test(type)) problems.push(`a page answered ${res.statusCode} with content-type ${type || '(none)'}, not HTML`)
   }

@@ -5,7 +5,7 @@ import { DEVICE_COOKIE_MAX_AGE_SECONDS, type Services, clientAddressKey, parseCr
 import { actorOf } from '../../audit.js'
 import { cookieNames } from '../../cookies.js'
 import { allowFormRedirectTo } from '../../form-action.js'
-import { rotateCsrfSecret } from '../../page-security.js'
+import { allowPasskeyScripts, rotateCsrfSecret } from '../../page-security.js'
 import { render } from '../../render.js'
 import { safeNextPath, seenFrom, sessionIdOf, setSessionCookie } from '../../session.js'
 
@@ -43,6 +43,8 @@ function loginNotice(query: Record<string, string | undefined>): string | undefi
 async function allowFormRedirectToNext(deps: Services, reply: FastifyReply, next: string | undefined): Promise<void> {
   const destination = next === undefined ? undefined : await deps.oauth.authorizeDestination(next)
   if (destination !== undefined) allowFormRedirectTo(reply, destination)
+  // "Sign in with a passkey" (src/http/routes/account/passkeys.ts) is the log-in page's one script.
+  allowPasskeyScripts(reply, deps.config.publicUrl)
 }
 
 export default async function loginRoutes(app: FastifyInstance, deps: Services) {
@@ -59,6 +61,7 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
       notice: loginNotice(request.query),
       mailFailed: request.query.mail === 'failed',
       errors: {},
+      passkeyScripts: true,
     })
   })
 
@@ -73,7 +76,7 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
         request,
         reply,
         'account/login.eta',
-        { title: 'Log in', email, next: next ?? '', notice: undefined, mailFailed: false, errors: {}, formError },
+        { title: 'Log in', email, next: next ?? '', notice: undefined, mailFailed: false, errors: {}, formError, passkeyScripts: true },
         status,
       )
     }
@@ -104,12 +107,16 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
   })
 }
 
-/** After a successful log-in: the device cookie, and a new session and CSRF secret. */
-async function completeLogIn(
+/**
+ * After a successful log-in: the device cookie, and a new session and CSRF secret. `amr`: the
+ * RFC 8176 methods of the log-in (the password form's by default; a passkey's, src/http/routes/account/passkeys.ts).
+ */
+export async function completeLogIn(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: Services,
   result: { userId: string; deviceCookie: string },
+  amr: readonly string[] = ['pwd'],
 ): Promise<void> {
   const names = cookieNames(deps.config)
   // Issued at every successful log-in, with the session cookie's attributes (src/http/cookies.ts).
@@ -124,7 +131,7 @@ async function completeLogIn(
   // A fresh session id (src/accounts/use-cases.ts completeLogIn) and a fresh CSRF secret at every
   // log-in defeat session fixation (OWASP Session Management Cheat Sheet, "Renew the Session ID
   // After Any Privilege Level Change").
-  const id = await deps.accounts.completeLogIn(result.userId, sessionIdOf(request, deps), seenFrom(request))
+  const id = await deps.accounts.completeLogIn(result.userId, sessionIdOf(request, deps), seenFrom(request), amr)
   setSessionCookie(reply, deps, id)
   rotateCsrfSecret(request, reply, deps)
 }

@@ -1,0 +1,211 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Account } from '../../../accounts/use-cases.js'
+import type { AssertionFailure } from '../../../accounts/passkey-login.js'
+import type { PasskeyRegistration } from '../../../accounts/passkeys.js'
+import { MAX_PASSKEYS_PER_USER, type Services, clientAddressKey, databaseUnavailable, fieldText } from '../../../services.js'
+import { actorOf } from '../../audit.js'
+import { cookieNames } from '../../cookies.js'
+import { allowPasskeyScripts } from '../../page-security.js'
+import { render } from '../../render.js'
+import { requireUser, safeNextPath } from '../../session.js'
+import { formatTime } from '../console/view-models.js'
+import { completeLogIn } from './login.js'
+
+/*
+ * Passkeys (README "Passkeys"): the page /account/passkeys with its rename and remove forms, and
+ * the JSON endpoints the passkey script (views/static/passkeys.js) calls to add a passkey and to
+ * sign in with one. The JSON endpoints are CSRF- and same-origin-protected like every form of the
+ * pages (the script sends the page's `_csrf` in the body) and answer every refusal as JSON.
+ */
+
+type Body = { Body: Record<string, unknown> }
+
+const PASSKEY_NOTICES: Record<string, string> = {
+  added: 'Your passkey was added. You can now sign in with it without your password.',
+  renamed: 'The passkey was renamed.',
+  removed: 'The passkey was removed. It can no longer sign in to your account.',
+}
+
+/** The logged-in user acting on their own account; requireUser has turned everyone else away. */
+function accountOf(request: FastifyRequest): Account {
+  if (!request.user) throw new Error('passkey route reached without a user')
+  return { ...actorOf(request), userId: request.user.id }
+}
+
+export default async function passkeyRoutes(app: FastifyInstance, deps: Services) {
+  await app.register(async (pages) => passkeyPages(pages, deps))
+  await app.register(async (api) => {
+    answerRefusalsAsJson(api)
+    registrationEndpoints(api, deps)
+    signInEndpoints(api, deps)
+  })
+}
+
+/** GET /account/passkeys and its two forms, which work without JavaScript. */
+function passkeyPages(app: FastifyInstance, deps: Services) {
+  const { accounts } = deps
+  app.addHook('preHandler', requireUser)
+  const page = async (request: FastifyRequest, reply: FastifyReply, view: { notice?: string; formError?: string; status?: number }) => {
+    const passkeys = await accounts.listPasskeys(accountOf(request))
+    allowPasskeyScripts(reply, deps.config.publicUrl)
+    const list = passkeys.map((p) => ({
+      ...p,
+      created: formatTime(new Date(p.createdIso)),
+      lastUsed: p.lastUsedIso === null ? 'never' : formatTime(new Date(p.lastUsedIso)),
+    }))
+    const data = {
+      title: 'Passkeys',
+      passkeys: list,
+      max: MAX_PASSKEYS_PER_USER,
+      notice: view.notice,
+      formError: view.formError,
+      passkeyScripts: true,
+    }
+    return render(request, reply, 'account/passkeys.eta', data, view.status ?? 200)
+  }
+
+  app.get<{ Querystring: Record<string, string | undefined> }>('/account/passkeys', async (request, reply) => {
+    const notice = Object.keys(PASSKEY_NOTICES).find((k) => request.query[k] === '1')
+    return page(request, reply, { notice: notice ? PASSKEY_NOTICES[notice] : undefined })
+  })
+
+  app.post<Body>('/account/passkeys/rename', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const result = await accounts.renamePasskey(accountOf(request), { id: request.body?.id, name: request.body?.name })
+    if (result === 'renamed') return reply.redirect('/account/passkeys?renamed=1', 303)
+    const formError = result === 'invalid-name' ? 'A name has 1 to 64 characters.' : 'That passkey is not on your account.'
+    return page(request, reply, { formError, status: result === 'invalid-name' ? 400 : 404 })
+  })
+
+  app.post<Body>('/account/passkeys/remove', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const result = await accounts.removePasskey(accountOf(request), { id: request.body?.id, password: fieldText(request.body, 'password') })
+    switch (result.kind) {
+      case 'removed':
+        return reply.redirect('/account/passkeys?removed=1', 303)
+      case 'not-found':
+        return page(request, reply, { formError: 'That passkey is not on your account.', status: 404 })
+      case 'wrong-password':
+        return page(request, reply, { formError: 'The password is not right. The passkey was not removed.', status: 400 })
+      case 'limited':
+        reply.header('retry-after', String(result.retryAfterSeconds))
+        return page(request, reply, { formError: 'Too many wrong passwords. Wait a few minutes and try again.', status: 429 })
+    }
+  })
+}
+
+/**
+ * The JSON endpoints answer a refusal made before their handler (invalid JSON, a missing or stale
+ * CSRF token, another site's request, a body too large) as JSON the script can show, with fixed
+ * words; anything else goes to the pages' error handler.
+ */
+function answerRefusalsAsJson(app: FastifyInstance) {
+  app.setErrorHandler(async (error: FastifyError, _request, reply) => {
+    const status = error.statusCode ?? 500
+    if (status < 400 || status >= 500 || databaseUnavailable(error)) throw error
+    const message = error.code?.startsWith('FST_CSRF')
+      ? 'This page has expired. Reload it and try again.'
+      : error.code === 'GATEHOUSE_CROSS_ORIGIN'
+        ? error.message
+        : 'The request was not understood. Reload the page and try again.'
+    return reply.code(status).header('cache-control', 'no-store').send({ error: message })
+  })
+}
+
+/** The challenge cookie: the id of the challenge just issued, for its five minutes, sent back with the response. */
+function setChallengeCookie(reply: FastifyReply, deps: Services, challengeId: string): void {
+  const cookie = { path: '/', httpOnly: true, sameSite: 'strict' as const, secure: deps.config.cookieSecure }
+  reply.setCookie(cookieNames(deps.config).webauthn, challengeId, { ...cookie, maxAge: 300 })
+}
+
+function takeChallengeCookie(request: FastifyRequest, reply: FastifyReply, deps: Services): string | undefined {
+  const name = cookieNames(deps.config).webauthn
+  reply.clearCookie(name, { path: '/', httpOnly: true, sameSite: 'strict', secure: deps.config.cookieSecure })
+  return request.cookies[name]
+}
+
+const json = (reply: FastifyReply, status: number, body: Record<string, unknown>) =>
+  reply.code(status).header('cache-control', 'no-store').send(body)
+
+const REGISTRATION_REFUSALS: Record<Exclude<PasskeyRegistration['kind'], 'added'>, [number, string]> = {
+  expired: [400, 'The request to add a passkey expired or was already used. Try again.'],
+  invalid: [400, 'The passkey could not be verified. Try again, with a passkey that asks for your PIN, fingerprint or face.'],
+  duplicate: [400, 'This passkey is already registered.'],
+  'limit-reached': [400, `An account may have at most ${MAX_PASSKEYS_PER_USER} passkeys. Remove one first.`],
+}
+
+/** Adding a passkey: options, then the authenticator's answer. */
+function registrationEndpoints(app: FastifyInstance, deps: Services) {
+  const { accounts } = deps
+  const notLoggedIn = (reply: FastifyReply) => json(reply, 401, { error: 'You are no longer logged in. Log in and try again.' })
+
+  app.post('/account/passkeys/registration-options', { preHandler: app.csrfProtection }, async (request, reply) => {
+    if (!request.user) return notLoggedIn(reply)
+    const result = await accounts.passkeyRegistrationOptions(accountOf(request))
+    if (result.kind === 'limit-reached') return json(reply, 400, { error: REGISTRATION_REFUSALS['limit-reached'][1] })
+    setChallengeCookie(reply, deps, result.challengeId)
+    return json(reply, 200, { options: result.options })
+  })
+
+  app.post<Body>('/account/passkeys/registration', { preHandler: app.csrfProtection }, async (request, reply) => {
+    if (!request.user) return notLoggedIn(reply)
+    const challengeId = takeChallengeCookie(request, reply, deps)
+    const result = await accounts.registerPasskey(accountOf(request), {
+      response: request.body?.response,
+      challengeId,
+      name: request.body?.name,
+    })
+    if (result.kind === 'added') return json(reply, 200, { redirect: '/account/passkeys?added=1' })
+    const [status, error] = REGISTRATION_REFUSALS[result.kind]
+    return json(reply, status, { error })
+  })
+}
+
+const TOO_MANY = 'Too many attempts. Wait a few minutes and try again.'
+
+const SIGN_IN_REFUSALS: Record<AssertionFailure, string> = {
+  expired: 'The sign-in request expired or was already used. Try again.',
+  'unknown-credential': 'This passkey is not registered here (it may have been removed). Log in with your email and password.',
+  invalid: 'The passkey could not be verified. Try again.',
+  counter: 'This passkey was refused. Log in with your email and password.',
+}
+
+/** "Sign in with a passkey" on the log-in page. */
+function signInEndpoints(app: FastifyInstance, deps: Services) {
+  const { accounts } = deps
+  app.post('/login/passkey/options', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const result = await accounts.passkeyLoginOptions(request.ip)
+    if (result.kind === 'refused') {
+      reply.header('retry-after', String(result.retryAfterSeconds))
+      return json(reply, 429, { error: TOO_MANY })
+    }
+    setChallengeCookie(reply, deps, result.challengeId)
+    return json(reply, 200, { options: result.options })
+  })
+
+  app.post<Body>('/login/passkey', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const next = safeNextPath(request.body?.next)
+    const address = clientAddressKey(request.ip)
+    const result = await accounts.logInWithPasskey(actorOf(request), {
+      response: request.body?.response,
+      challengeId: takeChallengeCookie(request, reply, deps),
+      address,
+      deviceCookie: request.cookies[cookieNames(deps.config).device],
+    })
+    switch (result.kind) {
+      case 'refused':
+        reply.header('retry-after', String(result.retryAfterSeconds))
+        return json(reply, 429, { error: TOO_MANY })
+      case 'failed':
+        if (result.filled)
+          request.log.warn({ throttle: 'address', address }, 'log-in failures from one address reached the limit (passkeys)')
+        return json(reply, 400, { error: SIGN_IN_REFUSALS[result.reason] })
+      case 'suspended':
+        return json(reply, 403, {
+          error: 'This account cannot log in. Contact the operator of this service if you think this is a mistake.',
+        })
+      case 'ok':
+        // Possession of the authenticator and its PIN or biometric, which WebAuthn verified (RFC 8176).
+        await completeLogIn(request, reply, deps, result, ['hwk', 'mfa'])
+        return json(reply, 200, { redirect: next ?? '/applications' })
+    }
+  })
+}
