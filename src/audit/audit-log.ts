@@ -39,6 +39,8 @@ export const AUDIT_EVENTS = Object.freeze({
   'user.email_change_cancelled': 'Change of email address cancelled by a link sent to the old address',
   'user.sessions_ended': 'Logged out of all other sessions',
   'user.deleted': 'Account deleted by its owner',
+  'user.reauthenticated': 'Identity confirmed for a sensitive action',
+  'user.reauthentication_failed': 'Wrong password when confirming identity for a sensitive action',
   'application.created': 'Application registered',
   'application.updated': 'Application settings changed',
   'application.secret_regenerated': 'New client secret generated',
@@ -59,6 +61,7 @@ export const AUDIT_EVENTS = Object.freeze({
   'operator.resource_server_off': 'Application no longer a resource server',
   'operator.application_deleted': 'Application deleted by the operator',
   'operator.tokens_revoked': 'Tokens revoked by the operator',
+  'operator.second_factor_reset': 'Second factor reset by the operator',
 } as const)
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS

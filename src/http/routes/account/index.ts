@@ -5,6 +5,7 @@ import emailLinkRoutes from './email-links.js'
 import forgotPasswordRoutes from './forgot-password.js'
 import loginRoutes from './login.js'
 import logoutRoutes from './logout.js'
+import reauthRoutes from './reauth.js'
 import securityLogRoutes from './security-log.js'
 import settingsRoutes from './settings.js'
 import signupRoutes from './signup.js'
@@ -21,4 +22,5 @@ export default async function accountRoutes(app: FastifyInstance, deps: Services
   await app.register(forgotPasswordRoutes, deps)
   await app.register(emailLinkRoutes, deps)
   await app.register(settingsRoutes, deps)
+  await app.register(reauthRoutes, deps)
 }
