@@ -11,7 +11,8 @@ import { createUser } from '../helpers/factories.js'
  * Sudo mode and the operator's second-factor reset in Chromium without JavaScript (issue 23): an
  * operator whose log-in is older than REAUTH_WINDOW_MINUTES opens a user's reset, is asked
  * "Confirm it's you", types the password, comes back to the confirmation and resets the user's
- * second factor; the admin user page, /reauth and the confirmation are axe-clean.
+ * second factor; the admin user page, /reauth and the confirmation are axe-clean, and so is the
+ * page that tells an operator without a second factor to enrol first.
  */
 let t: TestContext
 let browser: Browser
@@ -38,6 +39,26 @@ afterAll(async () => {
 async function expectAccessible(page: Page, path: string) {
   expect(await axeViolations(page), path).toEqual([])
 }
+
+it('tells an operator without a second factor to enrol first under REQUIRE_TWO_FACTOR=operators; no axe violation', async () => {
+  const strict = await listenOnLoopback((env) => buildTestApp({ ...env, REQUIRE_TWO_FACTOR: 'operators' }, t.testDb))
+  try {
+    const context = await browser.newContext({ javaScriptEnabled: false })
+    const page = await context.newPage()
+    await page.goto(`${strict.baseUrl}/login`)
+    await page.getByLabel('Email').fill(EMAIL)
+    await page.getByLabel('Password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Log in' }).click()
+    await page.waitForURL(`${strict.baseUrl}/applications`)
+    const res = await page.goto(`${strict.baseUrl}/admin`)
+    expect(res?.status()).toBe(403)
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Set up a second factor first')
+    await expectAccessible(page, 'enrol first')
+    await context.close()
+  } finally {
+    await strict.t.close()
+  }
+})
 
 it('confirms the password at /reauth and resets a user’s second factor through the confirmation, without JavaScript; no axe violation', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false })
