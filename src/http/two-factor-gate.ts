@@ -10,12 +10,14 @@ import { render } from './render.js'
  */
 
 /**
- * Never gated: leaving (log-out), logging in and its second step, the mailed links (proving an
- * address, recovering an account), and the pages where a second factor is set up, with the
- * confirmation they may ask for. Anything else under these prefixes is the same page's.
+ * Never gated: leaving (log-out, and deleting the account: nobody must enrol in order to go),
+ * logging in and its second step, the mailed links (proving an address, recovering an account),
+ * and the pages where a second factor is set up, with the confirmation they may ask for. Anything
+ * else under these prefixes is the same page's.
  */
 const EXEMPT = [
   '/logout',
+  '/account/delete',
   '/login',
   '/signup',
   '/forgot-password',

@@ -55,6 +55,8 @@ describe('policyAreaOf', () => {
     ['/authorized-applications', 'console'],
     ['/', 'console'],
     ['/logout', 'exempt'],
+    ['/account/delete', 'exempt'],
+    ['/account/deleted', 'console'],
     ['/login?next=/admin', 'exempt'],
     ['/login/two-factor', 'exempt'],
     ['/account/two-factor', 'exempt'],

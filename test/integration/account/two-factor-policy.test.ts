@@ -167,9 +167,9 @@ describe('all', () => {
     expect((await user.get('/account')).body).toContain('every account')
   })
 
-  it('leaves open log-out, the mailed links, /reauth and the pages where a second factor is set up', async () => {
+  it('leaves open log-out, deleting the account, the mailed links, /reauth and the pages where a second factor is set up', async () => {
     const user = await userOn('all', 'none')
-    for (const path of ['/reauth', '/verify-email?token=x', '/account/two-factor', '/account/passkeys']) {
+    for (const path of ['/reauth', '/verify-email?token=x', '/account/two-factor', '/account/passkeys', '/account/delete']) {
       const res = await user.get(path)
       expect(res.statusCode, path).not.toBe(403)
       expect(res.body, path).not.toContain(ENROL_FIRST)
