@@ -130,7 +130,7 @@ describe('the admin pages', () => {
     const res = await op.post(`/admin/users/${userId}/reset-second-factor`, {})
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe(`/admin/users/${userId}?done=second-factor-reset`)
-    expect((await op.get(res.headers.location)).body).toContain('The second factor is removed')
+    expect((await op.get(String(res.headers.location))).body).toContain('The second factor is removed')
     await expectReset(userId, token)
     // The user's browser is logged out: they log in again with the password alone.
     expect((await s.get('/applications')).headers.location).toBe('/login?next=%2Fapplications')
