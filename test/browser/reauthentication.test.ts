@@ -95,3 +95,27 @@ it('confirms the password at /reauth and resets a user’s second factor through
   expect(row.second_factor).toBe(false)
   await context.close()
 })
+
+it('confirms with the keyboard alone: Tab to the password, type it, Enter', async () => {
+  const context = await browser.newContext({ javaScriptEnabled: false })
+  const page = await context.newPage()
+  await page.goto(`${baseUrl}/login`)
+  await page.getByLabel('Email').fill(EMAIL)
+  await page.getByLabel('Password').fill(PASSWORD)
+  await page.getByRole('button', { name: 'Log in' }).click()
+  await page.waitForURL(`${baseUrl}/applications`)
+  t.clock.advance(11 * 60_000)
+  await page.goto(`${baseUrl}/admin/users/${userId}/delete`)
+  await page.waitForURL(/\/reauth\?next=/)
+  let focused = false
+  for (let i = 0; i < 40 && !focused; i++) {
+    await page.keyboard.press('Tab')
+    focused = (await page.locator('#password:focus').count()) > 0
+  }
+  expect(focused).toBe(true)
+  await page.keyboard.type(PASSWORD)
+  await page.keyboard.press('Enter')
+  await page.waitForURL(`${baseUrl}/admin/users/${userId}/delete`)
+  expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Delete lost-phone@example.com?')
+  await context.close()
+})
