@@ -57,6 +57,9 @@ export function registerTwoFactorPolicy(app: FastifyInstance, deps: Pick<Service
   const policy = deps.config.requireTwoFactor
   if (policy === 'none') return
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    // Most requests stop here, before any path is looked at: the authorize request's remembered
+    // consent is a hot path (docs/decisions/007-one-statement-hot-paths.md).
+    if (request.user === null || request.user.secondFactor) return
     const demand = enrolmentDemand(policy, request.user, policyAreaOf(request.url))
     if (demand === undefined) return
     return render(request, reply, 'account/enrol-first.eta', { title: 'Set up a second factor first', why: WHY[demand] }, 403)
