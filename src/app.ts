@@ -13,6 +13,7 @@ import { oauthApiRoutes, oauthPageRoutes } from './http/routes/oauth/index.js'
 import resourceRoutes from './http/routes/resource/index.js'
 import staticRoutes from './http/routes/static.js'
 import { registerSession } from './http/session.js'
+import { registerTwoFactorPolicy } from './http/two-factor-gate.js'
 import adminRoutes from './http/routes/admin/index.js'
 import { VIEWS_DIR, WEBAUTHN_BROWSER_SCRIPT } from './paths.js'
 import type { Services } from './services.js'
@@ -75,6 +76,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
   await app.register(async (pages) => {
     await registerPageSecurity(pages, deps)
     registerSession(pages, deps)
+    registerTwoFactorPolicy(pages, deps)
     setHtmlErrorHandler(pages, deps.database.availability, deps.config.serviceName)
     await pages.register(accountRoutes, deps)
     await pages.register(consoleRoutes, deps)

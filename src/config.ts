@@ -2,6 +2,7 @@ import { BlockList, isIP } from 'node:net'
 import { join } from 'node:path'
 import { z } from 'zod'
 import type { AccountLimits } from './accounts/context.js'
+import { TWO_FACTOR_POLICIES, type TwoFactorPolicy } from './accounts/two-factor-policy.js'
 import type { PoolSettings } from './db/connect.js'
 import type { MailSettings } from './mail/mailer.js'
 import type { StreamLimits } from './revocation/stream-feed.js'
@@ -97,6 +98,8 @@ const EnvSchema = z.object({
     .optional(),
   COOKIE_SECURE: bool.optional(),
   SESSION_TTL_HOURS: positiveInt(24 * 90).default(24 * 14),
+  REAUTH_WINDOW_MINUTES: positiveInt(24 * 60).default(10),
+  REQUIRE_TWO_FACTOR: z.enum(TWO_FACTOR_POLICIES, { message: 'must be one of none, operators, developers, all' }).default('operators'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',
@@ -183,6 +186,13 @@ export interface Config {
   readonly publicUrl: string
   readonly cookieSecure: boolean
   readonly sessionTtlMs: number
+  /**
+   * "Sudo mode": how long a log-in or a later password confirmation lets a session take the
+   * sensitive actions (REAUTH_WINDOW_MINUTES; docs/decisions/012-reauthentication-and-policy.md).
+   */
+  readonly reauthWindowMs: number
+  /** Who must have a second factor before using what (REQUIRE_TWO_FACTOR; src/accounts/two-factor-policy.ts). */
+  readonly requireTwoFactor: TwoFactorPolicy
   readonly logLevel: string
   /** Passed to Fastify's trustProxy; never `true` (see TRUST_PROXY above). */
   readonly trustProxy: TrustProxy
@@ -304,6 +314,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     publicUrl,
     cookieSecure: e.COOKIE_SECURE ?? publicUrl.startsWith('https:'),
     sessionTtlMs: e.SESSION_TTL_HOURS * 3600_000,
+    reauthWindowMs: e.REAUTH_WINDOW_MINUTES * 60_000,
+    requireTwoFactor: e.REQUIRE_TWO_FACTOR,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY ?? false,
     metricsToken: e.METRICS_TOKEN,

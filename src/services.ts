@@ -59,6 +59,8 @@ export { AUDIT_EVENTS, describeAuditEvent, isAuditEventName } from './audit/audi
 /* The forms' parsers: what a submitted field or form becomes before a use case sees it. */
 export { emailField, fieldText, newPasswordField, parseCredentials, parseField } from './accounts/credentials.js'
 export { applicationFormValues, newApplicationFormValues, parseApplicationForm } from './console/application-form.js'
+/** REQUIRE_TWO_FACTOR's decision, which the page hook applies (src/http/two-factor-gate.ts). */
+export { enrolmentDemand } from './accounts/two-factor-policy.js'
 /** Rows per page of the operator's user and application searches. */
 export { PAGE_SIZE as OPERATOR_PAGE_SIZE } from './operator/moderation.js'
 
@@ -237,7 +239,14 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     role,
     accounts: accountUseCases({ db, bus, mailer, clock, ...accountSettings(config) }, audit, sessionSettings(config)),
     console: consoleUseCases({ db, bus, clock, audit, applicationsPerUser: config.quotas.applicationsPerUser }),
-    operator: operatorUseCases({ db, bus, clock, audit }),
+    operator: operatorUseCases({
+      db,
+      bus,
+      clock,
+      audit,
+      mailer,
+      mailFrame: { serviceName: config.serviceName, publicUrl: config.publicUrl },
+    }),
     maintenance,
     oauth: oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, ...oauthSettings(config) }),
     resource: resourceUseCases({ clients: caches.clients, tokens: caches.tokens, feed: revocationFeed }),

@@ -135,3 +135,11 @@ export function passkeyRemovedMail(frame: MailFrame, to: string, name: string): 
     { link: `${frame.publicUrl}/forgot-password`, label: 'Reset your password' },
   ])
 }
+
+export function secondFactorResetMail(frame: MailFrame, to: string): Mail {
+  return compose(frame, to, 'Your second factor was reset', [
+    `The people who run ${frame.serviceName} removed the second factor of your account ${to}: its authenticator app, passkeys and recovery codes no longer work, and every session of the account was logged out. The access you gave to applications is unchanged.`,
+    { link: `${frame.publicUrl}/login`, label: 'Log in with your password' },
+    'Then set up a second factor again under Account. If you did not ask for this, reset your password and tell the people who run this service.',
+  ])
+}

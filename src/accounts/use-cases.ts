@@ -32,6 +32,7 @@ import {
   resolveSession,
   startSession,
 } from './sessions.js'
+import { type ReauthProof, type SessionConfirmation, confirmSession } from './reauthenticate.js'
 import { signUp } from './signup.js'
 import { logInWithPasskey, passkeyLoginOptions, passkeyOptionsForUser, verifyPasskeyForUser } from './passkey-login.js'
 import { listPasskeys, passkeyRegistrationOptions, registerPasskey, removePasskey, renameOwnPasskey } from './passkeys.js'
@@ -218,6 +219,15 @@ function settingsUseCases(ctx: AccountContext, audit: AuditLog) {
         newEmail: email.value,
       })
       return result.kind === 'sent' ? { ...result, newEmail: email.value } : result
+    },
+
+    /**
+     * "Confirm it's you" ("sudo mode", src/accounts/reauthenticate.ts): the proof opens the
+     * sensitive actions to the browser's session `sessionId` for REAUTH_WINDOW_MINUTES.
+     */
+    async reauthenticate(account: Account, sessionId: string | undefined, proof: ReauthProof): Promise<SessionConfirmation> {
+      if (sessionId === undefined || cannotBeRight(proof.password)) return { kind: 'wrong-password' }
+      return confirmSession(ctx, { userId: account.userId, sessionId, proof }, trailOf(audit, account))
     },
 
     async closeAccount(account: Account, password: string): Promise<CloseAccountResult> {

@@ -43,6 +43,8 @@ export const AUDIT_EVENTS = Object.freeze({
   'user.passkey_renamed': 'Passkey renamed',
   'user.passkey_removed': 'Passkey removed',
   'user.passkey_counter_refused': 'A passkey was refused: its signature counter went backwards, which a copied authenticator would do',
+  'user.reauthenticated': 'Identity confirmed for a sensitive action',
+  'user.reauthentication_failed': 'Wrong password when confirming identity for a sensitive action',
   'application.created': 'Application registered',
   'application.updated': 'Application settings changed',
   'application.secret_regenerated': 'New client secret generated',
@@ -63,6 +65,7 @@ export const AUDIT_EVENTS = Object.freeze({
   'operator.resource_server_off': 'Application no longer a resource server',
   'operator.application_deleted': 'Application deleted by the operator',
   'operator.tokens_revoked': 'Tokens revoked by the operator',
+  'operator.second_factor_reset': 'Second factor reset by the operator',
 } as const)
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS

@@ -115,6 +115,7 @@ const usersShow: Command = {
       id: user.id,
       created: iso(user.created_at),
       email_verified: user.email_verified_at === null ? 'no' : `yes, ${iso(user.email_verified_at)}`,
+      second_factor: user.second_factor,
       operator: user.is_operator,
       suspended: iso(user.suspended_at),
       applications: apps.map((a) => a.client_id).join(', ') || null,
@@ -160,6 +161,12 @@ const usersUnsuspend = onUser(async ({ operator }, user) => {
 const usersDelete = onUser(async ({ operator }, user) => {
   const { applications } = await operator.deleteUser(COMMAND_LINE, user.id)
   return done(`${user.email} is deleted, with ${applications} applications, their grants and tokens.`, { email: user.email, applications })
+})
+
+const usersResetSecondFactor = onUser(async ({ operator }, user) => {
+  const { factors, endedSessions, mailSent } = await operator.resetSecondFactor(COMMAND_LINE, user.id)
+  const text = `${user.email} has no second factor now: ${factors} factors and recovery codes removed, ${endedSessions} sessions ended, grants and tokens kept; ${mailSent ? 'the user was told by mail' : 'the mail to the user could not be sent'}.`
+  return done(text, { email: user.email, factors, ended_sessions: endedSessions, mail_sent: mailSent })
 })
 
 const appsList: Command = {
@@ -322,6 +329,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   'users suspend': usersSuspend,
   'users unsuspend': usersUnsuspend,
   'users delete': usersDelete,
+  'users reset-second-factor': usersResetSecondFactor,
   'apps list': appsList,
   'apps show': appsShow,
   'apps suspend': appsSuspend,

@@ -4,6 +4,9 @@ import type { Db } from '../db/connect.js'
 import type { User } from '../db/schema.js'
 import type { Clock } from '../lib/clock.js'
 import { isUuid } from '../lib/uuid.js'
+import type { MailFrame } from '../accounts/mails.js'
+import type { Mailer } from '../mail/mailer.js'
+import { type SecondFactorSummary, secondFactorSummary } from '../repositories/second-factor.js'
 import type { ApplicationListing, ApplicationWithOwner } from '../repositories/applications.js'
 import type { UserListing } from '../repositories/users.js'
 import type { RevocationBus } from '../revocation/bus.js'
@@ -27,6 +30,7 @@ import {
   unsuspendApplication,
   unsuspendUser,
 } from './moderation.js'
+import { type SecondFactorReset, resetSecondFactor } from './second-factor-reset.js'
 
 /*
  * The operator's use cases (README "Operating Gatehouse"), built once in src/services.ts for both
@@ -38,7 +42,7 @@ import {
 export class OwnAccountError extends Error {
   override name = 'OwnAccountError'
   constructor() {
-    super('An operator does not suspend or delete their own account from the admin pages.')
+    super('An operator does not suspend, delete or reset the second factor of their own account from the admin pages.')
   }
 }
 
@@ -58,6 +62,13 @@ export interface OperatorUseCases {
   suspendUser(actor: Actor, userId: string): Promise<{ changed: boolean }>
   unsuspendUser(actor: Actor, userId: string): Promise<{ changed: boolean; applications: number }>
   deleteUser(actor: Actor, userId: string): Promise<{ email: string; applications: number }>
+  /** The account's TOTP, passkeys and recovery codes left, for the admin user page. */
+  secondFactorOf(userId: string): Promise<SecondFactorSummary>
+  /**
+   * Removes the account's second factor and ends its sessions; grants and tokens stay
+   * (src/operator/second-factor-reset.ts). Not the acting operator's own account from the pages.
+   */
+  resetSecondFactor(actor: Actor, userId: string): Promise<SecondFactorReset>
   suspendApplication(actor: Actor, applicationId: string): Promise<{ changed: boolean; revoked: number }>
   unsuspendApplication(actor: Actor, applicationId: string): Promise<{ changed: boolean }>
   setVerified(actor: Actor, applicationId: string, on: boolean): Promise<{ changed: boolean }>
@@ -80,6 +91,9 @@ export interface OperatorDeps {
   bus: RevocationBus
   clock: Clock
   audit: AuditLog
+  /** The user is told of a second-factor reset. */
+  mailer: Mailer
+  mailFrame: MailFrame
 }
 
 const orUndefined = <T>(found: Promise<T>): Promise<T | undefined> =>
@@ -88,7 +102,7 @@ const orUndefined = <T>(found: Promise<T>): Promise<T | undefined> =>
     throw err
   })
 
-export function operatorUseCases({ db, bus, clock, audit }: OperatorDeps): OperatorUseCases {
+export function operatorUseCases({ db, bus, clock, audit, mailer, mailFrame }: OperatorDeps): OperatorUseCases {
   const ctx = (actor: Actor): OperatorContext => ({ db, bus, record: (event) => trailOf(audit, actor).record(event) })
   const mayModerate = (actor: Actor, userId: string) => actor.userId !== userId
   const moderated = (actor: Actor, userId: string) => {
@@ -107,6 +121,12 @@ export function operatorUseCases({ db, bus, clock, audit }: OperatorDeps): Opera
     suspendUser: async (actor, userId) => suspendUser(moderated(actor, userId), userId, clock()),
     unsuspendUser: async (actor, userId) => unsuspendUser(moderated(actor, userId), userId),
     deleteUser: async (actor, userId) => deleteUser(moderated(actor, userId), userId, clock()),
+    secondFactorOf: (userId) => secondFactorSummary(db, userId),
+    // Not their own from the pages (moderated): a session left open, or taken, must not be able to
+    // strip the operator's account down to its password. Their own factors are changed where
+    // every user changes theirs, with the password and a current factor; or by another operator,
+    // or on the command line, which needs the server's machine.
+    resetSecondFactor: async (actor, userId) => resetSecondFactor({ ...moderated(actor, userId), mailer, mailFrame }, userId),
     suspendApplication: (actor, id) => suspendApplication(ctx(actor), id, clock()),
     unsuspendApplication: (actor, id) => unsuspendApplication(ctx(actor), id),
     setVerified: (actor, id, on) => setVerified(ctx(actor), id, on, clock()),

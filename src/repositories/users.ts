@@ -107,6 +107,8 @@ export interface UserListing {
   is_operator: boolean
   suspended_at: Date | null
   email_verified_at: Date | null
+  /** A TOTP secret or a passkey (migrations/0010_second_factor.ts). */
+  second_factor: boolean
   applications: number
 }
 
@@ -117,7 +119,15 @@ export function listUsers(
 ): Promise<UserListing[]> {
   let q = db
     .selectFrom('users')
-    .select(['users.id', 'users.email', 'users.created_at', 'users.is_operator', 'users.suspended_at', 'users.email_verified_at'])
+    .select([
+      'users.id',
+      'users.email',
+      'users.created_at',
+      'users.is_operator',
+      'users.suspended_at',
+      'users.email_verified_at',
+      'users.second_factor',
+    ])
     .select((eb) =>
       eb
         .selectFrom('applications')

@@ -24,6 +24,8 @@ describe('loadConfig', () => {
       publicUrl: 'http://127.0.0.1:3000',
       cookieSecure: false,
       sessionTtlMs: 14 * 24 * 3600_000,
+      reauthWindowMs: 10 * 60_000,
+      requireTwoFactor: 'operators',
       logLevel: 'info',
       trustProxy: false,
       dbPool: { max: 10, connectTimeoutMs: 3_000, idleTimeoutMs: 30_000, statementTimeoutMs: 10_000 },
@@ -188,12 +190,25 @@ describe('loadConfig', () => {
     ])
   })
 
+  it('reads REAUTH_WINDOW_MINUTES and REQUIRE_TWO_FACTOR', () => {
+    expect(loadConfig({ REAUTH_WINDOW_MINUTES: '5', REQUIRE_TWO_FACTOR: 'all' })).toMatchObject({
+      reauthWindowMs: 5 * 60_000,
+      requireTwoFactor: 'all',
+    })
+    for (const policy of ['none', 'operators', 'developers', 'all']) {
+      expect(loadConfig({ REQUIRE_TWO_FACTOR: policy }).requireTwoFactor).toBe(policy)
+    }
+  })
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '', DATABASE_URL: '' })).toMatchObject({ port: 3000, databaseUrl: undefined })
   })
 
   it.each([
     ['PORT', 'abc', 'PORT: must be a number'],
+    ['REAUTH_WINDOW_MINUTES', '0', 'REAUTH_WINDOW_MINUTES: must be positive'],
+    ['REAUTH_WINDOW_MINUTES', '1441', 'REAUTH_WINDOW_MINUTES: must be at most 1440'],
+    ['REQUIRE_TWO_FACTOR', 'always', 'REQUIRE_TWO_FACTOR: must be one of none, operators, developers, all'],
     ['PORT', '3.5', 'PORT: must be a whole number'],
     ['PORT', '70000', 'PORT: must be between 0 and 65535'],
     ['PORT', '-1', 'PORT: must be between 0 and 65535'],

@@ -6,7 +6,7 @@ import { computeS256Challenge } from '../../../src/oauth/pkce.js'
 
 /*
  * Property-based fuzz of the browser-facing pages and forms (issue 9): /oauth/authorize, log-in,
- * sign-up, log-out, the console, Authorized Applications, the Security log, the home page and paths no route has,
+ * sign-up, log-out, the console, Authorized Applications, the Security log, /reauth, the home page and paths no route has,
  * logged out and logged in with a valid CSRF token (so forms get past the CSRF check). Every
  * response: no 5xx, nothing logged at error level, no unhandled rejection, and errors as HTML
  * pages, never Fastify's JSON. The properties are in harness.ts; FUZZ_SEED=<n> replays a run.
@@ -241,6 +241,7 @@ it(
         '/resource-server-on',
         '/resource-server-off',
         '/delete',
+        '/reset-second-factor',
         '/x',
       )
       const path = fc.oneof(
@@ -291,6 +292,26 @@ it(
       200,
     )
     expect(h.outcomes('POST /authorized-applications')).toEqual(expect.arrayContaining(['303 /authorized-applications', '403']))
+  },
+  TIMEOUT,
+)
+
+it(
+  '/reauth ("Confirm it\'s you")',
+  async () => {
+    const body = {
+      password: fc.oneof({ weight: 2, arbitrary: fc.constant(h.world.user.password) }, fc.constantFrom('', 'x'.repeat(257)), text()),
+      next,
+    }
+    await h.fuzz(
+      '/reauth',
+      requests(h.world, { methods: ['GET', 'POST'], path: pathOf('/reauth'), query: { next }, body, form: true }),
+      200,
+    )
+    // Confirmations sent on, wrong passwords, refused forms, and visitors sent to log in.
+    expect(h.outcomes('POST /reauth')).toEqual(expect.arrayContaining(['400', '403']))
+    expect(h.outcomes('POST /reauth').some((o) => o.startsWith('303 /'))).toBe(true)
+    expect(h.outcomes('GET /reauth')).toEqual(expect.arrayContaining(['200']))
   },
   TIMEOUT,
 )

@@ -6,6 +6,7 @@ import forgotPasswordRoutes from './forgot-password.js'
 import loginRoutes from './login.js'
 import logoutRoutes from './logout.js'
 import passkeyRoutes from './passkeys.js'
+import reauthRoutes from './reauth.js'
 import securityLogRoutes from './security-log.js'
 import settingsRoutes from './settings.js'
 import signupRoutes from './signup.js'
@@ -23,4 +24,5 @@ export default async function accountRoutes(app: FastifyInstance, deps: Services
   await app.register(emailLinkRoutes, deps)
   await app.register(settingsRoutes, deps)
   await app.register(passkeyRoutes, deps)
+  await app.register(reauthRoutes, deps)
 }

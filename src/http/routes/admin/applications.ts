@@ -3,6 +3,7 @@ import type { Actor } from '../../../audit/actor.js'
 import type { OperatorUseCases } from '../../../operator/use-cases.js'
 import { type Services, OPERATOR_PAGE_SIZE } from '../../../services.js'
 import { actorOf } from '../../audit.js'
+import { requireRecentAuth } from '../../recent-auth.js'
 import { render } from '../../render.js'
 import { formatTime } from '../console/view-models.js'
 import { pageNumber, searchQuery } from './query.js'
@@ -115,20 +116,24 @@ export default async function adminApplicationRoutes(app: FastifyInstance, deps:
     })
   })
 
-  app.get<{ Params: { id: string; action: string } }>('/admin/applications/:id/:action', async (request, reply) => {
-    const a = await load(request)
-    const spec = Object.hasOwn(ACTIONS, request.params.action) ? ACTIONS[request.params.action] : undefined
-    if (!a || !spec) return reply.callNotFound()
-    return render(request, reply, 'admin/confirm.eta', {
-      title: `${spec.verb} ${a.name}`,
-      heading: `${spec.verb} ${a.name}?`,
-      explain: spec.explain(deps.config.serviceName),
-      button: spec.button,
-      danger: spec.danger,
-      action: `/admin/applications/${a.id}/${request.params.action}`,
-      cancel: `/admin/applications/${a.id}`,
-    })
-  })
+  app.get<{ Params: { id: string; action: string } }>(
+    '/admin/applications/:id/:action',
+    { preHandler: requireRecentAuth(deps) },
+    async (request, reply) => {
+      const a = await load(request)
+      const spec = Object.hasOwn(ACTIONS, request.params.action) ? ACTIONS[request.params.action] : undefined
+      if (!a || !spec) return reply.callNotFound()
+      return render(request, reply, 'admin/confirm.eta', {
+        title: `${spec.verb} ${a.name}`,
+        heading: `${spec.verb} ${a.name}?`,
+        explain: spec.explain(deps.config.serviceName),
+        button: spec.button,
+        danger: spec.danger,
+        action: `/admin/applications/${a.id}/${request.params.action}`,
+        cancel: `/admin/applications/${a.id}`,
+      })
+    },
+  )
 
   app.post<{ Params: { id: string; action: string } }>(
     '/admin/applications/:id/:action',

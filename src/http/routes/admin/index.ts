@@ -3,6 +3,7 @@ import type { Services } from '../../../services.js'
 import adminApplicationRoutes from './applications.js'
 import adminAuditRoutes from './audit.js'
 import adminUserRoutes from './users.js'
+import { requireRecentAuth } from '../../recent-auth.js'
 import { render } from '../../render.js'
 
 /**
@@ -15,6 +16,13 @@ import { render } from '../../render.js'
 export default async function adminRoutes(app: FastifyInstance, deps: Services): Promise<void> {
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     if (!request.user?.is_operator) return reply.callNotFound()
+  })
+  // Every action, now and to come, in "sudo mode" (src/http/recent-auth.ts). Each action posts
+  // to the address of its own confirmation page, so a refused POST comes back to that page (the
+  // same-origin check has run before, in onRequest; the route's CSRF check after).
+  const recentForActions = requireRecentAuth(deps, (request) => request.url)
+  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return recentForActions(request, reply)
   })
 
   app.get('/admin', async (request, reply) => render(request, reply, 'admin/index.eta', { title: 'Operator' }))

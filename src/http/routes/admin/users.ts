@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { type Services, OPERATOR_PAGE_SIZE } from '../../../services.js'
 import { actorOf } from '../../audit.js'
+import { requireRecentAuth } from '../../recent-auth.js'
 import { render } from '../../render.js'
 import { formatTime } from '../console/view-models.js'
 import { pageNumber, searchQuery } from './query.js'
 
 type UserParams = { Params: { id: string } }
-type Action = 'suspend' | 'unsuspend' | 'delete'
+type Action = 'suspend' | 'unsuspend' | 'delete' | 'reset-second-factor'
 
 const ACTIONS: Record<Action, { verb: string; explain: string; button: string; danger: boolean }> = {
   suspend: {
@@ -29,18 +30,26 @@ const ACTIONS: Record<Action, { verb: string; explain: string; button: string; d
     button: 'Delete account',
     danger: true,
   },
+  'reset-second-factor': {
+    verb: 'Reset the second factor of',
+    explain:
+      'Their authenticator app, passkeys and recovery codes stop working and every session of the account ends: they log in again with their password alone and set up a second factor again. The access they gave to applications and their tokens are kept. They are told by mail. Do this only for someone whose identity you have checked by other means.',
+    button: 'Reset second factor',
+    danger: true,
+  },
 }
 
 const DONE: Record<string, string> = {
   suspended: 'The account is suspended.',
   unsuspended: 'The account is active again.',
+  'second-factor-reset': 'The second factor is removed and every session of the account ended; the user was told by mail.',
 }
 
 function isAction(v: string): v is Action {
   return Object.hasOwn(ACTIONS, v)
 }
 
-/** /admin/users: search, one user, and the suspend / unsuspend / delete confirmations. */
+/** /admin/users: search, one user, and the suspend / unsuspend / delete / second-factor reset confirmations. */
 export default async function adminUserRoutes(app: FastifyInstance, deps: Services): Promise<void> {
   const { operator } = deps
   const load = (request: FastifyRequest<UserParams>) => operator.userById(request.params.id)
@@ -49,21 +58,25 @@ export default async function adminUserRoutes(app: FastifyInstance, deps: Servic
 
   app.get<UserParamsDone>('/admin/users/:id', (request, reply) => userPage(deps, request, reply))
 
-  app.get<{ Params: { id: string; action: string } }>('/admin/users/:id/:action', async (request, reply) => {
-    const { action } = request.params
-    const user = await load(request)
-    if (!user || !isAction(action) || !operator.mayModerate(actorOf(request), user.id)) return reply.callNotFound()
-    const a = ACTIONS[action]
-    return render(request, reply, 'admin/confirm.eta', {
-      title: `${a.verb} ${user.email}`,
-      heading: `${a.verb} ${user.email}?`,
-      explain: a.explain,
-      button: a.button,
-      danger: a.danger,
-      action: `/admin/users/${user.id}/${action}`,
-      cancel: `/admin/users/${user.id}`,
-    })
-  })
+  app.get<{ Params: { id: string; action: string } }>(
+    '/admin/users/:id/:action',
+    { preHandler: requireRecentAuth(deps) },
+    async (request, reply) => {
+      const { action } = request.params
+      const user = await load(request)
+      if (!user || !isAction(action) || !operator.mayModerate(actorOf(request), user.id)) return reply.callNotFound()
+      const a = ACTIONS[action]
+      return render(request, reply, 'admin/confirm.eta', {
+        title: `${a.verb} ${user.email}`,
+        heading: `${a.verb} ${user.email}?`,
+        explain: a.explain,
+        button: a.button,
+        danger: a.danger,
+        action: `/admin/users/${user.id}/${action}`,
+        cancel: `/admin/users/${user.id}`,
+      })
+    },
+  )
 
   app.post<{ Params: { id: string; action: string } }>(
     '/admin/users/:id/:action',
@@ -72,7 +85,8 @@ export default async function adminUserRoutes(app: FastifyInstance, deps: Servic
       const { action } = request.params
       const user = await load(request)
       const actor = actorOf(request)
-      // An operator does not suspend or delete their own account from here: the command line can.
+      // An operator does not suspend, delete or reset the second factor of their own account from
+      // here: the command line can (src/operator/use-cases.ts says why).
       if (!user || !isAction(action) || !operator.mayModerate(actor, user.id)) return reply.callNotFound()
       switch (action) {
         case 'suspend':
@@ -84,6 +98,9 @@ export default async function adminUserRoutes(app: FastifyInstance, deps: Servic
         case 'delete':
           await operator.deleteUser(actor, user.id)
           return reply.redirect('/admin/users?deleted=1', 303)
+        case 'reset-second-factor':
+          await operator.resetSecondFactor(actor, user.id)
+          return reply.redirect(`/admin/users/${user.id}?done=second-factor-reset`, 303)
       }
     },
   )
@@ -110,6 +127,7 @@ async function usersPage(deps: Services, request: FastifyRequest<ListQuery>, rep
       operator: u.is_operator,
       suspended: u.suspended_at !== null,
       verified: u.email_verified_at !== null,
+      secondFactor: u.second_factor,
       applications: u.applications,
     })),
   })
@@ -123,6 +141,7 @@ async function userPage(deps: Services, request: FastifyRequest<UserParamsDone>,
   const user = await operator.userById(request.params.id)
   if (!user) return reply.callNotFound()
   const apps = await operator.searchApplications({ ownerId: user.id })
+  const factors = await operator.secondFactorOf(user.id)
   return render(request, reply, 'admin/user.eta', {
     title: user.email,
     notice: typeof request.query.done === 'string' ? DONE[request.query.done] : undefined,
@@ -136,5 +155,6 @@ async function userPage(deps: Services, request: FastifyRequest<UserParamsDone>,
       verified: user.email_verified_at === null ? null : formatTime(user.email_verified_at),
     },
     applications: apps.map((a) => ({ id: a.id, name: a.name, clientId: a.client_id, suspended: a.suspended_at !== null })),
+    secondFactor: { enrolled: user.second_factor, ...factors },
   })
 }

@@ -1,0 +1,57 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { type Services, fieldText } from '../../../services.js'
+import { actorOf } from '../../audit.js'
+import { render } from '../../render.js'
+import { requireUser, safeNextPath, sessionIdOf } from '../../session.js'
+
+type ReauthQuery = { Querystring: { next?: unknown } }
+type FormBody = { Body: Record<string, unknown> }
+
+/** Where a confirmation without a `next` ends: the console's first page. */
+const DEFAULT_NEXT = '/applications'
+
+/**
+ * "Confirm it's you" ("sudo mode", README "Re-authentication"): the password again, after which
+ * the sensitive actions are open to this session for REAUTH_WINDOW_MINUTES
+ * (src/http/recent-auth.ts). `next` is where the refused page or form came from; only a local
+ * path (safeNextPath) is followed. A current factor will be a second way to confirm.
+ */
+export default async function reauthRoutes(app: FastifyInstance, deps: Services) {
+  const page = (request: FastifyRequest, reply: FastifyReply, view: { next: string; error?: string }, status = 200) =>
+    render(
+      request,
+      reply,
+      'account/reauth.eta',
+      {
+        title: "Confirm it's you",
+        email: request.user?.email ?? '',
+        next: view.next,
+        error: view.error ?? null,
+        windowMinutes: Math.round(deps.config.reauthWindowMs / 60_000),
+      },
+      status,
+    )
+
+  app.get<ReauthQuery>('/reauth', { preHandler: requireUser }, async (request, reply) =>
+    page(request, reply, { next: safeNextPath(request.query.next) ?? DEFAULT_NEXT }),
+  )
+
+  app.post<FormBody>('/reauth', { preHandler: [app.csrfProtection, requireUser] }, async (request, reply) => {
+    const next = safeNextPath(fieldText(request.body, 'next')) ?? DEFAULT_NEXT
+    const user = request.user
+    if (!user) return reply.redirect('/login', 303)
+    const result = await deps.accounts.reauthenticate({ ...actorOf(request), userId: user.id }, sessionIdOf(request, deps), {
+      kind: 'password',
+      password: fieldText(request.body, 'password'),
+    })
+    switch (result.kind) {
+      case 'confirmed':
+        return reply.redirect(next, 303)
+      case 'wrong-password':
+        return page(request, reply, { next, error: 'The password is not right.' }, 400)
+      case 'limited':
+        reply.header('retry-after', String(result.retryAfterSeconds))
+        return page(request, reply, { next, error: 'Too many wrong passwords. Wait a few minutes and try again.' }, 429)
+    }
+  })
+}

@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { refreshSecondFactor } from '../../../src/repositories/second-factor.js'
+import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import { BrowserSession } from '../../helpers/browser-session.js'
+import { expectAccessiblePage } from '../../helpers/console.js'
+import { createUser } from '../../helpers/factories.js'
+import type { TestDatabase } from '../../helpers/db.js'
+import { createClient, loggedInUser } from '../oauth/helpers.js'
+
+/*
+ * REQUIRE_TWO_FACTOR (issue 23, README "Who must enrol"): each value on one app over one shared
+ * database. An account gets its second factor as the TOTP and passkey pages give it: a row of
+ * totp_secrets or passkeys, and users.second_factor refreshed from them.
+ */
+
+const ENROL_FIRST = 'Set up a second factor first'
+let shared: TestContext
+const apps = new Map<string, TestContext>()
+
+beforeAll(async () => {
+  shared = await buildTestApp()
+  for (const policy of ['none', 'operators', 'developers', 'all']) {
+    apps.set(policy, await buildTestApp({ REQUIRE_TWO_FACTOR: policy }, shared.testDb as TestDatabase))
+  }
+})
+afterAll(async () => {
+  for (const t of apps.values()) await t.close()
+  await shared.close()
+})
+
+const appOf = (policy: string) => apps.get(policy)!
+
+async function userIdOf(email: string): Promise<string> {
+  return (await shared.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id
+}
+
+async function withTotp(email: string): Promise<void> {
+  const userId = await userIdOf(email)
+  await shared.db
+    .insertInto('totp_secrets')
+    .values({ user_id: userId, secret_sealed: 'sealed', last_step: 0, created_at: new Date() })
+    .execute()
+  await refreshSecondFactor(shared.db, userId)
+}
+
+async function withPasskey(email: string): Promise<void> {
+  const userId = await userIdOf(email)
+  await shared.db
+    .insertInto('passkeys')
+    .values({
+      id: `cred-${userId}`,
+      user_id: userId,
+      public_key: Buffer.from('key'),
+      counter: 0,
+      name: 'Laptop',
+      backed_up: false,
+      created_at: new Date(),
+    })
+    .execute()
+  await refreshSecondFactor(shared.db, userId)
+}
+
+async function operatorOn(policy: string, factor: 'none' | 'totp' | 'passkey') {
+  const s = await loggedInUser(appOf(policy).app)
+  await shared.db.updateTable('users').set({ is_operator: true }).where('email', '=', s.email).execute()
+  if (factor === 'totp') await withTotp(s.email)
+  if (factor === 'passkey') await withPasskey(s.email)
+  return s
+}
+
+async function userOn(policy: string, factor: 'none' | 'totp') {
+  const s = await loggedInUser(appOf(policy).app)
+  if (factor === 'totp') await withTotp(s.email)
+  return s
+}
+
+function expectEnrolFirst(res: { statusCode: number; body: string }, path: string) {
+  expect(res.statusCode, path).toBe(403)
+  expect(res.body, path).toContain(ENROL_FIRST)
+  expect(res.body).toContain('href="/account/two-factor"')
+  expect(res.body).toContain('href="/account/passkeys"')
+}
+
+describe('none', () => {
+  it('lets an operator without a second factor use /admin', async () => {
+    const op = await operatorOn('none', 'none')
+    expect((await op.get('/admin')).statusCode).toBe(200)
+    expect((await op.get('/admin/users')).statusCode).toBe(200)
+  })
+})
+
+describe('operators (the default)', () => {
+  it('is the default', async () => {
+    expect(shared.config.requireTwoFactor).toBe('none') // buildTestApp's own default, for the other tests
+    const { loadConfig } = await import('../../../src/config.js')
+    expect(loadConfig({}).requireTwoFactor).toBe('operators')
+  })
+
+  it('refuses /admin to an operator without a second factor, pages and actions alike, saying why', async () => {
+    const op = await operatorOn('operators', 'none')
+    const target = await createUser(shared.db)
+    for (const path of ['/admin', '/admin/users', `/admin/users/${target.id}`, `/admin/users/${target.id}/suspend`]) {
+      expectEnrolFirst(await op.get(path), path)
+    }
+    const page = await op.get('/admin')
+    expect(page.body).toContain('every operator')
+    expectAccessiblePage(page.body)
+    await op.get('/applications')
+    const post = await op.post(`/admin/users/${target.id}/suspend`, {})
+    expectEnrolFirst(post, 'POST suspend')
+    const row = await shared.db.selectFrom('users').select('suspended_at').where('id', '=', target.id).executeTakeFirstOrThrow()
+    expect(row.suspended_at).toBeNull()
+    // The rest of the console is open to them.
+    expect((await op.get('/applications')).statusCode).toBe(200)
+    expect((await op.get('/applications/new')).statusCode).toBe(200)
+    expect((await op.get('/account')).statusCode).toBe(200)
+  })
+
+  it('opens /admin once the operator has a TOTP secret or a passkey', async () => {
+    for (const factor of ['totp', 'passkey'] as const) {
+      const op = await operatorOn('operators', factor)
+      expect((await op.get('/admin')).statusCode, factor).toBe(200)
+      expect((await op.get('/admin/users')).statusCode, factor).toBe(200)
+    }
+  })
+
+  it('still answers 404 to a user who is not an operator: the pages are not advertised', async () => {
+    const user = await userOn('operators', 'none')
+    const res = await user.get('/admin')
+    expect(res.statusCode).toBe(404)
+    expect(res.body).not.toContain(ENROL_FIRST)
+  })
+})
+
+describe('developers', () => {
+  it('refuses registering and managing applications without a second factor; nothing is registered', async () => {
+    const dev = await userOn('developers', 'none')
+    for (const path of ['/applications', '/applications/new']) expectEnrolFirst(await dev.get(path), path)
+    expect((await dev.get('/applications')).body).toContain('every developer')
+    await dev.get('/account')
+    const post = await dev.post('/applications', { name: 'Nope', redirect_uris: 'https://x.example/cb', scopes: 'read' })
+    expectEnrolFirst(post, 'POST /applications')
+    const ownerId = await userIdOf(dev.email)
+    expect(await shared.db.selectFrom('applications').select('id').where('owner_id', '=', ownerId).execute()).toEqual([])
+    // Their account and the applications they use stay open.
+    for (const path of ['/account', '/authorized-applications', '/account/security-log']) {
+      expect((await dev.get(path)).statusCode, path).toBe(200)
+    }
+  })
+
+  it('opens them with a second factor, and keeps /admin for enrolled operators only', async () => {
+    const dev = await userOn('developers', 'totp')
+    expect((await dev.get('/applications')).statusCode).toBe(200)
+    const op = await operatorOn('developers', 'none')
+    expectEnrolFirst(await op.get('/admin'), '/admin')
+  })
+})
+
+describe('all', () => {
+  it('sends every logged-in user without a second factor to enrol, on every console page and the consent flow', async () => {
+    const user = await userOn('all', 'none')
+    const client = await createClient(shared.db)
+    const authorize = `/oauth/authorize?response_type=code&client_id=${client.clientId}&redirect_uri=${encodeURIComponent(client.redirectUri)}&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`
+    for (const path of ['/', '/applications', '/account', '/authorized-applications', '/account/security-log', authorize]) {
+      expectEnrolFirst(await user.get(path), path)
+    }
+    expect((await user.get('/account')).body).toContain('every account')
+  })
+
+  it('leaves open log-out, deleting the account, the mailed links, /reauth and the pages where a second factor is set up', async () => {
+    const user = await userOn('all', 'none')
+    for (const path of ['/reauth', '/verify-email?token=x', '/account/two-factor', '/account/passkeys', '/account/delete']) {
+      const res = await user.get(path)
+      expect(res.statusCode, path).not.toBe(403)
+      expect(res.body, path).not.toContain(ENROL_FIRST)
+    }
+    await user.get('/reauth')
+    const out = await user.post('/logout', {})
+    expect(out.statusCode).toBe(303)
+    expect(out.headers.location).toBe('/login')
+  })
+
+  it('asks nothing of a visitor without a session, nor of an account with a second factor', async () => {
+    const visitor = new BrowserSession(appOf('all').app)
+    expect((await visitor.get('/login')).statusCode).toBe(200)
+    expect((await visitor.get('/applications')).headers.location).toBe('/login?next=%2Fapplications')
+    const user = await userOn('all', 'totp')
+    expect((await user.get('/applications')).statusCode).toBe(200)
+    expect((await user.get('/account')).statusCode).toBe(200)
+  })
+})

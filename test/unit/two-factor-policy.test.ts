@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest'
+import { TWO_FACTOR_POLICIES, type PolicyArea, enrolmentDemand } from '../../src/accounts/two-factor-policy.js'
+import { policyAreaOf } from '../../src/http/two-factor-gate.js'
+
+/* REQUIRE_TWO_FACTOR's one decision (README "Who must enrol") and the areas of the pages. */
+
+const AREAS: PolicyArea[] = ['admin', 'applications', 'authorize', 'console', 'exempt']
+const operator = { is_operator: true, secondFactor: false }
+const developer = { is_operator: false, secondFactor: false }
+
+describe('enrolmentDemand', () => {
+  it('never stops a visitor without a session, an account with a second factor, the exempt pages, or anyone under none', () => {
+    for (const policy of TWO_FACTOR_POLICIES) {
+      for (const area of AREAS) {
+        expect(enrolmentDemand(policy, null, area)).toBeUndefined()
+        expect(enrolmentDemand(policy, { is_operator: true, secondFactor: true }, area)).toBeUndefined()
+        expect(enrolmentDemand(policy, { is_operator: false, secondFactor: true }, area)).toBeUndefined()
+      }
+      expect(enrolmentDemand(policy, operator, 'exempt')).toBeUndefined()
+    }
+    for (const area of AREAS) expect(enrolmentDemand('none', operator, area)).toBeUndefined()
+  })
+
+  it('operators: only an operator, only on the admin pages', () => {
+    expect(enrolmentDemand('operators', operator, 'admin')).toBe('operator')
+    for (const area of ['applications', 'authorize', 'console'] as const)
+      expect(enrolmentDemand('operators', operator, area)).toBeUndefined()
+    for (const area of AREAS) expect(enrolmentDemand('operators', developer, area)).toBeUndefined()
+  })
+
+  it('developers: the admin pages for operators, and applications for everyone', () => {
+    expect(enrolmentDemand('developers', operator, 'admin')).toBe('operator')
+    expect(enrolmentDemand('developers', operator, 'applications')).toBe('developer')
+    expect(enrolmentDemand('developers', developer, 'applications')).toBe('developer')
+    for (const area of ['authorize', 'console'] as const) expect(enrolmentDemand('developers', developer, area)).toBeUndefined()
+  })
+
+  it('all: every page but the exempt ones; the admin pages still say nothing to non-operators (they answer 404)', () => {
+    expect(enrolmentDemand('all', operator, 'admin')).toBe('operator')
+    expect(enrolmentDemand('all', developer, 'admin')).toBeUndefined()
+    for (const area of ['applications', 'authorize', 'console'] as const) expect(enrolmentDemand('all', developer, area)).toBe('everyone')
+  })
+})
+
+describe('policyAreaOf', () => {
+  it.each([
+    ['/admin', 'admin'],
+    ['/admin/users/1/suspend?x=1', 'admin'],
+    ['/administrator', 'console'],
+    ['/applications', 'applications'],
+    ['/applications/new', 'applications'],
+    ['/applications/x/secret', 'applications'],
+    ['/oauth/authorize?client_id=x', 'authorize'],
+    ['/account', 'console'],
+    ['/authorized-applications', 'console'],
+    ['/', 'console'],
+    ['/logout', 'exempt'],
+    ['/account/delete', 'exempt'],
+    ['/account/deleted', 'console'],
+    ['/login?next=/admin', 'exempt'],
+    ['/login/two-factor', 'exempt'],
+    ['/account/two-factor', 'exempt'],
+    ['/account/two-factor/confirm', 'exempt'],
+    ['/account/passkeys/1/delete', 'exempt'],
+    ['/account/passkeysx', 'console'],
+    ['/reauth?next=/admin', 'exempt'],
+    ['/verify-email?token=x', 'exempt'],
+    ['/reset-password', 'exempt'],
+    ['/confirm-email', 'exempt'],
+    ['/cancel-email-change', 'exempt'],
+  ])('%s is %s', (url, area) => {
+    expect(policyAreaOf(url)).toBe(area)
+  })
+})
