@@ -8,6 +8,8 @@ import { Mailbox, mailboxes } from './mailbox.js'
 import { type QueryCounter, countQueries } from './query-counter.js'
 
 export const TEST_ISSUER = 'http://gatehouse.test'
+/** Sealed secrets' key in tests, so no test writes a key file into the working directory; `SECRET_KEY: ''` unsets it. */
+export const TEST_SECRET_KEY = 'test-secret-key-of-at-least-32-characters'
 
 export interface TestContext {
   app: FastifyInstance
@@ -39,7 +41,7 @@ export async function buildTestApp(
   const testDb = shared ?? (await createTestDatabase())
   // Most files sign up many users from one test address; the sign-up limit has its own tests
   // (test/integration/account/rate-limit.test.ts), which set SIGNUP_LIMIT themselves.
-  const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, SIGNUP_LIMIT: '100000', ...env })
+  const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, SIGNUP_LIMIT: '100000', SECRET_KEY: TEST_SECRET_KEY, ...env })
   const clock = manualClock(new Date())
   const { database, queries } = countQueries(testDb.handle)
   const mailbox = new Mailbox()
