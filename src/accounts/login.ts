@@ -3,12 +3,13 @@ import type { AccountLimits } from './context.js'
 import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
 import { dummyPasswordHash, verifyPassword } from '../lib/passwords.js'
-import { RATE_LIMITS, rateRule } from '../limits/policy.js'
-import { type SlotRule, releaseSlots, takeSlots } from '../limits/rate-limiter.js'
+import { releaseSlots, takeSlots } from '../limits/rate-limiter.js'
 import { findUserByEmail } from '../repositories/users.js'
-import { issueDeviceCookie, verifyDeviceCookie } from './device-cookies.js'
+import { issueDeviceCookie } from './device-cookies.js'
+import { type ThrottleKind, logInRules } from './login-limits.js'
+import { beginPendingLogIn } from './pending-login.js'
 
-export type ThrottleKind = 'account-address' | 'address' | 'account-under-attack' | 'device'
+export type { ThrottleKind } from './login-limits.js'
 
 export interface LogInAttempt {
   /** Lower-cased, as stored; may name no account. */
@@ -23,6 +24,11 @@ export interface LogInAttempt {
 
 export type LogInResult =
   | { readonly kind: 'ok'; readonly userId: string; readonly deviceCookie: string }
+  /**
+   * The right password for an account with a second factor: no session and no device cookie yet,
+   * only a pending log-in (src/accounts/pending-login.ts) whose id the browser keeps.
+   */
+  | { readonly kind: 'second-factor'; readonly pendingId: string }
   | { readonly kind: 'refused'; readonly throttle: ThrottleKind; readonly retryAfterSeconds: number }
   | { readonly kind: 'failed'; readonly filled: readonly ThrottleKind[] }
   /** The right password for an account an operator suspended: refused, and no device cookie. */
@@ -46,15 +52,7 @@ export type LogInResult =
  */
 export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt: LogInAttempt, audit: AuditTrail): Promise<LogInResult> {
   const user = await findUserByEmail(db, attempt.email)
-  const device = user ? await verifyDeviceCookie(db, clock, attempt.deviceCookie, user) : undefined
-  const rules: Array<SlotRule & { kind: ThrottleKind }> =
-    device !== undefined
-      ? [{ kind: 'device', ...rateRule(RATE_LIMITS.loginDevice, device, limits) }]
-      : [
-          { kind: 'address', ...rateRule(RATE_LIMITS.loginAddress, attempt.address, limits) },
-          { kind: 'account-address', ...rateRule(RATE_LIMITS.loginAccountAddress, `${attempt.address}:${attempt.email}`, limits) },
-          { kind: 'account-under-attack', ...rateRule(RATE_LIMITS.loginAccount, attempt.email, limits) },
-        ]
+  const { device, rules } = await logInRules(db, clock, limits, user, attempt)
   const slots = await takeSlots(db, clock, rules)
   if (!slots.allowed) {
     const refused = rules.find((r) => r.key === slots.refused.key)
@@ -68,6 +66,7 @@ export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt
   }
   await releaseSlots(db, slots.taken)
   if (user.suspended_at !== null) return { kind: 'suspended' }
+  if (user.second_factor) return { kind: 'second-factor', pendingId: await beginPendingLogIn(db, clock, user.id) }
   await audit.record({ event: 'user.logged_in', userId: user.id, actorId: user.id, detail: auditDetail.loggedIn(device !== undefined) })
   return { kind: 'ok', userId: user.id, deviceCookie: await issueDeviceCookie(db, clock, user) }
 }

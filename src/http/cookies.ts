@@ -5,15 +5,18 @@ export const SESSION_COOKIE = 'gatehouse_session'
 export const CSRF_COOKIE = 'gatehouse_csrf'
 /** The log-in device cookie (src/accounts/device-cookies.ts). */
 export const DEVICE_COOKIE = 'gatehouse_device'
+/** The log-in waiting for its second factor (src/accounts/pending-login.ts): a random id, five minutes. */
+export const PENDING_LOGIN_COOKIE = 'gatehouse_pending_login'
 
 export interface CookieNames {
   readonly session: string
   readonly csrf: string
   readonly device: string
+  readonly pendingLogin: string
 }
 
 /**
- * The names of the session, CSRF and device cookies. When the public URL is https (and cookies are
+ * The names of the session, CSRF, device and pending log-in cookies. When the public URL is https (and cookies are
  * Secure), both carry the `__Host-` prefix (RFC 6265bis 4.1.3.2; OWASP Session Management Cheat
  * Sheet, "Cookies"): a browser stores such a cookie only with Secure, Path=/ and no Domain, so
  * neither a sibling subdomain nor a plain-http response can plant or overwrite it (cookie
@@ -22,5 +25,10 @@ export interface CookieNames {
  */
 export function cookieNames(config: Pick<Services['config'], 'publicUrl' | 'cookieSecure'>): CookieNames {
   const prefix = config.cookieSecure && config.publicUrl.startsWith('https:') ? '__Host-' : ''
-  return Object.freeze({ session: `${prefix}${SESSION_COOKIE}`, csrf: `${prefix}${CSRF_COOKIE}`, device: `${prefix}${DEVICE_COOKIE}` })
+  return Object.freeze({
+    session: `${prefix}${SESSION_COOKIE}`,
+    csrf: `${prefix}${CSRF_COOKIE}`,
+    device: `${prefix}${DEVICE_COOKIE}`,
+    pendingLogin: `${prefix}${PENDING_LOGIN_COOKIE}`,
+  })
 }

@@ -5,9 +5,11 @@ import emailLinkRoutes from './email-links.js'
 import forgotPasswordRoutes from './forgot-password.js'
 import loginRoutes from './login.js'
 import logoutRoutes from './logout.js'
+import secondFactorRoutes from './second-factor.js'
 import securityLogRoutes from './security-log.js'
 import settingsRoutes from './settings.js'
 import signupRoutes from './signup.js'
+import twoFactorRoutes from './two-factor.js'
 
 export default async function accountRoutes(app: FastifyInstance, deps: Services) {
   app.get<{ Querystring: { account_deleted?: string } }>('/', async (request, reply) => {
@@ -16,9 +18,11 @@ export default async function accountRoutes(app: FastifyInstance, deps: Services
   })
   await app.register(signupRoutes, deps)
   await app.register(loginRoutes, deps)
+  await app.register(secondFactorRoutes, deps)
   await app.register(logoutRoutes, deps)
   await app.register(securityLogRoutes, deps)
   await app.register(forgotPasswordRoutes, deps)
   await app.register(emailLinkRoutes, deps)
   await app.register(settingsRoutes, deps)
+  await app.register(twoFactorRoutes, deps)
 }
