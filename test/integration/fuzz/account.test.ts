@@ -159,3 +159,45 @@ it(
   },
   TIMEOUT,
 )
+
+/** What a TOTP or recovery code field receives: codes of the right shapes, and anything else. */
+const code = () =>
+  fc.oneof(
+    { weight: 2, arbitrary: fc.stringMatching(/^\d{6}$/) },
+    { weight: 1, arbitrary: fc.constantFrom('', ' 123 456 ', 'abcde-fghjk', 'ABCDE FGHJK', '0'.repeat(65), 'x'.repeat(300)) },
+    text(),
+  )
+
+it(
+  'Two-factor authentication: the Account page, the authenticator app set-up, recovery codes, the log-in step',
+  async () => {
+    const path = fc.constantFrom(
+      '/account/two-factor',
+      '/account/two-factor/totp',
+      '/account/two-factor/totp/confirm',
+      '/account/two-factor/totp/off',
+      '/account/two-factor/recovery-codes',
+      '/login/second-factor',
+    )
+    await h.fuzz(
+      'two-factor',
+      requests(h.world, {
+        methods: ['GET', 'POST'],
+        path: path.chain(pathOf),
+        query: { totp_off: fc.constant('1'), enrolment_expired: fc.constant('1'), next: fc.constantFrom('/account', '//evil.example', '') },
+        body: {
+          code: code(),
+          // Never the real password with a real code: the world's user keeps its state.
+          password: fc.oneof(fc.constant(h.world.user.password), text(), fc.constantFrom('', 'x'.repeat(300))),
+          next: fc.constantFrom('/account', '//evil.example', ''),
+        },
+        form: true,
+      }),
+      300,
+    )
+    expect(h.outcomes('GET two-factor')).toEqual(expect.arrayContaining(['200', '303 /login']))
+    expect(h.outcomes('POST two-factor')).toEqual(expect.arrayContaining(['400', '403']))
+    expect(h.outcomes('POST two-factor').some((o) => o.startsWith('303 /account/two-factor'))).toBe(true)
+  },
+  TIMEOUT,
+)
