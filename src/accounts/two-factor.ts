@@ -28,6 +28,20 @@ import { groupedSecret, isTotpCode, newTotpSecret, totpStep, totpUri } from './t
 /** How long a shown secret waits for its confirming code. */
 const ENROLMENT_MS = 10 * 60_000
 
+/**
+ * The secret a sealed value holds; undefined without a key, or when it was sealed under another
+ * key (SECRET_KEY changed, key file lost): then no code matches and the owner logs in with a
+ * recovery code (README "Two-factor authentication").
+ */
+function openSecret(ctx: AccountContext, sealed: string | undefined): string | undefined {
+  if (!ctx.sealedBox || sealed === undefined) return undefined
+  try {
+    return ctx.sealedBox.open(sealed)
+  } catch {
+    return undefined
+  }
+}
+
 export interface TwoFactorStatus {
   /** False with PostgreSQL and no SECRET_KEY (src/lib/secret-key.ts). */
   readonly totpAvailable: boolean
@@ -58,10 +72,9 @@ export interface ShownEnrolment {
 
 /** The unconfirmed secret, as the set-up page shows it; undefined when none is waiting. */
 export async function shownEnrolment(ctx: AccountContext, userId: string): Promise<ShownEnrolment | undefined> {
-  const sealed = ctx.sealedBox && (await findTotpEnrolment(ctx.db, userId, ctx.clock()))
-  const user = sealed ? await findUserById(ctx.db, userId) : undefined
-  if (!ctx.sealedBox || !sealed || !user) return undefined
-  const secret = ctx.sealedBox.open(sealed)
+  const secret = ctx.sealedBox && openSecret(ctx, await findTotpEnrolment(ctx.db, userId, ctx.clock()))
+  const user = secret ? await findUserById(ctx.db, userId) : undefined
+  if (!secret || !user) return undefined
   return { uri: totpUri(secret, ctx.serviceName, user.email), secret: groupedSecret(secret) }
 }
 
@@ -82,10 +95,10 @@ export async function confirmTotpEnrolment(
   code: string,
   audit: AuditTrail,
 ): Promise<ConfirmTotpResult> {
-  const box = ctx.sealedBox
-  const sealed = box && (await findTotpEnrolment(ctx.db, userId, ctx.clock()))
-  if (!box || !sealed) return { kind: 'expired' }
-  const step = totpStep(box.open(sealed), code.replace(/\s/g, ''), ctx.clock())
+  const sealed = ctx.sealedBox && (await findTotpEnrolment(ctx.db, userId, ctx.clock()))
+  const secret = openSecret(ctx, sealed)
+  if (!sealed || !secret) return { kind: 'expired' }
+  const step = totpStep(secret, code.replace(/\s/g, ''), ctx.clock())
   if (step === undefined) return { kind: 'wrong-code' }
   const recoveryCodes = newRecoveryCodes()
   const enabled = await ctx.db.transaction().execute(async (trx) => {
@@ -123,8 +136,8 @@ export async function useSecondFactorCode(ctx: AccountContext, userId: string, t
   const code = typed.trim().replace(/\s/g, '')
   if (code.length > 64) return undefined
   if (isTotpCode(code)) {
-    const row = ctx.sealedBox && (await findTotpSecret(ctx.db, userId))
-    const step = row && ctx.sealedBox ? totpStep(ctx.sealedBox.open(row.secret_sealed), code, ctx.clock()) : undefined
+    const secret = ctx.sealedBox && openSecret(ctx, (await findTotpSecret(ctx.db, userId))?.secret_sealed)
+    const step = secret ? totpStep(secret, code, ctx.clock()) : undefined
     return step !== undefined && (await advanceTotpStep(ctx.db, userId, step)) ? 'totp' : undefined
   }
   const hash = recoveryCodeHash(code)

@@ -315,3 +315,20 @@ describe('With PostgreSQL and no SECRET_KEY', () => {
     }
   })
 })
+
+describe('With another key', () => {
+  it('no code of the app matches (no error), and a recovery code still logs in', async () => {
+    const { secret, recoveryCodes } = await enrolled('rekeyed@example.com')
+    const other = await buildTestApp({ SECRET_KEY: 'another key-encryption key, also 32 characters' }, t.testDb)
+    try {
+      other.clock.set(now())
+      const s = new BrowserSession(other.app, '203.0.113.10')
+      expect((await s.logIn('rekeyed@example.com', PASSWORD)).headers.location).toBe('/login/second-factor')
+      await s.get('/login/second-factor')
+      expect((await s.post('/login/second-factor', { code: totpCode(secret, now()) })).statusCode).toBe(401)
+      expect((await s.post('/login/second-factor', { code: recoveryCodes[0]! })).headers.location).toBe('/applications')
+    } finally {
+      await other.close()
+    }
+  })
+})
