@@ -17,6 +17,8 @@ let browser: Browser
 let baseUrl: string
 const EMAIL = 'second-factor@example.com'
 const PASSWORD = 'second factor walk'
+/** The secret the first walk enrolled; the keyboard walk logs in with it. */
+let enrolledSecret = ''
 
 beforeAll(async () => {
   ;({ t, baseUrl } = await listenOnLoopback(buildTestApp))
@@ -53,6 +55,7 @@ it('set up an authenticator app, log out, log in with the password and a code', 
   expect(await page.getByRole('img', { name: /QR code/ }).isVisible()).toBe(true)
   await expectAccessible(page, 'set-up')
   const secret = ((await page.locator('code.secret').textContent()) ?? '').replace(/\s/g, '')
+  enrolledSecret = secret
 
   await page.getByLabel('Code from the app').fill(totpCode(secret, new Date(t.clock().getTime() + 4 * STEP_MS)))
   await page.getByRole('button', { name: 'Turn on' }).click()
@@ -86,3 +89,35 @@ it('set up an authenticator app, log out, log in with the password and a code', 
   await page.waitForURL(`${baseUrl}/applications`)
   await context.close()
 }, 90_000)
+
+/** Presses Tab until the focused element matches `selector` (at most 40 times); fails otherwise. */
+async function tabTo(page: Page, selector: string): Promise<void> {
+  for (let i = 0; i < 40; i++) {
+    await page.keyboard.press('Tab')
+    if ((await page.locator(`${selector}:focus`).count()) > 0) return
+  }
+  throw new Error(`Tab never reached ${selector} on ${page.url()}`)
+}
+
+it('the second step with the keyboard alone (WCAG 2.1.1): the recovery-code disclosure opens, the code logs in', async () => {
+  expect(enrolledSecret).not.toBe('')
+  t.clock.advance(STEP_MS)
+  const context = await browser.newContext({ javaScriptEnabled: false })
+  const page = await context.newPage()
+  await page.goto(`${baseUrl}/login`)
+  await tabTo(page, '#email')
+  await page.keyboard.type(EMAIL)
+  await tabTo(page, '#password')
+  await page.keyboard.type(PASSWORD)
+  await page.keyboard.press('Enter')
+  await page.waitForURL(`${baseUrl}/login/second-factor`)
+  await tabTo(page, 'details > summary')
+  await page.keyboard.press('Enter')
+  expect(await page.getByLabel('Recovery code').isVisible()).toBe(true)
+  await page.keyboard.press('Shift+Tab')
+  await tabTo(page, '#code')
+  await page.keyboard.type(totpCode(enrolledSecret, t.clock()))
+  await page.keyboard.press('Enter')
+  await page.waitForURL(`${baseUrl}/applications`)
+  await context.close()
+}, 60_000)
