@@ -166,6 +166,16 @@ describe('The log-in with a second factor', () => {
     )
   })
 
+  it('one code, or one recovery code, sent by two browsers at once logs in only one', async () => {
+    const { secret, recoveryCodes } = await enrolled('race@example.com')
+    for (const code of [totpCode(secret, now()), recoveryCodes[0]!]) {
+      const [a, b] = [await passwordStep('race@example.com'), await passwordStep('race@example.com')]
+      const answers = await Promise.all([a.post('/login/second-factor', { code }), b.post('/login/second-factor', { code })])
+      expect(answers.map((r) => r.statusCode).sort()).toEqual([303, 401])
+      nextStep()
+    }
+  })
+
   it('ends the pending log-in after 5 wrong codes, counts them with the password failures, and expires in 5 minutes', async () => {
     const { secret } = await enrolled('guess@example.com')
     const s = await passwordStep('guess@example.com')
