@@ -56,6 +56,8 @@ export { describeRedirectTarget } from './oauth/redirect-uri.js'
 export { clientAddressForAudit, clientAddressKey } from './limits/client-address.js'
 /** How long the log-in's device cookie lives (README "Limits and quotas"). */
 export { DEVICE_COOKIE_MAX_AGE_SECONDS } from './accounts/device-cookies.js'
+/** How long the pending log-in's cookie lives: as long as the pending log-in (README "Two-factor authentication"). */
+export { PENDING_LOGIN_MAX_AGE_SECONDS } from './accounts/pending-login.js'
 export { AUDIT_EVENTS, describeAuditEvent, isAuditEventName } from './audit/audit-log.js'
 /* The forms' parsers: what a submitted field or form becomes before a use case sees it. */
 export { emailField, fieldText, newPasswordField, parseCredentials, parseField } from './accounts/credentials.js'

@@ -2,6 +2,7 @@ import { type AuditTrail, auditDetail } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
 import { randomToken, sha256Hex } from '../lib/crypto.js'
+import { LIFETIMES } from '../limits/policy.js'
 import { releaseSlots, takeSlots } from '../limits/rate-limiter.js'
 import { insertPendingLogin, countPendingFailure, findPendingLogin, takePendingLogin } from '../repositories/pending-logins.js'
 import { countRecoveryCodes } from '../repositories/recovery-codes.js'
@@ -15,7 +16,7 @@ import { type FactorMethod, useSecondFactorCode } from './two-factor.js'
 /*
  * The log-in's second step (README "Two-factor authentication", docs/decisions/011-second-factor.md).
  * The right password for an account with a second factor starts a pending log-in: a row that
- * lives PENDING_LOGIN_MS, named by a random id that only the browser's cookie holds (the database
+ * lives LIFETIMES.pendingLoginMs (5 minutes), named by a random id that only the browser's cookie holds (the database
  * keeps its digest). The second step is bound to that row, so a factor proves nothing without
  * the password step of the same browser, and a device cookie never stands in for it. Whatever
  * proves the factor (a TOTP or recovery code here; a passkey assertion elsewhere) ends the row
@@ -23,7 +24,8 @@ import { type FactorMethod, useSecondFactorCode } from './two-factor.js'
  * session with the methods it returns (RFC 8176 amr).
  */
 
-const PENDING_LOGIN_MS = 5 * 60_000
+/** The cookie's Max-Age, LIFETIMES.pendingLoginMs of src/limits/policy.ts in seconds. */
+export const PENDING_LOGIN_MAX_AGE_SECONDS = LIFETIMES.pendingLoginMs / 1000
 /** Wrong codes one pending log-in takes; then it ends and the password is asked again. */
 export const PENDING_LOGIN_MAX_FAILURES = 5
 
@@ -35,7 +37,7 @@ const METHOD_WORDS: Record<FactorMethod, string> = { totp: 'an authenticator app
 export async function beginPendingLogIn(db: Db, clock: Clock, userId: string): Promise<string> {
   const id = randomToken(32)
   const now = clock()
-  await insertPendingLogin(db, { idHash: sha256Hex(id), userId, now, expiresAt: new Date(now.getTime() + PENDING_LOGIN_MS) })
+  await insertPendingLogin(db, { idHash: sha256Hex(id), userId, now, expiresAt: new Date(now.getTime() + LIFETIMES.pendingLoginMs) })
   return id
 }
 

@@ -1,5 +1,5 @@
 import { type AuditTrail, auditDetail } from '../audit/audit-log.js'
-import { RATE_LIMITS, rateRule } from '../limits/policy.js'
+import { LIFETIMES, RATE_LIMITS, rateRule } from '../limits/policy.js'
 import { releaseSlots, takeSlots } from '../limits/rate-limiter.js'
 import { consumeRecoveryCode, countRecoveryCodes, replaceRecoveryCodes } from '../repositories/recovery-codes.js'
 import { refreshSecondFactor } from '../repositories/second-factor.js'
@@ -24,9 +24,6 @@ import { groupedSecret, isTotpCode, newTotpSecret, totpStep, totpUri } from './t
  * authentication", docs/decisions/011-second-factor.md): set up, confirmed with a code, turned
  * off, recovery codes regenerated; and the check of a code, shared by the log-in's second step.
  */
-
-/** How long a shown secret waits for its confirming code. */
-const ENROLMENT_MS = 10 * 60_000
 
 /**
  * The secret a sealed value holds; undefined without a key, or when it was sealed under another
@@ -58,7 +55,7 @@ export async function twoFactorStatus(ctx: AccountContext, userId: string): Prom
 export async function startTotpEnrolment(ctx: AccountContext, userId: string): Promise<'started' | 'unavailable' | 'enrolled'> {
   if (!ctx.sealedBox) return 'unavailable'
   if (await findTotpSecret(ctx.db, userId)) return 'enrolled'
-  const expiresAt = new Date(ctx.clock().getTime() + ENROLMENT_MS)
+  const expiresAt = new Date(ctx.clock().getTime() + LIFETIMES.totpEnrolmentMs)
   await putTotpEnrolment(ctx.db, userId, ctx.sealedBox.seal(newTotpSecret()), expiresAt)
   return 'started'
 }

@@ -126,6 +126,10 @@ export const LIFETIMES = {
   } satisfies Record<EmailTokenPurpose, number>,
   /** The device cookie of log-in throttling: about 13 months, long enough that a regular user always holds one (OWASP suggests long-lived). */
   deviceCookieMs: 400 * DAY,
+  /** A log-in past its password, waiting for the second factor (src/accounts/pending-login.ts), and its cookie. */
+  pendingLoginMs: 5 * MINUTE,
+  /** An authenticator app's secret shown and waiting for its confirming code (src/accounts/two-factor.ts). */
+  totpEnrolmentMs: 10 * MINUTE,
 } as const
 
 /**

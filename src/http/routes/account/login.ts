@@ -1,7 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ThrottleKind } from '../../../accounts/login.js'
 import { hasControlCharacter } from '../../../lib/text.js'
-import { DEVICE_COOKIE_MAX_AGE_SECONDS, type Services, clientAddressKey, parseCredentials } from '../../../services.js'
+import {
+  DEVICE_COOKIE_MAX_AGE_SECONDS,
+  PENDING_LOGIN_MAX_AGE_SECONDS,
+  type Services,
+  clientAddressKey,
+  parseCredentials,
+} from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { cookieNames } from '../../cookies.js'
 import { allowFormRedirectTo } from '../../form-action.js'
@@ -118,7 +124,7 @@ function setPendingLogInCookie(reply: FastifyReply, deps: Services, pendingId: s
     httpOnly: true,
     sameSite: 'lax',
     secure: deps.config.cookieSecure,
-    maxAge: 5 * 60,
+    maxAge: PENDING_LOGIN_MAX_AGE_SECONDS,
   })
 }
 

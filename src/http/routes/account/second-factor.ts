@@ -14,7 +14,8 @@ function startAgain(reply: FastifyReply, deps: Services, next: string | undefine
   return reply.redirect(`/login?second_factor=expired${next ? `&next=${encodeURIComponent(next)}` : ''}`, 303)
 }
 
-function clearPendingLogInCookie(reply: FastifyReply, deps: Services): void {
+/** Ends the pending log-in's cookie: its log-in finished, or it must start again (also for a passkey's second step). */
+export function clearPendingLogInCookie(reply: FastifyReply, deps: Services): void {
   reply.clearCookie(cookieNames(deps.config).pendingLogin, { path: '/', httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure })
 }
 
