@@ -56,3 +56,8 @@ export async function takePendingLogin(db: Db, idHash: string, now: Date): Promi
 export async function deletePendingLogin(db: Db, idHash: string): Promise<void> {
   await db.deleteFrom('pending_logins').where('id_hash', '=', idHash).execute()
 }
+
+/** Every pending log-in of the account (a recovery closes them: src/accounts/recovery.ts). */
+export async function deletePendingLoginsOfUser(db: Db, userId: string): Promise<void> {
+  await db.deleteFrom('pending_logins').where('user_id', '=', userId).execute()
+}

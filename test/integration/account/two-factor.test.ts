@@ -210,6 +210,16 @@ describe('The log-in with a second factor', () => {
     expect((await late.get('/login/second-factor')).headers.location).toBe('/login?second_factor=expired')
   })
 
+  it('a password change ends every log-in waiting for its second factor', async () => {
+    const { s, secret } = await enrolled('waiting@example.com')
+    const waiting = await passwordStep('waiting@example.com')
+    await s.get('/account/password')
+    expect((await s.post('/account/password', { current_password: PASSWORD, new_password: 'a brand new passphrase' })).statusCode).toBe(303)
+    expect((await waiting.post('/login/second-factor', { code: totpCode(secret, now()) })).headers.location).toBe(
+      '/login?second_factor=expired',
+    )
+  })
+
   it('without a pending log-in, the second step sends back to the log-in page', async () => {
     const s = browser()
     expect((await s.get('/login/second-factor?next=%2Faccount')).headers.location).toBe('/login?second_factor=expired&next=%2Faccount')
