@@ -76,8 +76,13 @@ export default tseslint.config(
     rules: { 'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }] },
   },
 
-  // The one plain JavaScript file, run by Node directly.
+  // The plain JavaScript file run by Node directly.
   { files: ['bin/**/*.js'], languageOptions: { globals: { process: 'readonly', URL: 'readonly' } } },
+  // The passkey pages' script, run by the browser (README "Passkeys").
+  {
+    files: ['views/static/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: { window: 'readonly', document: 'readonly', fetch: 'readonly' } },
+  },
 
   // Migrations take Kysely<any> on purpose: they must not depend on today's schema types.
   { files: ['migrations/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },

@@ -170,6 +170,15 @@ const EnvSchema = z.object({
     .max(512, 'must be at most 512 characters')
     .refine((v) => /^[\x21-\x7e]+$/.test(v), 'must be printable ASCII without spaces')
     .optional(),
+  /**
+   * The key-encryption key of sealed secrets (src/lib/sealed-box.ts): any text of at least 32
+   * characters, e.g. openssl rand -hex 32. Unset with the embedded database: DATA_DIR/secret-key.
+   */
+  SECRET_KEY: z
+    .string()
+    .min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)')
+    .max(512, 'must be at most 512 characters')
+    .optional(),
 })
 
 /** Every variable Gatehouse reads; README "Configuration" has a row for each (test/unit/config.test.ts). */
@@ -216,6 +225,11 @@ export interface Config {
   readonly mail: MailSettings
   /** GET /metrics needs `Authorization: Bearer <this>`; unset: only loopback clients are answered. */
   readonly metricsToken: string | undefined
+  /**
+   * SECRET_KEY: what seals stored secrets (TOTP); unset, the embedded database uses a key file and
+   * PostgreSQL has no TOTP (src/lib/secret-key.ts). Never logged.
+   */
+  readonly secretKey: string | undefined
 }
 
 export interface Quotas {
@@ -319,6 +333,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY ?? false,
     metricsToken: e.METRICS_TOKEN,
+    secretKey: e.SECRET_KEY,
     dbPool: Object.freeze({
       max: e.DATABASE_POOL_MAX ?? e.DB_POOL_MAX ?? 10,
       connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,

@@ -10,6 +10,7 @@ import type { Config } from './config.js'
 import { describeFailure } from './db/availability.js'
 import { type DatabaseHandle, createDatabase } from './db/connect.js'
 import { pinoOptions } from './lib/log-options.js'
+import { type SecretKeySource, resolveSecretKey } from './lib/secret-key.js'
 import { type Clock, systemClock } from './lib/clock.js'
 import { Janitor } from './limits/janitor.js'
 import { type Mailer, createMailer } from './mail/mailer.js'
@@ -29,6 +30,7 @@ import { TokenQuota } from './revocation/token-quota.js'
  */
 export { RETRY_AFTER_SECONDS, connectionLost, databaseUnavailable, describeFailure } from './db/availability.js'
 export { DataDirInUseError } from './db/data-dir-lock.js'
+export { SecretKeyError } from './lib/secret-key.js'
 export { NotFoundError, RefusedError } from './operator/moderation.js'
 export { COMMAND_LINE } from './audit/actor.js'
 export { readOutbox } from './mail/outbox-reader.js'
@@ -55,6 +57,8 @@ export { clientAddressForAudit, clientAddressKey } from './limits/client-address
 /** How long the log-in's device cookie lives (README "Limits and quotas"). */
 export { DEVICE_COOKIE_MAX_AGE_SECONDS } from './accounts/device-cookies.js'
 export { MAX_PASSKEYS_PER_USER } from './accounts/passkeys.js'
+/** How long the pending log-in's cookie lives: as long as the pending log-in (README "Two-factor authentication"). */
+export { PENDING_LOGIN_MAX_AGE_SECONDS } from './accounts/pending-login.js'
 export { AUDIT_EVENTS, describeAuditEvent, isAuditEventName } from './audit/audit-log.js'
 /* The forms' parsers: what a submitted field or form becomes before a use case sees it. */
 export { emailField, fieldText, newPasswordField, parseCredentials, parseField } from './accounts/credentials.js'
@@ -98,6 +102,8 @@ export interface Services {
   /** Fastify's logger, and where outages are told. */
   readonly log: Logger
   readonly clock: Clock
+  /** Whether authenticator apps can be set up: false with PostgreSQL and no SECRET_KEY (src/lib/secret-key.ts). */
+  readonly totpAvailable: boolean
   /*
    * The parts below are what the error handlers (the database's availability) and /metrics read,
    * and what the revocation stream writes its events from; no route calls a domain function
@@ -174,7 +180,26 @@ function reportOutages(database: DatabaseHandle, log: Logger): () => void {
   })
 }
 
+/**
+ * The key that seals TOTP secrets, resolved once. Without one (PostgreSQL, no SECRET_KEY) the
+ * server says so once at start; the command line, which never enrols, says nothing.
+ */
+async function sealingKey(config: Config, role: Role, log: Logger): Promise<SecretKeySource> {
+  const source = await resolveSecretKey(config)
+  if (source.kind === 'unavailable' && role === 'server') {
+    log.warn(
+      'SECRET_KEY is not set: authenticator apps (TOTP) cannot be set up or used with PostgreSQL; set SECRET_KEY (README "Two-factor authentication")',
+    )
+  }
+  return source
+}
+
 /** What the account use cases read of the configuration: links in mails, the service's name, limits. */
+/** What every mail names: the service and its address (src/accounts/mails.ts). */
+function mailFrameOf(config: Config): { serviceName: string; publicUrl: string } {
+  return { serviceName: config.serviceName, publicUrl: config.publicUrl }
+}
+
 function accountSettings(config: Config): Pick<AccountContext, 'publicUrl' | 'serviceName' | 'limits'> {
   return { publicUrl: config.publicUrl, serviceName: config.serviceName, limits: config.limits }
 }
@@ -214,6 +239,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const role = overrides.role ?? 'server'
   const log = loggerFor(config, role, overrides.logStream)
   const clock = overrides.clock ?? systemClock
+  // Before the database opens: a refused key file (src/lib/secret-key.ts) leaves nothing to close.
+  const secretKey = await sealingKey(config, role, log)
+  const sealedBox = secretKey.kind === 'unavailable' ? undefined : secretKey.box
   const database = overrides.database ?? (await openDatabase(config, role))
   const { db } = database
 
@@ -237,21 +265,15 @@ export async function createServices(config: Config, overrides: ServiceOverrides
 
   return {
     role,
-    accounts: accountUseCases({ db, bus, mailer, clock, ...accountSettings(config) }, audit, sessionSettings(config)),
+    accounts: accountUseCases({ db, bus, mailer, clock, sealedBox, ...accountSettings(config) }, audit, sessionSettings(config)),
     console: consoleUseCases({ db, bus, clock, audit, applicationsPerUser: config.quotas.applicationsPerUser }),
-    operator: operatorUseCases({
-      db,
-      bus,
-      clock,
-      audit,
-      mailer,
-      mailFrame: { serviceName: config.serviceName, publicUrl: config.publicUrl },
-    }),
+    operator: operatorUseCases({ db, bus, clock, audit, mailer, mailFrame: mailFrameOf(config) }),
     maintenance,
     oauth: oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, ...oauthSettings(config) }),
     resource: resourceUseCases({ clients: caches.clients, tokens: caches.tokens, feed: revocationFeed }),
     config,
     clock,
+    totpAvailable: sealedBox !== undefined,
     log,
     database,
     bus,

@@ -2,6 +2,7 @@ import type { LimitSettings } from '../limits/policy.js'
 import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
 import type { Mailer } from '../mail/mailer.js'
+import type { SealedBox } from '../lib/sealed-box.js'
 import type { RevocationBus } from '../revocation/bus.js'
 
 /**
@@ -18,6 +19,11 @@ export interface AccountContext {
   /** SERVICE_NAME, as mails name the service. */
   readonly serviceName: string
   readonly limits: AccountLimits
+  /**
+   * What seals TOTP secrets (src/lib/secret-key.ts); undefined with PostgreSQL and no SECRET_KEY,
+   * when authenticator apps cannot be set up (those already set up cannot be checked either).
+   */
+  readonly sealedBox: SealedBox | undefined
 }
 
 /** The account limits, as configured (README "Limits and quotas"; each is described in src/limits/policy.ts). */

@@ -4,11 +4,13 @@ import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
 import { dummyPasswordHash, verifyPassword } from '../lib/passwords.js'
 import { RATE_LIMITS, rateRule } from '../limits/policy.js'
-import { type SlotRule, releaseSlots, takeSlots } from '../limits/rate-limiter.js'
+import { releaseSlots, takeSlots } from '../limits/rate-limiter.js'
 import { findUserByEmail } from '../repositories/users.js'
-import { issueDeviceCookie, verifyDeviceCookie } from './device-cookies.js'
+import { issueDeviceCookie } from './device-cookies.js'
+import { type ThrottleKind, type ThrottleRule, logInRules } from './login-limits.js'
+import { beginPendingLogIn } from './pending-login.js'
 
-export type ThrottleKind = 'account-address' | 'address' | 'account-under-attack' | 'device' | 'address-attempts'
+export type { ThrottleKind } from './login-limits.js'
 
 export interface LogInAttempt {
   /** Lower-cased, as stored; may name no account. */
@@ -23,6 +25,11 @@ export interface LogInAttempt {
 
 export type LogInResult =
   | { readonly kind: 'ok'; readonly userId: string; readonly deviceCookie: string }
+  /**
+   * The right password for an account with a second factor: no session and no device cookie yet,
+   * only a pending log-in (src/accounts/pending-login.ts) whose id the browser keeps.
+   */
+  | { readonly kind: 'second-factor'; readonly pendingId: string }
   | { readonly kind: 'refused'; readonly throttle: ThrottleKind; readonly retryAfterSeconds: number }
   | { readonly kind: 'failed'; readonly filled: readonly ThrottleKind[] }
   /** The right password for an account an operator suspended: refused, and no device cookie. */
@@ -47,17 +54,9 @@ export type LogInResult =
  */
 export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt: LogInAttempt, audit: AuditTrail): Promise<LogInResult> {
   const user = await findUserByEmail(db, attempt.email)
-  const device = user ? await verifyDeviceCookie(db, clock, attempt.deviceCookie, user) : undefined
+  const { device, rules: failureRules } = await logInRules(db, clock, limits, user, attempt)
   // Kept after a success too, unlike the failure limits after it (RATE_LIMITS.loginAddressAttempts).
-  const everyAttempt = { kind: 'address-attempts' as const, ...rateRule(RATE_LIMITS.loginAddressAttempts, attempt.address, limits) }
-  const failureRules: Array<SlotRule & { kind: ThrottleKind }> =
-    device !== undefined
-      ? [{ kind: 'device', ...rateRule(RATE_LIMITS.loginDevice, device, limits) }]
-      : [
-          { kind: 'address', ...rateRule(RATE_LIMITS.loginAddress, attempt.address, limits) },
-          { kind: 'account-address', ...rateRule(RATE_LIMITS.loginAccountAddress, `${attempt.address}:${attempt.email}`, limits) },
-          { kind: 'account-under-attack', ...rateRule(RATE_LIMITS.loginAccount, attempt.email, limits) },
-        ]
+  const everyAttempt: ThrottleRule = { kind: 'address-attempts', ...rateRule(RATE_LIMITS.loginAddressAttempts, attempt.address, limits) }
   const rules = [everyAttempt, ...failureRules]
   const slots = await takeSlots(db, clock, rules)
   if (!slots.allowed) {
@@ -75,6 +74,7 @@ export async function logIn(db: Db, clock: Clock, limits: AccountLimits, attempt
     failureRules.map((r) => r.key),
   )
   if (user.suspended_at !== null) return { kind: 'suspended' }
+  if (user.second_factor) return { kind: 'second-factor', pendingId: await beginPendingLogIn(db, clock, user.id) }
   await audit.record({ event: 'user.logged_in', userId: user.id, actorId: user.id, detail: auditDetail.loggedIn(device !== undefined) })
   return { kind: 'ok', userId: user.id, deviceCookie: await issueDeviceCookie(db, clock, user) }
 }

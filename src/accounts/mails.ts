@@ -143,3 +143,40 @@ export function secondFactorResetMail(frame: MailFrame, to: string): Mail {
     'Then set up a second factor again under Account. If you did not ask for this, reset your password and tell the people who run this service.',
   ])
 }
+
+/* Second factor (README "Two-factor authentication"): every change, and every recovery code used, is told. */
+
+const SECOND_FACTOR_WARNING = 'If this was not you, someone else knows your password and has had a second factor of your account:'
+
+export function totpEnabledMail(frame: MailFrame, to: string): Mail {
+  return compose(frame, to, 'An authenticator app was set up', [
+    `An authenticator app was set up for your ${frame.serviceName} account: log-ins now ask for its code after the password. Ten recovery codes were shown once; keep them somewhere safe.`,
+    'If this was not you, reset your password now and tell the people who run this service.',
+    { link: `${frame.publicUrl}/forgot-password`, label: 'Reset your password' },
+  ])
+}
+
+export function totpDisabledMail(frame: MailFrame, to: string): Mail {
+  return compose(frame, to, 'The authenticator app was turned off', [
+    `The authenticator app of your ${frame.serviceName} account was turned off, with its password and a current code or recovery code. Log-ins no longer ask for its code.`,
+    SECOND_FACTOR_WARNING,
+    { link: `${frame.publicUrl}/forgot-password`, label: 'Reset your password' },
+  ])
+}
+
+export function recoveryCodesRegeneratedMail(frame: MailFrame, to: string): Mail {
+  return compose(frame, to, 'New recovery codes were generated', [
+    `New recovery codes were generated for your ${frame.serviceName} account; the previous ones no longer work.`,
+    SECOND_FACTOR_WARNING,
+    { link: `${frame.publicUrl}/forgot-password`, label: 'Reset your password' },
+  ])
+}
+
+export function recoveryCodeUsedMail(frame: MailFrame, to: string, left: number): Mail {
+  return compose(frame, to, 'A recovery code was used', [
+    `A recovery code was used to log in to your ${frame.serviceName} account; ${left === 1 ? '1 code is' : `${left} codes are`} left. Each code works once: generate new ones on the Two-factor authentication page when few are left.`,
+    { link: `${frame.publicUrl}/account/two-factor`, label: 'Two-factor authentication' },
+    'If this was not you, someone else knows your password and one of your recovery codes: reset your password now.',
+    { link: `${frame.publicUrl}/forgot-password`, label: 'Reset your password' },
+  ])
+}

@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect.js'
 import { voidAllEmailTokens } from '../repositories/email-tokens.js'
+import { deletePendingLoginsOfUser } from '../repositories/pending-logins.js'
 import { deleteSessionsOfUser } from '../repositories/sessions.js'
 import { bumpCredentialVersion } from '../repositories/users.js'
 import type { RevocationBus } from '../revocation/bus.js'
@@ -20,11 +21,13 @@ import { revoke } from '../revocation/revoke.js'
 /**
  * In the caller's transaction (after it locked or changed the user's row): every pending mailed
  * link of the account (verification, reset, change of address, its cancellation) is void, and
- * so is every device cookie issued before (users.credential_version).
+ * so is every device cookie issued before (users.credential_version) and every log-in waiting for
+ * its second factor (made with the password before: src/accounts/pending-login.ts).
  */
 export async function closeOtherDoors(trx: Db, userId: string, now: Date): Promise<void> {
   await voidAllEmailTokens(trx, userId, now)
   await bumpCredentialVersion(trx, userId)
+  await deletePendingLoginsOfUser(trx, userId)
 }
 
 /**

@@ -34,6 +34,15 @@ import {
 } from './sessions.js'
 import { type ReauthProof, type SessionConfirmation, confirmSession } from './reauthenticate.js'
 import { signUp } from './signup.js'
+import { type ProvenFactor, type SecondFactorAttempt, finishSecondFactor, pendingLogInOf, submitSecondFactorCode } from './pending-login.js'
+import {
+  confirmTotpEnrolment,
+  regenerateRecoveryCodes,
+  shownEnrolment,
+  startTotpEnrolment,
+  turnOffTotp,
+  twoFactorStatus,
+} from './two-factor.js'
 import { logInWithPasskey, passkeyLoginOptions, passkeyOptionsForUser, verifyPasskeyForUser } from './passkey-login.js'
 import { listPasskeys, passkeyRegistrationOptions, registerPasskey, removePasskey, renameOwnPasskey } from './passkeys.js'
 import { confirmVerification, resendVerification, verificationLinkWorks } from './verification.js'
@@ -147,6 +156,47 @@ export function accountUseCases(ctx: AccountContext, audit: AuditLog, sessions: 
     ...emailLinkUseCases(ctx, audit),
     ...settingsUseCases(ctx, audit),
     ...passkeyUseCases(ctx, audit),
+    ...secondStepUseCases(ctx, audit),
+    ...twoFactorUseCases(ctx, audit),
+  }
+}
+
+/**
+ * The log-in's second step (src/accounts/pending-login.ts). A factor other than a code (a passkey
+ * assertion) plugs in by checking itself against `pendingLogIn(id).userId` and then calling
+ * `finishSecondFactor` with its methods; the edge starts the session with the `amr` returned.
+ */
+function secondStepUseCases(ctx: AccountContext, audit: AuditLog) {
+  return {
+    /** The account the browser's pending log-in is for, or undefined (expired, ended, none). */
+    pendingLogIn: (pendingId: string | undefined): Promise<{ userId: string } | undefined> => pendingLogInOf(ctx, pendingId),
+    /** A TOTP or recovery code typed at the second step; failures counted like wrong passwords. */
+    submitSecondFactor: (actor: Actor, pendingId: string | undefined, attempt: SecondFactorAttempt) =>
+      submitSecondFactorCode(ctx, pendingId, attempt, trailOf(audit, actor)),
+    /** Ends the pending log-in once its caller has proven a second factor for its account. */
+    finishSecondFactor: (actor: Actor, pendingId: string | undefined, factor: ProvenFactor) =>
+      finishSecondFactor(ctx, pendingId, factor, trailOf(audit, actor)),
+  }
+}
+
+/** The Two-factor authentication page (README "Two-factor authentication"): the authenticator app and recovery codes. */
+function twoFactorUseCases(ctx: AccountContext, audit: AuditLog) {
+  return {
+    twoFactorStatus: (account: Pick<Account, 'userId'>) => twoFactorStatus(ctx, account.userId),
+    startTotpEnrolment: (account: Account) => startTotpEnrolment(ctx, account.userId),
+    /** The secret waiting for its confirming code, as the set-up page shows it. */
+    shownTotpEnrolment: (account: Account) => shownEnrolment(ctx, account.userId),
+    confirmTotpEnrolment: (account: Account, code: string) => confirmTotpEnrolment(ctx, account.userId, code, trailOf(audit, account)),
+    /** Needs the password and a current code or recovery code. */
+    turnOffTotp: (account: Account, proof: { password: string; code: string }) =>
+      cannotBeRight(proof.password)
+        ? Promise.resolve({ kind: 'wrong-password' as const })
+        : turnOffTotp(ctx, account.userId, proof, trailOf(audit, account)),
+    /** Needs the password and a current code or recovery code; the new codes are shown once. */
+    regenerateRecoveryCodes: (account: Account, proof: { password: string; code: string }) =>
+      cannotBeRight(proof.password)
+        ? Promise.resolve({ kind: 'wrong-password' as const })
+        : regenerateRecoveryCodes(ctx, account.userId, proof, trailOf(audit, account)),
   }
 }
 

@@ -45,6 +45,10 @@ export const AUDIT_EVENTS = Object.freeze({
   'user.passkey_counter_refused': 'A passkey was refused: its signature counter went backwards, which a copied authenticator would do',
   'user.reauthenticated': 'Identity confirmed for a sensitive action',
   'user.reauthentication_failed': 'Wrong password when confirming identity for a sensitive action',
+  'user.totp_enabled': 'Authenticator app set up; recovery codes generated',
+  'user.totp_disabled': 'Authenticator app turned off',
+  'user.recovery_codes_regenerated': 'New recovery codes generated; the previous ones stopped working',
+  'user.recovery_code_used': 'A recovery code was used',
   'application.created': 'Application registered',
   'application.updated': 'Application settings changed',
   'application.secret_regenerated': 'New client secret generated',
@@ -177,6 +181,10 @@ export const auditDetail = {
   },
   loggedIn: (knownDevice: boolean) => (knownDevice ? 'From a browser that logged in to this account before' : 'From a new browser'),
   loginFailed: (accountExists: boolean) => (accountExists ? 'Wrong password' : 'No account has the email address typed (not recorded)'),
+  /** A log-in completed by its second step (src/accounts/pending-login.ts): `method` names the factor in plain words. */
+  loggedInWithSecondFactor: (method: string) => `Password and ${method}`,
+  secondFactorFailed: () => 'Right password, wrong second-factor code',
+  recoveryCodesLeft: (n: number) => `${plural(n, 'recovery code', 'recovery codes')} left`,
   signupEmailTaken: () => 'The account was not changed',
   verificationCleared: () => 'The application needs verifying again',
   /** A passkey's name is the owner's own words, never a secret. */

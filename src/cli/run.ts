@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import type { MailSettings } from '../mail/mailer.js'
-import { DataDirInUseError, NotFoundError, RefusedError, type Services, describeFailure } from '../services.js'
+import { DataDirInUseError, NotFoundError, RefusedError, SecretKeyError, type Services, describeFailure } from '../services.js'
 import { type Command, type Flags, UsageError, findCommand } from './commands.js'
 import { USAGE } from './output.js'
 
@@ -44,7 +44,9 @@ function parse(argv: readonly string[]): Parsed {
 
 function messageOf(err: unknown): string {
   if (err instanceof UsageError) return `${err.message} (gatehouse --help lists the commands)`
-  if (err instanceof NotFoundError || err instanceof RefusedError || err instanceof DataDirInUseError) return err.message
+  if (err instanceof NotFoundError || err instanceof RefusedError || err instanceof DataDirInUseError || err instanceof SecretKeyError) {
+    return err.message
+  }
   return describeFailure(err)
 }
 

@@ -139,6 +139,10 @@ export const LIFETIMES = {
   deviceCookieMs: 400 * DAY,
   /** A WebAuthn challenge (registration or sign-in): as long as the browser's own timeout we ask for. */
   webauthnChallengeMs: 5 * MINUTE,
+  /** A log-in past its password, waiting for the second factor (src/accounts/pending-login.ts), and its cookie. */
+  pendingLoginMs: 5 * MINUTE,
+  /** An authenticator app's secret shown and waiting for its confirming code (src/accounts/two-factor.ts). */
+  totpEnrolmentMs: 10 * MINUTE,
 } as const
 
 /**

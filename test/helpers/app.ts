@@ -8,6 +8,8 @@ import { Mailbox, mailboxes } from './mailbox.js'
 import { type QueryCounter, countQueries } from './query-counter.js'
 
 export const TEST_ISSUER = 'http://gatehouse.test'
+/** Sealed secrets' key in tests, so no test writes a key file into the working directory; `SECRET_KEY: ''` unsets it. */
+export const TEST_SECRET_KEY = 'test-secret-key-of-at-least-32-characters'
 
 export interface TestContext {
   app: FastifyInstance
@@ -46,6 +48,7 @@ export async function buildTestApp(
     PUBLIC_URL: TEST_ISSUER,
     SIGNUP_LIMIT: '100000',
     REQUIRE_TWO_FACTOR: 'none',
+    SECRET_KEY: TEST_SECRET_KEY,
     ...env,
   })
   const clock = manualClock(new Date())

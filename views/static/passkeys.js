@@ -25,7 +25,7 @@
     var data = {}
     try {
       data = await response.json()
-    } catch (_) {
+    } catch {
       data = {}
     }
     if (!response.ok) throw new Error(data.error || 'Something went wrong. Reload the page and try again.')

@@ -1,8 +1,14 @@
 import fc from 'fast-check'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { issueEmailLink } from '../../../src/accounts/email-links.js'
+import { beginPendingLogIn } from '../../../src/accounts/pending-login.js'
+import { newRecoveryCodes, recoveryCodeHash } from '../../../src/accounts/recovery-codes.js'
+import { newTotpSecret } from '../../../src/accounts/totp.js'
+import { createSealedBox } from '../../../src/lib/sealed-box.js'
+import { TEST_SECRET_KEY } from '../../helpers/app.js'
+import { totpCode } from '../../helpers/totp.js'
 import type { EmailTokenPurpose } from '../../../src/db/schema.js'
-import { type Harness, createHarness, requests } from './harness.js'
+import { type Harness, createHarness, live, liveOneOf, requests } from './harness.js'
 import { pathOf, text } from './wire.js'
 
 /*
@@ -193,6 +199,103 @@ it(
     )
     expect(h.outcomes('POST passkeys')).toEqual(expect.arrayContaining(['400', '403']))
     expect(h.outcomes('GET passkeys')).toEqual(expect.arrayContaining(['200']))
+  },
+  TIMEOUT,
+)
+
+/** What a TOTP or recovery code field receives: codes of the right shapes, and anything else. */
+const code = () =>
+  fc.oneof(
+    { weight: 2, arbitrary: fc.stringMatching(/^\d{6}$/) },
+    { weight: 1, arbitrary: fc.constantFrom('', ' 123 456 ', 'abcde-fghjk', 'ABCDE FGHJK', '0'.repeat(65), 'x'.repeat(300)) },
+    text(),
+  )
+
+it(
+  'Two-factor authentication: the Account page, the authenticator app set-up, recovery codes, the log-in step',
+  async () => {
+    const path = fc.constantFrom(
+      '/account/two-factor',
+      '/account/two-factor/totp',
+      '/account/two-factor/totp/confirm',
+      '/account/two-factor/totp/off',
+      '/account/two-factor/recovery-codes',
+      '/login/second-factor',
+    )
+    await h.fuzz(
+      'two-factor',
+      requests(h.world, {
+        methods: ['GET', 'POST'],
+        path: path.chain(pathOf),
+        query: { totp_off: fc.constant('1'), enrolment_expired: fc.constant('1'), next: fc.constantFrom('/account', '//evil.example', '') },
+        body: {
+          code: code(),
+          // Never the real password with a real code: the world's user keeps its state.
+          password: fc.oneof(fc.constant(h.world.user.password), text(), fc.constantFrom('', 'x'.repeat(300))),
+          next: fc.constantFrom('/account', '//evil.example', ''),
+        },
+        form: true,
+      }),
+      300,
+    )
+    expect(h.outcomes('GET two-factor')).toEqual(expect.arrayContaining(['200', '303 /login']))
+    expect(h.outcomes('POST two-factor')).toEqual(expect.arrayContaining(['400', '403']))
+    expect(h.outcomes('POST two-factor').some((o) => o.startsWith('303 /account/two-factor'))).toBe(true)
+  },
+  TIMEOUT,
+)
+
+/**
+ * Gives the world's user an authenticator app and recovery codes, as a confirmed set-up leaves
+ * them, and pending log-ins to finish. Last in this file: from here on its log-ins ask for a code.
+ */
+async function secondFactorWorld() {
+  const { t, user } = h.world
+  const secret = newTotpSecret()
+  const recoveryCodes = newRecoveryCodes()
+  await t.db
+    .insertInto('totp_secrets')
+    .values({ user_id: user.id, secret_sealed: createSealedBox(TEST_SECRET_KEY).seal(secret), last_step: 0, created_at: t.clock() })
+    .execute()
+  await t.db.updateTable('users').set({ second_factor: true }).where('id', '=', user.id).execute()
+  await t.db
+    .insertInto('recovery_codes')
+    .values(recoveryCodes.map((c) => ({ user_id: user.id, code_hash: recoveryCodeHash(c)!, created_at: t.clock() })))
+    .execute()
+  const pendingIds: string[] = []
+  for (let i = 0; i < 40; i++) pendingIds.push(await beginPendingLogIn(t.db, t.clock, user.id))
+  return { secret, recoveryCodes, pendingIds }
+}
+
+it(
+  "the log-in's second step with live pending log-ins",
+  async () => {
+    const { secret, recoveryCodes, pendingIds } = await secondFactorWorld()
+    const pending = fc.oneof(
+      { weight: 4, arbitrary: liveOneOf(() => pendingIds).map((id) => `gatehouse_pending_login=${id}`) },
+      { weight: 1, arbitrary: text(40).map((v) => `gatehouse_pending_login=${v.replace(/[;\s]/g, '')}`) },
+    )
+    await h.fuzz(
+      'second step',
+      requests(h.world, {
+        methods: ['GET', 'POST'],
+        path: pathOf('/login/second-factor'),
+        query: { next: fc.constantFrom('/account', '//evil.example', '') },
+        body: {
+          code: fc.oneof(
+            { weight: 2, arbitrary: fc.constantFrom(...recoveryCodes) },
+            { weight: 2, arbitrary: live(() => totpCode(secret, h.world.t.clock())) },
+            { weight: 2, arbitrary: code() },
+          ),
+          next: fc.constantFrom('/account', '//evil.example', ''),
+        },
+        form: true,
+        cookies: pending,
+      }),
+      300,
+    )
+    expect(h.outcomes('POST second step')).toEqual(expect.arrayContaining(['401', '403', '303 /login']))
+    expect(h.outcomes('POST second step').some((o) => o === '303 /applications' || o === '303 /account')).toBe(true)
   },
   TIMEOUT,
 )

@@ -385,6 +385,8 @@ export interface RouteSpec {
   form?: boolean
   /** Whether Basic credentials may be the application's real ones (never for the revocation stream, which would stay open). */
   realClientCredentials?: boolean
+  /** Cookies the route reads besides the session's and CSRF's (a pending log-in), sent with them most of the time. */
+  cookies?: fc.Arbitrary<string>
 }
 
 /**
@@ -444,11 +446,17 @@ export function knownValues(world: World, realSecrets = true) {
  */
 export function requests(world: World, spec: RouteSpec): fc.Arbitrary<FuzzRequest> {
   const known = knownValues(world, spec.realClientCredentials !== false)
-  const realCookies = fc.oneof(
+  const sessionCookies = fc.oneof(
     { weight: 8, arbitrary: live(() => `gatehouse_session=${world.sessionId}; gatehouse_csrf=${world.csrfCookie}`) },
     { weight: 2, arbitrary: live(() => `gatehouse_csrf=${world.csrfCookie}`) },
     { weight: 1, arbitrary: live(() => `gatehouse_session=${world.sessionId}`) },
   )
+  const realCookies = spec.cookies
+    ? fc.oneof(
+        { weight: 1, arbitrary: sessionCookies },
+        { weight: 3, arbitrary: fc.tuple(sessionCookies, spec.cookies).map(([session, more]) => `${session}; ${more}`) },
+      )
+    : sessionCookies
   const bodyTemplate: Template = spec.form
     ? { _csrf: fc.oneof({ weight: 8, arbitrary: live(() => world.csrfToken) }, { weight: 1, arbitrary: text() }), ...spec.body }
     : (spec.body ?? {})

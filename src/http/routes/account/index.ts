@@ -7,9 +7,11 @@ import loginRoutes from './login.js'
 import logoutRoutes from './logout.js'
 import passkeyRoutes from './passkeys.js'
 import reauthRoutes from './reauth.js'
+import secondFactorRoutes from './second-factor.js'
 import securityLogRoutes from './security-log.js'
 import settingsRoutes from './settings.js'
 import signupRoutes from './signup.js'
+import twoFactorRoutes from './two-factor.js'
 
 export default async function accountRoutes(app: FastifyInstance, deps: Services) {
   app.get<{ Querystring: { account_deleted?: string } }>('/', async (request, reply) => {
@@ -18,6 +20,7 @@ export default async function accountRoutes(app: FastifyInstance, deps: Services
   })
   await app.register(signupRoutes, deps)
   await app.register(loginRoutes, deps)
+  await app.register(secondFactorRoutes, deps)
   await app.register(logoutRoutes, deps)
   await app.register(securityLogRoutes, deps)
   await app.register(forgotPasswordRoutes, deps)
@@ -25,4 +28,5 @@ export default async function accountRoutes(app: FastifyInstance, deps: Services
   await app.register(settingsRoutes, deps)
   await app.register(passkeyRoutes, deps)
   await app.register(reauthRoutes, deps)
+  await app.register(twoFactorRoutes, deps)
 }

@@ -1,7 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ThrottleKind } from '../../../accounts/login.js'
 import { hasControlCharacter } from '../../../lib/text.js'
-import { DEVICE_COOKIE_MAX_AGE_SECONDS, type Services, clientAddressKey, parseCredentials } from '../../../services.js'
+import {
+  DEVICE_COOKIE_MAX_AGE_SECONDS,
+  PENDING_LOGIN_MAX_AGE_SECONDS,
+  type Services,
+  clientAddressKey,
+  parseCredentials,
+} from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { cookieNames } from '../../cookies.js'
 import { allowFormRedirectTo } from '../../form-action.js'
@@ -11,13 +17,13 @@ import { safeNextPath, seenFrom, sessionIdOf, setSessionCookie } from '../../ses
 
 const GENERIC_FAILURE = 'Incorrect email or password.'
 // Shown only after the right password, so it tells nothing to someone guessing.
-const SUSPENDED = 'This account cannot log in. Contact the operator of this service if you think this is a mistake.'
-const TOO_MANY = 'Too many attempts. Wait a few minutes and try again.'
-const UNDER_ATTACK =
+export const SUSPENDED = 'This account cannot log in. Contact the operator of this service if you think this is a mistake.'
+export const TOO_MANY = 'Too many attempts. Wait a few minutes and try again.'
+export const UNDER_ATTACK =
   'Too many failed attempts to log in to this account. Log in from a browser you have logged in with before, or wait and try again.'
 
 /** What a log line says when a limit fills up (README "Limits and quotas"). */
-const LOCKOUT_LOG: Record<ThrottleKind, string> = {
+export const LOCKOUT_LOG: Record<ThrottleKind, string> = {
   'account-address': 'log-in failures for one account from one address reached the limit; that pair is refused until the window ends',
   address: 'log-in failures from one address reached the limit (password spraying?); it is refused until the window ends',
   'account-under-attack': 'log-in failures for one account reached the attack limit; only browsers with its device cookie may log in',
@@ -33,6 +39,7 @@ function loginNotice(query: Record<string, string | undefined>): string | undefi
   if (query.verified === '1') return 'Your email address is verified. Log in to register applications.'
   if (query.reset === '1') return 'Your password was changed and every session of the account was logged out. Log in with the new password.'
   if (query.email_changed === '1') return 'Your email address was changed. Log in with the new address.'
+  if (query.second_factor === 'expired') return 'The log-in was not finished in time, or too many codes were wrong. Log in again.'
   return undefined
 }
 
@@ -40,7 +47,7 @@ function loginNotice(query: Record<string, string | undefined>): string | undefi
  * A log-in on the way to an authorize request ends, through Gatehouse's redirects, at the
  * client (remembered consent, or an error it may receive): the form must be allowed to go there.
  */
-async function allowFormRedirectToNext(deps: Services, reply: FastifyReply, next: string | undefined): Promise<void> {
+export async function allowFormRedirectToNext(deps: Services, reply: FastifyReply, next: string | undefined): Promise<void> {
   const destination = next === undefined ? undefined : await deps.oauth.authorizeDestination(next)
   if (destination !== undefined) allowFormRedirectTo(reply, destination)
   // "Sign in with a passkey" (src/http/routes/account/passkeys.ts) is the log-in page's one script.
@@ -102,21 +109,38 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
       return view(401, GENERIC_FAILURE)
     }
     if (result.kind === 'suspended') return view(403, SUSPENDED)
-    await completeLogIn(request, reply, deps, result)
+    if (result.kind === 'second-factor') {
+      setPendingLogInCookie(reply, deps, result.pendingId)
+      return reply.redirect(`/login/second-factor${next ? `?next=${encodeURIComponent(next)}` : ''}`, 303)
+    }
+    await startLoggedInSession(request, reply, deps, result)
     return reply.redirect(next ?? '/applications', 303)
   })
 }
 
 /**
- * After a successful log-in: the device cookie, and a new session and CSRF secret. `amr`: the
- * RFC 8176 methods of the log-in (the password form's by default; a passkey's, src/http/routes/account/passkeys.ts).
+ * The pending log-in's cookie (src/accounts/pending-login.ts): the session cookie's attributes,
+ * for the five minutes the pending log-in lives; cleared by the second step's end.
  */
-export async function completeLogIn(
+function setPendingLogInCookie(reply: FastifyReply, deps: Services, pendingId: string): void {
+  reply.setCookie(cookieNames(deps.config).pendingLogin, pendingId, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: deps.config.cookieSecure,
+    maxAge: PENDING_LOGIN_MAX_AGE_SECONDS,
+  })
+}
+
+/**
+ * After a successful log-in, with the password alone or with its second step: the device cookie,
+ * and a new session (recording `amr`, the RFC 8176 methods used) and CSRF secret.
+ */
+export async function startLoggedInSession(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: Services,
-  result: { userId: string; deviceCookie: string },
-  amr: readonly string[] = ['pwd'],
+  result: { userId: string; deviceCookie: string; amr?: readonly string[] },
 ): Promise<void> {
   const names = cookieNames(deps.config)
   // Issued at every successful log-in, with the session cookie's attributes (src/http/cookies.ts).
@@ -131,7 +155,7 @@ export async function completeLogIn(
   // A fresh session id (src/accounts/use-cases.ts completeLogIn) and a fresh CSRF secret at every
   // log-in defeat session fixation (OWASP Session Management Cheat Sheet, "Renew the Session ID
   // After Any Privilege Level Change").
-  const id = await deps.accounts.completeLogIn(result.userId, sessionIdOf(request, deps), seenFrom(request), amr)
+  const id = await deps.accounts.completeLogIn(result.userId, sessionIdOf(request, deps), seenFrom(request), result.amr)
   setSessionCookie(reply, deps, id)
   rotateCsrfSecret(request, reply, deps)
 }

@@ -9,7 +9,7 @@ import { allowPasskeyScripts } from '../../page-security.js'
 import { render } from '../../render.js'
 import { requireUser, safeNextPath } from '../../session.js'
 import { formatTime } from '../console/view-models.js'
-import { completeLogIn } from './login.js'
+import { startLoggedInSession } from './login.js'
 
 /*
  * Passkeys (README "Passkeys"): the page /account/passkeys with its rename and remove forms, and
@@ -204,7 +204,7 @@ function signInEndpoints(app: FastifyInstance, deps: Services) {
         })
       case 'ok':
         // Possession of the authenticator and its PIN or biometric, which WebAuthn verified (RFC 8176).
-        await completeLogIn(request, reply, deps, result, ['hwk', 'mfa'])
+        await startLoggedInSession(request, reply, deps, { ...result, amr: ['hwk', 'mfa'] })
         return json(reply, 200, { redirect: next ?? '/applications' })
     }
   })

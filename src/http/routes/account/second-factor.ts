@@ -1,0 +1,67 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { type Services, clientAddressKey, fieldText } from '../../../services.js'
+import { actorOf } from '../../audit.js'
+import { cookieNames } from '../../cookies.js'
+import { render } from '../../render.js'
+import { safeNextPath } from '../../session.js'
+import { LOCKOUT_LOG, SUSPENDED, TOO_MANY, UNDER_ATTACK, allowFormRedirectToNext, startLoggedInSession } from './login.js'
+
+const WRONG_CODE = 'That code is not right. Type the current code of your authenticator app, or a recovery code.'
+
+/** Back to the log-in page to start again: the pending log-in ended or never was. */
+function startAgain(reply: FastifyReply, deps: Services, next: string | undefined) {
+  clearPendingLogInCookie(reply, deps)
+  return reply.redirect(`/login?second_factor=expired${next ? `&next=${encodeURIComponent(next)}` : ''}`, 303)
+}
+
+/** Ends the pending log-in's cookie: its log-in finished, or it must start again (also for a passkey's second step). */
+export function clearPendingLogInCookie(reply: FastifyReply, deps: Services): void {
+  reply.clearCookie(cookieNames(deps.config).pendingLogin, { path: '/', httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure })
+}
+
+/**
+ * The log-in's second step (README "Two-factor authentication"): after the right password for
+ * an account with a second factor, the browser holds a pending log-in (src/accounts/pending-login.ts)
+ * and comes here for a code of its authenticator app, or one of its recovery codes.
+ */
+export default async function secondFactorRoutes(app: FastifyInstance, deps: Services) {
+  const pendingIdOf = (request: FastifyRequest) => request.cookies[cookieNames(deps.config).pendingLogin]
+  const page = async (request: FastifyRequest, reply: FastifyReply, next: string | undefined, formError?: string, status = 200) => {
+    await allowFormRedirectToNext(deps, reply, next)
+    return render(request, reply, 'account/second-factor.eta', { title: 'Two-factor authentication', next: next ?? '', formError }, status)
+  }
+
+  app.get<{ Querystring: Record<string, string | undefined> }>('/login/second-factor', async (request, reply) => {
+    const next = safeNextPath(request.query.next)
+    if (request.user) return reply.redirect(next ?? '/applications', 303)
+    if (!(await deps.accounts.pendingLogIn(pendingIdOf(request)))) return startAgain(reply, deps, next)
+    return page(request, reply, next)
+  })
+
+  app.post<{ Body: Record<string, unknown> }>('/login/second-factor', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const next = safeNextPath(request.body?.next)
+    const address = clientAddressKey(request.ip)
+    const result = await deps.accounts.submitSecondFactor(actorOf(request), pendingIdOf(request), {
+      code: fieldText(request.body, 'code'),
+      address,
+      deviceCookie: request.cookies[cookieNames(deps.config).device],
+    })
+    switch (result.kind) {
+      case 'expired':
+        return startAgain(reply, deps, next)
+      case 'suspended':
+        clearPendingLogInCookie(reply, deps)
+        return page(request, reply, next, SUSPENDED, 403)
+      case 'refused':
+        reply.header('retry-after', String(result.retryAfterSeconds))
+        return page(request, reply, next, result.throttle === 'account-under-attack' ? UNDER_ATTACK : TOO_MANY, 429)
+      case 'failed':
+        for (const kind of result.filled) request.log.warn({ throttle: kind, address }, LOCKOUT_LOG[kind])
+        return result.ended ? startAgain(reply, deps, next) : page(request, reply, next, WRONG_CODE, 401)
+      case 'ok':
+        clearPendingLogInCookie(reply, deps)
+        await startLoggedInSession(request, reply, deps, result)
+        return reply.redirect(next ?? '/applications', 303)
+    }
+  })
+}

@@ -1,0 +1,116 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Account } from '../../../accounts/use-cases.js'
+import { qrCodeSvg } from '../../../lib/qr-code.js'
+import { type Services, fieldText } from '../../../services.js'
+import { actorOf } from '../../audit.js'
+import { render } from '../../render.js'
+import { requireUser } from '../../session.js'
+
+type FormBody = { Body: Record<string, unknown> }
+
+/** What the page says after a change or a refusal (fixed words: nothing from the query is echoed). */
+const NOTICES: Record<string, string> = {
+  totp_off: 'The authenticator app was turned off. Log-ins no longer ask for its code.',
+  enrolment_expired: 'The set-up was not confirmed within 10 minutes. Start again.',
+}
+
+const REFUSALS: Record<string, string> = {
+  'wrong-password': 'The password is not right.',
+  'wrong-code': 'The code is not right: type the current code of your authenticator app, or an unused recovery code.',
+  limited: 'Too many wrong passwords or codes. Wait a few minutes and try again.',
+  'not-enabled': 'Two-factor authentication is not set up.',
+}
+
+function accountOf(request: FastifyRequest): Account {
+  if (!request.user) throw new Error('account route reached without a user')
+  return { ...actorOf(request), userId: request.user.id }
+}
+
+/** The form's password and code, for turning the app off or new recovery codes. */
+const proofOf = (body: unknown) => ({ password: fieldText(body, 'password'), code: fieldText(body, 'code') })
+
+/**
+ * Account → Two-factor authentication (README "Two-factor authentication"): the authenticator
+ * app's set-up, its confirmation, turning it off, and recovery codes. Codes and secrets appear
+ * only in the response that creates them (render() sends no-store).
+ */
+export default async function twoFactorRoutes(app: FastifyInstance, deps: Services) {
+  const { accounts } = deps
+  app.addHook('preHandler', requireUser)
+
+  const statusPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    view: { notice?: string; formError?: string; form?: string },
+    status = 200,
+  ) =>
+    render(
+      request,
+      reply,
+      'account/two-factor.eta',
+      {
+        title: 'Two-factor authentication',
+        ...(await accounts.twoFactorStatus(accountOf(request))),
+        notice: null,
+        formError: null,
+        form: null,
+        ...view,
+      },
+      status,
+    )
+  const codesPage = (request: FastifyRequest, reply: FastifyReply, recoveryCodes: readonly string[], enabled: boolean) =>
+    render(request, reply, 'account/recovery-codes.eta', { title: 'Your recovery codes', recoveryCodes, enabled })
+
+  app.get<{ Querystring: Record<string, string | undefined> }>('/account/two-factor', async (request, reply) => {
+    const notice = Object.keys(NOTICES).find((k) => request.query[k] === '1')
+    return statusPage(request, reply, notice ? { notice: NOTICES[notice] } : {})
+  })
+
+  app.post('/account/two-factor/totp', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const started = await accounts.startTotpEnrolment(accountOf(request))
+    return reply.redirect(started === 'started' ? '/account/two-factor/totp' : '/account/two-factor', 303)
+  })
+
+  setupRoutes(app, deps, codesPage)
+
+  app.post<FormBody>('/account/two-factor/totp/off', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const result = await accounts.turnOffTotp(accountOf(request), proofOf(request.body))
+    if (result.kind === 'done') return reply.redirect('/account/two-factor?totp_off=1', 303)
+    if (result.kind === 'limited') reply.header('retry-after', String(result.retryAfterSeconds))
+    return statusPage(request, reply, { form: 'off', formError: REFUSALS[result.kind] }, result.kind === 'limited' ? 429 : 400)
+  })
+
+  app.post<FormBody>('/account/two-factor/recovery-codes', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const result = await accounts.regenerateRecoveryCodes(accountOf(request), proofOf(request.body))
+    if (result.kind === 'done') return codesPage(request, reply, result.recoveryCodes, false)
+    if (result.kind === 'limited') reply.header('retry-after', String(result.retryAfterSeconds))
+    return statusPage(request, reply, { form: 'codes', formError: REFUSALS[result.kind] }, result.kind === 'limited' ? 429 : 400)
+  })
+}
+
+type CodesPage = (request: FastifyRequest, reply: FastifyReply, recoveryCodes: readonly string[], enabled: boolean) => Promise<FastifyReply>
+
+/** The authenticator app's set-up: the QR code and secret, and the confirming code. */
+function setupRoutes(app: FastifyInstance, deps: Services, codesPage: CodesPage) {
+  const { accounts } = deps
+  const setupPage = async (request: FastifyRequest, reply: FastifyReply, formError?: string) => {
+    const shown = await accounts.shownTotpEnrolment(accountOf(request))
+    if (!shown) return reply.redirect('/account/two-factor?enrolment_expired=1', 303)
+    const qrCode = await qrCodeSvg(shown.uri, 'QR code of the secret shown below as text')
+    return render(
+      request,
+      reply,
+      'account/totp-setup.eta',
+      { title: 'Set up an authenticator app', qrCode, secret: shown.secret, formError },
+      formError ? 400 : 200,
+    )
+  }
+  app.get('/account/two-factor/totp', async (request, reply) => setupPage(request, reply))
+
+  app.post<FormBody>('/account/two-factor/totp/confirm', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const result = await accounts.confirmTotpEnrolment(accountOf(request), fieldText(request.body, 'code'))
+    if (result.kind === 'wrong-code') return setupPage(request, reply, 'That code is not right. Type the code your app shows now.')
+    if (result.kind === 'expired') return reply.redirect('/account/two-factor?enrolment_expired=1', 303)
+    return codesPage(request, reply, result.recoveryCodes, true)
+  })
+}
