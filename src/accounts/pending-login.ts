@@ -6,11 +6,13 @@ import { LIFETIMES } from '../limits/policy.js'
 import { releaseSlots, takeSlots } from '../limits/rate-limiter.js'
 import { insertPendingLogin, countPendingFailure, findPendingLogin, takePendingLogin } from '../repositories/pending-logins.js'
 import { countRecoveryCodes } from '../repositories/recovery-codes.js'
+import { type SecondFactorSummary, secondFactorSummary } from '../repositories/second-factor.js'
 import { findUserById } from '../repositories/users.js'
 import type { AccountContext } from './context.js'
 import { issueDeviceCookie } from './device-cookies.js'
 import { type ThrottleKind, logInRules } from './login-limits.js'
 import { recoveryCodeUsedMail } from './mails.js'
+import { verifyPasskeyForUser } from './passkey-login.js'
 import { type FactorMethod, useSecondFactorCode } from './two-factor.js'
 
 /*
@@ -29,9 +31,22 @@ export const PENDING_LOGIN_MAX_AGE_SECONDS = LIFETIMES.pendingLoginMs / 1000
 /** Wrong codes one pending log-in takes; then it ends and the password is asked again. */
 export const PENDING_LOGIN_MAX_FAILURES = 5
 
-/** RFC 8176 2: a TOTP code is `otp`; a recovery code is a one-time password too, so also `otp`. */
-const AMR: Record<FactorMethod, readonly string[]> = { totp: ['pwd', 'otp', 'mfa'], 'recovery-code': ['pwd', 'otp', 'mfa'] }
-const METHOD_WORDS: Record<FactorMethod, string> = { totp: 'an authenticator app code', 'recovery-code': 'a recovery code' }
+type ProvenMethod = FactorMethod | 'passkey'
+
+/**
+ * RFC 8176 2: a TOTP code is `otp`; a recovery code is a one-time password too, so also `otp`; a
+ * passkey is a proof of possession of a key (`hwk`) that its authenticator keeps.
+ */
+const AMR: Record<ProvenMethod, readonly string[]> = {
+  totp: ['pwd', 'otp', 'mfa'],
+  'recovery-code': ['pwd', 'otp', 'mfa'],
+  passkey: ['pwd', 'hwk', 'mfa'],
+}
+const METHOD_WORDS: Record<ProvenMethod, string> = {
+  totp: 'an authenticator app code',
+  'recovery-code': 'a recovery code',
+  passkey: 'a passkey',
+}
 
 /** After the right password (src/accounts/login.ts): the pending log-in's id, for the browser's cookie. */
 export async function beginPendingLogIn(db: Db, clock: Clock, userId: string): Promise<string> {
@@ -49,6 +64,12 @@ export async function pendingLogInOf(ctx: AccountContext, pendingId: string | un
   const idHash = idHashOf(pendingId)
   const row = idHash === undefined ? undefined : await findPendingLogin(ctx.db, idHash, ctx.clock())
   return row && { userId: row.user_id }
+}
+
+/** Which factors the second step may offer the pending log-in's account; undefined when it names none. */
+export async function pendingLogInFactors(ctx: AccountContext, pendingId: string | undefined): Promise<SecondFactorSummary | undefined> {
+  const pending = await pendingLogInOf(ctx, pendingId)
+  return pending && secondFactorSummary(ctx.db, pending.userId)
 }
 
 export type FinishedLogIn =
@@ -92,7 +113,10 @@ export async function finishSecondFactor(
 }
 
 export interface SecondFactorAttempt {
+  /** A TOTP or recovery code as typed; ignored when `passkey` is given. */
   readonly code: string
+  /** A passkey's assertion, for the challenge issued by passkeyOptionsForUser (src/accounts/passkey-login.ts). */
+  readonly passkey?: { readonly response: unknown; readonly challengeId: unknown }
   /** The client's address key (src/limits/client-address.ts). */
   readonly address: string
   readonly deviceCookie: string | undefined
@@ -105,7 +129,7 @@ export type SecondFactorResult =
   | { readonly kind: 'failed'; readonly ended: boolean; readonly filled: readonly ThrottleKind[] }
 
 /**
- * A TOTP or recovery code for the pending log-in. Wrong codes count like wrong passwords, under
+ * A TOTP or recovery code, or a passkey's assertion, for the pending log-in. Wrong ones count like wrong passwords, under
  * the limits of src/accounts/login-limits.ts (a slot taken before the check, given back on
  * success), and on the pending log-in itself, which ends at PENDING_LOGIN_MAX_FAILURES.
  */
@@ -125,7 +149,7 @@ export async function submitSecondFactorCode(
     const refused = rules.find((r) => r.key === slots.refused.key)
     return { kind: 'refused', throttle: refused?.kind ?? 'address', retryAfterSeconds: slots.retryAfterSeconds }
   }
-  const method = await useSecondFactorCode(ctx, user.id, attempt.code)
+  const method = await proveFactor(ctx, user.id, attempt, audit)
   if (!method) {
     await audit.record({ event: 'user.login_failed', userId: user.id, detail: auditDetail.secondFactorFailed() })
     const alive = await countPendingFailure(ctx.db, idHash, PENDING_LOGIN_MAX_FAILURES)
@@ -135,6 +159,18 @@ export async function submitSecondFactorCode(
   const finished = await finishSecondFactor(ctx, pendingId, { amr: AMR[method], method: METHOD_WORDS[method] }, audit)
   if (method === 'recovery-code') await recoveryCodeUsed(ctx, user, audit)
   return finished
+}
+
+/** The factor the attempt proves for the account, or undefined: a wrong code, or an assertion that did not verify. */
+async function proveFactor(
+  ctx: AccountContext,
+  userId: string,
+  attempt: SecondFactorAttempt,
+  audit: AuditTrail,
+): Promise<ProvenMethod | undefined> {
+  if (attempt.passkey === undefined) return useSecondFactorCode(ctx, userId, attempt.code)
+  const check = await verifyPasskeyForUser(ctx, userId, attempt.passkey, audit)
+  return check.kind === 'ok' ? 'passkey' : undefined
 }
 
 /** A recovery code was used up: recorded, and the owner told how many are left. */

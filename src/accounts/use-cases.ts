@@ -34,7 +34,14 @@ import {
 } from './sessions.js'
 import { type ReauthProof, type SessionConfirmation, confirmSession } from './reauthenticate.js'
 import { signUp } from './signup.js'
-import { type ProvenFactor, type SecondFactorAttempt, finishSecondFactor, pendingLogInOf, submitSecondFactorCode } from './pending-login.js'
+import {
+  type ProvenFactor,
+  type SecondFactorAttempt,
+  finishSecondFactor,
+  pendingLogInFactors,
+  pendingLogInOf,
+  submitSecondFactorCode,
+} from './pending-login.js'
 import {
   confirmTotpEnrolment,
   regenerateRecoveryCodes,
@@ -170,7 +177,9 @@ function secondStepUseCases(ctx: AccountContext, audit: AuditLog) {
   return {
     /** The account the browser's pending log-in is for, or undefined (expired, ended, none). */
     pendingLogIn: (pendingId: string | undefined): Promise<{ userId: string } | undefined> => pendingLogInOf(ctx, pendingId),
-    /** A TOTP or recovery code typed at the second step; failures counted like wrong passwords. */
+    /** The factors the pending log-in's account has, which the second step offers; undefined when it names none. */
+    pendingLogInFactors: (pendingId: string | undefined) => pendingLogInFactors(ctx, pendingId),
+    /** A TOTP or recovery code, or a passkey assertion, at the second step; failures counted like wrong passwords. */
     submitSecondFactor: (actor: Actor, pendingId: string | undefined, attempt: SecondFactorAttempt) =>
       submitSecondFactorCode(ctx, pendingId, attempt, trailOf(audit, actor)),
     /** Ends the pending log-in once its caller has proven a second factor for its account. */

@@ -279,7 +279,7 @@ it(
       'second step',
       requests(h.world, {
         methods: ['GET', 'POST'],
-        path: pathOf('/login/second-factor'),
+        path: fc.constantFrom('/login/second-factor', '/login/second-factor/passkey/options', '/login/second-factor/passkey').chain(pathOf),
         query: { next: fc.constantFrom('/account', '//evil.example', '') },
         body: {
           code: fc.oneof(
@@ -287,6 +287,8 @@ it(
             { weight: 2, arbitrary: live(() => totpCode(secret, h.world.t.clock())) },
             { weight: 2, arbitrary: code() },
           ),
+          // The passkey step's assertion: the world's user has no passkey, so none verifies.
+          response: fc.oneof(text(), fc.constantFrom('{}', '{"id":"x","type":"public-key"}')),
           next: fc.constantFrom('/account', '//evil.example', ''),
         },
         form: true,

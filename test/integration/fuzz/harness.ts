@@ -302,6 +302,8 @@ const API_ROUTES = new Map<string, 'oauth-json' | 'json' | 'page-json' | 'other'
   ['POST /account/passkeys/registration', 'page-json'],
   ['POST /login/passkey/options', 'page-json'],
   ['POST /login/passkey', 'page-json'],
+  ['POST /login/second-factor/passkey/options', 'page-json'],
+  ['POST /login/second-factor/passkey', 'page-json'],
 ])
 
 /** Fastify's default error body, which no Gatehouse response may carry: every context maps errors itself. */

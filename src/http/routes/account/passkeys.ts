@@ -97,7 +97,7 @@ function passkeyPages(app: FastifyInstance, deps: Services) {
  * CSRF token, another site's request, a body too large) as JSON the script can show, with fixed
  * words; anything else goes to the pages' error handler.
  */
-function answerRefusalsAsJson(app: FastifyInstance) {
+export function answerRefusalsAsJson(app: FastifyInstance) {
   app.setErrorHandler(async (error: FastifyError, _request, reply) => {
     const status = error.statusCode ?? 500
     if (status < 400 || status >= 500 || databaseUnavailable(error)) throw error
@@ -111,12 +111,12 @@ function answerRefusalsAsJson(app: FastifyInstance) {
 }
 
 /** The challenge cookie: the id of the challenge just issued, for its five minutes, sent back with the response. */
-function setChallengeCookie(reply: FastifyReply, deps: Services, challengeId: string): void {
+export function setChallengeCookie(reply: FastifyReply, deps: Services, challengeId: string): void {
   const cookie = { path: '/', httpOnly: true, sameSite: 'strict' as const, secure: deps.config.cookieSecure }
   reply.setCookie(cookieNames(deps.config).webauthn, challengeId, { ...cookie, maxAge: 300 })
 }
 
-function takeChallengeCookie(request: FastifyRequest, reply: FastifyReply, deps: Services): string | undefined {
+export function takeChallengeCookie(request: FastifyRequest, reply: FastifyReply, deps: Services): string | undefined {
   const name = cookieNames(deps.config).webauthn
   reply.clearCookie(name, { path: '/', httpOnly: true, sameSite: 'strict', secure: deps.config.cookieSecure })
   return request.cookies[name]

@@ -3,7 +3,9 @@ import { type Services, clientAddressKey, fieldText } from '../../../services.js
 import { actorOf } from '../../audit.js'
 import { cookieNames } from '../../cookies.js'
 import { render } from '../../render.js'
+import { allowPasskeyScripts } from '../../page-security.js'
 import { safeNextPath } from '../../session.js'
+import { answerRefusalsAsJson, setChallengeCookie, takeChallengeCookie } from './passkeys.js'
 import { LOCKOUT_LOG, SUSPENDED, TOO_MANY, UNDER_ATTACK, allowFormRedirectToNext, startLoggedInSession } from './login.js'
 
 const WRONG_CODE = 'That code is not right. Type the current code of your authenticator app, or a recovery code.'
@@ -27,8 +29,17 @@ export function clearPendingLogInCookie(reply: FastifyReply, deps: Services): vo
 export default async function secondFactorRoutes(app: FastifyInstance, deps: Services) {
   const pendingIdOf = (request: FastifyRequest) => request.cookies[cookieNames(deps.config).pendingLogin]
   const page = async (request: FastifyRequest, reply: FastifyReply, next: string | undefined, formError?: string, status = 200) => {
+    const factors = (await deps.accounts.pendingLogInFactors(pendingIdOf(request))) ?? { totp: true, passkeys: 0, recoveryCodes: 1 }
     await allowFormRedirectToNext(deps, reply, next)
-    return render(request, reply, 'account/second-factor.eta', { title: 'Two-factor authentication', next: next ?? '', formError }, status)
+    // The passkey form's scripts, only where the account has a passkey to offer (README "Passkeys").
+    if (factors.passkeys > 0) allowPasskeyScripts(reply, deps.config.publicUrl)
+    return render(
+      request,
+      reply,
+      'account/second-factor.eta',
+      { title: 'Two-factor authentication', next: next ?? '', formError, factors, passkeyScripts: factors.passkeys > 0 },
+      status,
+    )
   }
 
   app.get<{ Querystring: Record<string, string | undefined> }>('/login/second-factor', async (request, reply) => {
@@ -36,6 +47,11 @@ export default async function secondFactorRoutes(app: FastifyInstance, deps: Ser
     if (request.user) return reply.redirect(next ?? '/applications', 303)
     if (!(await deps.accounts.pendingLogIn(pendingIdOf(request)))) return startAgain(reply, deps, next)
     return page(request, reply, next)
+  })
+
+  await app.register(async (api) => {
+    answerRefusalsAsJson(api)
+    passkeyStep(api, deps, pendingIdOf)
   })
 
   app.post<{ Body: Record<string, unknown> }>('/login/second-factor', { preHandler: app.csrfProtection }, async (request, reply) => {
@@ -64,4 +80,59 @@ export default async function secondFactorRoutes(app: FastifyInstance, deps: Ser
         return reply.redirect(next ?? '/applications', 303)
     }
   })
+}
+
+const json = (reply: FastifyReply, status: number, body: Record<string, unknown>) =>
+  reply.code(status).header('cache-control', 'no-store').send(body)
+
+const EXPIRED_JSON = { error: 'This log-in expired. Log in again.', redirect: '/login?second_factor=expired' }
+
+/**
+ * A passkey as the second step (README "Passkeys"): options limited to the pending log-in's
+ * account's passkeys, then the assertion, which counts like a code (src/accounts/pending-login.ts).
+ * JSON, called by /static/passkeys.js; the challenge is held in the WebAuthn cookie as on /login.
+ */
+function passkeyStep(app: FastifyInstance, deps: Services, pendingIdOf: (request: FastifyRequest) => string | undefined) {
+  app.post('/login/second-factor/passkey/options', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const pending = await deps.accounts.pendingLogIn(pendingIdOf(request))
+    const start = pending && (await deps.accounts.passkeyOptionsForUser(pending.userId))
+    if (!pending) return json(reply, 400, EXPIRED_JSON)
+    if (!start) return json(reply, 400, { error: 'This account has no passkey. Use your authenticator app or a recovery code.' })
+    setChallengeCookie(reply, deps, start.challengeId)
+    return json(reply, 200, { options: start.options })
+  })
+
+  app.post<{ Body: Record<string, unknown> | undefined }>(
+    '/login/second-factor/passkey',
+    { preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const next = safeNextPath(request.body?.next)
+      const address = clientAddressKey(request.ip)
+      const result = await deps.accounts.submitSecondFactor(actorOf(request), pendingIdOf(request), {
+        code: '',
+        passkey: { response: request.body?.response, challengeId: takeChallengeCookie(request, reply, deps) },
+        address,
+        deviceCookie: request.cookies[cookieNames(deps.config).device],
+      })
+      switch (result.kind) {
+        case 'expired':
+          clearPendingLogInCookie(reply, deps)
+          return json(reply, 400, EXPIRED_JSON)
+        case 'suspended':
+          clearPendingLogInCookie(reply, deps)
+          return json(reply, 403, { error: SUSPENDED })
+        case 'refused':
+          reply.header('retry-after', String(result.retryAfterSeconds))
+          return json(reply, 429, { error: result.throttle === 'account-under-attack' ? UNDER_ATTACK : TOO_MANY })
+        case 'failed':
+          for (const kind of result.filled) request.log.warn({ throttle: kind, address }, LOCKOUT_LOG[kind])
+          if (result.ended) clearPendingLogInCookie(reply, deps)
+          return json(reply, 400, result.ended ? EXPIRED_JSON : { error: 'The passkey could not be verified. Try again.' })
+        case 'ok':
+          clearPendingLogInCookie(reply, deps)
+          await startLoggedInSession(request, reply, deps, result)
+          return json(reply, 200, { redirect: next ?? '/applications' })
+      }
+    },
+  )
 }
