@@ -69,6 +69,7 @@ export const AUDIT_EVENTS = Object.freeze({
   'operator.resource_server_off': 'Application no longer a resource server',
   'operator.application_deleted': 'Application deleted by the operator',
   'operator.tokens_revoked': 'Tokens revoked by the operator',
+  'operator.signing_keys_rotated': 'ID Token signing keys rotated by the operator',
   'operator.second_factor_reset': 'Second factor reset by the operator',
 } as const)
 
@@ -195,6 +196,9 @@ export const auditDetail = {
   passkeyLogIn: (knownDevice: boolean) =>
     `With a passkey, ${knownDevice ? 'from a browser that logged in to this account before' : 'from a new browser'}`,
   passkeyLoginFailed: () => 'A passkey was not accepted',
+  /** Key ids are thumbprints of public keys (RFC 7638), never secret. */
+  signingKeysRotated: (keys: ReadonlyArray<{ alg: string; kid: string }>, from: Date) =>
+    `Next keys ${keys.map((k) => `${k.alg} ${k.kid}`).join(', ')}; they sign from ${from.toISOString()}`,
 }
 
 /* The Security log page: a user's own events, newest first, a page at a time. */

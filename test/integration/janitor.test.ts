@@ -178,6 +178,7 @@ describe('the janitor', () => {
       pending_logins: 0,
       webauthn_challenges: 0,
       totp_enrolments: 0,
+      signing_keys: 0,
     })
     for (const table of JANITOR_TABLES) expect(removed[table]).toBe(before[table]! - after[table]!)
 
@@ -214,6 +215,7 @@ describe('the janitor', () => {
       pending_logins: 5,
       webauthn_challenges: 5,
       totp_enrolments: 5,
+      signing_keys: 0,
     })
   })
 
