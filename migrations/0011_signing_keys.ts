@@ -9,7 +9,8 @@ import { type Kysely, sql } from 'kysely'
  *   ID Token it signed has expired, after which it leaves the JWKS and the janitor deletes it.
  * - users.display_name (OpenID Connect `name`, optional) and users.profile_updated_at (`updated_at`).
  * - authorization_codes: what the ID Token of the code's exchange states, taken when the code is
- *   issued: nonce, auth_time, amr and sid (a digest of the session's digest, never the cookie).
+ *   issued: nonce, auth_time, amr and sid (a digest of the session's digest, never the cookie);
+ *   pending_authorizations.nonce: the nonce of a request held for the consent page.
  * - applications.id_token_alg: the application's ID Token signing algorithm (RS256 by default).
  * Existing applications may request the identity scopes, as new ones may; their owners can
  * uncheck them in the console.
@@ -37,6 +38,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .alterColumn('profile_updated_at', (c) => c.setDefault(sql`now()`))
     .execute()
 
+  await db.schema.alterTable('pending_authorizations').addColumn('nonce', 'text').execute()
   await db.schema
     .alterTable('authorization_codes')
     .addColumn('nonce', 'text')
@@ -69,6 +71,7 @@ export async function down(db: Kysely<any>): Promise<void> {
     .dropColumn('amr')
     .dropColumn('sid')
     .execute()
+  await db.schema.alterTable('pending_authorizations').dropColumn('nonce').execute()
   await db.schema.alterTable('users').dropColumn('display_name').dropColumn('profile_updated_at').execute()
   await db.schema.dropTable('signing_keys').execute()
 }

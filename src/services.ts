@@ -215,9 +215,14 @@ function sessionSettings(config: Config): SessionSettings {
   return { ttlMs: config.sessionTtlMs, maxSessions: config.quotas.sessionsPerUser }
 }
 
-/** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit. */
-function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit'> {
-  return { issuer: config.publicUrl, quotas: config.quotas, clientAuthFailureLimit: config.tokenAuthFailureLimit }
+/** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit, ID_TOKEN_TTL. */
+function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs'> {
+  return {
+    issuer: config.publicUrl,
+    quotas: config.quotas,
+    clientAuthFailureLimit: config.tokenAuthFailureLimit,
+    idTokenTtlMs: config.idTokenTtlMs,
+  }
 }
 
 /** The three caches every revocation reaches through the bus. */
@@ -268,6 +273,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const tokenQuota = new TokenQuota({ db, bus, clock, tokensPerGrant: config.quotas.tokensPerGrant, log })
   const audit = new AuditLog({ db, clock, log })
   const keys = sealedBox && new SigningKeys({ db, clock, box: sealedBox, idTokenTtlMs: config.idTokenTtlMs })
+  const oauth = oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, keys, ...oauthSettings(config) })
   const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
 
   return {
@@ -276,9 +282,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     console: consoleUseCases({ db, bus, clock, audit, applicationsPerUser: config.quotas.applicationsPerUser }),
     operator: operatorUseCases({ db, bus, clock, audit, mailer, mailFrame: mailFrameOf(config) }),
     maintenance,
-    oauth: oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, ...oauthSettings(config) }),
+    oauth,
     resource: resourceUseCases({ clients: caches.clients, tokens: caches.tokens, feed: revocationFeed }),
-    identity: identityUseCases({ keys, audit }),
+    identity: identityUseCases({ keys, audit, db, tokens: caches.tokens, metadata: oauth.metadata(), issuer: config.publicUrl }),
     config,
     clock,
     totpAvailable: sealedBox !== undefined,

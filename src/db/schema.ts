@@ -112,6 +112,8 @@ export interface PendingAuthorizationsTable {
   code_challenge_method: 'S256' | 'plain' | null
   created_at: Timestamp
   expires_at: Timestamp
+  /** OpenID Connect's nonce, when sent (migrations/0011_signing_keys.ts). */
+  nonce: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface RateLimitsTable {

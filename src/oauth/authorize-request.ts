@@ -31,6 +31,8 @@ export interface AuthorizationRequest {
   codeChallenge: string | null
   codeChallengeMethod: ChallengeMethod | null
   prompt: 'consent' | 'none' | undefined
+  /** OpenID Connect Core 3.1.2.1: echoed in the ID Token. */
+  nonce: string | undefined
 }
 
 export type AuthorizeOutcome =
@@ -104,6 +106,7 @@ export async function validateAuthorizationRequest(
   reading: ParamReading,
   issuer: string,
   load: ApplicationLoader,
+  identity: IdentityRequestOptions = OPENID_AVAILABLE,
 ): Promise<AuthorizeOutcome> {
   const raw = reading.params
   const single = (name: string): string | undefined => optional(raw, name)
@@ -126,7 +129,8 @@ export async function validateAuthorizationRequest(
     if (responseType === 'token' && !application.allow_implicit) {
       throw new UnauthorizedClientError('This application may not use response_type=token')
     }
-    const scopes = parseScope(raw.scope, application.allowed_scopes)
+    const scopes = parseScope(raw.scope, application.allowed_scopes, identity.openid)
+    const nonce = nonceOf(single('nonce'))
 
     const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
     const prompt = promptOf(single('prompt'))
@@ -143,6 +147,7 @@ export async function validateAuthorizationRequest(
         codeChallenge,
         codeChallengeMethod,
         prompt,
+        nonce,
       },
     }
   } catch (err) {
@@ -151,6 +156,22 @@ export async function validateAuthorizationRequest(
     }
     throw err
   }
+}
+
+/** Whether `openid` may be requested: false without signing keys (src/oauth/identity.ts). */
+export interface IdentityRequestOptions {
+  readonly openid: boolean
+}
+const OPENID_AVAILABLE: IdentityRequestOptions = { openid: true }
+
+/** The ID Token repeats the nonce; its length is bounded so a code row stays small. */
+export const NONCE_MAX_LENGTH = 512
+
+function nonceOf(nonce: string | undefined): string | undefined {
+  if (nonce !== undefined && nonce.length > NONCE_MAX_LENGTH) {
+    throw new InvalidRequestError(`nonce must be at most ${NONCE_MAX_LENGTH} characters`)
+  }
+  return nonce
 }
 
 const NO_PKCE = { codeChallenge: null, codeChallengeMethod: null } as const

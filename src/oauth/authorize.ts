@@ -7,6 +7,7 @@ import { isUuid } from '../lib/uuid.js'
 import type { TokenQuota } from '../revocation/token-quota.js'
 import type { ApplicationCache } from './application-cache.js'
 import {
+  type AuthorizingUser,
   type IssueQuotas,
   type Issued,
   approveAuthorization,
@@ -21,6 +22,7 @@ import {
 import {
   type AuthorizationRequest,
   type AuthorizeOutcome,
+  type IdentityRequestOptions,
   errorLocation,
   establishClient,
   responseMode,
@@ -50,6 +52,8 @@ export type AuthorizeAnswer =
   | { kind: 'consent'; request: AuthorizationRequest; heldId: string }
 
 export interface AuthorizeContext {
+  /** Whether `openid` may be requested (signing keys exist; src/oauth/identity.ts). */
+  identity: IdentityRequestOptions
   db: Db
   clock: Clock
   issuer: string
@@ -77,20 +81,24 @@ export function sameCodeFlowSettings(a: CodeFlowSettings, b: CodeFlowSettings): 
  * cached settings still hold (docs/decisions/004-caching-and-ttl-bounds.md). Every other
  * answer is worked out from a fresh read, so a stale copy can only ever fail to issue a code.
  */
-export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unknown, user: { id: string } | null): Promise<AuthorizeAnswer> {
+export async function answerAuthorizeRequest(
+  ctx: AuthorizeContext,
+  query: unknown,
+  user: AuthorizingUser | null,
+): Promise<AuthorizeAnswer> {
   const reading = readParams(query)
   let tried: CodeFlowSettings | undefined
   const clientId = reading.params.client_id
   const cached = user && clientId !== undefined ? ctx.applications.get(clientId) : undefined
   if (user && cached) {
-    const outcome = await validateAuthorizationRequest(reading, ctx.issuer, () => cached)
+    const outcome = await validateAuthorizationRequest(reading, ctx.issuer, () => cached, ctx.identity)
     if (outcome.kind === 'ok' && mayUseRememberedConsent(outcome.request)) {
-      const issued = await issueUnderRememberedConsent(ctx.db, outcome.request, user.id, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
+      const issued = await issueUnderRememberedConsent(ctx.db, outcome.request, user, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
       if (issued.kind !== 'no-grant') return answerIssued(ctx, outcome.request, issued, user)
       tried = outcome.request.application
     }
   }
-  const outcome = await validateAuthorizationRequest(reading, ctx.issuer, (id) => ctx.applications.load(id))
+  const outcome = await validateAuthorizationRequest(reading, ctx.issuer, (id) => ctx.applications.load(id), ctx.identity)
   return answerValidated(ctx, outcome, user, tried)
 }
 
@@ -101,7 +109,7 @@ export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unkno
 async function answerValidated(
   ctx: AuthorizeContext,
   outcome: AuthorizeOutcome,
-  user: { id: string } | null,
+  user: AuthorizingUser | null,
   tried: CodeFlowSettings | undefined,
 ): Promise<AuthorizeAnswer> {
   if (outcome.kind === 'fatal') return { kind: 'error-page', message: outcome.message }
@@ -113,7 +121,7 @@ async function answerValidated(
     return { kind: 'login' }
   }
   if (mayUseRememberedConsent(req) && !(tried && sameCodeFlowSettings(tried, req.application))) {
-    const issued = await issueUnderRememberedConsent(ctx.db, req, user.id, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
+    const issued = await issueUnderRememberedConsent(ctx.db, req, user, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
     if (issued.kind !== 'no-grant') return answerIssued(ctx, req, issued, user)
   }
   if (req.prompt === 'none') return deliverError(ctx, deniedFor(ctx, req, 'The user has not granted this access'), user)
@@ -175,7 +183,7 @@ async function deliverError(ctx: AuthorizeContext, error: ErrorResponse, user: {
 export async function answerConsent(
   ctx: AuthorizeContext,
   form: { heldId: unknown; decision: unknown },
-  user: { id: string } | null,
+  user: AuthorizingUser | null,
   audit: AuditTrail,
 ): Promise<AuthorizeAnswer> {
   const incomplete: AuthorizeAnswer = {
@@ -195,7 +203,12 @@ export async function answerConsent(
   }
   const held = await findHeldRequest(ctx.db, form.heldId, now, user.id)
   if (!held) return gone
-  const outcome = await validateAuthorizationRequest(readParams(heldRequestParams(held)), ctx.issuer, (id) => ctx.applications.load(id))
+  const outcome = await validateAuthorizationRequest(
+    readParams(heldRequestParams(held)),
+    ctx.issuer,
+    (id) => ctx.applications.load(id),
+    ctx.identity,
+  )
   if (outcome.kind === 'fatal') return { kind: 'error-page', message: outcome.message }
   if (outcome.kind === 'redirect') return deliverError(ctx, outcome, user)
   const req = outcome.request
@@ -205,7 +218,7 @@ export async function answerConsent(
       ? { kind: 'redirect', location: denyAuthorization(req, ctx.issuer) }
       : gone
   }
-  const issued = await approveAuthorization(ctx, req, user.id, now, ctx.issuer, form.heldId)
+  const issued = await approveAuthorization(ctx, req, user, now, ctx.issuer, form.heldId)
   if (issued.kind === 'gone' || issued.kind === 'no-grant') return gone
   if (issued.kind === 'issued') {
     await audit.record({

@@ -8,10 +8,11 @@ import type { RevocationBus } from '../revocation/bus.js'
 import type { RevocationFeed, StreamClient, StreamRefusal } from '../revocation/stream-feed.js'
 import type { TokenQuota } from '../revocation/token-quota.js'
 import type { ApplicationCache } from './application-cache.js'
-import type { IssueQuotas } from './authorization.js'
+import type { AuthorizingUser, IssueQuotas } from './authorization.js'
+import type { SigningKeys } from './signing-keys.js'
 import { type AuthorizeAnswer, type AuthorizeContext, answerAuthorizeRequest, answerConsent, authorizeDestination } from './authorize.js'
 import type { ClientAuthCache } from './client-auth-cache.js'
-import { type ClientEndpointContext, extractClientCredentials } from './client-auth.js'
+import { extractClientCredentials } from './client-auth.js'
 import { ResourceServerOnlyError } from './errors.js'
 import { type IntrospectionContext, introspect } from './introspection.js'
 import type { Params } from './params.js'
@@ -28,13 +29,13 @@ import type { ServerTokenCache, ServerTokenEntry } from './token-validity.js'
  */
 
 /** The logged-in user, as the authorize endpoint reads them off the session. */
-type User = { readonly id: string } | null
+type User = AuthorizingUser | null
 
 export interface OAuthUseCases {
   /** GET /oauth/authorize (RFC 6749 4.1.1, 4.2.1); remembered consent is one statement. */
   authorize(query: unknown, user: User): Promise<AuthorizeAnswer>
   /** POST /oauth/authorize: the actor's answer to a held request; an approval is audited. */
-  answerConsent(actor: Actor, form: { heldId: unknown; decision: unknown }): Promise<AuthorizeAnswer>
+  answerConsent(actor: Actor, form: { heldId: unknown; decision: unknown }, session?: AuthorizingUser | null): Promise<AuthorizeAnswer>
   /**
    * Where the authorize request at `path` (a log-in page's `next`) would send the browser at the
    * end, if it names a usable client: the log-in form's CSP form-action must allow it.
@@ -78,10 +79,14 @@ export interface OAuthDeps {
   tokenQuota: Pick<TokenQuota, 'issued'>
   /** TOKEN_AUTH_FAILURE_LIMIT. */
   clientAuthFailureLimit: number
+  /** The ID Token signing keys; undefined without a sealing key, when `openid` is refused. */
+  keys: SigningKeys | undefined
+  /** ID_TOKEN_TTL. */
+  idTokenTtlMs: number
 }
 
 /** RFC 8414 2, 3. */
-function metadataOf(issuer: string): Readonly<Record<string, unknown>> {
+function metadataOf(issuer: string, openid: boolean): Readonly<Record<string, unknown>> {
   const authMethods = ['client_secret_basic', 'client_secret_post']
   return Object.freeze({
     issuer,
@@ -89,7 +94,8 @@ function metadataOf(issuer: string): Readonly<Record<string, unknown>> {
     token_endpoint: `${issuer}/oauth/token`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
-    scopes_supported: [...SCOPES],
+    // Without signing keys `openid` is refused as unknown (src/oauth/identity.ts).
+    scopes_supported: SCOPES.filter((s) => openid || s !== 'openid'),
     response_types_supported: ['code', 'token'],
     response_modes_supported: ['query', 'fragment'],
     grant_types_supported: ['authorization_code', 'implicit'],
@@ -105,6 +111,7 @@ function metadataOf(issuer: string): Readonly<Record<string, unknown>> {
 export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
   const { db, clock, bus, audit } = deps
   const authorizing: AuthorizeContext = {
+    identity: { openid: deps.keys !== undefined },
     db,
     clock,
     issuer: deps.issuer,
@@ -112,18 +119,25 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     quotas: deps.quotas,
     tokenQuota: deps.tokenQuota,
   }
-  const clients: ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'> } = {
+  const clients: Parameters<typeof exchangeAuthorizationCode>[0] = {
     db,
     clock,
     bus,
     clientAuthFailureLimit: deps.clientAuthFailureLimit,
     tokenQuota: deps.tokenQuota,
+    idTokens: deps.keys && { keys: deps.keys, issuer: deps.issuer, ttlMs: deps.idTokenTtlMs },
   }
-  const metadata = metadataOf(deps.issuer)
+  const metadata = metadataOf(deps.issuer, deps.keys !== undefined)
   return {
     authorize: (query, user) => answerAuthorizeRequest(authorizing, query, user),
-    answerConsent: (actor, form) =>
-      answerConsent(authorizing, form, actor.userId === null ? null : { id: actor.userId }, trailOf(audit, actor)),
+    // The session's log-in (auth_time, amr, sid) goes into an ID Token; the actor is who answered.
+    answerConsent: (actor, form, session) =>
+      answerConsent(
+        authorizing,
+        form,
+        actor.userId === null ? null : session?.id === actor.userId ? session : { id: actor.userId },
+        trailOf(audit, actor),
+      ),
     authorizeDestination: (path) => authorizeDestination(authorizing, path),
     exchangeCode: (params, authorization) => exchangeAuthorizationCode(clients, params, authorization),
     revokeToken: (params, authorization) => revokeForClient(clients, params, authorization),
