@@ -154,6 +154,7 @@ export interface ApplicationChange {
   allowedScopes: boolean
   requirePkce: boolean
   allowImplicit: boolean
+  idTokenAlg: boolean
 }
 
 const CHANGE_WORDS: Record<keyof ApplicationChange, string> = {
@@ -163,6 +164,7 @@ const CHANGE_WORDS: Record<keyof ApplicationChange, string> = {
   allowedScopes: 'allowed scopes',
   requirePkce: 'PKCE requirement',
   allowImplicit: 'token flow',
+  idTokenAlg: 'ID Token signing algorithm',
 }
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`

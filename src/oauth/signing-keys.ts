@@ -21,7 +21,7 @@ import {
  * and kept published until the last ID Token they signed has expired (ID_TOKEN_TTL).
  */
 
-export const SIGNING_ALGS: readonly SigningAlg[] = ['RS256', 'ES256', 'EdDSA']
+export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const satisfies readonly SigningAlg[]
 /** The JWKS's Cache-Control max-age. */
 export const JWKS_MAX_AGE_SECONDS = 300
 /** How long a process trusts its copy of the published keys before reading them again. */

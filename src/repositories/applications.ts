@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
-import type { Application } from '../db/schema.js'
+import type { Application, SigningAlg } from '../db/schema.js'
 import { containing } from './like-pattern.js'
 
 /*
@@ -84,6 +84,8 @@ export interface ApplicationSettings {
   allowedScopes: string[]
   requirePkce: boolean
   allowImplicit: boolean
+  /** How its ID Tokens are signed (OpenID Connect Core 15.1: RS256 unless chosen otherwise). */
+  idTokenAlg: SigningAlg
   /** https links shown on the consent page; absent or null: none. */
   homepageUrl?: string | null
   privacyPolicyUrl?: string | null
@@ -105,6 +107,7 @@ export function insertApplication(
       allowed_scopes: a.allowedScopes,
       require_pkce: a.requirePkce,
       allow_implicit: a.allowImplicit,
+      id_token_alg: a.idTokenAlg,
       homepage_url: a.homepageUrl ?? null,
       privacy_policy_url: a.privacyPolicyUrl ?? null,
       created_at: a.now,
@@ -137,6 +140,7 @@ export function updateOwnedApplication(
       allowed_scopes: s.allowedScopes,
       require_pkce: s.requirePkce,
       allow_implicit: s.allowImplicit,
+      id_token_alg: s.idTokenAlg,
       homepage_url: s.homepageUrl ?? null,
       privacy_policy_url: s.privacyPolicyUrl ?? null,
       updated_at: now,

@@ -118,6 +118,32 @@ describe('an openid-client relying party', () => {
     })
   })
 
+  it('signs with ES256 or EdDSA when the application chose it in the console', async () => {
+    const config = await relyingParty()
+    for (const alg of ['ES256', 'EdDSA'] as const) {
+      await t.db.updateTable('applications').set({ id_token_alg: alg }).where('id', '=', app.id).execute()
+      const verifier = client.randomPKCECodeVerifier()
+      const nonce = client.randomNonce()
+      const url = client.buildAuthorizationUrl(config, {
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        nonce,
+      })
+      const browser = await new BrowserSession(t.app).signUpAndLogIn(`rp-${alg.toLowerCase()}@example.com`)
+      const tokens = await client.authorizationCodeGrant(config, await authorize(browser, url), {
+        pkceCodeVerifier: verifier,
+        expectedNonce: nonce,
+        idTokenExpected: true,
+      })
+      expect(decodeProtectedHeader(tokens.id_token!).alg).toBe(alg)
+      const jwks = createRemoteJWKSet(new URL('/.well-known/jwks.json', issuer))
+      await jwtVerify(tokens.id_token!, jwks, { issuer: issuer.origin, audience: app.clientId, algorithms: [alg] })
+    }
+    await t.db.updateTable('applications').set({ id_token_alg: 'RS256' }).where('id', '=', app.id).execute()
+  })
+
   it('serves discovery, the JWKS and UserInfo to any origin, and nothing private in the JWKS', async () => {
     for (const path of ['/.well-known/openid-configuration', '/.well-known/jwks.json', '/oauth/userinfo']) {
       const res = await fetch(new URL(path, issuer))
@@ -125,7 +151,12 @@ describe('an openid-client relying party', () => {
     }
     const jwks = (await (await fetch(new URL('/.well-known/jwks.json', issuer))).json()) as { keys: Record<string, unknown>[] }
     for (const key of jwks.keys) {
-      expect(key).toMatchObject({ kid: expect.any(String), kty: 'RSA', use: 'sig', alg: 'RS256' })
+      expect(key).toMatchObject({
+        kid: expect.any(String),
+        kty: expect.any(String),
+        use: 'sig',
+        alg: expect.stringMatching(/^(RS256|ES256|EdDSA)$/),
+      })
       for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi']) expect(key).not.toHaveProperty(member)
     }
     const res = await fetch(new URL('/.well-known/jwks.json', issuer))
