@@ -49,6 +49,7 @@ export const AUDIT_EVENTS = Object.freeze({
   'user.totp_disabled': 'Authenticator app turned off',
   'user.recovery_codes_regenerated': 'New recovery codes generated; the previous ones stopped working',
   'user.recovery_code_used': 'A recovery code was used',
+  'user.display_name_changed': 'Display name changed (shared with applications granted the profile scope)',
   'application.created': 'Application registered',
   'application.updated': 'Application settings changed',
   'application.secret_regenerated': 'New client secret generated',

@@ -144,6 +144,33 @@ describe('an openid-client relying party', () => {
     await t.db.updateTable('applications').set({ id_token_alg: 'RS256' }).where('id', '=', app.id).execute()
   })
 
+  it('states the display name the user set on the Account page as name, with updated_at', async () => {
+    const browser = await new BrowserSession(t.app).signUpAndLogIn('named@example.com')
+    const user = await t.db.selectFrom('users').select('id').where('email', '=', 'named@example.com').executeTakeFirstOrThrow()
+    const { token } = await createTokenSetup(t.db, ['openid', 'profile'])
+    await t.db.updateTable('access_tokens').set({ user_id: user.id }).where('id', '=', token.id).execute()
+    const bearer = { authorization: `Bearer ${token.token}` }
+
+    expect((await browser.get('/account')).body).toContain('id="display_name"')
+    for (const refused of ['x'.repeat(101), 'Ann\u0007']) {
+      const res = await browser.post('/account/profile', { display_name: refused })
+      expect(res.statusCode).toBe(400)
+      expect(res.body).toContain('id="display_name-error"')
+    }
+    t.clock.advance(5000)
+    const saved = await browser.post('/account/profile', { display_name: '  Ann Example ' })
+    expect(saved.statusCode).toBe(303)
+    const info = (await t.app.inject({ method: 'GET', url: '/oauth/userinfo', headers: bearer })).json() as Record<string, unknown>
+    expect(info).toEqual({ sub: user.id, name: 'Ann Example', updated_at: Math.floor(t.clock().getTime() / 1000) })
+    expect((await browser.get('/account')).body).toContain('value="Ann Example"')
+    const events = await t.db.selectFrom('audit_events').select('event').where('user_id', '=', user.id).execute()
+    expect(events.map((e) => e.event)).toContain('user.display_name_changed')
+
+    // Emptied: no name claim any more.
+    await browser.post('/account/profile', { display_name: '' })
+    expect((await t.app.inject({ method: 'GET', url: '/oauth/userinfo', headers: bearer })).json()).not.toHaveProperty('name')
+  })
+
   it('serves discovery, the JWKS and UserInfo to any origin, and nothing private in the JWKS', async () => {
     for (const path of ['/.well-known/openid-configuration', '/.well-known/jwks.json', '/oauth/userinfo']) {
       const res = await fetch(new URL(path, issuer))
