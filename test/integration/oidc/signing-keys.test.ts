@@ -1,3 +1,4 @@
+import { type JSONWebKeySet, createLocalJWKSet, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../../../src/cli/run.js'
 import { ROTATION_DELAY_MS } from '../../../src/oauth/signing-keys.js'
@@ -65,10 +66,20 @@ describe('signing keys', () => {
     const published = await t.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })
     expect((published.json() as { keys: { kid: string }[] }).keys.map((k) => k.kid)).toEqual([first, next])
 
+    // An ID Token signed before the rotation still verifies against the JWKS after it.
+    const before = await t.deps.identity.signIdToken('RS256', {
+      sub: 'before',
+      iss: 'x',
+      exp: Math.floor(t.clock().getTime() / 1000) + 3600,
+    })
+    const jwks = createLocalJWKSet(published.json() as JSONWebKeySet)
+    expect((await jwtVerify(before, jwks, { currentDate: t.clock() })).payload.sub).toBe('before')
+
     // Until the delay has passed, the previous key signs.
     const kidOf = (jwt: string) => (JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid
     expect(kidOf(await t.deps.identity.signIdToken('RS256', { sub: 'x' }))).toBe(first)
     t.clock.set(new Date(rotatedAt + ROTATION_DELAY_MS))
+    expect((await jwtVerify(before, jwks, { currentDate: t.clock() })).payload.sub).toBe('before')
     expect(kidOf(await t.deps.identity.signIdToken('RS256', { sub: 'x' }))).toBe(next)
 
     const events = await t.db.selectFrom('audit_events').select(['event', 'detail']).execute()
