@@ -120,6 +120,9 @@ describe('an openid-client relying party', () => {
 
   it('signs with ES256 or EdDSA when the application chose it in the console', async () => {
     const config = await relyingParty()
+    // One user: the first sign-in asks for consent, the second is answered under remembered
+    // consent (one statement), which must carry the nonce and the session's claims as well.
+    const browser = await new BrowserSession(t.app).signUpAndLogIn('rp-algorithms@example.com')
     for (const alg of ['ES256', 'EdDSA'] as const) {
       await t.db.updateTable('applications').set({ id_token_alg: alg }).where('id', '=', app.id).execute()
       const verifier = client.randomPKCECodeVerifier()
@@ -131,13 +134,13 @@ describe('an openid-client relying party', () => {
         code_challenge_method: 'S256',
         nonce,
       })
-      const browser = await new BrowserSession(t.app).signUpAndLogIn(`rp-${alg.toLowerCase()}@example.com`)
       const tokens = await client.authorizationCodeGrant(config, await authorize(browser, url), {
         pkceCodeVerifier: verifier,
         expectedNonce: nonce,
         idTokenExpected: true,
       })
       expect(decodeProtectedHeader(tokens.id_token!).alg).toBe(alg)
+      expect(tokens.claims()).toMatchObject({ nonce, amr: ['pwd'], sid: expect.any(String), auth_time: expect.any(Number) })
       const jwks = createRemoteJWKSet(new URL('/.well-known/jwks.json', issuer))
       await jwtVerify(tokens.id_token!, jwks, { issuer: issuer.origin, audience: app.clientId, algorithms: [alg] })
     }
