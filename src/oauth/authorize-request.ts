@@ -1,6 +1,13 @@
 import type { Application } from '../db/schema.js'
 import { isClientIdWithinBound } from '../lib/tokens.js'
-import { InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedResponseTypeError } from './errors.js'
+import {
+  InvalidRequestError,
+  OAuthError,
+  RequestNotSupportedError,
+  RequestUriNotSupportedError,
+  UnauthorizedClientError,
+  UnsupportedResponseTypeError,
+} from './errors.js'
 import { type ParamReading, describeProblem, optional } from './params.js'
 import { type ChallengeMethod, parseChallengeMethod, validateChallenge } from './pkce.js'
 import { buildRedirect, findMatchingRedirectUri } from './redirect-uri.js'
@@ -30,8 +37,36 @@ export interface AuthorizationRequest {
   state: string | undefined
   codeChallenge: string | null
   codeChallengeMethod: ChallengeMethod | null
+  /** prompt=none or prompt=consent (OpenID Connect Core 3.1.2.1); login is `freshLogIn`. */
   prompt: 'consent' | 'none' | undefined
+  /** The log-in the request needs, beyond a session (OpenID Connect Core 3.1.2.1). */
+  logIn: LogInDemand
 }
+
+/**
+ * What an authorize request asks of the session: `fresh` (prompt=login or select_account) wants
+ * a log-in after the request, `maxAgeSeconds` one at most that old, `hint` prefills the log-in
+ * form. `askedAt` is the time Gatehouse sent the browser to log in for this request
+ * (LOGIN_ASKED_PARAM): a session authenticated since then satisfies `fresh` and `maxAgeSeconds`,
+ * so the request, back from the log-in page, ends instead of asking again.
+ */
+export interface LogInDemand {
+  fresh: boolean
+  maxAgeSeconds: number | undefined
+  hint: string | undefined
+  askedAt: number | undefined
+}
+
+/**
+ * Gatehouse's own authorize parameter: when it sent the browser to log in for this request
+ * (milliseconds since the epoch). Only ever makes a request easier to satisfy by a log-in that
+ * happened after it; anyone able to forge it could as well drop prompt and max_age, which is why
+ * a relying party checks auth_time (OpenID Connect Core 3.1.2.1, max_age).
+ */
+export const LOGIN_ASKED_PARAM = 'gatehouse_login_asked'
+
+/** The longest login_hint read: an email address (RFC 5321 4.5.3.1.3 path limit). */
+const MAX_LOGIN_HINT = 254
 
 export type AuthorizeOutcome =
   | { kind: 'ok'; request: AuthorizationRequest }
@@ -119,6 +154,7 @@ export async function validateAuthorizationRequest(
   try {
     const first = reading.problems[0]
     if (first !== undefined) throw new InvalidRequestError(describeProblem(first.name, first.problem))
+    refuseRequestObjects(single)
     if (!responseType) throw new InvalidRequestError('response_type is required: code or token')
     if (responseType !== 'code' && responseType !== 'token') {
       throw new UnsupportedResponseTypeError('response_type must be code or token')
@@ -129,7 +165,8 @@ export async function validateAuthorizationRequest(
     const scopes = parseScope(raw.scope, application.allowed_scopes)
 
     const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
-    const prompt = promptOf(single('prompt'))
+    const { prompt, fresh } = promptOf(single('prompt'))
+    const logIn = fresh || NO_LOG_IN_PARAMS.some((name) => raw[name] !== undefined) ? logInDemandOf(single, fresh) : NO_LOG_IN_DEMAND
 
     return {
       kind: 'ok',
@@ -143,6 +180,7 @@ export async function validateAuthorizationRequest(
         codeChallenge,
         codeChallengeMethod,
         prompt,
+        logIn,
       },
     }
   } catch (err) {
@@ -173,11 +211,50 @@ function pkceOf(
   return NO_PKCE
 }
 
-/** prompt (OpenID Connect Core 1.0, 3.1.2.1): none, consent, or nothing; none stands alone. */
-function promptOf(value: string | undefined): 'none' | 'consent' | undefined {
+const PROMPT_VALUES = new Set(['none', 'login', 'consent', 'select_account'])
+
+/**
+ * prompt (OpenID Connect Core 1.0, 3.1.2.1): none stands alone; login asks for a fresh log-in;
+ * select_account is answered as login (a browser holds one Gatehouse session, so choosing an
+ * account is logging in as it); consent shows the consent page.
+ */
+function promptOf(value: string | undefined): { prompt: 'none' | 'consent' | undefined; fresh: boolean } {
   const promptValues = (value ?? '').split(' ').filter(Boolean)
+  if (promptValues.some((v) => !PROMPT_VALUES.has(v))) {
+    throw new InvalidRequestError('prompt takes none, login, consent or select_account, separated by spaces')
+  }
   if (promptValues.includes('none') && promptValues.length > 1) {
     throw new InvalidRequestError('prompt=none cannot be combined with other values')
   }
-  return promptValues.includes('none') ? 'none' : promptValues.includes('consent') ? 'consent' : undefined
+  const fresh = promptValues.includes('login') || promptValues.includes('select_account')
+  return { prompt: promptValues.includes('none') ? 'none' : promptValues.includes('consent') ? 'consent' : undefined, fresh }
+}
+
+const NO_LOG_IN_PARAMS = ['max_age', 'login_hint', LOGIN_ASKED_PARAM]
+const NO_LOG_IN_DEMAND: LogInDemand = Object.freeze({ fresh: false, maxAgeSeconds: undefined, hint: undefined, askedAt: undefined })
+
+/** A non-negative integer of at most 15 digits (a safe integer), or undefined when it is not one. */
+function nonNegativeInteger(value: string | undefined): number | undefined {
+  return value !== undefined && /^[0-9]{1,15}$/.test(value) ? Number(value) : undefined
+}
+
+/** max_age, login_hint and Gatehouse's own LOGIN_ASKED_PARAM; throws the error the client is sent. */
+function logInDemandOf(single: (name: string) => string | undefined, fresh: boolean): LogInDemand {
+  const maxAge = single('max_age')
+  const maxAgeSeconds = nonNegativeInteger(maxAge)
+  if (maxAge !== undefined && maxAgeSeconds === undefined)
+    throw new InvalidRequestError('max_age must be a non-negative integer of seconds')
+  const hint = single('login_hint')
+  if (hint !== undefined && hint.length > MAX_LOGIN_HINT)
+    throw new InvalidRequestError(`login_hint must be at most ${MAX_LOGIN_HINT} characters`)
+  const asked = single(LOGIN_ASKED_PARAM)
+  const askedAt = nonNegativeInteger(asked)
+  if (asked !== undefined && askedAt === undefined) throw new InvalidRequestError(`${LOGIN_ASKED_PARAM} is not a time Gatehouse wrote`)
+  return { fresh, maxAgeSeconds, hint, askedAt }
+}
+
+/** Request objects (OpenID Connect Core 6) are not supported; PAR's request_uri is read before this. */
+function refuseRequestObjects(single: (name: string) => string | undefined): void {
+  if (single('request') !== undefined) throw new RequestNotSupportedError('Request objects (the request parameter) are not supported')
+  if (single('request_uri') !== undefined) throw new RequestUriNotSupportedError('request_uri is not supported here')
 }

@@ -21,13 +21,20 @@ import {
 import {
   type AuthorizationRequest,
   type AuthorizeOutcome,
+  LOGIN_ASKED_PARAM,
   errorLocation,
   establishClient,
   responseMode,
   validateAuthorizationRequest,
 } from './authorize-request.js'
-import { AccessDeniedError, type OAuthError, TemporarilyUnavailableError } from './errors.js'
-import { readParams } from './params.js'
+import {
+  ConsentRequiredError,
+  InteractionRequiredError,
+  LoginRequiredError,
+  type OAuthError,
+  TemporarilyUnavailableError,
+} from './errors.js'
+import { type Params, readParams } from './params.js'
 import { describeRedirectTarget } from './redirect-uri.js'
 
 /*
@@ -44,8 +51,11 @@ export type AuthorizeAnswer =
    * names the application and the destination, with a link to `location` for the user to follow.
    */
   | { kind: 'untrusted-error'; location: string; applicationName: string; host: string; description: string }
-  /** Log in first, then back to `returnTo` (absent: the request's own URL). */
-  | { kind: 'login'; returnTo?: string }
+  /**
+   * Log in first, then back to `returnTo` (absent: the request's own URL). `fresh`: even over a
+   * session (prompt=login, max_age); `hint`: the email to prefill (login_hint).
+   */
+  | { kind: 'login'; returnTo?: string; fresh?: boolean; hint?: string }
   /** The consent page for the request, held under `heldId` until answered. */
   | { kind: 'consent'; request: AuthorizationRequest; heldId: string }
 
@@ -58,6 +68,13 @@ export interface AuthorizeContext {
   /** Keeps MAX_TOKENS_PER_GRANT after a token-flow token is issued. */
   tokenQuota: Pick<TokenQuota, 'issued'>
 }
+
+/**
+ * The logged-in user as the authorize request sees them: when the session was authenticated
+ * (max_age, prompt=login), and whether REQUIRE_TWO_FACTOR asks them to enrol before going on
+ * (prompt=none then answers interaction_required instead of the enrolment page).
+ */
+export type AuthorizeUser = { readonly id: string; readonly authenticatedAt: Date; readonly mustEnrol?: boolean } | null
 
 /** RFC 6749 4.1.2.1 temporarily_unavailable: the user's codes for this client are over CODE_ISSUE_LIMIT. */
 const OVER_CODE_QUOTA = 'Too many authorization requests for this application in the last minute; try again shortly'
@@ -77,21 +94,22 @@ export function sameCodeFlowSettings(a: CodeFlowSettings, b: CodeFlowSettings): 
  * cached settings still hold (docs/decisions/004-caching-and-ttl-bounds.md). Every other
  * answer is worked out from a fresh read, so a stale copy can only ever fail to issue a code.
  */
-export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unknown, user: { id: string } | null): Promise<AuthorizeAnswer> {
+export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unknown, user: AuthorizeUser): Promise<AuthorizeAnswer> {
   const reading = readParams(query)
   let tried: CodeFlowSettings | undefined
   const clientId = reading.params.client_id
   const cached = user && clientId !== undefined ? ctx.applications.get(clientId) : undefined
   if (user && cached) {
     const outcome = await validateAuthorizationRequest(reading, ctx.issuer, () => cached)
-    if (outcome.kind === 'ok' && mayUseRememberedConsent(outcome.request)) {
+    // The session's checks are comparisons in memory: the hot path stays one statement.
+    if (outcome.kind === 'ok' && mayUseRememberedConsent(outcome.request) && sessionSuffices(outcome.request, user, ctx.clock())) {
       const issued = await issueUnderRememberedConsent(ctx.db, outcome.request, user.id, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
       if (issued.kind !== 'no-grant') return answerIssued(ctx, outcome.request, issued, user)
       tried = outcome.request.application
     }
   }
   const outcome = await validateAuthorizationRequest(reading, ctx.issuer, (id) => ctx.applications.load(id))
-  return answerValidated(ctx, outcome, user, tried)
+  return answerValidated(ctx, { outcome, params: reading.params }, user, tried)
 }
 
 /**
@@ -100,31 +118,61 @@ export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unkno
  */
 async function answerValidated(
   ctx: AuthorizeContext,
-  outcome: AuthorizeOutcome,
-  user: { id: string } | null,
+  { outcome, params }: { outcome: AuthorizeOutcome; params: Params },
+  user: AuthorizeUser,
   tried: CodeFlowSettings | undefined,
 ): Promise<AuthorizeAnswer> {
   if (outcome.kind === 'fatal') return { kind: 'error-page', message: outcome.message }
   if (outcome.kind === 'redirect') return deliverError(ctx, outcome, user)
   const req = outcome.request
-  if (!user) {
-    // prompt=none forbids showing the log-in page (RFC 6749 has no login_required).
-    if (req.prompt === 'none') return deliverError(ctx, deniedFor(ctx, req, 'The user is not logged in'), user)
-    return { kind: 'login' }
+  const now = ctx.clock()
+  if (!user || !sessionSuffices(req, user, now)) {
+    // prompt=none forbids showing the log-in page (OpenID Connect Core 3.1.2.6).
+    const why = user ? 'The user must log in again' : 'The user is not logged in'
+    if (req.prompt === 'none') return deliverError(ctx, refusedFor(ctx, req, new LoginRequiredError(why)), user)
+    return logInFor(req, params, now, user !== null)
+  }
+  if (req.prompt === 'none' && user.mustEnrol) {
+    const error = new InteractionRequiredError('The user must set up a second factor first')
+    return deliverError(ctx, refusedFor(ctx, req, error), user)
   }
   if (mayUseRememberedConsent(req) && !(tried && sameCodeFlowSettings(tried, req.application))) {
     const issued = await issueUnderRememberedConsent(ctx.db, req, user.id, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
     if (issued.kind !== 'no-grant') return answerIssued(ctx, req, issued, user)
   }
-  if (req.prompt === 'none') return deliverError(ctx, deniedFor(ctx, req, 'The user has not granted this access'), user)
-  return { kind: 'consent', request: req, heldId: await holdForConsent(ctx.db, req, user.id, ctx.clock()) }
+  if (req.prompt === 'none') {
+    return deliverError(ctx, refusedFor(ctx, req, new ConsentRequiredError('The user has not granted this access')), user)
+  }
+  return { kind: 'consent', request: req, heldId: await holdForConsent(ctx.db, req, user.id, now) }
+}
+
+/**
+ * Whether the session is recent enough for the request (OpenID Connect Core 3.1.2.1): prompt=login
+ * wants a log-in after Gatehouse asked for one, max_age one at most that many seconds old (or
+ * after Gatehouse asked, so max_age=0 ends too).
+ */
+export function sessionSuffices(req: AuthorizationRequest, user: NonNullable<AuthorizeUser>, now: Date): boolean {
+  const { fresh, maxAgeSeconds, askedAt } = req.logIn
+  if (!fresh && maxAgeSeconds === undefined) return true
+  const authenticated = user.authenticatedAt.getTime()
+  if (askedAt !== undefined && authenticated >= askedAt) return true
+  if (fresh) return false
+  return now.getTime() - authenticated <= maxAgeSeconds! * 1000
+}
+
+/**
+ * The log-in page for this request. When the request wants a recent log-in, the way back carries
+ * the time Gatehouse asked (LOGIN_ASKED_PARAM), which the log-in that follows satisfies.
+ */
+function logInFor(req: AuthorizationRequest, sent: Params, now: Date, overSession: boolean): AuthorizeAnswer {
+  const hint = req.logIn.hint
+  if (!req.logIn.fresh && req.logIn.maxAgeSeconds === undefined) return { kind: 'login', hint }
+  const params = new URLSearchParams(sent)
+  params.set(LOGIN_ASKED_PARAM, String(now.getTime()))
+  return { kind: 'login', returnTo: `/oauth/authorize?${params}`, fresh: overSession, hint }
 }
 
 type ErrorResponse = Extract<AuthorizeOutcome, { kind: 'redirect' }>
-
-function deniedFor(ctx: AuthorizeContext, req: AuthorizationRequest, description: string): ErrorResponse {
-  return refusedFor(ctx, req, new AccessDeniedError(description))
-}
 
 function refusedFor(ctx: AuthorizeContext, req: AuthorizationRequest, error: OAuthError): ErrorResponse {
   const location = errorLocation(

@@ -9,7 +9,14 @@ import type { RevocationFeed, StreamClient, StreamRefusal } from '../revocation/
 import type { TokenQuota } from '../revocation/token-quota.js'
 import type { ApplicationCache } from './application-cache.js'
 import type { IssueQuotas } from './authorization.js'
-import { type AuthorizeAnswer, type AuthorizeContext, answerAuthorizeRequest, answerConsent, authorizeDestination } from './authorize.js'
+import {
+  type AuthorizeAnswer,
+  type AuthorizeContext,
+  type AuthorizeUser,
+  answerAuthorizeRequest,
+  answerConsent,
+  authorizeDestination,
+} from './authorize.js'
 import type { ClientAuthCache } from './client-auth-cache.js'
 import { type ClientEndpointContext, extractClientCredentials } from './client-auth.js'
 import { ResourceServerOnlyError } from './errors.js'
@@ -27,12 +34,9 @@ import type { ServerTokenCache, ServerTokenEntry } from './token-validity.js'
  * call more than calling the protocol function itself, and nothing else (no allocation, no await).
  */
 
-/** The logged-in user, as the authorize endpoint reads them off the session. */
-type User = { readonly id: string } | null
-
 export interface OAuthUseCases {
   /** GET /oauth/authorize (RFC 6749 4.1.1, 4.2.1); remembered consent is one statement. */
-  authorize(query: unknown, user: User): Promise<AuthorizeAnswer>
+  authorize(query: unknown, user: AuthorizeUser): Promise<AuthorizeAnswer>
   /** POST /oauth/authorize: the actor's answer to a held request; an approval is audited. */
   answerConsent(actor: Actor, form: { heldId: unknown; decision: unknown }): Promise<AuthorizeAnswer>
   /**

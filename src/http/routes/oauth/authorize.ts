@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthorizeAnswer } from '../../../oauth/authorize.js'
-import { SCOPE_DESCRIPTIONS, type Services, describeRedirectTarget } from '../../../services.js'
+import { SCOPE_DESCRIPTIONS, type Services, describeRedirectTarget, enrolmentDemand } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { render } from '../../render.js'
@@ -30,7 +30,13 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
     case 'login': {
       // Log-in first, then back to this very authorize request (docs/architecture.md, "GET /oauth/authorize").
       const next = safeNextPath(answer.returnTo ?? request.url)
-      return reply.redirect(next ? `/login?next=${encodeURIComponent(next)}` : '/login', 303)
+      const login = new URLSearchParams()
+      if (next) login.set('next', next)
+      // login_hint prefills the form; prompt=login and max_age show it over a session.
+      if (answer.hint !== undefined) login.set('email', answer.hint)
+      if (answer.fresh) login.set('fresh', '1')
+      const query = login.toString()
+      return reply.redirect(query ? `/login?${query}` : '/login', 303)
     }
     case 'consent': {
       const req = answer.request
@@ -54,8 +60,14 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
 }
 
 /** GET and POST /oauth/authorize (RFC 6749 4.1.1 / 4.2.1). */
-export default async function authorizeRoutes(app: FastifyInstance, { oauth }: Services): Promise<void> {
-  app.get('/oauth/authorize', async (request, reply) => send(request, reply, await oauth.authorize(request.query, request.user), 302))
+export default async function authorizeRoutes(app: FastifyInstance, { oauth, config }: Services): Promise<void> {
+  app.get('/oauth/authorize', async (request, reply) => {
+    const user = request.user
+    // Only prompt=none gets this far while the policy asks to enrol (src/http/two-factor-gate.ts).
+    const mustEnrol = user !== null && enrolmentDemand(config.requireTwoFactor, user, 'authorize') !== undefined
+    const answer = await oauth.authorize(request.query, user && mustEnrol ? { ...user, mustEnrol } : user)
+    return send(request, reply, answer, 302)
+  })
 
   // The consent answer: CSRF-protected, and it names the held request by id only. 303, never
   // 307: the browser must not re-POST the form to the client (RFC 9700 4.12).
