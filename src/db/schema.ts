@@ -94,6 +94,8 @@ export interface PendingAuthorizationsTable {
   user_id: string
   application_id: string
   response_type: 'code' | 'token'
+  /** Null: the response type's default (migration 0012). */
+  response_mode: 'query' | 'fragment' | 'form_post' | null
   redirect_uri: string | null
   scopes: string[]
   state: string | null

@@ -10,7 +10,7 @@ import {
 } from './errors.js'
 import { type ParamReading, describeProblem, optional } from './params.js'
 import { type ChallengeMethod, parseChallengeMethod, validateChallenge } from './pkce.js'
-import { buildRedirect, findMatchingRedirectUri } from './redirect-uri.js'
+import { type ClientResponse, type ResponseMode, clientResponse, findMatchingRedirectUri } from './redirect-uri.js'
 import { type Scope, parseScope } from './scope.js'
 
 /*
@@ -33,6 +33,8 @@ export interface AuthorizationRequest {
   /** As sent, byte for byte; bound to the code so the token request must repeat it (4.1.3). */
   sentRedirectUri: string | null
   responseType: 'code' | 'token'
+  /** response_mode, or the response type's default (query for code, fragment for token). */
+  responseMode: ResponseMode
   scopes: Scope[]
   state: string | undefined
   codeChallenge: string | null
@@ -73,23 +75,43 @@ export type AuthorizeOutcome =
   /** Client or redirect URI unusable: show an error page, never redirect (4.1.2.1). */
   | { kind: 'fatal'; message: string }
   /**
-   * Anything else: the error response for the client, at `location`. Whether the browser is
-   * sent there automatically depends on trust (RFC 9700 4.11.2, src/oauth/authorize.ts).
+   * Anything else: the error response for the client. Whether the browser is sent there
+   * automatically depends on trust (RFC 9700 4.11.2, src/oauth/authorize.ts).
    */
-  | { kind: 'redirect'; location: string; application: AuthorizeApplication; redirectUri: string; description: string }
+  | { kind: 'redirect'; response: ClientResponse; application: AuthorizeApplication; redirectUri: string; description: string }
 
-export function responseMode(responseType: string | undefined): 'query' | 'fragment' {
-  // RFC 6749 4.2.2.1: token-flow errors travel in the fragment like its responses.
-  return responseType === 'token' ? 'fragment' : 'query'
+const RESPONSE_MODES: readonly string[] = ['query', 'fragment', 'form_post']
+
+/**
+ * The mode an error travels in: response_mode when it is one this server speaks and allowed for
+ * the response type, else the type's default (OAuth 2.0 Multiple Response Type Encoding
+ * Practices 2.1; RFC 6749 4.2.2.1: token-flow errors travel in the fragment like its responses).
+ */
+export function responseModeFor(responseType: string | undefined, sent: string | undefined): ResponseMode {
+  const fallback = responseType === 'token' ? 'fragment' : 'query'
+  if (sent === undefined || !RESPONSE_MODES.includes(sent) || (sent === 'query' && responseType === 'token')) return fallback
+  return sent as ResponseMode
+}
+
+/** response_mode, checked; throws the error the client is sent. */
+function checkResponseMode(responseType: 'code' | 'token', sent: string | undefined): ResponseMode {
+  if (sent !== undefined && !RESPONSE_MODES.includes(sent)) {
+    throw new InvalidRequestError('response_mode must be query, fragment or form_post')
+  }
+  // Multiple Response Type Encoding Practices 2.1: a token never travels in the query, where
+  // logs, histories and Referer headers keep it.
+  if (sent === 'query' && responseType === 'token')
+    throw new InvalidRequestError('response_mode=query is not allowed with response_type=token')
+  return responseModeFor(responseType, sent)
 }
 
 /** The error response of RFC 6749 4.1.2.1 / 4.2.2.1, with `iss` (RFC 9207 2). */
-export function errorLocation(
-  target: { redirectUri: string; state: string | undefined; mode: 'query' | 'fragment' },
+export function errorResponse(
+  target: { redirectUri: string; state: string | undefined; mode: ResponseMode },
   error: OAuthError,
   issuer: string,
-): string {
-  return buildRedirect(
+): ClientResponse {
+  return clientResponse(
     target.redirectUri,
     { error: error.error, error_description: error.description, state: target.state, iss: issuer },
     target.mode,
@@ -150,7 +172,7 @@ export async function validateAuthorizationRequest(
   // Phase 2: everything else, reported to the client.
   const responseType = single('response_type')
   const state = single('state')
-  const target = { redirectUri, state, mode: responseMode(responseType) }
+  const target = { redirectUri, state, mode: responseModeFor(responseType, single('response_mode')) }
   try {
     const first = reading.problems[0]
     if (first !== undefined) throw new InvalidRequestError(describeProblem(first.name, first.problem))
@@ -162,6 +184,7 @@ export async function validateAuthorizationRequest(
     if (responseType === 'token' && !application.allow_implicit) {
       throw new UnauthorizedClientError('This application may not use response_type=token')
     }
+    const responseMode = checkResponseMode(responseType, single('response_mode'))
     const scopes = parseScope(raw.scope, application.allowed_scopes)
 
     const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
@@ -175,6 +198,7 @@ export async function validateAuthorizationRequest(
         redirectUri,
         sentRedirectUri,
         responseType,
+        responseMode,
         scopes,
         state,
         codeChallenge,
@@ -185,7 +209,7 @@ export async function validateAuthorizationRequest(
     }
   } catch (err) {
     if (err instanceof OAuthError) {
-      return { kind: 'redirect', location: errorLocation(target, err, issuer), application, redirectUri, description: err.description }
+      return { kind: 'redirect', response: errorResponse(target, err, issuer), application, redirectUri, description: err.description }
     }
     throw err
   }

@@ -22,9 +22,8 @@ import {
   type AuthorizationRequest,
   type AuthorizeOutcome,
   LOGIN_ASKED_PARAM,
-  errorLocation,
+  errorResponse,
   establishClient,
-  responseMode,
   validateAuthorizationRequest,
 } from './authorize-request.js'
 import {
@@ -35,7 +34,7 @@ import {
   TemporarilyUnavailableError,
 } from './errors.js'
 import { type Params, readParams } from './params.js'
-import { describeRedirectTarget } from './redirect-uri.js'
+import { type ClientResponse, describeRedirectTarget } from './redirect-uri.js'
 
 /*
  * GET /oauth/authorize (RFC 6749 4.1.1, 4.2.1) as the protocol sees it: what to answer, given
@@ -45,12 +44,14 @@ import { describeRedirectTarget } from './redirect-uri.js'
 export type AuthorizeAnswer =
   /** Client or redirect URI unusable (RFC 6749 4.1.2.1), or a consent form that cannot be answered: an error page, never a redirect. */
   | { kind: 'error-page'; message: string }
-  | { kind: 'redirect'; location: string }
+  /** A response for the client, in its response mode: a redirect, or the form_post page. */
+  | { kind: 'respond'; response: ClientResponse }
   /**
    * An error response for a client that nobody here vouches for (RFC 9700 4.11.2): a page that
-   * names the application and the destination, with a link to `location` for the user to follow.
+   * names the application and the destination, with a link (or for form_post a button) that
+   * sends `response` when the user follows it.
    */
-  | { kind: 'untrusted-error'; location: string; applicationName: string; host: string; description: string }
+  | { kind: 'untrusted-error'; response: ClientResponse; applicationName: string; host: string; description: string }
   /**
    * Log in first, then back to `returnTo` (absent: the request's own URL). `fresh`: even over a
    * session (prompt=login, max_age); `hint`: the email to prefill (login_hint).
@@ -175,12 +176,8 @@ function logInFor(req: AuthorizationRequest, sent: Params, now: Date, overSessio
 type ErrorResponse = Extract<AuthorizeOutcome, { kind: 'redirect' }>
 
 function refusedFor(ctx: AuthorizeContext, req: AuthorizationRequest, error: OAuthError): ErrorResponse {
-  const location = errorLocation(
-    { redirectUri: req.redirectUri, state: req.state, mode: responseMode(req.responseType) },
-    error,
-    ctx.issuer,
-  )
-  return { kind: 'redirect', location, application: req.application, redirectUri: req.redirectUri, description: error.description }
+  const response = errorResponse({ redirectUri: req.redirectUri, state: req.state, mode: req.responseMode }, error, ctx.issuer)
+  return { kind: 'redirect', response, application: req.application, redirectUri: req.redirectUri, description: error.description }
 }
 
 /** An issuing step's result as the answer; 'gone' and 'no-grant' are the callers' to handle first. */
@@ -190,7 +187,7 @@ async function answerIssued(
   issued: Exclude<Issued, { kind: 'no-grant' | 'gone' }>,
   user: { id: string },
 ): Promise<AuthorizeAnswer> {
-  if (issued.kind === 'issued') return { kind: 'redirect', location: issued.location }
+  if (issued.kind === 'issued') return { kind: 'respond', response: issued.response }
   return deliverError(ctx, refusedFor(ctx, req, new TemporarilyUnavailableError(OVER_CODE_QUOTA, 60)), user)
 }
 
@@ -203,11 +200,11 @@ async function answerIssued(
  * the error when they do.
  */
 async function deliverError(ctx: AuthorizeContext, error: ErrorResponse, user: { id: string } | null): Promise<AuthorizeAnswer> {
-  if (error.application.verified_at !== null) return { kind: 'redirect', location: error.location }
-  if (user && (await hasGrant(ctx.db, user.id, error.application.id))) return { kind: 'redirect', location: error.location }
+  if (error.application.verified_at !== null) return { kind: 'respond', response: error.response }
+  if (user && (await hasGrant(ctx.db, user.id, error.application.id))) return { kind: 'respond', response: error.response }
   return {
     kind: 'untrusted-error',
-    location: error.location,
+    response: error.response,
     applicationName: error.application.name,
     host: describeRedirectTarget(error.redirectUri).host,
     description: error.description,
@@ -250,7 +247,7 @@ export async function answerConsent(
   if (form.decision === 'deny') {
     // The user's own answer goes back to the client whatever the trust (docs/decisions/005-trusted-redirects.md).
     return (await releaseHeldRequest(ctx.db, form.heldId, user.id, now))
-      ? { kind: 'redirect', location: denyAuthorization(req, ctx.issuer) }
+      ? { kind: 'respond', response: denyAuthorization(req, ctx.issuer) }
       : gone
   }
   const issued = await approveAuthorization(ctx, req, user.id, now, ctx.issuer, form.heldId)

@@ -1,17 +1,53 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthorizeAnswer } from '../../../oauth/authorize.js'
-import { SCOPE_DESCRIPTIONS, type Services, describeRedirectTarget, enrolmentDemand } from '../../../services.js'
+import {
+  type ClientResponse,
+  SCOPE_DESCRIPTIONS,
+  type Services,
+  describeRedirectTarget,
+  enrolmentDemand,
+  responseLocation,
+} from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { allowFormRedirectTo } from '../../form-action.js'
+import { allowInlineScript } from '../../page-security.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'
+
+/**
+ * The form_post page's one script (OAuth 2.0 Form Post Response Mode 2): it submits the form at
+ * once; the CSP allows it by its hash alone, and the button does the same without scripts.
+ */
+const AUTO_SUBMIT = "document.getElementById('response-form').submit()"
+
+const fieldsOf = (response: ClientResponse) => Object.entries(response.params).map(([name, value]) => ({ name, value }))
+
+/**
+ * A response for the client: a redirect (query, fragment), or for form_post a page whose form
+ * posts the parameters to the redirect URI, which its CSP form-action allows.
+ */
+function respond(request: FastifyRequest, reply: FastifyReply, response: ClientResponse, redirectStatus: 302 | 303) {
+  if (response.mode !== 'form_post') return reply.redirect(responseLocation(response), redirectStatus)
+  allowFormRedirectTo(reply, response.redirectUri)
+  allowInlineScript(reply, AUTO_SUBMIT)
+  return render(request, reply, 'oauth/form-post.eta', {
+    title: 'Returning to the application',
+    host: describeRedirectTarget(response.redirectUri).host,
+    action: response.redirectUri,
+    fields: fieldsOf(response),
+    autoSubmit: AUTO_SUBMIT,
+  })
+}
 
 /** The protocol's answer as a page or a redirect. `redirectStatus`: 302 for GET, 303 after the consent POST. */
 function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAnswer, redirectStatus: 302 | 303) {
   switch (answer.kind) {
     case 'error-page':
       return render(request, reply, 'oauth/error.eta', { title: 'Authorization request refused', message: answer.message }, 400)
-    case 'untrusted-error':
+    case 'untrusted-error': {
+      const form =
+        answer.response.mode === 'form_post' ? { action: answer.response.redirectUri, fields: fieldsOf(answer.response) } : undefined
+      if (form) allowFormRedirectTo(reply, form.action)
       return render(
         request,
         reply,
@@ -21,12 +57,14 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
           appName: answer.applicationName,
           host: answer.host,
           description: answer.description,
-          location: answer.location,
+          location: form ? undefined : responseLocation(answer.response),
+          form,
         },
         400,
       )
-    case 'redirect':
-      return reply.redirect(answer.location, redirectStatus)
+    }
+    case 'respond':
+      return respond(request, reply, answer.response, redirectStatus)
     case 'login': {
       // Log-in first, then back to this very authorize request (docs/architecture.md, "GET /oauth/authorize").
       const next = safeNextPath(answer.returnTo ?? request.url)
