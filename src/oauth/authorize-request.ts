@@ -78,7 +78,22 @@ export type AuthorizeOutcome =
    * Anything else: the error response for the client. Whether the browser is sent there
    * automatically depends on trust (RFC 9700 4.11.2, src/oauth/authorize.ts).
    */
-  | { kind: 'redirect'; response: ClientResponse; application: AuthorizeApplication; redirectUri: string; description: string }
+  | {
+      kind: 'redirect'
+      response: ClientResponse
+      /** The error itself, for the pushed-request endpoint, which answers it as JSON (RFC 9126 2.3). */
+      error: OAuthError
+      application: AuthorizeApplication
+      redirectUri: string
+      description: string
+    }
+
+/**
+ * Where an authorize request's parameters come from: the query (`plain`), a pushed request
+ * (RFC 9126), or a request held for consent, validated when it was held. Only a plain request
+ * is refused for an application that requires pushed requests.
+ */
+export type RequestOrigin = 'plain' | 'pushed' | 'held'
 
 const RESPONSE_MODES: readonly string[] = ['query', 'fragment', 'form_post']
 
@@ -161,6 +176,7 @@ export async function validateAuthorizationRequest(
   reading: ParamReading,
   issuer: string,
   load: ApplicationLoader,
+  origin: RequestOrigin = 'plain',
 ): Promise<AuthorizeOutcome> {
   const raw = reading.params
   const single = (name: string): string | undefined => optional(raw, name)
@@ -177,13 +193,12 @@ export async function validateAuthorizationRequest(
     const first = reading.problems[0]
     if (first !== undefined) throw new InvalidRequestError(describeProblem(first.name, first.problem))
     refuseRequestObjects(single)
-    if (!responseType) throw new InvalidRequestError('response_type is required: code or token')
-    if (responseType !== 'code' && responseType !== 'token') {
-      throw new UnsupportedResponseTypeError('response_type must be code or token')
+    if (origin === 'plain' && application.require_pushed_requests) {
+      throw new InvalidRequestError(
+        'This application requires pushed authorization requests (RFC 9126): push the request to the PAR endpoint first',
+      )
     }
-    if (responseType === 'token' && !application.allow_implicit) {
-      throw new UnauthorizedClientError('This application may not use response_type=token')
-    }
+    checkResponseType(responseType, application)
     const responseMode = checkResponseMode(responseType, single('response_mode'))
     const scopes = parseScope(raw.scope, application.allowed_scopes)
 
@@ -209,9 +224,30 @@ export async function validateAuthorizationRequest(
     }
   } catch (err) {
     if (err instanceof OAuthError) {
-      return { kind: 'redirect', response: errorResponse(target, err, issuer), application, redirectUri, description: err.description }
+      return {
+        kind: 'redirect',
+        response: errorResponse(target, err, issuer),
+        error: err,
+        application,
+        redirectUri,
+        description: err.description,
+      }
     }
     throw err
+  }
+}
+
+/** response_type (RFC 6749 3.1.1), narrowed for the caller; throws the error the client is sent. */
+function checkResponseType(
+  responseType: string | undefined,
+  application: { allow_implicit: boolean },
+): asserts responseType is 'code' | 'token' {
+  if (!responseType) throw new InvalidRequestError('response_type is required: code or token')
+  if (responseType !== 'code' && responseType !== 'token') {
+    throw new UnsupportedResponseTypeError('response_type must be code or token')
+  }
+  if (responseType === 'token' && !application.allow_implicit) {
+    throw new UnauthorizedClientError('This application may not use response_type=token')
   }
 }
 

@@ -33,7 +33,9 @@ import {
   type OAuthError,
   TemporarilyUnavailableError,
 } from './errors.js'
-import { type Params, readParams } from './params.js'
+import { type Params, optional, readParams } from './params.js'
+import { findPushed, isPushedRequestUri } from './pushed-requests.js'
+import { consumePushedRequest } from '../repositories/pushed-requests.js'
 import { type ClientResponse, describeRedirectTarget } from './redirect-uri.js'
 
 /*
@@ -97,6 +99,7 @@ export function sameCodeFlowSettings(a: CodeFlowSettings, b: CodeFlowSettings): 
  */
 export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unknown, user: AuthorizeUser): Promise<AuthorizeAnswer> {
   const reading = readParams(query)
+  if (isPushedRequestUri(reading.params.request_uri)) return answerPushedRequest(ctx, reading.params, user)
   let tried: CodeFlowSettings | undefined
   const clientId = reading.params.client_id
   const cached = user && clientId !== undefined ? ctx.applications.get(clientId) : undefined
@@ -113,25 +116,55 @@ export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unkno
   return answerValidated(ctx, { outcome, params: reading.params }, user, tried)
 }
 
+/** RFC 9126 4: the request_uri is unknown, expired, used, or another client's; no redirect URI is known to be safe. */
+const INVALID_REQUEST_URI: AuthorizeAnswer = {
+  kind: 'error-page',
+  message:
+    'The pushed request is unknown, has expired or was used already (invalid_request_uri). Go back to the application and start again.',
+}
+
 /**
+ * GET /oauth/authorize with client_id and a pushed request's request_uri (RFC 9126 4): the
+ * pushed parameters only, for the client that pushed them; single use, so the request is
+ * consumed by its first answer other than the log-in page (the log-in comes back here).
+ */
+async function answerPushedRequest(ctx: AuthorizeContext, query: Params, user: AuthorizeUser): Promise<AuthorizeAnswer> {
+  const now = ctx.clock()
+  const clientId = optional(query, 'client_id')
+  const pushed = clientId === undefined ? undefined : await findPushed(ctx, query.request_uri!, now)
+  if (!pushed || pushed.clientId !== clientId) return INVALID_REQUEST_URI
+  const params = { ...pushed.params }
+  const asked = query[LOGIN_ASKED_PARAM]
+  if (asked !== undefined) params[LOGIN_ASKED_PARAM] = asked
+  const outcome = await validateAuthorizationRequest(readParams(params), ctx.issuer, (id) => ctx.applications.load(id), 'pushed')
+  const back = { client_id: clientId, request_uri: query.request_uri! }
+  return answerValidated(ctx, { outcome, params: back, claim: () => consumePushed(ctx, pushed.id, now) }, user, undefined)
+}
+
+/**
+ * `params`: the authorize request the log-in page comes back to. `claim`: for a pushed request,
+ * consumes it before any answer but the log-in page; false when it was used meanwhile.
  * `tried`: the settings the remembered-consent statement already ran against and found no
  * grant under, so it is not run again for the same settings.
  */
 async function answerValidated(
   ctx: AuthorizeContext,
-  { outcome, params }: { outcome: AuthorizeOutcome; params: Params },
+  { outcome, params, claim }: { outcome: AuthorizeOutcome; params: Params; claim?: () => Promise<boolean> },
   user: AuthorizeUser,
   tried: CodeFlowSettings | undefined,
 ): Promise<AuthorizeAnswer> {
   if (outcome.kind === 'fatal') return { kind: 'error-page', message: outcome.message }
-  if (outcome.kind === 'redirect') return deliverError(ctx, outcome, user)
+  const claimed = async () => claim === undefined || (await claim())
+  if (outcome.kind === 'redirect') return (await claimed()) ? deliverError(ctx, outcome, user) : INVALID_REQUEST_URI
   const req = outcome.request
   const now = ctx.clock()
-  if (!user || !sessionSuffices(req, user, now)) {
+  const needsLogIn = !user || !sessionSuffices(req, user, now)
+  if (needsLogIn && req.prompt !== 'none') return logInFor(req, params, now, user !== null)
+  if (!(await claimed())) return INVALID_REQUEST_URI
+  if (!user || needsLogIn) {
     // prompt=none forbids showing the log-in page (OpenID Connect Core 3.1.2.6).
     const why = user ? 'The user must log in again' : 'The user is not logged in'
-    if (req.prompt === 'none') return deliverError(ctx, refusedFor(ctx, req, new LoginRequiredError(why)), user)
-    return logInFor(req, params, now, user !== null)
+    return deliverError(ctx, refusedFor(ctx, req, new LoginRequiredError(why)), user)
   }
   if (req.prompt === 'none' && user.mustEnrol) {
     const error = new InteractionRequiredError('The user must set up a second factor first')
@@ -175,9 +208,11 @@ function logInFor(req: AuthorizationRequest, sent: Params, now: Date, overSessio
 
 type ErrorResponse = Extract<AuthorizeOutcome, { kind: 'redirect' }>
 
+const consumePushed = (ctx: AuthorizeContext, id: string, now: Date) => consumePushedRequest(ctx.db, id, now)
+
 function refusedFor(ctx: AuthorizeContext, req: AuthorizationRequest, error: OAuthError): ErrorResponse {
   const response = errorResponse({ redirectUri: req.redirectUri, state: req.state, mode: req.responseMode }, error, ctx.issuer)
-  return { kind: 'redirect', response, application: req.application, redirectUri: req.redirectUri, description: error.description }
+  return { kind: 'redirect', response, error, application: req.application, redirectUri: req.redirectUri, description: error.description }
 }
 
 /** An issuing step's result as the answer; 'gone' and 'no-grant' are the callers' to handle first. */
@@ -240,7 +275,12 @@ export async function answerConsent(
   }
   const held = await findHeldRequest(ctx.db, form.heldId, now, user.id)
   if (!held) return gone
-  const outcome = await validateAuthorizationRequest(readParams(heldRequestParams(held)), ctx.issuer, (id) => ctx.applications.load(id))
+  const outcome = await validateAuthorizationRequest(
+    readParams(heldRequestParams(held)),
+    ctx.issuer,
+    (id) => ctx.applications.load(id),
+    'held',
+  )
   if (outcome.kind === 'fatal') return { kind: 'error-page', message: outcome.message }
   if (outcome.kind === 'redirect') return deliverError(ctx, outcome, user)
   const req = outcome.request
@@ -268,13 +308,20 @@ export async function answerConsent(
  * end, if it names a usable client: the log-in form's CSP form-action must allow it, since
  * browsers apply form-action to every redirect that follows a form submission.
  */
-export async function authorizeDestination(ctx: Pick<AuthorizeContext, 'applications'>, path: string): Promise<string | undefined> {
+export async function authorizeDestination(
+  ctx: Pick<AuthorizeContext, 'applications' | 'db' | 'clock'>,
+  path: string,
+): Promise<string | undefined> {
   if (!path.startsWith('/oauth/authorize?')) return undefined
   const query: Record<string, string | string[]> = {}
   for (const [name, value] of new URLSearchParams(path.slice('/oauth/authorize?'.length))) {
     const seen = query[name]
     query[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value]
   }
-  const client = await establishClient(readParams(query), (id) => ctx.applications.load(id))
+  const requestUri = query.request_uri
+  // A pushed request's redirect URI is in its stored parameters (RFC 9126 4).
+  const pushed =
+    typeof requestUri === 'string' && isPushedRequestUri(requestUri) ? await findPushed(ctx, requestUri, ctx.clock()) : undefined
+  const client = await establishClient(readParams(pushed ? pushed.params : query), (id) => ctx.applications.load(id))
   return client.kind === 'ok' ? client.redirectUri : undefined
 }

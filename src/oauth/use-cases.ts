@@ -23,6 +23,8 @@ import { ResourceServerOnlyError } from './errors.js'
 import { type IntrospectionContext, introspect } from './introspection.js'
 import type { Params } from './params.js'
 import { SCOPES } from './scope.js'
+import { authorizeRequestMetadata } from './authorize-metadata.js'
+import { type PushContext, type PushedRequestResponse, pushAuthorizationRequest } from './pushed-requests.js'
 import { type TokenResponse, exchangeAuthorizationCode } from './token-exchange.js'
 import { revokeForClient } from './token-revocation.js'
 import type { ServerTokenCache, ServerTokenEntry } from './token-validity.js'
@@ -46,6 +48,8 @@ export interface OAuthUseCases {
   authorizeDestination(path: string): Promise<string | undefined>
   /** POST /oauth/token, grant_type=authorization_code (RFC 6749 4.1.3). */
   exchangeCode(params: Params, authorization: string | undefined): Promise<TokenResponse>
+  /** POST /oauth/par (RFC 9126 2): validates and keeps an authorize request for a minute. */
+  pushAuthorizationRequest(params: Params, authorization: string | undefined): Promise<PushedRequestResponse>
   /** POST /oauth/revoke (RFC 7009 2.1). */
   revokeToken(params: Params, authorization: string | undefined): Promise<void>
   /** The authorization server's metadata (RFC 8414 2), built once. */
@@ -95,7 +99,6 @@ function metadataOf(issuer: string): Readonly<Record<string, unknown>> {
     introspection_endpoint: `${issuer}/oauth/introspect`,
     scopes_supported: [...SCOPES],
     response_types_supported: ['code', 'token'],
-    response_modes_supported: ['query', 'fragment'],
     grant_types_supported: ['authorization_code', 'implicit'],
     token_endpoint_auth_methods_supported: authMethods,
     revocation_endpoint_auth_methods_supported: authMethods,
@@ -103,6 +106,8 @@ function metadataOf(issuer: string): Readonly<Record<string, unknown>> {
     code_challenge_methods_supported: ['S256', 'plain'],
     // RFC 9207 3: every authorization response carries `iss`.
     authorization_response_iss_parameter_supported: true,
+    // response_mode, PAR and request objects (issue 24): src/oauth/authorize-metadata.ts.
+    ...authorizeRequestMetadata(issuer),
   })
 }
 
@@ -123,6 +128,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     clientAuthFailureLimit: deps.clientAuthFailureLimit,
     tokenQuota: deps.tokenQuota,
   }
+  const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications }
   const metadata = metadataOf(deps.issuer)
   return {
     authorize: (query, user) => answerAuthorizeRequest(authorizing, query, user),
@@ -130,6 +136,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
       answerConsent(authorizing, form, actor.userId === null ? null : { id: actor.userId }, trailOf(audit, actor)),
     authorizeDestination: (path) => authorizeDestination(authorizing, path),
     exchangeCode: (params, authorization) => exchangeAuthorizationCode(clients, params, authorization),
+    pushAuthorizationRequest: (params, authorization) => pushAuthorizationRequest(pushing, params, authorization),
     revokeToken: (params, authorization) => revokeForClient(clients, params, authorization),
     metadata: () => metadata,
     listAuthorizedApplications: (userId) => listAuthorizedApplications(db, userId),
