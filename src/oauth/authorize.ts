@@ -35,7 +35,8 @@ import {
 } from './errors.js'
 import { type Params, optional, readParams } from './params.js'
 import { findPushed, isPushedRequestUri } from './pushed-requests.js'
-import { consumePushedRequest } from '../repositories/pushed-requests.js'
+import { consumePushedRequest, extendPushedRequest } from '../repositories/pushed-requests.js'
+import { LIFETIMES } from '../limits/policy.js'
 import { type ClientResponse, describeRedirectTarget } from './redirect-uri.js'
 
 /*
@@ -138,7 +139,11 @@ async function answerPushedRequest(ctx: AuthorizeContext, query: Params, user: A
   if (asked !== undefined) params[LOGIN_ASKED_PARAM] = asked
   const outcome = await validateAuthorizationRequest(readParams(params), ctx.issuer, (id) => ctx.applications.load(id), 'pushed')
   const back = { client_id: clientId, request_uri: query.request_uri! }
-  return answerValidated(ctx, { outcome, params: back, claim: () => consumePushed(ctx, pushed.id, now) }, user, undefined)
+  const answer = await answerValidated(ctx, { outcome, params: back, claim: () => consumePushed(ctx, pushed.id, now) }, user, undefined)
+  // The minute is for the client to send the browser here (RFC 9126 2.2); a person logging in
+  // gets as long as a consent page stays open.
+  if (answer.kind === 'login') await extendPushedRequest(ctx.db, pushed.id, new Date(now.getTime() + LIFETIMES.consentRequestMs))
+  return answer
 }
 
 /**

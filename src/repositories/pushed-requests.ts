@@ -71,3 +71,13 @@ export async function consumePushedRequest(db: Db, id: string, now: Date): Promi
     .executeTakeFirst()
   return row !== undefined
 }
+
+/** Moves a live pushed request's expiry (never earlier than it was): the browser arrived and went to log in. */
+export async function extendPushedRequest(db: Db, id: string, expiresAt: Date): Promise<void> {
+  await db
+    .updateTable('pushed_authorization_requests')
+    .set({ expires_at: expiresAt })
+    .where('id', '=', id)
+    .where('expires_at', '<', expiresAt)
+    .execute()
+}
