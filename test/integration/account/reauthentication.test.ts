@@ -244,3 +244,37 @@ describe('the admin actions', () => {
     expect(row.verified_at).toBeNull()
   })
 })
+
+describe('second-factor changes', () => {
+  it('with a stale confirmation: the pages and their forms go to /reauth, and nothing is set up', async () => {
+    const s = await loggedInUser(t.app)
+    const user = await t.db.selectFrom('users').select('id').where('email', '=', s.email).executeTakeFirstOrThrow()
+    await s.get('/account/two-factor')
+    goStale()
+    for (const page of ['/account/two-factor', '/account/passkeys', '/account/two-factor/totp']) {
+      const get = await s.get(page)
+      expect(get.statusCode, page).toBe(303)
+      expect(get.headers.location, page).toBe(reauthFor(page))
+    }
+    const start = await s.post('/account/two-factor/totp', {})
+    expect(start.statusCode).toBe(303)
+    expect(start.headers.location).toBe(reauthFor('/account/two-factor'))
+    expect(await t.db.selectFrom('totp_enrolments').select('user_id').where('user_id', '=', user.id).execute()).toEqual([])
+    for (const path of ['/account/two-factor/totp/off', '/account/two-factor/recovery-codes']) {
+      const res = await s.post(path, { password: PASSWORD, code: '000000' })
+      expect(res.headers.location, path).toBe(reauthFor('/account/two-factor'))
+    }
+    const remove = await s.post('/account/passkeys/remove', { id: 'x', password: PASSWORD })
+    expect(remove.headers.location).toBe(reauthFor('/account/passkeys'))
+    // The passkey script's endpoint answers JSON, saying where to confirm.
+    const options = await s.post('/account/passkeys/registration-options', {})
+    expect(options.statusCode).toBe(403)
+    expect(options.json()).toMatchObject({ redirect: reauthFor('/account/passkeys') })
+    expect(await t.db.selectFrom('webauthn_challenges').select('id_hash').where('user_id', '=', user.id).execute()).toEqual([])
+
+    expect((await confirm(s, '/account/two-factor')).headers.location).toBe('/account/two-factor')
+    expect((await s.get('/account/two-factor')).statusCode).toBe(200)
+    expect((await s.post('/account/two-factor/totp', {})).headers.location).toBe('/account/two-factor/totp')
+    expect((await s.post('/account/passkeys/registration-options', {})).statusCode).toBe(200)
+  })
+})

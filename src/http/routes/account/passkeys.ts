@@ -7,6 +7,7 @@ import { actorOf } from '../../audit.js'
 import { cookieNames } from '../../cookies.js'
 import { allowPasskeyScripts } from '../../page-security.js'
 import { render } from '../../render.js'
+import { confirmedRecently, reauthLocation, requireRecentAuth } from '../../recent-auth.js'
 import { requireUser, safeNextPath } from '../../session.js'
 import { formatTime } from '../console/view-models.js'
 import { startLoggedInSession } from './login.js'
@@ -45,6 +46,8 @@ export default async function passkeyRoutes(app: FastifyInstance, deps: Services
 function passkeyPages(app: FastifyInstance, deps: Services) {
   const { accounts } = deps
   app.addHook('preHandler', requireUser)
+  // Second-factor changes are sensitive actions ("sudo mode", README "Re-authentication").
+  const recent = requireRecentAuth(deps, () => '/account/passkeys')
   const page = async (request: FastifyRequest, reply: FastifyReply, view: { notice?: string; formError?: string; status?: number }) => {
     const passkeys = await accounts.listPasskeys(accountOf(request))
     allowPasskeyScripts(reply, deps.config.publicUrl)
@@ -64,19 +67,19 @@ function passkeyPages(app: FastifyInstance, deps: Services) {
     return render(request, reply, 'account/passkeys.eta', data, view.status ?? 200)
   }
 
-  app.get<{ Querystring: Record<string, string | undefined> }>('/account/passkeys', async (request, reply) => {
+  app.get<{ Querystring: Record<string, string | undefined> }>('/account/passkeys', { preHandler: recent }, async (request, reply) => {
     const notice = Object.keys(PASSKEY_NOTICES).find((k) => request.query[k] === '1')
     return page(request, reply, { notice: notice ? PASSKEY_NOTICES[notice] : undefined })
   })
 
-  app.post<Body>('/account/passkeys/rename', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post<Body>('/account/passkeys/rename', { preHandler: [app.csrfProtection, recent] }, async (request, reply) => {
     const result = await accounts.renamePasskey(accountOf(request), { id: request.body?.id, name: request.body?.name })
     if (result === 'renamed') return reply.redirect('/account/passkeys?renamed=1', 303)
     const formError = result === 'invalid-name' ? 'A name has 1 to 64 characters.' : 'That passkey is not on your account.'
     return page(request, reply, { formError, status: result === 'invalid-name' ? 400 : 404 })
   })
 
-  app.post<Body>('/account/passkeys/remove', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post<Body>('/account/passkeys/remove', { preHandler: [app.csrfProtection, recent] }, async (request, reply) => {
     const result = await accounts.removePasskey(accountOf(request), { id: request.body?.id, password: fieldText(request.body, 'password') })
     switch (result.kind) {
       case 'removed':
@@ -136,9 +139,13 @@ const REGISTRATION_REFUSALS: Record<Exclude<PasskeyRegistration['kind'], 'added'
 function registrationEndpoints(app: FastifyInstance, deps: Services) {
   const { accounts } = deps
   const notLoggedIn = (reply: FastifyReply) => json(reply, 401, { error: 'You are no longer logged in. Log in and try again.' })
+  // "Sudo mode" (README "Re-authentication"), answered as JSON the script shows, with where to confirm.
+  const unconfirmed = (reply: FastifyReply) =>
+    json(reply, 403, { error: 'Confirm it is you first: reload the page.', redirect: reauthLocation('/account/passkeys') })
 
   app.post('/account/passkeys/registration-options', { preHandler: app.csrfProtection }, async (request, reply) => {
     if (!request.user) return notLoggedIn(reply)
+    if (!confirmedRecently(deps, request.user)) return unconfirmed(reply)
     const result = await accounts.passkeyRegistrationOptions(accountOf(request))
     if (result.kind === 'limit-reached') return json(reply, 400, { error: REGISTRATION_REFUSALS['limit-reached'][1] })
     setChallengeCookie(reply, deps, result.challengeId)
@@ -147,6 +154,7 @@ function registrationEndpoints(app: FastifyInstance, deps: Services) {
 
   app.post<Body>('/account/passkeys/registration', { preHandler: app.csrfProtection }, async (request, reply) => {
     if (!request.user) return notLoggedIn(reply)
+    if (!confirmedRecently(deps, request.user)) return unconfirmed(reply)
     const challengeId = takeChallengeCookie(request, reply, deps)
     const result = await accounts.registerPasskey(accountOf(request), {
       response: request.body?.response,
