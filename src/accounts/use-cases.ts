@@ -32,7 +32,7 @@ import {
   resolveSession,
   startSession,
 } from './sessions.js'
-import { type ReauthProof, type SessionConfirmation, confirmSession } from './reauthenticate.js'
+import { type ReauthProof, type SessionConfirmation, confirmSession } from './confirm-session.js'
 import { signUp } from './signup.js'
 import {
   type ProvenFactor,
@@ -281,11 +281,12 @@ function settingsUseCases(ctx: AccountContext, audit: AuditLog) {
     },
 
     /**
-     * "Confirm it's you" ("sudo mode", src/accounts/reauthenticate.ts): the proof opens the
+     * "Confirm it's you" ("sudo mode", src/accounts/confirm-session.ts): the proof opens the
      * sensitive actions to the browser's session `sessionId` for REAUTH_WINDOW_MINUTES.
      */
     async reauthenticate(account: Account, sessionId: string | undefined, proof: ReauthProof): Promise<SessionConfirmation> {
-      if (sessionId === undefined || cannotBeRight(proof.password)) return { kind: 'wrong-password' }
+      if (sessionId === undefined) return { kind: 'wrong-password' }
+      if (proof.kind === 'password' && cannotBeRight(proof.password)) return { kind: 'wrong-password' }
       return confirmSession(ctx, { userId: account.userId, sessionId, proof }, trailOf(audit, account))
     },
 
