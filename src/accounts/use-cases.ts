@@ -51,7 +51,14 @@ import {
   twoFactorStatus,
 } from './two-factor.js'
 import { logInWithPasskey, passkeyLoginOptions, passkeyOptionsForUser, verifyPasskeyForUser } from './passkey-login.js'
-import { listPasskeys, passkeyRegistrationOptions, registerPasskey, removePasskey, renameOwnPasskey } from './passkeys.js'
+import {
+  type SessionLogIn,
+  listPasskeys,
+  passkeyRegistrationOptions,
+  registerPasskey,
+  removePasskey,
+  renameOwnPasskey,
+} from './passkeys.js'
 import { confirmVerification, resendVerification, verificationLinkWorks } from './verification.js'
 
 /*
@@ -222,7 +229,7 @@ function passkeyUseCases(ctx: AccountContext, audit: AuditLog) {
       registerPasskey(ctx, account.userId, attempt, trailOf(audit, account)),
     renamePasskey: (account: Account, change: { id: unknown; name: unknown }) =>
       renameOwnPasskey(ctx, account.userId, change, trailOf(audit, account)),
-    async removePasskey(account: Account, removal: { id: unknown; password: string }) {
+    async removePasskey(account: Account, removal: { id: unknown; password: string; session: SessionLogIn }) {
       if (cannotBeRight(removal.password)) return { kind: 'wrong-password' as const }
       return removePasskey(ctx, account.userId, removal, trailOf(audit, account))
     },

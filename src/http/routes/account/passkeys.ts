@@ -80,7 +80,11 @@ function passkeyPages(app: FastifyInstance, deps: Services) {
   })
 
   app.post<Body>('/account/passkeys/remove', { preHandler: [app.csrfProtection, recent] }, async (request, reply) => {
-    const result = await accounts.removePasskey(accountOf(request), { id: request.body?.id, password: fieldText(request.body, 'password') })
+    const result = await accounts.removePasskey(accountOf(request), {
+      id: request.body?.id,
+      password: fieldText(request.body, 'password'),
+      session: { amr: request.user?.amr ?? [], authenticatedAt: request.user?.authenticatedAt ?? new Date(0) },
+    })
     switch (result.kind) {
       case 'removed':
         return reply.redirect('/account/passkeys?removed=1', 303)
@@ -88,6 +92,8 @@ function passkeyPages(app: FastifyInstance, deps: Services) {
         return page(request, reply, { formError: 'That passkey is not on your account.', status: 404 })
       case 'wrong-password':
         return page(request, reply, { formError: 'The password is not right. The passkey was not removed.', status: 400 })
+      case 'needs-factor':
+        return page(request, reply, { formError: LAST_FACTOR(deps.config.reauthWindowMs), status: 400 })
       case 'limited':
         reply.header('retry-after', String(result.retryAfterSeconds))
         return page(request, reply, { formError: 'Too many wrong passwords. Wait a few minutes and try again.', status: 429 })
@@ -168,6 +174,9 @@ function registrationEndpoints(app: FastifyInstance, deps: Services) {
 }
 
 const TOO_MANY = 'Too many attempts. Wait a few minutes and try again.'
+
+const LAST_FACTOR = (windowMs: number) =>
+  `This passkey is your account's last second factor: removing it needs a log-in with a second factor within the last ${Math.round(windowMs / 60_000)} minutes. Log out, log in with your password and this passkey, then remove it. The passkey was not removed.`
 
 const SIGN_IN_REFUSALS: Record<AssertionFailure, string> = {
   expired: 'The sign-in request expired or was already used. Try again.',
