@@ -23,7 +23,7 @@ import {
 } from './webauthn.js'
 
 /*
- * An account's passkeys (README "Passkeys", docs/decisions/011-passkeys-notes.md): registering
+ * An account's passkeys (README "Passkeys", docs/decisions/011-second-factor.md): registering
  * one, naming and removing them. Every change refreshes users.second_factor in its transaction
  * (src/repositories/second-factor.ts), records an audit event, and an addition or removal mails
  * the account's address.

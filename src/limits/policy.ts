@@ -109,7 +109,7 @@ export const QUOTAS = {
   sessionsPerUser: { setting: 'quotas.sessionsPerUser', env: 'MAX_SESSIONS_PER_USER' },
   /** Open consent requests per user; one more drops the user's oldest. Fixed. */
   pendingPerUser: { max: 10 },
-  /** Passkeys per account (docs/decisions/011-passkeys-notes.md): enough for every device and a spare key. Fixed. */
+  /** Passkeys per account (docs/decisions/011-second-factor.md): enough for every device and a spare key. Fixed. */
   passkeysPerUser: { max: 10 },
   /** Revocation streams per application, per process. */
   streamsPerApplication: { setting: 'streams.perApplication', env: 'STREAMS_PER_APPLICATION' },
