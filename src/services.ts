@@ -200,8 +200,8 @@ function mailFrameOf(config: Config): { serviceName: string; publicUrl: string }
   return { serviceName: config.serviceName, publicUrl: config.publicUrl }
 }
 
-function accountSettings(config: Config): Pick<AccountContext, 'publicUrl' | 'serviceName' | 'limits'> {
-  return { publicUrl: config.publicUrl, serviceName: config.serviceName, limits: config.limits }
+function accountSettings(config: Config): Pick<AccountContext, 'publicUrl' | 'serviceName' | 'limits' | 'reauthWindowMs'> {
+  return { publicUrl: config.publicUrl, serviceName: config.serviceName, limits: config.limits, reauthWindowMs: config.reauthWindowMs }
 }
 
 /** How long a session lives and how many one user may hold (SESSION_TTL_HOURS, MAX_SESSIONS_PER_USER). */

@@ -111,7 +111,7 @@ export const QUOTAS = {
   pendingPerUser: { max: 10 },
   /** Live pushed authorization requests per application (RFC 9126); one more drops its oldest. Fixed. */
   pushedPerApplication: { max: 100 },
-  /** Passkeys per account (docs/decisions/011-passkeys-notes.md): enough for every device and a spare key. Fixed. */
+  /** Passkeys per account (docs/decisions/011-second-factor.md): enough for every device and a spare key. Fixed. */
   passkeysPerUser: { max: 10 },
   /** Revocation streams per application, per process. */
   streamsPerApplication: { setting: 'streams.perApplication', env: 'STREAMS_PER_APPLICATION' },
