@@ -186,6 +186,14 @@ describe('GET /oauth/authorize with a pushed request', () => {
     expect(res.body).toContain('value="pushed-state"')
   })
 
+  it("lets the log-in form end at the pushed request's redirect URI (CSP form-action)", async () => {
+    const client = await createClient(t.db, { redirectUris: ['https://one.example/cb', 'https://two.example/cb'] })
+    const uri = await pushed(client, { redirect_uri: 'https://two.example/cb' })
+    const page = await t.app.inject(`/login?next=${encodeURIComponent(authorize(client, uri))}`)
+    expect(page.statusCode).toBe(200)
+    expect(String(page.headers['content-security-policy'])).toMatch(/form-action 'self' https:\/\/two\.example:443/)
+  })
+
   it('refuses an expired request_uri, another client_id, and an unknown one, with the error page', async () => {
     const client = await createClient(t.db)
     const other = await createClient(t.db)
