@@ -126,7 +126,7 @@ it(
       requests(h.world, {
         methods: ['GET', 'POST'],
         path: paths,
-        query: { next, email: text(), signed_up: fc.constant('1') },
+        query: { next, email: text(), signed_up: fc.constant('1'), fresh: fc.constantFrom('', '1', 'yes') },
         body: credentials(),
         form: true,
       }),
