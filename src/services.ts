@@ -52,7 +52,7 @@ export {
 export { requestParams, singleParams } from './oauth/params.js'
 export { SCOPES, SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from './oauth/scope.js'
 export { unicodeHostOf } from './oauth/redirect-uri-registration.js'
-export { describeRedirectTarget } from './oauth/redirect-uri.js'
+export { type ClientResponse, describeRedirectTarget, responseLocation } from './oauth/redirect-uri.js'
 export { clientAddressForAudit, clientAddressKey } from './limits/client-address.js'
 /** How long the log-in's device cookie lives (README "Limits and quotas"). */
 export { DEVICE_COOKIE_MAX_AGE_SECONDS } from './accounts/device-cookies.js'

@@ -153,6 +153,7 @@ export interface ApplicationChange {
   allowedScopes: boolean
   requirePkce: boolean
   allowImplicit: boolean
+  requirePushedRequests: boolean
 }
 
 const CHANGE_WORDS: Record<keyof ApplicationChange, string> = {
@@ -162,6 +163,7 @@ const CHANGE_WORDS: Record<keyof ApplicationChange, string> = {
   allowedScopes: 'allowed scopes',
   requirePkce: 'PKCE requirement',
   allowImplicit: 'token flow',
+  requirePushedRequests: 'pushed request requirement',
 }
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`

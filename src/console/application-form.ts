@@ -31,6 +31,7 @@ export interface ApplicationFormValues {
   scopes: string[]
   requirePkce: boolean
   allowImplicit: boolean
+  requirePushedRequests: boolean
 }
 
 export type ParsedApplicationForm =
@@ -60,6 +61,7 @@ export function newApplicationFormValues(): ApplicationFormValues {
     scopes: [...SCOPES],
     requirePkce: false,
     allowImplicit: false,
+    requirePushedRequests: false,
   }
 }
 
@@ -73,6 +75,7 @@ export function applicationFormValues(app: Application): ApplicationFormValues {
     scopes: app.allowed_scopes,
     requirePkce: app.require_pkce,
     allowImplicit: app.allow_implicit,
+    requirePushedRequests: app.require_pushed_requests,
   }
 }
 
@@ -91,6 +94,7 @@ function readForm(body: unknown): ApplicationFormValues {
     // An unchecked checkbox is absent from the body; a checked one sends its value ("on").
     requirePkce: raw.require_pkce !== undefined,
     allowImplicit: raw.allow_implicit !== undefined,
+    requirePushedRequests: raw.require_pushed_requests !== undefined,
   }
 }
 
@@ -165,6 +169,7 @@ const applicationFormSchema = z.object({
     .transform((s) => normalizeScopes(s)),
   require_pkce: z.boolean(),
   allow_implicit: z.boolean(),
+  require_pushed_requests: z.boolean(),
 })
 
 /** Parses the new/edit form; on failure, messages per field and the input as typed. */
@@ -179,6 +184,7 @@ export function parseApplicationForm(body: unknown): ParsedApplicationForm {
     scopes: values.scopes,
     require_pkce: values.requirePkce,
     allow_implicit: values.allowImplicit,
+    require_pushed_requests: values.requirePushedRequests,
   })
   if (result.success) {
     const d = result.data
@@ -195,6 +201,7 @@ export function parseApplicationForm(body: unknown): ParsedApplicationForm {
         allowedScopes: d.scopes,
         requirePkce: d.require_pkce,
         allowImplicit: d.allow_implicit,
+        requirePushedRequests: d.require_pushed_requests,
       },
     }
   }

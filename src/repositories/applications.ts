@@ -84,6 +84,8 @@ export interface ApplicationSettings {
   allowedScopes: string[]
   requirePkce: boolean
   allowImplicit: boolean
+  /** RFC 9126 6: plain authorize requests refused; absent: false for a new application, unchanged by an edit. */
+  requirePushedRequests?: boolean
   /** https links shown on the consent page; absent or null: none. */
   homepageUrl?: string | null
   privacyPolicyUrl?: string | null
@@ -105,6 +107,7 @@ export function insertApplication(
       allowed_scopes: a.allowedScopes,
       require_pkce: a.requirePkce,
       allow_implicit: a.allowImplicit,
+      require_pushed_requests: a.requirePushedRequests ?? false,
       homepage_url: a.homepageUrl ?? null,
       privacy_policy_url: a.privacyPolicyUrl ?? null,
       created_at: a.now,
@@ -137,6 +140,7 @@ export function updateOwnedApplication(
       allowed_scopes: s.allowedScopes,
       require_pkce: s.requirePkce,
       allow_implicit: s.allowImplicit,
+      ...(s.requirePushedRequests === undefined ? {} : { require_pushed_requests: s.requirePushedRequests }),
       homepage_url: s.homepageUrl ?? null,
       privacy_policy_url: s.privacyPolicyUrl ?? null,
       updated_at: now,

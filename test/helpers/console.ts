@@ -18,6 +18,7 @@ export interface ApplicationFields {
   scopes?: string[] | null
   require_pkce?: boolean
   allow_implicit?: boolean
+  require_pushed_requests?: boolean
 }
 
 /** The console form as a browser posts it: checkboxes present only when checked. */
@@ -31,6 +32,7 @@ export function applicationForm(f: ApplicationFields = {}): Record<string, strin
     scopes: f.scopes === undefined ? ['read', 'write'] : f.scopes,
     require_pkce: f.require_pkce ? 'on' : null,
     allow_implicit: f.allow_implicit ? 'on' : null,
+    require_pushed_requests: f.require_pushed_requests ? 'on' : null,
   }
 }
 

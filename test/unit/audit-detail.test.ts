@@ -16,7 +16,15 @@ describe('boundedLine', () => {
 
 describe('audit details', () => {
   it('name the settings that changed, never their values', () => {
-    const none = { name: false, description: false, redirectUris: false, allowedScopes: false, requirePkce: false, allowImplicit: false }
+    const none = {
+      name: false,
+      description: false,
+      redirectUris: false,
+      allowedScopes: false,
+      requirePkce: false,
+      allowImplicit: false,
+      requirePushedRequests: false,
+    }
     expect(auditDetail.applicationChanged(none, 'Old')).toBe('Saved without changes')
     expect(auditDetail.applicationChanged({ ...none, redirectUris: true, allowImplicit: true }, 'Old')).toBe(
       'Changed: redirect URIs, token flow',
@@ -27,7 +35,15 @@ describe('audit details', () => {
   })
 
   it('stay within the bound whatever the application is called', () => {
-    const all = { name: true, description: true, redirectUris: true, allowedScopes: true, requirePkce: true, allowImplicit: true }
+    const all = {
+      name: true,
+      description: true,
+      redirectUris: true,
+      allowedScopes: true,
+      requirePkce: true,
+      allowImplicit: true,
+      requirePushedRequests: true,
+    }
     expect(auditDetail.applicationChanged(all, 'x'.repeat(1000)).length).toBeLessThanOrEqual(AUDIT_DETAIL_MAX)
   })
 
