@@ -56,7 +56,7 @@ export { SCOPES, SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from './oauth/sc
 /** The JWKS's Cache-Control max-age (docs/decisions/014-signing-keys.md). */
 export { JWKS_MAX_AGE_SECONDS } from './oauth/signing-keys.js'
 export { unicodeHostOf } from './oauth/redirect-uri-registration.js'
-export { describeRedirectTarget } from './oauth/redirect-uri.js'
+export { type ClientResponse, describeRedirectTarget, responseLocation } from './oauth/redirect-uri.js'
 export { clientAddressForAudit, clientAddressKey } from './limits/client-address.js'
 /** How long the log-in's device cookie lives (README "Limits and quotas"). */
 export { DEVICE_COOKIE_MAX_AGE_SECONDS } from './accounts/device-cookies.js'
@@ -206,8 +206,8 @@ function mailFrameOf(config: Config): { serviceName: string; publicUrl: string }
   return { serviceName: config.serviceName, publicUrl: config.publicUrl }
 }
 
-function accountSettings(config: Config): Pick<AccountContext, 'publicUrl' | 'serviceName' | 'limits'> {
-  return { publicUrl: config.publicUrl, serviceName: config.serviceName, limits: config.limits }
+function accountSettings(config: Config): Pick<AccountContext, 'publicUrl' | 'serviceName' | 'limits' | 'reauthWindowMs'> {
+  return { publicUrl: config.publicUrl, serviceName: config.serviceName, limits: config.limits, reauthWindowMs: config.reauthWindowMs }
 }
 
 /** How long a session lives and how many one user may hold (SESSION_TTL_HOURS, MAX_SESSIONS_PER_USER). */

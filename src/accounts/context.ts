@@ -24,6 +24,8 @@ export interface AccountContext {
    * when authenticator apps cannot be set up (those already set up cannot be checked either).
    */
   readonly sealedBox: SealedBox | undefined
+  /** REAUTH_WINDOW_MINUTES: how recent a log-in with a second factor must be to remove the last one. */
+  readonly reauthWindowMs: number
 }
 
 /** The account limits, as configured (README "Limits and quotas"; each is described in src/limits/policy.ts). */

@@ -23,7 +23,7 @@ import {
 } from './webauthn.js'
 
 /*
- * An account's passkeys (README "Passkeys", docs/decisions/011-passkeys-notes.md): registering
+ * An account's passkeys (README "Passkeys", docs/decisions/011-second-factor.md): registering
  * one, naming and removing them. Every change refreshes users.second_factor in its transaction
  * (src/repositories/second-factor.ts), records an audit event, and an addition or removal mails
  * the account's address.
@@ -156,28 +156,51 @@ export async function renameOwnPasskey(
 export type PasskeyRemoval =
   | { readonly kind: 'removed'; readonly name: string; readonly mailSent: boolean }
   | { readonly kind: 'not-found' }
+  /** It is the account's last second factor, and the session did not log in with one recently. */
+  | { readonly kind: 'needs-factor' }
   | Exclude<Reauthentication, { kind: 'ok' }>
+
+/** Rolls back the removal of an account's last second factor (removePasskey). */
+class LastFactorKept extends Error {}
+
+/** What the browser's session says of its log-in: its RFC 8176 methods and when it happened. */
+export interface SessionLogIn {
+  readonly amr: readonly string[]
+  readonly authenticatedAt: Date
+}
 
 /**
  * Removes a passkey, asked with the current password (counted like every re-authentication), so
- * that a session left open cannot take away the owner's passkeys. The last passkey may go: the
- * password still logs in.
+ * that a session left open cannot take away the owner's passkeys. When it is the account's last
+ * second factor (no other passkey, no authenticator app), removing it turns the second factor off,
+ * which needs the password and a current factor (README "Passkeys"): the session must have
+ * logged in with a second factor within REAUTH_WINDOW_MINUTES. The check is made in the
+ * transaction that deletes, so two removals at once cannot both pass it.
  */
 export async function removePasskey(
   ctx: AccountContext,
   userId: string,
-  removal: { id: unknown; password: string },
+  removal: { id: unknown; password: string; session: SessionLogIn },
   audit: AuditTrail,
 ): Promise<PasskeyRemoval> {
   if (typeof removal.id !== 'string' || removal.id.length > 1400) return { kind: 'not-found' }
   const id = removal.id
   const check = await reauthenticate(ctx, userId, removal.password)
   if (check.kind !== 'ok') return check
-  const name = await ctx.db.transaction().execute(async (trx) => {
-    const removed = await deletePasskey(trx, userId, id)
-    if (removed !== undefined) await refreshSecondFactor(trx, userId)
-    return removed
-  })
+  const factorFresh =
+    removal.session.amr.includes('mfa') && ctx.clock().getTime() - removal.session.authenticatedAt.getTime() <= ctx.reauthWindowMs
+  let name: string | undefined
+  try {
+    name = await ctx.db.transaction().execute(async (trx) => {
+      const removed = await deletePasskey(trx, userId, id)
+      // refreshSecondFactor answers true when the flag changed: it was the last factor.
+      if (removed !== undefined && (await refreshSecondFactor(trx, userId)) && !factorFresh) throw new LastFactorKept()
+      return removed
+    })
+  } catch (error) {
+    if (error instanceof LastFactorKept) return { kind: 'needs-factor' }
+    throw error
+  }
   if (name === undefined) return { kind: 'not-found' }
   await audit.record({ event: 'user.passkey_removed', userId, detail: auditDetail.passkey(name) })
   return { kind: 'removed', name, mailSent: await ctx.mailer.send(passkeyRemovedMail(ctx, check.email, name)) }

@@ -32,7 +32,7 @@ import {
   resolveSession,
   startSession,
 } from './sessions.js'
-import { type ReauthProof, type SessionConfirmation, confirmSession } from './reauthenticate.js'
+import { type ReauthProof, type SessionConfirmation, confirmSession } from './confirm-session.js'
 import { signUp } from './signup.js'
 import { changeDisplayName, displayNameOf } from './profile.js'
 import {
@@ -52,7 +52,14 @@ import {
   twoFactorStatus,
 } from './two-factor.js'
 import { logInWithPasskey, passkeyLoginOptions, passkeyOptionsForUser, verifyPasskeyForUser } from './passkey-login.js'
-import { listPasskeys, passkeyRegistrationOptions, registerPasskey, removePasskey, renameOwnPasskey } from './passkeys.js'
+import {
+  type SessionLogIn,
+  listPasskeys,
+  passkeyRegistrationOptions,
+  registerPasskey,
+  removePasskey,
+  renameOwnPasskey,
+} from './passkeys.js'
 import { confirmVerification, resendVerification, verificationLinkWorks } from './verification.js'
 
 /*
@@ -226,7 +233,7 @@ function passkeyUseCases(ctx: AccountContext, audit: AuditLog) {
       registerPasskey(ctx, account.userId, attempt, trailOf(audit, account)),
     renamePasskey: (account: Account, change: { id: unknown; name: unknown }) =>
       renameOwnPasskey(ctx, account.userId, change, trailOf(audit, account)),
-    async removePasskey(account: Account, removal: { id: unknown; password: string }) {
+    async removePasskey(account: Account, removal: { id: unknown; password: string; session: SessionLogIn }) {
       if (cannotBeRight(removal.password)) return { kind: 'wrong-password' as const }
       return removePasskey(ctx, account.userId, removal, trailOf(audit, account))
     },
@@ -285,11 +292,12 @@ function settingsUseCases(ctx: AccountContext, audit: AuditLog) {
     },
 
     /**
-     * "Confirm it's you" ("sudo mode", src/accounts/reauthenticate.ts): the proof opens the
+     * "Confirm it's you" ("sudo mode", src/accounts/confirm-session.ts): the proof opens the
      * sensitive actions to the browser's session `sessionId` for REAUTH_WINDOW_MINUTES.
      */
     async reauthenticate(account: Account, sessionId: string | undefined, proof: ReauthProof): Promise<SessionConfirmation> {
-      if (sessionId === undefined || cannotBeRight(proof.password)) return { kind: 'wrong-password' }
+      if (sessionId === undefined) return { kind: 'wrong-password' }
+      if (proof.kind === 'password' && cannotBeRight(proof.password)) return { kind: 'wrong-password' }
       return confirmSession(ctx, { userId: account.userId, sessionId, proof }, trailOf(audit, account))
     },
 

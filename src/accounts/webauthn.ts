@@ -8,7 +8,7 @@ import { insertWebauthnChallenge, takeWebauthnChallenge } from '../repositories/
 import type { AccountContext } from './context.js'
 
 /*
- * What registration and sign-in with passkeys share (docs/decisions/011-passkeys-notes.md): the
+ * What registration and sign-in with passkeys share (docs/decisions/011-second-factor.md): the
  * relying party, the challenges, and the shape of what the browser sends back.
  */
 

@@ -156,6 +156,7 @@ export interface ApplicationChange {
   requirePkce: boolean
   allowImplicit: boolean
   idTokenAlg: boolean
+  requirePushedRequests: boolean
 }
 
 const CHANGE_WORDS: Record<keyof ApplicationChange, string> = {
@@ -166,6 +167,7 @@ const CHANGE_WORDS: Record<keyof ApplicationChange, string> = {
   requirePkce: 'PKCE requirement',
   allowImplicit: 'token flow',
   idTokenAlg: 'ID Token signing algorithm',
+  requirePushedRequests: 'pushed request requirement',
 }
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`

@@ -34,6 +34,7 @@ export interface ApplicationFormValues {
   allowImplicit: boolean
   /** RS256, ES256 or EdDSA (README "Sign in with Gatehouse (OpenID Connect)"). */
   idTokenAlg: string
+  requirePushedRequests: boolean
 }
 
 export type ParsedApplicationForm =
@@ -64,6 +65,7 @@ export function newApplicationFormValues(): ApplicationFormValues {
     requirePkce: false,
     allowImplicit: false,
     idTokenAlg: 'RS256',
+    requirePushedRequests: false,
   }
 }
 
@@ -78,6 +80,7 @@ export function applicationFormValues(app: Application): ApplicationFormValues {
     requirePkce: app.require_pkce,
     allowImplicit: app.allow_implicit,
     idTokenAlg: app.id_token_alg,
+    requirePushedRequests: app.require_pushed_requests,
   }
 }
 
@@ -97,6 +100,7 @@ function readForm(body: unknown): ApplicationFormValues {
     requirePkce: raw.require_pkce !== undefined,
     allowImplicit: raw.allow_implicit !== undefined,
     idTokenAlg: text(raw.id_token_alg) || 'RS256',
+    requirePushedRequests: raw.require_pushed_requests !== undefined,
   }
 }
 
@@ -172,6 +176,7 @@ const applicationFormSchema = z.object({
   require_pkce: z.boolean(),
   allow_implicit: z.boolean(),
   id_token_alg: z.enum(SIGNING_ALGS, { message: 'Choose RS256, ES256 or EdDSA.' }),
+  require_pushed_requests: z.boolean(),
 })
 
 /** Parses the new/edit form; on failure, messages per field and the input as typed. */
@@ -187,6 +192,7 @@ export function parseApplicationForm(body: unknown): ParsedApplicationForm {
     require_pkce: values.requirePkce,
     allow_implicit: values.allowImplicit,
     id_token_alg: values.idTokenAlg,
+    require_pushed_requests: values.requirePushedRequests,
   })
   if (result.success) {
     const d = result.data
@@ -204,6 +210,7 @@ export function parseApplicationForm(body: unknown): ParsedApplicationForm {
         requirePkce: d.require_pkce,
         allowImplicit: d.allow_implicit,
         idTokenAlg: d.id_token_alg,
+        requirePushedRequests: d.require_pushed_requests,
       },
     }
   }

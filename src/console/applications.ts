@@ -1,5 +1,5 @@
 import { sha256Hex } from '../lib/crypto.js'
-import { type ApplicationChange, type AuditTrail, auditDetail } from '../audit/audit-log.js'
+import { type ApplicationChange, type AuditEventName, type AuditTrail, auditDetail } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
 import type { Application } from '../db/schema.js'
 import { generateClientId, generateClientSecret } from '../lib/tokens.js'
@@ -50,11 +50,16 @@ async function insertNewApplication(db: Db, ownerId: string, settings: Applicati
 }
 
 function recordCreated(audit: AuditTrail, application: Application): Promise<void> {
+  return recordOwnerEvent(audit, 'application.created', application, auditDetail.scopes(application.allowed_scopes))
+}
+
+/** An owner's action on their application, recorded with the application as it is now (README "Audit log"). */
+function recordOwnerEvent(audit: AuditTrail, event: AuditEventName, application: Application, detail: string): Promise<void> {
   return audit.record({
-    event: 'application.created',
+    event,
     userId: application.owner_id,
     application: { clientId: application.client_id, name: application.name },
-    detail: auditDetail.scopes(application.allowed_scopes),
+    detail,
   })
 }
 
@@ -100,6 +105,7 @@ function changeOf(before: Application, after: ApplicationSettings): ApplicationC
     requirePkce: before.require_pkce !== after.requirePkce,
     allowImplicit: before.allow_implicit !== after.allowImplicit,
     idTokenAlg: before.id_token_alg !== after.idTokenAlg,
+    requirePushedRequests: after.requirePushedRequests !== undefined && before.require_pushed_requests !== after.requirePushedRequests,
   }
 }
 
@@ -143,19 +149,14 @@ export async function updateApplication(
   })
   if (result) {
     const { application } = result
-    await audit.record({
-      event: 'application.updated',
-      userId: ownerId,
-      application: { clientId: application.client_id, name: application.name },
-      detail: auditDetail.applicationChanged(changeOf(before, settings), before.name),
-    })
+    await recordOwnerEvent(
+      audit,
+      'application.updated',
+      application,
+      auditDetail.applicationChanged(changeOf(before, settings), before.name),
+    )
     if (result.verificationCleared) {
-      await audit.record({
-        event: 'application.verification_cleared',
-        userId: ownerId,
-        application: { clientId: application.client_id, name: application.name },
-        detail: auditDetail.verificationCleared(),
-      })
+      await recordOwnerEvent(audit, 'application.verification_cleared', application, auditDetail.verificationCleared())
     }
   }
   return result
@@ -187,12 +188,7 @@ export async function regenerateSecret(
   })
   if (result) {
     const { application } = result
-    await audit.record({
-      event: 'application.secret_regenerated',
-      userId: ownerId,
-      application: { clientId: application.client_id, name: application.name },
-      detail: auditDetail.secretRegenerated(),
-    })
+    await recordOwnerEvent(audit, 'application.secret_regenerated', application, auditDetail.secretRegenerated())
   }
   return result
 }

@@ -59,6 +59,20 @@ export interface ApplicationsTable {
   privacy_policy_url: string | null
   /** How its ID Tokens are signed (migrations/0011_signing_keys.ts). */
   id_token_alg: ColumnType<SigningAlg, SigningAlg | undefined, SigningAlg>
+  /** RFC 9126 6: plain authorize requests are refused (migration 0012). */
+  require_pushed_requests: Generated<boolean>
+}
+
+/** RFC 9126: a pushed authorization request, until used or expired (migration 0012). */
+export interface PushedAuthorizationRequestsTable {
+  id: Generated<string>
+  /** SHA-256 (hex) of the request_uri's random part; the request_uri itself is never stored. */
+  request_uri_hash: string
+  application_id: string
+  /** The validated authorize parameters as JSON, client_secret left out. */
+  params: string
+  created_at: Timestamp
+  expires_at: Timestamp
 }
 
 export interface GrantsTable {
@@ -105,6 +119,8 @@ export interface PendingAuthorizationsTable {
   user_id: string
   application_id: string
   response_type: 'code' | 'token'
+  /** Null: the response type's default (migration 0012). */
+  response_mode: 'query' | 'fragment' | 'form_post' | null
   redirect_uri: string | null
   scopes: string[]
   state: string | null
@@ -237,6 +253,7 @@ export interface Database {
   authorization_codes: AuthorizationCodesTable
   access_tokens: AccessTokensTable
   pending_authorizations: PendingAuthorizationsTable
+  pushed_authorization_requests: PushedAuthorizationRequestsTable
   rate_limits: RateLimitsTable
   server_secrets: ServerSecretsTable
   audit_events: AuditEventsTable

@@ -2,6 +2,7 @@ import cookie from '@fastify/cookie'
 import csrf from '@fastify/csrf-protection'
 import helmet, { type HelmetOptions } from 'helmet'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Services } from '../services.js'
 import { cookieNames } from './cookies.js'
@@ -145,6 +146,20 @@ export const PASSKEY_SCRIPTS = ['/static/webauthn-browser.js', '/static/passkeys
 export function allowPasskeyScripts(reply: FastifyReply, publicUrl: string): void {
   const origin = new URL(publicUrl).origin
   const scriptSrc = `script-src ${PASSKEY_SCRIPTS.map((path) => origin + path).join(' ')}`
+  const current = String(reply.getHeader('content-security-policy') ?? '')
+  reply.header(
+    'content-security-policy',
+    /script-src [^;]*/.test(current) ? current.replace(/script-src [^;]*/, scriptSrc) : `${current};${scriptSrc}`,
+  )
+}
+
+/**
+ * Lets this page run one inline script, named by its sha256 (CSP Level 3, 8.4 hash-source), and
+ * nothing else: the form_post response page (views/oauth/form-post.eta) submits its form with
+ * it. `script` must be the exact text between the page's <script> tags.
+ */
+export function allowInlineScript(reply: FastifyReply, script: string): void {
+  const scriptSrc = `script-src 'sha256-${createHash('sha256').update(script, 'utf8').digest('base64')}'`
   const current = String(reply.getHeader('content-security-policy') ?? '')
   reply.header(
     'content-security-policy',

@@ -26,11 +26,16 @@ export function reauthLocation(next: string | undefined): string {
  * delete account) do not use it: that password is the confirmation, and asking twice in a row
  * would teach nothing but impatience.
  */
+/** Whether the user's session was confirmed within REAUTH_WINDOW_MINUTES (the JSON endpoints' check). */
+export function confirmedRecently(deps: Pick<Services, 'config' | 'clock'>, user: { confirmedAt: Date }): boolean {
+  return deps.clock().getTime() - user.confirmedAt.getTime() <= deps.config.reauthWindowMs
+}
+
 export function requireRecentAuth(deps: Pick<Services, 'config' | 'clock'>, returnTo?: ReturnTo) {
   return async function recentAuth(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const user = request.user
     if (!user) return
-    if (deps.clock().getTime() - user.confirmedAt.getTime() <= deps.config.reauthWindowMs) return
+    if (confirmedRecently(deps, user)) return
     const back = request.method === 'GET' || request.method === 'HEAD' ? request.url : returnTo?.(request)
     await reply.redirect(reauthLocation(safeNextPath(back)), 303)
   }

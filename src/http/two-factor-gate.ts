@@ -48,6 +48,12 @@ const WHY: Record<EnrolmentDemand, string> = {
   everyone: 'This server asks every account to set up a second factor before going on.',
 }
 
+/** Whether an authorize query asks for prompt=none (any other prompt may show the page). */
+function silentPrompt(query: unknown): boolean {
+  const prompt = (query as Record<string, unknown> | undefined)?.prompt
+  return typeof prompt === 'string' && prompt.split(' ').includes('none')
+}
+
 /**
  * The hook: a logged-in user the policy asks to enrol first gets a page saying so (403), with the
  * ways to enrol, whatever the method; nothing behind it runs. Runs after the session is resolved
@@ -60,8 +66,11 @@ export function registerTwoFactorPolicy(app: FastifyInstance, deps: Pick<Service
     // Most requests stop here, before any path is looked at: the authorize request's remembered
     // consent is a hot path (docs/decisions/007-one-statement-hot-paths.md).
     if (request.user === null || request.user.secondFactor) return
-    const demand = enrolmentDemand(policy, request.user, policyAreaOf(request.url))
+    const area = policyAreaOf(request.url)
+    const demand = enrolmentDemand(policy, request.user, area)
     if (demand === undefined) return
+    // prompt=none never shows a page: the authorize request answers interaction_required itself.
+    if (area === 'authorize' && request.method === 'GET' && silentPrompt(request.query)) return
     return render(request, reply, 'account/enrol-first.eta', { title: 'Set up a second factor first', why: WHY[demand] }, 403)
   })
 }

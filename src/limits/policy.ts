@@ -109,7 +109,9 @@ export const QUOTAS = {
   sessionsPerUser: { setting: 'quotas.sessionsPerUser', env: 'MAX_SESSIONS_PER_USER' },
   /** Open consent requests per user; one more drops the user's oldest. Fixed. */
   pendingPerUser: { max: 10 },
-  /** Passkeys per account (docs/decisions/011-passkeys-notes.md): enough for every device and a spare key. Fixed. */
+  /** Live pushed authorization requests per application (RFC 9126); one more drops its oldest. Fixed. */
+  pushedPerApplication: { max: 100 },
+  /** Passkeys per account (docs/decisions/011-second-factor.md): enough for every device and a spare key. Fixed. */
   passkeysPerUser: { max: 10 },
   /** Revocation streams per application, per process. */
   streamsPerApplication: { setting: 'streams.perApplication', env: 'STREAMS_PER_APPLICATION' },
@@ -125,6 +127,8 @@ export const LIFETIMES = {
   authorizationCodeMs: 10 * MINUTE,
   /** A held consent request (README "GET /oauth/authorize", "Pending requests"). */
   consentRequestMs: 10 * MINUTE,
+  /** A pushed authorization request's request_uri (RFC 9126 2.2: short-lived; "5 to 600 seconds"). */
+  pushedRequestMs: MINUTE,
   /** A console session: set by the configuration, not fixed here. */
   session: { setting: 'sessionTtlMs', env: 'SESSION_TTL_HOURS' },
   /** Mailed links, by purpose (README "Links and what is stored"). */
@@ -156,6 +160,8 @@ export const RETENTION = {
   /** Windows are at most an hour (RATE_LIMITS); a day later no window still counts on the row. */
   rate_limits: DAY,
   pending_authorizations: 0,
+  /** Pushed authorization requests (RFC 9126): useless once expired. */
+  pushed_authorization_requests: 0,
   sessions: 0,
   /** Mailed links: useless once expired, used or not. */
   email_tokens: 0,

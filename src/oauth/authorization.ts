@@ -14,9 +14,9 @@ import {
 } from '../repositories/pending-authorizations.js'
 import type { TokenQuota } from '../revocation/token-quota.js'
 import type { AuthorizationRequest } from './authorize-request.js'
-import { errorLocation, responseMode } from './authorize-request.js'
+import { errorResponse } from './authorize-request.js'
 import { AccessDeniedError } from './errors.js'
-import { buildRedirect } from './redirect-uri.js'
+import { type ClientResponse, clientResponse } from './redirect-uri.js'
 import { formatScope } from './scope.js'
 
 /** The quota an issuing step keeps (CODE_ISSUE_LIMIT, README "Limits and quotas"). */
@@ -37,7 +37,7 @@ export interface AuthorizingUser {
 }
 
 /** What an issuing step did: a redirect to the client, or why it issued nothing. */
-export type Issued = { kind: 'issued'; location: string } | { kind: 'no-grant' } | { kind: 'over-quota' } | { kind: 'gone' }
+export type Issued = { kind: 'issued'; response: ClientResponse } | { kind: 'no-grant' } | { kind: 'over-quota' } | { kind: 'gone' }
 
 /**
  * Whether standing consent may stand in for the page. Only for the code flow: the token flow
@@ -64,7 +64,7 @@ export async function issueUnderRememberedConsent(
   const { code, row } = newCode(req, user, now)
   const result = await insertCodeUnderGrant(db, row, req.application, codesPerMinute, QUOTAS.codesPerGrant.windowMs)
   if (result !== 'issued') return { kind: result }
-  return { kind: 'issued', location: buildRedirect(req.redirectUri, { code, state: req.state, iss: issuer }, 'query') }
+  return { kind: 'issued', response: clientResponse(req.redirectUri, { code, state: req.state, iss: issuer }, req.responseMode) }
 }
 
 /** A fresh code and the row fields binding it to the request (RFC 6749 4.1.2, RFC 7636 4.4). */
@@ -99,6 +99,7 @@ export function holdForConsent(db: Db, req: AuthorizationRequest, userId: string
     userId,
     applicationId: req.application.id,
     responseType: req.responseType,
+    responseMode: req.responseMode,
     redirectUri: req.sentRedirectUri,
     scopes: req.scopes,
     state: req.state ?? null,
@@ -124,6 +125,7 @@ export function findHeldRequest(db: Db, id: string, now: Date, userId?: string):
 export function heldRequestParams(held: PendingWithClient): Record<string, string> {
   const params: Record<string, string> = { client_id: held.client_id, response_type: held.response_type, scope: held.scopes.join(' ') }
   if (held.redirect_uri !== null) params.redirect_uri = held.redirect_uri
+  if (held.response_mode !== null) params.response_mode = held.response_mode
   if (held.state !== null) params.state = held.state
   if (held.code_challenge !== null) params.code_challenge = held.code_challenge
   if (held.code_challenge_method !== null) params.code_challenge_method = held.code_challenge_method
@@ -168,27 +170,27 @@ export async function approveAuthorization(
       const { code, row } = newCode(req, user, now)
       await insertAuthorizationCode(trx, { ...row, applicationId })
       await upsertGrant(trx, grant)
-      return { kind: 'issued', location: buildRedirect(req.redirectUri, { code, state: req.state, iss: issuer }, 'query') }
+      return { kind: 'issued', response: clientResponse(req.redirectUri, { code, state: req.state, iss: issuer }, req.responseMode) }
     }
     // RFC 6749 4.2.2: the token in the fragment, which browsers never send to servers.
     const token = generateAccessToken()
     await insertAccessToken(trx, { tokenHash: sha256Hex(token), applicationId, userId, scopes: req.scopes, now })
     await upsertGrant(trx, grant)
-    const location = buildRedirect(
+    const response = clientResponse(
       req.redirectUri,
       { access_token: token, token_type: 'Bearer', scope: formatScope(req.scopes), state: req.state, iss: issuer },
-      'fragment',
+      req.responseMode,
     )
-    return { kind: 'issued', location }
+    return { kind: 'issued', response }
   })
   if (issued.kind === 'issued' && req.responseType === 'token') ctx.tokenQuota.issued({ userId, applicationId })
   return issued
 }
 
 /** RFC 6749 4.1.2.1: the resource owner denied the request (or could not be asked). */
-export function denyAuthorization(req: AuthorizationRequest, issuer: string, description = 'The user denied the request'): string {
-  return errorLocation(
-    { redirectUri: req.redirectUri, state: req.state, mode: responseMode(req.responseType) },
+export function denyAuthorization(req: AuthorizationRequest, issuer: string, description = 'The user denied the request'): ClientResponse {
+  return errorResponse(
+    { redirectUri: req.redirectUri, state: req.state, mode: req.responseMode },
     new AccessDeniedError(description),
     issuer,
   )

@@ -1,9 +1,16 @@
 import type { Application } from '../db/schema.js'
 import { isClientIdWithinBound } from '../lib/tokens.js'
-import { InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedResponseTypeError } from './errors.js'
+import {
+  InvalidRequestError,
+  OAuthError,
+  RequestNotSupportedError,
+  RequestUriNotSupportedError,
+  UnauthorizedClientError,
+  UnsupportedResponseTypeError,
+} from './errors.js'
 import { type ParamReading, describeProblem, optional } from './params.js'
 import { type ChallengeMethod, parseChallengeMethod, validateChallenge } from './pkce.js'
-import { buildRedirect, findMatchingRedirectUri } from './redirect-uri.js'
+import { type ClientResponse, type ResponseMode, clientResponse, findMatchingRedirectUri } from './redirect-uri.js'
 import { type Scope, parseScope } from './scope.js'
 
 /*
@@ -26,37 +33,102 @@ export interface AuthorizationRequest {
   /** As sent, byte for byte; bound to the code so the token request must repeat it (4.1.3). */
   sentRedirectUri: string | null
   responseType: 'code' | 'token'
+  /** response_mode, or the response type's default (query for code, fragment for token). */
+  responseMode: ResponseMode
   scopes: Scope[]
   state: string | undefined
   codeChallenge: string | null
   codeChallengeMethod: ChallengeMethod | null
+  /** prompt=none or prompt=consent (OpenID Connect Core 3.1.2.1); login is `freshLogIn`. */
   prompt: 'consent' | 'none' | undefined
+  /** The log-in the request needs, beyond a session (OpenID Connect Core 3.1.2.1). */
+  logIn: LogInDemand
   /** OpenID Connect Core 3.1.2.1: echoed in the ID Token. */
   nonce: string | undefined
 }
+
+/**
+ * What an authorize request asks of the session: `fresh` (prompt=login or select_account) wants
+ * a log-in after the request, `maxAgeSeconds` one at most that old, `hint` prefills the log-in
+ * form. `askedAt` is the time Gatehouse sent the browser to log in for this request
+ * (LOGIN_ASKED_PARAM): a session authenticated since then satisfies `fresh` and `maxAgeSeconds`,
+ * so the request, back from the log-in page, ends instead of asking again.
+ */
+export interface LogInDemand {
+  fresh: boolean
+  maxAgeSeconds: number | undefined
+  hint: string | undefined
+  askedAt: number | undefined
+}
+
+/**
+ * Gatehouse's own authorize parameter: when it sent the browser to log in for this request
+ * (milliseconds since the epoch). Only ever makes a request easier to satisfy by a log-in that
+ * happened after it; anyone able to forge it could as well drop prompt and max_age, which is why
+ * a relying party checks auth_time (OpenID Connect Core 3.1.2.1, max_age).
+ */
+export const LOGIN_ASKED_PARAM = 'gatehouse_login_asked'
+
+/** The longest login_hint read: an email address (RFC 5321 4.5.3.1.3 path limit). */
+const MAX_LOGIN_HINT = 254
 
 export type AuthorizeOutcome =
   | { kind: 'ok'; request: AuthorizationRequest }
   /** Client or redirect URI unusable: show an error page, never redirect (4.1.2.1). */
   | { kind: 'fatal'; message: string }
   /**
-   * Anything else: the error response for the client, at `location`. Whether the browser is
-   * sent there automatically depends on trust (RFC 9700 4.11.2, src/oauth/authorize.ts).
+   * Anything else: the error response for the client. Whether the browser is sent there
+   * automatically depends on trust (RFC 9700 4.11.2, src/oauth/authorize.ts).
    */
-  | { kind: 'redirect'; location: string; application: AuthorizeApplication; redirectUri: string; description: string }
+  | {
+      kind: 'redirect'
+      response: ClientResponse
+      /** The error itself, for the pushed-request endpoint, which answers it as JSON (RFC 9126 2.3). */
+      error: OAuthError
+      application: AuthorizeApplication
+      redirectUri: string
+      description: string
+    }
 
-export function responseMode(responseType: string | undefined): 'query' | 'fragment' {
-  // RFC 6749 4.2.2.1: token-flow errors travel in the fragment like its responses.
-  return responseType === 'token' ? 'fragment' : 'query'
+/**
+ * Where an authorize request's parameters come from: the query (`plain`), a pushed request
+ * (RFC 9126), or a request held for consent, validated when it was held. Only a plain request
+ * is refused for an application that requires pushed requests.
+ */
+export type RequestOrigin = 'plain' | 'pushed' | 'held'
+
+const RESPONSE_MODES: readonly string[] = ['query', 'fragment', 'form_post']
+
+/**
+ * The mode an error travels in: response_mode when it is one this server speaks and allowed for
+ * the response type, else the type's default (OAuth 2.0 Multiple Response Type Encoding
+ * Practices 2.1; RFC 6749 4.2.2.1: token-flow errors travel in the fragment like its responses).
+ */
+export function responseModeFor(responseType: string | undefined, sent: string | undefined): ResponseMode {
+  const fallback = responseType === 'token' ? 'fragment' : 'query'
+  if (sent === undefined || !RESPONSE_MODES.includes(sent) || (sent === 'query' && responseType === 'token')) return fallback
+  return sent as ResponseMode
+}
+
+/** response_mode, checked; throws the error the client is sent. */
+function checkResponseMode(responseType: 'code' | 'token', sent: string | undefined): ResponseMode {
+  if (sent !== undefined && !RESPONSE_MODES.includes(sent)) {
+    throw new InvalidRequestError('response_mode must be query, fragment or form_post')
+  }
+  // Multiple Response Type Encoding Practices 2.1: a token never travels in the query, where
+  // logs, histories and Referer headers keep it.
+  if (sent === 'query' && responseType === 'token')
+    throw new InvalidRequestError('response_mode=query is not allowed with response_type=token')
+  return responseModeFor(responseType, sent)
 }
 
 /** The error response of RFC 6749 4.1.2.1 / 4.2.2.1, with `iss` (RFC 9207 2). */
-export function errorLocation(
-  target: { redirectUri: string; state: string | undefined; mode: 'query' | 'fragment' },
+export function errorResponse(
+  target: { redirectUri: string; state: string | undefined; mode: ResponseMode },
   error: OAuthError,
   issuer: string,
-): string {
-  return buildRedirect(
+): ClientResponse {
+  return clientResponse(
     target.redirectUri,
     { error: error.error, error_description: error.description, state: target.state, iss: issuer },
     target.mode,
@@ -106,11 +178,11 @@ export async function validateAuthorizationRequest(
   reading: ParamReading,
   issuer: string,
   load: ApplicationLoader,
+  origin: RequestOrigin = 'plain',
   identity: IdentityRequestOptions = OPENID_AVAILABLE,
 ): Promise<AuthorizeOutcome> {
   const raw = reading.params
   const single = (name: string): string | undefined => optional(raw, name)
-
   const client = await establishClient(reading, load)
   if (client.kind === 'fatal') return client
   const { application, redirectUri, sentRedirectUri } = client
@@ -118,22 +190,23 @@ export async function validateAuthorizationRequest(
   // Phase 2: everything else, reported to the client.
   const responseType = single('response_type')
   const state = single('state')
-  const target = { redirectUri, state, mode: responseMode(responseType) }
+  const target = { redirectUri, state, mode: responseModeFor(responseType, single('response_mode')) }
   try {
     const first = reading.problems[0]
     if (first !== undefined) throw new InvalidRequestError(describeProblem(first.name, first.problem))
-    if (!responseType) throw new InvalidRequestError('response_type is required: code or token')
-    if (responseType !== 'code' && responseType !== 'token') {
-      throw new UnsupportedResponseTypeError('response_type must be code or token')
+    refuseRequestObjects(single)
+    if (origin === 'plain' && application.require_pushed_requests) {
+      throw new InvalidRequestError(
+        'This application requires pushed authorization requests (RFC 9126): push the request to the PAR endpoint first',
+      )
     }
-    if (responseType === 'token' && !application.allow_implicit) {
-      throw new UnauthorizedClientError('This application may not use response_type=token')
-    }
+    checkResponseType(responseType, application)
+    const responseMode = checkResponseMode(responseType, single('response_mode'))
     const scopes = parseScope(raw.scope, application.allowed_scopes, identity.openid)
     const nonce = nonceOf(single('nonce'))
-
     const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
-    const prompt = promptOf(single('prompt'))
+    const { prompt, fresh } = promptOf(single('prompt'))
+    const logIn = fresh || NO_LOG_IN_PARAMS.some((name) => raw[name] !== undefined) ? logInDemandOf(single, fresh) : NO_LOG_IN_DEMAND
 
     return {
       kind: 'ok',
@@ -142,17 +215,26 @@ export async function validateAuthorizationRequest(
         redirectUri,
         sentRedirectUri,
         responseType,
+        responseMode,
         scopes,
         state,
         codeChallenge,
         codeChallengeMethod,
         prompt,
+        logIn,
         nonce,
       },
     }
   } catch (err) {
     if (err instanceof OAuthError) {
-      return { kind: 'redirect', location: errorLocation(target, err, issuer), application, redirectUri, description: err.description }
+      return {
+        kind: 'redirect',
+        response: errorResponse(target, err, issuer),
+        error: err,
+        application,
+        redirectUri,
+        description: err.description,
+      }
     }
     throw err
   }
@@ -172,6 +254,20 @@ function nonceOf(nonce: string | undefined): string | undefined {
     throw new InvalidRequestError(`nonce must be at most ${NONCE_MAX_LENGTH} characters`)
   }
   return nonce
+}
+
+/** response_type (RFC 6749 3.1.1), narrowed for the caller; throws the error the client is sent. */
+function checkResponseType(
+  responseType: string | undefined,
+  application: { allow_implicit: boolean },
+): asserts responseType is 'code' | 'token' {
+  if (!responseType) throw new InvalidRequestError('response_type is required: code or token')
+  if (responseType !== 'code' && responseType !== 'token') {
+    throw new UnsupportedResponseTypeError('response_type must be code or token')
+  }
+  if (responseType === 'token' && !application.allow_implicit) {
+    throw new UnauthorizedClientError('This application may not use response_type=token')
+  }
 }
 
 const NO_PKCE = { codeChallenge: null, codeChallengeMethod: null } as const
@@ -194,11 +290,50 @@ function pkceOf(
   return NO_PKCE
 }
 
-/** prompt (OpenID Connect Core 1.0, 3.1.2.1): none, consent, or nothing; none stands alone. */
-function promptOf(value: string | undefined): 'none' | 'consent' | undefined {
+const PROMPT_VALUES = new Set(['none', 'login', 'consent', 'select_account'])
+
+/**
+ * prompt (OpenID Connect Core 1.0, 3.1.2.1): none stands alone; login asks for a fresh log-in;
+ * select_account is answered as login (a browser holds one Gatehouse session, so choosing an
+ * account is logging in as it); consent shows the consent page.
+ */
+function promptOf(value: string | undefined): { prompt: 'none' | 'consent' | undefined; fresh: boolean } {
   const promptValues = (value ?? '').split(' ').filter(Boolean)
+  if (promptValues.some((v) => !PROMPT_VALUES.has(v))) {
+    throw new InvalidRequestError('prompt takes none, login, consent or select_account, separated by spaces')
+  }
   if (promptValues.includes('none') && promptValues.length > 1) {
     throw new InvalidRequestError('prompt=none cannot be combined with other values')
   }
-  return promptValues.includes('none') ? 'none' : promptValues.includes('consent') ? 'consent' : undefined
+  const fresh = promptValues.includes('login') || promptValues.includes('select_account')
+  return { prompt: promptValues.includes('none') ? 'none' : promptValues.includes('consent') ? 'consent' : undefined, fresh }
+}
+
+const NO_LOG_IN_PARAMS = ['max_age', 'login_hint', LOGIN_ASKED_PARAM]
+const NO_LOG_IN_DEMAND: LogInDemand = Object.freeze({ fresh: false, maxAgeSeconds: undefined, hint: undefined, askedAt: undefined })
+
+/** A non-negative integer of at most 15 digits (a safe integer), or undefined when it is not one. */
+function nonNegativeInteger(value: string | undefined): number | undefined {
+  return value !== undefined && /^[0-9]{1,15}$/.test(value) ? Number(value) : undefined
+}
+
+/** max_age, login_hint and Gatehouse's own LOGIN_ASKED_PARAM; throws the error the client is sent. */
+function logInDemandOf(single: (name: string) => string | undefined, fresh: boolean): LogInDemand {
+  const maxAge = single('max_age')
+  const maxAgeSeconds = nonNegativeInteger(maxAge)
+  if (maxAge !== undefined && maxAgeSeconds === undefined)
+    throw new InvalidRequestError('max_age must be a non-negative integer of seconds')
+  const hint = single('login_hint')
+  if (hint !== undefined && hint.length > MAX_LOGIN_HINT)
+    throw new InvalidRequestError(`login_hint must be at most ${MAX_LOGIN_HINT} characters`)
+  const asked = single(LOGIN_ASKED_PARAM)
+  const askedAt = nonNegativeInteger(asked)
+  if (asked !== undefined && askedAt === undefined) throw new InvalidRequestError(`${LOGIN_ASKED_PARAM} is not a time Gatehouse wrote`)
+  return { fresh, maxAgeSeconds, hint, askedAt }
+}
+
+/** Request objects (OpenID Connect Core 6) are not supported; PAR's request_uri is read before this. */
+function refuseRequestObjects(single: (name: string) => string | undefined): void {
+  if (single('request') !== undefined) throw new RequestNotSupportedError('Request objects (the request parameter) are not supported')
+  if (single('request_uri') !== undefined) throw new RequestUriNotSupportedError('request_uri is not supported here')
 }

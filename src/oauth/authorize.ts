@@ -23,14 +23,23 @@ import {
   type AuthorizationRequest,
   type AuthorizeOutcome,
   type IdentityRequestOptions,
-  errorLocation,
+  LOGIN_ASKED_PARAM,
+  errorResponse,
   establishClient,
-  responseMode,
   validateAuthorizationRequest,
 } from './authorize-request.js'
-import { AccessDeniedError, type OAuthError, TemporarilyUnavailableError } from './errors.js'
-import { readParams } from './params.js'
-import { describeRedirectTarget } from './redirect-uri.js'
+import {
+  ConsentRequiredError,
+  InteractionRequiredError,
+  LoginRequiredError,
+  type OAuthError,
+  TemporarilyUnavailableError,
+} from './errors.js'
+import { type Params, optional, readParams } from './params.js'
+import { findPushed, isPushedRequestUri } from './pushed-requests.js'
+import { consumePushedRequest, extendPushedRequest } from '../repositories/pushed-requests.js'
+import { LIFETIMES } from '../limits/policy.js'
+import { type ClientResponse, describeRedirectTarget } from './redirect-uri.js'
 
 /*
  * GET /oauth/authorize (RFC 6749 4.1.1, 4.2.1) as the protocol sees it: what to answer, given
@@ -40,14 +49,19 @@ import { describeRedirectTarget } from './redirect-uri.js'
 export type AuthorizeAnswer =
   /** Client or redirect URI unusable (RFC 6749 4.1.2.1), or a consent form that cannot be answered: an error page, never a redirect. */
   | { kind: 'error-page'; message: string }
-  | { kind: 'redirect'; location: string }
+  /** A response for the client, in its response mode: a redirect, or the form_post page. */
+  | { kind: 'respond'; response: ClientResponse }
   /**
    * An error response for a client that nobody here vouches for (RFC 9700 4.11.2): a page that
-   * names the application and the destination, with a link to `location` for the user to follow.
+   * names the application and the destination, with a link (or for form_post a button) that
+   * sends `response` when the user follows it.
    */
-  | { kind: 'untrusted-error'; location: string; applicationName: string; host: string; description: string }
-  /** Log in first, then back to `returnTo` (absent: the request's own URL). */
-  | { kind: 'login'; returnTo?: string }
+  | { kind: 'untrusted-error'; response: ClientResponse; applicationName: string; host: string; description: string }
+  /**
+   * Log in first, then back to `returnTo` (absent: the request's own URL). `fresh`: even over a
+   * session (prompt=login, max_age); `hint`: the email to prefill (login_hint).
+   */
+  | { kind: 'login'; returnTo?: string; fresh?: boolean; hint?: string }
   /** The consent page for the request, held under `heldId` until answered. */
   | { kind: 'consent'; request: AuthorizationRequest; heldId: string }
 
@@ -62,6 +76,13 @@ export interface AuthorizeContext {
   /** Keeps MAX_TOKENS_PER_GRANT after a token-flow token is issued. */
   tokenQuota: Pick<TokenQuota, 'issued'>
 }
+
+/**
+ * The logged-in user as the authorize request sees them: when the session was authenticated
+ * (max_age, prompt=login), and whether REQUIRE_TWO_FACTOR asks them to enrol before going on
+ * (prompt=none then answers interaction_required instead of the enrolment page).
+ */
+export type AuthorizeUser = (AuthorizingUser & { readonly authenticatedAt: Date; readonly mustEnrol?: boolean }) | null
 
 /** RFC 6749 4.1.2.1 temporarily_unavailable: the user's codes for this client are over CODE_ISSUE_LIMIT. */
 const OVER_CODE_QUOTA = 'Too many authorization requests for this application in the last minute; try again shortly'
@@ -81,66 +102,132 @@ export function sameCodeFlowSettings(a: CodeFlowSettings, b: CodeFlowSettings): 
  * cached settings still hold (docs/decisions/004-caching-and-ttl-bounds.md). Every other
  * answer is worked out from a fresh read, so a stale copy can only ever fail to issue a code.
  */
-export async function answerAuthorizeRequest(
-  ctx: AuthorizeContext,
-  query: unknown,
-  user: AuthorizingUser | null,
-): Promise<AuthorizeAnswer> {
+export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unknown, user: AuthorizeUser): Promise<AuthorizeAnswer> {
   const reading = readParams(query)
+  if (isPushedRequestUri(reading.params.request_uri)) return answerPushedRequest(ctx, reading.params, user)
   let tried: CodeFlowSettings | undefined
   const clientId = reading.params.client_id
   const cached = user && clientId !== undefined ? ctx.applications.get(clientId) : undefined
   if (user && cached) {
-    const outcome = await validateAuthorizationRequest(reading, ctx.issuer, () => cached, ctx.identity)
-    if (outcome.kind === 'ok' && mayUseRememberedConsent(outcome.request)) {
+    const outcome = await validateAuthorizationRequest(reading, ctx.issuer, () => cached, 'plain', ctx.identity)
+    // The session's checks are comparisons in memory: the hot path stays one statement.
+    if (outcome.kind === 'ok' && mayUseRememberedConsent(outcome.request) && sessionSuffices(outcome.request, user, ctx.clock())) {
       const issued = await issueUnderRememberedConsent(ctx.db, outcome.request, user, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
       if (issued.kind !== 'no-grant') return answerIssued(ctx, outcome.request, issued, user)
       tried = outcome.request.application
     }
   }
-  const outcome = await validateAuthorizationRequest(reading, ctx.issuer, (id) => ctx.applications.load(id), ctx.identity)
-  return answerValidated(ctx, outcome, user, tried)
+  const outcome = await validateAuthorizationRequest(reading, ctx.issuer, (id) => ctx.applications.load(id), 'plain', ctx.identity)
+  return answerValidated(ctx, { outcome, params: reading.params }, user, tried)
+}
+
+/** RFC 9126 4: the request_uri is unknown, expired, used, or another client's; no redirect URI is known to be safe. */
+const INVALID_REQUEST_URI: AuthorizeAnswer = {
+  kind: 'error-page',
+  message:
+    'The pushed request is unknown, has expired or was used already (invalid_request_uri). Go back to the application and start again.',
 }
 
 /**
+ * GET /oauth/authorize with client_id and a pushed request's request_uri (RFC 9126 4): the
+ * pushed parameters only, for the client that pushed them; single use, so the request is
+ * consumed by its first answer other than the log-in page (the log-in comes back here).
+ */
+async function answerPushedRequest(ctx: AuthorizeContext, query: Params, user: AuthorizeUser): Promise<AuthorizeAnswer> {
+  const now = ctx.clock()
+  const clientId = optional(query, 'client_id')
+  const pushed = clientId === undefined ? undefined : await findPushed(ctx, query.request_uri!, now)
+  if (!pushed || pushed.clientId !== clientId) return INVALID_REQUEST_URI
+  const params = { ...pushed.params }
+  const asked = query[LOGIN_ASKED_PARAM]
+  if (asked !== undefined) params[LOGIN_ASKED_PARAM] = asked
+  const outcome = await validateAuthorizationRequest(
+    readParams(params),
+    ctx.issuer,
+    (id) => ctx.applications.load(id),
+    'pushed',
+    ctx.identity,
+  )
+  const back = { client_id: clientId, request_uri: query.request_uri! }
+  const answer = await answerValidated(ctx, { outcome, params: back, claim: () => consumePushed(ctx, pushed.id, now) }, user, undefined)
+  // The minute is for the client to send the browser here (RFC 9126 2.2); a person logging in
+  // gets as long as a consent page stays open.
+  if (answer.kind === 'login') await extendPushedRequest(ctx.db, pushed.id, new Date(now.getTime() + LIFETIMES.consentRequestMs))
+  return answer
+}
+
+/**
+ * `params`: the authorize request the log-in page comes back to. `claim`: for a pushed request,
+ * consumes it before any answer but the log-in page; false when it was used meanwhile.
  * `tried`: the settings the remembered-consent statement already ran against and found no
  * grant under, so it is not run again for the same settings.
  */
 async function answerValidated(
   ctx: AuthorizeContext,
-  outcome: AuthorizeOutcome,
-  user: AuthorizingUser | null,
+  { outcome, params, claim }: { outcome: AuthorizeOutcome; params: Params; claim?: () => Promise<boolean> },
+  user: AuthorizeUser,
   tried: CodeFlowSettings | undefined,
 ): Promise<AuthorizeAnswer> {
   if (outcome.kind === 'fatal') return { kind: 'error-page', message: outcome.message }
-  if (outcome.kind === 'redirect') return deliverError(ctx, outcome, user)
+  const claimed = async () => claim === undefined || (await claim())
+  if (outcome.kind === 'redirect') return (await claimed()) ? deliverError(ctx, outcome, user) : INVALID_REQUEST_URI
   const req = outcome.request
-  if (!user) {
-    // prompt=none forbids showing the log-in page (RFC 6749 has no login_required).
-    if (req.prompt === 'none') return deliverError(ctx, deniedFor(ctx, req, 'The user is not logged in'), user)
-    return { kind: 'login' }
+  const now = ctx.clock()
+  const needsLogIn = !user || !sessionSuffices(req, user, now)
+  if (needsLogIn && req.prompt !== 'none') return logInFor(req, params, now, user !== null)
+  if (!(await claimed())) return INVALID_REQUEST_URI
+  if (!user || needsLogIn) {
+    // prompt=none forbids showing the log-in page (OpenID Connect Core 3.1.2.6).
+    const why = user ? 'The user must log in again' : 'The user is not logged in'
+    return deliverError(ctx, refusedFor(ctx, req, new LoginRequiredError(why)), user)
+  }
+  if (req.prompt === 'none' && user.mustEnrol) {
+    const error = new InteractionRequiredError('The user must set up a second factor first')
+    return deliverError(ctx, refusedFor(ctx, req, error), user)
   }
   if (mayUseRememberedConsent(req) && !(tried && sameCodeFlowSettings(tried, req.application))) {
     const issued = await issueUnderRememberedConsent(ctx.db, req, user, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
     if (issued.kind !== 'no-grant') return answerIssued(ctx, req, issued, user)
   }
-  if (req.prompt === 'none') return deliverError(ctx, deniedFor(ctx, req, 'The user has not granted this access'), user)
-  return { kind: 'consent', request: req, heldId: await holdForConsent(ctx.db, req, user.id, ctx.clock()) }
+  if (req.prompt === 'none') {
+    return deliverError(ctx, refusedFor(ctx, req, new ConsentRequiredError('The user has not granted this access')), user)
+  }
+  return { kind: 'consent', request: req, heldId: await holdForConsent(ctx.db, req, user.id, now) }
+}
+
+/**
+ * Whether the session is recent enough for the request (OpenID Connect Core 3.1.2.1): prompt=login
+ * wants a log-in after Gatehouse asked for one, max_age one at most that many seconds old (or
+ * after Gatehouse asked, so max_age=0 ends too).
+ */
+export function sessionSuffices(req: AuthorizationRequest, user: NonNullable<AuthorizeUser>, now: Date): boolean {
+  const { fresh, maxAgeSeconds, askedAt } = req.logIn
+  if (!fresh && maxAgeSeconds === undefined) return true
+  const authenticated = user.authenticatedAt.getTime()
+  if (askedAt !== undefined && authenticated >= askedAt) return true
+  if (fresh) return false
+  return now.getTime() - authenticated <= maxAgeSeconds! * 1000
+}
+
+/**
+ * The log-in page for this request. When the request wants a recent log-in, the way back carries
+ * the time Gatehouse asked (LOGIN_ASKED_PARAM), which the log-in that follows satisfies.
+ */
+function logInFor(req: AuthorizationRequest, sent: Params, now: Date, overSession: boolean): AuthorizeAnswer {
+  const hint = req.logIn.hint
+  if (!req.logIn.fresh && req.logIn.maxAgeSeconds === undefined) return { kind: 'login', hint }
+  const params = new URLSearchParams(sent)
+  params.set(LOGIN_ASKED_PARAM, String(now.getTime()))
+  return { kind: 'login', returnTo: `/oauth/authorize?${params}`, fresh: overSession, hint }
 }
 
 type ErrorResponse = Extract<AuthorizeOutcome, { kind: 'redirect' }>
 
-function deniedFor(ctx: AuthorizeContext, req: AuthorizationRequest, description: string): ErrorResponse {
-  return refusedFor(ctx, req, new AccessDeniedError(description))
-}
+const consumePushed = (ctx: AuthorizeContext, id: string, now: Date) => consumePushedRequest(ctx.db, id, now)
 
 function refusedFor(ctx: AuthorizeContext, req: AuthorizationRequest, error: OAuthError): ErrorResponse {
-  const location = errorLocation(
-    { redirectUri: req.redirectUri, state: req.state, mode: responseMode(req.responseType) },
-    error,
-    ctx.issuer,
-  )
-  return { kind: 'redirect', location, application: req.application, redirectUri: req.redirectUri, description: error.description }
+  const response = errorResponse({ redirectUri: req.redirectUri, state: req.state, mode: req.responseMode }, error, ctx.issuer)
+  return { kind: 'redirect', response, error, application: req.application, redirectUri: req.redirectUri, description: error.description }
 }
 
 /** An issuing step's result as the answer; 'gone' and 'no-grant' are the callers' to handle first. */
@@ -150,7 +237,7 @@ async function answerIssued(
   issued: Exclude<Issued, { kind: 'no-grant' | 'gone' }>,
   user: { id: string },
 ): Promise<AuthorizeAnswer> {
-  if (issued.kind === 'issued') return { kind: 'redirect', location: issued.location }
+  if (issued.kind === 'issued') return { kind: 'respond', response: issued.response }
   return deliverError(ctx, refusedFor(ctx, req, new TemporarilyUnavailableError(OVER_CODE_QUOTA, 60)), user)
 }
 
@@ -163,11 +250,11 @@ async function answerIssued(
  * the error when they do.
  */
 async function deliverError(ctx: AuthorizeContext, error: ErrorResponse, user: { id: string } | null): Promise<AuthorizeAnswer> {
-  if (error.application.verified_at !== null) return { kind: 'redirect', location: error.location }
-  if (user && (await hasGrant(ctx.db, user.id, error.application.id))) return { kind: 'redirect', location: error.location }
+  if (error.application.verified_at !== null) return { kind: 'respond', response: error.response }
+  if (user && (await hasGrant(ctx.db, user.id, error.application.id))) return { kind: 'respond', response: error.response }
   return {
     kind: 'untrusted-error',
-    location: error.location,
+    response: error.response,
     applicationName: error.application.name,
     host: describeRedirectTarget(error.redirectUri).host,
     description: error.description,
@@ -207,6 +294,7 @@ export async function answerConsent(
     readParams(heldRequestParams(held)),
     ctx.issuer,
     (id) => ctx.applications.load(id),
+    'held',
     ctx.identity,
   )
   if (outcome.kind === 'fatal') return { kind: 'error-page', message: outcome.message }
@@ -215,7 +303,7 @@ export async function answerConsent(
   if (form.decision === 'deny') {
     // The user's own answer goes back to the client whatever the trust (docs/decisions/005-trusted-redirects.md).
     return (await releaseHeldRequest(ctx.db, form.heldId, user.id, now))
-      ? { kind: 'redirect', location: denyAuthorization(req, ctx.issuer) }
+      ? { kind: 'respond', response: denyAuthorization(req, ctx.issuer) }
       : gone
   }
   const issued = await approveAuthorization(ctx, req, user, now, ctx.issuer, form.heldId)
@@ -236,13 +324,20 @@ export async function answerConsent(
  * end, if it names a usable client: the log-in form's CSP form-action must allow it, since
  * browsers apply form-action to every redirect that follows a form submission.
  */
-export async function authorizeDestination(ctx: Pick<AuthorizeContext, 'applications'>, path: string): Promise<string | undefined> {
+export async function authorizeDestination(
+  ctx: Pick<AuthorizeContext, 'applications' | 'db' | 'clock'>,
+  path: string,
+): Promise<string | undefined> {
   if (!path.startsWith('/oauth/authorize?')) return undefined
   const query: Record<string, string | string[]> = {}
   for (const [name, value] of new URLSearchParams(path.slice('/oauth/authorize?'.length))) {
     const seen = query[name]
     query[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value]
   }
-  const client = await establishClient(readParams(query), (id) => ctx.applications.load(id))
+  const requestUri = query.request_uri
+  // A pushed request's redirect URI is in its stored parameters (RFC 9126 4).
+  const pushed =
+    typeof requestUri === 'string' && isPushedRequestUri(requestUri) ? await findPushed(ctx, requestUri, ctx.clock()) : undefined
+  const client = await establishClient(readParams(pushed ? pushed.params : query), (id) => ctx.applications.load(id))
   return client.kind === 'ok' ? client.redirectUri : undefined
 }

@@ -98,6 +98,31 @@ export class AccessDeniedError extends OAuthError {
   readonly error = 'access_denied'
 }
 
+/** OpenID Connect Core 3.1.2.6: prompt=none, and the user must log in (again) first. */
+export class LoginRequiredError extends OAuthError {
+  readonly error = 'login_required'
+}
+
+/** OpenID Connect Core 3.1.2.6: prompt=none, and the user must consent first. */
+export class ConsentRequiredError extends OAuthError {
+  readonly error = 'consent_required'
+}
+
+/** OpenID Connect Core 3.1.2.6: prompt=none, and some page must be shown first (enrolling a second factor). */
+export class InteractionRequiredError extends OAuthError {
+  readonly error = 'interaction_required'
+}
+
+/** OpenID Connect Core 3.1.2.6: request objects (the `request` parameter) are not supported. */
+export class RequestNotSupportedError extends OAuthError {
+  readonly error = 'request_not_supported'
+}
+
+/** OpenID Connect Core 3.1.2.6: request objects by reference (`request_uri`) are not supported. */
+export class RequestUriNotSupportedError extends OAuthError {
+  readonly error = 'request_uri_not_supported'
+}
+
 /** Not an RFC code on its own: too many failed attempts; mapped to 429 with Retry-After. */
 export class SlowDownError extends OAuthError {
   readonly error = 'invalid_request'

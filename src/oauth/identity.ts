@@ -102,7 +102,5 @@ function openIdConfiguration(metadata: Readonly<Record<string, unknown>>, issuer
     id_token_signing_alg_values_supported: [...SIGNING_ALGS],
     claims_supported: CLAIMS_SUPPORTED,
     claims_parameter_supported: false,
-    request_parameter_supported: false,
-    request_uri_parameter_supported: false,
   })
 }

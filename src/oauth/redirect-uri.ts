@@ -205,6 +205,38 @@ export function findMatchingRedirectUri(sent: string, registered: readonly strin
 }
 
 /**
+ * How a response travels to the redirect URI (OAuth 2.0 Multiple Response Type Encoding
+ * Practices 2.1; OAuth 2.0 Form Post Response Mode 2): in the query, in the fragment, or posted
+ * by an HTML form in the user's browser.
+ */
+export type ResponseMode = 'query' | 'fragment' | 'form_post'
+
+/** A response for the client (RFC 6749 4.1.2, 4.2.2 and their errors), before its mode encodes it. */
+export interface ClientResponse {
+  /** Validated and registered (src/oauth/authorize-request.ts, establishClient). */
+  readonly redirectUri: string
+  readonly mode: ResponseMode
+  /** Absent values are left out. */
+  readonly params: Readonly<Record<string, string>>
+}
+
+export function clientResponse(redirectUri: string, params: Record<string, string | undefined>, mode: ResponseMode): ClientResponse {
+  const present: Record<string, string> = {}
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) present[k] = v
+  return { redirectUri, mode, params: present }
+}
+
+/**
+ * The URL a query or fragment response redirects to. A form_post response is a page
+ * (views/oauth/form-post.eta), never a URL: its parameters must not reach the query, where
+ * logs and Referer headers would keep them.
+ */
+export function responseLocation(response: ClientResponse): string {
+  if (response.mode === 'form_post') throw new Error('a form_post response is a page, not a redirect')
+  return buildRedirect(response.redirectUri, response.params, response.mode)
+}
+
+/**
  * Appends response parameters to a validated redirect URI, keeping its own query
  * (RFC 6749 3.1.2: "MUST retain the query component"). `fragment` is for the token flow
  * (RFC 6749 4.2.2); the URI never has a fragment of its own, matching refuses those.

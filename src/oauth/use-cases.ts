@@ -10,13 +10,22 @@ import type { TokenQuota } from '../revocation/token-quota.js'
 import type { ApplicationCache } from './application-cache.js'
 import type { AuthorizingUser, IssueQuotas } from './authorization.js'
 import type { SigningKeys } from './signing-keys.js'
-import { type AuthorizeAnswer, type AuthorizeContext, answerAuthorizeRequest, answerConsent, authorizeDestination } from './authorize.js'
+import {
+  type AuthorizeAnswer,
+  type AuthorizeContext,
+  type AuthorizeUser,
+  answerAuthorizeRequest,
+  answerConsent,
+  authorizeDestination,
+} from './authorize.js'
 import type { ClientAuthCache } from './client-auth-cache.js'
 import { extractClientCredentials } from './client-auth.js'
 import { ResourceServerOnlyError } from './errors.js'
 import { type IntrospectionContext, introspect } from './introspection.js'
 import type { Params } from './params.js'
 import { SCOPES } from './scope.js'
+import { authorizeRequestMetadata } from './authorize-metadata.js'
+import { type PushContext, type PushedRequestResponse, pushAuthorizationRequest } from './pushed-requests.js'
 import { type TokenResponse, exchangeAuthorizationCode } from './token-exchange.js'
 import { revokeForClient } from './token-revocation.js'
 import type { ServerTokenCache, ServerTokenEntry } from './token-validity.js'
@@ -28,12 +37,9 @@ import type { ServerTokenCache, ServerTokenEntry } from './token-validity.js'
  * call more than calling the protocol function itself, and nothing else (no allocation, no await).
  */
 
-/** The logged-in user, as the authorize endpoint reads them off the session. */
-type User = AuthorizingUser | null
-
 export interface OAuthUseCases {
   /** GET /oauth/authorize (RFC 6749 4.1.1, 4.2.1); remembered consent is one statement. */
-  authorize(query: unknown, user: User): Promise<AuthorizeAnswer>
+  authorize(query: unknown, user: AuthorizeUser): Promise<AuthorizeAnswer>
   /** POST /oauth/authorize: the actor's answer to a held request; an approval is audited. */
   answerConsent(actor: Actor, form: { heldId: unknown; decision: unknown }, session?: AuthorizingUser | null): Promise<AuthorizeAnswer>
   /**
@@ -43,6 +49,8 @@ export interface OAuthUseCases {
   authorizeDestination(path: string): Promise<string | undefined>
   /** POST /oauth/token, grant_type=authorization_code (RFC 6749 4.1.3). */
   exchangeCode(params: Params, authorization: string | undefined): Promise<TokenResponse>
+  /** POST /oauth/par (RFC 9126 2): validates and keeps an authorize request for a minute. */
+  pushAuthorizationRequest(params: Params, authorization: string | undefined): Promise<PushedRequestResponse>
   /** POST /oauth/revoke (RFC 7009 2.1). */
   revokeToken(params: Params, authorization: string | undefined): Promise<void>
   /** The authorization server's metadata (RFC 8414 2), built once. */
@@ -97,7 +105,6 @@ function metadataOf(issuer: string, openid: boolean): Readonly<Record<string, un
     // Without signing keys `openid` is refused as unknown (src/oauth/identity.ts).
     scopes_supported: SCOPES.filter((s) => openid || s !== 'openid'),
     response_types_supported: ['code', 'token'],
-    response_modes_supported: ['query', 'fragment'],
     grant_types_supported: ['authorization_code', 'implicit'],
     token_endpoint_auth_methods_supported: authMethods,
     revocation_endpoint_auth_methods_supported: authMethods,
@@ -105,6 +112,8 @@ function metadataOf(issuer: string, openid: boolean): Readonly<Record<string, un
     code_challenge_methods_supported: ['S256', 'plain'],
     // RFC 9207 3: every authorization response carries `iss`.
     authorization_response_iss_parameter_supported: true,
+    // response_mode, PAR and request objects (issue 24): src/oauth/authorize-metadata.ts.
+    ...authorizeRequestMetadata(issuer),
   })
 }
 
@@ -127,6 +136,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     tokenQuota: deps.tokenQuota,
     idTokens: deps.keys && { keys: deps.keys, issuer: deps.issuer, ttlMs: deps.idTokenTtlMs },
   }
+  const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications, identity: authorizing.identity }
   const metadata = metadataOf(deps.issuer, deps.keys !== undefined)
   return {
     authorize: (query, user) => answerAuthorizeRequest(authorizing, query, user),
@@ -140,6 +150,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
       ),
     authorizeDestination: (path) => authorizeDestination(authorizing, path),
     exchangeCode: (params, authorization) => exchangeAuthorizationCode(clients, params, authorization),
+    pushAuthorizationRequest: (params, authorization) => pushAuthorizationRequest(pushing, params, authorization),
     revokeToken: (params, authorization) => revokeForClient(clients, params, authorization),
     metadata: () => metadata,
     listAuthorizedApplications: (userId) => listAuthorizedApplications(db, userId),

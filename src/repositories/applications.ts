@@ -86,6 +86,8 @@ export interface ApplicationSettings {
   allowImplicit: boolean
   /** How its ID Tokens are signed (OpenID Connect Core 15.1: RS256 unless chosen otherwise). */
   idTokenAlg: SigningAlg
+  /** RFC 9126 6: plain authorize requests refused; absent: false for a new application, unchanged by an edit. */
+  requirePushedRequests?: boolean
   /** https links shown on the consent page; absent or null: none. */
   homepageUrl?: string | null
   privacyPolicyUrl?: string | null
@@ -108,6 +110,7 @@ export function insertApplication(
       require_pkce: a.requirePkce,
       allow_implicit: a.allowImplicit,
       id_token_alg: a.idTokenAlg,
+      require_pushed_requests: a.requirePushedRequests ?? false,
       homepage_url: a.homepageUrl ?? null,
       privacy_policy_url: a.privacyPolicyUrl ?? null,
       created_at: a.now,
@@ -141,6 +144,7 @@ export function updateOwnedApplication(
       require_pkce: s.requirePkce,
       allow_implicit: s.allowImplicit,
       id_token_alg: s.idTokenAlg,
+      ...(s.requirePushedRequests === undefined ? {} : { require_pushed_requests: s.requirePushedRequests }),
       homepage_url: s.homepageUrl ?? null,
       privacy_policy_url: s.privacyPolicyUrl ?? null,
       updated_at: now,

@@ -53,7 +53,7 @@ export async function insertAuthorizationCode(db: Db, c: NewCode): Promise<void>
  * settings are unchanged": the statement below compares these columns, and
  * `sameCodeFlowSettings` (src/oauth/authorize.ts) compares the same ones in TypeScript.
  */
-export const CODE_FLOW_SETTINGS = ['id', 'client_id', 'redirect_uris', 'allowed_scopes', 'require_pkce'] as const
+export const CODE_FLOW_SETTINGS = ['id', 'client_id', 'redirect_uris', 'allowed_scopes', 'require_pkce', 'require_pushed_requests'] as const
 export type CodeFlowSettings = Pick<Application, (typeof CODE_FLOW_SETTINGS)[number]>
 
 const SETTING_TYPES: Record<(typeof CODE_FLOW_SETTINGS)[number], string> = {
@@ -62,6 +62,7 @@ const SETTING_TYPES: Record<(typeof CODE_FLOW_SETTINGS)[number], string> = {
   redirect_uris: 'text[]',
   allowed_scopes: 'text[]',
   require_pkce: 'boolean',
+  require_pushed_requests: 'boolean',
 }
 
 const LIMIT_PARAM = `$${9 + CODE_FLOW_SETTINGS.length}::int`

@@ -13,6 +13,7 @@ const AGE_COLUMNS = {
   access_tokens: { key: 'id', age: 'revoked_at' },
   authorization_codes: { key: 'id', age: 'expires_at' },
   pending_authorizations: { key: 'id', age: 'expires_at' },
+  pushed_authorization_requests: { key: 'id', age: 'expires_at' },
   sessions: { key: 'id_hash', age: 'expires_at' },
   rate_limits: { key: 'key', age: 'window_start' },
   audit_events: { key: 'id', age: 'occurred_at' },

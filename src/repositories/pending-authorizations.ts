@@ -5,6 +5,8 @@ export interface NewPendingAuthorization {
   userId: string
   applicationId: string
   responseType: 'code' | 'token'
+  /** Absent, or the response type's default: stored as null. */
+  responseMode?: 'query' | 'fragment' | 'form_post'
   redirectUri: string | null
   scopes: string[]
   state: string | null
@@ -39,6 +41,9 @@ export async function insertPendingAuthorization(db: Db, p: NewPendingAuthorizat
       user_id: p.userId,
       application_id: p.applicationId,
       response_type: p.responseType,
+      // Null for the response type's default, as rows held before migration 0012.
+      response_mode:
+        p.responseMode === undefined || p.responseMode === (p.responseType === 'token' ? 'fragment' : 'query') ? null : p.responseMode,
       redirect_uri: p.redirectUri,
       scopes: p.scopes,
       state: p.state,

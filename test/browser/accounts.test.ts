@@ -1,7 +1,7 @@
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
-import { axeViolations, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { expectAccessible, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
 import { linkTo } from '../helpers/mailbox.js'
 
 /*
@@ -24,11 +24,6 @@ afterAll(async () => {
   await browser?.close()
   await t?.close()
 })
-
-/** Asserts the page has no WCAG 2.1 A/AA violation, naming the page when it does. */
-async function expectAccessible(page: Page, state: string): Promise<void> {
-  expect(await axeViolations(page), `${state}: ${page.url()}`).toEqual([])
-}
 
 /** The link to `path` in the newest mail to `to`, absolute. */
 function mailedLink(to: string, path: string): string {

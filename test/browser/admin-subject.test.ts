@@ -4,7 +4,7 @@ import { formatTime } from '../../src/http/routes/console/view-models.js'
 import type { TestContext } from '../helpers/app.js'
 import { buildTestApp } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
-import { axeViolations, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { expectAccessible, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
 import { type AccessTokenFixture, createAccessToken, createApplication, createUser } from '../helpers/factories.js'
 
 /*
@@ -50,9 +50,7 @@ afterEach(async () => {
   await context?.close()
 })
 
-async function expectAccessible(path: string) {
-  expect(await axeViolations(page), path).toEqual([])
-}
+const pageIsAccessible = (path: string) => expectAccessible(page, path)
 
 /** The <dd> after the <dt> named `term` on a subject's page. */
 function field(term: string) {
@@ -98,10 +96,10 @@ it('searches a user, opens their page, suspends, unsuspends and deletes that use
   await page.getByLabel('Email contains').fill('subject')
   await page.getByRole('button', { name: 'Search' }).click()
   await page.waitForURL(`${baseUrl}/admin/users?q=subject`)
-  await expectAccessible('/admin/users?q=subject')
+  await pageIsAccessible('/admin/users?q=subject')
   await page.getByRole('link', { name: 'subject@example.com' }).click()
   await page.waitForURL(userPage)
-  await expectAccessible('/admin/users/:id')
+  await pageIsAccessible('/admin/users/:id')
 
   expect(await page.title()).toMatch(/^subject@example\.com · /)
   expect(await page.locator('h1').textContent()).toBe('subject@example.com')
@@ -115,7 +113,7 @@ it('searches a user, opens their page, suspends, unsuspends and deletes that use
   await page.getByRole('link', { name: 'Suspend', exact: true }).click()
   await page.waitForURL(`${userPage}/suspend`)
   expect(await page.locator('h1').textContent()).toBe('Suspend subject@example.com?')
-  await expectAccessible('/admin/users/:id/suspend')
+  await pageIsAccessible('/admin/users/:id/suspend')
   await page.getByRole('button', { name: 'Suspend account' }).click()
   await page.waitForURL(`${userPage}?done=suspended`)
   const suspended = await t.db.selectFrom('users').select('suspended_at').where('id', '=', subject.id).executeTakeFirstOrThrow()
@@ -131,7 +129,7 @@ it('searches a user, opens their page, suspends, unsuspends and deletes that use
   expect(await field('Status').textContent()).toBe(`Suspended since ${formatTime(suspended.suspended_at!)}`)
   expect(await page.getByRole('link', { name: 'Suspend', exact: true }).count()).toBe(0)
   await expectViewerIsOperator()
-  await expectAccessible('/admin/users/:id suspended')
+  await pageIsAccessible('/admin/users/:id suspended')
 
   await page.getByRole('link', { name: 'Unsuspend' }).click()
   await page.waitForURL(`${userPage}/unsuspend`)
@@ -147,7 +145,7 @@ it('searches a user, opens their page, suspends, unsuspends and deletes that use
   await page.getByRole('link', { name: 'Delete' }).click()
   await page.waitForURL(`${userPage}/delete`)
   expect(await page.locator('h1').textContent()).toBe('Delete subject@example.com?')
-  await expectAccessible('/admin/users/:id/delete')
+  await pageIsAccessible('/admin/users/:id/delete')
   await page.getByRole('button', { name: 'Delete account' }).click()
   await page.waitForURL(`${baseUrl}/admin/users?deleted=1`)
   expect(await page.getByRole('status').textContent()).toBe('The account is deleted.')
@@ -183,7 +181,7 @@ it('searches an application, opens it and its owner, suspends, unsuspends, verif
   await page.waitForURL(/\/admin\/applications\?q=/)
   await page.getByRole('link', { name: 'Target <App>' }).click()
   await page.waitForURL(appPage)
-  await expectAccessible('/admin/applications/:id')
+  await pageIsAccessible('/admin/applications/:id')
   expect(await page.locator('h1').textContent()).toBe('Target <App>')
   expect(await field('Client ID').textContent()).toBe(subject.clientId)
   expect(await field('Owner').textContent()).toBe('app-owner@example.com')
@@ -226,7 +224,7 @@ it('searches an application, opens it and its owner, suspends, unsuspends, verif
   await page.getByRole('link', { name: 'Verify', exact: true }).click()
   await page.waitForURL(`${appPage}/verify`)
   expect(await page.locator('h1').textContent()).toBe('Verify Target <App>?')
-  await expectAccessible('/admin/applications/:id/verify')
+  await pageIsAccessible('/admin/applications/:id/verify')
   await page.getByRole('button', { name: 'Verify application' }).click()
   await page.waitForURL(`${appPage}?done=verify`)
   const verified = await appRow()
@@ -239,7 +237,7 @@ it('searches an application, opens it and its owner, suspends, unsuspends, verif
   await page.getByRole('link', { name: 'Delete' }).click()
   await page.waitForURL(`${appPage}/delete`)
   expect(await page.locator('h1').textContent()).toBe('Delete Target <App>?')
-  await expectAccessible('/admin/applications/:id/delete')
+  await pageIsAccessible('/admin/applications/:id/delete')
   await page.getByRole('button', { name: 'Delete application' }).click()
   await page.waitForURL(`${baseUrl}/admin/applications?deleted=1`)
   expect(await page.getByRole('status').textContent()).toBe('The application is deleted.')

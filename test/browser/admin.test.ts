@@ -1,9 +1,9 @@
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { TestContext } from '../helpers/app.js'
 import { buildTestApp } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
-import { axeViolations, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { expectAccessible, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
 import { createAccessToken, createApplication, createUser } from '../helpers/factories.js'
 
 /*
@@ -34,10 +34,6 @@ afterAll(async () => {
   await browser?.close()
   await t?.close()
 })
-
-async function expectAccessible(page: Page, path: string) {
-  expect(await axeViolations(page), path).toEqual([])
-}
 
 it('walks the admin pages without JavaScript, suspends an application, filters the audit log; no axe violation', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false })

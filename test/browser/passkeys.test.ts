@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
-import { axeViolations, freeLoopbackUrl, launchBrowser } from '../helpers/browser.js'
+import { expectAccessible, freeLoopbackUrl, launchBrowser } from '../helpers/browser.js'
 
 /*
  * Passkeys in Chromium (issue 23), with the DevTools protocol's virtual authenticator (a
@@ -29,10 +29,6 @@ afterAll(async () => {
   await browser?.close()
   await t?.close()
 })
-
-async function expectAccessible(page: Page, state: string): Promise<void> {
-  expect(await axeViolations(page), `${state}: ${page.url()}`).toEqual([])
-}
 
 async function withAuthenticator(context: BrowserContext, page: Page) {
   const cdp = await context.newCDPSession(page)

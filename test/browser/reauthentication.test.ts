@@ -1,10 +1,10 @@
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { refreshSecondFactor } from '../../src/repositories/second-factor.js'
 import type { TestContext } from '../helpers/app.js'
 import { buildTestApp } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
-import { axeViolations, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { expectAccessible, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
 import { createUser } from '../helpers/factories.js'
 
 /*
@@ -35,10 +35,6 @@ afterAll(async () => {
   await browser?.close()
   await t?.close()
 })
-
-async function expectAccessible(page: Page, path: string) {
-  expect(await axeViolations(page), path).toEqual([])
-}
 
 it('tells an operator without a second factor to enrol first under REQUIRE_TWO_FACTOR=operators; no axe violation', async () => {
   const strict = await listenOnLoopback((env) => buildTestApp({ ...env, REQUIRE_TWO_FACTOR: 'operators' }, t.testDb))

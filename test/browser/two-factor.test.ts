@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
-import { axeViolations, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { expectAccessible, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
 import { STEP_MS, totpCode } from '../helpers/totp.js'
 
 /*
@@ -29,10 +29,6 @@ afterAll(async () => {
   await browser?.close()
   await t?.close()
 })
-
-async function expectAccessible(page: Page, state: string): Promise<void> {
-  expect(await axeViolations(page), `${state}: ${page.url()}`).toEqual([])
-}
 
 async function logIn(page: Page): Promise<void> {
   await page.goto(`${baseUrl}/login`)

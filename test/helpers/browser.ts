@@ -3,6 +3,7 @@ import { createRequire } from 'node:module'
 import { type AddressInfo, createServer } from 'node:net'
 import { type Browser, type Page, chromium } from 'playwright-core'
 import type { TestContext } from './app.js'
+import { expect } from 'vitest'
 
 /*
  * Headless Chromium for browser tests: Debian's `chromium` package (`.ci/run` installs it with
@@ -64,6 +65,11 @@ export async function axeViolations(page: Page): Promise<string[]> {
   } finally {
     await scratch.close()
   }
+}
+
+/** Asserts the page as it is now has no WCAG 2.1 A/AA violation, naming the state and URL when it does. */
+export async function expectAccessible(page: Page, state: string): Promise<void> {
+  expect(await axeViolations(page), `${state}: ${page.url()}`).toEqual([])
 }
 
 /** Builds the app with PUBLIC_URL on a free loopback port and listens there; returns that URL. */

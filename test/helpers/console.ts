@@ -20,6 +20,7 @@ export interface ApplicationFields {
   allow_implicit?: boolean
   /** The ID Token signing algorithm's select; absent: RS256, as a browser sends the first option. */
   id_token_alg?: string
+  require_pushed_requests?: boolean
 }
 
 /** The console form as a browser posts it: checkboxes present only when checked. */
@@ -34,6 +35,7 @@ export function applicationForm(f: ApplicationFields = {}): Record<string, strin
     require_pkce: f.require_pkce ? 'on' : null,
     allow_implicit: f.allow_implicit ? 'on' : null,
     id_token_alg: f.id_token_alg ?? 'RS256',
+    require_pushed_requests: f.require_pushed_requests ? 'on' : null,
   }
 }
 

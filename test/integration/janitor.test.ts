@@ -127,6 +127,19 @@ async function dayOfTraffic(at: Date, n: number) {
       })),
     )
     .execute()
+  // Pushed authorization requests (RFC 9126, migration 0012) live a minute.
+  await t.db
+    .insertInto('pushed_authorization_requests')
+    .values(
+      Array.from({ length: n }, () => ({
+        request_uri_hash: hex(),
+        application_id: app.id,
+        params: '{}',
+        created_at: at,
+        expires_at: new Date(ms + 60_000),
+      })),
+    )
+    .execute()
   // An enrolment is one per account: each day's come from accounts opened that day.
   const enrolling = await t.db
     .insertInto('users')
@@ -150,6 +163,7 @@ describe('the janitor', () => {
       access_tokens: 620,
       sessions: 620,
       pending_authorizations: 620,
+      pushed_authorization_requests: 620,
       rate_limits: 620,
       email_tokens: 620,
       pending_logins: 620,
@@ -170,6 +184,7 @@ describe('the janitor', () => {
       authorization_codes: 20,
       access_tokens: 310 + 10 * 30,
       pending_authorizations: 0,
+      pushed_authorization_requests: 0,
       sessions: 20 * 14,
       rate_limits: 20,
       // Audit events have their own test (test/integration/audit/retention.test.ts).
@@ -189,6 +204,7 @@ describe('the janitor', () => {
     expect(await counts()).toMatchObject({
       authorization_codes: 20,
       pending_authorizations: 0,
+      pushed_authorization_requests: 0,
       sessions: 280,
       rate_limits: 20,
       email_tokens: 20,
@@ -208,6 +224,7 @@ describe('the janitor', () => {
       authorization_codes: 5,
       access_tokens: 5,
       pending_authorizations: 5,
+      pushed_authorization_requests: 5,
       sessions: 5,
       rate_limits: 5,
       audit_events: 0,

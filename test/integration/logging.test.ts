@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config.js'
 import { redactUrl } from '../../src/lib/log-options.js'
 import { manualClock } from '../../src/lib/clock.js'
 import { type Services, createServices } from '../../src/services.js'
-import { buildTestApp } from '../helpers/app.js'
+import { TEST_SECRET_KEY, buildTestApp } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js'
 import { Mailbox } from '../helpers/mailbox.js'
@@ -23,7 +23,7 @@ beforeAll(async () => {
       done()
     },
   })
-  services = await createServices(loadConfig({ LOG_LEVEL: 'trace' }), {
+  services = await createServices(loadConfig({ LOG_LEVEL: 'trace', SECRET_KEY: TEST_SECRET_KEY }), {
     database: testDb.handle,
     clock: manualClock(),
     logStream: stream,

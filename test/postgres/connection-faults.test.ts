@@ -9,6 +9,7 @@ import { connectionLost } from '../../src/db/availability.js'
 import { type DatabaseHandle, createDatabase } from '../../src/db/connect.js'
 import { type Services, createServices } from '../../src/services.js'
 import { BrowserSession } from '../helpers/browser-session.js'
+import { TEST_SECRET_KEY } from '../helpers/app.js'
 import { type TestDatabase, createTestDatabase, serverUrl } from '../helpers/db.js'
 import { basicAuth, createAccessToken, createApplication, createUser } from '../helpers/factories.js'
 import { type TcpProxy, relayDatabase } from '../helpers/tcp-proxy.js'
@@ -104,7 +105,12 @@ describe('an outage seen through the app (needs TEST_DATABASE_URL)', () => {
         done()
       },
     })
-    const config = loadConfig({ LOG_LEVEL: 'info', PUBLIC_URL: 'http://gatehouse.test', LOGIN_RATE_LIMIT: '1000' })
+    const config = loadConfig({
+      LOG_LEVEL: 'info',
+      PUBLIC_URL: 'http://gatehouse.test',
+      LOGIN_RATE_LIMIT: '1000',
+      SECRET_KEY: TEST_SECRET_KEY,
+    })
     services = await createServices(config, { database: relayed, logStream, mailer: new Mailbox() })
     app = await buildApp(services)
     await app.ready()

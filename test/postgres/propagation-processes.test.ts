@@ -7,7 +7,7 @@ import { type DatabaseHandle, createDatabase } from '../../src/db/connect.js'
 import { manualClock } from '../../src/lib/clock.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
-import { TEST_ISSUER } from '../helpers/app.js'
+import { TEST_ISSUER, TEST_SECRET_KEY } from '../helpers/app.js'
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js'
 import { type AccessTokenFixture, type ApplicationFixture, type UserFixture, basicAuth, createAccessToken } from '../helpers/factories.js'
 import { type GatehouseProcess, startGatehouse } from '../helpers/gatehouse-process.js'
@@ -145,7 +145,7 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
       listenVia = await createDatabase({ url: relay.url, pool: { max: 1 } })
       const database: DatabaseHandle = { ...testDb.handle, listen: listenVia.listen }
 
-      const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, TOKEN_CACHE_TTL_SECONDS: '2' })
+      const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_URL: TEST_ISSUER, TOKEN_CACHE_TTL_SECONDS: '2', SECRET_KEY: TEST_SECRET_KEY })
       const services = await createServices(config, { database, clock, mailer: new Mailbox() })
       const c = await buildApp(services)
       await c.ready()

@@ -16,7 +16,16 @@ describe('boundedLine', () => {
 
 describe('audit details', () => {
   it('name the settings that changed, never their values', () => {
-    const none = { name: false, description: false, redirectUris: false, allowedScopes: false, requirePkce: false, allowImplicit: false, idTokenAlg: false }
+    const none = {
+      name: false,
+      description: false,
+      redirectUris: false,
+      allowedScopes: false,
+      requirePkce: false,
+      allowImplicit: false,
+      requirePushedRequests: false,
+      idTokenAlg: false,
+    }
     expect(auditDetail.applicationChanged(none, 'Old')).toBe('Saved without changes')
     expect(auditDetail.applicationChanged({ ...none, redirectUris: true, allowImplicit: true }, 'Old')).toBe(
       'Changed: redirect URIs, token flow',
@@ -27,7 +36,16 @@ describe('audit details', () => {
   })
 
   it('stay within the bound whatever the application is called', () => {
-    const all = { name: true, description: true, redirectUris: true, allowedScopes: true, requirePkce: true, allowImplicit: true, idTokenAlg: true }
+    const all = {
+      name: true,
+      description: true,
+      redirectUris: true,
+      allowedScopes: true,
+      requirePkce: true,
+      allowImplicit: true,
+      requirePushedRequests: true,
+      idTokenAlg: true,
+    }
     expect(auditDetail.applicationChanged(all, 'x'.repeat(1000)).length).toBeLessThanOrEqual(AUDIT_DETAIL_MAX)
   })
 

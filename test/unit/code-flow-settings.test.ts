@@ -13,6 +13,7 @@ const base: CodeFlowSettings = {
   redirect_uris: ['https://a.example/cb', 'https://b.example/cb'],
   allowed_scopes: ['read', 'write'],
   require_pkce: false,
+  require_pushed_requests: false,
 }
 
 const changed: { [K in keyof CodeFlowSettings]: CodeFlowSettings[K] } = {
@@ -21,6 +22,7 @@ const changed: { [K in keyof CodeFlowSettings]: CodeFlowSettings[K] } = {
   redirect_uris: ['https://b.example/cb', 'https://a.example/cb'],
   allowed_scopes: ['read'],
   require_pkce: true,
+  require_pushed_requests: true,
 }
 
 describe('sameCodeFlowSettings', () => {

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
  * The one stylesheet and the passkey pages' two scripts, read once: pages stay plain HTML and CSP
  * can forbid inline styles and scripts. `webauthnBrowserScript` is the browser build of
  * @simplewebauthn/browser from node_modules (src/app.ts finds it), served from Gatehouse itself:
- * no third party is asked for code that handles the sign-in (docs/decisions/011-passkeys-notes.md).
+ * no third party is asked for code that handles the sign-in (docs/decisions/011-second-factor.md).
  */
 export default async function staticRoutes(
   app: FastifyInstance,

@@ -260,7 +260,18 @@ describe('renaming and removing', () => {
     expect(wrong.statusCode).toBe(400)
     expect(wrong.body).toContain('The password is not right')
     expect((await s.post('/account/passkeys/remove', { id })).statusCode).toBe(400)
-    expect((await s.post('/account/passkeys/remove', { id, password: PASSWORD })).headers.location).toBe('/account/passkeys?removed=1')
+    // The account's last second factor: the password alone, in a session logged in with the
+    // password alone, does not remove it (README "Passkeys").
+    const kept = await s.post('/account/passkeys/remove', { id, password: PASSWORD })
+    expect(kept.statusCode).toBe(400)
+    expect(kept.body).toContain('last second factor')
+    expect((await userRow('manage@example.com')).second_factor).toBe(true)
+    expect(await t.db.selectFrom('passkeys').select('id').where('id', '=', id).execute()).toHaveLength(1)
+    // Logged in with the passkey just now: the same form removes it.
+    const fresh = browser()
+    expect((await signIn(fresh, credential)).res.statusCode).toBe(200)
+    await fresh.get('/account/passkeys')
+    expect((await fresh.post('/account/passkeys/remove', { id, password: PASSWORD })).headers.location).toBe('/account/passkeys?removed=1')
     const user = await userRow('manage@example.com')
     expect(user.second_factor).toBe(false)
     expect(await events(user.id)).toEqual(expect.arrayContaining(['user.passkey_renamed', 'user.passkey_removed']))

@@ -4,6 +4,7 @@ import { BrowserSession } from '../../helpers/browser-session.js'
 import { createApplicationViaConsole, expectAccessiblePage } from '../../helpers/console.js'
 import { createUser } from '../../helpers/factories.js'
 import { loggedInUser } from '../oauth/helpers.js'
+import { STEP_MS, enrolTotp, totpCode } from '../../helpers/totp.js'
 
 /*
  * "Sudo mode" (issue 23, README "Re-authentication"): the sensitive actions need a log-in or a
@@ -242,5 +243,75 @@ describe('the admin actions', () => {
     expect(post.headers.location).toBe(reauthFor(`/admin/applications/${app.id}/verify`))
     const row = await t.db.selectFrom('applications').select('verified_at').where('id', '=', app.id).executeTakeFirstOrThrow()
     expect(row.verified_at).toBeNull()
+  })
+})
+
+describe('second-factor changes', () => {
+  it('with a stale confirmation: the pages and their forms go to /reauth, and nothing is set up', async () => {
+    const s = await loggedInUser(t.app)
+    const user = await t.db.selectFrom('users').select('id').where('email', '=', s.email).executeTakeFirstOrThrow()
+    await s.get('/account/two-factor')
+    goStale()
+    for (const page of ['/account/two-factor', '/account/passkeys', '/account/two-factor/totp']) {
+      const get = await s.get(page)
+      expect(get.statusCode, page).toBe(303)
+      expect(get.headers.location, page).toBe(reauthFor(page))
+    }
+    const start = await s.post('/account/two-factor/totp', {})
+    expect(start.statusCode).toBe(303)
+    expect(start.headers.location).toBe(reauthFor('/account/two-factor'))
+    expect(await t.db.selectFrom('totp_enrolments').select('user_id').where('user_id', '=', user.id).execute()).toEqual([])
+    for (const path of ['/account/two-factor/totp/off', '/account/two-factor/recovery-codes']) {
+      const res = await s.post(path, { password: PASSWORD, code: '000000' })
+      expect(res.headers.location, path).toBe(reauthFor('/account/two-factor'))
+    }
+    const remove = await s.post('/account/passkeys/remove', { id: 'x', password: PASSWORD })
+    expect(remove.headers.location).toBe(reauthFor('/account/passkeys'))
+    // The passkey script's endpoint answers JSON, saying where to confirm.
+    const options = await s.post('/account/passkeys/registration-options', {})
+    expect(options.statusCode).toBe(403)
+    expect(options.json()).toMatchObject({ redirect: reauthFor('/account/passkeys') })
+    expect(await t.db.selectFrom('webauthn_challenges').select('id_hash').where('user_id', '=', user.id).execute()).toEqual([])
+
+    expect((await confirm(s, '/account/two-factor')).headers.location).toBe('/account/two-factor')
+    expect((await s.get('/account/two-factor')).statusCode).toBe(200)
+    expect((await s.post('/account/two-factor/totp', {})).headers.location).toBe('/account/two-factor/totp')
+    expect((await s.post('/account/passkeys/registration-options', {})).statusCode).toBe(200)
+  })
+})
+
+describe('confirming with an authenticator app', () => {
+  it('offers the code beside the password, accepts a current code once, and records how', async () => {
+    const s = await loggedInUser(t.app)
+    const user = await t.db.selectFrom('users').select('id').where('email', '=', s.email).executeTakeFirstOrThrow()
+    expect((await s.get(reauthFor('/account'))).body).not.toContain('name="code"')
+    const { secret } = await enrolTotp(s, () => t.clock())
+    goStale()
+    const page = await s.get(reauthFor('/account/two-factor'))
+    expect(page.body).toContain('name="code"')
+    expectAccessiblePage(page.body)
+
+    const wrong = await s.post('/reauth', { code: '000000', next: '/account/two-factor' })
+    expect(wrong.statusCode).toBe(400)
+    expect(wrong.body).toContain('That code is not right')
+    expect(await events(user.id, 'user.reauthentication_failed')).toBe(1)
+    expect((await s.get('/account/two-factor')).statusCode).toBe(303)
+
+    t.clock.advance(STEP_MS)
+    const code = totpCode(secret, t.clock())
+    const confirmed = await s.post('/reauth', { code, next: '/account/two-factor' })
+    expect(confirmed.statusCode).toBe(303)
+    expect(confirmed.headers.location).toBe('/account/two-factor')
+    expect((await s.get('/account/two-factor')).statusCode).toBe(200)
+    const detail = await t.db
+      .selectFrom('audit_events')
+      .select('detail')
+      .where('user_id', '=', user.id)
+      .where('event', '=', 'user.reauthenticated')
+      .executeTakeFirstOrThrow()
+    expect(detail.detail).toBe('with an authenticator app code')
+
+    // A code is accepted once (RFC 6238 5.2), here as at log-in: the same code, within its step, again.
+    expect((await s.post('/reauth', { code, next: '/account/two-factor' })).statusCode).toBe(400)
   })
 })

@@ -98,6 +98,9 @@ describe('Setting up an authenticator app', () => {
     await s.post('/account/two-factor/totp', {})
     const secret = secretOnPage((await s.get('/account/two-factor/totp')).body)
     t.clock.advance(11 * 60_000)
+    // Past the re-authentication window too (README "Re-authentication"): confirmed again first.
+    await s.get('/reauth')
+    expect((await s.post('/reauth', { password: PASSWORD, next: '/account/two-factor' })).statusCode).toBe(303)
     const late = await s.post('/account/two-factor/totp/confirm', { code: totpCode(secret, now()) })
     expect(late.headers.location).toBe('/account/two-factor?enrolment_expired=1')
   })

@@ -20,6 +20,32 @@ function storedApplication(id: string) {
 }
 
 describe('editing an application', () => {
+  it('turns "Require pushed authorization requests" on and off, shown on the page and in the audit log', async () => {
+    const created = await createApplicationViaConsole(alice, { name: 'Pushy', scopes: ['read'] })
+    expect((await storedApplication(created.id))?.require_pushed_requests).toBe(false)
+    const edit = await alice.get(`/applications/${created.id}/edit`)
+    expect(edit.body).toMatch(/id="require_pushed_requests" name="require_pushed_requests" value="on">/)
+    const on = await alice.post(
+      `/applications/${created.id}`,
+      applicationForm({ name: 'Pushy', scopes: ['read'], require_pushed_requests: true }),
+    )
+    expect(on.statusCode).toBe(303)
+    expect((await storedApplication(created.id))?.require_pushed_requests).toBe(true)
+    const page = await alice.get(`/applications/${created.id}`)
+    expectAccessiblePage(page.body)
+    expect(page.body).toMatch(/<dt>Require pushed authorization requests<\/dt>\s*<dd>Yes<\/dd>/)
+    expect((await alice.get(`/applications/${created.id}/edit`)).body).toMatch(/id="require_pushed_requests"[^>]*checked/)
+    const event = await t.db
+      .selectFrom('audit_events')
+      .select('detail')
+      .where('event', '=', 'application.updated')
+      .orderBy('occurred_at', 'desc')
+      .executeTakeFirst()
+    expect(event?.detail).toContain('pushed request requirement')
+    await alice.post(`/applications/${created.id}`, applicationForm({ name: 'Pushy', scopes: ['read'] }))
+    expect((await storedApplication(created.id))?.require_pushed_requests).toBe(false)
+  })
+
   it('shows the form prefilled and saves the changes', async () => {
     const created = await createApplicationViaConsole(alice, {
       name: 'Before',

@@ -280,6 +280,7 @@ async function restore(world: World): Promise<void> {
 const API_ROUTES = new Map<string, 'oauth-json' | 'json' | 'page-json' | 'other'>([
   ['POST /oauth/token', 'oauth-json'],
   ['POST /oauth/revoke', 'oauth-json'],
+  ['POST /oauth/par', 'oauth-json'],
   ['POST /oauth/introspect', 'oauth-json'],
   ['GET /oauth/token/info', 'oauth-json'],
   ['HEAD /oauth/token/info', 'oauth-json'],

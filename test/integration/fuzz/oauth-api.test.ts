@@ -67,6 +67,41 @@ it(
   TIMEOUT,
 )
 
+/** The OpenID Connect request parameters and response modes (issue 24), as clients and attackers send them. */
+const oidcRequestParams = {
+  prompt: fc.constantFrom('', 'none', 'consent', 'login', 'select_account', 'none consent', 'login consent', 'bogus', 'none\u0000'),
+  max_age: fc.oneof(fc.constantFrom('', '0', '60', '-1', '1.5', '1e3', '99999999999999999999'), text(8)),
+  login_hint: fc.oneof(fc.constantFrom('', 'a@example.com', '"><script>', 'x'.repeat(300)), text(40)),
+  response_mode: fc.constantFrom('', 'query', 'fragment', 'form_post', 'web_message', 'FORM_POST'),
+  request: fc.constantFrom('', 'eyJhbGciOiJub25lIn0.e30.'),
+  request_uri: fc.oneof(fc.constantFrom('', 'https://client.example/r', 'urn:ietf:params:oauth:request_uri:'), text(60)),
+}
+
+it(
+  'POST /oauth/par',
+  async () => {
+    const params = {
+      response_type: fc.oneof({ weight: 4, arbitrary: fc.constant('code') }, fc.constantFrom('token', 'id_token', '')),
+      redirect_uri: fc.oneof(
+        { weight: 4, arbitrary: fc.constant(REDIRECT_URI) },
+        fc.constantFrom('https://evil.example/cb', `${REDIRECT_URI}#x`),
+      ),
+      scope: fc.oneof({ weight: 3, arbitrary: fc.constantFrom('read', 'write_events') }, fc.constantFrom('admin', 'READ', '')),
+      state: fc.oneof(fc.constant('s'), text(20)),
+      code_challenge: fc.constantFrom('', '', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', 'short'),
+      code_challenge_method: fc.constantFrom('', '', '', 'S256', 'plain', 'none'),
+      // Mostly absent, so that some requests are valid whole and get stored (201).
+      ...Object.fromEntries(
+        Object.entries(oidcRequestParams).map(([name, value]) => [name, fc.oneof({ weight: 8, arbitrary: fc.constant('') }, value)]),
+      ),
+      ...clientParams(),
+    }
+    await h.fuzz('/oauth/par', requests(h.world, { methods: ['POST'], path: pathOf('/oauth/par'), body: params }), 300)
+    expect(h.outcomes('POST /oauth/par')).toEqual(expect.arrayContaining(['201', '400 invalid_request', '401 invalid_client']))
+  },
+  TIMEOUT,
+)
+
 it(
   'POST /oauth/introspect',
   async () => {

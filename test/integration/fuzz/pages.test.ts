@@ -66,7 +66,22 @@ it(
       state: text(),
       code_challenge: fc.constantFrom(computeS256Challenge(VERIFIER), VERIFIER, 'short', ''),
       code_challenge_method: fc.constantFrom('S256', 'plain', 's256', 'none', ''),
-      prompt: fc.constantFrom('', 'none', 'consent', 'login', 'none consent'),
+      // OpenID Connect request parameters and response modes (issue 24).
+      prompt: fc.constantFrom('', 'none', 'consent', 'login', 'select_account', 'none consent', 'login consent', 'bogus'),
+      max_age: fc.constantFrom('', '0', '3600', '-1', '1.5', '99999999999999999999', 'x'),
+      login_hint: fc.oneof(fc.constantFrom('', 'a@example.com', '"><script>', 'x'.repeat(300)), text(40)),
+      response_mode: fc.constantFrom('', 'query', 'fragment', 'form_post', 'web_message'),
+      request: fc.constantFrom('', '', '', 'eyJhbGciOiJub25lIn0.e30.'),
+      request_uri: fc.oneof(
+        { weight: 4, arbitrary: fc.constant('') },
+        fc.constantFrom(
+          'https://client.example/r',
+          'urn:ietf:params:oauth:request_uri:',
+          'urn:ietf:params:oauth:request_uri:aaaaaaaaaaaaaaaaaaaa',
+        ),
+        text(60).map((t) => `urn:ietf:params:oauth:request_uri:${t}`),
+      ),
+      gatehouse_login_asked: fc.constantFrom('', '', '0', '99999999999999', 'x'),
     }
     await h.fuzz('/oauth/authorize', requests(h.world, { methods: ['GET'], path: pathOf('/oauth/authorize'), query }), 400)
     // Consent pages, error pages, and redirects to the client (codes, tokens, errors) all happened.
@@ -111,7 +126,7 @@ it(
       requests(h.world, {
         methods: ['GET', 'POST'],
         path: paths,
-        query: { next, email: text(), signed_up: fc.constant('1') },
+        query: { next, email: text(), signed_up: fc.constant('1'), fresh: fc.constantFrom('', '1', 'yes') },
         body: credentials(),
         form: true,
       }),

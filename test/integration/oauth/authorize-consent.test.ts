@@ -277,7 +277,7 @@ describe('remembered consent', () => {
     expect((await s.get(codeRequest({ scope: 'read write', prompt: 'consent' }))).statusCode).toBe(200)
     expect((await s.get(codeRequest({ scope: 'write_users' }))).statusCode).toBe(200)
     const none = await s.get(codeRequest({ scope: 'write_users', prompt: 'none' }))
-    expect(locationParams(none).get('error')).toBe('access_denied')
+    expect(locationParams(none).get('error')).toBe('consent_required')
   })
 
   it('always asks for the token flow', async () => {

@@ -109,7 +109,7 @@ describe('remembered consent, the hot path', () => {
     expect((await s.get(url({ scope: 'read', prompt: 'consent' }))).statusCode).toBe(200)
     expect((await s.get(url({ scope: 'read', response_type: 'token' }))).statusCode).toBe(200)
     expect(locationParams(await s.get(url({ scope: 'read', prompt: 'none' }))).get('code')).toMatch(/^gac_/)
-    expect(locationParams(await s.get(url({ scope: 'write', prompt: 'none' }))).get('error')).toBe('access_denied')
+    expect(locationParams(await s.get(url({ scope: 'write', prompt: 'none' }))).get('error')).toBe('consent_required')
   })
 })
 

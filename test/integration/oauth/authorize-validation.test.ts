@@ -196,7 +196,7 @@ describe('phase 2 errors for a client nobody here vouches for: a page, not a red
 
   it('logged out, prompt=none', async () => {
     const res = await t.app.inject(authorizeUrl({ client_id: mine.clientId, response_type: 'code', prompt: 'none', state: 'x' }))
-    await expectReturnPage(res, 'access_denied')
+    await expectReturnPage(res, 'login_required')
   })
 
   it('logged in without a grant for this client: an unknown scope, and prompt=none', async () => {
@@ -206,7 +206,7 @@ describe('phase 2 errors for a client nobody here vouches for: a page, not a red
     )
     await expectReturnPage(
       await s.get(authorizeUrl({ client_id: mine.clientId, response_type: 'code', prompt: 'none', state: 'x' })),
-      'access_denied',
+      'consent_required',
     )
   })
 
@@ -221,6 +221,6 @@ describe('phase 2 errors for a client nobody here vouches for: a page, not a red
   it('prompt=none for a trusted client while logged out is still a page: logged out, nobody vouches', async () => {
     const res = await t.app.inject(authorizeUrl({ client_id: client.clientId, response_type: 'code', prompt: 'none', state: 'p' }))
     expect(res.statusCode).toBe(400)
-    expect(new URL(returnLink(res.body)!.href).searchParams.get('error')).toBe('access_denied')
+    expect(new URL(returnLink(res.body)!.href).searchParams.get('error')).toBe('login_required')
   })
 })

@@ -126,13 +126,17 @@ describe('GET /.well-known/oauth-authorization-server (RFC 8414)', () => {
       introspection_endpoint: `${TEST_ISSUER}/oauth/introspect`,
       scopes_supported: ['openid', 'email', 'profile', 'read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users'],
       response_types_supported: ['code', 'token'],
-      response_modes_supported: ['query', 'fragment'],
+      response_modes_supported: ['query', 'fragment', 'form_post'],
       grant_types_supported: ['authorization_code', 'implicit'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       code_challenge_methods_supported: ['S256', 'plain'],
       authorization_response_iss_parameter_supported: true,
+      pushed_authorization_request_endpoint: `${TEST_ISSUER}/oauth/par`,
+      require_pushed_authorization_requests: false,
+      request_parameter_supported: false,
+      request_uri_parameter_supported: false,
     })
   })
 })

@@ -59,7 +59,8 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
 
   app.get<{ Querystring: Record<string, string | undefined> }>('/login', async (request, reply) => {
     const next = safeNextPath(request.query.next)
-    if (request.user) return reply.redirect(next ?? '/applications', 303)
+    // fresh=1: an authorize request asks for a new log-in over this session (prompt=login, max_age).
+    if (request.user && request.query.fresh !== '1') return reply.redirect(next ?? '/applications', 303)
     await allowNext(reply, next)
     return render(request, reply, 'account/login.eta', {
       title: 'Log in',

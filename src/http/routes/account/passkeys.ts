@@ -7,6 +7,7 @@ import { actorOf } from '../../audit.js'
 import { cookieNames } from '../../cookies.js'
 import { allowPasskeyScripts } from '../../page-security.js'
 import { render } from '../../render.js'
+import { confirmedRecently, reauthLocation, requireRecentAuth } from '../../recent-auth.js'
 import { requireUser, safeNextPath } from '../../session.js'
 import { formatTime } from '../console/view-models.js'
 import { startLoggedInSession } from './login.js'
@@ -45,6 +46,8 @@ export default async function passkeyRoutes(app: FastifyInstance, deps: Services
 function passkeyPages(app: FastifyInstance, deps: Services) {
   const { accounts } = deps
   app.addHook('preHandler', requireUser)
+  // Second-factor changes are sensitive actions ("sudo mode", README "Re-authentication").
+  const recent = requireRecentAuth(deps, () => '/account/passkeys')
   const page = async (request: FastifyRequest, reply: FastifyReply, view: { notice?: string; formError?: string; status?: number }) => {
     const passkeys = await accounts.listPasskeys(accountOf(request))
     allowPasskeyScripts(reply, deps.config.publicUrl)
@@ -64,20 +67,24 @@ function passkeyPages(app: FastifyInstance, deps: Services) {
     return render(request, reply, 'account/passkeys.eta', data, view.status ?? 200)
   }
 
-  app.get<{ Querystring: Record<string, string | undefined> }>('/account/passkeys', async (request, reply) => {
+  app.get<{ Querystring: Record<string, string | undefined> }>('/account/passkeys', { preHandler: recent }, async (request, reply) => {
     const notice = Object.keys(PASSKEY_NOTICES).find((k) => request.query[k] === '1')
     return page(request, reply, { notice: notice ? PASSKEY_NOTICES[notice] : undefined })
   })
 
-  app.post<Body>('/account/passkeys/rename', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post<Body>('/account/passkeys/rename', { preHandler: [app.csrfProtection, recent] }, async (request, reply) => {
     const result = await accounts.renamePasskey(accountOf(request), { id: request.body?.id, name: request.body?.name })
     if (result === 'renamed') return reply.redirect('/account/passkeys?renamed=1', 303)
     const formError = result === 'invalid-name' ? 'A name has 1 to 64 characters.' : 'That passkey is not on your account.'
     return page(request, reply, { formError, status: result === 'invalid-name' ? 400 : 404 })
   })
 
-  app.post<Body>('/account/passkeys/remove', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const result = await accounts.removePasskey(accountOf(request), { id: request.body?.id, password: fieldText(request.body, 'password') })
+  app.post<Body>('/account/passkeys/remove', { preHandler: [app.csrfProtection, recent] }, async (request, reply) => {
+    const result = await accounts.removePasskey(accountOf(request), {
+      id: request.body?.id,
+      password: fieldText(request.body, 'password'),
+      session: { amr: request.user?.amr ?? [], authenticatedAt: request.user?.authenticatedAt ?? new Date(0) },
+    })
     switch (result.kind) {
       case 'removed':
         return reply.redirect('/account/passkeys?removed=1', 303)
@@ -85,6 +92,8 @@ function passkeyPages(app: FastifyInstance, deps: Services) {
         return page(request, reply, { formError: 'That passkey is not on your account.', status: 404 })
       case 'wrong-password':
         return page(request, reply, { formError: 'The password is not right. The passkey was not removed.', status: 400 })
+      case 'needs-factor':
+        return page(request, reply, { formError: LAST_FACTOR(deps.config.reauthWindowMs), status: 400 })
       case 'limited':
         reply.header('retry-after', String(result.retryAfterSeconds))
         return page(request, reply, { formError: 'Too many wrong passwords. Wait a few minutes and try again.', status: 429 })
@@ -136,9 +145,13 @@ const REGISTRATION_REFUSALS: Record<Exclude<PasskeyRegistration['kind'], 'added'
 function registrationEndpoints(app: FastifyInstance, deps: Services) {
   const { accounts } = deps
   const notLoggedIn = (reply: FastifyReply) => json(reply, 401, { error: 'You are no longer logged in. Log in and try again.' })
+  // "Sudo mode" (README "Re-authentication"), answered as JSON the script shows, with where to confirm.
+  const unconfirmed = (reply: FastifyReply) =>
+    json(reply, 403, { error: 'Confirm it is you first: reload the page.', redirect: reauthLocation('/account/passkeys') })
 
   app.post('/account/passkeys/registration-options', { preHandler: app.csrfProtection }, async (request, reply) => {
     if (!request.user) return notLoggedIn(reply)
+    if (!confirmedRecently(deps, request.user)) return unconfirmed(reply)
     const result = await accounts.passkeyRegistrationOptions(accountOf(request))
     if (result.kind === 'limit-reached') return json(reply, 400, { error: REGISTRATION_REFUSALS['limit-reached'][1] })
     setChallengeCookie(reply, deps, result.challengeId)
@@ -147,6 +160,7 @@ function registrationEndpoints(app: FastifyInstance, deps: Services) {
 
   app.post<Body>('/account/passkeys/registration', { preHandler: app.csrfProtection }, async (request, reply) => {
     if (!request.user) return notLoggedIn(reply)
+    if (!confirmedRecently(deps, request.user)) return unconfirmed(reply)
     const challengeId = takeChallengeCookie(request, reply, deps)
     const result = await accounts.registerPasskey(accountOf(request), {
       response: request.body?.response,
@@ -160,6 +174,9 @@ function registrationEndpoints(app: FastifyInstance, deps: Services) {
 }
 
 const TOO_MANY = 'Too many attempts. Wait a few minutes and try again.'
+
+const LAST_FACTOR = (windowMs: number) =>
+  `This passkey is your account's last second factor: removing it needs a log-in with a second factor within the last ${Math.round(windowMs / 60_000)} minutes. Log out, log in with your password and this passkey, then remove it. The passkey was not removed.`
 
 const SIGN_IN_REFUSALS: Record<AssertionFailure, string> = {
   expired: 'The sign-in request expired or was already used. Try again.',

@@ -14,10 +14,11 @@ const DEFAULT_NEXT = '/applications'
  * "Confirm it's you" ("sudo mode", README "Re-authentication"): the password again, after which
  * the sensitive actions are open to this session for REAUTH_WINDOW_MINUTES
  * (src/http/recent-auth.ts). `next` is where the refused page or form came from; only a local
- * path (safeNextPath) is followed. A current factor will be a second way to confirm.
+ * path (safeNextPath) is followed. A current code of the account's authenticator app is the
+ * second way to confirm (src/accounts/confirm-session.ts).
  */
 export default async function reauthRoutes(app: FastifyInstance, deps: Services) {
-  const page = (request: FastifyRequest, reply: FastifyReply, view: { next: string; error?: string }, status = 200) =>
+  const page = async (request: FastifyRequest, reply: FastifyReply, view: { next: string; error?: string }, status = 200) =>
     render(
       request,
       reply,
@@ -28,6 +29,8 @@ export default async function reauthRoutes(app: FastifyInstance, deps: Services)
         next: view.next,
         error: view.error ?? null,
         windowMinutes: Math.round(deps.config.reauthWindowMs / 60_000),
+        // A second way to confirm, for an account with an authenticator app.
+        totp: request.user ? (await deps.accounts.twoFactorStatus({ userId: request.user.id })).totp : false,
       },
       status,
     )
@@ -40,18 +43,20 @@ export default async function reauthRoutes(app: FastifyInstance, deps: Services)
     const next = safeNextPath(fieldText(request.body, 'next')) ?? DEFAULT_NEXT
     const user = request.user
     if (!user) return reply.redirect('/login', 303)
-    const result = await deps.accounts.reauthenticate({ ...actorOf(request), userId: user.id }, sessionIdOf(request, deps), {
-      kind: 'password',
-      password: fieldText(request.body, 'password'),
-    })
+    const code = fieldText(request.body, 'code')
+    const proof =
+      code !== '' ? { kind: 'code' as const, code } : { kind: 'password' as const, password: fieldText(request.body, 'password') }
+    const result = await deps.accounts.reauthenticate({ ...actorOf(request), userId: user.id }, sessionIdOf(request, deps), proof)
     switch (result.kind) {
       case 'confirmed':
         return reply.redirect(next, 303)
       case 'wrong-password':
         return page(request, reply, { next, error: 'The password is not right.' }, 400)
+      case 'wrong-code':
+        return page(request, reply, { next, error: 'That code is not right. Type the code your authenticator app shows now.' }, 400)
       case 'limited':
         reply.header('retry-after', String(result.retryAfterSeconds))
-        return page(request, reply, { next, error: 'Too many wrong passwords. Wait a few minutes and try again.' }, 429)
+        return page(request, reply, { next, error: 'Too many wrong passwords or codes. Wait a few minutes and try again.' }, 429)
     }
   })
 }

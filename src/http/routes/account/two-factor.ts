@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions, preHandlerAsyncHookHandler } from 'fastify'
 import type { Account } from '../../../accounts/use-cases.js'
 import { qrCodeSvg } from '../../../lib/qr-code.js'
 import { type Services, fieldText } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
+import { requireRecentAuth } from '../../recent-auth.js'
 import { requireUser } from '../../session.js'
 
 type FormBody = { Body: Record<string, unknown> }
@@ -37,6 +38,10 @@ const proofOf = (body: unknown) => ({ password: fieldText(body, 'password'), cod
 export default async function twoFactorRoutes(app: FastifyInstance, deps: Services) {
   const { accounts } = deps
   app.addHook('preHandler', requireUser)
+  // Second-factor changes are sensitive actions ("sudo mode", README "Re-authentication"): the
+  // pages ask for a recent confirmation before they show their forms, and the forms again.
+  const recent = requireRecentAuth(deps, () => '/account/two-factor')
+  const guarded = { preHandler: [app.csrfProtection, recent] }
 
   const statusPage = async (
     request: FastifyRequest,
@@ -61,26 +66,26 @@ export default async function twoFactorRoutes(app: FastifyInstance, deps: Servic
   const codesPage = (request: FastifyRequest, reply: FastifyReply, recoveryCodes: readonly string[], enabled: boolean) =>
     render(request, reply, 'account/recovery-codes.eta', { title: 'Your recovery codes', recoveryCodes, enabled })
 
-  app.get<{ Querystring: Record<string, string | undefined> }>('/account/two-factor', async (request, reply) => {
+  app.get<{ Querystring: Record<string, string | undefined> }>('/account/two-factor', { preHandler: recent }, async (request, reply) => {
     const notice = Object.keys(NOTICES).find((k) => request.query[k] === '1')
     return statusPage(request, reply, notice ? { notice: NOTICES[notice] } : {})
   })
 
-  app.post('/account/two-factor/totp', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post('/account/two-factor/totp', guarded, async (request, reply) => {
     const started = await accounts.startTotpEnrolment(accountOf(request))
     return reply.redirect(started === 'started' ? '/account/two-factor/totp' : '/account/two-factor', 303)
   })
 
-  setupRoutes(app, deps, codesPage)
+  setupRoutes(app, deps, codesPage, { recent, guarded })
 
-  app.post<FormBody>('/account/two-factor/totp/off', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post<FormBody>('/account/two-factor/totp/off', guarded, async (request, reply) => {
     const result = await accounts.turnOffTotp(accountOf(request), proofOf(request.body))
     if (result.kind === 'done') return reply.redirect('/account/two-factor?totp_off=1', 303)
     if (result.kind === 'limited') reply.header('retry-after', String(result.retryAfterSeconds))
     return statusPage(request, reply, { form: 'off', formError: REFUSALS[result.kind] }, result.kind === 'limited' ? 429 : 400)
   })
 
-  app.post<FormBody>('/account/two-factor/recovery-codes', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post<FormBody>('/account/two-factor/recovery-codes', guarded, async (request, reply) => {
     const result = await accounts.regenerateRecoveryCodes(accountOf(request), proofOf(request.body))
     if (result.kind === 'done') return codesPage(request, reply, result.recoveryCodes, false)
     if (result.kind === 'limited') reply.header('retry-after', String(result.retryAfterSeconds))
@@ -91,7 +96,12 @@ export default async function twoFactorRoutes(app: FastifyInstance, deps: Servic
 type CodesPage = (request: FastifyRequest, reply: FastifyReply, recoveryCodes: readonly string[], enabled: boolean) => Promise<FastifyReply>
 
 /** The authenticator app's set-up: the QR code and secret, and the confirming code. */
-function setupRoutes(app: FastifyInstance, deps: Services, codesPage: CodesPage) {
+function setupRoutes(
+  app: FastifyInstance,
+  deps: Services,
+  codesPage: CodesPage,
+  { recent, guarded }: { recent: preHandlerAsyncHookHandler; guarded: RouteShorthandOptions },
+) {
   const { accounts } = deps
   const setupPage = async (request: FastifyRequest, reply: FastifyReply, formError?: string) => {
     const shown = await accounts.shownTotpEnrolment(accountOf(request))
@@ -105,9 +115,9 @@ function setupRoutes(app: FastifyInstance, deps: Services, codesPage: CodesPage)
       formError ? 400 : 200,
     )
   }
-  app.get('/account/two-factor/totp', async (request, reply) => setupPage(request, reply))
+  app.get('/account/two-factor/totp', { preHandler: recent }, async (request, reply) => setupPage(request, reply))
 
-  app.post<FormBody>('/account/two-factor/totp/confirm', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post<FormBody>('/account/two-factor/totp/confirm', guarded, async (request, reply) => {
     const result = await accounts.confirmTotpEnrolment(accountOf(request), fieldText(request.body, 'code'))
     if (result.kind === 'wrong-code') return setupPage(request, reply, 'That code is not right. Type the code your app shows now.')
     if (result.kind === 'expired') return reply.redirect('/account/two-factor?enrolment_expired=1', 303)

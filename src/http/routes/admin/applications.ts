@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Actor } from '../../../audit/actor.js'
 import type { OperatorUseCases } from '../../../operator/use-cases.js'
-import { type Services, OPERATOR_PAGE_SIZE } from '../../../services.js'
+import type { Services } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { requireRecentAuth } from '../../recent-auth.js'
 import { render } from '../../render.js'
 import { formatTime } from '../console/view-models.js'
-import { pageNumber, searchQuery } from './query.js'
+import { listRequest, listView } from './query.js'
 
 type AppParams = { Params: { id: string } }
 
@@ -153,15 +153,11 @@ type ListQuery = { Querystring: { q?: unknown; page?: unknown; deleted?: unknown
 /** GET /admin/applications: the search, a page of applications. */
 async function applicationsPage(deps: Services, request: FastifyRequest<ListQuery>, reply: FastifyReply) {
   const { operator } = deps
-  const q = searchQuery(request.query.q)
-  const page = pageNumber(request.query.page)
-  const apps = await operator.searchApplications({ query: q, page })
+  const asked = listRequest(request.query)
+  const apps = await operator.searchApplications(asked)
   return render(request, reply, 'admin/applications.eta', {
     title: 'Applications',
-    q,
-    page,
-    deleted: request.query.deleted === '1',
-    hasMore: apps.length === OPERATOR_PAGE_SIZE,
+    ...listView(asked, request.query.deleted, apps.length),
     applications: apps.map((a) => ({
       id: a.id,
       name: a.name,

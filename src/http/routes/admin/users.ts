@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type Services, OPERATOR_PAGE_SIZE } from '../../../services.js'
+import type { Services } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { requireRecentAuth } from '../../recent-auth.js'
 import { render } from '../../render.js'
 import { formatTime } from '../console/view-models.js'
-import { pageNumber, searchQuery } from './query.js'
+import { listRequest, listView } from './query.js'
 
 type UserParams = { Params: { id: string } }
 type Action = 'suspend' | 'unsuspend' | 'delete' | 'reset-second-factor'
@@ -111,15 +111,11 @@ type ListQuery = { Querystring: { q?: unknown; page?: unknown; deleted?: unknown
 /** GET /admin/users: the search, a page of users. */
 async function usersPage(deps: Services, request: FastifyRequest<ListQuery>, reply: FastifyReply) {
   const { operator } = deps
-  const q = searchQuery(request.query.q)
-  const page = pageNumber(request.query.page)
-  const users = await operator.searchUsers({ query: q, page })
+  const asked = listRequest(request.query)
+  const users = await operator.searchUsers(asked)
   return render(request, reply, 'admin/users.eta', {
     title: 'Users',
-    q,
-    page,
-    deleted: request.query.deleted === '1',
-    hasMore: users.length === OPERATOR_PAGE_SIZE,
+    ...listView(asked, request.query.deleted, users.length),
     users: users.map((u) => ({
       id: u.id,
       email: u.email,

@@ -72,6 +72,7 @@ export interface ApplicationView {
   requirePkce: boolean
   allowImplicit: boolean
   idTokenAlg: string
+  requirePushedRequests: boolean
   homepageUrl: string | null
   privacyPolicyUrl: string | null
   /** Set by an operator (README "Operating Gatehouse"). */
@@ -95,6 +96,7 @@ export function applicationView(app: Application): ApplicationView {
     requirePkce: app.require_pkce,
     allowImplicit: app.allow_implicit,
     idTokenAlg: app.id_token_alg,
+    requirePushedRequests: app.require_pushed_requests,
     homepageUrl: app.homepage_url,
     privacyPolicyUrl: app.privacy_policy_url,
     suspended: app.suspended_at !== null,

@@ -1,17 +1,53 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthorizeAnswer } from '../../../oauth/authorize.js'
-import { SCOPE_DESCRIPTIONS, type Services, describeRedirectTarget } from '../../../services.js'
+import {
+  type ClientResponse,
+  SCOPE_DESCRIPTIONS,
+  type Services,
+  describeRedirectTarget,
+  enrolmentDemand,
+  responseLocation,
+} from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { allowFormRedirectTo } from '../../form-action.js'
+import { allowInlineScript } from '../../page-security.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'
+
+/**
+ * The form_post page's one script (OAuth 2.0 Form Post Response Mode 2): it submits the form at
+ * once; the CSP allows it by its hash alone, and the button does the same without scripts.
+ */
+const AUTO_SUBMIT = "document.getElementById('response-form').submit()"
+
+const fieldsOf = (response: ClientResponse) => Object.entries(response.params).map(([name, value]) => ({ name, value }))
+
+/**
+ * A response for the client: a redirect (query, fragment), or for form_post a page whose form
+ * posts the parameters to the redirect URI, which its CSP form-action allows.
+ */
+function respond(request: FastifyRequest, reply: FastifyReply, response: ClientResponse, redirectStatus: 302 | 303) {
+  if (response.mode !== 'form_post') return reply.redirect(responseLocation(response), redirectStatus)
+  allowFormRedirectTo(reply, response.redirectUri)
+  allowInlineScript(reply, AUTO_SUBMIT)
+  return render(request, reply, 'oauth/form-post.eta', {
+    title: 'Returning to the application',
+    host: describeRedirectTarget(response.redirectUri).host,
+    action: response.redirectUri,
+    fields: fieldsOf(response),
+    autoSubmit: AUTO_SUBMIT,
+  })
+}
 
 /** The protocol's answer as a page or a redirect. `redirectStatus`: 302 for GET, 303 after the consent POST. */
 function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAnswer, redirectStatus: 302 | 303) {
   switch (answer.kind) {
     case 'error-page':
       return render(request, reply, 'oauth/error.eta', { title: 'Authorization request refused', message: answer.message }, 400)
-    case 'untrusted-error':
+    case 'untrusted-error': {
+      const form =
+        answer.response.mode === 'form_post' ? { action: answer.response.redirectUri, fields: fieldsOf(answer.response) } : undefined
+      if (form) allowFormRedirectTo(reply, form.action)
       return render(
         request,
         reply,
@@ -21,16 +57,24 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
           appName: answer.applicationName,
           host: answer.host,
           description: answer.description,
-          location: answer.location,
+          location: form ? undefined : responseLocation(answer.response),
+          form,
         },
         400,
       )
-    case 'redirect':
-      return reply.redirect(answer.location, redirectStatus)
+    }
+    case 'respond':
+      return respond(request, reply, answer.response, redirectStatus)
     case 'login': {
       // Log-in first, then back to this very authorize request (docs/architecture.md, "GET /oauth/authorize").
       const next = safeNextPath(answer.returnTo ?? request.url)
-      return reply.redirect(next ? `/login?next=${encodeURIComponent(next)}` : '/login', 303)
+      const login = new URLSearchParams()
+      if (next) login.set('next', next)
+      // login_hint prefills the form; prompt=login and max_age show it over a session.
+      if (answer.hint !== undefined) login.set('email', answer.hint)
+      if (answer.fresh) login.set('fresh', '1')
+      const query = login.toString()
+      return reply.redirect(query ? `/login?${query}` : '/login', 303)
     }
     case 'consent': {
       const req = answer.request
@@ -54,8 +98,14 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
 }
 
 /** GET and POST /oauth/authorize (RFC 6749 4.1.1 / 4.2.1). */
-export default async function authorizeRoutes(app: FastifyInstance, { oauth }: Services): Promise<void> {
-  app.get('/oauth/authorize', async (request, reply) => send(request, reply, await oauth.authorize(request.query, request.user), 302))
+export default async function authorizeRoutes(app: FastifyInstance, { oauth, config }: Services): Promise<void> {
+  app.get('/oauth/authorize', async (request, reply) => {
+    const user = request.user
+    // Only prompt=none gets this far while the policy asks to enrol (src/http/two-factor-gate.ts).
+    const mustEnrol = user !== null && enrolmentDemand(config.requireTwoFactor, user, 'authorize') !== undefined
+    const answer = await oauth.authorize(request.query, user && mustEnrol ? { ...user, mustEnrol } : user)
+    return send(request, reply, answer, 302)
+  })
 
   // The consent answer: CSRF-protected, and it names the held request by id only. 303, never
   // 307: the browser must not re-POST the form to the client (RFC 9700 4.12).

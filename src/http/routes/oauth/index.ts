@@ -4,6 +4,7 @@ import authorizeRoutes from './authorize.js'
 import authorizedApplicationsRoutes from './authorized-applications.js'
 import { noStore, setOAuthJsonErrorHandler } from './json-errors.js'
 import metadataRoutes from './metadata.js'
+import parRoutes from './par.js'
 import revokeRoutes from './revoke.js'
 import tokenRoutes from './token.js'
 
@@ -48,5 +49,6 @@ export async function oauthApiRoutes(app: FastifyInstance, deps: Services): Prom
 
     await api.register(tokenRoutes, deps)
     await api.register(revokeRoutes, deps)
+    await api.register(parRoutes, deps)
   })
 }

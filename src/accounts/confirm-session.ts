@@ -1,0 +1,61 @@
+import type { AuditTrail } from '../audit/audit-log.js'
+import { sha256Hex } from '../lib/crypto.js'
+import { RATE_LIMITS, rateRule } from '../limits/policy.js'
+import { releaseSlots, takeSlots } from '../limits/rate-limiter.js'
+import { markReauthenticated } from '../repositories/sessions.js'
+import { findUserById } from '../repositories/users.js'
+import type { AccountContext } from './context.js'
+import { type Reauthentication, reauthenticate } from './reauthenticate.js'
+import { isTotpCode } from './totp.js'
+import { useSecondFactorCode } from './two-factor.js'
+
+/**
+ * What proves it is still the account's owner at the keyboard ("sudo mode"): the password, or a
+ * current code of the account's authenticator app (a factor, as the issue's "password or factor
+ * confirmation" asks; recovery codes are kept for a lost app, not spent on confirmations).
+ */
+export type ReauthProof = { readonly kind: 'password'; readonly password: string } | { readonly kind: 'code'; readonly code: string }
+
+export type SessionConfirmation =
+  { readonly kind: 'confirmed' } | Exclude<Reauthentication, { kind: 'ok' }> | { readonly kind: 'wrong-code' }
+
+/** A current TOTP code of the account, counted like a wrong password when it is not one (RATE_LIMITS.reauthentication). */
+async function reauthenticateWithCode(
+  ctx: AccountContext,
+  userId: string,
+  typed: string,
+): Promise<Reauthentication | { kind: 'wrong-code' }> {
+  const slots = await takeSlots(ctx.db, ctx.clock, [rateRule(RATE_LIMITS.reauthentication, userId, ctx.limits)])
+  if (!slots.allowed) return { kind: 'limited', retryAfterSeconds: slots.retryAfterSeconds }
+  const code = typed.trim().replace(/\s/g, '')
+  const user = await findUserById(ctx.db, userId)
+  if (!user || !isTotpCode(code) || (await useSecondFactorCode(ctx, userId, code)) !== 'totp') return { kind: 'wrong-code' }
+  await releaseSlots(ctx.db, slots.taken)
+  return { kind: 'ok', email: user.email }
+}
+
+/**
+ * "Confirm it's you" (GET /reauth): a proof accepted marks the browser's session re-authenticated
+ * now, which opens the sensitive actions for REAUTH_WINDOW_MINUTES (src/http/recent-auth.ts,
+ * docs/decisions/012-reauthentication-and-policy.md). Wrong passwords count like the Account
+ * pages' (reauthenticate above) and are recorded, since only someone holding the session makes them.
+ */
+export async function confirmSession(
+  ctx: AccountContext,
+  confirm: { userId: string; sessionId: string; proof: ReauthProof },
+  audit: AuditTrail,
+): Promise<SessionConfirmation> {
+  const { proof } = confirm
+  const check =
+    proof.kind === 'password'
+      ? await reauthenticate(ctx, confirm.userId, proof.password)
+      : await reauthenticateWithCode(ctx, confirm.userId, proof.code)
+  if (check.kind !== 'ok') {
+    if (check.kind !== 'limited') await audit.record({ event: 'user.reauthentication_failed', userId: confirm.userId })
+    return check
+  }
+  await markReauthenticated(ctx.db, sha256Hex(confirm.sessionId), ctx.clock())
+  const how = proof.kind === 'password' ? 'with the password' : 'with an authenticator app code'
+  await audit.record({ event: 'user.reauthenticated', userId: confirm.userId, detail: how })
+  return { kind: 'confirmed' }
+}

@@ -1,0 +1,83 @@
+import type { Db } from '../db/connect.js'
+
+/*
+ * Pushed authorization requests (RFC 9126, migration 0012): stored by POST /oauth/par, read and
+ * consumed by GET /oauth/authorize. Rows are found by the digest of the request_uri's random part.
+ */
+
+export interface NewPushedRequest {
+  requestUriHash: string
+  applicationId: string
+  params: Record<string, string>
+  now: Date
+  expiresAt: Date
+  /** The application's newest rows kept, this one included; older ones go (QUOTAS.pushedPerApplication). */
+  keepPerApplication: number
+}
+
+/**
+ * Stores a pushed request. In the same statement the application's oldest rows beyond
+ * `keepPerApplication` go, so a client pushing in a loop cannot make the table grow; expired rows
+ * are the janitor's (src/limits/janitor.ts).
+ */
+export async function insertPushedRequest(db: Db, p: NewPushedRequest): Promise<void> {
+  await db
+    .with('surplus', (q) =>
+      q.deleteFrom('pushed_authorization_requests').where('id', 'in', (s) =>
+        s
+          .selectFrom('pushed_authorization_requests')
+          .select('id')
+          .where('application_id', '=', p.applicationId)
+          .orderBy('created_at', 'desc')
+          .offset(p.keepPerApplication - 1),
+      ),
+    )
+    .insertInto('pushed_authorization_requests')
+    .values({
+      request_uri_hash: p.requestUriHash,
+      application_id: p.applicationId,
+      params: JSON.stringify(p.params),
+      created_at: p.now,
+      expires_at: p.expiresAt,
+    })
+    .execute()
+}
+
+export interface PushedRequest {
+  id: string
+  clientId: string
+  params: Record<string, string>
+}
+
+/** The live pushed request with this digest, with its application's client_id. */
+export async function findPushedRequest(db: Db, requestUriHash: string, now: Date): Promise<PushedRequest | undefined> {
+  const row = await db
+    .selectFrom('pushed_authorization_requests')
+    .innerJoin('applications', 'applications.id', 'pushed_authorization_requests.application_id')
+    .select(['pushed_authorization_requests.id', 'pushed_authorization_requests.params', 'applications.client_id'])
+    .where('pushed_authorization_requests.request_uri_hash', '=', requestUriHash)
+    .where('pushed_authorization_requests.expires_at', '>', now)
+    .executeTakeFirst()
+  return row && { id: row.id, clientId: row.client_id, params: JSON.parse(row.params) as Record<string, string> }
+}
+
+/** Deletes the live pushed request; false when it was used already or expired (single use, RFC 9126 4). */
+export async function consumePushedRequest(db: Db, id: string, now: Date): Promise<boolean> {
+  const row = await db
+    .deleteFrom('pushed_authorization_requests')
+    .where('id', '=', id)
+    .where('expires_at', '>', now)
+    .returning('id')
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+/** Moves a live pushed request's expiry (never earlier than it was): the browser arrived and went to log in. */
+export async function extendPushedRequest(db: Db, id: string, expiresAt: Date): Promise<void> {
+  await db
+    .updateTable('pushed_authorization_requests')
+    .set({ expires_at: expiresAt })
+    .where('id', '=', id)
+    .where('expires_at', '<', expiresAt)
+    .execute()
+}
