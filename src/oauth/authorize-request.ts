@@ -183,6 +183,7 @@ export async function validateAuthorizationRequest(
 ): Promise<AuthorizeOutcome> {
   const raw = reading.params
   const single = (name: string): string | undefined => optional(raw, name)
+
   const client = await establishClient(reading, load)
   if (client.kind === 'fatal') return client
   const { application, redirectUri, sentRedirectUri } = client
@@ -202,8 +203,7 @@ export async function validateAuthorizationRequest(
     }
     checkResponseType(responseType, application)
     const responseMode = checkResponseMode(responseType, single('response_mode'))
-    const scopes = parseScope(raw.scope, application.allowed_scopes, identity.openid)
-    const nonce = nonceOf(single('nonce'))
+    const scoped = scopesAndNonce(raw.scope, single('nonce'), application, identity)
     const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
     const { prompt, fresh } = promptOf(single('prompt'))
     const logIn = fresh || NO_LOG_IN_PARAMS.some((name) => raw[name] !== undefined) ? logInDemandOf(single, fresh) : NO_LOG_IN_DEMAND
@@ -216,13 +216,12 @@ export async function validateAuthorizationRequest(
         sentRedirectUri,
         responseType,
         responseMode,
-        scopes,
+        ...scoped,
         state,
         codeChallenge,
         codeChallengeMethod,
         prompt,
         logIn,
-        nonce,
       },
     }
   } catch (err) {
@@ -249,11 +248,18 @@ const OPENID_AVAILABLE: IdentityRequestOptions = { openid: true }
 /** The ID Token repeats the nonce; its length is bounded so a code row stays small. */
 export const NONCE_MAX_LENGTH = 512
 
-function nonceOf(nonce: string | undefined): string | undefined {
+/** The scopes (RFC 6749 3.3) and OpenID Connect's nonce; throws the error the client is sent. */
+function scopesAndNonce(
+  scope: string | undefined,
+  nonce: string | undefined,
+  application: { allowed_scopes: readonly string[] },
+  identity: IdentityRequestOptions,
+): { scopes: Scope[]; nonce: string | undefined } {
+  const scopes = parseScope(scope, application.allowed_scopes, identity.openid)
   if (nonce !== undefined && nonce.length > NONCE_MAX_LENGTH) {
     throw new InvalidRequestError(`nonce must be at most ${NONCE_MAX_LENGTH} characters`)
   }
-  return nonce
+  return { scopes, nonce }
 }
 
 /** response_type (RFC 6749 3.1.1), narrowed for the caller; throws the error the client is sent. */
