@@ -9,6 +9,7 @@ import * as m0007 from './0007_operators.js'
 import * as m0008 from './0008_accounts.js'
 import * as m0009 from './0009_account_recovery.js'
 import * as m0010 from './0010_second_factor.js'
+import * as m0011 from './0011_signing_keys.js'
 import * as m0012 from './0012_authorize_requests.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
@@ -23,5 +24,6 @@ export const migrations: Record<string, Migration> = {
   '0008_accounts': m0008,
   '0009_account_recovery': m0009,
   '0010_second_factor': m0010,
+  '0011_signing_keys': m0011,
   '0012_authorize_requests': m0012,
 }

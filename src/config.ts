@@ -113,6 +113,7 @@ const EnvSchema = z.object({
   DATABASE_IDLE_TIMEOUT_MS: positiveInt(3_600_000).default(30_000),
   DATABASE_STATEMENT_TIMEOUT_MS: nonNegativeInt(3_600_000).default(10_000),
   TOKEN_CACHE_TTL_SECONDS: positiveInt(300).default(60),
+  ID_TOKEN_TTL: positiveInt(86_400).default(3600),
   TOKEN_CACHE_MAX_ENTRIES: positiveInt().default(10_000),
   LOGIN_FAILURE_LIMIT: positiveInt().optional(),
   /** The name before 0.3, when it counted every attempt; LOGIN_FAILURE_LIMIT wins when both are set. */
@@ -208,6 +209,8 @@ export interface Config {
   /** The PostgreSQL pool (README "Failures and recovery"); unused with PGlite. */
   readonly dbPool: PoolSettings
   readonly tokenCacheTtlMs: number
+  /** How long an ID Token is valid, and a retired signing key stays published (ID_TOKEN_TTL, seconds). */
+  readonly idTokenTtlMs: number
   readonly tokenCacheMaxEntries: number
   /** Log-in throttling and the sign-up limit (README "Limits and quotas"). */
   readonly limits: AccountLimits
@@ -341,6 +344,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
     }),
     tokenCacheTtlMs: e.TOKEN_CACHE_TTL_SECONDS * 1000,
+    idTokenTtlMs: e.ID_TOKEN_TTL * 1000,
     tokenCacheMaxEntries: e.TOKEN_CACHE_MAX_ENTRIES,
     limits: accountLimitsOf(e),
     tokenAuthFailureLimit: e.TOKEN_AUTH_FAILURE_LIMIT,

@@ -18,6 +18,8 @@ import { ApplicationCache } from './oauth/application-cache.js'
 import { type OAuthDeps, type OAuthUseCases, type ResourceUseCases, oauthUseCases, resourceUseCases } from './oauth/use-cases.js'
 import { ClientAuthCache } from './oauth/client-auth-cache.js'
 import { type ServerTokenCache, createServerTokenCache } from './oauth/token-validity.js'
+import { type IdentityUseCases, identityUseCases } from './oauth/identity.js'
+import { SigningKeys } from './oauth/signing-keys.js'
 import { RevocationBus } from './revocation/bus.js'
 import { RevocationFeed } from './revocation/stream-feed.js'
 import { TokenQuota } from './revocation/token-quota.js'
@@ -51,6 +53,8 @@ export {
  */
 export { requestParams, singleParams } from './oauth/params.js'
 export { SCOPES, SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from './oauth/scope.js'
+/** The JWKS's Cache-Control max-age (docs/decisions/014-signing-keys.md). */
+export { JWKS_MAX_AGE_SECONDS } from './oauth/signing-keys.js'
 export { unicodeHostOf } from './oauth/redirect-uri-registration.js'
 export { type ClientResponse, describeRedirectTarget, responseLocation } from './oauth/redirect-uri.js'
 export { clientAddressForAudit, clientAddressKey } from './limits/client-address.js'
@@ -97,6 +101,8 @@ export interface Services {
   readonly oauth: OAuthUseCases
   /** Introspection, token info and the revocation stream's subscribers (src/oauth/use-cases.ts). */
   readonly resource: ResourceUseCases
+  /** OpenID Connect: the signing keys, JWKS, discovery and UserInfo (src/oauth/identity.ts). */
+  readonly identity: IdentityUseCases
   /** What the HTTP edge itself reads: cookie settings, page security, timeouts, the service's name. */
   readonly config: Config
   /** Fastify's logger, and where outages are told. */
@@ -188,7 +194,7 @@ async function sealingKey(config: Config, role: Role, log: Logger): Promise<Secr
   const source = await resolveSecretKey(config)
   if (source.kind === 'unavailable' && role === 'server') {
     log.warn(
-      'SECRET_KEY is not set: authenticator apps (TOTP) cannot be set up or used with PostgreSQL; set SECRET_KEY (README "Two-factor authentication")',
+      'SECRET_KEY is not set: authenticator apps (TOTP) cannot be set up or used with PostgreSQL, and Gatehouse is not an OpenID Provider (no ID Token signing keys); set SECRET_KEY (README "Two-factor authentication", "Sign in with Gatehouse (OpenID Connect)")',
     )
   }
   return source
@@ -209,9 +215,14 @@ function sessionSettings(config: Config): SessionSettings {
   return { ttlMs: config.sessionTtlMs, maxSessions: config.quotas.sessionsPerUser }
 }
 
-/** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit. */
-function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit'> {
-  return { issuer: config.publicUrl, quotas: config.quotas, clientAuthFailureLimit: config.tokenAuthFailureLimit }
+/** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit, ID_TOKEN_TTL. */
+function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs'> {
+  return {
+    issuer: config.publicUrl,
+    quotas: config.quotas,
+    clientAuthFailureLimit: config.tokenAuthFailureLimit,
+    idTokenTtlMs: config.idTokenTtlMs,
+  }
 }
 
 /** The three caches every revocation reaches through the bus. */
@@ -261,6 +272,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   }
   const tokenQuota = new TokenQuota({ db, bus, clock, tokensPerGrant: config.quotas.tokensPerGrant, log })
   const audit = new AuditLog({ db, clock, log })
+  const keys = sealedBox && new SigningKeys({ db, clock, box: sealedBox, idTokenTtlMs: config.idTokenTtlMs })
+  const oauth = oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, keys, ...oauthSettings(config) })
   const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
 
   return {
@@ -269,8 +282,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     console: consoleUseCases({ db, bus, clock, audit, applicationsPerUser: config.quotas.applicationsPerUser }),
     operator: operatorUseCases({ db, bus, clock, audit, mailer, mailFrame: mailFrameOf(config) }),
     maintenance,
-    oauth: oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, ...oauthSettings(config) }),
+    oauth,
     resource: resourceUseCases({ clients: caches.clients, tokens: caches.tokens, feed: revocationFeed }),
+    identity: identityUseCases({ keys, audit, db, tokens: caches.tokens, metadata: oauth.metadata(), issuer: config.publicUrl }),
     config,
     clock,
     totpAvailable: sealedBox !== undefined,

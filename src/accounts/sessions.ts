@@ -72,7 +72,13 @@ export async function resolveSession(db: Db, id: string, now: Date, from?: SeenF
   if (id.length === 0 || id.length > 100) return undefined
   const idHash = sha256Hex(id)
   const staleBefore = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS)
-  return findSessionUser(db, idHash, now, from && { staleBefore, userAgent: storedUserAgent(from.userAgent), ip: from.ip })
+  const user = await findSessionUser(db, idHash, now, from && { staleBefore, userAgent: storedUserAgent(from.userAgent), ip: from.ip })
+  return user && { ...user, sid: sessionSid(idHash) }
+}
+
+/** OpenID Connect's `sid`: stable for the session, and tells nothing of the cookie or its stored digest. */
+function sessionSid(idHash: string): string {
+  return sha256Hex(`gatehouse sid ${idHash}`).slice(0, 32)
 }
 
 export function endSession(db: Db, id: string): Promise<void> {

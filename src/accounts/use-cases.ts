@@ -34,6 +34,7 @@ import {
 } from './sessions.js'
 import { type ReauthProof, type SessionConfirmation, confirmSession } from './confirm-session.js'
 import { signUp } from './signup.js'
+import { changeDisplayName, displayNameOf } from './profile.js'
 import {
   type ProvenFactor,
   type SecondFactorAttempt,
@@ -172,6 +173,9 @@ export function accountUseCases(ctx: AccountContext, audit: AuditLog, sessions: 
     ...passkeyUseCases(ctx, audit),
     ...secondStepUseCases(ctx, audit),
     ...twoFactorUseCases(ctx, audit),
+    /** The display name on the Account page (OpenID Connect `name`). */
+    displayName: (account: Account) => displayNameOf(ctx, account.userId),
+    changeDisplayName: (account: Account, value: string) => changeDisplayName(ctx, account.userId, value, trailOf(audit, account)),
   }
 }
 

@@ -49,6 +49,7 @@ export const AUDIT_EVENTS = Object.freeze({
   'user.totp_disabled': 'Authenticator app turned off',
   'user.recovery_codes_regenerated': 'New recovery codes generated; the previous ones stopped working',
   'user.recovery_code_used': 'A recovery code was used',
+  'user.display_name_changed': 'Display name changed (shared with applications granted the profile scope)',
   'application.created': 'Application registered',
   'application.updated': 'Application settings changed',
   'application.secret_regenerated': 'New client secret generated',
@@ -69,6 +70,7 @@ export const AUDIT_EVENTS = Object.freeze({
   'operator.resource_server_off': 'Application no longer a resource server',
   'operator.application_deleted': 'Application deleted by the operator',
   'operator.tokens_revoked': 'Tokens revoked by the operator',
+  'operator.signing_keys_rotated': 'ID Token signing keys rotated by the operator',
   'operator.second_factor_reset': 'Second factor reset by the operator',
 } as const)
 
@@ -153,6 +155,7 @@ export interface ApplicationChange {
   allowedScopes: boolean
   requirePkce: boolean
   allowImplicit: boolean
+  idTokenAlg: boolean
   requirePushedRequests: boolean
 }
 
@@ -163,6 +166,7 @@ const CHANGE_WORDS: Record<keyof ApplicationChange, string> = {
   allowedScopes: 'allowed scopes',
   requirePkce: 'PKCE requirement',
   allowImplicit: 'token flow',
+  idTokenAlg: 'ID Token signing algorithm',
   requirePushedRequests: 'pushed request requirement',
 }
 
@@ -197,6 +201,9 @@ export const auditDetail = {
   passkeyLogIn: (knownDevice: boolean) =>
     `With a passkey, ${knownDevice ? 'from a browser that logged in to this account before' : 'from a new browser'}`,
   passkeyLoginFailed: () => 'A passkey was not accepted',
+  /** Key ids are thumbprints of public keys (RFC 7638), never secret. */
+  signingKeysRotated: (keys: ReadonlyArray<{ alg: string; kid: string }>, from: Date) =>
+    `Next keys ${keys.map((k) => `${k.alg} ${k.kid}`).join(', ')}; they sign from ${from.toISOString()}`,
 }
 
 /* The Security log page: a user's own events, newest first, a page at a time. */

@@ -25,7 +25,7 @@ export interface Output {
 export interface Invocation {
   args: readonly string[]
   flags: Flags
-  services: Pick<Services, 'operator' | 'maintenance'>
+  services: Pick<Services, 'operator' | 'maintenance' | 'identity'>
   /** The migrations the command line applied before this command (every command migrates first). */
   migrated: readonly MigrationResult[]
 }
@@ -319,6 +319,49 @@ const outbox: Command = {
   },
 }
 
+type KeyInfo = Awaited<ReturnType<Services['identity']['listKeys']>>[number]
+
+function keyRow(k: KeyInfo) {
+  return {
+    kid: k.kid,
+    alg: k.alg,
+    created: iso(k.createdAt),
+    signs_from: iso(k.notBefore),
+    retired: iso(k.retiredAt),
+    unpublished_after: iso(k.notAfter),
+  }
+}
+
+const KEY_COLUMNS = ['kid', 'alg', 'created', 'signs_from', 'retired', 'unpublished_after']
+
+/** The ID Token signing keys, newest first (README "Sign in with Gatehouse (OpenID Connect)"). */
+const keysList: Command = {
+  arity: 0,
+  async run({ services }) {
+    const rows = (await services.identity.listKeys()).map(keyRow)
+    return {
+      text:
+        rows.length === 0 ? 'No signing keys yet: the first is made when the first ID Token is signed.' : formatTable(rows, KEY_COLUMNS),
+      json: rows,
+    }
+  },
+}
+
+/** The next key of each algorithm: published now, signing once every cached JWKS has it. */
+const keysRotate: Command = {
+  arity: 0,
+  async run({ services }) {
+    const added = await services.identity.rotateKeys(COMMAND_LINE)
+    const lines = added.map((k) => `${k.alg} key ${k.kid} is published now and signs from ${iso(k.notBefore)}.`)
+    return done(
+      `${lines.join('\n')}\nThe previous keys sign until then and stay published until the last ID Token they signed has expired.`,
+      {
+        keys: added.map(keyRow),
+      },
+    )
+  },
+}
+
 /** Every command, by its name (one or two words). */
 export const COMMANDS: Readonly<Record<string, Command>> = {
   'admin add': operatorRole(true),
@@ -339,6 +382,8 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   'apps resource-server': appsResourceServer,
   'apps delete': appsDelete,
   'tokens revoke': tokensRevoke,
+  'keys list': keysList,
+  'keys rotate': keysRotate,
   migrate,
   janitor,
   outbox,

@@ -20,6 +20,8 @@ export const USAGE = `Usage: gatehouse <command> [--json]
   apps resource-server <client_id> on|off   may introspect any token and subscribe to revocations
   apps delete <client_id>
   tokens revoke --app <client_id> [--user <email>]
+  keys list                         the ID Token signing keys, retired ones too
+  keys rotate                       add the next signing keys: published now, signing after the JWKS's cache lifetime
   migrate                           apply pending database migrations
   janitor                           delete expired rows once now
   outbox [--to EMAIL] [--last]      the newest mails of the outbox (no SMTP_URL), decoded, with their links

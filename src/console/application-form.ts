@@ -3,6 +3,7 @@ import type { Application } from '../db/schema.js'
 import { hasControlCharacter, hasControlCharacterInText } from '../lib/text.js'
 import { validateRegisteredRedirectUri } from '../oauth/redirect-uri-registration.js'
 import { SCOPES, normalizeScopes } from '../oauth/scope.js'
+import { SIGNING_ALGS } from '../oauth/signing-keys.js'
 import type { ApplicationSettings } from '../repositories/applications.js'
 
 /*
@@ -16,7 +17,7 @@ export const MAX_REDIRECT_URIS = 20
 
 export const LINK_MAX = 500
 
-export type ApplicationField = 'name' | 'description' | 'homepage_url' | 'privacy_policy_url' | 'redirect_uris' | 'scopes'
+export type ApplicationField = 'name' | 'description' | 'homepage_url' | 'privacy_policy_url' | 'redirect_uris' | 'scopes' | 'id_token_alg'
 /** Messages per form field; redirect URIs can have one per bad line. */
 export type ApplicationFormErrors = Partial<Record<ApplicationField, string[]>>
 
@@ -31,6 +32,8 @@ export interface ApplicationFormValues {
   scopes: string[]
   requirePkce: boolean
   allowImplicit: boolean
+  /** RS256, ES256 or EdDSA (README "Sign in with Gatehouse (OpenID Connect)"). */
+  idTokenAlg: string
   requirePushedRequests: boolean
 }
 
@@ -61,6 +64,7 @@ export function newApplicationFormValues(): ApplicationFormValues {
     scopes: [...SCOPES],
     requirePkce: false,
     allowImplicit: false,
+    idTokenAlg: 'RS256',
     requirePushedRequests: false,
   }
 }
@@ -75,6 +79,7 @@ export function applicationFormValues(app: Application): ApplicationFormValues {
     scopes: app.allowed_scopes,
     requirePkce: app.require_pkce,
     allowImplicit: app.allow_implicit,
+    idTokenAlg: app.id_token_alg,
     requirePushedRequests: app.require_pushed_requests,
   }
 }
@@ -94,6 +99,7 @@ function readForm(body: unknown): ApplicationFormValues {
     // An unchecked checkbox is absent from the body; a checked one sends its value ("on").
     requirePkce: raw.require_pkce !== undefined,
     allowImplicit: raw.allow_implicit !== undefined,
+    idTokenAlg: text(raw.id_token_alg) || 'RS256',
     requirePushedRequests: raw.require_pushed_requests !== undefined,
   }
 }
@@ -169,6 +175,7 @@ const applicationFormSchema = z.object({
     .transform((s) => normalizeScopes(s)),
   require_pkce: z.boolean(),
   allow_implicit: z.boolean(),
+  id_token_alg: z.enum(SIGNING_ALGS, { message: 'Choose RS256, ES256 or EdDSA.' }),
   require_pushed_requests: z.boolean(),
 })
 
@@ -184,6 +191,7 @@ export function parseApplicationForm(body: unknown): ParsedApplicationForm {
     scopes: values.scopes,
     require_pkce: values.requirePkce,
     allow_implicit: values.allowImplicit,
+    id_token_alg: values.idTokenAlg,
     require_pushed_requests: values.requirePushedRequests,
   })
   if (result.success) {
@@ -201,6 +209,7 @@ export function parseApplicationForm(body: unknown): ParsedApplicationForm {
         allowedScopes: d.scopes,
         requirePkce: d.require_pkce,
         allowImplicit: d.allow_implicit,
+        idTokenAlg: d.id_token_alg,
         requirePushedRequests: d.require_pushed_requests,
       },
     }

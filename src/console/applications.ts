@@ -104,6 +104,7 @@ function changeOf(before: Application, after: ApplicationSettings): ApplicationC
     allowedScopes: !sameList(before.allowed_scopes, after.allowedScopes),
     requirePkce: before.require_pkce !== after.requirePkce,
     allowImplicit: before.allow_implicit !== after.allowImplicit,
+    idTokenAlg: before.id_token_alg !== after.idTokenAlg,
     requirePushedRequests: after.requirePushedRequests !== undefined && before.require_pushed_requests !== after.requirePushedRequests,
   }
 }

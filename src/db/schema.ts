@@ -16,6 +16,10 @@ export interface UsersTable {
   credential_version: Generated<number>
   /** A confirmed TOTP secret or a passkey exists (migrations/0010_second_factor.ts). */
   second_factor: Generated<boolean>
+  /** OpenID Connect `name`, set in the account settings (migrations/0011_signing_keys.ts). */
+  display_name: string | null
+  /** OpenID Connect `updated_at`: the last change of the profile's claims. */
+  profile_updated_at: ColumnType<Date, Date | undefined, Date>
 }
 
 export interface SessionsTable {
@@ -53,6 +57,8 @@ export interface ApplicationsTable {
   is_resource_server: Generated<boolean>
   homepage_url: string | null
   privacy_policy_url: string | null
+  /** How its ID Tokens are signed (migrations/0011_signing_keys.ts). */
+  id_token_alg: ColumnType<SigningAlg, SigningAlg | undefined, SigningAlg>
   /** RFC 9126 6: plain authorize requests are refused (migration 0012). */
   require_pushed_requests: Generated<boolean>
 }
@@ -90,6 +96,11 @@ export interface AuthorizationCodesTable {
   created_at: Timestamp
   expires_at: Timestamp
   consumed_at: Timestamp | null
+  /** What the ID Token of the exchange states (migrations/0011_signing_keys.ts); null without `openid`. */
+  nonce: string | null
+  auth_time: Timestamp | null
+  amr: string[] | null
+  sid: string | null
 }
 
 export interface AccessTokensTable {
@@ -117,6 +128,8 @@ export interface PendingAuthorizationsTable {
   code_challenge_method: 'S256' | 'plain' | null
   created_at: Timestamp
   expires_at: Timestamp
+  /** OpenID Connect's nonce, when sent (migrations/0011_signing_keys.ts). */
+  nonce: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface RateLimitsTable {
@@ -212,6 +225,26 @@ export interface PendingLoginsTable {
   failures: Generated<number>
 }
 
+/** The ID Token signing algorithms Gatehouse offers (OpenID Connect Core 15.1: RS256 at least). */
+export type SigningAlg = 'RS256' | 'ES256' | 'EdDSA'
+
+export interface SigningKeysTable {
+  /** The RFC 7638 thumbprint of the public key. */
+  kid: string
+  alg: SigningAlg
+  /** The public JWK as JSON text. */
+  public_jwk: string
+  /** The private JWK's JSON, sealed (src/lib/sealed-box.ts). */
+  private_jwk_sealed: string
+  created_at: Timestamp
+  /** Published from its creation; signs from not_before on. */
+  not_before: Timestamp
+  /** When the next key took over signing. */
+  retired_at: Timestamp | null
+  /** When the last ID Token it signed expires: then unpublished and deleted by the janitor. */
+  not_after: Timestamp | null
+}
+
 export interface Database {
   users: UsersTable
   sessions: SessionsTable
@@ -231,6 +264,7 @@ export interface Database {
   passkeys: PasskeysTable
   webauthn_challenges: WebauthnChallengesTable
   pending_logins: PendingLoginsTable
+  signing_keys: SigningKeysTable
 }
 
 export type User = Selectable<UsersTable>

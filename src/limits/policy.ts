@@ -169,6 +169,8 @@ export const RETENTION = {
   totp_enrolments: 0,
   webauthn_challenges: 0,
   pending_logins: 0,
+  /** Signing keys past not_after: retired, and every ID Token they signed has expired. */
+  signing_keys: 0,
   /** REVOKED_TOKEN_RETENTION_DAYS. */
   access_tokens: 'revokedTokenRetentionMs',
   /** AUDIT_RETENTION_DAYS. */

@@ -4,7 +4,7 @@ import { LIFETIMES, QUOTAS } from '../limits/policy.js'
 import { generateAccessToken, generateAuthorizationCode } from '../lib/tokens.js'
 import { insertAccessToken } from '../repositories/access-tokens.js'
 import { lockActiveApplicationAndUser } from '../repositories/applications.js'
-import { countRecentCodes, insertAuthorizationCode, insertCodeUnderGrant } from '../repositories/authorization-codes.js'
+import { type CodeIdentity, countRecentCodes, insertAuthorizationCode, insertCodeUnderGrant } from '../repositories/authorization-codes.js'
 import { upsertGrant } from '../repositories/grants.js'
 import {
   type PendingWithClient,
@@ -23,6 +23,17 @@ import { formatScope } from './scope.js'
 export interface IssueQuotas {
   /** Authorization codes issued per (user, application) in a minute. */
   readonly codesPerMinute: number
+}
+
+/**
+ * The logged-in user an authorization is issued for, and what their session tells an ID Token
+ * (OpenID Connect Core 2: auth_time, amr, sid); absent outside a browser session.
+ */
+export interface AuthorizingUser {
+  readonly id: string
+  readonly amr?: readonly string[]
+  readonly authenticatedAt?: Date
+  readonly sid?: string
 }
 
 /** What an issuing step did: a redirect to the client, or why it issued nothing. */
@@ -45,31 +56,38 @@ export function mayUseRememberedConsent(req: AuthorizationRequest): boolean {
 export async function issueUnderRememberedConsent(
   db: Db,
   req: AuthorizationRequest,
-  userId: string,
+  user: AuthorizingUser,
   now: Date,
   issuer: string,
   codesPerMinute: number,
 ): Promise<Exclude<Issued, { kind: 'gone' }>> {
-  const { code, row } = newCode(req, userId, now)
+  const { code, row } = newCode(req, user, now)
   const result = await insertCodeUnderGrant(db, row, req.application, codesPerMinute, QUOTAS.codesPerGrant.windowMs)
   if (result !== 'issued') return { kind: result }
   return { kind: 'issued', response: clientResponse(req.redirectUri, { code, state: req.state, iss: issuer }, req.responseMode) }
 }
 
 /** A fresh code and the row fields binding it to the request (RFC 6749 4.1.2, RFC 7636 4.4). */
-function newCode(req: AuthorizationRequest, userId: string, now: Date) {
+function newCode(req: AuthorizationRequest, user: AuthorizingUser, now: Date) {
   const code = generateAuthorizationCode()
   const row = {
     codeHash: sha256Hex(code),
-    userId,
+    userId: user.id,
     scopes: req.scopes,
     redirectUri: req.sentRedirectUri,
     codeChallenge: req.codeChallenge,
     codeChallengeMethod: req.codeChallengeMethod,
     now,
     expiresAt: new Date(now.getTime() + LIFETIMES.authorizationCodeMs),
+    identity: identityOfCode(req, user),
   }
   return { code, row }
+}
+
+/** What the ID Token of this code's exchange states (OpenID Connect Core 3.1.3.6); null without `openid`. */
+function identityOfCode(req: AuthorizationRequest, user: AuthorizingUser): CodeIdentity | null {
+  if (!req.scopes.includes('openid')) return null
+  return { nonce: req.nonce ?? null, authTime: user.authenticatedAt ?? null, amr: user.amr ? [...user.amr] : null, sid: user.sid ?? null }
 }
 
 /**
@@ -87,6 +105,7 @@ export function holdForConsent(db: Db, req: AuthorizationRequest, userId: string
     state: req.state ?? null,
     codeChallenge: req.codeChallenge,
     codeChallengeMethod: req.codeChallengeMethod,
+    nonce: req.nonce ?? null,
     now,
     expiresAt: new Date(now.getTime() + LIFETIMES.consentRequestMs),
     keepPerUser: QUOTAS.pendingPerUser.max,
@@ -110,6 +129,7 @@ export function heldRequestParams(held: PendingWithClient): Record<string, strin
   if (held.state !== null) params.state = held.state
   if (held.code_challenge !== null) params.code_challenge = held.code_challenge
   if (held.code_challenge_method !== null) params.code_challenge_method = held.code_challenge_method
+  if (held.nonce !== null) params.nonce = held.nonce
   return params
 }
 
@@ -128,11 +148,12 @@ export function releaseHeldRequest(db: Db, id: string, userId: string, now: Date
 export async function approveAuthorization(
   ctx: { db: Db; quotas: IssueQuotas; tokenQuota: Pick<TokenQuota, 'issued'> },
   req: AuthorizationRequest,
-  userId: string,
+  user: AuthorizingUser,
   now: Date,
   issuer: string,
   heldId: string,
 ): Promise<Issued> {
+  const userId = user.id
   const applicationId = req.application.id
   if (req.responseType === 'code') {
     const since = new Date(now.getTime() - QUOTAS.codesPerGrant.windowMs)
@@ -146,7 +167,7 @@ export async function approveAuthorization(
     if (!(await consumePendingAuthorization(trx, heldId, userId, now))) return { kind: 'gone' }
     const grant = { userId, applicationId, scopes: req.scopes, now }
     if (req.responseType === 'code') {
-      const { code, row } = newCode(req, userId, now)
+      const { code, row } = newCode(req, user, now)
       await insertAuthorizationCode(trx, { ...row, applicationId })
       await upsertGrant(trx, grant)
       return { kind: 'issued', response: clientResponse(req.redirectUri, { code, state: req.state, iss: issuer }, req.responseMode) }

@@ -43,6 +43,8 @@ export interface AuthorizationRequest {
   prompt: 'consent' | 'none' | undefined
   /** The log-in the request needs, beyond a session (OpenID Connect Core 3.1.2.1). */
   logIn: LogInDemand
+  /** OpenID Connect Core 3.1.2.1: echoed in the ID Token. */
+  nonce: string | undefined
 }
 
 /**
@@ -177,6 +179,7 @@ export async function validateAuthorizationRequest(
   issuer: string,
   load: ApplicationLoader,
   origin: RequestOrigin = 'plain',
+  identity: IdentityRequestOptions = OPENID_AVAILABLE,
 ): Promise<AuthorizeOutcome> {
   const raw = reading.params
   const single = (name: string): string | undefined => optional(raw, name)
@@ -200,8 +203,7 @@ export async function validateAuthorizationRequest(
     }
     checkResponseType(responseType, application)
     const responseMode = checkResponseMode(responseType, single('response_mode'))
-    const scopes = parseScope(raw.scope, application.allowed_scopes)
-
+    const scoped = scopesAndNonce(raw.scope, single('nonce'), application, identity)
     const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
     const { prompt, fresh } = promptOf(single('prompt'))
     const logIn = fresh || NO_LOG_IN_PARAMS.some((name) => raw[name] !== undefined) ? logInDemandOf(single, fresh) : NO_LOG_IN_DEMAND
@@ -214,7 +216,7 @@ export async function validateAuthorizationRequest(
         sentRedirectUri,
         responseType,
         responseMode,
-        scopes,
+        ...scoped,
         state,
         codeChallenge,
         codeChallengeMethod,
@@ -235,6 +237,29 @@ export async function validateAuthorizationRequest(
     }
     throw err
   }
+}
+
+/** Whether `openid` may be requested: false without signing keys (src/oauth/identity.ts). */
+export interface IdentityRequestOptions {
+  readonly openid: boolean
+}
+const OPENID_AVAILABLE: IdentityRequestOptions = { openid: true }
+
+/** The ID Token repeats the nonce; its length is bounded so a code row stays small. */
+export const NONCE_MAX_LENGTH = 512
+
+/** The scopes (RFC 6749 3.3) and OpenID Connect's nonce; throws the error the client is sent. */
+function scopesAndNonce(
+  scope: string | undefined,
+  nonce: string | undefined,
+  application: { allowed_scopes: readonly string[] },
+  identity: IdentityRequestOptions,
+): { scopes: Scope[]; nonce: string | undefined } {
+  const scopes = parseScope(scope, application.allowed_scopes, identity.openid)
+  if (nonce !== undefined && nonce.length > NONCE_MAX_LENGTH) {
+    throw new InvalidRequestError(`nonce must be at most ${NONCE_MAX_LENGTH} characters`)
+  }
+  return { scopes, nonce }
 }
 
 /** response_type (RFC 6749 3.1.1), narrowed for the caller; throws the error the client is sent. */

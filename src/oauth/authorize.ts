@@ -7,6 +7,7 @@ import { isUuid } from '../lib/uuid.js'
 import type { TokenQuota } from '../revocation/token-quota.js'
 import type { ApplicationCache } from './application-cache.js'
 import {
+  type AuthorizingUser,
   type IssueQuotas,
   type Issued,
   approveAuthorization,
@@ -21,6 +22,7 @@ import {
 import {
   type AuthorizationRequest,
   type AuthorizeOutcome,
+  type IdentityRequestOptions,
   LOGIN_ASKED_PARAM,
   errorResponse,
   establishClient,
@@ -64,6 +66,8 @@ export type AuthorizeAnswer =
   | { kind: 'consent'; request: AuthorizationRequest; heldId: string }
 
 export interface AuthorizeContext {
+  /** Whether `openid` may be requested (signing keys exist; src/oauth/identity.ts). */
+  identity: IdentityRequestOptions
   db: Db
   clock: Clock
   issuer: string
@@ -78,7 +82,7 @@ export interface AuthorizeContext {
  * (max_age, prompt=login), and whether REQUIRE_TWO_FACTOR asks them to enrol before going on
  * (prompt=none then answers interaction_required instead of the enrolment page).
  */
-export type AuthorizeUser = { readonly id: string; readonly authenticatedAt: Date; readonly mustEnrol?: boolean } | null
+export type AuthorizeUser = (AuthorizingUser & { readonly authenticatedAt: Date; readonly mustEnrol?: boolean }) | null
 
 /** RFC 6749 4.1.2.1 temporarily_unavailable: the user's codes for this client are over CODE_ISSUE_LIMIT. */
 const OVER_CODE_QUOTA = 'Too many authorization requests for this application in the last minute; try again shortly'
@@ -105,15 +109,15 @@ export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unkno
   const clientId = reading.params.client_id
   const cached = user && clientId !== undefined ? ctx.applications.get(clientId) : undefined
   if (user && cached) {
-    const outcome = await validateAuthorizationRequest(reading, ctx.issuer, () => cached)
+    const outcome = await validateAuthorizationRequest(reading, ctx.issuer, () => cached, 'plain', ctx.identity)
     // The session's checks are comparisons in memory: the hot path stays one statement.
     if (outcome.kind === 'ok' && mayUseRememberedConsent(outcome.request) && sessionSuffices(outcome.request, user, ctx.clock())) {
-      const issued = await issueUnderRememberedConsent(ctx.db, outcome.request, user.id, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
+      const issued = await issueUnderRememberedConsent(ctx.db, outcome.request, user, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
       if (issued.kind !== 'no-grant') return answerIssued(ctx, outcome.request, issued, user)
       tried = outcome.request.application
     }
   }
-  const outcome = await validateAuthorizationRequest(reading, ctx.issuer, (id) => ctx.applications.load(id))
+  const outcome = await validateAuthorizationRequest(reading, ctx.issuer, (id) => ctx.applications.load(id), 'plain', ctx.identity)
   return answerValidated(ctx, { outcome, params: reading.params }, user, tried)
 }
 
@@ -137,7 +141,13 @@ async function answerPushedRequest(ctx: AuthorizeContext, query: Params, user: A
   const params = { ...pushed.params }
   const asked = query[LOGIN_ASKED_PARAM]
   if (asked !== undefined) params[LOGIN_ASKED_PARAM] = asked
-  const outcome = await validateAuthorizationRequest(readParams(params), ctx.issuer, (id) => ctx.applications.load(id), 'pushed')
+  const outcome = await validateAuthorizationRequest(
+    readParams(params),
+    ctx.issuer,
+    (id) => ctx.applications.load(id),
+    'pushed',
+    ctx.identity,
+  )
   const back = { client_id: clientId, request_uri: query.request_uri! }
   const answer = await answerValidated(ctx, { outcome, params: back, claim: () => consumePushed(ctx, pushed.id, now) }, user, undefined)
   // The minute is for the client to send the browser here (RFC 9126 2.2); a person logging in
@@ -176,7 +186,7 @@ async function answerValidated(
     return deliverError(ctx, refusedFor(ctx, req, error), user)
   }
   if (mayUseRememberedConsent(req) && !(tried && sameCodeFlowSettings(tried, req.application))) {
-    const issued = await issueUnderRememberedConsent(ctx.db, req, user.id, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
+    const issued = await issueUnderRememberedConsent(ctx.db, req, user, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
     if (issued.kind !== 'no-grant') return answerIssued(ctx, req, issued, user)
   }
   if (req.prompt === 'none') {
@@ -260,7 +270,7 @@ async function deliverError(ctx: AuthorizeContext, error: ErrorResponse, user: {
 export async function answerConsent(
   ctx: AuthorizeContext,
   form: { heldId: unknown; decision: unknown },
-  user: { id: string } | null,
+  user: AuthorizingUser | null,
   audit: AuditTrail,
 ): Promise<AuthorizeAnswer> {
   const incomplete: AuthorizeAnswer = {
@@ -285,6 +295,7 @@ export async function answerConsent(
     ctx.issuer,
     (id) => ctx.applications.load(id),
     'held',
+    ctx.identity,
   )
   if (outcome.kind === 'fatal') return { kind: 'error-page', message: outcome.message }
   if (outcome.kind === 'redirect') return deliverError(ctx, outcome, user)
@@ -295,7 +306,7 @@ export async function answerConsent(
       ? { kind: 'respond', response: denyAuthorization(req, ctx.issuer) }
       : gone
   }
-  const issued = await approveAuthorization(ctx, req, user.id, now, ctx.issuer, form.heldId)
+  const issued = await approveAuthorization(ctx, req, user, now, ctx.issuer, form.heldId)
   if (issued.kind === 'gone' || issued.kind === 'no-grant') return gone
   if (issued.kind === 'issued') {
     await audit.record({

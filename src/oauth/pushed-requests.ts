@@ -2,7 +2,7 @@ import { randomToken, sha256Hex } from '../lib/crypto.js'
 import { LIFETIMES, QUOTAS } from '../limits/policy.js'
 import { findPushedRequest, insertPushedRequest } from '../repositories/pushed-requests.js'
 import type { ApplicationCache } from './application-cache.js'
-import { LOGIN_ASKED_PARAM, validateAuthorizationRequest } from './authorize-request.js'
+import { type IdentityRequestOptions, LOGIN_ASKED_PARAM, validateAuthorizationRequest } from './authorize-request.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
 import { InvalidRequestError } from './errors.js'
 import { type Params, optional, readParams } from './params.js'
@@ -19,6 +19,8 @@ export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:'
 export interface PushContext extends ClientEndpointContext {
   issuer: string
   applications: Pick<ApplicationCache, 'load'>
+  /** Whether `openid` may be requested (src/oauth/identity.ts). */
+  identity: IdentityRequestOptions
 }
 
 /** RFC 9126 2.2: the 201 response. */
@@ -46,7 +48,13 @@ export async function pushAuthorizationRequest(
     if (name !== 'client_secret' && name !== LOGIN_ASKED_PARAM && value !== '') pushed[name] = value
   }
   pushed.client_id = creds.clientId
-  const outcome = await validateAuthorizationRequest(readParams(pushed), ctx.issuer, (id) => ctx.applications.load(id), 'pushed')
+  const outcome = await validateAuthorizationRequest(
+    readParams(pushed),
+    ctx.issuer,
+    (id) => ctx.applications.load(id),
+    'pushed',
+    ctx.identity,
+  )
   if (outcome.kind === 'fatal') throw new InvalidRequestError(outcome.message)
   if (outcome.kind === 'redirect') throw outcome.error
   const random = randomToken(32)

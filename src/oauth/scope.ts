@@ -4,12 +4,26 @@ import { InvalidScopeError } from './errors.js'
  * The scopes Gatehouse knows (docs/decisions/006-scopes.md), in display order. Descriptions are the plain
  * words the consent page shows next to each requested scope.
  */
-export const SCOPES = ['read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users'] as const
+export const SCOPES = [
+  'openid',
+  'email',
+  'profile',
+  'read',
+  'write',
+  'write_members',
+  'write_teams',
+  'write_events',
+  'write_users',
+] as const
 export type Scope = (typeof SCOPES)[number]
 
 export const DEFAULT_SCOPE: Scope = 'read'
 
 export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  // OpenID Connect Core 5.4: what the identity scopes share (README "Sign in with Gatehouse").
+  openid: 'Know who you are (a stable identifier)',
+  email: 'See your email address and whether it is verified',
+  profile: 'See your display name',
   read: 'See your data',
   write: 'Change any of your data',
   write_members: 'Change members, contacts and their details',
@@ -17,6 +31,9 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   write_events: 'Change the team schedule (games and events)',
   write_users: 'Change your user information',
 }
+
+/** The scopes of OpenID Connect Core 5.4 Gatehouse offers: `openid` asks for an ID Token. */
+export const IDENTITY_SCOPES = ['openid', 'email', 'profile'] as const satisfies readonly Scope[]
 
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value)
@@ -31,9 +48,10 @@ export function normalizeScopes(scopes: Iterable<string>): Scope[] {
 /**
  * Parses the `scope` parameter (RFC 6749 3.3: space-delimited). Absent or blank means `read`
  * (docs/decisions/006-scopes.md); repeated tokens are tolerated. Throws InvalidScopeError for an unknown
- * scope or one the application may not request.
+ * scope or one the application may not request. `openid: false` (no signing keys, README "Sign in
+ * with Gatehouse (OpenID Connect)") refuses `openid` as an unknown scope.
  */
-export function parseScope(raw: string | undefined, allowed?: readonly string[]): Scope[] {
+export function parseScope(raw: string | undefined, allowed?: readonly string[], openid = true): Scope[] {
   const tokens = (raw ?? '').split(' ').filter((t) => t !== '')
   if (tokens.length === 0) tokens.push(DEFAULT_SCOPE)
   // RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). Anything else is malformed, and
@@ -43,7 +61,7 @@ export function parseScope(raw: string | undefined, allowed?: readonly string[])
       'The scope parameter is malformed: scopes are separated by spaces and use no quotes, backslashes or non-ASCII',
     )
   }
-  const unknown = tokens.find((t) => !isScope(t))
+  const unknown = tokens.find((t) => !isScope(t) || (!openid && t === 'openid'))
   if (unknown !== undefined) throw new InvalidScopeError(`Unknown scope: ${shown(unknown)}`)
   if (allowed) {
     const refused = tokens.find((t) => !allowed.includes(t))

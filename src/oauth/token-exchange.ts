@@ -8,6 +8,7 @@ import { InvalidGrantError, InvalidRequestError, UnsupportedGrantTypeError } fro
 import { optional, type Params, required } from './params.js'
 import { computeS256Challenge, isValidVerifier, verifyCodeVerifier } from './pkce.js'
 import { formatScope, normalizeScopes } from './scope.js'
+import { type IdTokenIssuer, issueIdToken } from './id-token.js'
 
 /** Successful token response (RFC 6749 5.1); no expires_in: tokens live until revoked. */
 export interface TokenResponse {
@@ -16,6 +17,8 @@ export interface TokenResponse {
   scope: string
   /** Seconds since the epoch, as Doorkeeper reports it. */
   created_at: number
+  /** OpenID Connect Core 3.1.3.3: when the scopes include `openid`. */
+  id_token?: string
 }
 
 /**
@@ -23,7 +26,7 @@ export interface TokenResponse {
  * SQL statement; only a failed exchange pays for the queries that explain the failure.
  */
 export async function exchangeAuthorizationCode(
-  ctx: ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'> },
+  ctx: ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'>; idTokens: IdTokenIssuer | undefined },
   params: Params,
   authorization: string | undefined,
 ): Promise<TokenResponse> {
@@ -51,12 +54,24 @@ export async function exchangeAuthorizationCode(
   })
   if (issued) {
     ctx.tokenQuota.issued({ userId: issued.user_id, applicationId: issued.application_id })
-    return {
+    const response: TokenResponse = {
       access_token: token,
       token_type: 'Bearer',
       scope: formatScope(normalizeScopes(issued.scopes)),
       created_at: Math.floor(issued.created_at.getTime() / 1000),
     }
+    // No signing keys (no SECRET_KEY with PostgreSQL): `openid` is not granted any more; a code
+    // granted before gets its access token alone.
+    if (issued.identity && ctx.idTokens) {
+      response.id_token = await issueIdToken(
+        ctx.idTokens,
+        { user_id: issued.user_id, identity: issued.identity },
+        creds.clientId,
+        token,
+        now,
+      )
+    }
+    return response
   }
   throw await explainFailure(ctx, creds, codeHash, { redirectUri, verifier }, now)
 }

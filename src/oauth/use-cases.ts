@@ -8,7 +8,8 @@ import type { RevocationBus } from '../revocation/bus.js'
 import type { RevocationFeed, StreamClient, StreamRefusal } from '../revocation/stream-feed.js'
 import type { TokenQuota } from '../revocation/token-quota.js'
 import type { ApplicationCache } from './application-cache.js'
-import type { IssueQuotas } from './authorization.js'
+import type { AuthorizingUser, IssueQuotas } from './authorization.js'
+import type { SigningKeys } from './signing-keys.js'
 import {
   type AuthorizeAnswer,
   type AuthorizeContext,
@@ -18,7 +19,7 @@ import {
   authorizeDestination,
 } from './authorize.js'
 import type { ClientAuthCache } from './client-auth-cache.js'
-import { type ClientEndpointContext, extractClientCredentials } from './client-auth.js'
+import { extractClientCredentials } from './client-auth.js'
 import { ResourceServerOnlyError } from './errors.js'
 import { type IntrospectionContext, introspect } from './introspection.js'
 import type { Params } from './params.js'
@@ -40,7 +41,7 @@ export interface OAuthUseCases {
   /** GET /oauth/authorize (RFC 6749 4.1.1, 4.2.1); remembered consent is one statement. */
   authorize(query: unknown, user: AuthorizeUser): Promise<AuthorizeAnswer>
   /** POST /oauth/authorize: the actor's answer to a held request; an approval is audited. */
-  answerConsent(actor: Actor, form: { heldId: unknown; decision: unknown }): Promise<AuthorizeAnswer>
+  answerConsent(actor: Actor, form: { heldId: unknown; decision: unknown }, session?: AuthorizingUser | null): Promise<AuthorizeAnswer>
   /**
    * Where the authorize request at `path` (a log-in page's `next`) would send the browser at the
    * end, if it names a usable client: the log-in form's CSP form-action must allow it.
@@ -86,10 +87,14 @@ export interface OAuthDeps {
   tokenQuota: Pick<TokenQuota, 'issued'>
   /** TOKEN_AUTH_FAILURE_LIMIT. */
   clientAuthFailureLimit: number
+  /** The ID Token signing keys; undefined without a sealing key, when `openid` is refused. */
+  keys: SigningKeys | undefined
+  /** ID_TOKEN_TTL. */
+  idTokenTtlMs: number
 }
 
 /** RFC 8414 2, 3. */
-function metadataOf(issuer: string): Readonly<Record<string, unknown>> {
+function metadataOf(issuer: string, openid: boolean): Readonly<Record<string, unknown>> {
   const authMethods = ['client_secret_basic', 'client_secret_post']
   return Object.freeze({
     issuer,
@@ -97,7 +102,8 @@ function metadataOf(issuer: string): Readonly<Record<string, unknown>> {
     token_endpoint: `${issuer}/oauth/token`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
-    scopes_supported: [...SCOPES],
+    // Without signing keys `openid` is refused as unknown (src/oauth/identity.ts).
+    scopes_supported: SCOPES.filter((s) => openid || s !== 'openid'),
     response_types_supported: ['code', 'token'],
     grant_types_supported: ['authorization_code', 'implicit'],
     token_endpoint_auth_methods_supported: authMethods,
@@ -114,6 +120,7 @@ function metadataOf(issuer: string): Readonly<Record<string, unknown>> {
 export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
   const { db, clock, bus, audit } = deps
   const authorizing: AuthorizeContext = {
+    identity: { openid: deps.keys !== undefined },
     db,
     clock,
     issuer: deps.issuer,
@@ -121,19 +128,26 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     quotas: deps.quotas,
     tokenQuota: deps.tokenQuota,
   }
-  const clients: ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'> } = {
+  const clients: Parameters<typeof exchangeAuthorizationCode>[0] = {
     db,
     clock,
     bus,
     clientAuthFailureLimit: deps.clientAuthFailureLimit,
     tokenQuota: deps.tokenQuota,
+    idTokens: deps.keys && { keys: deps.keys, issuer: deps.issuer, ttlMs: deps.idTokenTtlMs },
   }
-  const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications }
-  const metadata = metadataOf(deps.issuer)
+  const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications, identity: authorizing.identity }
+  const metadata = metadataOf(deps.issuer, deps.keys !== undefined)
   return {
     authorize: (query, user) => answerAuthorizeRequest(authorizing, query, user),
-    answerConsent: (actor, form) =>
-      answerConsent(authorizing, form, actor.userId === null ? null : { id: actor.userId }, trailOf(audit, actor)),
+    // The session's log-in (auth_time, amr, sid) goes into an ID Token; the actor is who answered.
+    answerConsent: (actor, form, session) =>
+      answerConsent(
+        authorizing,
+        form,
+        actor.userId === null ? null : session?.id === actor.userId ? session : { id: actor.userId },
+        trailOf(audit, actor),
+      ),
     authorizeDestination: (path) => authorizeDestination(authorizing, path),
     exchangeCode: (params, authorization) => exchangeAuthorizationCode(clients, params, authorization),
     pushAuthorizationRequest: (params, authorization) => pushAuthorizationRequest(pushing, params, authorization),

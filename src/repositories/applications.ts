@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
-import type { Application } from '../db/schema.js'
+import type { Application, SigningAlg } from '../db/schema.js'
 import { containing } from './like-pattern.js'
 
 /*
@@ -84,6 +84,8 @@ export interface ApplicationSettings {
   allowedScopes: string[]
   requirePkce: boolean
   allowImplicit: boolean
+  /** How its ID Tokens are signed (OpenID Connect Core 15.1: RS256 unless chosen otherwise). */
+  idTokenAlg: SigningAlg
   /** RFC 9126 6: plain authorize requests refused; absent: false for a new application, unchanged by an edit. */
   requirePushedRequests?: boolean
   /** https links shown on the consent page; absent or null: none. */
@@ -107,6 +109,7 @@ export function insertApplication(
       allowed_scopes: a.allowedScopes,
       require_pkce: a.requirePkce,
       allow_implicit: a.allowImplicit,
+      id_token_alg: a.idTokenAlg,
       require_pushed_requests: a.requirePushedRequests ?? false,
       homepage_url: a.homepageUrl ?? null,
       privacy_policy_url: a.privacyPolicyUrl ?? null,
@@ -140,6 +143,7 @@ export function updateOwnedApplication(
       allowed_scopes: s.allowedScopes,
       require_pkce: s.requirePkce,
       allow_implicit: s.allowImplicit,
+      id_token_alg: s.idTokenAlg,
       ...(s.requirePushedRequests === undefined ? {} : { require_pushed_requests: s.requirePushedRequests }),
       homepage_url: s.homepageUrl ?? null,
       privacy_policy_url: s.privacyPolicyUrl ?? null,

@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely'
 import type { Db } from '../db/connect.js'
-import type { Application, AuthorizationCode } from '../db/schema.js'
+import type { Application, AuthorizationCode, SigningAlg } from '../db/schema.js'
 
 export interface NewCode {
   codeHash: string
@@ -12,6 +12,16 @@ export interface NewCode {
   codeChallengeMethod: 'S256' | 'plain' | null
   now: Date
   expiresAt: Date
+  /** What the ID Token of the exchange states; null without `openid`. */
+  identity: CodeIdentity | null
+}
+
+/** OpenID Connect Core 3.1.3.6: what an ID Token issued for the code states of its request and session. */
+export interface CodeIdentity {
+  nonce: string | null
+  authTime: Date | null
+  amr: string[] | null
+  sid: string | null
 }
 
 export async function insertAuthorizationCode(db: Db, c: NewCode): Promise<void> {
@@ -27,6 +37,10 @@ export async function insertAuthorizationCode(db: Db, c: NewCode): Promise<void>
       code_challenge_method: c.codeChallengeMethod,
       created_at: c.now,
       expires_at: c.expiresAt,
+      nonce: c.identity?.nonce ?? null,
+      auth_time: c.identity?.authTime ?? null,
+      amr: c.identity?.amr ?? null,
+      sid: c.identity?.sid ?? null,
     })
     .execute()
 }
@@ -53,6 +67,8 @@ const SETTING_TYPES: Record<(typeof CODE_FLOW_SETTINGS)[number], string> = {
 
 const LIMIT_PARAM = `$${9 + CODE_FLOW_SETTINGS.length}::int`
 const WINDOW_MS_PARAM = `$${10 + CODE_FLOW_SETTINGS.length}::int`
+/** The ID Token's nonce, auth_time, amr and sid, after the window (null without `openid`). */
+const IDENTITY_PARAMS = [0, 1, 2, 3].map((i) => `$${11 + CODE_FLOW_SETTINGS.length + i}`)
 
 // Written out rather than built with Kysely: on this hot path, building and compiling the
 // query took about a tenth of the request's Node CPU.
@@ -65,8 +81,10 @@ with recent as (
   ) as r
 ), issued as (
   insert into authorization_codes
-    (code_hash, application_id, user_id, scopes, redirect_uri, code_challenge, code_challenge_method, created_at, expires_at)
-  select $1::text, g.application_id, g.user_id, $3::text[], $4::text, $5::text, $6::text, $7::timestamptz, $8::timestamptz
+    (code_hash, application_id, user_id, scopes, redirect_uri, code_challenge, code_challenge_method, created_at, expires_at,
+     nonce, auth_time, amr, sid)
+  select $1::text, g.application_id, g.user_id, $3::text[], $4::text, $5::text, $6::text, $7::timestamptz, $8::timestamptz,
+    ${IDENTITY_PARAMS[0]}::text, ${IDENTITY_PARAMS[1]}::timestamptz, ${IDENTITY_PARAMS[2]}::text[], ${IDENTITY_PARAMS[3]}::text
   from grants g
   join applications a on a.id = g.application_id
   join users u on u.id = g.user_id
@@ -116,6 +134,10 @@ export async function insertCodeUnderGrant(
       ...CODE_FLOW_SETTINGS.map((column) => app[column]),
       codesPerMinute,
       windowMs,
+      c.identity?.nonce ?? null,
+      c.identity?.authTime ?? null,
+      c.identity?.amr ?? null,
+      c.identity?.sid ?? null,
     ]),
   )
   const row = result.rows[0]
@@ -153,7 +175,24 @@ export interface Exchanged {
   application_id: string
   scopes: string[]
   created_at: Date
+  /** What the ID Token states: null unless the scopes include `openid` (OpenID Connect Core 3.1.3.3). */
+  identity: ExchangedIdentity | null
 }
+
+/** The code's request and session (CodeIdentity) and the user's claims, read by the exchange's own statement. */
+export interface ExchangedIdentity {
+  nonce: string | null
+  auth_time: Date | null
+  amr: string[] | null
+  sid: string | null
+  id_token_alg: SigningAlg
+  email: string
+  email_verified: boolean
+  name: string | null
+  profile_updated_at: Date
+}
+
+type ExchangedRow = Omit<Exchanged, 'identity'> & { identity: ExchangedIdentity | null }
 
 /*
  * The exchange's four shapes (redirect_uri sent or not, code_verifier sent or not), written out
@@ -175,7 +214,7 @@ function exchangeStatement(withRedirect: boolean, withVerifier: boolean): string
     : 'c.code_challenge is null'
   return `
 with client as (
-  select id, redirect_uris from applications
+  select id, redirect_uris, id_token_alg from applications
   where client_id = $1::text and secret_hash = $2::text and suspended_at is null
 ), consumed as (
   update authorization_codes c set consumed_at = $3::timestamptz
@@ -184,11 +223,19 @@ with client as (
     and not exists (select 1 from users u where u.id = c.user_id and u.suspended_at is not null)
     and ${redirectCheck}
     and ${pkceCheck}
-  returning c.id, c.application_id, c.user_id, c.scopes
+  returning c.id, c.application_id, c.user_id, c.scopes, c.nonce, c.auth_time, c.amr, c.sid
+), issued as (
+  insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at)
+  select $5::text, application_id, user_id, scopes, id, $3::timestamptz from consumed
+  returning user_id, application_id, scopes, created_at
 )
-insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at)
-select $5::text, application_id, user_id, scopes, id, $3::timestamptz from consumed
-returning user_id, application_id, scopes, created_at`
+select i.user_id, i.application_id, i.scopes, i.created_at,
+  case when u.id is null then null else json_build_object(
+    'nonce', c.nonce, 'auth_time', c.auth_time, 'amr', c.amr, 'sid', c.sid, 'id_token_alg', (select id_token_alg from client),
+    'email', u.email, 'email_verified', u.email_verified_at is not null, 'name', u.display_name,
+    'profile_updated_at', u.profile_updated_at) end as identity
+from issued i cross join consumed c
+left join users u on u.id = i.user_id and 'openid' = any(i.scopes)`
 }
 
 /** By [redirect_uri sent][code_verifier sent]. */
@@ -215,10 +262,20 @@ export async function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<Ex
   const parameters: unknown[] = [x.clientId, x.secretHash, x.now, x.codeHash, x.tokenHash]
   if (x.redirectUri !== undefined) parameters.push(x.redirectUri)
   if (x.verifier !== undefined) parameters.push(x.verifier.plain, x.verifier.s256)
-  const result = await db.executeQuery<Exchanged>(
+  const result = await db.executeQuery<ExchangedRow>(
     CompiledQuery.raw(EXCHANGE_STATEMENTS[Number(x.redirectUri !== undefined)]![Number(x.verifier !== undefined)]!, parameters),
   )
-  return result.rows[0]
+  const row = result.rows[0]
+  if (row?.identity) {
+    // json_build_object gives timestamps as text (and PGlite may give the object as text).
+    const identity = (typeof row.identity === 'string' ? JSON.parse(row.identity) : row.identity) as Record<string, unknown>
+    row.identity = {
+      ...(identity as unknown as ExchangedIdentity),
+      auth_time: identity.auth_time == null ? null : new Date(identity.auth_time as string),
+      profile_updated_at: new Date(identity.profile_updated_at as string),
+    }
+  }
+  return row
 }
 
 /** By digest (authorization_codes_code_hash_key): the slow path that explains a failed exchange. */

@@ -21,6 +21,7 @@ const AGE_COLUMNS = {
   totp_enrolments: { key: 'user_id', age: 'expires_at' },
   webauthn_challenges: { key: 'id_hash', age: 'expires_at' },
   pending_logins: { key: 'id_hash', age: 'expires_at' },
+  signing_keys: { key: 'kid', age: 'not_after' },
 } as const
 
 export type JanitorTable = keyof typeof AGE_COLUMNS

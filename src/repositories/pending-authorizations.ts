@@ -12,6 +12,7 @@ export interface NewPendingAuthorization {
   state: string | null
   codeChallenge: string | null
   codeChallengeMethod: 'S256' | 'plain' | null
+  nonce?: string | null
   now: Date
   expiresAt: Date
   /** The user's newest rows kept, this one included; older ones go (QUOTAS.pendingPerUser, src/limits/policy.ts). */
@@ -48,6 +49,7 @@ export async function insertPendingAuthorization(db: Db, p: NewPendingAuthorizat
       state: p.state,
       code_challenge: p.codeChallenge,
       code_challenge_method: p.codeChallengeMethod,
+      nonce: p.nonce ?? null,
       created_at: p.now,
       expires_at: p.expiresAt,
     })

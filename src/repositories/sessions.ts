@@ -16,6 +16,11 @@ export interface SessionUser {
   authenticatedAt: Date
   /** The last password or factor confirmation: the log-in, or a later re-authentication ("sudo mode"). */
   confirmedAt: Date
+  /**
+   * A stable id of the session for OpenID Connect's `sid` claim: a digest of the session's
+   * digest, never the cookie (src/accounts/sessions.ts resolveSession).
+   */
+  sid?: string
 }
 
 export interface NewSession {

@@ -183,6 +183,17 @@ it('the Account pages, in each state, have no WCAG 2.1 A/AA violation', async ()
   expect(await page.getByText('settings-moved@example.com').first().isVisible()).toBe(true)
   await expectAccessible(page, 'Account, verified, email changed')
 
+  await page.goto(`${baseUrl}/account`)
+  // The field's maxlength stops a browser at 100 characters; the server refuses more anyway.
+  await page.evaluate(() => document.querySelector('#display_name')?.removeAttribute('maxlength'))
+  await page.getByLabel(/^Display name/).fill('x'.repeat(101))
+  await page.getByRole('button', { name: 'Save display name' }).click()
+  await expectAccessible(page, 'Account, display name refused')
+  await page.getByLabel(/^Display name/).fill('Settings Walker')
+  await page.getByRole('button', { name: 'Save display name' }).click()
+  await page.waitForURL(`${baseUrl}/account?profile_saved=1`)
+  await expectAccessible(page, 'Account, display name saved')
+
   await page.goto(`${baseUrl}/account/sessions`)
   expect(await page.getByText('(this browser)').isVisible()).toBe(true)
   await expectAccessible(page, 'active sessions')

@@ -74,9 +74,10 @@ it('registers an application through the console', async () => {
     name: 'Browser Planner',
     secret_hash: sha256Hex(clientSecret),
     redirect_uris: ['https://planner.example.com/oauth/callback', 'http://127.0.0.1:8080/callback'],
-    allowed_scopes: ['read', 'write', 'write_members', 'write_teams', 'write_events'],
+    allowed_scopes: ['openid', 'email', 'profile', 'read', 'write', 'write_members', 'write_teams', 'write_events'],
     require_pkce: true,
     allow_implicit: false,
+    id_token_alg: 'RS256',
   })
 
   // Back on the list, then the application page: the client_id again, the secret never.

@@ -20,7 +20,11 @@ const PASSWORD = 'correct horse battery'
 beforeAll(async () => {
   ;({ t, baseUrl } = await listenOnLoopback(buildOAuthTestApp))
   browser = await launchBrowser()
-  client = await createClient(t.db, { name: 'Browser Planner', redirectUris: ['https://client.example/cb'] })
+  client = await createClient(t.db, {
+    name: 'Browser Planner',
+    redirectUris: ['https://client.example/cb'],
+    scopes: ['openid', 'email', 'profile', 'read', 'write', 'write_teams'],
+  })
   await new BrowserSession(t.app).signUpAndLogIn(EMAIL, PASSWORD)
 })
 afterAll(async () => {
@@ -42,7 +46,7 @@ async function reachConsent(page: Page, state: string, extra: Record<string, str
     response_type: 'code',
     client_id: client.clientId,
     redirect_uri: client.redirectUri,
-    scope: 'read write_teams',
+    scope: 'openid email profile read write_teams',
     state,
     ...extra,
   })
@@ -55,6 +59,7 @@ async function reachConsent(page: Page, state: string, extra: Record<string, str
   expect(await page.locator('h1').textContent()).toBe('Authorize Browser Planner')
   expect(await axeViolations(page)).toEqual([])
   expect(await page.getByText('Change team information').isVisible()).toBe(true)
+  expect(await page.getByText('See your email address and whether it is verified').isVisible()).toBe(true)
 }
 
 it('approves in the browser and the code exchanges', async () => {
@@ -66,7 +71,7 @@ it('approves in the browser and the code exchanges', async () => {
   expect(callback.searchParams.get('state')).toBe('approve-1')
   const res = await exchange(t.app, client, { code: callback.searchParams.get('code')! })
   expect(res.statusCode, res.body).toBe(200)
-  expect(res.json().scope).toBe('read write_teams')
+  expect(res.json().scope).toBe('openid email profile read write_teams')
 })
 
 it('denies in the browser', async () => {

@@ -18,6 +18,8 @@ export interface ApplicationFields {
   scopes?: string[] | null
   require_pkce?: boolean
   allow_implicit?: boolean
+  /** The ID Token signing algorithm's select; absent: RS256, as a browser sends the first option. */
+  id_token_alg?: string
   require_pushed_requests?: boolean
 }
 
@@ -32,6 +34,7 @@ export function applicationForm(f: ApplicationFields = {}): Record<string, strin
     scopes: f.scopes === undefined ? ['read', 'write'] : f.scopes,
     require_pkce: f.require_pkce ? 'on' : null,
     allow_implicit: f.allow_implicit ? 'on' : null,
+    id_token_alg: f.id_token_alg ?? 'RS256',
     require_pushed_requests: f.require_pushed_requests ? 'on' : null,
   }
 }

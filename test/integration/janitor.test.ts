@@ -193,6 +193,7 @@ describe('the janitor', () => {
       pending_logins: 0,
       webauthn_challenges: 0,
       totp_enrolments: 0,
+      signing_keys: 0,
     })
     for (const table of JANITOR_TABLES) expect(removed[table]).toBe(before[table]! - after[table]!)
 
@@ -231,6 +232,7 @@ describe('the janitor', () => {
       pending_logins: 5,
       webauthn_challenges: 5,
       totp_enrolments: 5,
+      signing_keys: 0,
     })
   })
 

@@ -24,6 +24,7 @@ describe('audit details', () => {
       requirePkce: false,
       allowImplicit: false,
       requirePushedRequests: false,
+      idTokenAlg: false,
     }
     expect(auditDetail.applicationChanged(none, 'Old')).toBe('Saved without changes')
     expect(auditDetail.applicationChanged({ ...none, redirectUris: true, allowImplicit: true }, 'Old')).toBe(
@@ -43,6 +44,7 @@ describe('audit details', () => {
       requirePkce: true,
       allowImplicit: true,
       requirePushedRequests: true,
+      idTokenAlg: true,
     }
     expect(auditDetail.applicationChanged(all, 'x'.repeat(1000)).length).toBeLessThanOrEqual(AUDIT_DETAIL_MAX)
   })

@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       trustProxy: false,
       dbPool: { max: 10, connectTimeoutMs: 3_000, idleTimeoutMs: 30_000, statementTimeoutMs: 10_000 },
       tokenCacheTtlMs: 60_000,
+      idTokenTtlMs: 3_600_000,
       tokenCacheMaxEntries: 10_000,
       limits: {
         loginFailures: 10,
@@ -108,6 +109,7 @@ describe('loadConfig', () => {
       trustProxy: ['10.0.0.0/8', '2001:db8::1'],
       dbPool: { max: 20, connectTimeoutMs: 1_500, idleTimeoutMs: 60_000, statementTimeoutMs: 0 },
       tokenCacheTtlMs: 300_000,
+      idTokenTtlMs: 3_600_000,
       tokenCacheMaxEntries: 500,
       limits: {
         loginFailures: 5,

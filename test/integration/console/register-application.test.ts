@@ -51,10 +51,10 @@ describe('Your Applications', () => {
     expect(res.statusCode).toBe(200)
     expect(res.headers['cache-control']).toBe('no-store')
     expectAccessiblePage(res.body)
-    for (const scope of ['read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users']) {
+    for (const scope of ['openid', 'email', 'profile', 'read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users']) {
       expect(res.body).toMatch(new RegExp(`id="scope-${scope}" name="scopes" value="${scope}" checked`))
     }
-    for (const field of ['name', 'description', 'redirect_uris', 'require_pkce', 'allow_implicit']) {
+    for (const field of ['name', 'description', 'redirect_uris', 'require_pkce', 'allow_implicit', 'id_token_alg']) {
       expect(res.body).toContain(`<label for="${field}">`)
     }
     expect(res.body).not.toMatch(/id="require_pkce"[^>]*checked/)
@@ -71,6 +71,7 @@ describe('creating an application', () => {
       scopes: ['write', 'read'],
       require_pkce: true,
       allow_implicit: true,
+      id_token_alg: 'ES256',
     })
     const { res, clientId, clientSecret } = created
 
@@ -91,6 +92,7 @@ describe('creating an application', () => {
       allowed_scopes: ['read', 'write'],
       require_pkce: true,
       allow_implicit: true,
+      id_token_alg: 'ES256',
     })
 
     // Later visits: the client_id, never the secret.

@@ -188,7 +188,9 @@ async function populate(t: TestContext): Promise<World> {
   const foreign = await createApplication(t.db, { redirectUris: [REDIRECT_URI] })
   const tokens: string[] = []
   for (let i = 0; i < 3; i++) {
-    tokens.push((await createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes: ['read'] })).token)
+    // The last one carries the identity scopes, so UserInfo answers claims too.
+    const scopes = i === 2 ? ['openid', 'email', 'profile'] : ['read']
+    tokens.push((await createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes })).token)
   }
 
   const authorize = (extra: string) =>
@@ -284,6 +286,13 @@ const API_ROUTES = new Map<string, 'oauth-json' | 'json' | 'page-json' | 'other'
   ['HEAD /oauth/token/info', 'oauth-json'],
   ['GET /oauth/revocations/stream', 'oauth-json'],
   ['HEAD /oauth/revocations/stream', 'oauth-json'],
+  ['GET /oauth/userinfo', 'oauth-json'],
+  ['HEAD /oauth/userinfo', 'oauth-json'],
+  ['POST /oauth/userinfo', 'oauth-json'],
+  ['GET /.well-known/openid-configuration', 'json'],
+  ['HEAD /.well-known/openid-configuration', 'json'],
+  ['GET /.well-known/jwks.json', 'json'],
+  ['HEAD /.well-known/jwks.json', 'json'],
   ['GET /.well-known/oauth-authorization-server', 'json'],
   ['HEAD /.well-known/oauth-authorization-server', 'json'],
   ['GET /healthz', 'json'],
@@ -340,7 +349,9 @@ function judge(request: FuzzRequest, res: LightMyRequestResponse): string[] {
     // The only bodiless answers: RFC 7009 2.2 (revocation succeeded) and RFC 6750 3.1 (no credentials: a bare challenge).
     const bodiless =
       (path === '/oauth/revoke' && res.statusCode === 200) ||
-      (path === '/oauth/token/info' && res.statusCode === 401 && /^Bearer realm="[^"]*"$/.test(String(res.headers['www-authenticate'])))
+      ((path === '/oauth/token/info' || path === '/oauth/userinfo') &&
+        res.statusCode === 401 &&
+        /^Bearer realm="[^"]*"$/.test(String(res.headers['www-authenticate'])))
     const streaming = path === '/oauth/revocations/stream' && res.statusCode === 200
     if (streaming) problems.push('the revocation stream opened for generated credentials')
     else if (!bodiless || res.body !== '') {

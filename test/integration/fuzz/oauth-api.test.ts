@@ -126,6 +126,27 @@ it(
 )
 
 it(
+  'GET and POST /oauth/userinfo',
+  async () => {
+    await h.fuzz(
+      '/oauth/userinfo',
+      requests(h.world, {
+        methods: ['GET', 'POST'],
+        path: pathOf('/oauth/userinfo'),
+        query: { access_token: text() },
+        body: { access_token: text() },
+      }),
+      250,
+    )
+    expect([...h.outcomes('GET /oauth/userinfo'), ...h.outcomes('POST /oauth/userinfo')]).toEqual(
+      // Claims for a valid openid token: test/integration/oidc/openid-client.test.ts.
+      expect.arrayContaining(['401', '401 invalid_token', '403 insufficient_scope']),
+    )
+  },
+  TIMEOUT,
+)
+
+it(
   'GET /oauth/revocations/stream: only refusals (a working secret would open the stream, which never ends)',
   async () => {
     await h.fuzz(
@@ -142,7 +163,17 @@ it(
   'discovery, health, metrics, the stylesheet and paths no route has',
   async () => {
     const path = fc.oneof(
-      fc.constantFrom('/.well-known/oauth-authorization-server', '/healthz', '/readyz', '/metrics', '/static/app.css').chain(pathOf),
+      fc
+        .constantFrom(
+          '/.well-known/oauth-authorization-server',
+          '/.well-known/openid-configuration',
+          '/.well-known/jwks.json',
+          '/healthz',
+          '/readyz',
+          '/metrics',
+          '/static/app.css',
+        )
+        .chain(pathOf),
       unknownPath,
       unknownPath.map((p) => `/oauth${p}`),
     )

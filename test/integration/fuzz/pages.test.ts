@@ -332,6 +332,19 @@ it(
 )
 
 it(
+  'POST /account/profile (the display name)',
+  async () => {
+    await h.fuzz(
+      '/account/profile',
+      requests(h.world, { methods: ['POST'], path: pathOf('/account/profile'), body: { display_name: text() }, form: true }),
+      150,
+    )
+    expect(h.outcomes('POST /account/profile')).toEqual(expect.arrayContaining(['303 /account', '303 /login']))
+  },
+  TIMEOUT,
+)
+
+it(
   '/account/security-log and its pages',
   async () => {
     // "Older events" cursors as the page writes them (`<ms>.<id>`), near misses, and anything at all.

@@ -124,7 +124,7 @@ describe('GET /.well-known/oauth-authorization-server (RFC 8414)', () => {
       token_endpoint: `${TEST_ISSUER}/oauth/token`,
       revocation_endpoint: `${TEST_ISSUER}/oauth/revoke`,
       introspection_endpoint: `${TEST_ISSUER}/oauth/introspect`,
-      scopes_supported: ['read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users'],
+      scopes_supported: ['openid', 'email', 'profile', 'read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users'],
       response_types_supported: ['code', 'token'],
       response_modes_supported: ['query', 'fragment', 'form_post'],
       grant_types_supported: ['authorization_code', 'implicit'],

@@ -36,6 +36,7 @@ const ACCOUNT_NOTICES: Record<string, string> = {
   password_changed: 'Your password was changed. Every other session of your account was logged out.',
   email_changed: 'Your email address was changed.',
   sessions_ended: 'Every other session of your account was logged out.',
+  profile_saved: 'Your display name was saved.',
 }
 
 /**
@@ -56,7 +57,32 @@ export default async function settingsRoutes(app: FastifyInstance, deps: Service
       emailVerified: user.emailVerified,
       notice: notice ? ACCOUNT_NOTICES[notice] : null,
       verification: request.query.verification ?? null,
+      displayName: (await accounts.displayName(accountOf(request))) ?? '',
+      displayNameError: null,
     })
+  })
+
+  /* The display name (OpenID Connect `name`, scope profile). */
+  app.post<FormBody>('/account/profile', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const typed = fieldText(request.body, 'display_name')
+    const result = await accounts.changeDisplayName(accountOf(request), typed)
+    if (result.kind === 'saved') return reply.redirect('/account?profile_saved=1', 303)
+    const user = userOf(request)
+    return render(
+      request,
+      reply,
+      'account/settings.eta',
+      {
+        title: 'Account',
+        email: user.email,
+        emailVerified: user.emailVerified,
+        notice: null,
+        verification: null,
+        displayName: typed,
+        displayNameError: result.message,
+      },
+      400,
+    )
   })
 
   /* "Resend verification email", from Your Applications and from this page. */

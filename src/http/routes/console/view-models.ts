@@ -71,6 +71,7 @@ export interface ApplicationView {
   scopes: Array<{ value: string; description: string }>
   requirePkce: boolean
   allowImplicit: boolean
+  idTokenAlg: string
   requirePushedRequests: boolean
   homepageUrl: string | null
   privacyPolicyUrl: string | null
@@ -94,6 +95,7 @@ export function applicationView(app: Application): ApplicationView {
     scopes: app.allowed_scopes.map((s) => ({ value: s, description: SCOPE_DESCRIPTIONS[s as keyof typeof SCOPE_DESCRIPTIONS] ?? '' })),
     requirePkce: app.require_pkce,
     allowImplicit: app.allow_implicit,
+    idTokenAlg: app.id_token_alg,
     requirePushedRequests: app.require_pushed_requests,
     homepageUrl: app.homepage_url,
     privacyPolicyUrl: app.privacy_policy_url,

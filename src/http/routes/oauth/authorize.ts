@@ -111,7 +111,7 @@ export default async function authorizeRoutes(app: FastifyInstance, { oauth, con
   // 307: the browser must not re-POST the form to the client (RFC 9700 4.12).
   app.post<{ Body: Record<string, unknown> }>('/oauth/authorize', { preHandler: app.csrfProtection }, async (request, reply) => {
     const body = request.body ?? {}
-    const answer = await oauth.answerConsent(actorOf(request), { heldId: body.request_id, decision: body.decision })
+    const answer = await oauth.answerConsent(actorOf(request), { heldId: body.request_id, decision: body.decision }, request.user)
     return send(request, reply, answer, 303)
   })
 }

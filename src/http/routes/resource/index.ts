@@ -4,9 +4,10 @@ import { setOAuthJsonErrorHandler } from '../oauth/json-errors.js'
 import introspectRoute from './introspect.js'
 import revocationStreamRoute from './revocation-stream.js'
 import tokenInfoRoute from './token-info.js'
+import userInfoRoute from './userinfo.js'
 
 /**
- * The resource-server side of Gatehouse: introspection, token info and the revocation stream.
+ * The resource-server side of Gatehouse: introspection, token info, UserInfo and the revocation stream.
  * Registered at the root, outside the page context: these hot paths never run the session or
  * CSRF hooks. Their caches and the revocation stream's feed hear every revocation through the bus.
  */
@@ -15,6 +16,7 @@ export default async function resourceRoutes(app: FastifyInstance, services: Ser
     setOAuthJsonErrorHandler(api, services.database.availability)
     await api.register(introspectRoute, services)
     await api.register(tokenInfoRoute, services)
+    await api.register(userInfoRoute, services)
     await api.register(revocationStreamRoute, services)
   })
 }
