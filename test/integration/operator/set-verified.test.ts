@@ -80,7 +80,8 @@ describe('error responses of a verified application', () => {
     }
     const none = await loggedOut(loggedOutPromptNone())
     expect(none.statusCode).toBe(302)
-    expect(locationParams(none).get('error')).toBe('access_denied')
+    // OpenID Connect Core 3.1.2.6: prompt=none without a session is login_required.
+    expect(locationParams(none).get('error')).toBe('login_required')
     expect(locationParams(none).get('state')).toBe('st-2')
   })
 
