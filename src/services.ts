@@ -241,6 +241,19 @@ function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
   }
 }
 
+/** A server's start: migrations (at every start-up; they are idempotent), the revocation LISTEN, the janitor's schedule. */
+async function startServing(parts: {
+  database: DatabaseHandle
+  maintenance: ReturnType<typeof maintenanceUseCases>
+  bus: RevocationBus
+  janitor: Janitor
+  migrate: boolean
+}): Promise<void> {
+  if (parts.migrate) await parts.maintenance.migrate().catch(closeOnFailure(parts.database))
+  await parts.bus.start()
+  parts.janitor.start()
+}
+
 /**
  * Opens the database, builds the caches and the use cases; a server also migrates, listens for
  * revocations and starts the janitor's schedule. The command line migrates as its first step
@@ -264,12 +277,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   for (const receiver of [caches.tokens, caches.clients, caches.applications, revocationFeed]) bus.subscribe(receiver)
   const janitor = new Janitor({ database, clock, log, ...config.janitor })
   const maintenance = maintenanceUseCases(database, janitor)
-  if (role === 'server') {
-    // Migrations run at every start-up and are idempotent.
-    if (!overrides.database) await maintenance.migrate().catch(closeOnFailure(database))
-    await bus.start()
-    janitor.start()
-  }
+  if (role === 'server') await startServing({ database, maintenance, bus, janitor, migrate: !overrides.database })
   const tokenQuota = new TokenQuota({ db, bus, clock, tokensPerGrant: config.quotas.tokensPerGrant, log })
   const audit = new AuditLog({ db, clock, log })
   const keys = sealedBox && new SigningKeys({ db, clock, box: sealedBox, idTokenTtlMs: config.idTokenTtlMs })

@@ -170,6 +170,7 @@ export function accountUseCases(ctx: AccountContext, audit: AuditLog, sessions: 
     },
     ...emailLinkUseCases(ctx, audit),
     ...settingsUseCases(ctx, audit),
+    ...confirmationUseCases(ctx, audit),
     ...passkeyUseCases(ctx, audit),
     ...secondStepUseCases(ctx, audit),
     ...twoFactorUseCases(ctx, audit),
@@ -255,6 +256,18 @@ function passkeyUseCases(ctx: AccountContext, audit: AuditLog) {
   }
 }
 
+/** "Confirm it's you" ("sudo mode", src/accounts/confirm-session.ts, README "Re-authentication"). */
+function confirmationUseCases(ctx: AccountContext, audit: AuditLog) {
+  return {
+    /** The proof opens the sensitive actions to the browser's session `sessionId` for REAUTH_WINDOW_MINUTES. */
+    async reauthenticate(account: Account, sessionId: string | undefined, proof: ReauthProof): Promise<SessionConfirmation> {
+      if (sessionId === undefined) return { kind: 'wrong-password' }
+      if (proof.kind === 'password' && cannotBeRight(proof.password)) return { kind: 'wrong-password' }
+      return confirmSession(ctx, { userId: account.userId, sessionId, proof }, trailOf(audit, account))
+    },
+  }
+}
+
 /** The Account pages (README "Account settings"): password, email, sessions, closing the account. */
 function settingsUseCases(ctx: AccountContext, audit: AuditLog) {
   return {
@@ -289,16 +302,6 @@ function settingsUseCases(ctx: AccountContext, audit: AuditLog) {
         newEmail: email.value,
       })
       return result.kind === 'sent' ? { ...result, newEmail: email.value } : result
-    },
-
-    /**
-     * "Confirm it's you" ("sudo mode", src/accounts/confirm-session.ts): the proof opens the
-     * sensitive actions to the browser's session `sessionId` for REAUTH_WINDOW_MINUTES.
-     */
-    async reauthenticate(account: Account, sessionId: string | undefined, proof: ReauthProof): Promise<SessionConfirmation> {
-      if (sessionId === undefined) return { kind: 'wrong-password' }
-      if (proof.kind === 'password' && cannotBeRight(proof.password)) return { kind: 'wrong-password' }
-      return confirmSession(ctx, { userId: account.userId, sessionId, proof }, trailOf(audit, account))
     },
 
     async closeAccount(account: Account, password: string): Promise<CloseAccountResult> {

@@ -193,36 +193,9 @@ export async function validateAuthorizationRequest(
   const state = single('state')
   const target = { redirectUri, state, mode: responseModeFor(responseType, single('response_mode')) }
   try {
-    const first = reading.problems[0]
-    if (first !== undefined) throw new InvalidRequestError(describeProblem(first.name, first.problem))
-    refuseRequestObjects(single)
-    if (origin === 'plain' && application.require_pushed_requests) {
-      throw new InvalidRequestError(
-        'This application requires pushed authorization requests (RFC 9126): push the request to the PAR endpoint first',
-      )
-    }
-    checkResponseType(responseType, application)
-    const responseMode = checkResponseMode(responseType, single('response_mode'))
-    const scoped = scopesAndNonce(raw.scope, single('nonce'), application, identity)
-    const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
-    const { prompt, fresh } = promptOf(single('prompt'))
-    const logIn = fresh || NO_LOG_IN_PARAMS.some((name) => raw[name] !== undefined) ? logInDemandOf(single, fresh) : NO_LOG_IN_DEMAND
-
     return {
       kind: 'ok',
-      request: {
-        application,
-        redirectUri,
-        sentRedirectUri,
-        responseType,
-        responseMode,
-        ...scoped,
-        state,
-        codeChallenge,
-        codeChallengeMethod,
-        prompt,
-        logIn,
-      },
+      request: { application, redirectUri, sentRedirectUri, state, ...checkedParameters(reading, application, origin, identity) },
     }
   } catch (err) {
     if (err instanceof OAuthError) {
@@ -237,6 +210,36 @@ export async function validateAuthorizationRequest(
     }
     throw err
   }
+}
+
+/**
+ * Phase 2 of validateAuthorizationRequest: every parameter but the client and its redirect URI,
+ * checked in order; the first problem is thrown as the OAuth error the client receives.
+ */
+function checkedParameters(
+  reading: ParamReading,
+  application: AuthorizeApplication,
+  origin: RequestOrigin,
+  identity: IdentityRequestOptions,
+) {
+  const raw = reading.params
+  const single = (name: string): string | undefined => optional(raw, name)
+  const responseType = single('response_type')
+  const first = reading.problems[0]
+  if (first !== undefined) throw new InvalidRequestError(describeProblem(first.name, first.problem))
+  refuseRequestObjects(single)
+  if (origin === 'plain' && application.require_pushed_requests) {
+    throw new InvalidRequestError(
+      'This application requires pushed authorization requests (RFC 9126): push the request to the PAR endpoint first',
+    )
+  }
+  checkResponseType(responseType, application)
+  const responseMode = checkResponseMode(responseType, single('response_mode'))
+  const scoped = scopesAndNonce(raw.scope, single('nonce'), application, identity)
+  const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
+  const { prompt, fresh } = promptOf(single('prompt'))
+  const logIn = fresh || NO_LOG_IN_PARAMS.some((name) => raw[name] !== undefined) ? logInDemandOf(single, fresh) : NO_LOG_IN_DEMAND
+  return { responseType, responseMode, ...scoped, codeChallenge, codeChallengeMethod, prompt, logIn }
 }
 
 /** Whether `openid` may be requested: false without signing keys (src/oauth/identity.ts). */

@@ -54,30 +54,37 @@ export async function allowFormRedirectToNext(deps: Services, reply: FastifyRepl
   allowPasskeyScripts(reply, deps.config.publicUrl)
 }
 
+/** GET /login: the form, prefilled with `email` when the link carries one, and the notice of the page that sent the browser here. */
+async function loginPage(
+  deps: Services,
+  request: FastifyRequest<{ Querystring: Record<string, string | undefined> }>,
+  reply: FastifyReply,
+) {
+  const next = safeNextPath(request.query.next)
+  // fresh=1: an authorize request asks for a new log-in over this session (prompt=login, max_age).
+  if (request.user && request.query.fresh !== '1') return reply.redirect(next ?? '/applications', 303)
+  await allowFormRedirectToNext(deps, reply, next)
+  return render(request, reply, 'account/login.eta', {
+    title: 'Log in',
+    email: typeof request.query.email === 'string' && !hasControlCharacter(request.query.email) ? request.query.email.slice(0, 254) : '',
+    next: next ?? '',
+    notice: loginNotice(request.query),
+    mailFailed: request.query.mail === 'failed',
+    errors: {},
+    passkeyScripts: true,
+  })
+}
+
 export default async function loginRoutes(app: FastifyInstance, deps: Services) {
   const allowNext = (reply: FastifyReply, next: string | undefined) => allowFormRedirectToNext(deps, reply, next)
 
-  app.get<{ Querystring: Record<string, string | undefined> }>('/login', async (request, reply) => {
-    const next = safeNextPath(request.query.next)
-    // fresh=1: an authorize request asks for a new log-in over this session (prompt=login, max_age).
-    if (request.user && request.query.fresh !== '1') return reply.redirect(next ?? '/applications', 303)
-    await allowNext(reply, next)
-    return render(request, reply, 'account/login.eta', {
-      title: 'Log in',
-      email: typeof request.query.email === 'string' && !hasControlCharacter(request.query.email) ? request.query.email.slice(0, 254) : '',
-      next: next ?? '',
-      notice: loginNotice(request.query),
-      mailFailed: request.query.mail === 'failed',
-      errors: {},
-      passkeyScripts: true,
-    })
-  })
+  app.get<{ Querystring: Record<string, string | undefined> }>('/login', (request, reply) => loginPage(deps, request, reply))
 
   app.post<{ Body: Record<string, unknown> }>('/login', { preHandler: app.csrfProtection }, async (request, reply) => {
     const body = request.body ?? {}
     const next = safeNextPath(body.next)
     const form = parseCredentials(body)
-    const email = form.ok ? form.email : form.email
+    const email = form.email
     const view = async (status: number, formError: string) => {
       await allowNext(reply, next)
       return render(

@@ -91,30 +91,7 @@ export default async function adminApplicationRoutes(app: FastifyInstance, deps:
 
   app.get<ListQuery>('/admin/applications', (request, reply) => applicationsPage(deps, request, reply))
 
-  app.get<AppParams & { Querystring: { done?: unknown } }>('/admin/applications/:id', async (request, reply) => {
-    const a = await load(request)
-    if (!a) return reply.callNotFound()
-    return render(request, reply, 'admin/application.eta', {
-      title: a.name,
-      notice: typeof request.query.done === 'string' ? DONE[request.query.done] : undefined,
-      app: {
-        id: a.id,
-        name: a.name,
-        description: a.description,
-        clientId: a.client_id,
-        owner: a.owner_email,
-        ownerId: a.owner_id,
-        redirectUris: a.redirect_uris,
-        scopes: a.allowed_scopes.join(' '),
-        homepageUrl: a.homepage_url,
-        privacyPolicyUrl: a.privacy_policy_url,
-        created: formatTime(a.created_at),
-        suspended: a.suspended_at === null ? null : formatTime(a.suspended_at),
-        verified: a.verified_at === null ? null : formatTime(a.verified_at),
-        resourceServer: a.is_resource_server,
-      },
-    })
-  })
+  app.get<AppQuery>('/admin/applications/:id', (request, reply) => applicationPage(deps, request, reply))
 
   app.get<{ Params: { id: string; action: string } }>(
     '/admin/applications/:id/:action',
@@ -146,6 +123,34 @@ export default async function adminApplicationRoutes(app: FastifyInstance, deps:
       return reply.redirect(spec.done ? `/admin/applications/${a.id}?done=${request.params.action}` : '/admin/applications?deleted=1', 303)
     },
   )
+}
+
+type AppQuery = AppParams & { Querystring: { done?: unknown } }
+
+/** GET /admin/applications/:id: one application, its owner and its state. */
+async function applicationPage(deps: Services, request: FastifyRequest<AppQuery>, reply: FastifyReply) {
+  const a = await deps.operator.applicationById(request.params.id)
+  if (!a) return reply.callNotFound()
+  return render(request, reply, 'admin/application.eta', {
+    title: a.name,
+    notice: typeof request.query.done === 'string' ? DONE[request.query.done] : undefined,
+    app: {
+      id: a.id,
+      name: a.name,
+      description: a.description,
+      clientId: a.client_id,
+      owner: a.owner_email,
+      ownerId: a.owner_id,
+      redirectUris: a.redirect_uris,
+      scopes: a.allowed_scopes.join(' '),
+      homepageUrl: a.homepage_url,
+      privacyPolicyUrl: a.privacy_policy_url,
+      created: formatTime(a.created_at),
+      suspended: a.suspended_at === null ? null : formatTime(a.suspended_at),
+      verified: a.verified_at === null ? null : formatTime(a.verified_at),
+      resourceServer: a.is_resource_server,
+    },
+  })
 }
 
 type ListQuery = { Querystring: { q?: unknown; page?: unknown; deleted?: unknown } }
