@@ -201,6 +201,9 @@ type ExchangedRow = Omit<Exchanged, 'identity'> & { identity: ExchangedIdentity 
  * redirect_uri when sent, then the verifier's plain and S256 values when sent.
  * Comparing digests in SQL is safe where comparing secrets would not be: timing reveals only
  * how much of a SHA-256 output matched, which says nothing about any preimage.
+ * The statement stays the INSERT … RETURNING it was before ID Tokens: the user's claims are a
+ * subquery under CASE, which PostgreSQL evaluates only for a code with `openid`, so a plain
+ * exchange joins no user row and builds no JSON (docs/decisions/007-one-statement-hot-paths.md).
  */
 function exchangeStatement(withRedirect: boolean, withVerifier: boolean): string {
   const redirect = '$6::text'
@@ -224,18 +227,17 @@ with client as (
     and ${redirectCheck}
     and ${pkceCheck}
   returning c.id, c.application_id, c.user_id, c.scopes, c.nonce, c.auth_time, c.amr, c.sid
-), issued as (
-  insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at)
-  select $5::text, application_id, user_id, scopes, id, $3::timestamptz from consumed
-  returning user_id, application_id, scopes, created_at
 )
-select i.user_id, i.application_id, i.scopes, i.created_at,
-  case when u.id is null then null else json_build_object(
-    'nonce', c.nonce, 'auth_time', c.auth_time, 'amr', c.amr, 'sid', c.sid, 'id_token_alg', (select id_token_alg from client),
-    'email', u.email, 'email_verified', u.email_verified_at is not null, 'name', u.display_name,
-    'profile_updated_at', u.profile_updated_at) end as identity
-from issued i cross join consumed c
-left join users u on u.id = i.user_id and 'openid' = any(i.scopes)`
+insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at)
+select $5::text, application_id, user_id, scopes, id, $3::timestamptz from consumed
+returning user_id, application_id, scopes, created_at,
+  case when 'openid' = any(scopes) then (
+    select json_build_object(
+      'nonce', c.nonce, 'auth_time', c.auth_time, 'amr', c.amr, 'sid', c.sid, 'id_token_alg', (select id_token_alg from client),
+      'email', u.email, 'email_verified', u.email_verified_at is not null, 'name', u.display_name,
+      'profile_updated_at', u.profile_updated_at)
+    from consumed c join users u on u.id = c.user_id
+  ) end as identity`
 }
 
 /** By [redirect_uri sent][code_verifier sent]. */
