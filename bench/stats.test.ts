@@ -260,7 +260,7 @@ describe('evaluateComparisons', () => {
     }
     const lines = evaluateComparisons(rows, [16])
     expect(lines.every((l) => l.cells[0]!.value === null)).toBe(true)
-    expect(lines[0]!.cells[0]!.note).toBe('code-exchange not measured')
+    expect(lines[0]!.cells[0]!.note).toBe('not measured')
   })
 
   it('compares UserInfo with the baselines and the token-info rows, and leaves out rows not run', () => {

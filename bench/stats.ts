@@ -357,7 +357,8 @@ export function evaluateComparisons(rows: Readonly<Record<string, RowSummary>>, 
         const row = rows[rowKey(cmp.caseId, c)]
         const base = rows[rowKey(other, c)]
         const value = ratio(row, base)
-        const note = value === null ? cellNote(row, base)?.replace('baseline', other) : undefined
+        // The line names the row compared with: its own note need only say that it has no number.
+        const note = value === null ? cellNote(row, base)?.replace('baseline not measured', 'not measured') : undefined
         return { connections: c, value, ...(note ? { note } : {}) }
       })
       lines.push({ path: cmp.path, against: BASELINE_NAMES[other] ? `baseline ${BASELINE_NAMES[other]}` : other, unit: 'ratio', cells })
