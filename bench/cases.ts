@@ -1,3 +1,4 @@
+import type { SigningAlg } from '../src/db/schema.js'
 import { SESSION_COOKIE } from '../src/http/session.js'
 import type { LoadSpec } from './load.js'
 import type { SeedInfo } from './seed.js'
@@ -11,12 +12,12 @@ import type { SeedInfo } from './seed.js'
 export type ServerKind = 'baseline' | 'gatehouse' | 'growth'
 
 export type PoolRef =
-  /** Fresh live access tokens, each sent once. */
-  | { kind: 'fresh-tokens'; minBatch: number }
-  /** Fresh authorization codes, each sent once. */
-  | { kind: 'fresh-codes'; minBatch: number }
-  /** A few tokens sent again and again (the cached path). */
-  | { kind: 'cached-tokens' }
+  /** Fresh live access tokens, each sent once; `openid`: granted the identity scopes (UserInfo). */
+  | { kind: 'fresh-tokens'; minBatch: number; openid?: true }
+  /** Fresh authorization codes, each sent once; `openid`: granted `openid` by the application signing with that algorithm. */
+  | { kind: 'fresh-codes'; minBatch: number; openid?: SigningAlg }
+  /** A few tokens sent again and again (the cached path); `openid`: granted the identity scopes. */
+  | { kind: 'cached-tokens'; openid?: true }
   /** The known tokens of the growth phases, cycled (the growth server has no cache). */
   | { kind: 'growth-tokens' }
   /** Session cookies of REMEMBERED_USERS users who have granted `read`, cycled. */
@@ -67,6 +68,68 @@ export const BASELINE_CASES: readonly BenchCase[] = [
   },
 ]
 
+/** The ID Token signing algorithms an application may choose, each a row of its own (issue 24). */
+const OPENID_ROWS: readonly { alg: SigningAlg; suffix: string }[] = [
+  { alg: 'RS256', suffix: 'rs256' },
+  { alg: 'ES256', suffix: 'es256' },
+  { alg: 'EdDSA', suffix: 'eddsa' },
+]
+
+/**
+ * Issue 24: the code exchange of an application that signs ID Tokens with `alg`, its codes
+ * granted `openid email profile`, so the answer carries a signed ID Token beside the access
+ * token. Set against `code-exchange` of the same run (bench/stats.ts COMPARISONS), the difference
+ * is what `openid` costs: the user's claims read in the same statement, and the signature.
+ */
+function openidExchangeCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
+  return OPENID_ROWS.map(({ alg, suffix }) => {
+    const app = seed.openid[alg]
+    return {
+      id: `code-exchange-openid-${suffix}`,
+      title: `POST /oauth/token, fresh openid code each, ID Token ${alg}`,
+      server: 'gatehouse',
+      method: 'POST',
+      path: '/oauth/token',
+      headers: FORM,
+      body:
+        `grant_type=authorization_code&code={item}&redirect_uri=${enc(seed.redirectUri)}` +
+        `&client_id=${enc(app.clientId)}&client_secret=${enc(app.clientSecret)}`,
+      pool: { kind: 'fresh-codes', minBatch: freshBatch, openid: alg },
+      expect: [200],
+      check: { bodyIncludes: '"id_token"' },
+    }
+  })
+}
+
+/**
+ * Issue 24: UserInfo (OpenID Connect Core 5.3) with tokens granted the identity scopes, cached
+ * and not, as introspection and token info are: the same few tokens again and again (the token
+ * cache answers; the user's claims are still read), or a fresh token each (a database lookup).
+ */
+function userInfoCases(): BenchCase[] {
+  const userInfo = { method: 'GET', path: '/oauth/userinfo', headers: { authorization: 'Bearer {item}' } } as const
+  return [
+    {
+      id: 'userinfo-cached',
+      title: 'GET /oauth/userinfo, same few tokens',
+      server: 'gatehouse',
+      ...userInfo,
+      pool: { kind: 'cached-tokens', openid: true },
+      expect: [200],
+      check: { bodyIncludes: '"email"' },
+    },
+    {
+      id: 'userinfo-miss',
+      title: 'GET /oauth/userinfo, fresh token each',
+      server: 'gatehouse',
+      ...userInfo,
+      pool: { kind: 'fresh-tokens', minBatch: MISS_POOL_MIN, openid: true },
+      expect: [200],
+      check: { bodyIncludes: '"email"' },
+    },
+  ]
+}
+
 export function gatehouseCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
   const client = `client_id=${enc(seed.clientId)}&client_secret=${enc(seed.clientSecret)}`
   const introspect = { method: 'POST', path: '/oauth/introspect', headers: FORM, body: `token={item}&${client}` } as const
@@ -108,6 +171,7 @@ export function gatehouseCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
       pool: { kind: 'fresh-tokens', minBatch: MISS_POOL_MIN },
       expect: [200],
     },
+    ...userInfoCases(),
     {
       id: 'code-exchange',
       title: 'POST /oauth/token, fresh code each',
@@ -120,6 +184,7 @@ export function gatehouseCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
       expect: [200],
       check: { bodyIncludes: '"access_token"' },
     },
+    ...openidExchangeCases(seed, freshBatch),
     {
       id: 'revoke',
       title: 'POST /oauth/revoke, fresh token each',

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -21,6 +22,14 @@ export async function build(): Promise<string | null> {
     return `${e.stdout ?? ''}${e.stderr ?? ''}`.trim() || e.message
   }
 }
+
+/**
+ * SECRET_KEY of every Gatehouse this process starts: with PostgreSQL and no key Gatehouse is no
+ * OpenID Provider (README "Sign in with Gatehouse"), and the openid rows need one. One key per
+ * benchmark process, since the signing keys a server creates are sealed under it in the database
+ * the next server of the run (bench:instructions --processes) opens.
+ */
+const BENCH_SECRET_KEY = randomBytes(32).toString('hex')
 
 export const builtServerExists = (): boolean => existsSync(SERVER_ENTRY)
 
@@ -59,6 +68,7 @@ export async function startGatehouse(opts: GatehouseOptions): Promise<RunningSer
       PUBLIC_URL: origin,
       DATABASE_URL: opts.databaseUrl,
       LOG_LEVEL: 'warn',
+      SECRET_KEY: BENCH_SECRET_KEY,
       ...opts.env,
     },
   })

@@ -8,14 +8,14 @@ import { parseArgs } from 'node:util'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
 import { BASELINE_CASES, type BenchCase, gatehouseCases } from './cases.js'
 import { build, type RunningServer, startGatehouse } from './gatehouse.js'
-import { answerProblem, caseRequest } from './measure.js'
+import { answerProblem, caseRequest, insertFresh } from './measure.js'
 import { median } from './stats.js'
 import {
   createBaselineTables,
   dropDatabase,
-  insertCodes,
   insertConsentedSessions,
   insertTokens,
+  openidTarget,
   openMigrated,
   recreateDatabase,
   seedBase,
@@ -76,6 +76,8 @@ const CASE_IDS = [
   'token-info-cached',
   'token-info-miss',
   'code-exchange',
+  // Issue 24: the exchange with `openid`, its ID Token signed with RS256 (the default).
+  'code-exchange-openid-rs256',
   'revoke',
   'authorize-remembered',
   'authorize-consent',
@@ -178,15 +180,14 @@ async function main(): Promise<number> {
     /** Items for a case in one process: the same ten tokens, or as many fresh ones as it will send. */
     const items = async (c: BenchCase): Promise<(i: number) => string | undefined> => {
       switch (c.pool?.kind) {
-        case 'cached-tokens':
-          return (i) => cached[i % cached.length]
-        case 'fresh-tokens': {
-          const tokens = await insertTokens(handle.db, seed, perCase)
-          return (i) => tokens[i]
+        case 'cached-tokens': {
+          const few = c.pool.openid ? await insertTokens(handle.db, seed, 10, openidTarget(seed, 'RS256')) : cached
+          return (i) => few[i % few.length]
         }
+        case 'fresh-tokens':
         case 'fresh-codes': {
-          const codes = await insertCodes(handle.db, seed, perCase)
-          return (i) => codes[i]
+          const fresh = await insertFresh(handle.db, seed, c.pool, perCase)
+          return (i) => fresh[i]
         }
         case 'remembered-sessions': {
           const sessions = await insertConsentedSessions(handle.db, seed, perCase)

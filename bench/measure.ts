@@ -1,10 +1,19 @@
 import type { Db } from '../src/db/connect.js'
-import type { BenchCase, ServerKind } from './cases.js'
+import type { BenchCase, PoolRef, ServerKind } from './cases.js'
 import { coreShare, cpuShare, markCpu, pinPids } from './cpu.js'
 import type { RunningServer } from './gatehouse.js'
 import type { LoadGenerator, LoadSpec } from './load.js'
 import { FixedPool, Pool } from './pools.js'
-import { backendPids, insertCodes, insertTokens, removeExchanged, type SeedInfo, transactionCount } from './seed.js'
+import {
+  backendPids,
+  insertCodes,
+  insertTokens,
+  openidTarget,
+  plainTarget,
+  removeExchanged,
+  type SeedInfo,
+  transactionCount,
+} from './seed.js'
 import { parseRun, type RunSample } from './stats.js'
 
 /*
@@ -21,6 +30,8 @@ export interface MeasureContext {
   servers: Partial<Record<ServerKind, RunningServer>>
   serverCpu: number
   cached: FixedPool
+  /** The same few tokens granted the identity scopes (UserInfo's cached row), made at its first probe. */
+  cachedOpenid?: FixedPool
   growth: FixedPool
   /** Session cookies of users who have granted the bench application `read` (issue 12). */
   rememberedSessions: FixedPool
@@ -39,22 +50,35 @@ export interface MeasureContext {
 const ITEM = '{item}'
 const fill = (s: string, item: string | undefined) => (item === undefined ? s : s.split(ITEM).join(item))
 
+type FreshRef = Extract<PoolRef, { kind: 'fresh-tokens' | 'fresh-codes' }>
+
+/** `n` new single-use items of a fresh pool: the bench client's, or an OpenID application's (issue 24). */
+export function insertFresh(db: Db, seed: SeedInfo, ref: FreshRef, n: number): Promise<string[]> {
+  if (ref.kind === 'fresh-codes') return insertCodes(db, seed, n, ref.openid ? openidTarget(seed, ref.openid) : plainTarget(seed))
+  return insertTokens(db, seed, n, ref.openid ? openidTarget(seed, 'RS256') : plainTarget(seed))
+}
+
 function freshPool(ctx: MeasureContext, c: BenchCase): Pool | undefined {
   const ref = c.pool
   if (!ref || (ref.kind !== 'fresh-tokens' && ref.kind !== 'fresh-codes')) return undefined
-  // One pool per kind: rows take turns on it, and no item is ever sent twice.
-  let pool = ctx.pools.get(ref.kind)
+  // One pool per kind (and OpenID application): rows take turns on it, and no item is ever sent twice.
+  const name = ref.openid ? `${ref.kind}:openid:${ref.openid}` : ref.kind
+  let pool = ctx.pools.get(name)
   if (!pool) {
-    const seedItems =
-      ref.kind === 'fresh-codes' ? (n: number) => insertCodes(ctx.db, ctx.seed, n) : (n: number) => insertTokens(ctx.db, ctx.seed, n)
-    pool = new Pool(ref.kind, seedItems, ref.minBatch)
-    ctx.pools.set(ref.kind, pool)
+    pool = new Pool(name, (n) => insertFresh(ctx.db, ctx.seed, ref, n), ref.minBatch)
+    ctx.pools.set(name, pool)
   }
   return pool
 }
 
+/** The few cached tokens granted the identity scopes, inserted when a row first needs them. */
+export async function cachedOpenidPool(ctx: MeasureContext): Promise<FixedPool> {
+  ctx.cachedOpenid ??= new FixedPool('cached-openid', await insertTokens(ctx.db, ctx.seed, 10, openidTarget(ctx.seed, 'RS256')))
+  return ctx.cachedOpenid
+}
+
 function fixedPool(ctx: MeasureContext, c: BenchCase): FixedPool | undefined {
-  if (c.pool?.kind === 'cached-tokens') return ctx.cached
+  if (c.pool?.kind === 'cached-tokens') return c.pool.openid ? ctx.cachedOpenid : ctx.cached
   if (c.pool?.kind === 'growth-tokens') return ctx.growth
   if (c.pool?.kind === 'remembered-sessions') return ctx.rememberedSessions
   return undefined
@@ -103,6 +127,7 @@ async function probeOnce(origin: string, c: BenchCase, item: string | undefined)
 export async function probe(ctx: MeasureContext, c: BenchCase): Promise<string | null> {
   try {
     const { origin } = server(ctx, c)
+    if (c.pool?.kind === 'cached-tokens' && c.pool.openid) await cachedOpenidPool(ctx)
     const fixed = fixedPool(ctx, c)
     const fresh = freshPool(ctx, c)
     // Every cached token once: a correct answer for each, and a warm cache afterwards.

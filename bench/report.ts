@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import type { RowSummary, RunSample, TargetResult } from './stats.js'
+import type { ComparisonLine, RowSummary, RunSample, TargetResult } from './stats.js'
 import { formatStatuses } from './stats.js'
 
 /* Output: a table on stdout and bench/results/<date>.json with every run. */
@@ -26,6 +26,8 @@ export interface BenchReport {
   machine: Record<string, unknown>
   rows: ReportRow[]
   targets: TargetResult[]
+  /** Rows against rows of the same run, no target (bench/stats.ts COMPARISONS). */
+  comparisons: ComparisonLine[]
   verifier: Record<string, unknown>
   peakRss: Record<string, number | null>
   notes: string[]
@@ -97,6 +99,29 @@ export function formatTargets(targets: readonly TargetResult[], connections: rea
   return table(['path', 'target', ...connections.map((c) => `${c} conn`), 'result'], body, new Set())
 }
 
+export function formatComparisons(lines: readonly ComparisonLine[], connections: readonly number[]): string {
+  const cell = (l: ComparisonLine, i: number) => {
+    const c = l.cells[i]
+    if (!c) return ''
+    if (c.value === null) return c.note ?? 'not measured'
+    return l.unit === 'ratio' ? `${c.value.toFixed(2)}×` : `${c.value >= 0 ? '+' : '−'}${num(Math.abs(c.value))} µs`
+  }
+  const body = lines.map((l) => [l.path, l.against, ...connections.map((_, i) => cell(l, i))])
+  return table(['path', 'against', ...connections.map((c) => `${c} conn`)], body, new Set(connections.map((_, i) => i + 2)))
+}
+
+function comparisonSection(report: BenchReport, connections: readonly number[]): string[] {
+  if (report.comparisons.length === 0) return []
+  return [
+    'Comparisons (no target), within this run: ratios of rates; "server CPU over" is the server process\'s CPU',
+    'per response less that of the row named (share of a core over the rate): for the openid exchanges, what the',
+    "ID Token adds (the user's claims, at_hash, the signature), and between algorithms, the signature alone.",
+    '',
+    formatComparisons(report.comparisons, connections),
+    '',
+  ]
+}
+
 function disturbedNote(rows: readonly ReportRow[]): string[] {
   const n = rows.filter((r) => r.summary.disturbed).length
   return n === 0
@@ -132,6 +157,7 @@ export function formatReport(report: BenchReport, file: string, connections: rea
     '',
     formatTargets(report.targets, connections),
     '',
+    ...comparisonSection(report, connections),
     ...disturbedNote(report.rows),
     ...report.notes.map((n) => `note: ${n}`),
     `results: ${file} (${report.elapsedS} s)`,

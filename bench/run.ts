@@ -26,7 +26,7 @@ import {
   seedBase,
   vacuumAll,
 } from './seed.js'
-import { evaluateTargets } from './stats.js'
+import { evaluateComparisons, evaluateTargets } from './stats.js'
 import { measureVerifier } from './verifier.js'
 
 /*
@@ -270,6 +270,7 @@ async function main(): Promise<number> {
     machine: { ...machine, loadAverageAtEnd: os.loadavg() },
     rows,
     targets,
+    comparisons: evaluateComparisons(summaries, settings.connections),
     verifier,
     peakRss,
     notes,

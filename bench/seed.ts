@@ -3,6 +3,7 @@ import pg from 'pg'
 import { resolveSession, startSession } from '../src/accounts/sessions.js'
 import { createDatabase, type DatabaseHandle, type Db } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import type { SigningAlg } from '../src/db/schema.js'
 import { randomToken, sha256Hex } from '../src/lib/crypto.js'
 import { hashPassword } from '../src/lib/passwords.js'
 import { generateAccessToken, generateAuthorizationCode, generateClientId, generateClientSecret } from '../src/lib/tokens.js'
@@ -63,13 +64,25 @@ export async function openMigrated(url: string): Promise<DatabaseHandle> {
   return handle
 }
 
-export interface SeedInfo {
-  /** One argon2 hash, shared by every seeded user (none of them ever logs in). */
-  passwordHash: string
+/** A seeded application: what a request sends and what seeded rows reference. */
+export interface BenchApplication {
   clientId: string
   clientSecret: string
-  redirectUri: string
   applicationId: string
+}
+
+/** Whose codes or tokens a pool holds: the bench client's `read`, or an OpenID application's identity scopes. */
+export interface SeedTarget {
+  applicationId: string
+  scopes: readonly string[]
+  /** Codes only: the session's claims an authorize with `openid` records for the ID Token. */
+  identity: boolean
+}
+
+export interface SeedInfo extends BenchApplication {
+  /** One argon2 hash, shared by every seeded user (none of them ever logs in). */
+  passwordHash: string
+  redirectUri: string
   /**
    * Has granted the application `read`; holds every seeded access token (the pools and the
    * growth fill), and no code is ever seeded for them, so no exchange revokes those tokens.
@@ -78,9 +91,27 @@ export interface SeedInfo {
   /** Has not: authorize answers with the consent page. */
   newUserId: string
   newCookie: string
+  /**
+   * One application per ID Token signing algorithm (issue 24: applications choose it, stored in
+   * applications.id_token_alg), for the rows that exchange codes granted `openid`.
+   */
+  openid: Record<SigningAlg, BenchApplication>
 }
 
 export const SCOPE = 'read'
+/** What a relying party signing users in typically asks for (README "Sign in with Gatehouse"). */
+export const OPENID_SCOPES = ['openid', 'email', 'profile'] as const
+const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const satisfies readonly SigningAlg[]
+
+/** The bench client's own pools: `read` for the consented user. */
+export const plainTarget = (seed: SeedInfo): SeedTarget => ({ applicationId: seed.applicationId, scopes: [SCOPE], identity: false })
+
+/** Codes or tokens of the OpenID application that signs with `alg`, granted OPENID_SCOPES. */
+export const openidTarget = (seed: SeedInfo, alg: SigningAlg): SeedTarget => ({
+  applicationId: seed.openid[alg].applicationId,
+  scopes: OPENID_SCOPES,
+  identity: true,
+})
 
 /**
  * The benchmark's own rows, written directly: a user, and an application with a fresh
@@ -98,7 +129,13 @@ async function seedUser(db: Db, email: string, passwordHash: string, now: Date):
   return row
 }
 
-async function seedApplication(db: Db, ownerId: string, redirectUri: string, now: Date) {
+async function seedApplication(
+  db: Db,
+  ownerId: string,
+  redirectUri: string,
+  now: Date,
+  options: { name: string; scopes: string[]; idTokenAlg?: SigningAlg } = { name: 'Bench client', scopes: ['read', 'write'] },
+) {
   const clientSecret = generateClientSecret()
   const application = await db
     .insertInto('applications')
@@ -106,18 +143,33 @@ async function seedApplication(db: Db, ownerId: string, redirectUri: string, now
       client_id: generateClientId(),
       secret_hash: sha256Hex(clientSecret),
       owner_id: ownerId,
-      name: 'Bench client',
+      name: options.name,
       description: 'Seeded by npm run bench',
       redirect_uris: [redirectUri],
-      allowed_scopes: ['read', 'write'],
+      allowed_scopes: options.scopes,
       require_pkce: false,
       allow_implicit: false,
+      ...(options.idTokenAlg ? { id_token_alg: options.idTokenAlg } : {}),
       created_at: now,
       updated_at: now,
     })
     .returningAll()
     .executeTakeFirstOrThrow()
   return { application, clientSecret }
+}
+
+async function seedOpenIdApplications(db: Db, ownerId: string, redirectUri: string, now: Date) {
+  const apps: Partial<Record<SigningAlg, BenchApplication>> = {}
+  for (const alg of SIGNING_ALGS) {
+    const scopes = [...OPENID_SCOPES, 'read']
+    const { application, clientSecret } = await seedApplication(db, ownerId, redirectUri, now, {
+      name: `Bench ${alg}`,
+      scopes,
+      idTokenAlg: alg,
+    })
+    apps[alg] = { clientId: application.client_id, clientSecret, applicationId: application.id }
+  }
+  return apps as Record<SigningAlg, BenchApplication>
 }
 
 export async function seedBase(db: Db): Promise<SeedInfo> {
@@ -139,6 +191,7 @@ export async function seedBase(db: Db): Promise<SeedInfo> {
     consentedUserId: consented.id,
     newUserId: fresh.id,
     newCookie: await startSession(db, fresh.id, now, SESSION_TTL_MS),
+    openid: await seedOpenIdApplications(db, consented.id, redirectUri, now),
   }
 }
 
@@ -168,12 +221,15 @@ async function inChunks(db: Db, items: string[], insert: (conn: Db, chunk: strin
   })
 }
 
-/** `n` live access tokens of the bench client for the consented user; returns their plaintexts. */
-export async function insertTokens(db: Db, seed: SeedInfo, n: number): Promise<string[]> {
+/**
+ * `n` live access tokens for the consented user, of the bench client with `read` unless `target`
+ * says otherwise (UserInfo's rows: an OpenID application's identity scopes); returns their plaintexts.
+ */
+export async function insertTokens(db: Db, seed: SeedInfo, n: number, target: SeedTarget = plainTarget(seed)): Promise<string[]> {
   const tokens = Array.from({ length: n }, generateAccessToken)
   await inChunks(db, tokens, (conn, chunk) =>
     sql`insert into access_tokens (token_hash, application_id, user_id, scopes, created_at)
-        select h, ${seed.applicationId}::uuid, ${seed.consentedUserId}::uuid, array[${SCOPE}]::text[], now()
+        select h, ${target.applicationId}::uuid, ${seed.consentedUserId}::uuid, ${[...target.scopes]}::text[], now()
         from unnest(${chunk.map(sha256Hex)}::text[]) as h`.execute(conn),
   )
   if (n >= VACUUM_AFTER) await vacuum(db, ['access_tokens'])
@@ -186,10 +242,15 @@ export async function insertTokens(db: Db, seed: SeedInfo, n: number): Promise<s
  * exchange's quota check then finds a user with no live tokens for the application, the common
  * case, rather than one user holding every token the benchmark seeded. The users are real rows:
  * the exchange inserts its token with foreign keys checked.
+ *
+ * With an `identity` target (issue 24) each code also carries what an authorize with `openid`
+ * records for the ID Token (src/oauth/authorization.ts): a nonce, auth_time, amr and the
+ * session's sid, so the signed ID Token has the claims and the size of a real one.
  */
-export async function insertCodes(db: Db, seed: SeedInfo, n: number): Promise<string[]> {
+export async function insertCodes(db: Db, seed: SeedInfo, n: number, target: SeedTarget = plainTarget(seed)): Promise<string[]> {
   const codes = Array.from({ length: n }, generateAuthorizationCode)
   const expires = new Date(Date.now() + CODE_TTL_MS)
+  const identity = target.identity
   await inChunks(db, codes, (conn, chunk) => {
     const salt = emailSalt()
     return sql`with src as (
@@ -198,8 +259,13 @@ export async function insertCodes(db: Db, seed: SeedInfo, n: number): Promise<st
           insert into users (id, email, password_hash, created_at)
           select user_id, 'exchanger-' || ${salt} || '-' || i || '@bench.example', ${seed.passwordHash}, now() from src
         )
-        insert into authorization_codes (code_hash, application_id, user_id, scopes, redirect_uri, created_at, expires_at)
-        select h, ${seed.applicationId}::uuid, user_id, array[${SCOPE}]::text[], ${seed.redirectUri}, now(), ${expires}
+        insert into authorization_codes
+          (code_hash, application_id, user_id, scopes, redirect_uri, created_at, expires_at, nonce, auth_time, amr, sid)
+        select h, ${target.applicationId}::uuid, user_id, ${[...target.scopes]}::text[], ${seed.redirectUri}, now(), ${expires},
+          case when ${identity}::boolean then encode(sha256(convert_to(h || ':nonce', 'UTF8')), 'base64') end,
+          case when ${identity}::boolean then now() end,
+          case when ${identity}::boolean then array['pwd']::text[] end,
+          case when ${identity}::boolean then left(encode(sha256(convert_to(h || ':sid', 'UTF8')), 'hex'), 32) end
         from src`.execute(conn)
   })
   if (n >= VACUUM_AFTER) await vacuum(db, ['users', 'authorization_codes'])

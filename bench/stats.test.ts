@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   type CpuShares,
+  evaluateComparisons,
   evaluateTargets,
   median,
   parseRun,
@@ -222,6 +223,56 @@ describe('evaluateTargets', () => {
       'growth 10k → 1M tokens, introspect-miss',
       'growth 10k → 1M tokens, code-exchange',
       'peak RSS under load',
+    ])
+  })
+})
+
+describe('evaluateComparisons', () => {
+  const withServer = (rate: number, server: number): RowSummary => {
+    const row = validRow(rate)
+    return { ...row, cpu: { ...row.cpu, server } }
+  }
+
+  it('sets each openid exchange against the plain exchange and baseline C, with the server CPU it adds per response', () => {
+    const rows = {
+      [rowKey('baseline-c', 16)]: validRow(6000),
+      [rowKey('code-exchange', 16)]: withServer(3000, 0.4),
+      [rowKey('code-exchange-openid-es256', 16)]: withServer(2400, 0.5),
+    }
+    const lines = evaluateComparisons(rows, [16])
+    expect(lines.map((l) => [l.path, l.against, l.unit])).toEqual([
+      ['code exchange + ID Token ES256', 'code-exchange', 'ratio'],
+      ['code exchange + ID Token ES256', 'baseline C', 'ratio'],
+      ['code exchange + ID Token ES256', 'server CPU over code-exchange', 'us'],
+    ])
+    const [plain, c, cost] = lines.map((l) => l.cells[0]!.value!)
+    expect(plain).toBeCloseTo(0.8)
+    expect(c).toBeCloseTo(0.4)
+    // 0.5 / 2400 s − 0.4 / 3000 s per response
+    expect(cost).toBeCloseTo(0.5e6 / 2400 - 0.4e6 / 3000)
+  })
+
+  it('gives no number against a row that is not a measurement', () => {
+    const broken = summarizeRuns([sample(3000, { errors: 5 })])
+    const rows = {
+      [rowKey('code-exchange', 16)]: broken,
+      [rowKey('code-exchange-openid-rs256', 16)]: withServer(2400, 0.5),
+    }
+    const lines = evaluateComparisons(rows, [16])
+    expect(lines.every((l) => l.cells[0]!.value === null)).toBe(true)
+    expect(lines[0]!.cells[0]!.note).toBe('not measured')
+  })
+
+  it('compares UserInfo with the baselines and the token-info rows, and leaves out rows not run', () => {
+    const rows = {
+      [rowKey('baseline-a', 64)]: validRow(60_000),
+      [rowKey('token-info-cached', 64)]: validRow(40_000),
+      [rowKey('userinfo-cached', 64)]: validRow(12_000),
+    }
+    const lines = evaluateComparisons(rows, [64])
+    expect(lines.map((l) => [l.path, l.against, l.cells[0]!.value])).toEqual([
+      ['UserInfo, cached', 'baseline A', 0.2],
+      ['UserInfo, cached', 'token-info-cached', 0.3],
     ])
   })
 })

@@ -292,3 +292,88 @@ export function evaluateTargets(
   results.push({ path: 'peak RSS under load', target: '< 200 MB', cells: rssCells, pass: overall(rssCells) })
   return results
 }
+
+/**
+ * Rows set against other rows of the same run, with no target in README "Performance" (issue 24):
+ * what `openid` adds to the code exchange, per signing algorithm, and UserInfo beside the paths
+ * it resembles.
+ */
+export interface Comparison {
+  path: string
+  caseId: string
+  /** Rows whose rate this row's rate is divided by. */
+  against: readonly string[]
+  /** The row whose server CPU per request is subtracted from this row's: the extra cost, in µs. */
+  costOver?: string
+}
+
+export const COMPARISONS: readonly Comparison[] = [
+  ...(
+    [
+      ['RS256', 'rs256'],
+      ['ES256', 'es256'],
+      ['EdDSA', 'eddsa'],
+    ] as const
+  ).map(([alg, suffix]) => ({
+    path: `code exchange + ID Token ${alg}`,
+    caseId: `code-exchange-openid-${suffix}`,
+    against: ['code-exchange', 'baseline-c'],
+    costOver: 'code-exchange',
+  })),
+  { path: 'UserInfo, cached', caseId: 'userinfo-cached', against: ['baseline-a', 'token-info-cached'] },
+  { path: 'UserInfo, uncached', caseId: 'userinfo-miss', against: ['baseline-b', 'token-info-miss'] },
+]
+
+export interface ComparisonCell {
+  connections: number
+  value: number | null
+  note?: string
+}
+
+export interface ComparisonLine {
+  path: string
+  /** A row id (a ratio of rates), or `server CPU over <row id>` (µs per request). */
+  against: string
+  unit: 'ratio' | 'us'
+  cells: ComparisonCell[]
+}
+
+/**
+ * Server CPU per response, in µs: its share of one core over the rate. The server process
+ * alone: the signature and the claims are made there, the database's part is in `pg`.
+ */
+export function serverCpuPerRequestUs(row: RowSummary | undefined): number | null {
+  if (!row || !row.valid || !(row.rate > 0) || row.cpu.server === null) return null
+  return (row.cpu.server / row.rate) * 1e6
+}
+
+/** The comparisons whose row was measured (or tried) in this run, at each concurrency. */
+export function evaluateComparisons(rows: Readonly<Record<string, RowSummary>>, connections: readonly number[]): ComparisonLine[] {
+  const lines: ComparisonLine[] = []
+  for (const cmp of COMPARISONS) {
+    if (!connections.some((c) => rows[rowKey(cmp.caseId, c)])) continue
+    for (const other of cmp.against) {
+      const cells = connections.map((c): ComparisonCell => {
+        const row = rows[rowKey(cmp.caseId, c)]
+        const base = rows[rowKey(other, c)]
+        const value = ratio(row, base)
+        // The line names the row compared with: its own note need only say that it has no number.
+        const note = value === null ? cellNote(row, base)?.replace('baseline not measured', 'not measured') : undefined
+        return { connections: c, value, ...(note ? { note } : {}) }
+      })
+      lines.push({ path: cmp.path, against: BASELINE_NAMES[other] ? `baseline ${BASELINE_NAMES[other]}` : other, unit: 'ratio', cells })
+    }
+    const over = cmp.costOver
+    if (over) {
+      const cells = connections.map((c): ComparisonCell => {
+        const mine = serverCpuPerRequestUs(rows[rowKey(cmp.caseId, c)])
+        const theirs = serverCpuPerRequestUs(rows[rowKey(over, c)])
+        return mine === null || theirs === null
+          ? { connections: c, value: null, note: 'not measured' }
+          : { connections: c, value: mine - theirs }
+      })
+      lines.push({ path: cmp.path, against: `server CPU over ${over}`, unit: 'us', cells })
+    }
+  }
+  return lines
+}
