@@ -183,7 +183,8 @@ const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one :
 /** The detail of each event: fixed words, and only values that are never secret. */
 export const auditDetail = {
   scopes: (scopes: readonly string[]) => `Scopes: ${scopes.join(' ')}`,
-  grantGiven: (scopes: readonly string[], responseType: keyof typeof ISSUED_WORDS) => `Scopes: ${scopes.join(' ')}; ${ISSUED_WORDS[responseType]} issued`,
+  grantGiven: (scopes: readonly string[], responseType: keyof typeof ISSUED_WORDS) =>
+    `Scopes: ${scopes.join(' ')}; ${ISSUED_WORDS[responseType]} issued`,
   tokensRevoked: (n: number) => `${plural(n, 'access token', 'access tokens')} revoked`,
   secretRegenerated: () => 'The previous client secret stopped working',
   applicationChanged: (change: ApplicationChange, previousName: string) => {
