@@ -170,13 +170,21 @@ const CHANGE_WORDS: Record<keyof ApplicationChange, string> = {
   requirePushedRequests: 'pushed request requirement',
 }
 
+/** What an approved authorization issued, by response type (src/oauth/authorize-request.ts). */
+const ISSUED_WORDS = {
+  code: 'authorization code',
+  token: 'access token (token flow)',
+  id_token: 'ID Token (implicit flow)',
+  'id_token token': 'access token and ID Token (implicit flow)',
+} as const
+
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
 
 /** The detail of each event: fixed words, and only values that are never secret. */
 export const auditDetail = {
   scopes: (scopes: readonly string[]) => `Scopes: ${scopes.join(' ')}`,
-  grantGiven: (scopes: readonly string[], responseType: 'code' | 'token') =>
-    `Scopes: ${scopes.join(' ')}; ${responseType === 'code' ? 'authorization code' : 'access token (token flow)'} issued`,
+  grantGiven: (scopes: readonly string[], responseType: keyof typeof ISSUED_WORDS) =>
+    `Scopes: ${scopes.join(' ')}; ${ISSUED_WORDS[responseType]} issued`,
   tokensRevoked: (n: number) => `${plural(n, 'access token', 'access tokens')} revoked`,
   secretRegenerated: () => 'The previous client secret stopped working',
   applicationChanged: (change: ApplicationChange, previousName: string) => {

@@ -118,7 +118,8 @@ export interface PendingAuthorizationsTable {
   id: Generated<string>
   user_id: string
   application_id: string
-  response_type: 'code' | 'token'
+  /** The implicit ID Token types since migration 0013. */
+  response_type: 'code' | 'token' | 'id_token' | 'id_token token'
   /** Null: the response type's default (migration 0012). */
   response_mode: 'query' | 'fragment' | 'form_post' | null
   redirect_uri: string | null

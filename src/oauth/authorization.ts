@@ -13,11 +13,14 @@ import {
   insertPendingAuthorization,
 } from '../repositories/pending-authorizations.js'
 import type { TokenQuota } from '../revocation/token-quota.js'
+import { findUserById } from '../repositories/users.js'
 import type { AuthorizationRequest } from './authorize-request.js'
-import { errorResponse } from './authorize-request.js'
+import { errorResponse, issuesAccessToken, issuesIdToken } from './authorize-request.js'
 import { AccessDeniedError } from './errors.js'
 import { type ClientResponse, clientResponse } from './redirect-uri.js'
+import { type IdTokenIssuer, type IdTokenSubject, accessTokenHash, signIdToken } from './id-token.js'
 import { formatScope } from './scope.js'
+import { claimsOfScopes } from './userinfo.js'
 
 /** The quota an issuing step keeps (CODE_ISSUE_LIMIT, README "Limits and quotas"). */
 export interface IssueQuotas {
@@ -40,8 +43,9 @@ export interface AuthorizingUser {
 export type Issued = { kind: 'issued'; response: ClientResponse } | { kind: 'no-grant' } | { kind: 'over-quota' } | { kind: 'gone' }
 
 /**
- * Whether standing consent may stand in for the page. Only for the code flow: the token flow
- * always asks, since nothing authenticates the client (RFC 8252 8.6, RFC 6749 10.2), and
+ * Whether standing consent may stand in for the page. Only for the code flow: the token flow and
+ * OpenID Connect's implicit flow always ask, since nothing authenticates the client (RFC 8252
+ * 8.6, RFC 6749 10.2), and
  * `prompt=consent` asks again by request.
  */
 export function mayUseRememberedConsent(req: AuthorizationRequest): boolean {
@@ -138,6 +142,14 @@ export function releaseHeldRequest(db: Db, id: string, userId: string, now: Date
   return consumePendingAuthorization(db, id, userId, now)
 }
 
+/** What issuing needs besides the database: the quotas, and the ID Token signer (absent without signing keys). */
+export interface ApproveContext {
+  db: Db
+  quotas: IssueQuotas
+  tokenQuota: Pick<TokenQuota, 'issued'>
+  idTokens: IdTokenIssuer | undefined
+}
+
 /**
  * Issues the response to an approved held request and records the consent, in one
  * transaction that also deletes the held request: a second submission of the form finds it
@@ -146,7 +158,7 @@ export function releaseHeldRequest(db: Db, id: string, userId: string, now: Date
  * TokenQuota revokes the grant's oldest live ones beyond MAX_TOKENS_PER_GRANT once this commits.
  */
 export async function approveAuthorization(
-  ctx: { db: Db; quotas: IssueQuotas; tokenQuota: Pick<TokenQuota, 'issued'> },
+  ctx: ApproveContext,
   req: AuthorizationRequest,
   user: AuthorizingUser,
   now: Date,
@@ -160,31 +172,80 @@ export async function approveAuthorization(
     const recent = await countRecentCodes(ctx.db, { userId, applicationId, since }, ctx.quotas.codesPerMinute)
     if (recent >= ctx.quotas.codesPerMinute) return { kind: 'over-quota' }
   }
+  // Signed before the transaction, which then only stores: a failure to sign issues nothing.
+  const inBrowser = req.responseType === 'code' ? undefined : await browserResponse(ctx, req, user, now, issuer)
   const issued = await ctx.db.transaction().execute(async (trx): Promise<Issued> => {
     // The application or the user suspended since the request was validated or the session read
     // (README "Operating Gatehouse"): nothing is issued.
     if (!(await lockActiveApplicationAndUser(trx, applicationId, userId))) return { kind: 'gone' }
     if (!(await consumePendingAuthorization(trx, heldId, userId, now))) return { kind: 'gone' }
     const grant = { userId, applicationId, scopes: req.scopes, now }
-    if (req.responseType === 'code') {
+    if (inBrowser === undefined) {
       const { code, row } = newCode(req, user, now)
       await insertAuthorizationCode(trx, { ...row, applicationId })
       await upsertGrant(trx, grant)
       return { kind: 'issued', response: clientResponse(req.redirectUri, { code, state: req.state, iss: issuer }, req.responseMode) }
     }
-    // RFC 6749 4.2.2: the token in the fragment, which browsers never send to servers.
-    const token = generateAccessToken()
-    await insertAccessToken(trx, { tokenHash: sha256Hex(token), applicationId, userId, scopes: req.scopes, now })
+    if (inBrowser.accessToken !== undefined) {
+      await insertAccessToken(trx, { tokenHash: sha256Hex(inBrowser.accessToken), applicationId, userId, scopes: req.scopes, now })
+    }
     await upsertGrant(trx, grant)
-    const response = clientResponse(
-      req.redirectUri,
-      { access_token: token, token_type: 'Bearer', scope: formatScope(req.scopes), state: req.state, iss: issuer },
-      req.responseMode,
-    )
-    return { kind: 'issued', response }
+    return { kind: 'issued', response: clientResponse(req.redirectUri, inBrowser.params, req.responseMode) }
   })
-  if (issued.kind === 'issued' && req.responseType === 'token') ctx.tokenQuota.issued({ userId, applicationId })
+  if (issued.kind === 'issued' && issuesAccessToken(req.responseType)) ctx.tokenQuota.issued({ userId, applicationId })
   return issued
+}
+
+/**
+ * The parameters of a response delivered through the browser: the token flow's access token
+ * (RFC 6749 4.2.2; in the fragment, which browsers never send to servers), OpenID Connect's ID
+ * Token (Core 3.2.2.5), or both; `accessToken` is for the caller to store.
+ */
+async function browserResponse(
+  ctx: Pick<ApproveContext, 'db' | 'idTokens'>,
+  req: AuthorizationRequest,
+  user: AuthorizingUser,
+  now: Date,
+  issuer: string,
+): Promise<{ accessToken: string | undefined; params: Record<string, string | undefined> }> {
+  const accessToken = issuesAccessToken(req.responseType) ? generateAccessToken() : undefined
+  const params: Record<string, string | undefined> =
+    accessToken === undefined ? {} : { access_token: accessToken, token_type: 'Bearer', scope: formatScope(req.scopes) }
+  if (issuesIdToken(req.responseType)) params.id_token = await implicitIdToken(ctx, req, user, accessToken, now)
+  return { accessToken, params: { ...params, state: req.state, iss: issuer } }
+}
+
+/**
+ * The implicit flow's ID Token (OpenID Connect Core 3.2.2.10): the code flow's claims, its nonce
+ * required (3.2.2.1), at_hash beside an access token, and without one the claims of the email
+ * and profile scopes, which the relying party has no UserInfo to ask for (5.4).
+ */
+async function implicitIdToken(
+  ctx: Pick<ApproveContext, 'db' | 'idTokens'>,
+  req: AuthorizationRequest,
+  user: AuthorizingUser,
+  accessToken: string | undefined,
+  now: Date,
+): Promise<string> {
+  // The request was refused as unsupported_response_type without keys (authorize-request.ts).
+  if (!ctx.idTokens) throw new Error('An ID Token was requested without signing keys')
+  const alg = req.application.id_token_alg
+  let extra: Record<string, unknown>
+  if (accessToken !== undefined) extra = { at_hash: accessTokenHash(accessToken, alg) }
+  else if (!req.scopes.includes('email') && !req.scopes.includes('profile')) extra = {}
+  else {
+    const found = await findUserById(ctx.db, user.id)
+    extra = found ? claimsOfScopes(found, req.scopes) : {}
+  }
+  const subject: IdTokenSubject = {
+    sub: user.id,
+    alg,
+    nonce: req.nonce ?? null,
+    authTime: user.authenticatedAt ?? null,
+    amr: user.amr ?? null,
+    sid: user.sid ?? null,
+  }
+  return signIdToken(ctx.idTokens, subject, req.application.client_id, now, extra)
 }
 
 /** RFC 6749 4.1.2.1: the resource owner denied the request (or could not be asked). */

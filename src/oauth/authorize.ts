@@ -35,6 +35,7 @@ import {
   type OAuthError,
   TemporarilyUnavailableError,
 } from './errors.js'
+import type { IdTokenIssuer } from './id-token.js'
 import { type Params, optional, readParams } from './params.js'
 import { findPushed, isPushedRequestUri } from './pushed-requests.js'
 import { consumePushedRequest, extendPushedRequest } from '../repositories/pushed-requests.js'
@@ -75,6 +76,8 @@ export interface AuthorizeContext {
   quotas: IssueQuotas
   /** Keeps MAX_TOKENS_PER_GRANT after a token-flow token is issued. */
   tokenQuota: Pick<TokenQuota, 'issued'>
+  /** Signs the implicit flow's ID Tokens (OpenID Connect Core 3.2.2.10); absent without signing keys. */
+  idTokens: IdTokenIssuer | undefined
 }
 
 /**

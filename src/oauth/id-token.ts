@@ -4,10 +4,12 @@ import type { ExchangedIdentity } from '../repositories/authorization-codes.js'
 import type { SigningKeys } from './signing-keys.js'
 
 /*
- * ID Tokens (OpenID Connect Core 2, 3.1.3.6) for the code flow's token response. `sub` is the
- * user's id: stable, opaque, never reused, the same for every application
+ * ID Tokens (OpenID Connect Core 2, 3.1.3.6, 3.2.2.10) for the code flow's token response and the
+ * implicit flow's authorization response (src/oauth/authorization.ts). `sub` is the user's id:
+ * stable, opaque, never reused, the same for every application
  * (docs/decisions/013-subject-identifiers.md). The claims of `email` and `profile` come from
- * UserInfo (OpenID Connect Core 5.4: with the code flow they are returned there).
+ * UserInfo whenever an access token is issued; only `response_type=id_token`, which issues none,
+ * states them in the ID Token (OpenID Connect Core 5.4).
  */
 
 export interface IdTokenIssuer {
@@ -29,6 +31,43 @@ export function accessTokenHash(accessToken: string, alg: SigningAlg): string {
   return digest.subarray(0, digest.length / 2).toString('base64url')
 }
 
+/** What an ID Token states of its user, request and session (OpenID Connect Core 2). */
+export interface IdTokenSubject {
+  readonly sub: string
+  readonly alg: SigningAlg
+  readonly nonce: string | null
+  readonly authTime: Date | null
+  readonly amr: readonly string[] | null
+  readonly sid: string | null
+}
+
+/**
+ * A signed ID Token for `clientId`: the claims every flow states, then `extra` (at_hash, and in
+ * the implicit flow without an access token the identity claims, OpenID Connect Core 5.4).
+ */
+export function signIdToken(
+  ctx: IdTokenIssuer,
+  subject: IdTokenSubject,
+  clientId: string,
+  now: Date,
+  extra: Record<string, unknown>,
+): Promise<string> {
+  const iat = Math.floor(now.getTime() / 1000)
+  const claims: Record<string, unknown> = {
+    iss: ctx.issuer,
+    sub: subject.sub,
+    aud: clientId,
+    exp: iat + Math.floor(ctx.ttlMs / 1000),
+    iat,
+    ...extra,
+  }
+  if (subject.authTime !== null) claims.auth_time = Math.floor(subject.authTime.getTime() / 1000)
+  if (subject.nonce !== null) claims.nonce = subject.nonce
+  if (subject.amr !== null) claims.amr = subject.amr
+  if (subject.sid !== null) claims.sid = subject.sid
+  return ctx.keys.sign(subject.alg, claims)
+}
+
 /** The signed ID Token of an exchange whose scopes include `openid`. */
 export function issueIdToken(
   ctx: IdTokenIssuer,
@@ -39,18 +78,13 @@ export function issueIdToken(
 ): Promise<string> {
   const { identity } = exchanged
   const alg = identity.id_token_alg
-  const iat = Math.floor(now.getTime() / 1000)
-  const claims: Record<string, unknown> = {
-    iss: ctx.issuer,
+  const subject: IdTokenSubject = {
     sub: exchanged.user_id,
-    aud: clientId,
-    exp: iat + Math.floor(ctx.ttlMs / 1000),
-    iat,
-    at_hash: accessTokenHash(accessToken, alg),
+    alg,
+    nonce: identity.nonce,
+    authTime: identity.auth_time,
+    amr: identity.amr,
+    sid: identity.sid,
   }
-  if (identity.auth_time !== null) claims.auth_time = Math.floor(identity.auth_time.getTime() / 1000)
-  if (identity.nonce !== null) claims.nonce = identity.nonce
-  if (identity.amr !== null) claims.amr = identity.amr
-  if (identity.sid !== null) claims.sid = identity.sid
-  return ctx.keys.sign(alg, claims)
+  return signIdToken(ctx, subject, clientId, now, { at_hash: accessTokenHash(accessToken, alg) })
 }

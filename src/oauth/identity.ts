@@ -91,7 +91,7 @@ const CLAIMS_SUPPORTED = [
 /**
  * OpenID Connect Discovery 1.0 3: the RFC 8414 document (built once in src/oauth/use-cases.ts,
  * the one source of the endpoints, scopes, response types and client authentication), and what
- * an OpenID Provider states besides. Hybrid and implicit ID Token flows are not offered.
+ * an OpenID Provider states besides. Hybrid response types are not offered.
  */
 function openIdConfiguration(metadata: Readonly<Record<string, unknown>>, issuer: string): Readonly<Record<string, unknown>> {
   return Object.freeze({

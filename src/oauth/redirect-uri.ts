@@ -14,8 +14,8 @@ export const MAX_REDIRECT_URI_LENGTH = 2048
  * Every parameter an authorization response or error can carry, so a client query must not
  * pre-set any of them: RFC 6749 4.1.2 (code, state), 4.1.2.1 and 4.2.2.1 (error,
  * error_description, error_uri), 4.2.2 and 5.1 (access_token, token_type, expires_in, scope,
- * refresh_token) and RFC 9207 2 (iss). A pre-set one lets an attacker plant a value the client
- * may read instead of, or as well as, the server's.
+ * refresh_token), RFC 9207 2 (iss) and OpenID Connect Core 3.2.2.5 (id_token). A pre-set one
+ * lets an attacker plant a value the client may read instead of, or as well as, the server's.
  */
 export const RESPONSE_PARAMETERS: ReadonlySet<string> = new Set([
   'code',
@@ -29,6 +29,7 @@ export const RESPONSE_PARAMETERS: ReadonlySet<string> = new Set([
   'expires_in',
   'scope',
   'refresh_token',
+  'id_token',
 ])
 
 export const FORBIDDEN_SCHEMES = new Set(['javascript', 'data', 'file', 'vbscript', 'blob', 'about', 'filesystem'])

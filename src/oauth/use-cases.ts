@@ -104,7 +104,6 @@ function metadataOf(issuer: string, openid: boolean): Readonly<Record<string, un
     introspection_endpoint: `${issuer}/oauth/introspect`,
     // Without signing keys `openid` is refused as unknown (src/oauth/identity.ts).
     scopes_supported: SCOPES.filter((s) => openid || s !== 'openid'),
-    response_types_supported: ['code', 'token'],
     grant_types_supported: ['authorization_code', 'implicit'],
     token_endpoint_auth_methods_supported: authMethods,
     revocation_endpoint_auth_methods_supported: authMethods,
@@ -112,13 +111,14 @@ function metadataOf(issuer: string, openid: boolean): Readonly<Record<string, un
     code_challenge_methods_supported: ['S256', 'plain'],
     // RFC 9207 3: every authorization response carries `iss`.
     authorization_response_iss_parameter_supported: true,
-    // response_mode, PAR and request objects (issue 24): src/oauth/authorize-metadata.ts.
-    ...authorizeRequestMetadata(issuer),
+    // Response types and modes, PAR and request objects (issue 24): src/oauth/authorize-metadata.ts.
+    ...authorizeRequestMetadata(issuer, openid),
   })
 }
 
 export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
   const { db, clock, bus, audit } = deps
+  const idTokens = deps.keys && { keys: deps.keys, issuer: deps.issuer, ttlMs: deps.idTokenTtlMs }
   const authorizing: AuthorizeContext = {
     identity: { openid: deps.keys !== undefined },
     db,
@@ -127,6 +127,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     applications: deps.applications,
     quotas: deps.quotas,
     tokenQuota: deps.tokenQuota,
+    idTokens,
   }
   const clients: Parameters<typeof exchangeAuthorizationCode>[0] = {
     db,
@@ -134,7 +135,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     bus,
     clientAuthFailureLimit: deps.clientAuthFailureLimit,
     tokenQuota: deps.tokenQuota,
-    idTokens: deps.keys && { keys: deps.keys, issuer: deps.issuer, ttlMs: deps.idTokenTtlMs },
+    idTokens,
   }
   const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications, identity: authorizing.identity }
   const metadata = metadataOf(deps.issuer, deps.keys !== undefined)

@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.js'
+import type { User } from '../db/schema.js'
 import { findUserById } from '../repositories/users.js'
 import type { ServerTokenCache } from './token-validity.js'
 
@@ -23,7 +24,18 @@ export async function answerUserInfo(ctx: { db: Db; tokens: ServerTokenCache }, 
   if (!scopes.includes('openid')) return { kind: 'insufficient-scope' }
   const user = await findUserById(ctx.db, userId)
   if (!user || user.suspended_at !== null) return { kind: 'invalid' }
-  const claims: Record<string, unknown> = { sub: user.id }
+  return { kind: 'claims', body: JSON.stringify({ sub: user.id, ...claimsOfScopes(user, scopes) }) }
+}
+
+/**
+ * The claims of the `email` and `profile` scopes (OpenID Connect Core 5.4), from UserInfo, or in
+ * the ID Token when no access token is issued (response_type=id_token).
+ */
+export function claimsOfScopes(
+  user: Pick<User, 'email' | 'email_verified_at' | 'display_name' | 'profile_updated_at'>,
+  scopes: readonly string[],
+): Record<string, unknown> {
+  const claims: Record<string, unknown> = {}
   if (scopes.includes('email')) {
     claims.email = user.email
     // Only an address proven by a mailed link is verified (README "Accounts").
@@ -33,5 +45,5 @@ export async function answerUserInfo(ctx: { db: Db; tokens: ServerTokenCache }, 
     if (user.display_name !== null) claims.name = user.display_name
     claims.updated_at = Math.floor(user.profile_updated_at.getTime() / 1000)
   }
-  return { kind: 'claims', body: JSON.stringify(claims) }
+  return claims
 }

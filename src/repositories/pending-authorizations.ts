@@ -1,10 +1,10 @@
 import type { Db } from '../db/connect.js'
-import type { PendingAuthorization } from '../db/schema.js'
+import type { PendingAuthorization, PendingAuthorizationsTable } from '../db/schema.js'
 
 export interface NewPendingAuthorization {
   userId: string
   applicationId: string
-  responseType: 'code' | 'token'
+  responseType: PendingAuthorizationsTable['response_type']
   /** Absent, or the response type's default: stored as null. */
   responseMode?: 'query' | 'fragment' | 'form_post'
   redirectUri: string | null
@@ -41,9 +41,10 @@ export async function insertPendingAuthorization(db: Db, p: NewPendingAuthorizat
       user_id: p.userId,
       application_id: p.applicationId,
       response_type: p.responseType,
-      // Null for the response type's default, as rows held before migration 0012.
+      // Null for the response type's default (query for code, fragment for the others), as rows
+      // held before migration 0012.
       response_mode:
-        p.responseMode === undefined || p.responseMode === (p.responseType === 'token' ? 'fragment' : 'query') ? null : p.responseMode,
+        p.responseMode === undefined || p.responseMode === (p.responseType === 'code' ? 'query' : 'fragment') ? null : p.responseMode,
       redirect_uri: p.redirectUri,
       scopes: p.scopes,
       state: p.state,

@@ -190,7 +190,7 @@ describe('validateRegisteredRedirectUri', () => {
   })
 })
 
-describe('response parameters in a query, under any case or separator (RFC 6749 4.1.2, 4.2.2, 5.1; RFC 9207)', () => {
+describe('response parameters in a query, under any case or separator (RFC 6749 4.1.2, 4.2.2, 5.1; RFC 9207; OpenID Connect Core 3.2.2.5)', () => {
   it('covers every parameter an authorization response or error can carry', () => {
     expect([...RESPONSE_PARAMETERS].sort()).toEqual(
       [
@@ -200,6 +200,7 @@ describe('response parameters in a query, under any case or separator (RFC 6749 
         'error_description',
         'error_uri',
         'expires_in',
+        'id_token',
         'iss',
         'refresh_token',
         'scope',
@@ -230,6 +231,7 @@ describe('response parameters in a query, under any case or separator (RFC 6749 
     ['refresh_token', 'https://app.example.com/cb?refresh_token=r'],
     ['error_uri', 'https://app.example.com/cb?error_uri=https://evil.example'],
     ['token_type', 'https://app.example.com/cb?token_type=bearer'],
+    ['id_token', 'https://app.example.com/cb?id_token=eyJ'],
   ]
 
   it.each(smuggled)('refuses a sent redirect_uri with one %s', (_name, uri) => {

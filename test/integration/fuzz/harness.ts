@@ -183,7 +183,8 @@ async function populate(t: TestContext): Promise<World> {
   const email = 'fuzz@example.com'
   const s = await new BrowserSession(t.app).signUpAndLogIn(email, PASSWORD)
   const user = await t.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow()
-  const app = await createApplication(t.db, { ownerId: user.id, redirectUris: [REDIRECT_URI] })
+  const scopes = ['openid', 'read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users']
+  const app = await createApplication(t.db, { ownerId: user.id, redirectUris: [REDIRECT_URI], scopes })
   await t.db.updateTable('applications').set({ allow_implicit: true }).where('id', '=', app.id).execute()
   const foreign = await createApplication(t.db, { redirectUris: [REDIRECT_URI] })
   const tokens: string[] = []
@@ -196,8 +197,11 @@ async function populate(t: TestContext): Promise<World> {
   const authorize = (extra: string) =>
     s.get(`/oauth/authorize?client_id=${app.clientId}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&state=s1&${extra}`)
   const heldIds: string[] = []
-  for (const responseType of ['code', 'code', 'code', 'token', 'code', 'token', 'code']) {
-    const page = await authorize(`response_type=${responseType}&scope=write_events`)
+  // The last two are OpenID Connect's implicit flow (Core 3.2): approving them signs an ID Token.
+  const oidc = 'scope=openid%20write_events&nonce=n1'
+  const held = ['code', 'code', 'code', 'token', 'code', 'token', 'code'].map((type) => `response_type=${type}&scope=write_events`)
+  for (const request of [...held, `response_type=id_token&${oidc}`, `response_type=token%20id_token&${oidc}`]) {
+    const page = await authorize(request)
     const id = /name="request_id" value="([^"]+)"/.exec(page.body)?.[1]
     if (page.statusCode !== 200 || !id) throw new Error(`no consent page: ${page.statusCode} ${page.body.slice(0, 300)}`)
     heldIds.push(id)

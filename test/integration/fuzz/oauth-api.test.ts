@@ -81,7 +81,10 @@ it(
   'POST /oauth/par',
   async () => {
     const params = {
-      response_type: fc.oneof({ weight: 4, arbitrary: fc.constant('code') }, fc.constantFrom('token', 'id_token', '')),
+      response_type: fc.oneof(
+        { weight: 4, arbitrary: fc.constant('code') },
+        fc.constantFrom('token', 'id_token', 'token id_token', 'code id_token', ''),
+      ),
       redirect_uri: fc.oneof(
         { weight: 4, arbitrary: fc.constant(REDIRECT_URI) },
         fc.constantFrom('https://evil.example/cb', `${REDIRECT_URI}#x`),

@@ -38,7 +38,9 @@ it(
     const query = {
       response_type: fc.oneof(
         { weight: 4, arbitrary: fc.constantFrom('code', 'token') },
-        fc.constantFrom('none', 'code token', 'CODE', 'id_token'),
+        // OpenID Connect's implicit types in either order, and the hybrid ones, which are refused.
+        { weight: 2, arbitrary: fc.constantFrom('id_token', 'id_token token', 'token id_token') },
+        fc.constantFrom('none', 'code token', 'code id_token', 'code id_token token', 'CODE', 'id_token  token', 'id_token id_token'),
       ),
       client_id: known.clientIds,
       redirect_uri: fc.oneof(
@@ -60,9 +62,10 @@ it(
         ),
       ),
       scope: fc.oneof(
-        { weight: 3, arbitrary: fc.constantFrom('read', 'write_events', 'read write') },
-        fc.constantFrom('admin', 'read  write', 'write_events"\\', 'READ'),
+        { weight: 3, arbitrary: fc.constantFrom('read', 'write_events', 'read write', 'openid read') },
+        fc.constantFrom('admin', 'read  write', 'write_events"\\', 'READ', 'openid'),
       ),
+      nonce: fc.oneof({ weight: 2, arbitrary: fc.constantFrom('', 'n-0S6_WzA2Mj') }, text(20)),
       state: text(),
       code_challenge: fc.constantFrom(computeS256Challenge(VERIFIER), VERIFIER, 'short', ''),
       code_challenge_method: fc.constantFrom('S256', 'plain', 's256', 'none', ''),

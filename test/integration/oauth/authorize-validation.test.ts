@@ -85,7 +85,15 @@ describe('phase 2: other errors go back to a client the user trusts with error, 
   const base = () => ({ client_id: client.clientId, redirect_uri: client.redirectUri, state: 'st 1/&=' })
   const cases: Array<[string, () => string, string, 'query' | 'fragment']> = [
     ['missing response_type', () => authorizeUrl({ ...base() }), 'invalid_request', 'query'],
-    ['unknown response_type', () => authorizeUrl({ ...base(), response_type: 'id_token' }), 'unsupported_response_type', 'query'],
+    ['unknown response_type', () => authorizeUrl({ ...base(), response_type: 'none' }), 'unsupported_response_type', 'query'],
+    // Hybrid types are not offered (OpenID Connect Core 3.3); their errors travel in the fragment.
+    ['hybrid response_type', () => authorizeUrl({ ...base(), response_type: 'code id_token' }), 'unsupported_response_type', 'fragment'],
+    [
+      'id_token for an application without the token flow',
+      () => authorizeUrl({ ...base(), response_type: 'id_token' }),
+      'unauthorized_client',
+      'fragment',
+    ],
     [
       'token flow not allowed for this application',
       () => authorizeUrl({ ...base(), response_type: 'token' }),

@@ -65,7 +65,7 @@ describe('an openid-client relying party', () => {
       jwks_uri: `${issuer.origin}/.well-known/jwks.json`,
       userinfo_endpoint: `${issuer.origin}/oauth/userinfo`,
       subject_types_supported: ['public'],
-      response_types_supported: ['code', 'token'],
+      response_types_supported: ['code', 'token', 'id_token', 'id_token token'],
     })
     expect(metadata.scopes_supported).toEqual(expect.arrayContaining(['openid', 'email', 'profile']))
     expect(metadata.id_token_signing_alg_values_supported).toContain('RS256')
@@ -268,8 +268,11 @@ describe('without a sealing key (PostgreSQL and no SECRET_KEY)', () => {
       expect((await plain.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })).statusCode).toBe(404)
       const metadata = (await plain.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' })).json() as {
         scopes_supported: string[]
+        response_types_supported: string[]
       }
       expect(metadata.scopes_supported).not.toContain('openid')
+      // No ID Token to answer with: the implicit OpenID Connect types are not offered either.
+      expect(metadata.response_types_supported).toEqual(['code', 'token'])
       const browser = await new BrowserSession(plain.app).signUpAndLogIn('no-key@example.com')
       const refused = await browser.get(
         authorizeUrl({

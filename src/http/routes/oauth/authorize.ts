@@ -90,7 +90,8 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
         privacyPolicyUrl: req.application.privacy_policy_url,
         redirectHost: describeRedirectTarget(req.redirectUri).host,
         scopes: req.scopes.map((s) => ({ name: s, description: SCOPE_DESCRIPTIONS[s] })),
-        tokenFlow: req.responseType === 'token',
+        // An access token handed over in the browser: the token flow and `id_token token`.
+        tokenFlow: req.responseType === 'token' || req.responseType === 'id_token token',
         heldId: answer.heldId,
       })
     }

@@ -5,15 +5,42 @@ import { noStore } from '../oauth/json-errors.js'
 
 const challenges = new BearerChallenges('gatehouse')
 
+const TWO_METHODS = 'The access token must be sent one way only: the Authorization header or the form body'
+const REPEATED = 'The form body repeats access_token'
+
+/** RFC 6750 3.1: invalid_request, for a token sent more than one way (RFC 6750 2) or twice. */
+function refuseMalformed(reply: FastifyReply, description: string) {
+  return reply
+    .code(400)
+    .header('www-authenticate', `Bearer realm="gatehouse", error="invalid_request", error_description="${description}"`)
+    .send({ error: 'invalid_request', error_description: description })
+}
+
 /**
- * GET and POST /oauth/userinfo (OpenID Connect Core 5.3): the bearer token in the
- * Authorization header (RFC 6750 2.1); errors as RFC 6750 3.1 says, with WWW-Authenticate.
- * Public and read-only, so any origin may call it (browser applications).
+ * The access token of a POST's form body (RFC 6750 2.2: application/x-www-form-urlencoded only);
+ * `repeated` when the parameter is sent twice. Never the query (2.3): URLs end up in logs.
+ */
+function formBodyToken(request: FastifyRequest): string | undefined | 'repeated' {
+  if (request.method !== 'POST' || !request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) return undefined
+  const value = (request.body as Record<string, unknown> | undefined)?.access_token
+  if (Array.isArray(value)) return 'repeated'
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/**
+ * GET and POST /oauth/userinfo (OpenID Connect Core 5.3): the bearer token in the Authorization
+ * header (RFC 6750 2.1) or, for a POST, in the form body (2.2), never both (2: invalid_request);
+ * errors as RFC 6750 3.1 says, with WWW-Authenticate. Public and read-only, so any origin may
+ * call it (browser applications).
  */
 export default async function userInfoRoute(app: FastifyInstance, { identity }: Pick<Services, 'identity'>): Promise<void> {
   async function answer(request: FastifyRequest, reply: FastifyReply) {
     noStore(reply).header('access-control-allow-origin', '*')
-    const token = bearerToken(request.headers.authorization)
+    const inHeader = bearerToken(request.headers.authorization)
+    const inBody = formBodyToken(request)
+    if (inBody === 'repeated') return refuseMalformed(reply, REPEATED)
+    if (inHeader !== undefined && inBody !== undefined) return refuseMalformed(reply, TWO_METHODS)
+    const token = inHeader ?? inBody
     const result = token === undefined ? undefined : await identity.userInfo(token)
     if (result === undefined || result.kind === 'invalid') {
       const failure = result === undefined ? challenges.missing : challenges.invalid
