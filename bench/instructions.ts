@@ -211,7 +211,14 @@ async function main(): Promise<number> {
       const baseline = await counted('baseline', process.env.HOST, (u) =>
         startBaselines({ ...common, under: u, databaseUrl: url, poolMax: 10 }),
       )
-      const gatehouse = await counted('gatehouse', HOST, (u) => startGatehouse({ ...common, under: u, databaseUrl: url, env: { HOST, DATABASE_CONNECT_TIMEOUT_MS: '60000', DATABASE_STATEMENT_TIMEOUT_MS: '0' } }))
+      const gatehouse = await counted('gatehouse', HOST, (u) =>
+        startGatehouse({
+          ...common,
+          under: u,
+          databaseUrl: url,
+          env: { HOST, DATABASE_CONNECT_TIMEOUT_MS: '60000', DATABASE_STATEMENT_TIMEOUT_MS: '0' },
+        }),
+      )
       for (const c of cases) {
         const target = c.server === 'baseline' ? baseline : gatehouse
         const item = await items(c)
