@@ -11,6 +11,7 @@ import * as m0009 from './0009_account_recovery.js'
 import * as m0010 from './0010_second_factor.js'
 import * as m0011 from './0011_signing_keys.js'
 import * as m0012 from './0012_authorize_requests.js'
+import * as m0013 from './0013_post_logout_redirect_uris.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0010_second_factor': m0010,
   '0011_signing_keys': m0011,
   '0012_authorize_requests': m0012,
+  '0013_post_logout_redirect_uris': m0013,
 }

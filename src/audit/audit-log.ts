@@ -152,6 +152,7 @@ export interface ApplicationChange {
   name: boolean
   description: boolean
   redirectUris: boolean
+  postLogoutRedirectUris: boolean
   allowedScopes: boolean
   requirePkce: boolean
   allowImplicit: boolean
@@ -163,6 +164,7 @@ const CHANGE_WORDS: Record<keyof ApplicationChange, string> = {
   name: 'name',
   description: 'description',
   redirectUris: 'redirect URIs',
+  postLogoutRedirectUris: 'post-logout redirect URIs',
   allowedScopes: 'allowed scopes',
   requirePkce: 'PKCE requirement',
   allowImplicit: 'token flow',
