@@ -188,6 +188,8 @@ export const auditDetail = {
     return `Changed: ${fields.join(', ')}${renamed}`
   },
   loggedIn: (knownDevice: boolean) => (knownDevice ? 'From a browser that logged in to this account before' : 'From a new browser'),
+  /** The end_session_endpoint (OpenID Connect RP-Initiated Logout 1.0); the application is the row's own. */
+  loggedOutByApplication: () => 'At the request of the application (OpenID Connect RP-Initiated Logout)',
   loginFailed: (accountExists: boolean) => (accountExists ? 'Wrong password' : 'No account has the email address typed (not recorded)'),
   /** A log-in completed by its second step (src/accounts/pending-login.ts): `method` names the factor in plain words. */
   loggedInWithSecondFactor: (method: string) => `Password and ${method}`,
