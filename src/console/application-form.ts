@@ -20,14 +20,7 @@ export const MAX_POST_LOGOUT_REDIRECT_URIS = 20
 export const LINK_MAX = 500
 
 export type ApplicationField =
-  | 'name'
-  | 'description'
-  | 'homepage_url'
-  | 'privacy_policy_url'
-  | 'redirect_uris'
-  | 'post_logout_redirect_uris'
-  | 'scopes'
-  | 'id_token_alg'
+  'name' | 'description' | 'homepage_url' | 'privacy_policy_url' | 'redirect_uris' | 'post_logout_redirect_uris' | 'scopes' | 'id_token_alg'
 /** Messages per form field; redirect URIs (and post-logout ones) can have one per bad line. */
 export type ApplicationFormErrors = Partial<Record<ApplicationField, string[]>>
 

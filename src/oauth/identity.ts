@@ -7,7 +7,7 @@ import type { Db } from '../db/connect.js'
 import { type PublicKeyInfo, SIGNING_ALGS, type SigningKeys } from './signing-keys.js'
 import type { ServerTokenCache } from './token-validity.js'
 import { type UserInfoAnswer, answerUserInfo } from './userinfo.js'
-import type { AuthorizeApplication } from './authorize-request.js'
+import type { ApplicationCache } from './application-cache.js'
 import { LOGOUT_PATH, type LogoutRequest, hintMatchesSession, validateLogoutRequest } from './logout.js'
 
 /*
@@ -52,8 +52,8 @@ export interface IdentityDeps {
   /** The RFC 8414 document, which discovery extends. */
   metadata: Readonly<Record<string, unknown>>
   issuer: string
-  /** The application by client_id, fresh from the database (the application cache's `load`). */
-  loadApplication: (clientId: string) => Promise<AuthorizeApplication | undefined>
+  /** The end_session_endpoint reads applications fresh from the database (`load`). */
+  applications: Pick<ApplicationCache, 'load'>
 }
 
 export function identityUseCases(deps: IdentityDeps): IdentityUseCases {
@@ -70,7 +70,7 @@ export function identityUseCases(deps: IdentityDeps): IdentityUseCases {
     userInfo: async (token) => (keys ? answerUserInfo(deps, token) : { kind: 'invalid' }),
     discovery: () => discovery,
     async logoutRequest(input, session) {
-      const outcome = await validateLogoutRequest({ keys, issuer: deps.issuer, load: deps.loadApplication }, input)
+      const outcome = await validateLogoutRequest({ keys, issuer: deps.issuer, load: (id) => deps.applications.load(id) }, input)
       if (outcome.kind === 'refused') return outcome
       return { kind: 'ok', request: outcome.request, atOnce: session !== null && hintMatchesSession(outcome.request.hint, session) }
     },
