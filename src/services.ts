@@ -282,6 +282,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const audit = new AuditLog({ db, clock, log })
   const keys = sealedBox && new SigningKeys({ db, clock, box: sealedBox, idTokenTtlMs: config.idTokenTtlMs })
   const oauth = oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, keys, ...oauthSettings(config) })
+  const identitySettings = { issuer: config.publicUrl, applications: caches.applications }
   const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
 
   return {
@@ -292,7 +293,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     maintenance,
     oauth,
     resource: resourceUseCases({ clients: caches.clients, tokens: caches.tokens, feed: revocationFeed }),
-    identity: identityUseCases({ keys, audit, db, tokens: caches.tokens, metadata: oauth.metadata(), issuer: config.publicUrl }),
+    identity: identityUseCases({ keys, audit, db, tokens: caches.tokens, metadata: oauth.metadata(), ...identitySettings }),
     config,
     clock,
     totpAvailable: sealedBox !== undefined,

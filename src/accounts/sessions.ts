@@ -1,4 +1,4 @@
-import type { AuditTrail } from '../audit/audit-log.js'
+import { type AuditTrail, auditDetail } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
 import { randomToken, sha256Hex } from '../lib/crypto.js'
 import { describeUserAgent } from '../lib/user-agent.js'
@@ -85,10 +85,22 @@ export function endSession(db: Db, id: string): Promise<void> {
   return deleteSession(db, sha256Hex(id))
 }
 
-/** Log-out: ends the session, and records it when it was a live session of `userId`. */
-export async function logOut(db: Db, id: string, userId: string | null, audit: AuditTrail): Promise<void> {
+/**
+ * Log-out: ends the session, and records it when it was a live session of `userId`; the one
+ * log-out, for the console's form and for the end_session_endpoint, whose relying party
+ * (`requestedBy`) the record names.
+ */
+export async function logOut(
+  db: Db,
+  id: string,
+  userId: string | null,
+  audit: AuditTrail,
+  requestedBy?: { clientId: string; name: string },
+): Promise<void> {
   await endSession(db, id)
-  if (userId !== null) await audit.record({ event: 'user.logged_out', userId })
+  if (userId === null) return
+  if (requestedBy === undefined) return audit.record({ event: 'user.logged_out', userId })
+  return audit.record({ event: 'user.logged_out', userId, application: requestedBy, detail: auditDetail.loggedOutByApplication() })
 }
 
 /**

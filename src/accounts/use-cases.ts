@@ -145,8 +145,13 @@ function sessionUseCases(ctx: AccountContext, audit: AuditLog, sessions: Session
       return startSession(ctx.db, userId, ctx.clock(), sessions.ttlMs, { from, maxSessions: sessions.maxSessions, amr })
     },
 
-    /** Log-out of the session `sessionId`, recorded when the actor was logged in by it. */
-    logOut: (actor: Actor, sessionId: string): Promise<void> => logOut(ctx.db, sessionId, actor.userId, trailOf(audit, actor)),
+    /**
+     * Log-out of the session `sessionId`, recorded when the actor was logged in by it: the console's
+     * "Log out", and the end_session_endpoint (/oauth/logout), which names the relying party that
+     * asked (`requestedBy`, OpenID Connect RP-Initiated Logout 1.0).
+     */
+    logOut: (actor: Actor, sessionId: string, requestedBy?: { clientId: string; name: string }): Promise<void> =>
+      logOut(ctx.db, sessionId, actor.userId, trailOf(audit, actor), requestedBy),
 
     /** The user of a page request's session cookie; runs on every page, so nothing is built here per call. */
     resolveSession: (sessionId: string, from: SeenFrom): Promise<SessionUser | undefined> =>

@@ -152,6 +152,7 @@ export interface ApplicationChange {
   name: boolean
   description: boolean
   redirectUris: boolean
+  postLogoutRedirectUris: boolean
   allowedScopes: boolean
   requirePkce: boolean
   allowImplicit: boolean
@@ -163,6 +164,7 @@ const CHANGE_WORDS: Record<keyof ApplicationChange, string> = {
   name: 'name',
   description: 'description',
   redirectUris: 'redirect URIs',
+  postLogoutRedirectUris: 'post-logout redirect URIs',
   allowedScopes: 'allowed scopes',
   requirePkce: 'PKCE requirement',
   allowImplicit: 'token flow',
@@ -194,6 +196,8 @@ export const auditDetail = {
     return `Changed: ${fields.join(', ')}${renamed}`
   },
   loggedIn: (knownDevice: boolean) => (knownDevice ? 'From a browser that logged in to this account before' : 'From a new browser'),
+  /** The end_session_endpoint (OpenID Connect RP-Initiated Logout 1.0); the application is the row's own. */
+  loggedOutByApplication: () => 'At the request of the application (OpenID Connect RP-Initiated Logout)',
   loginFailed: (accountExists: boolean) => (accountExists ? 'Wrong password' : 'No account has the email address typed (not recorded)'),
   /** A log-in completed by its second step (src/accounts/pending-login.ts): `method` names the factor in plain words. */
   loggedInWithSecondFactor: (method: string) => `Password and ${method}`,

@@ -14,11 +14,14 @@ import type { ApplicationSettings } from '../repositories/applications.js'
 export const NAME_MAX = 100
 export const DESCRIPTION_MAX = 500
 export const MAX_REDIRECT_URIS = 20
+/** OpenID Connect RP-Initiated Logout 1.0 3: bounded like redirect URIs. */
+export const MAX_POST_LOGOUT_REDIRECT_URIS = 20
 
 export const LINK_MAX = 500
 
-export type ApplicationField = 'name' | 'description' | 'homepage_url' | 'privacy_policy_url' | 'redirect_uris' | 'scopes' | 'id_token_alg'
-/** Messages per form field; redirect URIs can have one per bad line. */
+export type ApplicationField =
+  'name' | 'description' | 'homepage_url' | 'privacy_policy_url' | 'redirect_uris' | 'post_logout_redirect_uris' | 'scopes' | 'id_token_alg'
+/** Messages per form field; redirect URIs (and post-logout ones) can have one per bad line. */
 export type ApplicationFormErrors = Partial<Record<ApplicationField, string[]>>
 
 /** The form as the person typed it, re-shown unchanged when something is wrong. */
@@ -29,6 +32,8 @@ export interface ApplicationFormValues {
   privacyPolicyUrl: string
   /** The textarea's raw text: one URI per line. */
   redirectUris: string
+  /** The textarea's raw text: one URI per line, possibly none (RP-Initiated Logout 1.0 3). */
+  postLogoutRedirectUris: string
   scopes: string[]
   requirePkce: boolean
   allowImplicit: boolean
@@ -61,6 +66,7 @@ export function newApplicationFormValues(): ApplicationFormValues {
     homepageUrl: '',
     privacyPolicyUrl: '',
     redirectUris: '',
+    postLogoutRedirectUris: '',
     scopes: [...SCOPES],
     requirePkce: false,
     allowImplicit: false,
@@ -76,6 +82,7 @@ export function applicationFormValues(app: Application): ApplicationFormValues {
     homepageUrl: app.homepage_url ?? '',
     privacyPolicyUrl: app.privacy_policy_url ?? '',
     redirectUris: app.redirect_uris.join('\n'),
+    postLogoutRedirectUris: app.post_logout_redirect_uris.join('\n'),
     scopes: app.allowed_scopes,
     requirePkce: app.require_pkce,
     allowImplicit: app.allow_implicit,
@@ -95,6 +102,7 @@ function readForm(body: unknown): ApplicationFormValues {
     homepageUrl: text(raw.homepage_url),
     privacyPolicyUrl: text(raw.privacy_policy_url),
     redirectUris: text(raw.redirect_uris),
+    postLogoutRedirectUris: text(raw.post_logout_redirect_uris),
     scopes: list(raw.scopes),
     // An unchecked checkbox is absent from the body; a checked one sends its value ("on").
     requirePkce: raw.require_pkce !== undefined,
@@ -111,28 +119,39 @@ function shorten(uri: string): string {
 /**
  * One URI per line; blank lines and surrounding whitespace are ignored and repeats dropped.
  * Each bad line gets its own message naming the line as the person sees it in the textarea.
+ * Post-logout redirect URIs are checked by the same rules as redirect URIs (RP-Initiated Logout
+ * 1.0 3 leaves them to the OP; docs/decisions/001-redirect-uri-matching.md), and may be none.
  */
-const redirectUrisField = z.string().transform((raw, ctx) => {
-  const uris: string[] = []
-  const conversions: Array<{ typed: string; stored: string }> = []
-  raw.split(/\r\n|\r|\n/).forEach((line, index) => {
-    const candidate = line.trim()
-    if (candidate === '') return
-    const check = validateRegisteredRedirectUri(candidate)
-    if (!check.ok) {
-      ctx.addIssue({ code: 'custom', message: `Line ${index + 1} (${shorten(candidate)}) ${check.reason}.` })
-    } else if (!uris.includes(check.uri)) {
-      uris.push(check.uri)
-      if (check.idn) conversions.push({ typed: candidate, stored: check.uri })
+function uriListField(what: { required: boolean; max: number; plural: string }) {
+  return z.string().transform((raw, ctx) => {
+    const uris: string[] = []
+    const conversions: Array<{ typed: string; stored: string }> = []
+    raw.split(/\r\n|\r|\n/).forEach((line, index) => {
+      const candidate = line.trim()
+      if (candidate === '') return
+      const check = validateRegisteredRedirectUri(candidate)
+      if (!check.ok) {
+        ctx.addIssue({ code: 'custom', message: `Line ${index + 1} (${shorten(candidate)}) ${check.reason}.` })
+      } else if (!uris.includes(check.uri)) {
+        uris.push(check.uri)
+        if (check.idn) conversions.push({ typed: candidate, stored: check.uri })
+      }
+    })
+    if (what.required && uris.length === 0 && ctx.issues.length === 0) {
+      ctx.addIssue({ code: 'custom', message: 'Enter at least one redirect URI, such as https://example.com/callback.' })
     }
+    if (uris.length > what.max) {
+      ctx.addIssue({ code: 'custom', message: `Enter at most ${what.max} ${what.plural}.` })
+    }
+    return { uris, conversions }
   })
-  if (uris.length === 0 && ctx.issues.length === 0) {
-    ctx.addIssue({ code: 'custom', message: 'Enter at least one redirect URI, such as https://example.com/callback.' })
-  }
-  if (uris.length > MAX_REDIRECT_URIS) {
-    ctx.addIssue({ code: 'custom', message: `Enter at most ${MAX_REDIRECT_URIS} redirect URIs.` })
-  }
-  return { uris, conversions }
+}
+
+const redirectUrisField = uriListField({ required: true, max: MAX_REDIRECT_URIS, plural: 'redirect URIs' })
+const postLogoutRedirectUrisField = uriListField({
+  required: false,
+  max: MAX_POST_LOGOUT_REDIRECT_URIS,
+  plural: 'post-logout redirect URIs',
 })
 
 /**
@@ -169,6 +188,7 @@ const applicationFormSchema = z.object({
   homepage_url: linkField('Homepage URL'),
   privacy_policy_url: linkField('Privacy policy URL'),
   redirect_uris: redirectUrisField,
+  post_logout_redirect_uris: postLogoutRedirectUrisField,
   scopes: z
     .array(z.enum(SCOPES, { message: 'Choose scopes from the list.' }))
     .min(1, 'Choose at least one scope.')
@@ -188,6 +208,7 @@ export function parseApplicationForm(body: unknown): ParsedApplicationForm {
     homepage_url: values.homepageUrl,
     privacy_policy_url: values.privacyPolicyUrl,
     redirect_uris: values.redirectUris,
+    post_logout_redirect_uris: values.postLogoutRedirectUris,
     scopes: values.scopes,
     require_pkce: values.requirePkce,
     allow_implicit: values.allowImplicit,
@@ -199,13 +220,14 @@ export function parseApplicationForm(body: unknown): ParsedApplicationForm {
     return {
       ok: true,
       values,
-      conversions: d.redirect_uris.conversions,
+      conversions: [...d.redirect_uris.conversions, ...d.post_logout_redirect_uris.conversions],
       settings: {
         name: d.name,
         description: d.description,
         homepageUrl: d.homepage_url,
         privacyPolicyUrl: d.privacy_policy_url,
         redirectUris: d.redirect_uris.uris,
+        postLogoutRedirectUris: d.post_logout_redirect_uris.uris,
         allowedScopes: d.scopes,
         requirePkce: d.require_pkce,
         allowImplicit: d.allow_implicit,
@@ -219,7 +241,7 @@ export function parseApplicationForm(body: unknown): ParsedApplicationForm {
     const field = issue.path[0] as ApplicationField
     const messages = (errors[field] ??= [])
     // Redirect URIs report every bad line; other fields their first problem.
-    if (field === 'redirect_uris' || messages.length === 0) {
+    if (field === 'redirect_uris' || field === 'post_logout_redirect_uris' || messages.length === 0) {
       if (!messages.includes(issue.message)) messages.push(issue.message)
     }
   }

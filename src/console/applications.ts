@@ -101,6 +101,8 @@ function changeOf(before: Application, after: ApplicationSettings): ApplicationC
     name: before.name !== after.name,
     description: before.description !== after.description,
     redirectUris: !sameList(before.redirect_uris, after.redirectUris),
+    postLogoutRedirectUris:
+      after.postLogoutRedirectUris !== undefined && !sameList(before.post_logout_redirect_uris, after.postLogoutRedirectUris),
     allowedScopes: !sameList(before.allowed_scopes, after.allowedScopes),
     requirePkce: before.require_pkce !== after.requirePkce,
     allowImplicit: before.allow_implicit !== after.allowImplicit,

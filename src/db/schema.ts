@@ -61,6 +61,8 @@ export interface ApplicationsTable {
   id_token_alg: ColumnType<SigningAlg, SigningAlg | undefined, SigningAlg>
   /** RFC 9126 6: plain authorize requests are refused (migration 0012). */
   require_pushed_requests: Generated<boolean>
+  /** OpenID Connect RP-Initiated Logout 1.0 3: exact targets of /oauth/logout (migration 0013). */
+  post_logout_redirect_uris: ColumnType<string[], string[] | undefined, string[]>
 }
 
 /** RFC 9126: a pushed authorization request, until used or expired (migration 0012). */

@@ -81,12 +81,24 @@ export async function registerPageSecurity(pages: FastifyInstance, deps: Service
   // After the cookie plugin's own onRequest hook, so the error page can read and set cookies.
   const ownOrigin = new URL(deps.config.publicUrl).origin
   pages.addHook('onRequest', (request, _reply, done) => {
-    if (SAFE_METHODS.has(request.method)) return done()
+    if (SAFE_METHODS.has(request.method) || request.routeOptions.config.crossSiteForm === true) return done()
     const reason = crossOriginReason(request.headers, ownOrigin)
     if (reason === undefined) return done()
     request.log.warn({ reason: reason.slice(0, 200) }, 'cross-origin request refused')
     done(new CrossOriginRequestError(deps.config.serviceName))
   })
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * A POST other sites' pages send by design, and that changes nothing another site could not
+     * change with a GET of the same route: the end_session_endpoint's form (OpenID Connect
+     * RP-Initiated Logout 1.0 2), which ends a session unasked only for a caller holding an ID
+     * Token of that very session. The same-origin rule below does not apply to it.
+     */
+    crossSiteForm?: boolean
+  }
 }
 
 /** Methods that change nothing (RFC 9110 9.2.1); every other method in the page context is a form. */

@@ -17,6 +17,7 @@ import { render } from './render.js'
  */
 const EXEMPT = [
   '/logout',
+  '/oauth/logout',
   '/account/delete',
   '/login',
   '/signup',

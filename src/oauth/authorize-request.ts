@@ -8,6 +8,7 @@ import {
   UnauthorizedClientError,
   UnsupportedResponseTypeError,
 } from './errors.js'
+import { ID_TOKEN_HINT_MAX_LENGTH } from './id-token-hint.js'
 import { type ParamReading, describeProblem, optional } from './params.js'
 import { type ChallengeMethod, parseChallengeMethod, validateChallenge } from './pkce.js'
 import { type ClientResponse, type ResponseMode, clientResponse, findMatchingRedirectUri } from './redirect-uri.js'
@@ -45,6 +46,11 @@ export interface AuthorizationRequest {
   logIn: LogInDemand
   /** OpenID Connect Core 3.1.2.1: echoed in the ID Token. */
   nonce: string | undefined
+  /**
+   * OpenID Connect Core 3.1.2.1: an ID Token naming the user the client expects, as sent; its
+   * signature is checked by the answer (src/oauth/authorize.ts), which may need a key read.
+   */
+  idTokenHint: string | undefined
 }
 
 /**
@@ -278,7 +284,11 @@ function checkedParameters(
   const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
   const { prompt, fresh } = promptOf(single('prompt'))
   const logIn = fresh || NO_LOG_IN_PARAMS.some((name) => raw[name] !== undefined) ? logInDemandOf(single, fresh) : NO_LOG_IN_DEMAND
-  return { responseType: checkedType, responseMode, ...scoped, codeChallenge, codeChallengeMethod, prompt, logIn }
+  const idTokenHint = single('id_token_hint')
+  if (idTokenHint !== undefined && idTokenHint.length > ID_TOKEN_HINT_MAX_LENGTH) {
+    throw new InvalidRequestError(`id_token_hint must be at most ${ID_TOKEN_HINT_MAX_LENGTH} characters`)
+  }
+  return { responseType: checkedType, responseMode, ...scoped, codeChallenge, codeChallengeMethod, prompt, logIn, idTokenHint }
 }
 
 /** Whether `openid` may be requested: false without signing keys (src/oauth/identity.ts). */

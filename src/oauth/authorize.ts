@@ -28,9 +28,11 @@ import {
   establishClient,
   validateAuthorizationRequest,
 } from './authorize-request.js'
+import type { IdTokenHint } from './id-token-hint.js'
 import {
   ConsentRequiredError,
   InteractionRequiredError,
+  InvalidRequestError,
   LoginRequiredError,
   type OAuthError,
   TemporarilyUnavailableError,
@@ -69,6 +71,8 @@ export type AuthorizeAnswer =
 export interface AuthorizeContext {
   /** Whether `openid` may be requested (signing keys exist; src/oauth/identity.ts). */
   identity: IdentityRequestOptions
+  /** An id_token_hint's claims when Gatehouse signed it (src/oauth/id-token-hint.ts). */
+  verifyHint: (hint: string) => Promise<IdTokenHint | undefined>
   db: Db
   clock: Clock
   issuer: string
@@ -114,7 +118,14 @@ export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unkno
   if (user && cached) {
     const outcome = await validateAuthorizationRequest(reading, ctx.issuer, () => cached, 'plain', ctx.identity)
     // The session's checks are comparisons in memory: the hot path stays one statement.
-    if (outcome.kind === 'ok' && mayUseRememberedConsent(outcome.request) && sessionSuffices(outcome.request, user, ctx.clock())) {
+    // An id_token_hint needs its signature checked: not the one-statement path.
+    const hinted = outcome.kind === 'ok' && outcome.request.idTokenHint !== undefined
+    if (
+      outcome.kind === 'ok' &&
+      !hinted &&
+      mayUseRememberedConsent(outcome.request) &&
+      sessionSuffices(outcome.request, user, ctx.clock())
+    ) {
       const issued = await issueUnderRememberedConsent(ctx.db, outcome.request, user, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
       if (issued.kind !== 'no-grant') return answerIssued(ctx, outcome.request, issued, user)
       tried = outcome.request.application
@@ -174,14 +185,23 @@ async function answerValidated(
   if (outcome.kind === 'fatal') return { kind: 'error-page', message: outcome.message }
   const claimed = async () => claim === undefined || (await claim())
   if (outcome.kind === 'redirect') return (await claimed()) ? deliverError(ctx, outcome, user) : INVALID_REQUEST_URI
-  const req = outcome.request
   const now = ctx.clock()
+  const hint = await checkHint(ctx, outcome.request, user)
+  if (hint.kind === 'invalid')
+    return (await claimed()) ? deliverError(ctx, refusedFor(ctx, outcome.request, hint.error), user) : INVALID_REQUEST_URI
+  const req = hint.request
   const needsLogIn = !user || !sessionSuffices(req, user, now)
   if (needsLogIn && req.prompt !== 'none') return logInFor(req, params, now, user !== null)
   if (!(await claimed())) return INVALID_REQUEST_URI
-  if (!user || needsLogIn) {
-    // prompt=none forbids showing the log-in page (OpenID Connect Core 3.1.2.6).
-    const why = user ? 'The user must log in again' : 'The user is not logged in'
+  if (!user || needsLogIn || hint.kind === 'other-user') {
+    // prompt=none forbids showing the log-in page (OpenID Connect Core 3.1.2.6); a log-in that
+    // did not bring the hint's user ends here too (3.1.2.1: "otherwise, it SHOULD return an error").
+    const why =
+      hint.kind === 'other-user'
+        ? 'The user logged in is not the one id_token_hint names'
+        : user
+          ? 'The user must log in again'
+          : 'The user is not logged in'
     return deliverError(ctx, refusedFor(ctx, req, new LoginRequiredError(why)), user)
   }
   if (req.prompt === 'none' && user.mustEnrol) {
@@ -210,6 +230,32 @@ export function sessionSuffices(req: AuthorizationRequest, user: NonNullable<Aut
   if (askedAt !== undefined && authenticated >= askedAt) return true
   if (fresh) return false
   return now.getTime() - authenticated <= maxAgeSeconds! * 1000
+}
+
+type HintCheck =
+  | { kind: 'invalid'; error: OAuthError }
+  /** The request, asking for a fresh log-in when the hint names someone else than the session's user. */
+  | { kind: 'ok'; request: AuthorizationRequest }
+  /** The hint names someone else, and the log-in Gatehouse asked for this request did not change that. */
+  | { kind: 'other-user'; request: AuthorizationRequest }
+
+/**
+ * id_token_hint (OpenID Connect Core 3.1.2.1): an ID Token Gatehouse issued to this client, or
+ * invalid_request. When it names another user than the session's, the user logs in again, as
+ * with prompt=login (prompt=none answers login_required instead, through the log-in check).
+ */
+async function checkHint(ctx: AuthorizeContext, req: AuthorizationRequest, user: AuthorizeUser): Promise<HintCheck> {
+  if (req.idTokenHint === undefined) return { kind: 'ok', request: req }
+  const hint = await ctx.verifyHint(req.idTokenHint)
+  if (!hint || !hint.aud.includes(req.application.client_id)) {
+    return { kind: 'invalid', error: new InvalidRequestError('id_token_hint is not an ID Token this server issued to this client') }
+  }
+  if (!user || hint.sub === user.id) return { kind: 'ok', request: req }
+  const { askedAt } = req.logIn
+  if (askedAt !== undefined && user.authenticatedAt.getTime() >= askedAt) {
+    return { kind: 'other-user', request: req }
+  }
+  return { kind: 'ok', request: { ...req, logIn: { ...req.logIn, fresh: true } } }
 }
 
 /**

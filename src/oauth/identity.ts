@@ -7,6 +7,8 @@ import type { Db } from '../db/connect.js'
 import { type PublicKeyInfo, SIGNING_ALGS, type SigningKeys } from './signing-keys.js'
 import type { ServerTokenCache } from './token-validity.js'
 import { type UserInfoAnswer, answerUserInfo } from './userinfo.js'
+import type { ApplicationCache } from './application-cache.js'
+import { LOGOUT_PATH, type LogoutRequest, hintMatchesSession, validateLogoutRequest } from './logout.js'
 
 /*
  * Gatehouse as an OpenID Provider (issue 24, README "Sign in with Gatehouse (OpenID Connect)"):
@@ -25,11 +27,19 @@ export interface IdentityUseCases {
   userInfo(token: string): Promise<UserInfoAnswer>
   /** OpenID Connect Discovery 1.0 3; undefined when Gatehouse is not an OpenID Provider. */
   discovery(): Readonly<Record<string, unknown>> | undefined
+  /**
+   * GET and POST /oauth/logout (OpenID Connect RP-Initiated Logout 1.0 2): whether the request
+   * is sound, and whether it names `session`, so that it ends without asking (`atOnce`). The
+   * session is ended by accounts.logOut, the one log-out.
+   */
+  logoutRequest(input: unknown, session: { id: string; sid?: string } | null): Promise<LogoutAnswer>
   /** `gatehouse keys list`. */
   listKeys(): Promise<PublicKeyInfo[]>
   /** `gatehouse keys rotate`: audited. */
   rotateKeys(actor: Actor): Promise<PublicKeyInfo[]>
 }
+
+export type LogoutAnswer = { kind: 'refused'; message: string } | { kind: 'ok'; request: LogoutRequest; atOnce: boolean }
 
 const UNAVAILABLE =
   'SECRET_KEY is not set: with PostgreSQL, Gatehouse keeps no signing keys and is not an OpenID Provider (README "Sign in with Gatehouse (OpenID Connect)")'
@@ -42,6 +52,8 @@ export interface IdentityDeps {
   /** The RFC 8414 document, which discovery extends. */
   metadata: Readonly<Record<string, unknown>>
   issuer: string
+  /** The end_session_endpoint reads applications fresh from the database (`load`). */
+  applications: Pick<ApplicationCache, 'load'>
 }
 
 export function identityUseCases(deps: IdentityDeps): IdentityUseCases {
@@ -57,6 +69,11 @@ export function identityUseCases(deps: IdentityDeps): IdentityUseCases {
     signIdToken: (alg, payload) => required().sign(alg, payload),
     userInfo: async (token) => (keys ? answerUserInfo(deps, token) : { kind: 'invalid' }),
     discovery: () => discovery,
+    async logoutRequest(input, session) {
+      const outcome = await validateLogoutRequest({ keys, issuer: deps.issuer, load: (id) => deps.applications.load(id) }, input)
+      if (outcome.kind === 'refused') return outcome
+      return { kind: 'ok', request: outcome.request, atOnce: session !== null && hintMatchesSession(outcome.request.hint, session) }
+    },
     listKeys: () => required().list(),
     async rotateKeys(actor) {
       const added = await required().rotate()
@@ -98,6 +115,8 @@ function openIdConfiguration(metadata: Readonly<Record<string, unknown>>, issuer
     ...metadata,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     userinfo_endpoint: `${issuer}/oauth/userinfo`,
+    // OpenID Connect RP-Initiated Logout 1.0 2.1 (src/oauth/logout.ts).
+    end_session_endpoint: `${issuer}${LOGOUT_PATH}`,
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [...SIGNING_ALGS],
     claims_supported: CLAIMS_SUPPORTED,

@@ -1,4 +1,16 @@
-import { type CryptoKey, type JWK, SignJWT, type JWTPayload, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK } from 'jose'
+import {
+  type CryptoKey,
+  type JSONWebKeySet,
+  type JWK,
+  SignJWT,
+  type JWTPayload,
+  calculateJwkThumbprint,
+  compactVerify,
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+} from 'jose'
 import type { Db } from '../db/connect.js'
 import type { SigningAlg } from '../db/schema.js'
 import type { Clock } from '../lib/clock.js'
@@ -84,6 +96,7 @@ function publicInfo(row: SigningKeyRow): PublicKeyInfo {
 /** One process's view of the keys: read at most every KEY_CACHE_TTL_MS, private keys opened once. */
 export class SigningKeys {
   #published: { rows: SigningKeyRow[]; readAt: number; jwks: string } | undefined
+  #verifier: { jwks: string; keySet: ReturnType<typeof createLocalJWKSet> } | undefined
   readonly #privateKeys = new Map<string, Promise<CryptoKey | Uint8Array>>()
 
   constructor(private readonly options: SigningKeysOptions) {}
@@ -132,6 +145,23 @@ export class SigningKeys {
       this.#privateKeys.set(row.kid, key)
     }
     return new SignJWT(payload).setProtectedHeader({ alg, kid: row.kid, typ: 'JWT' }).sign(await key)
+  }
+
+  /**
+   * The payload of a JWS (RFC 7515 compact) that one of the published keys signed, or undefined
+   * for any other: an id_token_hint (OpenID Connect Core 3.1.2.1, RP-Initiated Logout 1.0 2).
+   * Only the signature is checked here; the claims are the caller's (src/oauth/id-token-hint.ts).
+   */
+  async verify(jws: string): Promise<Uint8Array | undefined> {
+    const jwks = await this.jwks()
+    if (this.#verifier?.jwks !== jwks) {
+      this.#verifier = { jwks, keySet: createLocalJWKSet(JSON.parse(jwks) as JSONWebKeySet) }
+    }
+    try {
+      return (await compactVerify(jws, this.#verifier.keySet, { algorithms: [...SIGNING_ALGS] })).payload
+    } catch {
+      return undefined
+    }
   }
 
   /** Every key, retired ones too, newest first. */

@@ -10,6 +10,7 @@ import type { TokenQuota } from '../revocation/token-quota.js'
 import type { ApplicationCache } from './application-cache.js'
 import type { AuthorizingUser, IssueQuotas } from './authorization.js'
 import type { SigningKeys } from './signing-keys.js'
+import { verifyIdTokenHint } from './id-token-hint.js'
 import {
   type AuthorizeAnswer,
   type AuthorizeContext,
@@ -121,6 +122,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
   const idTokens = deps.keys && { keys: deps.keys, issuer: deps.issuer, ttlMs: deps.idTokenTtlMs }
   const authorizing: AuthorizeContext = {
     identity: { openid: deps.keys !== undefined },
+    verifyHint: (hint) => verifyIdTokenHint({ keys: deps.keys, issuer: deps.issuer }, hint),
     db,
     clock,
     issuer: deps.issuer,

@@ -81,6 +81,8 @@ export interface ApplicationSettings {
   name: string
   description: string
   redirectUris: string[]
+  /** RP-Initiated Logout 1.0 3; absent: none for a new application, unchanged by an edit. */
+  postLogoutRedirectUris?: string[]
   allowedScopes: string[]
   requirePkce: boolean
   allowImplicit: boolean
@@ -106,6 +108,7 @@ export function insertApplication(
       name: a.name,
       description: a.description,
       redirect_uris: a.redirectUris,
+      post_logout_redirect_uris: a.postLogoutRedirectUris ?? [],
       allowed_scopes: a.allowedScopes,
       require_pkce: a.requirePkce,
       allow_implicit: a.allowImplicit,
@@ -140,6 +143,7 @@ export function updateOwnedApplication(
       name: s.name,
       description: s.description,
       redirect_uris: s.redirectUris,
+      ...(s.postLogoutRedirectUris === undefined ? {} : { post_logout_redirect_uris: s.postLogoutRedirectUris }),
       allowed_scopes: s.allowedScopes,
       require_pkce: s.requirePkce,
       allow_implicit: s.allowImplicit,

@@ -15,6 +15,8 @@ export interface ApplicationFields {
   homepage_url?: string
   privacy_policy_url?: string
   redirect_uris?: string
+  /** RP-Initiated Logout 1.0 3; empty when absent, as a browser sends an empty textarea. */
+  post_logout_redirect_uris?: string
   scopes?: string[] | null
   require_pkce?: boolean
   allow_implicit?: boolean
@@ -31,6 +33,7 @@ export function applicationForm(f: ApplicationFields = {}): Record<string, strin
     homepage_url: f.homepage_url ?? '',
     privacy_policy_url: f.privacy_policy_url ?? '',
     redirect_uris: f.redirect_uris ?? 'https://planner.example.com/oauth/callback',
+    post_logout_redirect_uris: f.post_logout_redirect_uris ?? '',
     scopes: f.scopes === undefined ? ['read', 'write'] : f.scopes,
     require_pkce: f.require_pkce ? 'on' : null,
     allow_implicit: f.allow_implicit ? 'on' : null,

@@ -20,6 +20,7 @@ describe('audit details', () => {
       name: false,
       description: false,
       redirectUris: false,
+      postLogoutRedirectUris: false,
       allowedScopes: false,
       requirePkce: false,
       allowImplicit: false,
@@ -30,6 +31,7 @@ describe('audit details', () => {
     expect(auditDetail.applicationChanged({ ...none, redirectUris: true, allowImplicit: true }, 'Old')).toBe(
       'Changed: redirect URIs, token flow',
     )
+    expect(auditDetail.applicationChanged({ ...none, postLogoutRedirectUris: true }, 'Old')).toBe('Changed: post-logout redirect URIs')
     expect(auditDetail.applicationChanged({ ...none, name: true, requirePkce: true }, 'Old\u0007 Name')).toBe(
       'Changed: name, PKCE requirement; previously named "Old Name"',
     )
@@ -40,6 +42,7 @@ describe('audit details', () => {
       name: true,
       description: true,
       redirectUris: true,
+      postLogoutRedirectUris: true,
       allowedScopes: true,
       requirePkce: true,
       allowImplicit: true,

@@ -55,6 +55,8 @@ describe('policyAreaOf', () => {
     ['/authorized-applications', 'console'],
     ['/', 'console'],
     ['/logout', 'exempt'],
+    ['/oauth/logout?id_token_hint=x', 'exempt'],
+    ['/oauth/logout/confirm', 'exempt'],
     ['/account/delete', 'exempt'],
     ['/account/deleted', 'console'],
     ['/login?next=/admin', 'exempt'],

@@ -1,4 +1,5 @@
 import fc from 'fast-check'
+import { SignJWT, generateKeyPair } from 'jose'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type Harness, REDIRECT_URI, VERIFIER, createHarness, knownValues, requests } from './harness.js'
 import { encodeText, pathOf, text, unknownPath } from './wire.js'
@@ -151,6 +152,57 @@ it(
   TIMEOUT,
 )
 
+it(
+  '/oauth/logout and its confirmation (OpenID Connect RP-Initiated Logout 1.0)',
+  async () => {
+    const { t, user, app, foreign } = h.world
+    const signedOut = `${REDIRECT_URI}/signed-out`
+    await t.db
+      .updateTable('applications')
+      .set({ post_logout_redirect_uris: [signedOut] })
+      .where('id', '=', app.id)
+      .execute()
+    const now = Math.floor(t.clock().getTime() / 1000)
+    const claims = { iss: t.config.publicUrl, sub: user.id, aud: app.clientId, iat: now, exp: now + 3600 }
+    const sign = (extra: Record<string, unknown>) => t.deps.identity.signIdToken('RS256', { ...claims, ...extra })
+    const { privateKey } = await generateKeyPair('RS256')
+    const hints = [
+      await sign({}),
+      await sign({ exp: now - 7200 }),
+      await sign({ aud: foreign.clientId }),
+      await sign({ sub: 'someone-else', sid: 'x' }),
+      await sign({ aud: [app.clientId, foreign.clientId] }),
+      await sign({ iss: 'https://evil.example' }),
+      await new SignJWT(claims).setProtectedHeader({ alg: 'RS256' }).sign(privateKey),
+    ]
+    const params = {
+      id_token_hint: fc.oneof(
+        { weight: 4, arbitrary: fc.constantFrom(...hints) },
+        fc.constantFrom('', 'eyJhbGciOiJub25lIn0.e30.', 'a.b.c', 'x'.repeat(9000)),
+        text(80),
+      ),
+      client_id: fc.oneof({ weight: 1, arbitrary: fc.constant('') }, knownValues(h.world).clientIds),
+      post_logout_redirect_uri: fc.oneof(
+        { weight: 3, arbitrary: fc.constantFrom(signedOut, '') },
+        fc.constantFrom(REDIRECT_URI, `${signedOut}/x`, `${signedOut}?a=1`, 'https://evil.example/', 'javascript:alert(1)'),
+        text(40),
+      ),
+      state: fc.oneof(text(), fc.constant('s'.repeat(3000))),
+      ui_locales: fc.constantFrom('', 'en', 'de fr'),
+      logout_hint: text(20),
+    }
+    const path = fc.constantFrom('/oauth/logout', '/oauth/logout/confirm').chain(pathOf)
+    await h.fuzz('/oauth/logout', requests(h.world, { methods: ['GET', 'POST'], path, query: params, body: params, form: true }), 300)
+    const outcomes = [...h.outcomes('GET /oauth/logout'), ...h.outcomes('POST /oauth/logout')]
+    // Refusals, confirmation pages, "signed out" pages, and returns to the registered URI only.
+    expect(outcomes).toEqual(expect.arrayContaining(['200', '400']))
+    expect(outcomes.some((o) => o.startsWith(`303 ${signedOut}`))).toBe(true)
+    // Never any other redirect: the fuzz's other targets (REDIRECT_URI, evil.example, javascript:) never appear.
+    for (const o of outcomes.filter((x) => x.startsWith('30'))) expect(o).toBe(`303 ${signedOut}`)
+  },
+  TIMEOUT,
+)
+
 /** The optional https links of the application form (homepage, privacy policy): empty, good, refused, or anything. */
 const link = () =>
   fc.oneof(
@@ -195,6 +247,15 @@ const applicationForm = () => ({
       'https://*.example/cb',
       Array.from({ length: 21 }, (_, i) => `https://a${i}.example/cb`).join('\n'),
       '\n\n\n',
+    ),
+    text(),
+  ),
+  post_logout_redirect_uris: fc.oneof(
+    { weight: 8, arbitrary: fc.constantFrom('', `${REDIRECT_URI}/signed-out`) },
+    fc.constantFrom(
+      'javascript:alert(1)',
+      'https://*.example/bye',
+      Array.from({ length: 21 }, (_, i) => `https://a${i}.example/bye`).join('\n'),
     ),
     text(),
   ),

@@ -142,6 +142,7 @@ async function applicationPage(deps: Services, request: FastifyRequest<AppQuery>
       owner: a.owner_email,
       ownerId: a.owner_id,
       redirectUris: a.redirect_uris,
+      postLogoutRedirectUris: a.post_logout_redirect_uris,
       scopes: a.allowed_scopes.join(' '),
       homepageUrl: a.homepage_url,
       privacyPolicyUrl: a.privacy_policy_url,

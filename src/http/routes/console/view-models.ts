@@ -68,6 +68,7 @@ export interface ApplicationView {
   clientId: string
   /** `unicodeHost`: the host as people read it, when it is stored in ASCII (IDNA) form. */
   redirectUris: Array<{ uri: string; unicodeHost: string | null }>
+  postLogoutRedirectUris: Array<{ uri: string; unicodeHost: string | null }>
   scopes: Array<{ value: string; description: string }>
   requirePkce: boolean
   allowImplicit: boolean
@@ -92,6 +93,7 @@ export function applicationView(app: Application): ApplicationView {
     description: app.description,
     clientId: app.client_id,
     redirectUris: app.redirect_uris.map((uri) => ({ uri, unicodeHost: unicodeHostOf(uri) })),
+    postLogoutRedirectUris: app.post_logout_redirect_uris.map((uri) => ({ uri, unicodeHost: unicodeHostOf(uri) })),
     scopes: app.allowed_scopes.map((s) => ({ value: s, description: SCOPE_DESCRIPTIONS[s as keyof typeof SCOPE_DESCRIPTIONS] ?? '' })),
     requirePkce: app.require_pkce,
     allowImplicit: app.allow_implicit,

@@ -3,18 +3,21 @@ import { InvalidRequestError, type Services } from '../../../services.js'
 import authorizeRoutes from './authorize.js'
 import authorizedApplicationsRoutes from './authorized-applications.js'
 import { noStore, setOAuthJsonErrorHandler } from './json-errors.js'
+import logoutRoutes from './logout.js'
 import metadataRoutes from './metadata.js'
 import parRoutes from './par.js'
 import revokeRoutes from './revoke.js'
 import tokenRoutes from './token.js'
 
 /**
- * Browser-facing OAuth pages: /oauth/authorize (log-in, consent) and Authorized Applications.
+ * Browser-facing OAuth pages: /oauth/authorize (log-in, consent), Authorized Applications and the
+ * end_session_endpoint (/oauth/logout).
  * Register inside the page context, which provides the session, CSRF and HTML error pages.
  */
 export async function oauthPageRoutes(app: FastifyInstance, deps: Services): Promise<void> {
   await app.register(authorizeRoutes, deps)
   await app.register(authorizedApplicationsRoutes, deps)
+  await app.register(logoutRoutes, deps)
 }
 
 /**

@@ -1,0 +1,94 @@
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { BrowserSession } from '../helpers/browser-session.js'
+import { expectAccessible, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import type { TestContext } from '../helpers/app.js'
+import { type TestClient, buildOAuthTestApp, createClient } from '../integration/oauth/helpers.js'
+
+/*
+ * The end_session_endpoint's pages in Chromium (OpenID Connect RP-Initiated Logout 1.0, issue 24),
+ * with JavaScript off: "Sign out of Gatehouse?" and "You are signed out" pass axe, and the
+ * confirmation's plain form ends the session and reaches the registered post-logout URI, which
+ * proves its CSP form-action lets the redirect through.
+ */
+let t: TestContext
+let browser: Browser
+let baseUrl: string
+let client: TestClient
+let userId: string
+const EMAIL = 'logout-browser@example.com'
+const PASSWORD = 'correct horse battery'
+const SIGNED_OUT = 'https://client.example/signed-out'
+
+beforeAll(async () => {
+  ;({ t, baseUrl } = await listenOnLoopback(buildOAuthTestApp))
+  browser = await launchBrowser()
+  client = await createClient(t.db, { name: 'Logout Planner', redirectUris: ['https://client.example/cb'], scopes: ['openid', 'read'] })
+  await t.db
+    .updateTable('applications')
+    .set({ post_logout_redirect_uris: [SIGNED_OUT] })
+    .where('id', '=', client.id)
+    .execute()
+  await new BrowserSession(t.app).signUpAndLogIn(EMAIL, PASSWORD)
+  userId = (await t.db.selectFrom('users').select('id').where('email', '=', EMAIL).executeTakeFirstOrThrow()).id
+})
+afterAll(async () => {
+  await browser?.close()
+  await t?.close()
+})
+
+/** An ID Token Gatehouse signed for the user, of another session than the browser's (so the page asks). */
+async function hintOfAnotherSession(): Promise<string> {
+  const iat = Math.floor(t.clock().getTime() / 1000)
+  return t.deps.identity.signIdToken('RS256', {
+    iss: t.config.publicUrl,
+    sub: userId,
+    aud: client.clientId,
+    iat,
+    exp: iat + 3600,
+    sid: 'another-session',
+  })
+}
+
+async function loggedInPage(): Promise<{ page: Page; arrived: Promise<string> }> {
+  const context = await browser.newContext({ javaScriptEnabled: false })
+  let reached: (url: string) => void = () => {}
+  const arrived = new Promise<string>((resolve) => (reached = resolve))
+  await context.route('https://client.example/**', async (route) => {
+    reached(route.request().url())
+    await route.fulfill({ status: 200, contentType: 'text/html', body: '<p>client</p>' })
+  })
+  const page = await context.newPage()
+  await page.goto(`${baseUrl}/login`)
+  await page.getByLabel('Email').fill(EMAIL)
+  await page.getByLabel('Password').fill(PASSWORD)
+  await page.getByRole('button', { name: 'Log in' }).click()
+  await page.waitForURL((url) => !url.pathname.startsWith('/login'))
+  return { page, arrived }
+}
+
+async function expectLoggedOut(page: Page): Promise<void> {
+  await page.goto(`${baseUrl}/applications`)
+  expect(new URL(page.url()).pathname).toBe('/login')
+}
+
+it('asks on an axe-clean page, and its form signs out and returns to the registered URI with state', async () => {
+  const { page, arrived } = await loggedInPage()
+  const query = new URLSearchParams({ id_token_hint: await hintOfAnotherSession(), post_logout_redirect_uri: SIGNED_OUT, state: 'b1' })
+  await page.goto(`${baseUrl}/oauth/logout?${query}`)
+  expect(await page.locator('h1').textContent()).toBe('Sign out of Gatehouse?')
+  await expectAccessible(page, 'the sign-out confirmation')
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  expect(await arrived).toBe(`${SIGNED_OUT}?state=b1`)
+  await expectLoggedOut(page)
+})
+
+it('without a post_logout_redirect_uri, says "You are signed out" on an axe-clean page', async () => {
+  const { page } = await loggedInPage()
+  await page.goto(`${baseUrl}/oauth/logout?${new URLSearchParams({ client_id: client.clientId })}`)
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  await page.waitForURL(/\/oauth\/logout\/confirm$/)
+  expect(await page.locator('h1').textContent()).toBe('You are signed out')
+  await expectAccessible(page, 'the signed-out page')
+  await expectLoggedOut(page)
+})
