@@ -158,7 +158,7 @@ function escapeHtml(s: string): string {
 function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} · Example relying party</title></head>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head>
 <body><main>
 <h1>${escapeHtml(title)}</h1>
 ${body}
@@ -201,11 +201,15 @@ async function main(env: Record<string, string | undefined>): Promise<void> {
     console.error('Set CLIENT_ID and CLIENT_SECRET (an application registered in the Gatehouse console).')
     process.exit(1)
   }
+  const issuer = env.GATEHOUSE_ISSUER ?? 'http://127.0.0.1:3000'
   const rp = await startRelyingParty({
-    issuer: env.GATEHOUSE_ISSUER ?? 'http://127.0.0.1:3000',
+    issuer,
     clientId: env.CLIENT_ID,
     clientSecret: env.CLIENT_SECRET,
     port: Number(env.PORT ?? 4000),
+  }).catch((err: Error) => {
+    console.error(`Could not start against ${issuer} (is Gatehouse running there?): ${err.message}`)
+    process.exit(1)
   })
   console.log(`Example relying party on ${rp.url}`)
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void rp.close().then(() => process.exit(0)))
