@@ -56,7 +56,7 @@ async function gatehouseAccount(context: BrowserContext): Promise<string> {
 it('signs a user in with Gatehouse, shows the claims, and signs out of both', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false })
   // Under the test's own timeout, so a step that never comes names itself.
-  context.setDefaultTimeout(10_000)
+  context.setDefaultTimeout(20_000)
   const page = await context.newPage()
 
   await page.goto(`${rp.url}/`)
