@@ -195,6 +195,7 @@ const appsShow: Command = {
       name: app.name,
       owner: app.owner_email,
       redirect_uris: app.redirect_uris.join(' '),
+      post_logout_redirect_uris: app.post_logout_redirect_uris.join(' '),
       scopes: app.allowed_scopes.join(' '),
       homepage_url: app.homepage_url,
       privacy_policy_url: app.privacy_policy_url,
@@ -203,7 +204,15 @@ const appsShow: Command = {
       verified: iso(app.verified_at),
       resource_server: app.is_resource_server,
     }
-    return { text: formatRecord(row), json: { ...row, redirect_uris: app.redirect_uris, scopes: app.allowed_scopes } }
+    return {
+      text: formatRecord(row),
+      json: {
+        ...row,
+        redirect_uris: app.redirect_uris,
+        post_logout_redirect_uris: app.post_logout_redirect_uris,
+        scopes: app.allowed_scopes,
+      },
+    }
   },
 }
 

@@ -261,11 +261,13 @@ describe('an openid-client relying party', () => {
 })
 
 describe('without a sealing key (PostgreSQL and no SECRET_KEY)', () => {
-  it('is not an OpenID Provider: openid is an unknown scope, discovery and the JWKS answer 404', async () => {
+  it('is not an OpenID Provider: openid is an unknown scope, discovery, the JWKS and the end-session endpoint answer 404', async () => {
     const plain = await buildTestApp({ SECRET_KEY: '', DATABASE_URL: 'postgres://gatehouse@127.0.0.1:5432/gatehouse' }, t.testDb)
     try {
       expect((await plain.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).statusCode).toBe(404)
       expect((await plain.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })).statusCode).toBe(404)
+      // No ID Token could have been issued, so no relying party has one to end a session with.
+      expect((await plain.app.inject({ method: 'GET', url: '/oauth/logout' })).statusCode).toBe(404)
       const metadata = (await plain.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' })).json() as {
         scopes_supported: string[]
         response_types_supported: string[]

@@ -162,6 +162,11 @@ describe('apps', () => {
   it('lists by name, client_id or owner, and shows one', async () => {
     const owner = await createUser(t.db, { email: 'app-owner@example.com' })
     const app = await createApplication(t.db, { ownerId: owner.id, name: 'Findable Planner' })
+    await t.db
+      .updateTable('applications')
+      .set({ post_logout_redirect_uris: ['https://planner.example/signed-out'] })
+      .where('id', '=', app.id)
+      .execute()
     for (const query of ['findable', app.clientId, 'app-owner@']) {
       const rows = JSON.parse((await cli('apps', 'list', '--search', query, '--json')).out)
       expect(
@@ -175,6 +180,7 @@ describe('apps', () => {
       name: 'Findable Planner',
       owner: 'app-owner@example.com',
       resource_server: false,
+      post_logout_redirect_uris: ['https://planner.example/signed-out'],
     })
     expect(await cli('apps', 'show', 'no-such-client')).toEqual({
       code: 1,
