@@ -90,6 +90,10 @@ const EnvSchema = z.object({
   PORT: port.default(3000),
   HOST: z.string().min(1, 'must not be empty').default('127.0.0.1'),
   DATABASE_URL: postgresUrl.optional(),
+  /** A direct connection for LISTEN when DATABASE_URL is a transaction pooler (README "Behind PgBouncer"). */
+  DATABASE_LISTEN_URL: postgresUrl.optional(),
+  /** False: statements go unnamed, as a transaction-pooling PgBouncer needs (README "Behind PgBouncer"). */
+  DATABASE_PREPARED_STATEMENTS: bool.optional(),
   DATA_DIR: z.string().min(1, 'must not be empty').default('./data'),
   PUBLIC_URL: z
     .string()
@@ -191,6 +195,10 @@ export interface Config {
   readonly port: number
   readonly host: string
   readonly databaseUrl: string | undefined
+  /** Where the LISTEN connection goes (DATABASE_LISTEN_URL); undefined: DATABASE_URL. */
+  readonly databaseListenUrl: string | undefined
+  /** DML as named prepared statements (DATABASE_PREPARED_STATEMENTS, default true; src/db/prepared-pool.ts). */
+  readonly databasePreparedStatements: boolean
   readonly dataDir: string
   /** The issuer and {auth_url}: no trailing slash. */
   readonly publicUrl: string
@@ -327,6 +335,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    databaseListenUrl: e.DATABASE_LISTEN_URL,
+    databasePreparedStatements: e.DATABASE_PREPARED_STATEMENTS ?? true,
     dataDir: e.DATA_DIR,
     publicUrl,
     cookieSecure: e.COOKIE_SECURE ?? publicUrl.startsWith('https:'),

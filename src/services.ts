@@ -151,7 +151,13 @@ export interface ServiceOverrides {
 /** The configured database; one command needs two connections at most (the janitor's lock and its deletes). */
 function openDatabase(config: Config, role: Role): Promise<DatabaseHandle> {
   const pool = role === 'cli' ? { ...config.dbPool, max: 2 } : config.dbPool
-  return createDatabase({ url: config.databaseUrl, dataDir: config.dataDir, pool })
+  return createDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    pool,
+    listenUrl: config.databaseListenUrl,
+    preparedStatements: config.databasePreparedStatements,
+  })
 }
 
 /**

@@ -53,10 +53,31 @@ export interface DatabaseOptions {
    */
   initialData?: Blob
   pool?: Partial<PoolSettings>
+  /**
+   * PostgreSQL only: where the LISTEN connection goes, default `url`. Behind a transaction-pooling
+   * PgBouncer `url` is the pooler, which cannot hold a session's LISTEN (README "Behind PgBouncer").
+   */
+  listenUrl?: string | undefined
+  /**
+   * PostgreSQL only, default true: DML is sent as named prepared statements (prepared-pool.ts).
+   * False sends every statement unnamed, which a transaction-pooling PgBouncer (1.18, Debian 12)
+   * can carry, since a named statement lives on one server connection and the next transaction
+   * may run on another.
+   */
+  preparedStatements?: boolean
 }
 
 export async function createDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  if (options.url) return createPostgres(options.url, { ...DEFAULT_POOL_SETTINGS, ...options.pool })
+  if (options.url) {
+    return createPostgres(
+      options.url,
+      { ...DEFAULT_POOL_SETTINGS, ...options.pool },
+      {
+        listenUrl: options.listenUrl ?? options.url,
+        preparedStatements: options.preparedStatements ?? true,
+      },
+    )
+  }
   return createPglite(options.dataDir ?? './data', options.initialData)
 }
 
@@ -65,7 +86,7 @@ function query(this: DatabaseHandle, text: string, values: readonly unknown[]): 
   return this.db.executeQuery(CompiledQuery.raw(text, [...values]))
 }
 
-function createPostgres(url: string, settings: PoolSettings): DatabaseHandle {
+function createPostgres(url: string, settings: PoolSettings, session: { listenUrl: string; preparedStatements: boolean }): DatabaseHandle {
   const availability = new DatabaseAvailability()
   // No client's error can end the process (resilientPool); a dead connection fails the query
   // that used it and the pool opens another for the next one.
@@ -78,8 +99,12 @@ function createPostgres(url: string, settings: PoolSettings): DatabaseHandle {
     keepAlive: true,
   })
   pool.on('connect', () => availability.reachable())
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatementPool(pool, availability) }) })
-  const listeners = listenerSet(url)
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: preparedStatementPool(pool, availability, session.preparedStatements) }),
+  })
+  // LISTEN is bound to its session: it goes to `listenUrl`, a direct connection when `url` is a
+  // transaction pooler. NOTIFY is sent inside the revoking transaction, so it goes through `url`.
+  const listeners = listenerSet(session.listenUrl)
   // The database answers again: the LISTEN connection need not wait out its backoff, so that
   // revocations flow again at once (docs/decisions/003-revocation-propagation.md).
   availability.onChange((change) => {

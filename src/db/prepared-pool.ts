@@ -35,8 +35,15 @@ function statementName(text: string): string {
  * It is also where the connections tell `availability` what they see: a connection that cannot
  * be had marks the database down (and fails as DatabaseUnavailableError); while it is down, the
  * first query answered marks it up again.
+ *
+ * `named` false (DATABASE_PREPARED_STATEMENTS=false) sends every statement unnamed: still the
+ * extended protocol with its parameters, but parsed and planned on every execution. A named
+ * statement belongs to one server connection, and a transaction-pooling PgBouncer (1.18, Debian
+ * 12's) hands each transaction whichever connection is free, so the next execution of a name may
+ * land where it was never prepared, or where another client prepared it already (README "Behind
+ * PgBouncer").
  */
-export function preparedStatementPool(pool: pg.Pool, availability: DatabaseAvailability): PostgresPool {
+export function preparedStatementPool(pool: pg.Pool, availability: DatabaseAvailability, named = true): PostgresPool {
   const reachable = () => availability.reachable()
   const ignore = () => {}
   return {
@@ -51,7 +58,7 @@ export function preparedStatementPool(pool: pg.Pool, availability: DatabaseAvail
       return {
         query: ((sqlOrCursor: string | object, parameters?: ReadonlyArray<unknown>) => {
           const result =
-            typeof sqlOrCursor === 'string' && PREPARABLE.test(sqlOrCursor)
+            named && typeof sqlOrCursor === 'string' && PREPARABLE.test(sqlOrCursor)
               ? client.query({ name: statementName(sqlOrCursor), text: sqlOrCursor, values: parameters as unknown[] })
               : client.query(sqlOrCursor as string, parameters as unknown[])
           if (!availability.up) result.then(reachable, ignore)
