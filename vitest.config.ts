@@ -45,11 +45,19 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
+          // One process per worker runs file after file, importing the service graph (and compiling
+          // PGlite's WebAssembly) once instead of once per file. Files still share no state: each
+          // builds its own database, services and app (test/helpers/app.ts).
+          isolate: false,
           include: ['test/integration/**/*.test.ts', ...(server ? ['test/postgres/**/*.test.ts'] : [])],
           globalSetup: [databaseTemplate],
         },
       },
-      { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'], globalSetup: [databaseTemplate] } },
+      {
+        extends: true,
+        // As the integration project: each file still has its own database, app and Chromium.
+        test: { name: 'browser', include: ['test/browser/**/*.test.ts'], globalSetup: [databaseTemplate], isolate: false },
+      },
       // README "Failures and recovery": the built server (`node dist/src/server.js`, rebuilt first when stale) as
       // child processes whose database fails under them. The PostgreSQL faults need a server;
       // kill -9 on PGlite runs in both passes.

@@ -1,8 +1,4 @@
-import {
-  type PublicKeyCredentialRequestOptionsJSON,
-  generateAuthenticationOptions,
-  verifyAuthenticationResponse,
-} from '@simplewebauthn/server'
+import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import { type AuditTrail, auditDetail } from '../audit/audit-log.js'
 import type { User } from '../db/schema.js'
 import { RATE_LIMITS, rateRule } from '../limits/policy.js'
@@ -16,6 +12,7 @@ import {
   issueChallenge,
   parseAuthenticationResponse,
   relyingPartyOf,
+  simpleWebAuthn,
   takeChallenge,
   userHandleBase64Url,
 } from './webauthn.js'
@@ -53,6 +50,7 @@ async function verifyAssertion(
   const handle = parsed.response.userHandle
   if (handle !== undefined && handle !== userHandleBase64Url(passkey.user_id)) return { kind: 'invalid', passkey }
   const rp = relyingPartyOf(ctx)
+  const { verifyAuthenticationResponse } = await simpleWebAuthn()
   const verified = await verifyAuthenticationResponse({
     response: parsed,
     expectedChallenge,
@@ -95,6 +93,7 @@ export async function passkeyLoginOptions(
 ): Promise<({ readonly kind: 'ok' } & AuthenticationOptions) | { readonly kind: 'refused'; readonly retryAfterSeconds: number }> {
   const slots = await takeSlots(ctx.db, ctx.clock, [rateRule(RATE_LIMITS.loginAddressAttempts, address, ctx.limits)])
   if (!slots.allowed) return { kind: 'refused', retryAfterSeconds: slots.retryAfterSeconds }
+  const { generateAuthenticationOptions } = await simpleWebAuthn()
   const options = await generateAuthenticationOptions({
     rpID: relyingPartyOf(ctx).id,
     timeout: WEBAUTHN_TIMEOUT_MS,
@@ -151,6 +150,7 @@ export async function logInWithPasskey(
 export async function passkeyOptionsForUser(ctx: AccountContext, userId: string): Promise<AuthenticationOptions | undefined> {
   const passkeys = await listPasskeysOfUser(ctx.db, userId)
   if (passkeys.length === 0) return undefined
+  const { generateAuthenticationOptions } = await simpleWebAuthn()
   const options = await generateAuthenticationOptions({
     rpID: relyingPartyOf(ctx).id,
     timeout: WEBAUTHN_TIMEOUT_MS,

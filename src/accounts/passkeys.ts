@@ -1,8 +1,4 @@
-import {
-  type PublicKeyCredentialCreationOptionsJSON,
-  generateRegistrationOptions,
-  verifyRegistrationResponse,
-} from '@simplewebauthn/server'
+import type { PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/server'
 import { type AuditTrail, auditDetail } from '../audit/audit-log.js'
 import { QUOTAS } from '../limits/policy.js'
 import { countPasskeysOfUser, deletePasskey, insertPasskey, listPasskeysOfUser, renamePasskey } from '../repositories/passkeys.js'
@@ -18,6 +14,7 @@ import {
   parsePasskeyName,
   parseRegistrationResponse,
   relyingPartyOf,
+  simpleWebAuthn,
   takeChallenge,
   userHandleOf,
 } from './webauthn.js'
@@ -66,6 +63,7 @@ export async function passkeyRegistrationOptions(ctx: AccountContext, userId: st
   const [user, existing] = await Promise.all([findUserById(ctx.db, userId), listPasskeysOfUser(ctx.db, userId)])
   if (user === undefined || existing.length >= MAX_PASSKEYS_PER_USER) return { kind: 'limit-reached' }
   const rp = relyingPartyOf(ctx)
+  const { generateRegistrationOptions } = await simpleWebAuthn()
   const options = await generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
@@ -103,6 +101,7 @@ export async function registerPasskey(
   const response = parseRegistrationResponse(attempt.response)
   if (response === undefined) return { kind: 'invalid' }
   const rp = relyingPartyOf(ctx)
+  const { verifyRegistrationResponse } = await simpleWebAuthn()
   const verified = await verifyRegistrationResponse({
     response,
     expectedChallenge,

@@ -28,6 +28,15 @@ export function relyingPartyOf(ctx: Pick<AccountContext, 'publicUrl' | 'serviceN
   return { id: url.hostname, origin: url.origin, name: ctx.serviceName }
 }
 
+/**
+ * @simplewebauthn/server, loaded by the first passkey ceremony and not at start: it is the
+ * costliest import of the whole service graph (about 0.8 s of CPU), and most processes (a CLI
+ * command, a test file, a server whose users have no passkeys yet) never need it.
+ */
+export function simpleWebAuthn() {
+  return import('@simplewebauthn/server')
+}
+
 /** The browser's timeout we ask for: the challenge's own lifetime. */
 export const WEBAUTHN_TIMEOUT_MS = LIFETIMES.webauthnChallengeMs
 

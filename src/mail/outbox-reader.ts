@@ -1,6 +1,5 @@
 import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { simpleParser } from 'mailparser'
 
 /*
  * Reads back the mails OutboxMailer wrote (README "Mail"), for `gatehouse outbox`: the .eml
@@ -39,6 +38,9 @@ export async function readOutbox(dir: string, options: { to?: string; limit: num
   names.sort().reverse()
   const wanted = options.to?.trim().toLowerCase()
   const mails: OutboxMail[] = []
+  // Loaded here, not at start: mailparser costs about half a second of CPU to import, and only
+  // `gatehouse outbox` reads mail back, yet every process loads this module through src/services.ts.
+  const { simpleParser } = await import('mailparser')
   for (const file of names) {
     if (mails.length >= options.limit) break
     const parsed = await simpleParser(await readFile(join(dir, file)))
