@@ -55,8 +55,16 @@ export default defineConfig({
       },
       {
         extends: true,
-        // As the integration project: each file still has its own database, app and Chromium.
-        test: { name: 'browser', include: ['test/browser/**/*.test.ts'], globalSetup: [databaseTemplate], isolate: false },
+        // As the integration project: each file still has its own database, app and Chromium. A
+        // browser walk with an axe pass per page takes about 25 s beside another file on two cores
+        // (test/browser/admin.test.ts, passkeys.test.ts), so the bound is three times that.
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          globalSetup: [databaseTemplate],
+          isolate: false,
+          testTimeout: 90_000,
+        },
       },
       // README "Failures and recovery": the built server (`node dist/src/server.js`, rebuilt first when stale) as
       // child processes whose database fails under them. The PostgreSQL faults need a server;

@@ -68,7 +68,7 @@ it('sign-up → verification link → application → log out → forgot passwor
   await page.getByRole('link', { name: 'New application' }).click()
   await expectAccessible(page, 'new application, empty')
   await page.getByLabel('Application name').fill('Walk Planner')
-  await page.getByLabel('Redirect URIs').fill('https://planner.example.com/cb')
+  await page.getByRole('textbox', { name: /^Redirect URIs/ }).fill('https://planner.example.com/cb')
   await page.getByRole('button', { name: 'Register application' }).click()
   await page.waitForLoadState()
   expect((await page.locator('#client-secret').textContent())?.trim()).toMatch(/^gcs_/)

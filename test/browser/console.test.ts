@@ -57,7 +57,9 @@ it('registers an application through the console', async () => {
   await page.getByRole('link', { name: 'New application' }).click()
   await page.waitForURL(`${baseUrl}/applications/new`)
   await page.getByLabel('Application name').fill('Browser Planner')
-  await page.getByLabel('Redirect URIs').fill('https://planner.example.com/oauth/callback\nhttp://127.0.0.1:8080/callback')
+  await page
+    .getByRole('textbox', { name: /^Redirect URIs/ })
+    .fill('https://planner.example.com/oauth/callback\nhttp://127.0.0.1:8080/callback')
   await page.getByLabel('write_users').uncheck()
   await page.getByLabel('Require PKCE').check()
   await page.getByRole('button', { name: 'Register application' }).click()

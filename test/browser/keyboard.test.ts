@@ -102,7 +102,7 @@ it('the console pages not walked elsewhere have no WCAG 2.1 A/AA violation', asy
   await page.goto(`${baseUrl}/applications/${app.id}/edit`)
   expect(await axeViolations(page), 'edit, empty').toEqual([])
   await page.getByLabel('Application name').fill('')
-  await page.getByLabel('Redirect URIs').fill('javascript:alert(1)')
+  await page.getByRole('textbox', { name: /^Redirect URIs/ }).fill('javascript:alert(1)')
   // Empty name: the browser's own check would stop the form; the server's answer is what is tested.
   await page.locator('#name').evaluate((el) => el.removeAttribute('required'))
   await page.getByRole('button', { name: 'Save changes' }).click()

@@ -80,6 +80,8 @@ it('asks on an axe-clean page, and its form signs out and returns to the registe
   await expectAccessible(page, 'the sign-out confirmation')
   await page.getByRole('button', { name: 'Sign out' }).click()
   expect(await arrived).toBe(`${SIGNED_OUT}?state=b1`)
+  // The request was seen; let its navigation finish before the next one starts.
+  await page.waitForURL(`${SIGNED_OUT}?state=b1`)
   await expectLoggedOut(page)
 })
 

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { type AddressInfo, createServer } from 'node:net'
 import { type Browser, type Page, chromium } from 'playwright-core'
-import type { TestContext } from './app.js'
 import { expect } from 'vitest'
+
+export { freeLoopbackUrl, listenOnLoopback } from './loopback.js'
 
 /*
  * Headless Chromium for browser tests: Debian's `chromium` package (`.ci/run` installs it with
@@ -25,20 +25,6 @@ export function launchBrowser(): Promise<Browser> {
       '--disable-sync',
     ],
   })
-}
-
-/**
- * `http://127.0.0.1:<a free port>`, to be the PUBLIC_URL of an app that then listens there with
- * listenOnLoopback. Pages refuse a form whose Origin is not PUBLIC_URL's origin
- * (src/http/page-security.ts), and Chromium sends the origin it loaded the page from, so a browser
- * test's app must know its own address before it is built.
- */
-export async function freeLoopbackUrl(): Promise<string> {
-  const probe = createServer()
-  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as AddressInfo
-  await new Promise((resolve) => probe.close(resolve))
-  return `http://127.0.0.1:${port}`
 }
 
 /** axe-core's WCAG 2.1 A/AA rule tags. */
@@ -70,14 +56,4 @@ export async function axeViolations(page: Page): Promise<string[]> {
 /** Asserts the page as it is now has no WCAG 2.1 A/AA violation, naming the state and URL when it does. */
 export async function expectAccessible(page: Page, state: string): Promise<void> {
   expect(await axeViolations(page), `${state}: ${page.url()}`).toEqual([])
-}
-
-/** Builds the app with PUBLIC_URL on a free loopback port and listens there; returns that URL. */
-export async function listenOnLoopback(
-  build: (env: Record<string, string>) => Promise<TestContext>,
-): Promise<{ t: TestContext; baseUrl: string }> {
-  const baseUrl = await freeLoopbackUrl()
-  const t = await build({ PUBLIC_URL: baseUrl })
-  await t.app.listen({ port: Number(new URL(baseUrl).port), host: '127.0.0.1' })
-  return { t, baseUrl }
 }

@@ -1,9 +1,9 @@
-import { createServer } from 'node:net'
 import * as oauth from 'oauth4webapi'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { type TestClient, buildOAuthTestApp, consentFields, createClient, tokenRow } from './helpers.js'
+import { listenOnLoopback } from '../../helpers/loopback.js'
 
 /*
  * A client nobody here wrote: oauth4webapi runs discovery, the code flow with PKCE and state,
@@ -14,22 +14,10 @@ let t: TestContext
 let issuer: URL
 let client: TestClient
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
-
 beforeAll(async () => {
-  const port = await freePort()
-  issuer = new URL(`http://127.0.0.1:${port}`)
-  t = await buildOAuthTestApp({ PUBLIC_URL: issuer.origin })
-  await t.app.listen({ port, host: '127.0.0.1' })
+  const listening = await listenOnLoopback(buildOAuthTestApp)
+  t = listening.t
+  issuer = new URL(listening.baseUrl)
   client = await createClient(t.db, { redirectUris: ['http://127.0.0.1/callback'], requirePkce: true })
 })
 afterAll(async () => {

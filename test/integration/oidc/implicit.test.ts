@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto'
-import { createServer } from 'node:net'
 import type { LightMyRequestResponse } from 'fastify'
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import * as client from 'openid-client'
@@ -7,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { type TestClient, authorizeUrl, consentFields, createClient, grantAccess, returnLink } from '../oauth/helpers.js'
+import { listenOnLoopback } from '../../helpers/loopback.js'
 
 /*
  * OpenID Connect's implicit flow (issue 24, OpenID Connect Core 3.2): response_type id_token,
@@ -21,22 +21,10 @@ let implicit: TestClient
 let codeOnly: TestClient
 const REDIRECT = 'http://127.0.0.1:53682/callback'
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
-
 beforeAll(async () => {
-  const port = await freePort()
-  issuer = new URL(`http://127.0.0.1:${port}`)
-  t = await buildTestApp({ PUBLIC_URL: issuer.origin, LOGIN_RATE_LIMIT: '10000' })
-  await t.app.listen({ port, host: '127.0.0.1' })
+  const listening = await listenOnLoopback((env) => buildTestApp({ ...env, LOGIN_RATE_LIMIT: '10000' }))
+  t = listening.t
+  issuer = new URL(listening.baseUrl)
   const scopes = ['openid', 'email', 'profile', 'read']
   implicit = await createClient(t.db, { redirectUris: [REDIRECT], scopes, allowImplicit: true })
   codeOnly = await createClient(t.db, { redirectUris: [REDIRECT], scopes })

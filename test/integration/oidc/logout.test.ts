@@ -1,10 +1,10 @@
-import { createServer } from 'node:net'
 import { SignJWT, generateKeyPair } from 'jose'
 import * as client from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { type TestClient, authorizeUrl, consentFields, createClient } from '../oauth/helpers.js'
+import { listenOnLoopback } from '../../helpers/loopback.js'
 
 /*
  * OpenID Connect RP-Initiated Logout 1.0 (issue 24), with openid-client as the relying party: it
@@ -20,22 +20,10 @@ const REDIRECT = 'http://127.0.0.1:53682/callback'
 const SIGNED_OUT = 'http://127.0.0.1:53682/signed-out'
 const IDENTITY = ['openid', 'email', 'profile', 'read']
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
-
 beforeAll(async () => {
-  const port = await freePort()
-  issuer = new URL(`http://127.0.0.1:${port}`)
-  t = await buildTestApp({ PUBLIC_URL: issuer.origin, LOGIN_RATE_LIMIT: '10000' })
-  await t.app.listen({ port, host: '127.0.0.1' })
+  const listening = await listenOnLoopback((env) => buildTestApp({ ...env, LOGIN_RATE_LIMIT: '10000' }))
+  t = listening.t
+  issuer = new URL(listening.baseUrl)
   app = await createClient(t.db, { redirectUris: [REDIRECT], scopes: IDENTITY, requirePkce: true })
   other = await createClient(t.db, { redirectUris: [REDIRECT], scopes: IDENTITY, name: 'Other App' })
   for (const c of [app, other]) {

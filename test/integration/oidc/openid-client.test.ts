@@ -1,4 +1,3 @@
-import { createServer } from 'node:net'
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import * as client from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -6,6 +5,7 @@ import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { basicAuth, createTokenSetup } from '../../helpers/factories.js'
 import { type TestClient, authorizeUrl, consentFields, createClient } from '../oauth/helpers.js'
+import { listenOnLoopback } from '../../helpers/loopback.js'
 
 /*
  * Gatehouse as an OpenID Provider (issue 24), seen by a relying party nobody here wrote:
@@ -20,22 +20,10 @@ let app: TestClient
 const REDIRECT = 'http://127.0.0.1:53682/callback'
 const IDENTITY = ['openid', 'email', 'profile', 'read']
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
-
 beforeAll(async () => {
-  const port = await freePort()
-  issuer = new URL(`http://127.0.0.1:${port}`)
-  t = await buildTestApp({ PUBLIC_URL: issuer.origin })
-  await t.app.listen({ port, host: '127.0.0.1' })
+  const listening = await listenOnLoopback(buildTestApp)
+  t = listening.t
+  issuer = new URL(listening.baseUrl)
   app = await createClient(t.db, { redirectUris: [REDIRECT], scopes: IDENTITY, requirePkce: true })
 })
 afterAll(async () => {

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net'
 import { type JSONWebKeySet, createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import * as client from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -8,6 +7,7 @@ import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { type TestClient, consentFields, createClient } from '../oauth/helpers.js'
+import { listenOnLoopback } from '../../helpers/loopback.js'
 
 /*
  * Key rotation as a relying party lives it (issue 24, docs/decisions/014-signing-keys.md):
@@ -25,22 +25,10 @@ const REDIRECT = 'http://127.0.0.1:53683/callback'
 /** How long each process trusts its copy of the published keys (src/oauth/signing-keys.ts KEY_CACHE_TTL_MS). */
 const KEY_CACHE_TTL_MS = 60_000
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
-
 beforeAll(async () => {
-  const port = await freePort()
-  issuer = new URL(`http://127.0.0.1:${port}`)
-  t = await buildTestApp({ PUBLIC_URL: issuer.origin })
-  await t.app.listen({ port, host: '127.0.0.1' })
+  const listening = await listenOnLoopback(buildTestApp)
+  t = listening.t
+  issuer = new URL(listening.baseUrl)
   app = await createClient(t.db, { redirectUris: [REDIRECT], scopes: ['openid', 'email'], requirePkce: true })
   browser = await new BrowserSession(t.app).signUpAndLogIn('rotation@example.com')
 })
