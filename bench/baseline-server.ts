@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import pg from 'pg'
 
 /*
- * The ceilings Gatehouse is judged against (README "Performance", baselines A–C): a bare Fastify server
+ * The ceilings Gatehouse is judged against (README "Performance", baselines A–D): a bare Fastify server
  * with the same pool size as Gatehouse, run as its own process by bench/baselines.ts.
  * Plain `pool.query(text, values)`, as Kysely issues it: no prepared-statement shortcut.
  */
@@ -28,6 +28,18 @@ app.get('/b', async () => {
 // C: one durable INSERT (autocommit: one commit per request).
 app.post('/c', async () => {
   await pool.query('insert into bench_writes (payload, created_at) values ($1, now())', [randomBytes(32).toString('hex')])
+  return { status: 'ok' }
+})
+
+// D: one durable INSERT and a NOTIFY in the same transaction (one statement, autocommit): what
+// announcing a revocation costs in PostgreSQL, whose NOTIFY takes a lock that serialises the
+// commits of every transaction that notified (issue 25; docs/decisions/003-revocation-propagation.md).
+app.post('/d', async () => {
+  await pool.query(
+    `with w as (insert into bench_writes (payload, created_at) values ($1, now()) returning id)
+     select pg_notify('bench_d', w.id::text) from w`,
+    [randomBytes(32).toString('hex')],
+  )
   return { status: 'ok' }
 })
 

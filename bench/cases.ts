@@ -66,6 +66,16 @@ export const BASELINE_CASES: readonly BenchCase[] = [
     body: '{"v":1}',
     expect: [200],
   },
+  {
+    id: 'baseline-d',
+    title: 'D: bare Fastify, INSERT + NOTIFY in one transaction (pg)',
+    server: 'baseline',
+    method: 'POST',
+    path: '/d',
+    headers: { 'content-type': 'application/json' },
+    body: '{"v":1}',
+    expect: [200],
+  },
 ]
 
 /** The ID Token signing algorithms an application may choose, each a row of its own (issue 24). */

@@ -170,16 +170,27 @@ describe('evaluateTargets', () => {
   it('passes a ratio target only when every concurrency meets it', () => {
     const rows = {
       ...base,
-      [rowKey('introspect-cached', 16)]: validRow(10_000),
-      [rowKey('introspect-cached', 64)]: validRow(9_000),
+      [rowKey('introspect-cached', 16)]: validRow(12_000),
+      [rowKey('introspect-cached', 64)]: validRow(11_000),
     }
     const t = evaluateTargets(rows, conns, extras).find((x) => x.path === 'introspection, cached')!
-    expect(t.target).toBe('≥ 0.5 × baseline A')
+    expect(t.target).toBe('≥ 0.6 × baseline A')
     expect(t.cells.map((c) => [c.connections, c.value, c.pass])).toEqual([
-      [16, 0.5, true],
-      [64, 0.45, false],
+      [16, 0.6, true],
+      [64, 0.55, false],
     ])
     expect(t.pass).toBe(false)
+  })
+
+  it('judges a revocation against baseline D, the INSERT that also notifies (issue 25)', () => {
+    const rows = {
+      [rowKey('baseline-c', 16)]: validRow(6_000),
+      [rowKey('baseline-d', 16)]: validRow(4_000),
+      [rowKey('revoke', 16)]: validRow(3_400),
+    }
+    const t = evaluateTargets(rows, [16], extras).find((x) => x.path === 'revocation')!
+    expect(t.target).toBe('≥ 0.8 × baseline D')
+    expect(t.cells.map((c) => [c.value, c.pass])).toEqual([[0.85, true]])
   })
 
   it('reports not measured, not a failure, for a missing endpoint', () => {

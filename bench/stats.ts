@@ -193,13 +193,15 @@ export interface RatioTarget {
 }
 
 export const RATIO_TARGETS: readonly RatioTarget[] = [
-  { path: 'introspection, cached', caseId: 'introspect-cached', baselineId: 'baseline-a', min: 0.5 },
+  { path: 'introspection, cached', caseId: 'introspect-cached', baselineId: 'baseline-a', min: 0.6 },
   { path: 'introspection, cache miss', caseId: 'introspect-miss', baselineId: 'baseline-b', min: 0.8 },
-  { path: 'token info, cached', caseId: 'token-info-cached', baselineId: 'baseline-a', min: 0.5 },
+  { path: 'token info, cached', caseId: 'token-info-cached', baselineId: 'baseline-a', min: 0.8 },
   { path: 'token info, uncached', caseId: 'token-info-miss', baselineId: 'baseline-b', min: 0.8 },
+  // Each write path against the ceiling of the writes it must make (issue 25): the exchange
+  // inserts a token, a remembered consent a code, a revocation writes and announces.
   { path: 'code exchange', caseId: 'code-exchange', baselineId: 'baseline-c', min: 0.8 },
-  { path: 'revocation', caseId: 'revoke', baselineId: 'baseline-c', min: 0.8 },
-  { path: 'authorize, remembered consent', caseId: 'authorize-remembered', baselineId: 'baseline-b', min: 0.6 },
+  { path: 'revocation', caseId: 'revoke', baselineId: 'baseline-d', min: 0.8 },
+  { path: 'authorize, remembered consent', caseId: 'authorize-remembered', baselineId: 'baseline-c', min: 0.8 },
 ]
 
 export const GROWTH_CASES = ['introspect-miss-growth', 'code-exchange-growth'] as const
@@ -207,7 +209,7 @@ export const GROWTH_MAX_SLOWDOWN = 0.1
 export const VERIFIER_MIN_CHECKS = 1_000_000
 export const RSS_LIMIT_BYTES = 200 * 1024 * 1024
 
-const BASELINE_NAMES: Record<string, string> = { 'baseline-a': 'A', 'baseline-b': 'B', 'baseline-c': 'C' }
+const BASELINE_NAMES: Record<string, string> = { 'baseline-a': 'A', 'baseline-b': 'B', 'baseline-c': 'C', 'baseline-d': 'D' }
 
 export interface TargetCell {
   connections: number | null
