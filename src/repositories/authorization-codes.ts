@@ -72,11 +72,18 @@ const IDENTITY_PARAMS = [0, 1, 2, 3].map((i) => `$${11 + CODE_FLOW_SETTINGS.leng
 
 // Written out rather than built with Kysely: on this hot path, building and compiling the
 // query took about a tenth of the request's Node CPU.
+// `order by created_at desc` changes no count: only authorization_codes_user_application_created_idx
+// yields that order, so the prepared statement's generic plan cannot pick the application's
+// index instead. While the table's statistics are younger than its rows (a fresh database, or
+// before autovacuum's first ANALYZE) the two tie on cost, and the application's index reads
+// every code the application was issued in the window: three times the buffers per request in
+// the benchmark (docs/decisions/007-one-statement-hot-paths.md).
 const INSERT_CODE_UNDER_GRANT = `
 with recent as (
   select count(*) as n from (
     select 1 from authorization_codes
     where user_id = $2::uuid and application_id = $9::uuid and created_at > $7::timestamptz - ${WINDOW_MS_PARAM} * interval '1 millisecond'
+    order by created_at desc
     limit ${LIMIT_PARAM}
   ) as r
 ), issued as (
