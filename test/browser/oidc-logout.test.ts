@@ -7,7 +7,7 @@ import { type TestClient, buildOAuthTestApp, createClient } from '../integration
 
 /*
  * The end_session_endpoint's pages in Chromium (OpenID Connect RP-Initiated Logout 1.0, issue 24),
- * with JavaScript off: "Sign out of Gatehouse?" and "You are signed out" pass axe, and the
+ * with JavaScript off: "Sign out of Gatehouse?", "You are signed out" and the refusal pass axe, and the
  * confirmation's plain form ends the session and reaches the registered post-logout URI, which
  * proves its CSP form-action lets the redirect through.
  */
@@ -93,4 +93,17 @@ it('without a post_logout_redirect_uri, says "You are signed out" on an axe-clea
   expect(await page.locator('h1').textContent()).toBe('You are signed out')
   await expectAccessible(page, 'the signed-out page')
   await expectLoggedOut(page)
+})
+
+it('refuses an unregistered post_logout_redirect_uri on an axe-clean page that sends nobody anywhere', async () => {
+  const { page } = await loggedInPage()
+  const query = new URLSearchParams({ client_id: client.clientId, post_logout_redirect_uri: 'https://evil.example/out' })
+  const response = await page.goto(`${baseUrl}/oauth/logout?${query}`)
+  expect(response?.status()).toBe(400)
+  expect(new URL(page.url()).pathname).toBe('/oauth/logout')
+  expect(await page.locator('h1').textContent()).toBe('Sign-out request refused')
+  await expectAccessible(page, 'the sign-out refusal')
+  // Nothing was ended: the session still opens the console.
+  await page.goto(`${baseUrl}/applications`)
+  expect(new URL(page.url()).pathname).toBe('/applications')
 })

@@ -69,9 +69,10 @@ export function authorizeUrl(params: Record<string, string | undefined>): string
 }
 
 /** Hidden fields of the consent form, as the browser would send them back. */
-export function consentFields(html: string): Record<string, string> {
-  const form = /<form method="post" action="\/oauth\/authorize">([\s\S]*?)<\/form>/.exec(html)?.[1]
-  if (!form) throw new Error(`no consent form in: ${html.slice(0, 400)}`)
+/** The hidden fields of the page's form that posts to `action` (entities decoded), as a browser would send them. */
+export function hiddenFields(html: string, action: string): Record<string, string> {
+  const form = new RegExp(`<form method="post" action="${action}">([\\s\\S]*?)</form>`).exec(html)?.[1]
+  if (!form) throw new Error(`no form posting to ${action} in: ${html.slice(0, 400)}`)
   const fields: Record<string, string> = {}
   for (const m of form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
     fields[m[1]!] = m[2]!
@@ -82,6 +83,10 @@ export function consentFields(html: string): Record<string, string> {
       .replace(/&amp;/g, '&')
   }
   return fields
+}
+
+export function consentFields(html: string): Record<string, string> {
+  return hiddenFields(html, '/oauth/authorize')
 }
 
 export function locationParams(res: LightMyRequestResponse, mode: 'query' | 'fragment' = 'query'): URLSearchParams {

@@ -3,7 +3,7 @@ import * as client from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
-import { type TestClient, authorizeUrl, consentFields, createClient } from '../oauth/helpers.js'
+import { type TestClient, authorizeUrl, consentFields, createClient, hiddenFields } from '../oauth/helpers.js'
 import { listenOnLoopback } from '../../helpers/loopback.js'
 
 /*
@@ -80,20 +80,7 @@ async function signedInUser(email: string): Promise<{ browser: BrowserSession; i
 const pathOf = (url: URL) => url.pathname + url.search
 
 /** The confirmation form's fields, as the browser sends them back. */
-function confirmationFields(html: string): Record<string, string> {
-  const form = /<form method="post" action="\/oauth\/logout\/confirm">([\s\S]*?)<\/form>/.exec(html)?.[1]
-  if (!form) throw new Error(`no confirmation form in: ${html.slice(0, 400)}`)
-  const fields: Record<string, string> = {}
-  for (const m of form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
-    fields[m[1]!] = m[2]!
-      .replace(/&quot;/g, '"')
-      .replace(/&#39;/g, "'")
-      .replace(/&lt;/g, '<')
-      .replace(/&gt;/g, '>')
-      .replace(/&amp;/g, '&')
-  }
-  return fields
-}
+const confirmationFields = (html: string) => hiddenFields(html, '/oauth/logout/confirm')
 
 describe('the end_session_endpoint', () => {
   it('is in discovery, and signs the user out at once with a hint of this session, back to the registered URI with state', async () => {
