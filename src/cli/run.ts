@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util'
 import type { MailSettings } from '../mail/mailer.js'
 import { DataDirInUseError, NotFoundError, RefusedError, SecretKeyError, type Services, describeFailure } from '../services.js'
-import { type Command, type Flags, UsageError, findCommand } from './commands.js'
+import { type Command, type Flags, UsageError } from './command.js'
+import { findCommand } from './commands.js'
 import { USAGE } from './output.js'
 
 /*

@@ -1,0 +1,129 @@
+import { COMMAND_LINE } from '../services.js'
+import { type Command, type Invocation, type Output, UsageError, argument, done, page, stateChange } from './command.js'
+import { formatRecord, formatTable, iso } from './output.js'
+
+const appsList: Command = {
+  arity: 0,
+  async run({ flags, services }) {
+    const apps = await services.operator.searchApplications({ query: flags.search, page: page(flags) })
+    const rows = apps.map((a) => ({
+      client_id: a.client_id,
+      name: a.name,
+      owner: a.owner_email,
+      created: iso(a.created_at),
+      suspended: iso(a.suspended_at),
+      verified: iso(a.verified_at),
+      resource_server: a.is_resource_server,
+    }))
+    return { text: formatTable(rows, ['client_id', 'name', 'owner', 'created', 'suspended', 'verified', 'resource_server']), json: rows }
+  },
+}
+
+const appsShow: Command = {
+  arity: 1,
+  async run({ args, services }) {
+    const app = await services.operator.applicationByClientId(argument(args, 0, 'client_id'))
+    const row = {
+      client_id: app.client_id,
+      name: app.name,
+      owner: app.owner_email,
+      redirect_uris: app.redirect_uris.join(' '),
+      post_logout_redirect_uris: app.post_logout_redirect_uris.join(' '),
+      scopes: app.allowed_scopes.join(' '),
+      homepage_url: app.homepage_url,
+      privacy_policy_url: app.privacy_policy_url,
+      created: iso(app.created_at),
+      suspended: iso(app.suspended_at),
+      verified: iso(app.verified_at),
+      resource_server: app.is_resource_server,
+    }
+    return {
+      text: formatRecord(row),
+      json: {
+        ...row,
+        redirect_uris: app.redirect_uris,
+        post_logout_redirect_uris: app.post_logout_redirect_uris,
+        scopes: app.allowed_scopes,
+      },
+    }
+  },
+}
+
+type AppRef = { id: string; client_id: string; name: string }
+
+/** A command on one application, named by client_id. */
+function onApp(act: (services: Invocation['services'], app: AppRef, name: string) => Promise<Output>): Command {
+  return {
+    arity: 1,
+    async run({ args, services }) {
+      const app = await services.operator.applicationByClientId(argument(args, 0, 'client_id'))
+      return act(services, app, `${app.name} (${app.client_id})`)
+    },
+  }
+}
+
+const appsSuspend = onApp(async ({ operator }, app, name) => {
+  const { changed, revoked } = await operator.suspendApplication(COMMAND_LINE, app.id)
+  const text = changed ? `${name} is suspended; ${revoked} tokens and its codes are revoked.` : `${name} was already suspended.`
+  return done(text, { client_id: app.client_id, changed, revoked })
+})
+
+const appsUnsuspend = onApp(async ({ operator }, app, name) => {
+  const { changed } = await operator.unsuspendApplication(COMMAND_LINE, app.id)
+  return done(changed ? `${name} may authorize users again.` : `${name} was not suspended.`, { client_id: app.client_id, changed })
+})
+
+function appsVerify(on: boolean): Command {
+  return onApp(async ({ operator }, app, name) => {
+    const { changed } = await operator.setVerified(COMMAND_LINE, app.id, on)
+    return done(stateChange(name, on, changed, 'verified'), { client_id: app.client_id, changed })
+  })
+}
+
+const appsDelete = onApp(async ({ operator }, app, name) => {
+  await operator.deleteApplication(COMMAND_LINE, app.id)
+  return done(`${name} is deleted; its tokens are revoked.`, { client_id: app.client_id })
+})
+
+const appsResourceServer: Command = {
+  arity: 2,
+  async run({ args, services }) {
+    const app = await services.operator.applicationByClientId(argument(args, 0, 'client_id'))
+    const setting = argument(args, 1, 'on or off')
+    if (setting !== 'on' && setting !== 'off') throw new UsageError('apps resource-server takes on or off')
+    const { changed } = await services.operator.setResourceServer(COMMAND_LINE, app.id, setting === 'on')
+    return done(stateChange(`${app.name} (${app.client_id})`, setting === 'on', changed, 'a resource server'), {
+      client_id: app.client_id,
+      resource_server: setting === 'on',
+      changed,
+    })
+  },
+}
+
+const tokensRevoke: Command = {
+  arity: 0,
+  async run({ flags, services: { operator } }) {
+    if (flags.app === undefined) throw new UsageError('tokens revoke needs --app <client_id>')
+    const app = await operator.applicationByClientId(flags.app)
+    const user = flags.user === undefined ? undefined : await operator.userByEmail(flags.user)
+    const { revoked } = await operator.revokeTokens(COMMAND_LINE, app.id, user?.id)
+    return done(`${revoked} tokens of ${app.name} (${app.client_id})${user ? ` for ${user.email}` : ''} revoked.`, {
+      client_id: app.client_id,
+      user: user?.email ?? null,
+      revoked,
+    })
+  },
+}
+
+/** Applications and their tokens (README "Operating Gatehouse"). */
+export const APP_COMMANDS: Readonly<Record<string, Command>> = {
+  'apps list': appsList,
+  'apps show': appsShow,
+  'apps suspend': appsSuspend,
+  'apps unsuspend': appsUnsuspend,
+  'apps verify': appsVerify(true),
+  'apps unverify': appsVerify(false),
+  'apps resource-server': appsResourceServer,
+  'apps delete': appsDelete,
+  'tokens revoke': tokensRevoke,
+}
