@@ -32,13 +32,13 @@ import type { IdTokenHint } from './id-token-hint.js'
 import {
   ConsentRequiredError,
   InteractionRequiredError,
-  InvalidRequestError,
   LoginRequiredError,
   type OAuthError,
   TemporarilyUnavailableError,
 } from './errors.js'
 import type { IdTokenIssuer } from './id-token.js'
 import { type Params, optional, readParams } from './params.js'
+import { type LogInAnswer, checkHint, logInFor, sessionSuffices } from './authorize-session.js'
 import { findPushed, isPushedRequestUri } from './pushed-requests.js'
 import { consumePushedRequest, extendPushedRequest } from '../repositories/pushed-requests.js'
 import { LIFETIMES } from '../limits/policy.js'
@@ -64,7 +64,7 @@ export type AuthorizeAnswer =
    * Log in first, then back to `returnTo` (absent: the request's own URL). `fresh`: even over a
    * session (prompt=login, max_age); `hint`: the email to prefill (login_hint).
    */
-  | { kind: 'login'; returnTo?: string; fresh?: boolean; hint?: string }
+  | LogInAnswer
   /** The consent page for the request, held under `heldId` until answered. */
   | { kind: 'consent'; request: AuthorizationRequest; heldId: string }
 
@@ -186,7 +186,7 @@ async function answerValidated(
   const claimed = async () => claim === undefined || (await claim())
   if (outcome.kind === 'redirect') return (await claimed()) ? deliverError(ctx, outcome, user) : INVALID_REQUEST_URI
   const now = ctx.clock()
-  const hint = await checkHint(ctx, outcome.request, user)
+  const hint = await checkHint(ctx.verifyHint, outcome.request, user)
   if (hint.kind === 'invalid')
     return (await claimed()) ? deliverError(ctx, refusedFor(ctx, outcome.request, hint.error), user) : INVALID_REQUEST_URI
   const req = hint.request
@@ -216,58 +216,6 @@ async function answerValidated(
     return deliverError(ctx, refusedFor(ctx, req, new ConsentRequiredError('The user has not granted this access')), user)
   }
   return { kind: 'consent', request: req, heldId: await holdForConsent(ctx.db, req, user.id, now) }
-}
-
-/**
- * Whether the session is recent enough for the request (OpenID Connect Core 3.1.2.1): prompt=login
- * wants a log-in after Gatehouse asked for one, max_age one at most that many seconds old (or
- * after Gatehouse asked, so max_age=0 ends too).
- */
-export function sessionSuffices(req: AuthorizationRequest, user: NonNullable<AuthorizeUser>, now: Date): boolean {
-  const { fresh, maxAgeSeconds, askedAt } = req.logIn
-  if (!fresh && maxAgeSeconds === undefined) return true
-  const authenticated = user.authenticatedAt.getTime()
-  if (askedAt !== undefined && authenticated >= askedAt) return true
-  if (fresh) return false
-  return now.getTime() - authenticated <= maxAgeSeconds! * 1000
-}
-
-type HintCheck =
-  | { kind: 'invalid'; error: OAuthError }
-  /** The request, asking for a fresh log-in when the hint names someone else than the session's user. */
-  | { kind: 'ok'; request: AuthorizationRequest }
-  /** The hint names someone else, and the log-in Gatehouse asked for this request did not change that. */
-  | { kind: 'other-user'; request: AuthorizationRequest }
-
-/**
- * id_token_hint (OpenID Connect Core 3.1.2.1): an ID Token Gatehouse issued to this client, or
- * invalid_request. When it names another user than the session's, the user logs in again, as
- * with prompt=login (prompt=none answers login_required instead, through the log-in check).
- */
-async function checkHint(ctx: AuthorizeContext, req: AuthorizationRequest, user: AuthorizeUser): Promise<HintCheck> {
-  if (req.idTokenHint === undefined) return { kind: 'ok', request: req }
-  const hint = await ctx.verifyHint(req.idTokenHint)
-  if (!hint || !hint.aud.includes(req.application.client_id)) {
-    return { kind: 'invalid', error: new InvalidRequestError('id_token_hint is not an ID Token this server issued to this client') }
-  }
-  if (!user || hint.sub === user.id) return { kind: 'ok', request: req }
-  const { askedAt } = req.logIn
-  if (askedAt !== undefined && user.authenticatedAt.getTime() >= askedAt) {
-    return { kind: 'other-user', request: req }
-  }
-  return { kind: 'ok', request: { ...req, logIn: { ...req.logIn, fresh: true } } }
-}
-
-/**
- * The log-in page for this request. When the request wants a recent log-in, the way back carries
- * the time Gatehouse asked (LOGIN_ASKED_PARAM), which the log-in that follows satisfies.
- */
-function logInFor(req: AuthorizationRequest, sent: Params, now: Date, overSession: boolean): AuthorizeAnswer {
-  const hint = req.logIn.hint
-  if (!req.logIn.fresh && req.logIn.maxAgeSeconds === undefined) return { kind: 'login', hint }
-  const params = new URLSearchParams(sent)
-  params.set(LOGIN_ASKED_PARAM, String(now.getTime()))
-  return { kind: 'login', returnTo: `/oauth/authorize?${params}`, fresh: overSession, hint }
 }
 
 type ErrorResponse = Extract<AuthorizeOutcome, { kind: 'redirect' }>
