@@ -1,7 +1,7 @@
 import type { Db } from '../src/db/connect.js'
 import type { BenchCase, PoolRef, ServerKind } from './cases.js'
 import { coreShare, cpuShare, markCpu, pinPids } from './cpu.js'
-import type { RunningServer } from './gatehouse.js'
+import { type RunningServer, serverChildren, serverOrigins } from './gatehouse.js'
 import type { LoadGenerator, LoadSpec } from './load.js'
 import { FixedPool, Pool } from './pools.js'
 import {
@@ -84,10 +84,17 @@ function fixedPool(ctx: MeasureContext, c: BenchCase): FixedPool | undefined {
   return undefined
 }
 
+/** Why the server of case `c` cannot answer now (one of its processes ended), or null. */
+function serverExited(c: BenchCase, s: RunningServer): string | null {
+  const gone = serverChildren(s).find((child) => child.exited())
+  return gone ? `${c.server} server: ${gone.name} exited:\n${gone.output()}` : null
+}
+
 function server(ctx: MeasureContext, c: BenchCase): RunningServer {
   const s = ctx.servers[c.server]
   if (!s) throw new Error(`${c.server} server is not running`)
-  if (s.child.exited()) throw new Error(`${c.server} server exited:\n${s.child.output()}`)
+  const exited = serverExited(c, s)
+  if (exited) throw new Error(exited)
   return s
 }
 
@@ -126,15 +133,17 @@ async function probeOnce(origin: string, c: BenchCase, item: string | undefined)
 /** null when the endpoint answers as the case expects; otherwise why the row cannot run. */
 export async function probe(ctx: MeasureContext, c: BenchCase): Promise<string | null> {
   try {
-    const { origin } = server(ctx, c)
+    const srv = server(ctx, c)
     if (c.pool?.kind === 'cached-tokens' && c.pool.openid) await cachedOpenidPool(ctx)
     const fixed = fixedPool(ctx, c)
     const fresh = freshPool(ctx, c)
-    // Every cached token once: a correct answer for each, and a warm cache afterwards.
-    const items = fixed ? fixed.items.slice(0, 10) : fresh ? [await fresh.take()] : [undefined]
-    for (const item of items) {
-      const problem = await probeOnce(origin, c, item)
-      if (problem) return problem
+    // Each process of the server; every cached token once: a correct answer for each, and a warm cache afterwards.
+    for (const origin of serverOrigins(srv)) {
+      const items = fixed ? fixed.items.slice(0, 10) : fresh ? [await fresh.take()] : [undefined]
+      for (const item of items) {
+        const problem = await probeOnce(origin, c, item)
+        if (problem) return problem
+      }
     }
     return null
   } catch (err) {
@@ -167,6 +176,7 @@ export async function measureRun(ctx: MeasureContext, c: BenchCase, connections:
   const fixed = fixedPool(ctx, c)
   const spec: LoadSpec = {
     origin: srv.origin,
+    ...(srv.group ? { origins: srv.group.origins } : {}),
     method: c.method,
     path: c.path,
     headers: c.headers ?? {},
@@ -195,7 +205,8 @@ export async function measureRun(ctx: MeasureContext, c: BenchCase, connections:
       continue
     }
     ctx.rateHints.set(`${c.id}@${connections}`, Math.max(sample.rate, ctx.rateHints.get(`${c.id}@${connections}`) ?? 0))
-    if (srv.child.exited()) throw new Error(`${c.server} server exited during the run:\n${srv.child.output()}`)
+    const exited = serverExited(c, srv)
+    if (exited) throw new Error(`during the run, ${exited}`)
     return sample
   }
 }
@@ -211,7 +222,8 @@ async function measuredRun(
   // Pooled connections open lazily and close when idle: pin whichever serve the run now.
   const backends = await backendPids(ctx.db, ctx.dbName)
   await pinPids(backends, ctx.serverCpu)
-  const all = [srv.child.pid, ctx.load.pid, ...backends]
+  const serverPids = serverChildren(srv).map((child) => child.pid)
+  const all = [...serverPids, ctx.load.pid, ...backends]
   const txBefore = await transactionCount(ctx.db, ctx.dbName)
   const before = markCpu(all)
   const { raw, used } = await ctx.load.run()
@@ -222,7 +234,7 @@ async function measuredRun(
   fixed?.advance(used)
   if (c.afterRun === 'remove-exchanged') await removeExchanged(ctx.db, ctx.phaseStart)
 
-  const serverShare = cpuShare(before, after, [srv.child.pid])
+  const serverShare = cpuShare(before, after, serverPids)
   const dbShare = cpuShare(before, after, backends)
   const core = coreShare(before, after, ctx.serverCpu)
   const sample = parseRun(raw, c.expect, {

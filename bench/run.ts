@@ -4,11 +4,12 @@ import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
 import type { DatabaseHandle } from '../src/db/connect.js'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
-import { BASELINE_CASES, type BenchCase, gatehouseCases, growthCases, REMEMBERED_USERS } from './cases.js'
+import { BASELINE_CASES, type BenchCase, gatehouseCases, growthCases, pgbouncerCases, REMEMBERED_USERS } from './cases.js'
 import { peakRssBytes } from './cpu.js'
-import { build, builtServerExists, type RunningServer, startGatehouse } from './gatehouse.js'
+import { build, builtServerExists, type RunningServer, serverChildren, startGatehouse } from './gatehouse.js'
 import { LoadGenerator } from './load.js'
 import type { MeasureContext } from './measure.js'
+import { pgbouncerMissing, startPooledGatehouses } from './pgbouncer.js'
 import { FixedPool, removePoolFiles } from './pools.js'
 import { type BenchReport, formatReport, writeReport } from './report.js'
 import { RowBook } from './rounds.js'
@@ -26,7 +27,7 @@ import {
   seedBase,
   vacuumAll,
 } from './seed.js'
-import { evaluateComparisons, evaluateTargets } from './stats.js'
+import { evaluateComparisons, evaluateTargets, selectCaseIds } from './stats.js'
 import { measureVerifier } from './verifier.js'
 
 /*
@@ -73,7 +74,13 @@ const startedAt = new Date()
 const log = (msg: string) => process.stderr.write(`[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(3)}s] ${msg}\n`)
 const count = (n: number) =>
   n >= 1_000_000 ? `${+(n / 1_000_000).toPrecision(3)}M` : n >= 1000 ? `${+(n / 1000).toPrecision(3)}k` : String(n)
-const selected = (cases: BenchCase[]) => cases.filter((c) => !settings.only || settings.only.some((o) => c.id.startsWith(o)))
+const selected = (cases: BenchCase[]) => {
+  const ids = selectCaseIds(
+    cases.map((c) => c.id),
+    settings.only,
+  )
+  return cases.filter((c) => ids.has(c.id))
+}
 
 const notes: string[] = []
 const peakRss: Record<string, number | null> = {}
@@ -82,8 +89,10 @@ const book = new RowBook({ runs: settings.runs, connections: settings.connection
 
 async function stopServer(name: string, s: RunningServer | undefined): Promise<void> {
   if (!s) return
-  peakRss[name] = Math.max(peakRss[name] ?? 0, peakRssBytes(s.child.pid) ?? 0) || null
-  await s.child.stop()
+  const children = serverChildren(s)
+  peakRss[name] = Math.max(peakRss[name] ?? 0, ...children.map((c) => peakRssBytes(c.pid) ?? 0)) || null
+  // The processes in front first: Gatehouse before the PgBouncer it goes through.
+  for (const c of [...children].reverse()) await c.stop()
 }
 
 async function startServer(name: string, start: () => Promise<RunningServer>): Promise<RunningServer | undefined> {
@@ -97,6 +106,37 @@ async function startServer(name: string, start: () => Promise<RunningServer>): P
     log(msg)
     return undefined
   }
+}
+
+/**
+ * Issue 25 (README "Behind PgBouncer"): the direct-* rows against one Gatehouse process straight
+ * to PostgreSQL, the pgbouncer-* rows against two through PgBouncer, interleaved in rounds like
+ * every phase. Its own phase, after the main one: processes idle beside the main phase's rows
+ * would hear the notices of its revocations, on the server's CPU.
+ */
+async function pgbouncerPhase(
+  ctx: MeasureContext,
+  databaseUrl: string,
+  cases: readonly BenchCase[],
+  startDirect: () => Promise<RunningServer | undefined>,
+): Promise<void> {
+  const missing = pgbouncerMissing()
+  if (missing) {
+    const msg = `PgBouncer rows not measured: ${missing}`
+    notes.push(msg)
+    log(msg)
+    return
+  }
+  log('PgBouncer phase: one Gatehouse process direct, two through PgBouncer')
+  if (cases.some((c) => c.server === 'gatehouse')) ctx.servers.gatehouse = await startDirect()
+  if (cases.some((c) => c.server === 'pgbouncer')) {
+    ctx.servers.pgbouncer = await startServer('Gatehouse through PgBouncer', () =>
+      startPooledGatehouses({ cpu: settings.serverCpu, databaseUrl, processes: 2, poolMax: settings.dbPoolMax }),
+    )
+  }
+  await book.runPhase(ctx, cases)
+  await stopServer('gatehouse', ctx.servers.gatehouse)
+  await stopServer('pgbouncer', ctx.servers.pgbouncer)
 }
 
 async function machineInfo(handle: DatabaseHandle) {
@@ -222,6 +262,11 @@ async function main(): Promise<number> {
       if (!verifier.ok) log(`verifier: ${String(verifier.error)}`)
     }
 
+    const pooledRows = selected(pgbouncerCases(bench.seed, freshBatch))
+    if (gatehouseReady && pooledRows.length > 0) {
+      await pgbouncerPhase(ctx, bench.url, pooledRows, () => startGatehouseServer('gatehouse (direct)', bench.url))
+    }
+
     // Growth phases: a fresh database, 10,000 tokens, then filled to 1,000,000.
     bench = await reopenBenchDatabase(bench)
     const growthRows = selected(growthCases(bench.seed, freshBatch))
@@ -245,7 +290,7 @@ async function main(): Promise<number> {
       }
     }
   } finally {
-    for (const s of running) await s.child.stop()
+    for (const s of running) for (const c of [...serverChildren(s)].reverse()) await c.stop()
     await ctx.load.stop()
     await bench.handle.close()
     if (!args['keep-db']) await dropDatabase(settings.adminUrl, settings.dbName)
@@ -282,7 +327,7 @@ async function main(): Promise<number> {
 }
 
 process.on('SIGINT', () => {
-  for (const s of running) s.child.process.kill('SIGTERM')
+  for (const s of running) for (const c of serverChildren(s)) c.process.kill('SIGTERM')
   process.exit(130)
 })
 
@@ -290,7 +335,7 @@ main().then(
   (code) => process.exit(code),
   (err: unknown) => {
     console.error(err)
-    for (const s of running) s.child.process.kill('SIGTERM')
+    for (const s of running) for (const c of serverChildren(s)) c.process.kill('SIGTERM')
     process.exit(1)
   },
 )

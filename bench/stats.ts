@@ -298,7 +298,7 @@ export function evaluateTargets(
 /**
  * Rows set against other rows of the same run, with no target in README "Performance" (issue 24):
  * what `openid` adds to the code exchange, per signing algorithm, and UserInfo beside the paths
- * it resembles.
+ * it resembles; and (issue 25) two Gatehouse processes through PgBouncer against one direct.
  */
 export interface Comparison {
   path: string
@@ -307,7 +307,20 @@ export interface Comparison {
   against: readonly string[]
   /** The row whose server CPU per request is subtracted from this row's: the extra cost, in µs. */
   costOver?: string
+  /** Also PostgreSQL's CPU per request over `costOver`'s (the backends serving the benchmark database). */
+  dbCostOver?: true
 }
+
+/**
+ * Issue 25: the database-bound hot paths measured in the PgBouncer phase (bench/run.ts), each
+ * as `direct-<path>` (one Gatehouse process straight to PostgreSQL) and `pgbouncer-<path>` (two
+ * processes through PgBouncer in transaction mode, the load spread over both). Revocation is left
+ * out: its NOTIFY reaches every process that listens, so whichever servers sat idle would spend
+ * the shared core on notices during the other's row.
+ */
+export const PGBOUNCER_PATHS = ['introspect-miss', 'code-exchange'] as const
+export const directRowId = (path: string): string => `direct-${path}`
+export const pgbouncerRowId = (path: string): string => `pgbouncer-${path}`
 
 export const COMPARISONS: readonly Comparison[] = [
   ...(
@@ -324,6 +337,13 @@ export const COMPARISONS: readonly Comparison[] = [
   })),
   { path: 'UserInfo, cached', caseId: 'userinfo-cached', against: ['baseline-a', 'token-info-cached'] },
   { path: 'UserInfo, uncached', caseId: 'userinfo-miss', against: ['baseline-b', 'token-info-miss'] },
+  ...PGBOUNCER_PATHS.map((path): Comparison => ({
+    path: `${path}, 2 processes via PgBouncer`,
+    caseId: pgbouncerRowId(path),
+    against: [directRowId(path)],
+    costOver: directRowId(path),
+    dbCostOver: true,
+  })),
 ]
 
 export interface ComparisonCell {
@@ -334,19 +354,51 @@ export interface ComparisonCell {
 
 export interface ComparisonLine {
   path: string
-  /** A row id (a ratio of rates), or `server CPU over <row id>` (µs per request). */
+  /** A row id (a ratio of rates), or `server CPU over <row id>` / `pg CPU over <row id>` (µs per request). */
   against: string
   unit: 'ratio' | 'us'
   cells: ComparisonCell[]
 }
 
 /**
- * Server CPU per response, in µs: its share of one core over the rate. The server process
- * alone: the signature and the claims are made there, the database's part is in `pg`.
+ * CPU per response, in µs: a share of one core over the rate. `server`: the server's processes
+ * alone (the signature and the claims are made there; behind PgBouncer, both Gatehouse processes
+ * and PgBouncer); `db`: the PostgreSQL backends serving the benchmark database.
  */
-export function serverCpuPerRequestUs(row: RowSummary | undefined): number | null {
-  if (!row || !row.valid || !(row.rate > 0) || row.cpu.server === null) return null
-  return (row.cpu.server / row.rate) * 1e6
+export function cpuPerRequestUs(row: RowSummary | undefined, of: 'server' | 'db'): number | null {
+  const share = row?.cpu[of] ?? null
+  if (!row || !row.valid || !(row.rate > 0) || share === null) return null
+  return (share / row.rate) * 1e6
+}
+
+function costLine(
+  cmp: Comparison,
+  over: string,
+  of: 'server' | 'db',
+  rows: Readonly<Record<string, RowSummary>>,
+  connections: readonly number[],
+): ComparisonLine {
+  const cells = connections.map((c): ComparisonCell => {
+    const mine = cpuPerRequestUs(rows[rowKey(cmp.caseId, c)], of)
+    const theirs = cpuPerRequestUs(rows[rowKey(over, c)], of)
+    return mine === null || theirs === null
+      ? { connections: c, value: null, note: 'not measured' }
+      : { connections: c, value: mine - theirs }
+  })
+  return { path: cmp.path, against: `${of === 'server' ? 'server' : 'pg'} CPU over ${over}`, unit: 'us', cells }
+}
+
+/**
+ * Case ids selected by `--only` (prefixes; null: every case), with the rows each selected row
+ * is compared with (COMPARISONS), so that `--only pgbouncer` measures both sides of its ratio.
+ */
+export function selectCaseIds(ids: readonly string[], only: readonly string[] | null): Set<string> {
+  const chosen = new Set(ids.filter((id) => !only || only.some((o) => id.startsWith(o))))
+  for (const cmp of COMPARISONS) {
+    if (!chosen.has(cmp.caseId)) continue
+    for (const other of cmp.against) if (ids.includes(other)) chosen.add(other)
+  }
+  return chosen
 }
 
 /** The comparisons whose row was measured (or tried) in this run, at each concurrency. */
@@ -366,16 +418,8 @@ export function evaluateComparisons(rows: Readonly<Record<string, RowSummary>>, 
       lines.push({ path: cmp.path, against: BASELINE_NAMES[other] ? `baseline ${BASELINE_NAMES[other]}` : other, unit: 'ratio', cells })
     }
     const over = cmp.costOver
-    if (over) {
-      const cells = connections.map((c): ComparisonCell => {
-        const mine = serverCpuPerRequestUs(rows[rowKey(cmp.caseId, c)])
-        const theirs = serverCpuPerRequestUs(rows[rowKey(over, c)])
-        return mine === null || theirs === null
-          ? { connections: c, value: null, note: 'not measured' }
-          : { connections: c, value: mine - theirs }
-      })
-      lines.push({ path: cmp.path, against: `server CPU over ${over}`, unit: 'us', cells })
-    }
+    if (over) lines.push(costLine(cmp, over, 'server', rows, connections))
+    if (over && cmp.dbCostOver) lines.push(costLine(cmp, over, 'db', rows, connections))
   }
   return lines
 }

@@ -44,16 +44,23 @@ export interface PgBouncerDatabase {
   poolSize?: number
 }
 
+/** A written PgBouncer configuration: its directory (the caller removes it), the ini file and the URLs through it. */
+export interface PgBouncerConfig {
+  readonly dir: string
+  readonly ini: string
+  /** postgres:// URL of `alias` through the PgBouncer this configuration starts. */
+  url(alias: string): string
+}
+
 /**
- * A PgBouncer in transaction mode (pool_mode=transaction) in front of `serverUrl`, on a free
- * port of 127.0.0.1, trusting its clients as the CI PostgreSQL does, without a unix socket or
- * admin console, logging to stderr. Run as root (CI containers), it drops to the `postgres`
- * user, since PgBouncer refuses to run as root.
+ * The configuration of a PgBouncer in transaction mode (pool_mode=transaction) in front of
+ * `serverUrl`, listening on `port` of 127.0.0.1, trusting its clients as the CI PostgreSQL does,
+ * without a unix socket or admin console, logging to stderr. Run as root (CI containers), it
+ * drops to the `postgres` user, since PgBouncer refuses to run as root. Shared with
+ * bench/pgbouncer.ts, which starts it pinned to a CPU.
  */
-export async function startPgBouncer(serverUrl: string, databases: readonly PgBouncerDatabase[]): Promise<PgBouncer> {
-  const binary = pgbouncerBinary()
+export function writePgBouncerConfig(serverUrl: string, databases: readonly PgBouncerDatabase[], port: number): PgBouncerConfig {
   const server = new URL(serverUrl)
-  const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-pgbouncer-'))
   const user = decodeURIComponent(server.username || 'postgres')
   const ini = join(dir, 'pgbouncer.ini')
@@ -91,6 +98,14 @@ export async function startPgBouncer(serverUrl: string, databases: readonly PgBo
     ].join('\n'),
     { mode: 0o644 },
   )
+  return { dir, ini, url: (alias) => `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${alias}` }
+}
+
+/** A PgBouncer of writePgBouncerConfig on a free port, started and stopped by the test. */
+export async function startPgBouncer(serverUrl: string, databases: readonly PgBouncerDatabase[]): Promise<PgBouncer> {
+  const binary = pgbouncerBinary()
+  const port = await freePort()
+  const { dir, ini, url } = writePgBouncerConfig(serverUrl, databases, port)
   let child: ChildProcess | undefined
   let output = ''
   const start = async () => {
@@ -111,7 +126,7 @@ export async function startPgBouncer(serverUrl: string, databases: readonly PgBo
   await start()
   return {
     port,
-    url: (alias) => `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${alias}`,
+    url,
     output: () => output,
     kill: () => end('SIGKILL'),
     restart: start,
@@ -123,7 +138,7 @@ export async function startPgBouncer(serverUrl: string, databases: readonly PgBo
 }
 
 /** Resolves once `port` accepts TCP connections; fails if the process ends first or after 10 s. */
-async function untilListening(port: number, proc: ChildProcess, output: () => string): Promise<void> {
+export async function untilListening(port: number, proc: ChildProcess, output: () => string): Promise<void> {
   const deadline = Date.now() + 10_000
   for (;;) {
     if (proc.exitCode !== null || proc.signalCode !== null)
