@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
-import { expectAccessible, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, startBrowserTest } from '../helpers/browser.js'
 import { linkTo } from '../helpers/mailbox.js'
 
 /*
@@ -17,13 +17,9 @@ let baseUrl: string
 const EMAIL = 'walker@example.com'
 
 beforeAll(async () => {
-  ;({ t, baseUrl } = await listenOnLoopback(buildTestApp))
-  browser = await launchBrowser()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp))
 })
-afterAll(async () => {
-  await browser?.close()
-  await t?.close()
-})
+afterAll(() => closeBrowserTest({ browser, t }))
 
 /** The link to `path` in the newest mail to `to`, absolute. */
 function mailedLink(to: string, path: string): string {

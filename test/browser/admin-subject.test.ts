@@ -3,8 +3,7 @@ import { afterAll, beforeAll, beforeEach, afterEach, expect, it } from 'vitest'
 import { formatTime } from '../../src/http/routes/console/view-models.js'
 import type { TestContext } from '../helpers/app.js'
 import { buildTestApp } from '../helpers/app.js'
-import { BrowserSession } from '../helpers/browser-session.js'
-import { expectAccessible, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, startBrowserTest } from '../helpers/browser.js'
 import { type AccessTokenFixture, createAccessToken, createApplication, createUser } from '../helpers/factories.js'
 
 /*
@@ -27,9 +26,7 @@ const SUBJECT_CREATED = new Date('2021-03-04T05:06:00Z')
 const OWNER_CREATED = new Date('2022-07-08T09:10:00Z')
 
 beforeAll(async () => {
-  ;({ t, baseUrl } = await listenOnLoopback(buildTestApp))
-  browser = await launchBrowser()
-  await new BrowserSession(t.app).signUpAndLogIn(OPERATOR, PASSWORD)
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: OPERATOR, password: PASSWORD } }))
   const op = await t.db
     .updateTable('users')
     .set({ is_operator: true })
@@ -38,10 +35,7 @@ beforeAll(async () => {
     .executeTakeFirstOrThrow()
   operatorId = op.id
 })
-afterAll(async () => {
-  await browser?.close()
-  await t?.close()
-})
+afterAll(() => closeBrowserTest({ browser, t }))
 beforeEach(async () => {
   context = await browser.newContext({ javaScriptEnabled: false })
   page = await context.newPage()

@@ -2,8 +2,7 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { TestContext } from '../helpers/app.js'
 import { buildTestApp } from '../helpers/app.js'
-import { BrowserSession } from '../helpers/browser-session.js'
-import { expectAccessible, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, startBrowserTest } from '../helpers/browser.js'
 import { createAccessToken, createApplication, createUser } from '../helpers/factories.js'
 
 /*
@@ -20,9 +19,7 @@ const EMAIL = 'operator@example.com'
 const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
-  ;({ t, baseUrl } = await listenOnLoopback(buildTestApp))
-  browser = await launchBrowser()
-  await new BrowserSession(t.app).signUpAndLogIn(EMAIL, PASSWORD)
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: EMAIL, password: PASSWORD } }))
   await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', EMAIL).execute()
   const owner = await createUser(t.db, { email: 'developer@example.com' })
   userId = owner.id
@@ -30,10 +27,7 @@ beforeAll(async () => {
   appId = app.id
   await createAccessToken(t.db, { userId: owner.id, applicationId: app.id })
 })
-afterAll(async () => {
-  await browser?.close()
-  await t?.close()
-})
+afterAll(() => closeBrowserTest({ browser, t }))
 
 it('walks the admin pages without JavaScript, suspends an application, filters the audit log; no axe violation', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false })

@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { sha256Hex } from '../../src/lib/crypto.js'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
-import { launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { closeBrowserTest, startBrowserTest } from '../helpers/browser.js'
 import { linkTo } from '../helpers/mailbox.js'
 
 /*
@@ -16,13 +16,9 @@ let browser: Browser
 let baseUrl: string
 
 beforeAll(async () => {
-  ;({ t, baseUrl } = await listenOnLoopback(buildTestApp))
-  browser = await launchBrowser()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp))
 })
-afterAll(async () => {
-  await browser?.close()
-  await t?.close()
-})
+afterAll(() => closeBrowserTest({ browser, t }))
 
 it('registers an application through the console', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false })

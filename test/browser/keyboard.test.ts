@@ -1,7 +1,7 @@
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { TestContext } from '../helpers/app.js'
-import { axeViolations, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { axeViolations, closeBrowserTest, startBrowserTest, tabTo } from '../helpers/browser.js'
 import { BrowserSession } from '../helpers/browser-session.js'
 import { createApplicationViaConsole } from '../helpers/console.js'
 import { buildOAuthTestApp, createClient } from '../integration/oauth/helpers.js'
@@ -17,22 +17,9 @@ let browser: Browser
 let baseUrl: string
 
 beforeAll(async () => {
-  ;({ t, baseUrl } = await listenOnLoopback(buildOAuthTestApp))
-  browser = await launchBrowser()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildOAuthTestApp))
 })
-afterAll(async () => {
-  await browser?.close()
-  await t?.close()
-})
-
-/** Presses Tab until the focused element matches `selector` (at most 40 times); fails otherwise. */
-async function tabTo(page: Page, selector: string): Promise<void> {
-  for (let i = 0; i < 40; i++) {
-    await page.keyboard.press('Tab')
-    if ((await page.locator(`${selector}:focus`).count()) > 0) return
-  }
-  throw new Error(`Tab never reached ${selector} on ${page.url()}`)
-}
+afterAll(() => closeBrowserTest({ browser, t }))
 
 it('signs up, logs in and consents with the keyboard only', async () => {
   const client = await createClient(t.db, { name: 'Keyboard Planner', redirectUris: ['https://client.example/cb'] })

@@ -1,7 +1,6 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { BrowserSession } from '../helpers/browser-session.js'
-import { axeViolations, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { axeViolations, closeBrowserTest, startBrowserTest } from '../helpers/browser.js'
 import type { TestContext } from '../helpers/app.js'
 import { type TestClient, buildOAuthTestApp, createClient, exchange, grantAccess } from '../integration/oauth/helpers.js'
 
@@ -18,19 +17,14 @@ const EMAIL = 'consent-browser@example.com'
 const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
-  ;({ t, baseUrl } = await listenOnLoopback(buildOAuthTestApp))
-  browser = await launchBrowser()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildOAuthTestApp, { signUp: { email: EMAIL, password: PASSWORD } }))
   client = await createClient(t.db, {
     name: 'Browser Planner',
     redirectUris: ['https://client.example/cb'],
     scopes: ['openid', 'email', 'profile', 'read', 'write', 'write_teams'],
   })
-  await new BrowserSession(t.app).signUpAndLogIn(EMAIL, PASSWORD)
 })
-afterAll(async () => {
-  await browser?.close()
-  await t?.close()
-})
+afterAll(() => closeBrowserTest({ browser, t }))
 
 /** A page whose requests to the client are answered locally, so the callback URL can be read. */
 async function clientPage(): Promise<Page> {

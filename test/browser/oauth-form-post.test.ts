@@ -1,7 +1,6 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { BrowserSession } from '../helpers/browser-session.js'
-import { expectAccessible, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, startBrowserTest } from '../helpers/browser.js'
 import type { TestContext } from '../helpers/app.js'
 import { type TestClient, buildOAuthTestApp, createClient, exchange, grantAccess } from '../integration/oauth/helpers.js'
 
@@ -19,16 +18,11 @@ const EMAIL = 'form-post-browser@example.com'
 const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
-  ;({ t, baseUrl } = await listenOnLoopback(buildOAuthTestApp))
-  browser = await launchBrowser()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildOAuthTestApp, { signUp: { email: EMAIL, password: PASSWORD } }))
   client = await createClient(t.db, { name: 'Form Post Planner', redirectUris: ['https://client.example/cb'] })
-  await new BrowserSession(t.app).signUpAndLogIn(EMAIL, PASSWORD)
   await grantAccess(t.db, EMAIL, client.id)
 })
-afterAll(async () => {
-  await browser?.close()
-  await t?.close()
-})
+afterAll(() => closeBrowserTest({ browser, t }))
 
 /** A page whose posts to the client are answered locally; `posted` resolves to the first body. */
 async function clientPage(javaScriptEnabled: boolean): Promise<{ page: Page; posted: Promise<URLSearchParams>; errors: string[] }> {

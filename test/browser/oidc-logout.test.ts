@@ -1,7 +1,6 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { BrowserSession } from '../helpers/browser-session.js'
-import { expectAccessible, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, startBrowserTest } from '../helpers/browser.js'
 import type { TestContext } from '../helpers/app.js'
 import { type TestClient, buildOAuthTestApp, createClient } from '../integration/oauth/helpers.js'
 
@@ -21,21 +20,16 @@ const PASSWORD = 'correct horse battery'
 const SIGNED_OUT = 'https://client.example/signed-out'
 
 beforeAll(async () => {
-  ;({ t, baseUrl } = await listenOnLoopback(buildOAuthTestApp))
-  browser = await launchBrowser()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildOAuthTestApp, { signUp: { email: EMAIL, password: PASSWORD } }))
   client = await createClient(t.db, { name: 'Logout Planner', redirectUris: ['https://client.example/cb'], scopes: ['openid', 'read'] })
   await t.db
     .updateTable('applications')
     .set({ post_logout_redirect_uris: [SIGNED_OUT] })
     .where('id', '=', client.id)
     .execute()
-  await new BrowserSession(t.app).signUpAndLogIn(EMAIL, PASSWORD)
   userId = (await t.db.selectFrom('users').select('id').where('email', '=', EMAIL).executeTakeFirstOrThrow()).id
 })
-afterAll(async () => {
-  await browser?.close()
-  await t?.close()
-})
+afterAll(() => closeBrowserTest({ browser, t }))
 
 /** An ID Token Gatehouse signed for the user, of another session than the browser's (so the page asks). */
 async function hintOfAnotherSession(): Promise<string> {

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { setVerified, suspendApplication } from '../../src/operator/moderation.js'
 import { BrowserSession } from '../helpers/browser-session.js'
-import { axeViolations, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { axeViolations, closeBrowserTest, startBrowserTest } from '../helpers/browser.js'
 import { createApplicationViaConsole } from '../helpers/console.js'
 import type { TestContext } from '../helpers/app.js'
 import { type TestClient, buildOAuthTestApp, createClient } from '../integration/oauth/helpers.js'
@@ -22,8 +22,7 @@ const EMAIL = 'operator-consent@example.com'
 const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
-  ;({ t, baseUrl } = await listenOnLoopback(buildOAuthTestApp))
-  browser = await launchBrowser()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildOAuthTestApp, { signUp: { email: EMAIL, password: PASSWORD } }))
   client = await createClient(t.db, { name: 'Honest Planner', redirectUris: ['https://client.example/cb'] })
   await t.db
     .updateTable('applications')
@@ -37,12 +36,8 @@ beforeAll(async () => {
     .where('applications.id', '=', client.id)
     .executeTakeFirstOrThrow()
   ownerEmail = owner.email
-  await new BrowserSession(t.app).signUpAndLogIn(EMAIL, PASSWORD)
 })
-afterAll(async () => {
-  await browser?.close()
-  await t?.close()
-})
+afterAll(() => closeBrowserTest({ browser, t }))
 
 const consentUrl = () =>
   `${baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.clientId, scope: 'read', state: 's' })}`

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
-import { expectAccessible, freeLoopbackUrl, launchBrowser } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, startBrowserTest, tabTo } from '../helpers/browser.js'
 
 /*
  * Passkeys in Chromium (issue 23), with the DevTools protocol's virtual authenticator (a
@@ -19,16 +19,9 @@ const EMAIL = 'keyholder@example.com'
 const PASSWORD = 'keyholder walk password'
 
 beforeAll(async () => {
-  const port = new URL(await freeLoopbackUrl()).port
-  baseUrl = `http://localhost:${port}`
-  t = await buildTestApp({ PUBLIC_URL: baseUrl })
-  await t.app.listen({ port: Number(port), host: '127.0.0.1' })
-  browser = await launchBrowser()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { hostname: 'localhost' }))
 })
-afterAll(async () => {
-  await browser?.close()
-  await t?.close()
-})
+afterAll(() => closeBrowserTest({ browser, t }))
 
 async function withAuthenticator(context: BrowserContext, page: Page) {
   const cdp = await context.newCDPSession(page)
@@ -37,15 +30,6 @@ async function withAuthenticator(context: BrowserContext, page: Page) {
     options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
   })
   return { cdp, authenticatorId }
-}
-
-/** Presses Tab until the focused element matches `selector` (at most 40 times); fails otherwise (WCAG 2.1.1). */
-async function tabTo(page: Page, selector: string): Promise<void> {
-  for (let i = 0; i < 40; i++) {
-    await page.keyboard.press('Tab')
-    if ((await page.locator(`${selector}:focus`).count()) > 0) return
-  }
-  throw new Error(`Tab never reached ${selector} on ${page.url()}`)
 }
 
 async function logOut(page: Page): Promise<void> {

@@ -3,8 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { refreshSecondFactor } from '../../src/repositories/second-factor.js'
 import type { TestContext } from '../helpers/app.js'
 import { buildTestApp } from '../helpers/app.js'
-import { BrowserSession } from '../helpers/browser-session.js'
-import { expectAccessible, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, listenOnLoopback, startBrowserTest } from '../helpers/browser.js'
 import { createUser } from '../helpers/factories.js'
 
 /*
@@ -22,19 +21,14 @@ const EMAIL = 'operator@example.com'
 const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
-  ;({ t, baseUrl } = await listenOnLoopback(buildTestApp))
-  browser = await launchBrowser()
-  await new BrowserSession(t.app).signUpAndLogIn(EMAIL, PASSWORD)
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: EMAIL, password: PASSWORD } }))
   await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', EMAIL).execute()
   const user = await createUser(t.db, { email: 'lost-phone@example.com', emailVerified: true })
   userId = user.id
   await t.db.insertInto('totp_secrets').values({ user_id: userId, secret_sealed: 'sealed', last_step: 0, created_at: new Date() }).execute()
   await refreshSecondFactor(t.db, userId)
 })
-afterAll(async () => {
-  await browser?.close()
-  await t?.close()
-})
+afterAll(() => closeBrowserTest({ browser, t }))
 
 it('tells an operator without a second factor to enrol first under REQUIRE_TWO_FACTOR=operators; no axe violation', async () => {
   const strict = await listenOnLoopback((env) => buildTestApp({ ...env, REQUIRE_TWO_FACTOR: 'operators' }, t.testDb))

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type RelyingParty, startRelyingParty } from '../../examples/relying-party.js'
 import type { TestContext } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
-import { expectAccessible, freeLoopbackUrl, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, freeLoopbackUrl, startBrowserTest } from '../helpers/browser.js'
 import { applicationForm, textById } from '../helpers/console.js'
 import { buildOAuthTestApp } from '../integration/oauth/helpers.js'
 
@@ -34,17 +34,15 @@ async function registerExample(rpUrl: string): Promise<{ clientId: string; clien
 }
 
 beforeAll(async () => {
-  ;({ t, baseUrl } = await listenOnLoopback(buildOAuthTestApp))
-  browser = await launchBrowser()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildOAuthTestApp))
   const port = Number(new URL(await freeLoopbackUrl()).port)
   const { clientId, clientSecret } = await registerExample(`http://localhost:${port}`)
   await new BrowserSession(t.app).signUpAndLogIn(EMAIL, PASSWORD)
   rp = await startRelyingParty({ issuer: baseUrl, clientId, clientSecret, port })
 })
 afterAll(async () => {
-  await browser?.close()
   await rp?.close()
-  await t?.close()
+  await closeBrowserTest({ browser, t })
 })
 
 /** Whether the browser holds a Gatehouse session: /account answers the page (200), or sends it to log in. */

@@ -1,8 +1,7 @@
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
-import { BrowserSession } from '../helpers/browser-session.js'
-import { launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { closeBrowserTest, startBrowserTest } from '../helpers/browser.js'
 
 /*
  * The same-origin rule (src/http/page-security.ts) with the headers Chromium really sends: its own
@@ -16,14 +15,9 @@ const EMAIL = 'same-origin-browser@example.com'
 const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
-  ;({ t, baseUrl } = await listenOnLoopback(buildTestApp))
-  browser = await launchBrowser()
-  await new BrowserSession(t.app).signUpAndLogIn(EMAIL, PASSWORD)
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: EMAIL, password: PASSWORD } }))
 })
-afterAll(async () => {
-  await browser?.close()
-  await t?.close()
-})
+afterAll(() => closeBrowserTest({ browser, t }))
 
 it('accepts its own log-in form and refuses the same form posted from another site', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false })

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { TestContext } from '../helpers/app.js'
 import { buildTestApp } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
-import { axeViolations, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { axeViolations, closeBrowserTest, startBrowserTest } from '../helpers/browser.js'
 
 /*
  * The Security log in Chromium without JavaScript: reached from the user menu after a failed and
@@ -16,8 +16,7 @@ const EMAIL = 'security-log@example.com'
 const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
-  ;({ t, baseUrl } = await listenOnLoopback(buildTestApp))
-  browser = await launchBrowser()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp))
   const s = new BrowserSession(t.app)
   await s.signUpAndLogIn(EMAIL, PASSWORD)
   await s.get('/applications/new')
@@ -28,10 +27,7 @@ beforeAll(async () => {
     scopes: ['read', 'write_teams'],
   })
 })
-afterAll(async () => {
-  await browser?.close()
-  await t?.close()
-})
+afterAll(() => closeBrowserTest({ browser, t }))
 
 it('opens the Security log from the user menu and shows the events in an accessible table', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false })

@@ -1,8 +1,7 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
-import { BrowserSession } from '../helpers/browser-session.js'
-import { expectAccessible, launchBrowser, listenOnLoopback } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, startBrowserTest, tabTo } from '../helpers/browser.js'
 import { STEP_MS, totpCode } from '../helpers/totp.js'
 
 /*
@@ -21,14 +20,9 @@ const PASSWORD = 'second factor walk'
 let enrolledSecret = ''
 
 beforeAll(async () => {
-  ;({ t, baseUrl } = await listenOnLoopback(buildTestApp))
-  browser = await launchBrowser()
-  await new BrowserSession(t.app).signUpAndLogIn(EMAIL, PASSWORD)
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: EMAIL, password: PASSWORD } }))
 })
-afterAll(async () => {
-  await browser?.close()
-  await t?.close()
-})
+afterAll(() => closeBrowserTest({ browser, t }))
 
 async function logIn(page: Page): Promise<void> {
   await page.goto(`${baseUrl}/login`)
@@ -85,15 +79,6 @@ it('set up an authenticator app, log out, log in with the password and a code', 
   await page.waitForURL(`${baseUrl}/applications`)
   await context.close()
 }, 90_000)
-
-/** Presses Tab until the focused element matches `selector` (at most 40 times); fails otherwise. */
-async function tabTo(page: Page, selector: string): Promise<void> {
-  for (let i = 0; i < 40; i++) {
-    await page.keyboard.press('Tab')
-    if ((await page.locator(`${selector}:focus`).count()) > 0) return
-  }
-  throw new Error(`Tab never reached ${selector} on ${page.url()}`)
-}
 
 it('the second step with the keyboard alone (WCAG 2.1.1): the recovery-code disclosure opens, the code logs in', async () => {
   expect(enrolledSecret).not.toBe('')

@@ -2,6 +2,9 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { type Browser, type Page, chromium } from 'playwright-core'
 import { expect } from 'vitest'
+import type { TestContext } from './app.js'
+import { BrowserSession } from './browser-session.js'
+import { listenOnLoopback } from './loopback.js'
 
 export { freeLoopbackUrl, listenOnLoopback } from './loopback.js'
 
@@ -25,6 +28,54 @@ export function launchBrowser(): Promise<Browser> {
       '--disable-sync',
     ],
   })
+}
+
+export interface BrowserTest {
+  t: TestContext
+  /** The app's PUBLIC_URL, where it listens. */
+  baseUrl: string
+  browser: Browser
+}
+
+/**
+ * A browser test file's start: its own app, built by `build` and listening on loopback
+ * (listenOnLoopback, whose `hostname` option it passes on), and a headless Chromium. With
+ * `signUp`, that user is then signed up, verified and logged in through the real pages
+ * (BrowserSession.signUpAndLogIn), so the browser can log in as them. On failure what was
+ * started is closed again; after the tests, closeBrowserTest closes both.
+ */
+export async function startBrowserTest(
+  build: (env: Record<string, string>) => Promise<TestContext>,
+  options: { hostname?: 'localhost'; signUp?: { email: string; password: string } } = {},
+): Promise<BrowserTest> {
+  const { t, baseUrl } = await listenOnLoopback(build, { hostname: options.hostname })
+  let browser: Browser | undefined
+  try {
+    browser = await launchBrowser()
+    if (options.signUp) await new BrowserSession(t.app).signUpAndLogIn(options.signUp.email, options.signUp.password)
+    return { t, baseUrl, browser }
+  } catch (error) {
+    await closeBrowserTest({ t, browser })
+    throw error
+  }
+}
+
+/** Closes the Chromium and then the app of startBrowserTest, either of them absent when it never started. */
+export async function closeBrowserTest(test: { t?: TestContext; browser?: Browser }): Promise<void> {
+  await test.browser?.close()
+  await test.t?.close()
+}
+
+/**
+ * Presses Tab until the focused element matches `selector` (at most 40 times); fails otherwise:
+ * how the keyboard-only walks (WCAG 2.1.1) reach a control.
+ */
+export async function tabTo(page: Page, selector: string): Promise<void> {
+  for (let i = 0; i < 40; i++) {
+    await page.keyboard.press('Tab')
+    if ((await page.locator(`${selector}:focus`).count()) > 0) return
+  }
+  throw new Error(`Tab never reached ${selector} on ${page.url()}`)
 }
 
 /** axe-core's WCAG 2.1 A/AA rule tags. */

@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'
-import type { BrowserSession } from './browser-session.js'
+import { type TestContext, buildTestApp } from './app.js'
+import { BrowserSession } from './browser-session.js'
 
 /** Text inside the element with this id (the console's automation hooks: #client-id, #client-secret). */
 export function textById(html: string, id: string): string | undefined {
@@ -59,6 +60,32 @@ export async function createApplicationViaConsole(s: BrowserSession, fields: App
   const id = /href="\/applications\/([0-9a-f-]{36})\/edit"/.exec(res.body)?.[1]
   if (!clientId || !clientSecret || !id) throw new Error('application page lacks its credentials')
   return { id, clientId, clientSecret, res }
+}
+
+export interface ConsoleTest {
+  t: TestContext
+  /** Signed up, verified and logged in through the real pages: the console's user. */
+  developer: BrowserSession
+}
+
+/**
+ * A console test file's start: its own app over a fresh database (test/helpers/app.ts), and a
+ * developer signed up, verified and logged in as BrowserSession.signUpAndLogIn does it. The
+ * caller closes `t` after its tests.
+ */
+export async function buildConsoleTest(developerEmail: string): Promise<ConsoleTest> {
+  const t = await buildTestApp()
+  try {
+    return { t, developer: await new BrowserSession(t.app).signUpAndLogIn(developerEmail) }
+  } catch (error) {
+    await t.close()
+    throw error
+  }
+}
+
+/** The application's row as stored, every column; undefined once it is deleted. */
+export function storedApplication(db: TestContext['db'], id: string) {
+  return db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
 /**

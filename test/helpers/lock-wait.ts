@@ -34,3 +34,26 @@ export async function untilBlockedOnLock(db: Db, holder: number, work: Promise<u
   }
   throw new Error(`No backend waited on a lock of backend ${holder} within ${MAX_POLLS} polls: the race was not staged.`)
 }
+
+/**
+ * Stages a race behind a row lock the test holds: in a transaction of the test's own, `lock` takes
+ * the lock, `first` is started and seen waiting on it, then `second` is started and seen waiting
+ * behind `first` (untilBlockedOnLock, which fails the test when either never waits). The
+ * transaction then commits, and both are returned still running, for the test to await.
+ */
+export async function stageRaceBehindLock<First, Second>(
+  db: Db,
+  lock: (trx: Db) => Promise<unknown>,
+  first: () => Promise<First>,
+  second: () => Promise<Second>,
+): Promise<{ first: Promise<First>; second: Promise<Second> }> {
+  return db.transaction().execute(async (trx) => {
+    await lock(trx)
+    const firstRun = first()
+    const firstWaiting = await untilBlockedOnLock(db, await backendPid(trx), firstRun)
+    const secondRun = second()
+    await untilBlockedOnLock(db, firstWaiting, secondRun)
+    // Wrapped: returning the promises themselves would make the commit wait for them.
+    return { first: firstRun, second: secondRun }
+  })
+}

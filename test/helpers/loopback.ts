@@ -20,12 +20,18 @@ export async function freeLoopbackUrl(): Promise<string> {
   return `http://127.0.0.1:${port}`
 }
 
-/** Builds the app with PUBLIC_URL on a free loopback port and listens there; returns that URL. */
+/**
+ * Builds the app with PUBLIC_URL on a free loopback port and listens there; returns that URL.
+ * `hostname: 'localhost'` names the port by `localhost` instead of 127.0.0.1: a WebAuthn RP ID is a
+ * domain, never an IP address, and localhost is a secure context.
+ */
 export async function listenOnLoopback(
   build: (env: Record<string, string>) => Promise<TestContext>,
+  options: { hostname?: 'localhost' } = {},
 ): Promise<{ t: TestContext; baseUrl: string }> {
-  const baseUrl = await freeLoopbackUrl()
+  const { port } = new URL(await freeLoopbackUrl())
+  const baseUrl = `http://${options.hostname ?? '127.0.0.1'}:${port}`
   const t = await build({ PUBLIC_URL: baseUrl })
-  await t.app.listen({ port: Number(new URL(baseUrl).port), host: '127.0.0.1' })
+  await t.app.listen({ port: Number(port), host: '127.0.0.1' })
   return { t, baseUrl }
 }

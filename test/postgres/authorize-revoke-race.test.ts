@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { TestContext } from '../helpers/app.js'
-import { backendPid, untilBlockedOnLock } from '../helpers/lock-wait.js'
+import { stageRaceBehindLock } from '../helpers/lock-wait.js'
 import { authorizeUrl, buildOAuthTestApp, consentFields, createClient, loggedInUser } from '../integration/oauth/helpers.js'
 
 /*
@@ -38,22 +38,20 @@ it('a remembered-consent request waits for an in-progress "Revoke access", then 
     .executeTakeFirstOrThrow()
   // The page that carries the form's CSRF token.
   expect((await s.get('/authorized-applications')).statusCode).toBe(200)
-  const { revocation, request } = await t.db.transaction().execute(async (trx) => {
-    await trx
-      .selectFrom('authorization_codes')
-      .select('id')
-      .where('user_id', '=', user.id)
-      .where('application_id', '=', client.id)
-      .where('consumed_at', 'is', null)
-      .forUpdate()
-      .execute()
-    const revocation = s.post(`/authorized-applications/${grant.id}/revoke`, {})
-    const revoking = await untilBlockedOnLock(t.db, await backendPid(trx), revocation)
-    const request = s.get(url)
-    await untilBlockedOnLock(t.db, revoking, request)
-    // Wrapped: returning the promises themselves would make the commit wait for them.
-    return { revocation, request }
-  })
+  const { first: revocation, second: request } = await stageRaceBehindLock(
+    t.db,
+    (trx) =>
+      trx
+        .selectFrom('authorization_codes')
+        .select('id')
+        .where('user_id', '=', user.id)
+        .where('application_id', '=', client.id)
+        .where('consumed_at', 'is', null)
+        .forUpdate()
+        .execute(),
+    () => s.post(`/authorized-applications/${grant.id}/revoke`, {}),
+    () => s.get(url),
+  )
   expect((await revocation).statusCode).toBe(303)
   const res = await request
   expect(res.statusCode).toBe(200)

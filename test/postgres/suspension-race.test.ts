@@ -2,16 +2,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { suspendApplication } from '../../src/operator/moderation.js'
 import type { TestContext } from '../helpers/app.js'
 import { createAccessToken, createUser } from '../helpers/factories.js'
-import { backendPid, untilBlockedOnLock } from '../helpers/lock-wait.js'
-import {
-  authorizeUrl,
-  buildOAuthTestApp,
-  consentFields,
-  createClient,
-  exchange,
-  locationParams,
-  loggedInUser,
-} from '../integration/oauth/helpers.js'
+import { stageRaceBehindLock } from '../helpers/lock-wait.js'
+import { buildOAuthTestApp, createClient, exchange, loggedInUser, obtainCode } from '../integration/oauth/helpers.js'
 
 /*
  * A code exchange racing an application's suspension (README "Operating Gatehouse"): the
@@ -36,21 +28,16 @@ afterAll(async () => {
 it('an exchange that arrives during a suspension waits for it and gets invalid_client, leaving no live token', async () => {
   const client = await createClient(t.db)
   const s = await loggedInUser(t.app)
-  const page = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri }))
-  const approved = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
-  const code = locationParams(approved).get('code')!
+  const code = await obtainCode(s, client)
   const held = await createAccessToken(t.db, { userId: (await createUser(t.db)).id, applicationId: client.id })
 
   const operator = { ...t.revocation, record: async () => {} }
-  const { suspension, request } = await t.db.transaction().execute(async (trx) => {
-    await trx.selectFrom('access_tokens').select('id').where('id', '=', held.id).forUpdate().execute()
-    const suspension = suspendApplication(operator, client.id, t.clock())
-    const suspending = await untilBlockedOnLock(t.db, await backendPid(trx), suspension)
-    const request = exchange(t.app, client, { code })
-    await untilBlockedOnLock(t.db, suspending, request)
-    // Wrapped: returning the promises themselves would make the commit wait for them.
-    return { suspension, request }
-  })
+  const { first: suspension, second: request } = await stageRaceBehindLock(
+    t.db,
+    (trx) => trx.selectFrom('access_tokens').select('id').where('id', '=', held.id).forUpdate().execute(),
+    () => suspendApplication(operator, client.id, t.clock()),
+    () => exchange(t.app, client, { code }),
+  )
   expect(await suspension).toEqual({ changed: true, revoked: 1 })
   const res = await request
   expect(res.statusCode).toBe(401)

@@ -3,7 +3,7 @@ import { suspendUser } from '../../src/operator/moderation.js'
 import type { TestContext } from '../helpers/app.js'
 import type { BrowserSession } from '../helpers/browser-session.js'
 import { createAccessToken, createApplication } from '../helpers/factories.js'
-import { backendPid, untilBlockedOnLock } from '../helpers/lock-wait.js'
+import { stageRaceBehindLock } from '../helpers/lock-wait.js'
 import {
   type TestClient,
   authorizeUrl,
@@ -11,8 +11,8 @@ import {
   consentFields,
   createClient,
   exchange,
-  locationParams,
   loggedInUser,
+  obtainCode,
 } from '../integration/oauth/helpers.js'
 
 /*
@@ -48,15 +48,12 @@ async function duringSuspension(s: BrowserSession & { email: string }, send: () 
   const id = await userId(s)
   const held = await createAccessToken(t.db, { userId: id, applicationId: (await createApplication(t.db)).id })
   const operator = { ...t.revocation, record: async () => {} }
-  const { suspension, request } = await t.db.transaction().execute(async (trx) => {
-    await trx.selectFrom('access_tokens').select('id').where('id', '=', held.id).forUpdate().execute()
-    const suspension = suspendUser(operator, id, t.clock())
-    const suspending = await untilBlockedOnLock(t.db, await backendPid(trx), suspension)
-    const request = send()
-    await untilBlockedOnLock(t.db, suspending, request)
-    // Wrapped: returning the promises themselves would make the commit wait for them.
-    return { suspension, request }
-  })
+  const { first: suspension, second: request } = await stageRaceBehindLock(
+    t.db,
+    (trx) => trx.selectFrom('access_tokens').select('id').where('id', '=', held.id).forUpdate().execute(),
+    () => suspendUser(operator, id, t.clock()),
+    send,
+  )
   expect(await suspension).toEqual({ changed: true })
   return { id, res: await request }
 }
@@ -91,9 +88,7 @@ describe('a user suspended while a request is under way', () => {
 
   it("a suspended user's code that is still found is not exchanged", async () => {
     const s = await loggedInUser(t.app)
-    const page = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri }))
-    const approved = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
-    const code = locationParams(approved).get('code')!
+    const code = await obtainCode(s, client)
     const id = await userId(s)
     await t.db.updateTable('users').set({ suspended_at: t.clock() }).where('id', '=', id).execute()
     const res = await exchange(t.app, client, { code })

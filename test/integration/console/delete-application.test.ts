@@ -1,23 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sha256Hex } from '../../../src/lib/crypto.js'
-import { buildTestApp, type TestContext } from '../../helpers/app.js'
-import { BrowserSession } from '../../helpers/browser-session.js'
-import { createApplicationViaConsole, expectAccessiblePage } from '../../helpers/console.js'
+import type { TestContext } from '../../helpers/app.js'
+import type { BrowserSession } from '../../helpers/browser-session.js'
+import { buildConsoleTest, createApplicationViaConsole, expectAccessiblePage, storedApplication } from '../../helpers/console.js'
 
 let t: TestContext
 let alice: BrowserSession
 
 beforeAll(async () => {
-  t = await buildTestApp()
-  alice = await new BrowserSession(t.app).signUpAndLogIn('alice@example.com')
+  ;({ t, developer: alice } = await buildConsoleTest('alice@example.com'))
 })
 afterAll(async () => {
-  await t.close()
+  await t?.close()
 })
-
-function storedApplication(id: string) {
-  return t.db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
-}
 
 describe('deleting an application', () => {
   it('asks first, then deletes it with its grants, codes and tokens', async () => {
@@ -62,7 +57,7 @@ describe('deleting an application', () => {
     expectAccessiblePage(confirm.body)
     expect(confirm.body).toContain('<h1>Delete Doomed?</h1>')
     expect(confirm.body).toContain(`action="/applications/${created.id}/delete"`)
-    expect(await storedApplication(created.id)).toBeDefined()
+    expect(await storedApplication(t.db, created.id)).toBeDefined()
 
     const notices: string[] = []
     const unlisten = await t.testDb.handle.listen('gatehouse_revocations', (payload) => notices.push(payload))
@@ -75,7 +70,7 @@ describe('deleting an application', () => {
       await unlisten()
     }
 
-    expect(await storedApplication(created.id)).toBeUndefined()
+    expect(await storedApplication(t.db, created.id)).toBeUndefined()
     for (const table of ['grants', 'authorization_codes', 'access_tokens'] as const) {
       expect(await t.db.selectFrom(table).select('id').where('application_id', '=', created.id).execute()).toEqual([])
     }
@@ -89,6 +84,6 @@ describe('deleting an application', () => {
     const created = await createApplicationViaConsole(alice, { name: 'Kept' })
     await alice.get(`/applications/${created.id}/delete`)
     expect((await alice.post(`/applications/${created.id}/delete`, { _csrf: null })).statusCode).toBe(403)
-    expect(await storedApplication(created.id)).toBeDefined()
+    expect(await storedApplication(t.db, created.id)).toBeDefined()
   })
 })

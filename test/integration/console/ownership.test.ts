@@ -1,29 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, type TestContext } from '../../helpers/app.js'
+import type { TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
-import { applicationForm, createApplicationViaConsole } from '../../helpers/console.js'
+import { applicationForm, buildConsoleTest, createApplicationViaConsole, storedApplication } from '../../helpers/console.js'
 
 let t: TestContext
 let alice: BrowserSession
 let bob: BrowserSession
 
 beforeAll(async () => {
-  t = await buildTestApp()
-  alice = await new BrowserSession(t.app).signUpAndLogIn('alice@example.com')
+  ;({ t, developer: alice } = await buildConsoleTest('alice@example.com'))
   bob = await new BrowserSession(t.app).signUpAndLogIn('bob@example.com')
 })
 afterAll(async () => {
-  await t.close()
+  await t?.close()
 })
-
-function storedApplication(id: string) {
-  return t.db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
-}
 
 describe("another user's application", () => {
   it('is a 404 page on every route and stays unchanged', async () => {
     const created = await createApplicationViaConsole(alice, { name: 'Private' })
-    const before = await storedApplication(created.id)
+    const before = await storedApplication(t.db, created.id)
     await bob.get('/applications')
 
     const attempts = [
@@ -43,7 +38,7 @@ describe("another user's application", () => {
       expect(res.body).not.toContain('Private')
       expect(res.body).not.toContain(created.clientId)
     }
-    expect(await storedApplication(created.id)).toEqual(before)
+    expect(await storedApplication(t.db, created.id)).toEqual(before)
     expect((await bob.get('/applications')).body).not.toContain(created.clientId)
   })
 

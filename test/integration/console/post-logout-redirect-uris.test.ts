@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { buildTestApp, type TestContext } from '../../helpers/app.js'
-import { BrowserSession } from '../../helpers/browser-session.js'
-import { applicationForm, createApplicationViaConsole } from '../../helpers/console.js'
+import type { TestContext } from '../../helpers/app.js'
+import type { BrowserSession } from '../../helpers/browser-session.js'
+import { applicationForm, buildConsoleTest, createApplicationViaConsole } from '../../helpers/console.js'
 import { loggedInUser } from '../oauth/helpers.js'
 
 /*
@@ -13,11 +13,10 @@ import { loggedInUser } from '../oauth/helpers.js'
 let t: TestContext
 let s: BrowserSession
 beforeAll(async () => {
-  t = await buildTestApp()
-  s = await new BrowserSession(t.app).signUpAndLogIn('logout-uris@example.com')
+  ;({ t, developer: s } = await buildConsoleTest('logout-uris@example.com'))
 })
 afterAll(async () => {
-  await t.close()
+  await t?.close()
 })
 
 const stored = async (id: string) =>

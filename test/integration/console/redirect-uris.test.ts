@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, type TestContext } from '../../helpers/app.js'
-import { BrowserSession } from '../../helpers/browser-session.js'
-import { applicationForm, createApplicationViaConsole } from '../../helpers/console.js'
+import type { TestContext } from '../../helpers/app.js'
+import type { BrowserSession } from '../../helpers/browser-session.js'
+import { applicationForm, buildConsoleTest, createApplicationViaConsole } from '../../helpers/console.js'
 
 /*
  * Registration accepts https, http only for loopback and localhost, and private-use schemes with
@@ -12,11 +12,10 @@ import { applicationForm, createApplicationViaConsole } from '../../helpers/cons
 let t: TestContext
 let s: BrowserSession
 beforeAll(async () => {
-  t = await buildTestApp()
-  s = await new BrowserSession(t.app).signUpAndLogIn('uris@example.com')
+  ;({ t, developer: s } = await buildConsoleTest('uris@example.com'))
 })
 afterAll(async () => {
-  await t.close()
+  await t?.close()
 })
 
 it.each([

@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sha256Hex } from '../../../src/lib/crypto.js'
-import { buildTestApp, type TestContext } from '../../helpers/app.js'
+import type { TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import {
   type ApplicationFields,
   applicationForm,
+  buildConsoleTest,
   createApplicationViaConsole,
   expectAccessiblePage,
+  storedApplication,
   textById,
 } from '../../helpers/console.js'
 
@@ -14,16 +16,11 @@ let t: TestContext
 let alice: BrowserSession
 
 beforeAll(async () => {
-  t = await buildTestApp()
-  alice = await new BrowserSession(t.app).signUpAndLogIn('alice@example.com')
+  ;({ t, developer: alice } = await buildConsoleTest('alice@example.com'))
 })
 afterAll(async () => {
-  await t.close()
+  await t?.close()
 })
-
-function storedApplication(id: string) {
-  return t.db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
-}
 
 describe('Your Applications', () => {
   it('sends a logged-out visitor to the log-in page and back', async () => {
@@ -82,7 +79,7 @@ describe('creating an application', () => {
     expect(res.body).toContain('cannot be shown again')
     expectAccessiblePage(res.body)
 
-    const row = await storedApplication(created.id)
+    const row = await storedApplication(t.db, created.id)
     expect(row).toMatchObject({
       client_id: clientId,
       secret_hash: sha256Hex(clientSecret),

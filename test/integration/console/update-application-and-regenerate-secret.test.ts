@@ -1,28 +1,30 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sha256Hex } from '../../../src/lib/crypto.js'
-import { buildTestApp, type TestContext } from '../../helpers/app.js'
-import { BrowserSession } from '../../helpers/browser-session.js'
-import { applicationForm, createApplicationViaConsole, expectAccessiblePage, textById } from '../../helpers/console.js'
+import type { TestContext } from '../../helpers/app.js'
+import type { BrowserSession } from '../../helpers/browser-session.js'
+import {
+  applicationForm,
+  buildConsoleTest,
+  createApplicationViaConsole,
+  expectAccessiblePage,
+  storedApplication,
+  textById,
+} from '../../helpers/console.js'
 
 let t: TestContext
 let alice: BrowserSession
 
 beforeAll(async () => {
-  t = await buildTestApp()
-  alice = await new BrowserSession(t.app).signUpAndLogIn('alice@example.com')
+  ;({ t, developer: alice } = await buildConsoleTest('alice@example.com'))
 })
 afterAll(async () => {
-  await t.close()
+  await t?.close()
 })
-
-function storedApplication(id: string) {
-  return t.db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
-}
 
 describe('editing an application', () => {
   it('turns "Require pushed authorization requests" on and off, shown on the page and in the audit log', async () => {
     const created = await createApplicationViaConsole(alice, { name: 'Pushy', scopes: ['read'] })
-    expect((await storedApplication(created.id))?.require_pushed_requests).toBe(false)
+    expect((await storedApplication(t.db, created.id))?.require_pushed_requests).toBe(false)
     const edit = await alice.get(`/applications/${created.id}/edit`)
     expect(edit.body).toMatch(/id="require_pushed_requests" name="require_pushed_requests" value="on">/)
     const on = await alice.post(
@@ -30,7 +32,7 @@ describe('editing an application', () => {
       applicationForm({ name: 'Pushy', scopes: ['read'], require_pushed_requests: true }),
     )
     expect(on.statusCode).toBe(303)
-    expect((await storedApplication(created.id))?.require_pushed_requests).toBe(true)
+    expect((await storedApplication(t.db, created.id))?.require_pushed_requests).toBe(true)
     const page = await alice.get(`/applications/${created.id}`)
     expectAccessiblePage(page.body)
     expect(page.body).toMatch(/<dt>Require pushed authorization requests<\/dt>\s*<dd>Yes<\/dd>/)
@@ -43,7 +45,7 @@ describe('editing an application', () => {
       .executeTakeFirst()
     expect(event?.detail).toContain('pushed request requirement')
     await alice.post(`/applications/${created.id}`, applicationForm({ name: 'Pushy', scopes: ['read'] }))
-    expect((await storedApplication(created.id))?.require_pushed_requests).toBe(false)
+    expect((await storedApplication(t.db, created.id))?.require_pushed_requests).toBe(false)
   })
 
   it('shows the form prefilled and saves the changes', async () => {
@@ -75,7 +77,7 @@ describe('editing an application', () => {
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe(`/applications/${created.id}?updated=1`)
 
-    const row = await storedApplication(created.id)
+    const row = await storedApplication(t.db, created.id)
     expect(row).toMatchObject({
       name: 'After',
       description: 'Now described',
@@ -106,7 +108,7 @@ describe('editing an application', () => {
     expect(res.body).toContain('value="Renamed"')
     expect(res.body).toContain('https://ok.example.com/cb\nhttp://evil.example.com/cb</textarea>')
     expectAccessiblePage(res.body)
-    expect((await storedApplication(created.id))?.name).toBe('Stable')
+    expect((await storedApplication(t.db, created.id))?.name).toBe('Stable')
   })
 })
 
@@ -121,7 +123,7 @@ describe('regenerating the secret', () => {
     expectAccessiblePage(confirm.body)
     expect(confirm.body).toContain('<h1>Generate a new secret for Rotator?</h1>')
     expect(confirm.body).toContain(`action="/applications/${created.id}/secret"`)
-    expect((await storedApplication(created.id))?.secret_hash).toBe(sha256Hex(created.clientSecret))
+    expect((await storedApplication(t.db, created.id))?.secret_hash).toBe(sha256Hex(created.clientSecret))
     t.clock.advance(1000)
     const res = await alice.post(`/applications/${created.id}/secret`, {})
     expect(res.statusCode).toBe(200)
@@ -133,7 +135,7 @@ describe('regenerating the secret', () => {
     expect(textById(res.body, 'client-id')).toBe(created.clientId)
     expect(res.body).toContain('previous secret no longer works')
 
-    const row = await storedApplication(created.id)
+    const row = await storedApplication(t.db, created.id)
     expect(row?.secret_hash).toBe(sha256Hex(newSecret!))
     expect(row?.secret_hash).not.toBe(sha256Hex(created.clientSecret))
     expect(row?.client_id).toBe(created.clientId)
@@ -147,7 +149,7 @@ describe('regenerating the secret', () => {
     const created = await createApplicationViaConsole(alice, { name: 'Guarded' })
     const res = await alice.post(`/applications/${created.id}/secret`, { _csrf: null })
     expect(res.statusCode).toBe(403)
-    expect((await storedApplication(created.id))?.secret_hash).toBe(sha256Hex(created.clientSecret))
+    expect((await storedApplication(t.db, created.id))?.secret_hash).toBe(sha256Hex(created.clientSecret))
   })
 })
 
@@ -178,7 +180,7 @@ describe("an operator's verification and the owner's edits", () => {
       const created = await verifiedApplication()
       const res = await alice.post(`/applications/${created.id}`, applicationForm({ ...base, ...change }))
       expect(res.statusCode, JSON.stringify(change)).toBe(303)
-      expect((await storedApplication(created.id))?.verified_at, JSON.stringify(change)).toBeNull()
+      expect((await storedApplication(t.db, created.id))?.verified_at, JSON.stringify(change)).toBeNull()
       const page = await alice.get(res.headers.location as string)
       expect(page.body).toContain('it needs verifying again by the operator')
       expect(page.body).toMatch(/<dt>Verified by [^<]*<\/dt>\s*<dd>No<\/dd>/)
@@ -196,7 +198,7 @@ describe("an operator's verification and the owner's edits", () => {
       applicationForm({ ...base, scopes: ['read', 'write'], require_pkce: true, description: 'Now described' }),
     )
     expect(res.headers.location).toBe(`/applications/${created.id}?updated=1`)
-    expect((await storedApplication(created.id))?.verified_at).not.toBeNull()
+    expect((await storedApplication(t.db, created.id))?.verified_at).not.toBeNull()
     expect((await auditEvents(created.clientId)).map((e) => e.event)).not.toContain('application.verification_cleared')
   })
 })

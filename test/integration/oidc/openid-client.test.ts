@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { basicAuth, createTokenSetup } from '../../helpers/factories.js'
-import { type TestClient, authorizeUrl, consentFields, createClient } from '../oauth/helpers.js'
+import { type TestClient, authorizeUrl, createClient } from '../oauth/helpers.js'
 import { listenOnLoopback } from '../../helpers/loopback.js'
+import { signInWithOpenIdClient } from '../../helpers/oidc-sign-in.js'
 
 /*
  * Gatehouse as an OpenID Provider (issue 24), seen by a relying party nobody here wrote:
@@ -34,16 +35,6 @@ async function relyingParty(): Promise<client.Configuration> {
   return client.discovery(issuer, app.clientId, app.clientSecret, undefined, { execute: [client.allowInsecureRequests] })
 }
 
-/** The user's part: consent (the first time) and the redirect back to the relying party. */
-async function authorize(browser: BrowserSession, url: URL): Promise<URL> {
-  const first = await browser.get(url.pathname + url.search)
-  if (first.statusCode === 302) return new URL(String(first.headers.location))
-  expect(first.statusCode).toBe(200)
-  const approved = await browser.post('/oauth/authorize', { ...consentFields(first.body), decision: 'approve' })
-  expect(approved.statusCode).toBe(303)
-  return new URL(String(approved.headers.location))
-}
-
 describe('an openid-client relying party', () => {
   it('discovers Gatehouse, signs a user in with code + PKCE + nonce, and reads UserInfo', async () => {
     const config = await relyingParty()
@@ -58,25 +49,12 @@ describe('an openid-client relying party', () => {
     expect(metadata.scopes_supported).toEqual(expect.arrayContaining(['openid', 'email', 'profile']))
     expect(metadata.id_token_signing_alg_values_supported).toContain('RS256')
 
-    const verifier = client.randomPKCECodeVerifier()
-    const nonce = client.randomNonce()
-    const state = client.randomState()
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: REDIRECT,
-      scope: 'openid email profile',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      nonce,
-      state,
-    })
     // Signed up and not verified: email_verified must say false.
     const browser = await new BrowserSession(t.app).signUpAndLogIn('rp-user@example.com', undefined, { verify: false })
-    const callback = await authorize(browser, url)
-    const tokens = await client.authorizationCodeGrant(config, callback, {
-      pkceCodeVerifier: verifier,
-      expectedNonce: nonce,
-      expectedState: state,
-      idTokenExpected: true,
+    const { tokens, nonce } = await signInWithOpenIdClient(config, browser, {
+      redirectUri: REDIRECT,
+      scope: 'openid email profile',
+      withState: true,
     })
 
     const user = await t.db
@@ -113,20 +91,7 @@ describe('an openid-client relying party', () => {
     const browser = await new BrowserSession(t.app).signUpAndLogIn('rp-algorithms@example.com')
     for (const alg of ['ES256', 'EdDSA'] as const) {
       await t.db.updateTable('applications').set({ id_token_alg: alg }).where('id', '=', app.id).execute()
-      const verifier = client.randomPKCECodeVerifier()
-      const nonce = client.randomNonce()
-      const url = client.buildAuthorizationUrl(config, {
-        redirect_uri: REDIRECT,
-        scope: 'openid',
-        code_challenge: await client.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: 'S256',
-        nonce,
-      })
-      const tokens = await client.authorizationCodeGrant(config, await authorize(browser, url), {
-        pkceCodeVerifier: verifier,
-        expectedNonce: nonce,
-        idTokenExpected: true,
-      })
+      const { tokens, nonce } = await signInWithOpenIdClient(config, browser, { redirectUri: REDIRECT, scope: 'openid' })
       expect(decodeProtectedHeader(tokens.id_token!).alg).toBe(alg)
       expect(tokens.claims()).toMatchObject({ nonce, amr: ['pwd'], sid: expect.any(String), auth_time: expect.any(Number) })
       const jwks = createRemoteJWKSet(new URL('/.well-known/jwks.json', issuer))

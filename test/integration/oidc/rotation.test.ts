@@ -6,8 +6,9 @@ import { ROTATION_DELAY_MS } from '../../../src/oauth/signing-keys.js'
 import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
-import { type TestClient, consentFields, createClient } from '../oauth/helpers.js'
+import { type TestClient, createClient } from '../oauth/helpers.js'
 import { listenOnLoopback } from '../../helpers/loopback.js'
+import { signInWithOpenIdClient } from '../../helpers/oidc-sign-in.js'
 
 /*
  * Key rotation as a relying party lives it (issue 24, docs/decisions/014-signing-keys.md):
@@ -59,23 +60,7 @@ async function rotate(): Promise<void> {
 
 /** One sign-in of the user through `rp`: code + PKCE + nonce, the ID Token and its signature validated by openid-client. */
 async function signIn(rp: client.Configuration): Promise<{ idToken: string; kid: string }> {
-  const verifier = client.randomPKCECodeVerifier()
-  const nonce = client.randomNonce()
-  const url = client.buildAuthorizationUrl(rp, {
-    redirect_uri: REDIRECT,
-    scope: 'openid email',
-    code_challenge: await client.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-    nonce,
-  })
-  let answer = await browser.get(url.pathname + url.search)
-  if (answer.statusCode === 200) answer = await browser.post('/oauth/authorize', { ...consentFields(answer.body), decision: 'approve' })
-  expect([302, 303]).toContain(answer.statusCode)
-  const tokens = await client.authorizationCodeGrant(rp, new URL(String(answer.headers.location)), {
-    pkceCodeVerifier: verifier,
-    expectedNonce: nonce,
-    idTokenExpected: true,
-  })
+  const { tokens, nonce } = await signInWithOpenIdClient(rp, browser, { redirectUri: REDIRECT, scope: 'openid email' })
   expect(tokens.claims()).toMatchObject({ iss: issuer.origin, aud: app.clientId, nonce })
   return { idToken: tokens.id_token!, kid: decodeProtectedHeader(tokens.id_token!).kid! }
 }

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
-import { BrowserSession } from '../../helpers/browser-session.js'
-import { type ApplicationFields, applicationForm, createApplicationViaConsole, expectAccessiblePage } from '../../helpers/console.js'
+import type { TestContext } from '../../helpers/app.js'
+import type { BrowserSession } from '../../helpers/browser-session.js'
+import {
+  type ApplicationFields,
+  applicationForm,
+  buildConsoleTest,
+  createApplicationViaConsole,
+  expectAccessiblePage,
+} from '../../helpers/console.js'
 
 /*
  * "Homepage URL" and "Privacy policy URL" in the console's application form (README "Operating
@@ -14,8 +20,7 @@ let t: TestContext
 let dev: BrowserSession
 
 beforeAll(async () => {
-  t = await buildTestApp()
-  dev = await new BrowserSession(t.app).signUpAndLogIn('links-dev@example.com')
+  ;({ t, developer: dev } = await buildConsoleTest('links-dev@example.com'))
 })
 afterAll(async () => {
   await t?.close()
