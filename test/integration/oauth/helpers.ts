@@ -68,7 +68,6 @@ export function authorizeUrl(params: Record<string, string | undefined>): string
   return `/oauth/authorize?${q}`
 }
 
-/** Hidden fields of the consent form, as the browser would send them back. */
 /** The hidden fields of the page's form that posts to `action` (entities decoded), as a browser would send them. */
 export function hiddenFields(html: string, action: string): Record<string, string> {
   const form = new RegExp(`<form method="post" action="${action}">([\\s\\S]*?)</form>`).exec(html)?.[1]
@@ -85,6 +84,7 @@ export function hiddenFields(html: string, action: string): Record<string, strin
   return fields
 }
 
+/** Hidden fields of the consent form, as the browser would send them back. */
 export function consentFields(html: string): Record<string, string> {
   return hiddenFields(html, '/oauth/authorize')
 }
