@@ -77,8 +77,9 @@ const IDENTITY_PARAMS = [0, 1, 2, 3].map((i) => `$${11 + CODE_FLOW_SETTINGS.leng
 // index instead. While the table's statistics are younger than its rows (a fresh database, or
 // before autovacuum's first ANALYZE) the two tie on cost, and the application's index reads
 // every code the application was issued in the window: three times the buffers per request in
-// the benchmark (docs/decisions/007-one-statement-hot-paths.md).
-const INSERT_CODE_UNDER_GRANT = `
+// the benchmark (docs/decisions/007-one-statement-hot-paths.md). Exported for the test that
+// pins that plan (test/postgres/code-quota-plan.test.ts).
+export const INSERT_CODE_UNDER_GRANT = `
 with recent as (
   select count(*) as n from (
     select 1 from authorization_codes
