@@ -2,6 +2,7 @@ import formbody from '@fastify/formbody'
 import view from '@fastify/view'
 import { Eta } from 'eta'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import { endConnectionsOnClose } from './http/connections.js'
 import { routerRefusalPage, setHtmlErrorHandler } from './http/error-pages.js'
 import { requestIdOptions } from './http/logging.js'
 import { pageSecurityHeaders, registerPageSecurity } from './http/page-security.js'
@@ -51,6 +52,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     // are error pages like any unknown address, never Fastify's JSON error body.
     frameworkErrors: routerRefusalPage(eta, pageSecurityHeaders(deps.config), deps.config.serviceName),
   })
+  endConnectionsOnClose(app)
   app.decorateRequest('user', null)
   // Every response, API or page: its request id, and no MIME sniffing of JSON bodies.
   app.addHook('onRequest', (request, reply, done) => {

@@ -72,3 +72,44 @@ it('closes an idle keep-alive connection after the keep-alive timeout', async ()
   expect(answered).toBe(true)
   expect(ms).not.toBeNull()
 })
+
+/*
+ * Closing (SIGTERM, src/server.ts) with the default 60 s connection timeout: a connection that
+ * never sent a request (a browser's preconnect) is ended at once rather than holding the close for
+ * a minute, while a request already in flight is still answered (src/http/connections.ts).
+ */
+it('closes at once past a connection that sent nothing, and still answers a request in flight', async () => {
+  const closing = await buildTestApp({}, defaults.testDb)
+  await closing.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = closing.app.server.address() as AddressInfo
+  const open = (): Promise<Socket> =>
+    new Promise((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(socket))
+      socket.on('error', () => {})
+    })
+  const silent = await open()
+  const silentClosed = new Promise<void>((resolve) => silent.on('close', () => resolve()))
+  const inFlight = await open()
+  inFlight.setEncoding('utf8')
+  let answer = ''
+  inFlight.on('data', (data: string) => (answer += data))
+  const inFlightEnded = new Promise<void>((resolve) => inFlight.on('close', () => resolve()))
+  const body = 'token=abc'
+  inFlight.write(
+    `POST /oauth/revoke HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n`,
+  )
+  inFlight.write(body.slice(0, 3))
+  // The headers are read (the request is in flight) before the close begins.
+  await new Promise<void>((resolve) => closing.app.server.once('request', () => resolve()))
+
+  let closed = false
+  const closed$ = closing.close().then(() => (closed = true))
+  await silentClosed
+  expect(closed).toBe(false)
+  inFlight.write(body.slice(3))
+  await closed$
+  // Ended by the server once answered, rather than kept alive for HTTP_KEEP_ALIVE_TIMEOUT_MS.
+  await inFlightEnded
+  expect(answer).toMatch(/^HTTP\/1\.1 401 /)
+  expect(answer.toLowerCase()).toContain('\r\nconnection: close\r\n')
+})
