@@ -25,16 +25,21 @@ export interface TestDatabase {
  *  - PostgreSQL: CREATE DATABASE … TEMPLATE copies the run's template database, which the
  *    global teardown drops.
  *  - PGlite: the template is the migrated data directory as `dumpDataDir` wrote it, which the
- *    in-memory PGlite loads instead of running initdb (the larger part of starting one).
+ *    in-memory PGlite loads instead of running initdb (the larger part of starting one); and a
+ *    worker's next file gets an earlier file's PGlite back, emptied (giveBack).
  * Outside vitest (bench/propagation.ts) there is no template and the new database is migrated
  * in place. The migrations still run from an empty database in test/integration/storage.test.ts.
  */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const template = await providedTemplate()
   if (!serverUrl) {
-    const dump = template?.kind === 'pglite' ? new TemplateBytes(await readFile(template.dumpFile)) : undefined
-    const handle = await createDatabase({ dataDir: 'memory://', ...(dump ? { initialData: dump } : {}) })
-    if (!dump) await migrateToLatest(handle.db)
+    if (template?.kind === 'pglite') {
+      const handle =
+        emptied.pop() ?? (await createDatabase({ dataDir: 'memory://', initialData: new TemplateBytes(await readFile(template.dumpFile)) }))
+      return { handle, url: undefined, destroy: () => giveBack(handle) }
+    }
+    const handle = await createDatabase({ dataDir: 'memory://' })
+    await migrateToLatest(handle.db)
     return { handle, url: undefined, destroy: () => handle.close() }
   }
   const server = serverUrl
@@ -52,6 +57,34 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await handle.close()
       await dropDatabase(server, name)
     },
+  }
+}
+
+/**
+ * PGlite databases of this worker's earlier test files, emptied and waiting for the next one.
+ * Loading the template into a new PGlite costs a second or more of CPU per file on these
+ * machines; emptying one costs a few milliseconds. A worker runs its files one after another
+ * (vitest.config.ts: `isolate: false`), so a database is never shared by two files at once.
+ */
+const emptied: DatabaseHandle[] = []
+
+/**
+ * A file's PGlite database back to the state of the template: every table emptied (the
+ * migrations insert no rows, so empty is as migrated) and the session's settings reset. One
+ * that cannot be emptied, or that its test closed, is closed and not used again.
+ */
+async function giveBack(handle: DatabaseHandle): Promise<void> {
+  try {
+    const { rows } = await handle.query(
+      "select string_agg(format('%I', tablename), ', ') as tables from pg_tables where schemaname = 'public' and tablename not like 'kysely\\_%'",
+      [],
+    )
+    const tables = (rows[0] as { tables: string | null }).tables
+    if (tables) await handle.query(`truncate ${tables} restart identity cascade`, [])
+    await handle.query('reset all', [])
+    emptied.push(handle)
+  } catch {
+    await handle.close().catch(() => {})
   }
 }
 
