@@ -38,8 +38,29 @@ export interface BrowserTest {
 }
 
 /**
+ * This worker's Chromium, launched for its first browser test file and kept for the next ones:
+ * a launch costs one to two seconds of CPU on these machines. A worker runs its files one after
+ * another (vitest.config.ts: `isolate: false`), and each file works in contexts of its own, which
+ * closeBrowserTest closes; Playwright ends the browser when the worker exits.
+ */
+let workerBrowser: Promise<Browser> | undefined
+
+function sharedBrowser(): Promise<Browser> {
+  if (!workerBrowser) {
+    const launched = launchBrowser()
+    workerBrowser = launched
+    // A browser that crashed or failed to start is launched again for the next file.
+    launched.then(
+      (browser) => browser.once('disconnected', () => (workerBrowser = undefined)),
+      () => (workerBrowser = undefined),
+    )
+  }
+  return workerBrowser
+}
+
+/**
  * A browser test file's start: its own app, built by `build` and listening on loopback
- * (listenOnLoopback, whose `hostname` option it passes on), and a headless Chromium. With
+ * (listenOnLoopback, whose `hostname` option it passes on), and the worker's headless Chromium. With
  * `signUp`, that user is then signed up, verified and logged in through the real pages
  * (BrowserSession.signUpAndLogIn), so the browser can log in as them. On failure what was
  * started is closed again; after the tests, closeBrowserTest closes both.
@@ -51,7 +72,7 @@ export async function startBrowserTest(
   const { t, baseUrl } = await listenOnLoopback(build, { hostname: options.hostname })
   let browser: Browser | undefined
   try {
-    browser = await launchBrowser()
+    browser = await sharedBrowser()
     if (options.signUp) await new BrowserSession(t.app).signUpAndLogIn(options.signUp.email, options.signUp.password)
     return { t, baseUrl, browser }
   } catch (error) {
@@ -60,9 +81,22 @@ export async function startBrowserTest(
   }
 }
 
-/** Closes the Chromium and then the app of startBrowserTest, either of them absent when it never started. */
+/**
+ * Ends a file's use of the browser of startBrowserTest, closing every context it left open but
+ * the accessibility check's scratch page, and then closes its app; either may be absent when it
+ * never started.
+ */
 export async function closeBrowserTest(test: { t?: TestContext; browser?: Browser }): Promise<void> {
-  await test.browser?.close()
+  if (test.browser?.isConnected()) {
+    const scratch = scratchPages.get(test.browser)
+    const keep = scratch ? (await scratch.page).context() : undefined
+    await Promise.all(
+      test.browser
+        .contexts()
+        .filter((context) => context !== keep)
+        .map((context) => context.close()),
+    )
+  }
   await test.t?.close()
 }
 
