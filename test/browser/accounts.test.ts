@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
-import { closeBrowserTest, expectAccessible, startBrowserTest } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, signUpAndLogInThroughPage, startBrowserTest } from '../helpers/browser.js'
 import { linkTo } from '../helpers/mailbox.js'
 
 /*
@@ -118,12 +118,7 @@ it('the Account pages, in each state, have no WCAG 2.1 A/AA violation', async ()
   const context = await browser.newContext({ javaScriptEnabled: false })
   const page = await context.newPage()
   const email = 'settings-walker@example.com'
-  await page.goto(`${baseUrl}/signup`)
-  await page.getByLabel('Email').fill(email)
-  await page.getByLabel('Password').fill('settings walk password')
-  await page.getByRole('button', { name: 'Sign up' }).click()
-  await page.getByLabel('Password').fill('settings walk password')
-  await page.getByRole('button', { name: 'Log in' }).click()
+  await signUpAndLogInThroughPage(page, baseUrl, email, 'settings walk password')
   await page.waitForURL(`${baseUrl}/applications`)
 
   await page.goto(`${baseUrl}/applications/new`)

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, afterEach, expect, it } from 'vitest'
 import { formatTime } from '../../src/http/routes/console/view-models.js'
 import type { TestContext } from '../helpers/app.js'
 import { buildTestApp } from '../helpers/app.js'
-import { closeBrowserTest, expectAccessible, startBrowserTest } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, logInThroughPage, startBrowserTest } from '../helpers/browser.js'
 import { type AccessTokenFixture, createAccessToken, createApplication, createUser } from '../helpers/factories.js'
 
 /*
@@ -52,10 +52,7 @@ function field(term: string) {
 }
 
 async function logInAndOpenOperator() {
-  await page.goto(`${baseUrl}/login`)
-  await page.getByLabel('Email').fill(OPERATOR)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in' }).click()
+  await logInThroughPage(page, baseUrl, OPERATOR, PASSWORD)
   await page.waitForURL(`${baseUrl}/applications`)
   await page.locator('details.user-menu > summary').click()
   await page.getByRole('link', { name: 'Operator' }).click()

@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { TestContext } from '../helpers/app.js'
 import { buildTestApp } from '../helpers/app.js'
-import { closeBrowserTest, expectAccessible, startBrowserTest } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, logInThroughPage, startBrowserTest } from '../helpers/browser.js'
 import { createAccessToken, createApplication, createUser } from '../helpers/factories.js'
 
 /*
@@ -32,10 +32,7 @@ afterAll(() => closeBrowserTest({ browser, t }))
 it('walks the admin pages without JavaScript, suspends an application, filters the audit log; no axe violation', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false })
   const page = await context.newPage()
-  await page.goto(`${baseUrl}/login`)
-  await page.getByLabel('Email').fill(EMAIL)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in' }).click()
+  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
   await page.waitForURL(`${baseUrl}/applications`)
 
   await page.locator('details.user-menu > summary').click()

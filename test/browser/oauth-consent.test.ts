@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { axeViolations, closeBrowserTest, startBrowserTest } from '../helpers/browser.js'
+import { axeViolations, closeBrowserTest, fillLogIn, startBrowserTest } from '../helpers/browser.js'
 import type { TestContext } from '../helpers/app.js'
 import { type TestClient, buildOAuthTestApp, createClient, exchange, grantAccess } from '../integration/oauth/helpers.js'
 
@@ -46,9 +46,7 @@ async function reachConsent(page: Page, state: string, extra: Record<string, str
   })
   await page.goto(`${baseUrl}/oauth/authorize?${query}`)
   await page.waitForURL(/\/login\?next=/)
-  await page.getByLabel('Email').fill(EMAIL)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in' }).click()
+  await fillLogIn(page, EMAIL, PASSWORD)
   await page.waitForURL(/\/oauth\/authorize\?/)
   expect(await page.locator('h1').textContent()).toBe('Authorize Browser Planner')
   expect(await axeViolations(page)).toEqual([])
@@ -88,9 +86,7 @@ it('denies in the browser', async () => {
  */
 async function logIn(page: Page, email = EMAIL): Promise<void> {
   await page.waitForURL(/\/login\?(.*&)?next=/)
-  await page.getByLabel('Email').fill(email)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in' }).click()
+  await fillLogIn(page, email, PASSWORD)
 }
 
 it('a returning user with remembered consent logs in and lands at the client with a code', async () => {

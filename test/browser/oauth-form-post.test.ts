@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { closeBrowserTest, expectAccessible, startBrowserTest } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, fillLogIn, startBrowserTest } from '../helpers/browser.js'
 import type { TestContext } from '../helpers/app.js'
 import { type TestClient, buildOAuthTestApp, createClient, exchange, grantAccess } from '../integration/oauth/helpers.js'
 
@@ -45,9 +45,7 @@ async function logInAndAuthorize(page: Page, state: string): Promise<void> {
   const query = new URLSearchParams({ response_type: 'code', client_id: client.clientId, scope: 'read', state, response_mode: 'form_post' })
   await page.goto(`${baseUrl}/oauth/authorize?${query}`)
   await page.waitForURL(/\/login\?next=/)
-  await page.getByLabel('Email').fill(EMAIL)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in' }).click()
+  await fillLogIn(page, EMAIL, PASSWORD)
 }
 
 async function expectCode(posted: URLSearchParams, state: string): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { closeBrowserTest, expectAccessible, startBrowserTest } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, logInThroughPage, startBrowserTest } from '../helpers/browser.js'
 import type { TestContext } from '../helpers/app.js'
 import { type TestClient, buildOAuthTestApp, createClient } from '../integration/oauth/helpers.js'
 
@@ -53,10 +53,7 @@ async function loggedInPage(): Promise<{ page: Page; arrived: Promise<string> }>
     await route.fulfill({ status: 200, contentType: 'text/html', body: '<p>client</p>' })
   })
   const page = await context.newPage()
-  await page.goto(`${baseUrl}/login`)
-  await page.getByLabel('Email').fill(EMAIL)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in' }).click()
+  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
   await page.waitForURL((url) => !url.pathname.startsWith('/login'))
   return { page, arrived }
 }

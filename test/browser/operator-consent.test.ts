@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { setVerified, suspendApplication } from '../../src/operator/moderation.js'
 import { BrowserSession } from '../helpers/browser-session.js'
-import { axeViolations, closeBrowserTest, startBrowserTest } from '../helpers/browser.js'
+import { axeViolations, closeBrowserTest, fillLogIn, logInThroughPage, startBrowserTest } from '../helpers/browser.js'
 import { createApplicationViaConsole } from '../helpers/console.js'
 import type { TestContext } from '../helpers/app.js'
 import { type TestClient, buildOAuthTestApp, createClient } from '../integration/oauth/helpers.js'
@@ -49,9 +49,7 @@ it("an unverified application's consent page says so, shows its links and no own
   page = await context.newPage()
   await page.goto(consentUrl())
   await page.waitForURL(/\/login\?next=/)
-  await page.getByLabel('Email').fill(EMAIL)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in' }).click()
+  await fillLogIn(page, EMAIL, PASSWORD)
   await page.waitForURL(/\/oauth\/authorize\?/)
 
   expect(await page.locator('h1').textContent()).toBe('Authorize Honest Planner')
@@ -92,10 +90,7 @@ it("the owner's page of a suspended application says so, and passes axe", async 
   await suspendApplication({ db: t.db, bus: t.deps.bus, record: async () => {} }, created.id, t.clock())
   const context = await browser.newContext({ javaScriptEnabled: false })
   const ownerPage = await context.newPage()
-  await ownerPage.goto(`${baseUrl}/login`)
-  await ownerPage.getByLabel('Email').fill('operator-consent-owner@example.com')
-  await ownerPage.getByLabel('Password').fill(PASSWORD)
-  await ownerPage.getByRole('button', { name: 'Log in' }).click()
+  await logInThroughPage(ownerPage, baseUrl, 'operator-consent-owner@example.com', PASSWORD)
   await ownerPage.waitForURL(/\/applications$/)
   await ownerPage.goto(`${baseUrl}/applications/${created.id}`)
   expect(await ownerPage.locator('#app-status').textContent()).toContain('Suspended by the operator.')

@@ -1,7 +1,14 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
-import { closeBrowserTest, expectAccessible, startBrowserTest, tabTo } from '../helpers/browser.js'
+import {
+  closeBrowserTest,
+  expectAccessible,
+  logInThroughPage,
+  signUpAndLogInThroughPage,
+  startBrowserTest,
+  tabTo,
+} from '../helpers/browser.js'
 
 /*
  * Passkeys in Chromium (issue 23), with the DevTools protocol's virtual authenticator (a
@@ -69,13 +76,7 @@ it('add a passkey → log out → sign in with it, no password → remove it', a
   })
   const { cdp, authenticatorId } = await withAuthenticator(context, page)
 
-  await page.goto(`${baseUrl}/signup`)
-  await page.getByLabel('Email').fill(EMAIL)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Sign up' }).click()
-  await page.waitForURL(/\/login\?signed_up=1/)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in', exact: true }).click()
+  await signUpAndLogInThroughPage(page, baseUrl, EMAIL, PASSWORD)
   await page.waitForURL(`${baseUrl}/applications`)
 
   await page.goto(`${baseUrl}/account`)
@@ -128,13 +129,7 @@ it("a passkey as the second step of a password log-in: offered on the step's pag
   const context = await browser.newContext()
   const page = await context.newPage()
   await withAuthenticator(context, page)
-  await page.goto(`${baseUrl}/signup`)
-  await page.getByLabel('Email').fill(email)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Sign up' }).click()
-  await page.waitForURL(/\/login\?signed_up=1/)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in', exact: true }).click()
+  await signUpAndLogInThroughPage(page, baseUrl, email, PASSWORD)
   await page.waitForURL(`${baseUrl}/applications`)
   await page.goto(`${baseUrl}/account/passkeys`)
   await page.getByLabel('Name').fill('Second step key')
@@ -142,10 +137,7 @@ it("a passkey as the second step of a password log-in: offered on the step's pag
   await page.waitForURL(`${baseUrl}/account/passkeys?added=1`)
 
   await logOut(page)
-  await page.goto(`${baseUrl}/login`)
-  await page.getByLabel('Email').fill(email)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in', exact: true }).click()
+  await logInThroughPage(page, baseUrl, email, PASSWORD)
   await page.waitForURL(`${baseUrl}/login/second-factor`)
   // The account has a passkey and no authenticator app: the step offers the passkey alone.
   expect(await page.getByLabel('Authentication code').count()).toBe(0)

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { refreshSecondFactor } from '../../src/repositories/second-factor.js'
 import type { TestContext } from '../helpers/app.js'
 import { buildTestApp } from '../helpers/app.js'
-import { closeBrowserTest, expectAccessible, listenOnLoopback, startBrowserTest } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, listenOnLoopback, logInThroughPage, startBrowserTest } from '../helpers/browser.js'
 import { createUser } from '../helpers/factories.js'
 
 /*
@@ -35,10 +35,7 @@ it('tells an operator without a second factor to enrol first under REQUIRE_TWO_F
   try {
     const context = await browser.newContext({ javaScriptEnabled: false })
     const page = await context.newPage()
-    await page.goto(`${strict.baseUrl}/login`)
-    await page.getByLabel('Email').fill(EMAIL)
-    await page.getByLabel('Password').fill(PASSWORD)
-    await page.getByRole('button', { name: 'Log in' }).click()
+    await logInThroughPage(page, strict.baseUrl, EMAIL, PASSWORD)
     await page.waitForURL(`${strict.baseUrl}/applications`)
     const res = await page.goto(`${strict.baseUrl}/admin`)
     expect(res?.status()).toBe(403)
@@ -53,10 +50,7 @@ it('tells an operator without a second factor to enrol first under REQUIRE_TWO_F
 it('confirms the password at /reauth and resets a user’s second factor through the confirmation, without JavaScript; no axe violation', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false })
   const page = await context.newPage()
-  await page.goto(`${baseUrl}/login`)
-  await page.getByLabel('Email').fill(EMAIL)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in' }).click()
+  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
   await page.waitForURL(`${baseUrl}/applications`)
   t.clock.advance(11 * 60_000)
 
@@ -89,10 +83,7 @@ it('confirms the password at /reauth and resets a user’s second factor through
 it('confirms with the keyboard alone: Tab to the password, type it, Enter', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false })
   const page = await context.newPage()
-  await page.goto(`${baseUrl}/login`)
-  await page.getByLabel('Email').fill(EMAIL)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in' }).click()
+  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
   await page.waitForURL(`${baseUrl}/applications`)
   t.clock.advance(11 * 60_000)
   await page.goto(`${baseUrl}/admin/users/${userId}/delete`)

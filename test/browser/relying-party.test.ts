@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type RelyingParty, startRelyingParty } from '../../examples/relying-party.js'
 import type { TestContext } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
-import { closeBrowserTest, expectAccessible, freeLoopbackUrl, startBrowserTest } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, fillLogIn, freeLoopbackUrl, startBrowserTest } from '../helpers/browser.js'
 import { applicationForm, textById } from '../helpers/console.js'
 import { buildOAuthTestApp } from '../integration/oauth/helpers.js'
 
@@ -61,9 +61,7 @@ it('signs a user in with Gatehouse, shows the claims, and signs out of both', as
   await expectAccessible(page, 'the example home')
   await page.getByRole('link', { name: 'Sign in with Gatehouse' }).click()
   await page.waitForURL(/\/login\?next=/)
-  await page.getByLabel('Email').fill(EMAIL)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in' }).click()
+  await fillLogIn(page, EMAIL, PASSWORD)
   await page.waitForURL(/\/oauth\/authorize\?/)
   await page.getByRole('button', { name: 'Authorize' }).click()
 

@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
-import { closeBrowserTest, startBrowserTest } from '../helpers/browser.js'
+import { closeBrowserTest, logInThroughPage, startBrowserTest } from '../helpers/browser.js'
 
 /*
  * The same-origin rule (src/http/page-security.ts) with the headers Chromium really sends: its own
@@ -43,10 +43,7 @@ it('accepts its own log-in form and refuses the same form posted from another si
   expect(await page.locator('.error-message').textContent()).toContain('This form was sent from another site')
   expect((await context.cookies(baseUrl)).map((c) => c.name)).not.toContain('gatehouse_session')
 
-  await page.goto(`${baseUrl}/login`)
-  await page.getByLabel('Email').fill(EMAIL)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in' }).click()
+  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
   await page.waitForURL(`${baseUrl}/applications`)
   expect((await context.cookies(baseUrl)).map((c) => c.name)).toContain('gatehouse_session')
   await context.close()

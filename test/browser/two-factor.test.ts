@@ -1,7 +1,7 @@
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
-import { closeBrowserTest, expectAccessible, startBrowserTest, tabTo } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, logInThroughPage, startBrowserTest, tabTo } from '../helpers/browser.js'
 import { STEP_MS, totpCode } from '../helpers/totp.js'
 
 /*
@@ -24,17 +24,10 @@ beforeAll(async () => {
 })
 afterAll(() => closeBrowserTest({ browser, t }))
 
-async function logIn(page: Page): Promise<void> {
-  await page.goto(`${baseUrl}/login`)
-  await page.getByLabel('Email').fill(EMAIL)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Log in' }).click()
-}
-
 it('set up an authenticator app, log out, log in with the password and a code', async () => {
   const context = await browser.newContext({ javaScriptEnabled: false })
   const page = await context.newPage()
-  await logIn(page)
+  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
   await page.waitForURL(`${baseUrl}/applications`)
 
   await page.goto(`${baseUrl}/account`)
@@ -64,7 +57,7 @@ it('set up an authenticator app, log out, log in with the password and a code', 
   await page.getByRole('button', { name: 'Log out' }).click()
   await page.waitForURL(`${baseUrl}/login`)
   t.clock.advance(STEP_MS)
-  await logIn(page)
+  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
   await page.waitForURL(`${baseUrl}/login/second-factor`)
   await expectAccessible(page, 'second step')
   await page.getByLabel('Authentication code').fill('000000')

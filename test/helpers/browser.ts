@@ -101,6 +101,37 @@ export async function closeBrowserTest(test: { t?: TestContext; browser?: Browse
 }
 
 /**
+ * Fills the log-in form the page shows (GET /login, or where a request was sent to log in)
+ * with `email` and `password` and submits it; the caller waits for where that leads. The
+ * button's name is matched exactly: the page also offers "Sign in with a passkey".
+ */
+export async function fillLogIn(page: Page, email: string, password: string): Promise<void> {
+  await page.getByLabel('Email').fill(email)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Log in', exact: true }).click()
+}
+
+/** Opens `${baseUrl}/login` and logs in there with the password (fillLogIn). */
+export async function logInThroughPage(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+  await page.goto(`${baseUrl}/login`)
+  await fillLogIn(page, email, password)
+}
+
+/**
+ * Signs up at `${baseUrl}/signup` and logs in on the log-in page that follows, which has the
+ * email filled in already (/login?signed_up=1); the caller waits for where that leads.
+ */
+export async function signUpAndLogInThroughPage(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+  await page.goto(`${baseUrl}/signup`)
+  await page.getByLabel('Email').fill(email)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign up' }).click()
+  await page.waitForURL(/\/login\?signed_up=1/)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Log in', exact: true }).click()
+}
+
+/**
  * Presses Tab until the focused element matches `selector` (at most 40 times); fails otherwise:
  * how the keyboard-only walks (WCAG 2.1.1) reach a control.
  */
