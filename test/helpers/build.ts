@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { readdirSync, statSync } from 'node:fs'
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -42,12 +42,39 @@ export function staleBuild(): string | undefined {
   return undefined
 }
 
+/** Held while one process builds: `mkdir` either creates it or fails, so two never both hold it. */
+const LOCK = join(ROOT, 'node_modules/.cache/gatehouse-test/build.lock')
+/** A lock older than this was left by a build that died (a build takes about 20 s). */
+const STALE_LOCK_MS = 5 * 60_000
+
 /**
  * Runs `npm run build` unless dist/ is newer than every source, so tests that start the built
  * server (`node dist/src/server.js`) never run yesterday's code. .ci/run builds before the
- * tests, so there this costs one directory walk.
+ * tests, so there this costs one directory walk. Test files of two workers may ask at once:
+ * one builds while the other waits for it, instead of two compilers writing one dist/.
  */
 export async function ensureBuilt(): Promise<void> {
+  if (staleBuild() === undefined) return
+  mkdirSync(join(LOCK, '..'), { recursive: true })
+  for (;;) {
+    try {
+      mkdirSync(LOCK)
+      break
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      if (Date.now() - newest(LOCK) > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true })
+      else await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+  }
+  try {
+    await build()
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true })
+  }
+}
+
+/** `npm run build`, unless another process built dist/ while this one waited. */
+async function build(): Promise<void> {
   const reason = staleBuild()
   if (reason === undefined) return
   console.log(`building dist/ (${reason}): npm run build`)
