@@ -33,7 +33,9 @@ function track(dir: string): string {
 // (test/helpers/pglite-data-dir.ts).
 it('starts on embedded PGlite with no DATABASE_URL and an empty DATA_DIR, serves, and exits cleanly on SIGTERM', async () => {
   const dataDir = track(mkdtempSync(join(tmpdir(), 'gatehouse-server-')))
-  const server = await startGatehouse({ DATA_DIR: dataDir }, { built: true })
+  // With initdb, this start took 27 s on a loaded two-core machine and once timed out at the
+  // default 30 s: slow, not failed.
+  const server = await startGatehouse({ DATA_DIR: dataDir }, { built: true, timeoutMs: 90_000 })
   const ready = await fetch(`${server.url}/readyz`)
   expect(ready.status).toBe(200)
   expect(await ready.json()).toEqual({ status: 'ok', database: 'ok' })
