@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process'
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { mkdirSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { DataDirInUseError, lockDataDir } from '../../src/db/data-dir-lock.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
@@ -42,10 +43,12 @@ export function staleBuild(): string | undefined {
   return undefined
 }
 
-/** Held while one process builds: `mkdir` either creates it or fails, so two never both hold it. */
-const LOCK = join(ROOT, 'node_modules/.cache/gatehouse-test/build.lock')
-/** A lock older than this was left by a build that died (a build takes about 20 s). */
-const STALE_LOCK_MS = 5 * 60_000
+/**
+ * Held while one process builds. The data directory's lock (src/db/data-dir-lock.ts) does what
+ * is needed: one holder at a time, named by its pid, and taken over once that process is gone,
+ * so a run stopped mid-build blocks no later one.
+ */
+const LOCK_DIR = join(ROOT, 'node_modules/.cache/gatehouse-test/build')
 
 /**
  * Runs `npm run build` unless dist/ is newer than every source, so tests that start the built
@@ -55,21 +58,21 @@ const STALE_LOCK_MS = 5 * 60_000
  */
 export async function ensureBuilt(): Promise<void> {
   if (staleBuild() === undefined) return
-  mkdirSync(join(LOCK, '..'), { recursive: true })
+  mkdirSync(LOCK_DIR, { recursive: true })
+  let unlock: () => void
   for (;;) {
     try {
-      mkdirSync(LOCK)
+      unlock = lockDataDir(LOCK_DIR)
       break
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-      if (Date.now() - newest(LOCK) > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true })
-      else await new Promise((resolve) => setTimeout(resolve, 250))
+      if (!(err instanceof DataDirInUseError)) throw err
+      await new Promise((resolve) => setTimeout(resolve, 250))
     }
   }
   try {
     await build()
   } finally {
-    rmSync(LOCK, { recursive: true, force: true })
+    unlock()
   }
 }
 
