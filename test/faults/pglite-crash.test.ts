@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, expect, it } from 'vitest'
+import { rmSync } from 'node:fs'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createDatabase } from '../../src/db/connect.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
 import { type GatehouseProcess, startGatehouse } from '../helpers/gatehouse-process.js'
+import { pgliteDataDir } from '../helpers/pglite-data-dir.js'
 import { type FlowParty, exchange, forbidden, introspect, seedFlowParty, startLoad, tally, until } from '../helpers/oauth-load.js'
 
 /*
@@ -13,16 +11,21 @@ import { type FlowParty, exchange, forbidden, introspect, seedFlowParty, startLo
  * started again on the same data directory. Whatever it acknowledged before dying holds.
  */
 
-const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-crash-'))
+// A copy of a migrated data directory (test/helpers/pglite-data-dir.ts): what is under test is
+// the restart after the kill, not initdb.
+let dataDir: string
+let env: Record<string, string>
 let server: GatehouseProcess | undefined
+beforeAll(async () => {
+  dataDir = await pgliteDataDir('migrated', 'gatehouse-crash-')
+  // One user and one client drive all the load: the per-(user, application) quotas (README "Limits
+  // and quotas", tested in test/integration/quotas.test.ts) would refuse codes and revoke tokens.
+  env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', CODE_ISSUE_LIMIT: '100000', MAX_TOKENS_PER_GRANT: '10000' }
+})
 afterAll(async () => {
   await server?.kill()
-  rmSync(dataDir, { recursive: true, force: true })
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
 })
-
-// One user and one client drive all the load: the per-(user, application) quotas (README "Limits
-// and quotas", tested in test/integration/quotas.test.ts) would refuse codes and revoke tokens.
-const env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', CODE_ISSUE_LIMIT: '100000', MAX_TOKENS_PER_GRANT: '10000' }
 
 it('kill -9 under write load loses no acknowledged token, revocation or consumed code', async () => {
   // PGlite is opened by one process at a time: seed, close, then start the server on it.
@@ -30,7 +33,6 @@ it('kill -9 under write load loses no acknowledged token, revocation or consumed
   {
     const handle = await createDatabase({ dataDir })
     try {
-      await migrateToLatest(handle.db)
       party = await seedFlowParty(handle.db)
     } finally {
       await handle.close()

@@ -1,19 +1,27 @@
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { expect, it, vi } from 'vitest'
+import { beforeAll, expect, it, vi } from 'vitest'
 import { createDatabase } from '../../src/db/connect.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
+import { ensureBuilt } from '../helpers/build.js'
 import { createTestDatabase } from '../helpers/db.js'
 import { createUser } from '../helpers/factories.js'
+import { runBuiltCli } from '../helpers/gatehouse-process.js'
+import { pgliteDataDir } from '../helpers/pglite-data-dir.js'
 
 // Real processes, each compiling or loading the whole server at start, on a two-core machine that
 // runs another test file beside this one: generous limits, since a slow start is not a failure.
 vi.setConfig({ testTimeout: 120_000 })
 
-/* `npm run janitor` as an operator runs it: a child process that prints what it removed. */
+/*
+ * `npm run janitor` as an operator runs it: a child process that prints what it removed. The
+ * failure is shown by the built `gatehouse janitor`, the same command without npm and tsx.
+ */
+
+beforeAll(async () => {
+  await ensureBuilt()
+}, 180_000)
 
 function janitor(env: Record<string, string>) {
   const result = spawnSync('npm', ['run', '--silent', 'janitor'], {
@@ -31,11 +39,11 @@ function janitor(env: Record<string, string>) {
 }
 
 it('`npm run janitor` removes expired rows once, prints how many per table and exits 0', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-janitor-'))
   const testDb = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL ? await createTestDatabase() : undefined
+  // On PGlite, a copy of a migrated data directory (test/helpers/pglite-data-dir.ts): initdb is not under test here.
+  const dataDir = testDb ? undefined : await pgliteDataDir('migrated', 'gatehouse-janitor-')
   try {
-    const handle = testDb?.handle ?? (await createDatabase({ dataDir }))
-    await migrateToLatest(handle.db)
+    const handle = testDb?.handle ?? (await createDatabase({ dataDir: dataDir! }))
     const user = await createUser(handle.db)
     const old = new Date(Date.now() - 86_400_000)
     await handle.db
@@ -47,20 +55,23 @@ it('`npm run janitor` removes expired rows once, prints how many per table and e
     // PGlite's data directory belongs to one process at a time.
     if (!testDb) await handle.close()
 
-    const run = janitor(testDb ? { DATABASE_URL: testDb.url! } : { DATA_DIR: dataDir })
+    const run = janitor(testDb ? { DATABASE_URL: testDb.url! } : { DATA_DIR: dataDir! })
     expect(run.stderr).toBe('')
     expect(run.status).toBe(0)
     expect(run.stdout).toContain('sessions: 3 removed\n')
     expect(run.stdout).toContain('authorization_codes: 0 removed\n')
   } finally {
     await testDb?.destroy()
-    rmSync(dataDir, { recursive: true, force: true })
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
   }
 })
 
-it('`npm run janitor` exits 1 with one line when the database cannot be reached', () => {
-  const run = janitor({ DATABASE_URL: 'postgres://gatehouse@127.0.0.1:9/gatehouse', DATABASE_CONNECT_TIMEOUT_MS: '1000' })
-  expect(run.status).toBe(1)
-  expect(run.stderr.split('\n')).toHaveLength(1)
-  expect(run.stderr).toMatch(/^Janitor failed: /)
+it('`gatehouse janitor` exits 1 with one line when the database cannot be reached', async () => {
+  const run = await runBuiltCli(
+    { DATABASE_URL: 'postgres://gatehouse@127.0.0.1:9/gatehouse', DATABASE_CONNECT_TIMEOUT_MS: '1000' },
+    'janitor',
+  )
+  expect(run.code).toBe(1)
+  // One line: the message and its newline, nothing after.
+  expect(run.stderr).toMatch(/^Janitor failed: [^\n]+\n$/)
 })

@@ -1,24 +1,30 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { simpleParser } from 'mailparser'
-import { afterAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { ensureBuilt } from '../../helpers/build.js'
 import { type GatehouseProcess, startGatehouse } from '../../helpers/gatehouse-process.js'
+import { pgliteDataDir } from '../../helpers/pglite-data-dir.js'
 
 /*
- * Outbox mode (README "Mail"): Gatehouse started as `npm run dev` starts it, with no SMTP_URL,
+ * Outbox mode (README "Mail"): Gatehouse started as `npm start` starts it, with no SMTP_URL,
  * writes each mail as an .eml file under DATA_DIR/outbox, and its log names the file, never the link.
+ * DATA_DIR is a copy of a migrated one (test/helpers/pglite-data-dir.ts) with no outbox yet.
  */
 
-const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-outbox-'))
+let dataDir: string
 let server: GatehouseProcess | undefined
+beforeAll(async () => {
+  await ensureBuilt()
+  dataDir = await pgliteDataDir('migrated', 'gatehouse-outbox-')
+}, 180_000)
 afterAll(async () => {
   await server?.stop()
-  rmSync(dataDir, { recursive: true, force: true })
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
 })
 
 it('writes the verification mail to DATA_DIR/outbox and logs its file name, not its link', async () => {
-  server = await startGatehouse({ DATA_DIR: dataDir, LOG_LEVEL: 'info', SERVICE_NAME: 'Outbox Test' })
+  server = await startGatehouse({ DATA_DIR: dataDir, LOG_LEVEL: 'info', SERVICE_NAME: 'Outbox Test' }, { built: true })
   const page = await fetch(`${server.url}/signup`)
   const cookie = (page.headers.getSetCookie() ?? []).map((c) => c.split(';')[0]).join('; ')
   const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]!

@@ -1,14 +1,12 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createDatabase } from '../../../src/db/connect.js'
-import { migrateToLatest } from '../../../src/db/migrate.js'
 import { ensureBuilt } from '../../helpers/build.js'
 import { createUser } from '../../helpers/factories.js'
 import { runBuiltCli, startGatehouse } from '../../helpers/gatehouse-process.js'
+import { pgliteDataDir } from '../../helpers/pglite-data-dir.js'
 
 // Real processes, each compiling or loading the whole server at start, on a two-core machine that
 // runs another test file beside this one: generous limits, since a slow start is not a failure.
@@ -30,16 +28,16 @@ beforeAll(async () => {
 
 describe('on PGlite', () => {
   let dataDir: string
-  beforeAll(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-cli-'))
+  // A copy of a migrated data directory (test/helpers/pglite-data-dir.ts): this is about the lock, not initdb.
+  beforeAll(async () => {
+    dataDir = await pgliteDataDir('migrated', 'gatehouse-cli-')
   })
   afterAll(() => {
-    rmSync(dataDir, { recursive: true, force: true })
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
   })
 
   it('refuses plainly while the server holds the data directory and changes nothing, then works once it stopped', async () => {
     const seed = await createDatabase({ dataDir })
-    await migrateToLatest(seed.db)
     await createUser(seed.db, { email: 'pglite-operator@example.com', emailVerified: true })
     await seed.close()
 
