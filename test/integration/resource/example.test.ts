@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import {
@@ -12,7 +11,7 @@ import {
 } from '../../helpers/factories.js'
 import { freePort } from '../../helpers/gatehouse-process.js'
 import { msUntil } from '../../helpers/propagation.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import { type TestContext, buildTestApp, listenOnLoopback } from '../../helpers/app.js'
 
 /*
  * The README's walk-through: `npm run example:resource` (examples/resource-api.ts) as its own
@@ -30,8 +29,7 @@ let app: ApplicationFixture
 
 beforeAll(async () => {
   t = await buildTestApp()
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  gatehouse = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+  gatehouse = await listenOnLoopback(t)
   user = await createUser(t.db, { email: 'reader@example.com' })
   app = await createApplication(t.db, { ownerId: user.id, name: 'Team Planner' })
   const resourceServer = await createApplication(t.db, { name: 'Example resource API', resourceServer: true })

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { type AddressInfo, connect } from 'node:net'
+import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deleteApplication, regenerateSecret } from '../../../src/console/applications.js'
 import { revokeApplicationTokens } from '../../../src/operator/moderation.js'
@@ -14,7 +14,7 @@ import {
   createApplication,
   createUser,
 } from '../../helpers/factories.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import { type TestContext, buildTestApp, listenOnLoopback } from '../../helpers/app.js'
 import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
 
 /*
@@ -30,8 +30,7 @@ let rs: ApplicationFixture
 
 beforeAll(async () => {
   t = await buildTestApp()
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+  base = await listenOnLoopback(t)
   user = await createUser(t.db)
   app = await createApplication(t.db, { ownerId: user.id })
   rs = await createApplication(t.db, { name: 'Resource server', resourceServer: true })
@@ -293,8 +292,7 @@ describe('stream limits for the whole process', () => {
   it('refuses a stream beyond STREAMS_TOTAL with 503 and Retry-After', async () => {
     const small = await buildTestApp({ STREAMS_TOTAL: '1' }, t.testDb)
     try {
-      await small.app.listen({ port: 0, host: '127.0.0.1' })
-      const smallBase = `http://127.0.0.1:${(small.app.server.address() as AddressInfo).port}`
+      const smallBase = await listenOnLoopback(small)
       const controller = new AbortController()
       const first = await fetch(`${smallBase}/oauth/revocations/stream`, {
         headers: { authorization: basicAuth(rs.clientId, rs.clientSecret) },
