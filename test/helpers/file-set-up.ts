@@ -1,6 +1,6 @@
 import { afterAll, beforeAll } from 'vitest'
 import { type TestContext, buildTestApp } from './app.js'
-import { type UserFixture, createUser } from './factories.js'
+import { type ApplicationFixture, type UserFixture, createApplication, createUser } from './factories.js'
 
 /**
  * A test file's shared set-up, built in its beforeAll and closed in its afterAll, handed out
@@ -68,6 +68,39 @@ export function appWithUsersTestFile<Name extends string>(
       const t = await buildTestApp(env)
       Object.assign(parts, { t })
       for (const [name, email] of Object.entries<string>(emails)) Object.assign(parts, { [name]: await createUser(t.db, { email }) })
+    },
+    async (parts) => parts.t?.close(),
+  )
+}
+
+export interface ResourceServerSetUp {
+  t: TestContext
+  /** Owns `app`. */
+  user: UserFixture
+  /** An ordinary application of `user`'s, the tokens' client. */
+  app: ApplicationFixture
+  /** An application marked as a resource server: may introspect and follow the revocation stream. */
+  rs: ApplicationFixture
+}
+
+/**
+ * A test file's app (buildTestApp) with, inserted by factory, a user, an application of theirs
+ * and a resource server (named `resourceServerName`), to check that user's tokens for it.
+ */
+export function resourceServerTestFile(options: {
+  userEmail?: string
+  applicationName?: string
+  resourceServerName: string
+}): ResourceServerSetUp {
+  return fileSetUp<ResourceServerSetUp>(
+    async (parts) => {
+      const t = (parts.t = await buildTestApp())
+      parts.user = await createUser(t.db, options.userEmail ? { email: options.userEmail } : {})
+      parts.app = await createApplication(t.db, {
+        ownerId: parts.user.id,
+        ...(options.applicationName ? { name: options.applicationName } : {}),
+      })
+      parts.rs = await createApplication(t.db, { name: options.resourceServerName, resourceServer: true })
     },
     async (parts) => parts.t?.close(),
   )

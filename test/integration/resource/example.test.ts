@@ -1,17 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import {
-  type ApplicationFixture,
-  type UserFixture,
-  basicAuth,
-  createAccessToken,
-  createApplication,
-  createUser,
-} from '../../helpers/factories.js'
+import { basicAuth, createAccessToken } from '../../helpers/factories.js'
+import { resourceServerTestFile } from '../../helpers/file-set-up.js'
 import { freePort } from '../../helpers/gatehouse-process.js'
 import { msUntil } from '../../helpers/propagation.js'
-import { type TestContext, buildTestApp, listenOnLoopback } from '../../helpers/app.js'
+import { listenOnLoopback } from '../../helpers/app.js'
 
 /*
  * The README's walk-through: `npm run example:resource` (examples/resource-api.ts) as its own
@@ -19,20 +13,23 @@ import { type TestContext, buildTestApp, listenOnLoopback } from '../../helpers/
  * revocation stream.
  */
 
-let t: TestContext
+const {
+  t,
+  user,
+  app,
+  rs: resourceServer,
+} = resourceServerTestFile({
+  userEmail: 'reader@example.com',
+  applicationName: 'Team Planner',
+  resourceServerName: 'Example resource API',
+})
 let gatehouse: string
 let example: ChildProcess
 let api: string
 let output = ''
-let user: UserFixture
-let app: ApplicationFixture
 
 beforeAll(async () => {
-  t = await buildTestApp()
   gatehouse = await listenOnLoopback(t)
-  user = await createUser(t.db, { email: 'reader@example.com' })
-  app = await createApplication(t.db, { ownerId: user.id, name: 'Team Planner' })
-  const resourceServer = await createApplication(t.db, { name: 'Example resource API', resourceServer: true })
 
   const port = await freePort()
   api = `http://127.0.0.1:${port}`
@@ -65,7 +62,6 @@ afterAll(async () => {
     example.kill('SIGTERM')
     await exited
   }
-  await t?.close()
 })
 
 const get = (token?: string) => fetch(`${api}/me`, { headers: token ? { authorization: `Bearer ${token}` } : {} })

@@ -6,15 +6,9 @@ import { revokeApplicationTokens } from '../../../src/operator/moderation.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { EventStreamParser, type StreamEvent } from '../../../packages/verifier/src/revocation-stream-client.js'
-import {
-  type ApplicationFixture,
-  type UserFixture,
-  basicAuth,
-  createAccessToken,
-  createApplication,
-  createUser,
-} from '../../helpers/factories.js'
-import { type TestContext, buildTestApp, listenOnLoopback } from '../../helpers/app.js'
+import { type ApplicationFixture, basicAuth, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
+import { buildTestApp, listenOnLoopback } from '../../helpers/app.js'
+import { resourceServerTestFile } from '../../helpers/file-set-up.js'
 import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
 
 /*
@@ -22,21 +16,10 @@ import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
  * a listening Gatehouse.
  */
 
-let t: TestContext
+const { t, user, app, rs } = resourceServerTestFile({ resourceServerName: 'Resource server' })
 let base: string
-let user: UserFixture
-let app: ApplicationFixture
-let rs: ApplicationFixture
-
 beforeAll(async () => {
-  t = await buildTestApp()
   base = await listenOnLoopback(t)
-  user = await createUser(t.db)
-  app = await createApplication(t.db, { ownerId: user.id })
-  rs = await createApplication(t.db, { name: 'Resource server', resourceServer: true })
-})
-afterAll(async () => {
-  await t.close()
 })
 
 const newToken = (scopes = ['read']) => createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes })
