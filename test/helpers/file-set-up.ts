@@ -54,6 +54,16 @@ function forwardTo(target: () => object): object {
   )
 }
 
+/** A test file's app (buildTestApp with `env`): built in its beforeAll, closed in its afterAll. */
+export function testAppFile(env: Record<string, string> = {}): { t: TestContext } {
+  return fileSetUp<{ t: TestContext }>(
+    async (parts) => {
+      parts.t = await buildTestApp(env)
+    },
+    async (parts) => parts.t?.close(),
+  )
+}
+
 /**
  * A test file's app (buildTestApp with `env`) and, inserted by factory, one user for each name
  * of `emails` with that address: `const { t, alice } = appWithUsersTestFile({ alice: '…' })`.
