@@ -28,6 +28,20 @@ export function oauthTestFile(env: Record<string, string> = {}): { t: TestContex
   )
 }
 
+/**
+ * An OAuth test file's app and one client registered by factory (createClient, with `client`'s
+ * options), built in its beforeAll and closed in its afterAll.
+ */
+export function oauthClientTestFile(client: Parameters<typeof createClient>[1] = {}): { t: TestContext; client: TestClient } {
+  return fileSetUp<{ t: TestContext; client: TestClient }>(
+    async (parts) => {
+      parts.t = await buildOAuthTestApp()
+      parts.client = await createClient(parts.t.db, client)
+    },
+    async (parts) => parts.t?.close(),
+  )
+}
+
 export interface TokenEndpointSetUp {
   t: TestContext
   /** Signed up and logged in through the real pages, before `client` exists. */
