@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { setResourceServer, suspendApplication } from '../../../src/operator/moderation.js'
 import { EventStreamParser, type StreamEvent } from '../../../packages/verifier/src/revocation-stream-client.js'
-import { type TestContext, buildTestApp, listenOnLoopback } from '../../helpers/app.js'
+import { type TestContext, buildTestApp, listenOnFreePort } from '../../helpers/app.js'
 import { until } from '../../helpers/oauth-load.js'
 import {
   type AccessTokenFixture,
@@ -38,7 +38,7 @@ beforeAll(async () => {
     ['t', t],
     ['b', b],
   ] as const) {
-    bases[name] = await listenOnLoopback(instance)
+    bases[name] = await listenOnFreePort(instance)
   }
   user = await createUser(t.db, { email: 'reader@example.com' })
   tokenOwner = await createApplication(t.db, { name: 'Token owner' })

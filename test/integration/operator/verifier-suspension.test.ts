@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { suspendApplication, suspendUser } from '../../../src/operator/moderation.js'
-import { type TestContext, buildTestApp, listenOnLoopback } from '../../helpers/app.js'
+import { type TestContext, buildTestApp, listenOnFreePort } from '../../helpers/app.js'
 import { type ApplicationFixture, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
 import { until } from '../../helpers/oauth-load.js'
 import { operator } from './helpers.js'
@@ -18,7 +18,7 @@ let verifier: Verifier
 
 beforeAll(async () => {
   t = await buildTestApp()
-  const base = await listenOnLoopback(t)
+  const base = await listenOnFreePort(t)
   rs = await createApplication(t.db, { name: 'Resource API', resourceServer: true })
   verifier = createVerifier({
     mode: 'introspection',

@@ -5,7 +5,7 @@ import { basicAuth, createAccessToken } from '../../helpers/factories.js'
 import { resourceServerTestFile } from '../../helpers/file-set-up.js'
 import { freePort } from '../../helpers/gatehouse-process.js'
 import { msUntil } from '../../helpers/propagation.js'
-import { listenOnLoopback } from '../../helpers/app.js'
+import { listenOnFreePort } from '../../helpers/app.js'
 
 /*
  * The README's walk-through: `npm run example:resource` (examples/resource-api.ts) as its own
@@ -29,7 +29,7 @@ let api: string
 let output = ''
 
 beforeAll(async () => {
-  gatehouse = await listenOnLoopback(t)
+  gatehouse = await listenOnFreePort(t)
 
   const port = await freePort()
   api = `http://127.0.0.1:${port}`

@@ -5,7 +5,7 @@ import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { type TestDatabase, createTestDatabase } from '../../helpers/db.js'
 import { type ApplicationFixture, type UserFixture, createAccessToken } from '../../helpers/factories.js'
 import { isActive, msUntil, refuses, revokeThrough, seed, tokenInfoStatus } from '../../helpers/propagation.js'
-import { type TestContext, buildTestApp, listenOnLoopback } from '../../helpers/app.js'
+import { type TestContext, buildTestApp, listenOnFreePort } from '../../helpers/app.js'
 
 /*
  * A revocation reaches every cache within a second (docs/decisions/003-revocation-propagation.md):
@@ -30,8 +30,8 @@ describe('two Gatehouse instances sharing one database, in this process', () => 
     shared = await createTestDatabase()
     a = await buildTestApp({}, shared)
     b = await buildTestApp({}, shared)
-    baseA = await listenOnLoopback(a)
-    baseB = await listenOnLoopback(b)
+    baseA = await listenOnFreePort(a)
+    baseB = await listenOnFreePort(b)
     ;({ user, application: app, resourceServer: rs } = await seed(shared.handle.db))
     dbVerifier = createVerifier({ mode: 'database', database: shared.handle })
     streamVerifier = createVerifier({

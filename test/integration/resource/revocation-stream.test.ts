@@ -7,7 +7,7 @@ import { revoke } from '../../../src/revocation/revoke.js'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { EventStreamParser, type StreamEvent } from '../../../packages/verifier/src/revocation-stream-client.js'
 import { type ApplicationFixture, basicAuth, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
-import { buildTestApp, listenOnLoopback } from '../../helpers/app.js'
+import { buildTestApp, listenOnFreePort } from '../../helpers/app.js'
 import { resourceServerTestFile } from '../../helpers/file-set-up.js'
 import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
 
@@ -19,7 +19,7 @@ import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
 const { t, user, app, rs } = resourceServerTestFile({ resourceServerName: 'Resource server' })
 let base: string
 beforeAll(async () => {
-  base = await listenOnLoopback(t)
+  base = await listenOnFreePort(t)
 })
 
 const newToken = (scopes = ['read']) => createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes })
@@ -275,7 +275,7 @@ describe('stream limits for the whole process', () => {
   it('refuses a stream beyond STREAMS_TOTAL with 503 and Retry-After', async () => {
     const small = await buildTestApp({ STREAMS_TOTAL: '1' }, t.testDb)
     try {
-      const smallBase = await listenOnLoopback(small)
+      const smallBase = await listenOnFreePort(small)
       const controller = new AbortController()
       const first = await fetch(`${smallBase}/oauth/revocations/stream`, {
         headers: { authorization: basicAuth(rs.clientId, rs.clientSecret) },

@@ -12,7 +12,7 @@ import {
   createApplication,
   createUser,
 } from '../../helpers/factories.js'
-import { type TestContext, buildTestApp, listenOnLoopback } from '../../helpers/app.js'
+import { type TestContext, buildTestApp, listenOnFreePort } from '../../helpers/app.js'
 
 /*
  * A resource API in another repository installs `@gatehouse/verifier` from the tarball that
@@ -81,7 +81,7 @@ describe('@gatehouse/verifier installed from its tarball into another project', 
     writeFileSync(join(consumer, 'check.mjs'), CHECK)
 
     t = await buildTestApp()
-    gatehouse = await listenOnLoopback(t)
+    gatehouse = await listenOnFreePort(t)
     const user = await createUser(t.db)
     userId = user.id
     client = await createApplication(t.db, { ownerId: user.id, name: 'Team Planner' })
