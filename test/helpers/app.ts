@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { manualClock } from '../../src/lib/clock.js'
@@ -79,4 +80,14 @@ export async function buildTestApp(
       if (!shared) await testDb.destroy()
     },
   }
+}
+
+/**
+ * Makes the app listen on a free loopback port, for what reaches it over real HTTP (a resource
+ * server's verifier, the revocation stream, another process); returns its base URL. `close`
+ * stops the listener with the app.
+ */
+export async function listenOnFreePort(t: TestContext): Promise<string> {
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  return `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
 }

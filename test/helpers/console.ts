@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'
 import { type TestContext, buildTestApp } from './app.js'
 import { BrowserSession } from './browser-session.js'
+import { fileSetUp } from './file-set-up.js'
 
 /** Text inside the element with this id (the console's automation hooks: #client-id, #client-secret). */
 export function textById(html: string, id: string): string | undefined {
@@ -81,6 +82,19 @@ export async function buildConsoleTest(developerEmail: string): Promise<ConsoleT
     await t.close()
     throw error
   }
+}
+
+/**
+ * buildConsoleTest for a whole test file: built in its beforeAll, closed in its afterAll
+ * (test/helpers/file-set-up.ts).
+ */
+export function consoleTestFile(developerEmail: string): ConsoleTest {
+  return fileSetUp<ConsoleTest>(
+    async (parts) => {
+      Object.assign(parts, await buildConsoleTest(developerEmail))
+    },
+    async (parts) => parts.t?.close(),
+  )
 }
 
 /** The application's row as stored, every column; undefined once it is deleted. */

@@ -1,43 +1,22 @@
 import { sha256Hex } from '../../src/lib/crypto.js'
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type TestContext, buildTestApp } from '../helpers/app.js'
 import type { BrowserSession } from '../helpers/browser-session.js'
 import { applicationForm } from '../helpers/console.js'
 import { captureLog } from '../helpers/capture-log.js'
 import { until } from '../helpers/oauth-load.js'
-import {
-  type TestClient,
-  authorizeUrl,
-  buildOAuthTestApp,
-  consentFields,
-  createClient,
-  exchange,
-  locationParams,
-  loggedInUser,
-} from './oauth/helpers.js'
+import { type TestClient, authorizeUrl, consentFields, createClient, exchange, locationParams, loggedInUser } from './oauth/helpers.js'
+import { consentedUser, oauthTestFile } from '../helpers/oauth-set-up.js'
 
 /*
  * README "Limits and quotas": applications per user, live tokens per (user, application), and
  * authorization codes per (user, application) a minute, each at its default.
  */
 
-let t: TestContext
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = oauthTestFile()
 
-async function consented(client: TestClient): Promise<BrowserSession & { email: string }> {
-  const s = await loggedInUser(t.app)
-  const page = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri }))
-  expect(page.statusCode).toBe(200)
-  const res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
-  expect(res.statusCode).toBe(303)
-  return s
-}
+const consented = (client: TestClient) => consentedUser(t.app, client, { redirect_uri: client.redirectUri })
 
 /** Remembered consent, then the exchange: a new token for the (user, client). */
 async function newToken(s: BrowserSession, client: TestClient, exchangedBy: TestContext = t): Promise<string> {

@@ -1,17 +1,10 @@
 import type { LightMyRequestResponse } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { TEST_ISSUER, type TestContext } from '../helpers/app.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { TEST_ISSUER } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
 import { applicationForm, createApplicationViaConsole } from '../helpers/console.js'
-import {
-  type TestClient,
-  authorizeUrl,
-  buildOAuthTestApp,
-  consentFields,
-  createClient,
-  locationParams,
-  loggedInUser,
-} from './oauth/helpers.js'
+import { authorizeUrl, consentFields, locationParams, loggedInUser } from './oauth/helpers.js'
+import { oauthClientTestFile } from '../helpers/oauth-set-up.js'
 
 /*
  * Every state-changing request in the page context must come from Gatehouse's own pages: a
@@ -20,15 +13,7 @@ import {
  * Every case below carries a valid token, so only the headers decide.
  */
 
-let t: TestContext
-let client: TestClient
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-  client = await createClient(t.db, { redirectUris: ['https://client.example/cb'] })
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t, client } = oauthClientTestFile({ redirectUris: ['https://client.example/cb'] })
 
 // PUBLIC_URL is TEST_ISSUER, http://gatehouse.test.
 const REFUSED: Array<[string, Record<string, string>]> = [

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { TestContext } from '../helpers/app.js'
+import { expect, it } from 'vitest'
 import { stageRaceBehindLock } from '../helpers/lock-wait.js'
-import { authorizeUrl, buildOAuthTestApp, consentFields, createClient, loggedInUser } from '../integration/oauth/helpers.js'
+import { authorizeUrl, consentFields, createClient, loggedInUser } from '../integration/oauth/helpers.js'
+import { oauthTestFile } from '../helpers/oauth-set-up.js'
 
 /*
  * "Revoke access" racing a silent authorization (remembered consent): the code is issued
@@ -13,13 +13,7 @@ import { authorizeUrl, buildOAuthTestApp, consentFields, createClient, loggedInU
  * the test locks the user's pending code, which revoke() deletes after the grant, so it waits
  * there with the grant's row in hand until the authorization waits behind it.
  */
-let t: TestContext
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = oauthTestFile()
 
 it('a remembered-consent request waits for an in-progress "Revoke access", then shows the consent page', async () => {
   const client = await createClient(t.db)

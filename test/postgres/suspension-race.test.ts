@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { suspendApplication } from '../../src/operator/moderation.js'
-import type { TestContext } from '../helpers/app.js'
 import { createAccessToken, createUser } from '../helpers/factories.js'
 import { stageRaceBehindLock } from '../helpers/lock-wait.js'
-import { buildOAuthTestApp, createClient, exchange, loggedInUser, obtainCode } from '../integration/oauth/helpers.js'
+import { createClient, exchange, loggedInUser, obtainCode } from '../integration/oauth/helpers.js'
+import { oauthTestFile } from '../helpers/oauth-set-up.js'
 
 /*
  * A code exchange racing an application's suspension (README "Operating Gatehouse"): the
@@ -17,13 +17,7 @@ import { buildOAuthTestApp, createClient, exchange, loggedInUser, obtainCode } f
  * locks one of the application's tokens, which the suspension revokes after deleting the
  * codes, so it waits there with the code's row in hand until the exchange waits behind it.
  */
-let t: TestContext
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = oauthTestFile()
 
 it('an exchange that arrives during a suspension waits for it and gets invalid_client, leaving no live token', async () => {
   const client = await createClient(t.db)

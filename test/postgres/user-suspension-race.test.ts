@@ -1,19 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { suspendUser } from '../../src/operator/moderation.js'
-import type { TestContext } from '../helpers/app.js'
 import type { BrowserSession } from '../helpers/browser-session.js'
 import { createAccessToken, createApplication } from '../helpers/factories.js'
 import { stageRaceBehindLock } from '../helpers/lock-wait.js'
 import {
   type TestClient,
   authorizeUrl,
-  buildOAuthTestApp,
   consentFields,
   createClient,
   exchange,
   loggedInUser,
   obtainCode,
 } from '../integration/oauth/helpers.js'
+import { oauthTestFile } from '../helpers/oauth-set-up.js'
 
 /*
  * A user's suspension racing a request whose session was read before it committed (issue 23,
@@ -28,13 +27,7 @@ import {
  * with the user's row in hand. The request's session is read meanwhile (the suspension's ending
  * of the sessions is not committed yet), exactly the window of the finding.
  */
-let t: TestContext
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = oauthTestFile()
 
 async function userId(s: { email: string }): Promise<string> {
   return (await t.db.selectFrom('users').select('id').where('email', '=', s.email).executeTakeFirstOrThrow()).id

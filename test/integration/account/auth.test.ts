@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { SESSION_COOKIE } from '../../../src/http/session.js'
 import { sha256Hex } from '../../../src/lib/crypto.js'
-import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
+import { testAppFile } from '../../helpers/file-set-up.js'
 
-let t: TestContext
-beforeAll(async () => {
-  t = await buildTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = testAppFile()
 
 const PASSWORD = 'correct horse battery'
 

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { buildTestApp, type TestContext } from '../../helpers/app.js'
+import { expect, it } from 'vitest'
 import { BrowserSession } from '../../helpers/browser-session.js'
+import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
  * Email-change requests are bounded (issue 23, finding 6): each mails the new address and stores
@@ -9,13 +9,7 @@ import { BrowserSession } from '../../helpers/browser-session.js'
  */
 
 const PASSWORD = 'correct horse battery'
-let t: TestContext
-beforeAll(async () => {
-  t = await buildTestApp({ EMAIL_CHANGE_LIMIT: '3', EMAIL_CHANGE_ADDRESS_LIMIT: '2', LOGIN_RATE_LIMIT: '1000' })
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = testAppFile({ EMAIL_CHANGE_LIMIT: '3', EMAIL_CHANGE_ADDRESS_LIMIT: '2', LOGIN_RATE_LIMIT: '1000' })
 
 let n = 0
 async function account(): Promise<BrowserSession> {

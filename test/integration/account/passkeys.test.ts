@@ -1,8 +1,9 @@
 import type { LightMyRequestResponse } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, TEST_ISSUER, type TestContext } from '../../helpers/app.js'
+import { describe, expect, it } from 'vitest'
+import { TEST_ISSUER } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { type SoftCredential, authenticationResponse, newCredential, registrationResponse } from '../../helpers/soft-authenticator.js'
+import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
  * Passkeys (README "Passkeys", issue 23): the page, the JSON endpoints of adding one and of
@@ -13,13 +14,7 @@ import { type SoftCredential, authenticationResponse, newCredential, registratio
 
 const PASSWORD = 'correct horse battery'
 const ORIGIN = TEST_ISSUER
-let t: TestContext
-beforeAll(async () => {
-  t = await buildTestApp({ LOGIN_ADDRESS_FAILURE_LIMIT: '4', LOGIN_ADDRESS_ATTEMPT_LIMIT: '12' })
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = testAppFile({ LOGIN_ADDRESS_FAILURE_LIMIT: '4', LOGIN_ADDRESS_ATTEMPT_LIMIT: '12' })
 
 let n = 0
 const browser = () => new BrowserSession(t.app, `198.51.100.${++n}`)

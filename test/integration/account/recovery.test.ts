@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { QUOTAS } from '../../../src/limits/policy.js'
 import { suspendUser } from '../../../src/operator/moderation.js'
 import { insertPendingAuthorization } from '../../../src/repositories/pending-authorizations.js'
-import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { createAccessToken, createApplication } from '../../helpers/factories.js'
 import { linkTo } from '../../helpers/mailbox.js'
 import { isActive, operator } from '../operator/helpers.js'
+import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
  * Every recovery closes the other doors (issue 23, README "Account recovery",
@@ -20,13 +20,7 @@ import { isActive, operator } from '../operator/helpers.js'
 const PASSWORD = 'correct horse battery'
 const NEW_PASSWORD = 'a brand new passphrase'
 const DEVICE = 'gatehouse_device'
-let t: TestContext
-beforeAll(async () => {
-  t = await buildTestApp({ LOGIN_ACCOUNT_ATTACK_LIMIT: '5' })
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = testAppFile({ LOGIN_ACCOUNT_ATTACK_LIMIT: '5' })
 
 let n = 0
 const browser = () => new BrowserSession(t.app, `198.51.100.${++n}`)

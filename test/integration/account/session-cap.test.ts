@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { buildTestApp, type TestContext } from '../../helpers/app.js'
+import { expect, it } from 'vitest'
 import { BrowserSession } from '../../helpers/browser-session.js'
+import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
  * MAX_SESSIONS_PER_USER (issue 23, finding 6): each log-in stores a session row for 14 days, so a
@@ -8,13 +8,7 @@ import { BrowserSession } from '../../helpers/browser-session.js'
  */
 
 const PASSWORD = 'correct horse battery'
-let t: TestContext
-beforeAll(async () => {
-  t = await buildTestApp({ MAX_SESSIONS_PER_USER: '3', LOGIN_RATE_LIMIT: '1000' })
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = testAppFile({ MAX_SESSIONS_PER_USER: '3', LOGIN_RATE_LIMIT: '1000' })
 
 it('keeps at most MAX_SESSIONS_PER_USER live sessions, ending the oldest at each log-in beyond it', async () => {
   const email = 'many-browsers@example.com'

@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { SESSION_COOKIE } from '../../../src/http/session.js'
 import { sha256Hex } from '../../../src/lib/crypto.js'
 import { verifyPassword } from '../../../src/lib/passwords.js'
-import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { createApplicationViaConsole } from '../../helpers/console.js'
 import { createAccessToken, createApplication, basicAuth } from '../../helpers/factories.js'
 import { linkTo } from '../../helpers/mailbox.js'
+import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
  * The Account pages (README "Your account"): change password, change email, active sessions,
@@ -15,13 +15,7 @@ import { linkTo } from '../../helpers/mailbox.js'
  */
 
 const PASSWORD = 'correct horse battery'
-let t: TestContext
-beforeAll(async () => {
-  t = await buildTestApp({ VERIFICATION_EMAIL_LIMIT: '2' })
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = testAppFile({ VERIFICATION_EMAIL_LIMIT: '2' })
 
 let n = 0
 const browser = (ua = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0') => {

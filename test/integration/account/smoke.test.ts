@@ -1,14 +1,9 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { buildTestApp, type TestContext } from '../../helpers/app.js'
+import { expect, it } from 'vitest'
+import { buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
+import { testAppFile } from '../../helpers/file-set-up.js'
 
-let t: TestContext
-beforeAll(async () => {
-  t = await buildTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = testAppFile()
 
 it('serves health and readiness', async () => {
   expect((await t.app.inject('/healthz')).json()).toEqual({ status: 'ok' })

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { SESSION_COOKIE } from '../../../src/http/session.js'
-import { buildTestApp, type TestContext } from '../../helpers/app.js'
+import { buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { captureLog } from '../../helpers/capture-log.js'
 import { STEP_MS, enrolTotp, secretOnPage, totpCode } from '../../helpers/totp.js'
+import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
  * Two-factor authentication (README "Two-factor authentication", issue 23): the authenticator
@@ -13,13 +14,7 @@ import { STEP_MS, enrolTotp, secretOnPage, totpCode } from '../../helpers/totp.j
  */
 
 const PASSWORD = 'correct horse battery'
-let t: TestContext
-beforeAll(async () => {
-  t = await buildTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = testAppFile()
 
 let n = 0
 const browser = () => new BrowserSession(t.app, `198.51.100.${++n}`)

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { type AuditEventRow, type NewAuditEvent, insertAuditEvent, listAuditEvents } from '../../../src/repositories/audit-events.js'
 import { formatAuditCursor, readSecurityLog } from '../../../src/audit/audit-log.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
-import { type UserFixture, createUser } from '../../helpers/factories.js'
+import { auditEventOf } from '../../helpers/audit.js'
+import { createUser } from '../../helpers/factories.js'
+import { appWithUsersTestFile } from '../../helpers/file-set-up.js'
 
 /*
  * The audit log's repository (src/repositories/audit-events.ts): the filters the operator's view
@@ -12,31 +13,9 @@ import { type UserFixture, createUser } from '../../helpers/factories.js'
 const DAY = 86_400_000
 const START = new Date('2026-04-01T00:00:00Z').getTime()
 
-let t: TestContext
-let alice: UserFixture
-let bob: UserFixture
+const { t, alice, bob } = appWithUsersTestFile({ alice: 'alice@example.com', bob: 'bob@example.com' })
 
-beforeAll(async () => {
-  t = await buildTestApp()
-  alice = await createUser(t.db, { email: 'alice@example.com' })
-  bob = await createUser(t.db, { email: 'bob@example.com' })
-})
-afterAll(async () => {
-  await t.close()
-})
-
-function event(fields: Partial<NewAuditEvent> & { occurredAt: Date }): NewAuditEvent {
-  return {
-    event: 'user.logged_in',
-    userId: alice.id,
-    actorId: alice.id,
-    clientId: null,
-    applicationName: null,
-    clientAddress: '192.0.2.1',
-    detail: '',
-    ...fields,
-  }
-}
+const event = (fields: Partial<NewAuditEvent> & { occurredAt: Date }) => auditEventOf(alice, fields)
 
 const at = (day: number, minute = 0) => new Date(START + day * DAY + minute * 60_000)
 const summary = (rows: AuditEventRow[]) => rows.map((r) => `${r.event}@${r.occurred_at.toISOString().slice(5, 16)}`)

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { type NewAuditEvent, insertAuditEvent, listAuditEvents } from '../../../src/repositories/audit-events.js'
 import { JANITOR_TABLES } from '../../../src/repositories/janitor.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
-import { type UserFixture, createUser } from '../../helpers/factories.js'
+import { auditEventOf } from '../../helpers/audit.js'
+import { createUser } from '../../helpers/factories.js'
+import { appWithUsersTestFile } from '../../helpers/file-set-up.js'
 
 /*
  * The janitor's AUDIT_RETENTION_DAYS (src/limits/janitor.ts), with the injected clock: nothing sleeps.
@@ -11,29 +12,9 @@ import { type UserFixture, createUser } from '../../helpers/factories.js'
 const DAY = 86_400_000
 const START = new Date('2026-04-01T00:00:00Z').getTime()
 
-let t: TestContext
-let alice: UserFixture
+const { t, alice } = appWithUsersTestFile({ alice: 'alice@example.com' }, { AUDIT_RETENTION_DAYS: '30' })
 
-beforeAll(async () => {
-  t = await buildTestApp({ AUDIT_RETENTION_DAYS: '30' })
-  alice = await createUser(t.db, { email: 'alice@example.com' })
-})
-afterAll(async () => {
-  await t.close()
-})
-
-function event(fields: Partial<NewAuditEvent> & { occurredAt: Date }): NewAuditEvent {
-  return {
-    event: 'user.logged_in',
-    userId: alice.id,
-    actorId: alice.id,
-    clientId: null,
-    applicationName: null,
-    clientAddress: '192.0.2.1',
-    detail: '',
-    ...fields,
-  }
-}
+const event = (fields: Partial<NewAuditEvent> & { occurredAt: Date }) => auditEventOf(alice, fields)
 
 describe('retention (AUDIT_RETENTION_DAYS)', () => {
   beforeEach(async () => {

@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { insertAuditEvent } from '../../../src/repositories/audit-events.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { createApplicationViaConsole, expectAccessiblePage } from '../../helpers/console.js'
+import { testAppFile } from '../../helpers/file-set-up.js'
 
 /* GET /account/security-log: a user's own events, newest first, 50 a page (README "Audit log"). */
 
-let t: TestContext
-beforeAll(async () => {
-  t = await buildTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = testAppFile()
 
 const userId = async (email: string) =>
   (await t.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id

@@ -1,18 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { sha256Hex } from '../../../src/lib/crypto.js'
-import type { TestContext } from '../../helpers/app.js'
-import type { BrowserSession } from '../../helpers/browser-session.js'
-import { buildConsoleTest, createApplicationViaConsole, expectAccessiblePage, storedApplication } from '../../helpers/console.js'
+import { consoleTestFile, createApplicationViaConsole, expectAccessiblePage, storedApplication } from '../../helpers/console.js'
 
-let t: TestContext
-let alice: BrowserSession
-
-beforeAll(async () => {
-  ;({ t, developer: alice } = await buildConsoleTest('alice@example.com'))
-})
-afterAll(async () => {
-  await t?.close()
-})
+const { t, developer: alice } = consoleTestFile('alice@example.com')
 
 describe('deleting an application', () => {
   it('asks first, then deletes it with its grants, codes and tokens', async () => {

@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { TestContext } from '../../helpers/app.js'
-import type { BrowserSession } from '../../helpers/browser-session.js'
-import { applicationForm, buildConsoleTest, createApplicationViaConsole } from '../../helpers/console.js'
+import { expect, it } from 'vitest'
+import { applicationForm, consoleTestFile, createApplicationViaConsole } from '../../helpers/console.js'
 import { loggedInUser } from '../oauth/helpers.js'
 
 /*
@@ -10,14 +8,7 @@ import { loggedInUser } from '../oauth/helpers.js'
  * bounded like them, shown on the application's page and on the operator's.
  */
 
-let t: TestContext
-let s: BrowserSession
-beforeAll(async () => {
-  ;({ t, developer: s } = await buildConsoleTest('logout-uris@example.com'))
-})
-afterAll(async () => {
-  await t?.close()
-})
+const { t, developer: s } = consoleTestFile('logout-uris@example.com')
 
 const stored = async (id: string) =>
   (await t.db.selectFrom('applications').select('post_logout_redirect_uris').where('id', '=', id).executeTakeFirstOrThrow())

@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestContext } from '../../helpers/app.js'
-import type { BrowserSession } from '../../helpers/browser-session.js'
-import { applicationForm, buildConsoleTest, createApplicationViaConsole } from '../../helpers/console.js'
+import { describe, expect, it } from 'vitest'
+import { applicationForm, consoleTestFile, createApplicationViaConsole } from '../../helpers/console.js'
 
 /*
  * Registration accepts https, http only for loopback and localhost, and private-use schemes with
@@ -9,14 +7,7 @@ import { applicationForm, buildConsoleTest, createApplicationViaConsole } from '
  * 001-redirect-uri-matching.md). Each refusal names the line and the reason beside the field.
  */
 
-let t: TestContext
-let s: BrowserSession
-beforeAll(async () => {
-  ;({ t, developer: s } = await buildConsoleTest('uris@example.com'))
-})
-afterAll(async () => {
-  await t?.close()
-})
+const { t, developer: s } = consoleTestFile('uris@example.com')
 
 it.each([
   ['javascript:alert(document.cookie)', 'must not use the javascript: scheme'],

@@ -1,26 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { sha256Hex } from '../../../src/lib/crypto.js'
-import type { TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import {
   type ApplicationFields,
   applicationForm,
-  buildConsoleTest,
+  consoleTestFile,
   createApplicationViaConsole,
   expectAccessiblePage,
   storedApplication,
   textById,
 } from '../../helpers/console.js'
 
-let t: TestContext
-let alice: BrowserSession
-
-beforeAll(async () => {
-  ;({ t, developer: alice } = await buildConsoleTest('alice@example.com'))
-})
-afterAll(async () => {
-  await t?.close()
-})
+const { t, developer: alice } = consoleTestFile('alice@example.com')
 
 describe('Your Applications', () => {
   it('sends a logged-out visitor to the log-in page and back', async () => {

@@ -1,25 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { sha256Hex } from '../../../src/lib/crypto.js'
-import type { TestContext } from '../../helpers/app.js'
-import type { BrowserSession } from '../../helpers/browser-session.js'
 import {
   applicationForm,
-  buildConsoleTest,
+  consoleTestFile,
   createApplicationViaConsole,
   expectAccessiblePage,
   storedApplication,
   textById,
 } from '../../helpers/console.js'
 
-let t: TestContext
-let alice: BrowserSession
-
-beforeAll(async () => {
-  ;({ t, developer: alice } = await buildConsoleTest('alice@example.com'))
-})
-afterAll(async () => {
-  await t?.close()
-})
+const { t, developer: alice } = consoleTestFile('alice@example.com')
 
 describe('editing an application', () => {
   it('turns "Require pushed authorization requests" on and off, shown on the page and in the audit log', async () => {

@@ -1,28 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestContext } from '../../helpers/app.js'
+import { describe, expect, it } from 'vitest'
 import { BrowserSession } from '../../helpers/browser-session.js'
-import {
-  TEST_ISSUER,
-  type TestClient,
-  authorizeUrl,
-  buildOAuthTestApp,
-  consentFields,
-  createClient,
-  exchange,
-  locationParams,
-  loggedInUser,
-  tokenRow,
-} from './helpers.js'
+import { TEST_ISSUER, authorizeUrl, consentFields, createClient, exchange, locationParams, loggedInUser, tokenRow } from './helpers.js'
+import { oauthClientTestFile } from '../../helpers/oauth-set-up.js'
 
-let t: TestContext
-let client: TestClient
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-  client = await createClient(t.db, { name: 'Team <Planner>', redirectUris: ['https://client.example/cb'], allowImplicit: true })
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t, client } = oauthClientTestFile({ name: 'Team <Planner>', redirectUris: ['https://client.example/cb'], allowImplicit: true })
 
 const codeRequest = (extra: Record<string, string> = {}) =>
   authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri, state: 'xyz', ...extra })

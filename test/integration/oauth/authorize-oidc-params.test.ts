@@ -1,40 +1,19 @@
 import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestContext } from '../../helpers/app.js'
-import type { BrowserSession } from '../../helpers/browser-session.js'
-import {
-  TEST_ISSUER,
-  buildOAuthTestApp,
-  type TestClient,
-  authorizeUrl,
-  consentFields,
-  createClient,
-  locationParams,
-  loggedInUser,
-} from './helpers.js'
+import { TEST_ISSUER, buildOAuthTestApp, type TestClient, authorizeUrl, createClient, locationParams, loggedInUser } from './helpers.js'
+import { consentedUser, oauthTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
  * The OpenID Connect request parameters of GET /oauth/authorize (OpenID Connect Core 3.1.2.1):
  * prompt, max_age, login_hint, and request objects refused (3.1.2.6), issue 24.
  */
 
-let t: TestContext
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = oauthTestFile()
 
 const PASSWORD = 'correct horse battery'
 
-async function consented(client: TestClient): Promise<BrowserSession & { email: string }> {
-  const s = await loggedInUser(t.app)
-  const page = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, scope: 'read' }))
-  expect(page.statusCode).toBe(200)
-  expect((await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })).statusCode).toBe(303)
-  return s
-}
+const consented = (client: TestClient) => consentedUser(t.app, client, { scope: 'read' })
 
 async function verifiedClient(): Promise<TestClient> {
   const client = await createClient(t.db)

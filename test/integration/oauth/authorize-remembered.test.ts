@@ -1,44 +1,18 @@
 import { sha256Hex } from '../../../src/lib/crypto.js'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestContext } from '../../helpers/app.js'
-import type { BrowserSession } from '../../helpers/browser-session.js'
-import {
-  CHALLENGE,
-  TEST_ISSUER,
-  VERIFIER,
-  buildOAuthTestApp,
-  type TestClient,
-  authorizeUrl,
-  consentFields,
-  createClient,
-  exchange,
-  locationParams,
-  loggedInUser,
-} from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { CHALLENGE, TEST_ISSUER, VERIFIER, type TestClient, authorizeUrl, createClient, exchange, locationParams } from './helpers.js'
+import { consentedUser, oauthTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
  * GET /oauth/authorize with remembered consent is a hot path: the session lookup and one
  * statement, with the application from a cache that every other answer bypasses.
  */
 
-let t: TestContext
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = oauthTestFile()
 
 const db = () => t.db
 
-async function consented(client: TestClient, scope = 'read write'): Promise<BrowserSession & { email: string }> {
-  const s = await loggedInUser(t.app)
-  const page = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, scope }))
-  expect(page.statusCode).toBe(200)
-  const res = await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
-  expect(res.statusCode).toBe(303)
-  return s
-}
+const consented = (client: TestClient, scope = 'read write') => consentedUser(t.app, client, { scope })
 
 async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; queries: number; transactions: number }> {
   const before = { queries: t.queries.count, transactions: t.queries.transactions }

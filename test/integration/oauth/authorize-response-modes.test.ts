@@ -1,38 +1,17 @@
 import { createHash } from 'node:crypto'
 import type { LightMyRequestResponse } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestContext } from '../../helpers/app.js'
-import type { BrowserSession } from '../../helpers/browser-session.js'
-import {
-  TEST_ISSUER,
-  buildOAuthTestApp,
-  type TestClient,
-  authorizeUrl,
-  consentFields,
-  createClient,
-  locationParams,
-  loggedInUser,
-} from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { TEST_ISSUER, type TestClient, authorizeUrl, consentFields, createClient, locationParams, loggedInUser } from './helpers.js'
+import { consentedUser, oauthTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
  * response_mode on GET /oauth/authorize (OAuth 2.0 Multiple Response Type Encoding Practices,
  * OAuth 2.0 Form Post Response Mode), issue 24.
  */
 
-let t: TestContext
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = oauthTestFile()
 
-async function consented(client: TestClient): Promise<BrowserSession & { email: string }> {
-  const s = await loggedInUser(t.app)
-  const page = await s.get(authorizeUrl({ response_type: 'code', client_id: client.clientId, scope: 'read' }))
-  expect((await s.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })).statusCode).toBe(303)
-  return s
-}
+const consented = (client: TestClient) => consentedUser(t.app, client, { scope: 'read' })
 
 const request = (client: TestClient, extra: Record<string, string | undefined> = {}) =>
   authorizeUrl({ response_type: 'code', client_id: client.clientId, scope: 'read', state: 'st', ...extra })

@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestContext } from '../../helpers/app.js'
+import { describe, expect, it } from 'vitest'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
-import { authorizeUrl, buildOAuthTestApp, createClient, exchange, expectOAuthError, loggedInUser, obtainCode, tokenRow } from './helpers.js'
+import { authorizeUrl, createClient, exchange, expectOAuthError, loggedInUser, obtainCode, tokenRow } from './helpers.js'
+import { oauthTestFile } from '../../helpers/oauth-set-up.js'
 
-let t: TestContext
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = oauthTestFile()
 
 const grantId = (html: string) => /action="\/authorized-applications\/([0-9a-f-]{36})\/revoke"/.exec(html)?.[1]
 

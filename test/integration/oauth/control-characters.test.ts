@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestContext } from '../../helpers/app.js'
-import { type TestClient, basic, buildOAuthTestApp, createClient, expectOAuthError } from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { basic, expectOAuthError } from './helpers.js'
+import { oauthClientTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
  * Every endpoint reads its parameters through one module (src/oauth/params.ts), so a control
@@ -8,15 +8,7 @@ import { type TestClient, basic, buildOAuthTestApp, createClient, expectOAuthErr
  * text, and before that rule an unchecked value reached SQL and came back as a 500.
  */
 
-let t: TestContext
-let client: TestClient
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-  client = await createClient(t.db, { redirectUris: ['https://client.example/cb'] })
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t, client } = oauthClientTestFile({ redirectUris: ['https://client.example/cb'] })
 
 const form = { 'content-type': 'application/x-www-form-urlencoded' }
 

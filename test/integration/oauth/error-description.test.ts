@@ -1,18 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestContext } from '../../helpers/app.js'
-import type { BrowserSession } from '../../helpers/browser-session.js'
-import {
-  RFC_6749_DESCRIPTION,
-  type TestClient,
-  authorizeUrl,
-  basic,
-  buildOAuthTestApp,
-  createClient,
-  expectOAuthError,
-  locationParams,
-  loggedInUser,
-  obtainCode,
-} from './helpers.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { RFC_6749_DESCRIPTION, authorizeUrl, basic, expectOAuthError, locationParams, obtainCode } from './helpers.js'
+import { tokenEndpointTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
  * error_description may hold only %x20-21 / %x23-5B / %x5D-7E (RFC 6749 4.1.2.1, 4.2.2.1, 5.2).
@@ -21,19 +9,17 @@ import {
  * the OAuthError family replaces whatever else would fall outside the set.
  */
 
-let t: TestContext
-let s: BrowserSession
-let client: TestClient
+const {
+  t,
+  user: s,
+  client,
+} = tokenEndpointTestFile({
+  client: { redirectUris: ['https://client.example/cb'], allowImplicit: true },
+})
 beforeAll(async () => {
-  t = await buildOAuthTestApp()
-  s = await loggedInUser(t.app)
-  client = await createClient(t.db, { redirectUris: ['https://client.example/cb'], allowImplicit: true })
   // A grant for this client makes its redirect URI a trusted target (RFC 9700 4.11.2), so
   // errors are redirected to it rather than shown on a page.
   await obtainCode(s, client)
-})
-afterAll(async () => {
-  await t.close()
 })
 
 const form = { 'content-type': 'application/x-www-form-urlencoded' }

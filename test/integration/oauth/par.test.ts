@@ -1,10 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { sha256Hex } from '../../../src/lib/crypto.js'
-import type { TestContext } from '../../helpers/app.js'
 import {
   TEST_ISSUER,
-  buildOAuthTestApp,
   type TestClient,
   authorizeUrl,
   basic,
@@ -15,19 +13,14 @@ import {
   locationParams,
   loggedInUser,
 } from './helpers.js'
+import { oauthTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
  * Pushed Authorization Requests (RFC 9126), issue 24: POST /oauth/par, then GET /oauth/authorize
  * with client_id and the request_uri alone.
  */
 
-let t: TestContext
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = oauthTestFile()
 
 const PREFIX = 'urn:ietf:params:oauth:request_uri:'
 

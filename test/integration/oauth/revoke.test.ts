@@ -1,33 +1,11 @@
 import { sha256Hex } from '../../../src/lib/crypto.js'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestContext } from '../../helpers/app.js'
-import type { BrowserSession } from '../../helpers/browser-session.js'
+import { describe, expect, it } from 'vitest'
 import { generateAccessToken } from '../../../src/lib/tokens.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
-import {
-  TEST_ISSUER,
-  type TestClient,
-  basic,
-  buildOAuthTestApp,
-  createClient,
-  exchange,
-  expectOAuthError,
-  loggedInUser,
-  obtainCode,
-  tokenRow,
-} from './helpers.js'
+import { TEST_ISSUER, type TestClient, basic, createClient, exchange, expectOAuthError, obtainCode, tokenRow } from './helpers.js'
+import { tokenEndpointTestFile } from '../../helpers/oauth-set-up.js'
 
-let t: TestContext
-let s: BrowserSession
-let client: TestClient
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-  s = await loggedInUser(t.app)
-  client = await createClient(t.db)
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t, user: s, client } = tokenEndpointTestFile()
 
 async function issueToken(c: TestClient): Promise<string> {
   const res = await exchange(t.app, c, { code: await obtainCode(s, c) })

@@ -1,32 +1,10 @@
 import { sha256Hex } from '../../../src/lib/crypto.js'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestContext } from '../../helpers/app.js'
-import type { BrowserSession } from '../../helpers/browser-session.js'
+import { describe, expect, it } from 'vitest'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
-import {
-  CHALLENGE,
-  VERIFIER,
-  type TestClient,
-  buildOAuthTestApp,
-  createClient,
-  exchange,
-  expectOAuthError,
-  loggedInUser,
-  obtainCode,
-  tokenRow,
-} from './helpers.js'
+import { CHALLENGE, VERIFIER, createClient, exchange, expectOAuthError, obtainCode, tokenRow } from './helpers.js'
+import { tokenEndpointTestFile } from '../../helpers/oauth-set-up.js'
 
-let t: TestContext
-let s: BrowserSession
-let client: TestClient
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-  s = await loggedInUser(t.app)
-  client = await createClient(t.db, { redirectUris: ['https://client.example/cb'] })
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t, user: s, client } = tokenEndpointTestFile({ client: { redirectUris: ['https://client.example/cb'] } })
 
 describe('redirect_uri (RFC 6749 4.1.3: identical to the authorization request)', () => {
   it('must repeat the sent value byte for byte', async () => {

@@ -1,29 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestContext } from '../../helpers/app.js'
-import type { BrowserSession } from '../../helpers/browser-session.js'
-import {
-  type TestClient,
-  basic,
-  buildOAuthTestApp,
-  createClient,
-  exchange,
-  expectOAuthError,
-  loggedInUser,
-  obtainCode,
-  tokenRow,
-} from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { basic, createClient, exchange, expectOAuthError, obtainCode, tokenRow } from './helpers.js'
+import { tokenEndpointTestFile } from '../../helpers/oauth-set-up.js'
 
-let t: TestContext
-let s: BrowserSession
-let client: TestClient
-beforeAll(async () => {
-  t = await buildOAuthTestApp({ TOKEN_AUTH_FAILURE_LIMIT: '3' })
-  s = await loggedInUser(t.app)
-  client = await createClient(t.db)
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t, user: s, client } = tokenEndpointTestFile({ env: { TOKEN_AUTH_FAILURE_LIMIT: '3' } })
 
 const params = (code: string, extra: Record<string, string> = {}) =>
   new URLSearchParams({

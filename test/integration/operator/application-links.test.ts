@@ -1,10 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestContext } from '../../helpers/app.js'
-import type { BrowserSession } from '../../helpers/browser-session.js'
+import { describe, expect, it } from 'vitest'
 import {
   type ApplicationFields,
   applicationForm,
-  buildConsoleTest,
+  consoleTestFile,
   createApplicationViaConsole,
   expectAccessiblePage,
 } from '../../helpers/console.js'
@@ -16,15 +14,7 @@ import {
  * Empty means none.
  */
 
-let t: TestContext
-let dev: BrowserSession
-
-beforeAll(async () => {
-  ;({ t, developer: dev } = await buildConsoleTest('links-dev@example.com'))
-})
-afterAll(async () => {
-  await t?.close()
-})
+const { t, developer: dev } = consoleTestFile('links-dev@example.com')
 
 function storedLinks(id: string) {
   return t.db.selectFrom('applications').select(['homepage_url', 'privacy_policy_url']).where('id', '=', id).executeTakeFirstOrThrow()

@@ -1,20 +1,10 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { beforeAll, expect, it } from 'vitest'
 import { NotFoundError, deleteUser } from '../../../src/operator/moderation.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
 import { createApplicationViaConsole } from '../../helpers/console.js'
-import { type ApplicationFixture, createApplication } from '../../helpers/factories.js'
-import {
-  type TestClient,
-  authorizeUrl,
-  buildOAuthTestApp,
-  createClient,
-  exchange,
-  expectOAuthError,
-  loggedInUser,
-  obtainCode,
-} from '../oauth/helpers.js'
+import { type TestClient, authorizeUrl, createClient, exchange, expectOAuthError, loggedInUser } from '../oauth/helpers.js'
 import { INACTIVE, inactiveWithinASecond, introspect, isActive, operator, userIdOf } from './helpers.js'
+import { readTokenFor, twoInstancesTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
  * An operator deletes an account (README "Operating Gatehouse"): its applications, grants and
@@ -22,25 +12,16 @@ import { INACTIVE, inactiveWithinASecond, introspect, isActive, operator, userId
  * cache drops it within a second, as a resource server's would.
  */
 
-let t: TestContext
-let b: TestContext
-let rs: ApplicationFixture
+const { t, b, rs } = twoInstancesTestFile()
 let victim: BrowserSession & { email: string }
 let victimId: string
 let alice: BrowserSession & { email: string }
 let othersApp: TestClient
 let victimsApp: TestClient
 
-async function tokenFor(s: BrowserSession, client: TestClient): Promise<string> {
-  const res = await exchange(t.app, client, { code: await obtainCode(s, client, { scope: 'read' }) })
-  expect(res.statusCode, res.body).toBe(200)
-  return res.json<{ access_token: string }>().access_token
-}
+const tokenFor = (s: BrowserSession, client: TestClient) => readTokenFor(t, s, client)
 
 beforeAll(async () => {
-  t = await buildOAuthTestApp()
-  b = await buildTestApp({ LOGIN_RATE_LIMIT: '10000' }, t.testDb)
-  rs = await createApplication(t.db, { name: 'Resource server', resourceServer: true })
   victim = await loggedInUser(t.app)
   victimId = await userIdOf(t, victim.email)
   alice = await loggedInUser(t.app)
@@ -48,10 +29,6 @@ beforeAll(async () => {
   const redirectUri = 'https://doomed.example/cb'
   const created = await createApplicationViaConsole(victim, { name: 'Doomed App', redirect_uris: redirectUri, scopes: ['read'] })
   victimsApp = { id: created.id, clientId: created.clientId, clientSecret: created.clientSecret, redirectUri }
-})
-afterAll(async () => {
-  await b?.close()
-  await t?.close()
 })
 
 it('announces every token that goes with the account, deletes its applications and grants, and nothing of anyone else', async () => {

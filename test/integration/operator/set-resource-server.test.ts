@@ -1,8 +1,7 @@
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { setResourceServer, suspendApplication } from '../../../src/operator/moderation.js'
 import { EventStreamParser, type StreamEvent } from '../../../packages/verifier/src/revocation-stream-client.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import { type TestContext, buildTestApp, listenOnFreePort } from '../../helpers/app.js'
 import { until } from '../../helpers/oauth-load.js'
 import {
   type AccessTokenFixture,
@@ -39,8 +38,7 @@ beforeAll(async () => {
     ['t', t],
     ['b', b],
   ] as const) {
-    await instance.app.listen({ port: 0, host: '127.0.0.1' })
-    bases[name] = `http://127.0.0.1:${(instance.app.server.address() as AddressInfo).port}`
+    bases[name] = await listenOnFreePort(instance)
   }
   user = await createUser(t.db, { email: 'reader@example.com' })
   tokenOwner = await createApplication(t.db, { name: 'Token owner' })

@@ -15,6 +15,7 @@ import {
   returnLink,
 } from '../oauth/helpers.js'
 import { operator } from './helpers.js'
+import { oauthTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
  * Verified applications and an honest consent page (README "Operating Gatehouse"): an operator
@@ -24,13 +25,7 @@ import { operator } from './helpers.js'
  * and no longer shows the owner's unverified email.
  */
 
-let t: TestContext
-beforeAll(async () => {
-  t = await buildOAuthTestApp()
-})
-afterAll(async () => {
-  await t?.close()
-})
+const { t } = oauthTestFile()
 
 async function ownerEmail(client: TestClient): Promise<string> {
   const row = await t.db

@@ -1,16 +1,14 @@
 import { sha256Hex } from '../../../src/lib/crypto.js'
 import type { LightMyRequestResponse } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { setVerified, suspendApplication, unsuspendApplication } from '../../../src/operator/moderation.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
 import { createApplicationViaConsole } from '../../helpers/console.js'
-import { type ApplicationFixture, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
+import { createAccessToken, createUser } from '../../helpers/factories.js'
 import {
   type TestClient,
   authorizeUrl,
   basic,
-  buildOAuthTestApp,
   consentFields,
   createClient,
   exchange,
@@ -20,6 +18,7 @@ import {
   obtainCode,
 } from '../oauth/helpers.js'
 import { INACTIVE, inactiveWithinASecond, introspect, isActive, operator, sameBrowserOn } from './helpers.js'
+import { twoInstancesTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
  * An operator suspends an application (README "Operating Gatehouse"): its tokens and pending
@@ -29,10 +28,7 @@ import { INACTIVE, inactiveWithinASecond, introspect, isActive, operator, sameBr
  * what the suspension revoked stays revoked.
  */
 
-let t: TestContext
-/** A second Gatehouse instance on the same database: it hears of the suspension through LISTEN/NOTIFY. */
-let b: TestContext
-let rs: ApplicationFixture
+const { t, b, rs } = twoInstancesTestFile()
 let owner: BrowserSession & { email: string }
 let alice: BrowserSession & { email: string }
 let client: TestClient
@@ -40,9 +36,6 @@ let client: TestClient
 const REDIRECT_URI = 'https://planner.example.com/oauth/callback'
 
 beforeAll(async () => {
-  t = await buildOAuthTestApp()
-  b = await buildTestApp({ LOGIN_RATE_LIMIT: '10000' }, t.testDb)
-  rs = await createApplication(t.db, { name: 'Resource server', resourceServer: true })
   owner = await loggedInUser(t.app)
   const created = await createApplicationViaConsole(owner, {
     name: 'Shady Planner',
@@ -51,10 +44,6 @@ beforeAll(async () => {
   })
   client = { id: created.id, clientId: created.clientId, clientSecret: created.clientSecret, redirectUri: REDIRECT_URI }
   alice = await loggedInUser(t.app)
-})
-afterAll(async () => {
-  await b?.close()
-  await t?.close()
 })
 
 const tokenInfo = (token: string) =>

@@ -1,22 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { startSession } from '../../../src/accounts/sessions.js'
 import { SESSION_COOKIE } from '../../../src/http/session.js'
 import { suspendApplication, suspendUser, unsuspendUser } from '../../../src/operator/moderation.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { createApplicationViaConsole } from '../../helpers/console.js'
-import { type ApplicationFixture, createApplication } from '../../helpers/factories.js'
-import {
-  type TestClient,
-  authorizeUrl,
-  buildOAuthTestApp,
-  createClient,
-  exchange,
-  expectOAuthError,
-  loggedInUser,
-  obtainCode,
-} from '../oauth/helpers.js'
+import { type TestClient, authorizeUrl, createClient, exchange, expectOAuthError, loggedInUser, obtainCode } from '../oauth/helpers.js'
 import { INACTIVE, inactiveWithinASecond, introspect, isActive, operator, userIdOf } from './helpers.js'
+import { readTokenFor, twoInstancesTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
  * An operator suspends an account (README "Operating Gatehouse"): its sessions end, its tokens
@@ -28,9 +18,7 @@ import { INACTIVE, inactiveWithinASecond, introspect, isActive, operator, userId
 const PASSWORD = 'correct horse battery'
 const NEUTRAL = 'This account cannot log in. Contact the operator of this service if you think this is a mistake.'
 
-let t: TestContext
-let b: TestContext
-let rs: ApplicationFixture
+const { t, b, rs } = twoInstancesTestFile()
 let mallory: BrowserSession & { email: string }
 let malloryId: string
 let alice: BrowserSession & { email: string }
@@ -45,11 +33,7 @@ async function appOf(s: BrowserSession, name: string, redirectUri: string): Prom
   return { id: created.id, clientId: created.clientId, clientSecret: created.clientSecret, redirectUri }
 }
 
-async function tokenFor(s: BrowserSession, client: TestClient): Promise<string> {
-  const res = await exchange(t.app, client, { code: await obtainCode(s, client, { scope: 'read' }) })
-  expect(res.statusCode, res.body).toBe(200)
-  return res.json<{ access_token: string }>().access_token
-}
+const tokenFor = (s: BrowserSession, client: TestClient) => readTokenFor(t, s, client)
 
 /** The log-in form as a browser posts it, from a fresh browser. */
 async function logInAttempt(email: string, password: string) {
@@ -64,19 +48,12 @@ function applicationRow(id: string) {
 }
 
 beforeAll(async () => {
-  t = await buildOAuthTestApp()
-  b = await buildTestApp({ LOGIN_RATE_LIMIT: '10000' }, t.testDb)
-  rs = await createApplication(t.db, { name: 'Resource server', resourceServer: true })
   mallory = await loggedInUser(t.app)
   malloryId = await userIdOf(t, mallory.email)
   alice = await loggedInUser(t.app)
   othersApp = await createClient(t.db, { name: 'Bob’s Planner', scopes: ['read'] })
   kept = await appOf(mallory, 'Mallory Mail', 'https://mail.mallory.example/cb')
   alreadySuspended = await appOf(mallory, 'Mallory Phish', 'https://phish.mallory.example/cb')
-})
-afterAll(async () => {
-  await b?.close()
-  await t?.close()
 })
 
 describe('suspending a user', () => {

@@ -1,21 +1,15 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { COMMAND_LINE } from '../../../src/audit/actor.js'
 import { OwnAccountError } from '../../../src/operator/use-cases.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { createUser } from '../../helpers/factories.js'
+import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
  * services.operator.suspendUser, the use case the admin pages and `gatehouse users suspend` call
  * (what a suspension does to sessions, tokens and applications: suspend-user-across-instances.test.ts).
  */
 
-let t: TestContext
-beforeAll(async () => {
-  t = await buildTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = testAppFile()
 
 const suspendedAt = async (id: string) =>
   (await t.db.selectFrom('users').select('suspended_at').where('id', '=', id).executeTakeFirstOrThrow()).suspended_at

@@ -1,8 +1,7 @@
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { suspendApplication, suspendUser } from '../../../src/operator/moderation.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import { type TestContext, buildTestApp, listenOnFreePort } from '../../helpers/app.js'
 import { type ApplicationFixture, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
 import { until } from '../../helpers/oauth-load.js'
 import { operator } from './helpers.js'
@@ -19,8 +18,7 @@ let verifier: Verifier
 
 beforeAll(async () => {
   t = await buildTestApp()
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+  const base = await listenOnFreePort(t)
   rs = await createApplication(t.db, { name: 'Resource API', resourceServer: true })
   verifier = createVerifier({
     mode: 'introspection',

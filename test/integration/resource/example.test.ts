@@ -1,18 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import {
-  type ApplicationFixture,
-  type UserFixture,
-  basicAuth,
-  createAccessToken,
-  createApplication,
-  createUser,
-} from '../../helpers/factories.js'
+import { basicAuth, createAccessToken } from '../../helpers/factories.js'
+import { resourceServerTestFile } from '../../helpers/file-set-up.js'
 import { freePort } from '../../helpers/gatehouse-process.js'
 import { msUntil } from '../../helpers/propagation.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import { listenOnFreePort } from '../../helpers/app.js'
 
 /*
  * The README's walk-through: `npm run example:resource` (examples/resource-api.ts) as its own
@@ -20,21 +13,23 @@ import { type TestContext, buildTestApp } from '../../helpers/app.js'
  * revocation stream.
  */
 
-let t: TestContext
+const {
+  t,
+  user,
+  app,
+  rs: resourceServer,
+} = resourceServerTestFile({
+  userEmail: 'reader@example.com',
+  applicationName: 'Team Planner',
+  resourceServerName: 'Example resource API',
+})
 let gatehouse: string
 let example: ChildProcess
 let api: string
 let output = ''
-let user: UserFixture
-let app: ApplicationFixture
 
 beforeAll(async () => {
-  t = await buildTestApp()
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  gatehouse = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
-  user = await createUser(t.db, { email: 'reader@example.com' })
-  app = await createApplication(t.db, { ownerId: user.id, name: 'Team Planner' })
-  const resourceServer = await createApplication(t.db, { name: 'Example resource API', resourceServer: true })
+  gatehouse = await listenOnFreePort(t)
 
   const port = await freePort()
   api = `http://127.0.0.1:${port}`
@@ -67,7 +62,6 @@ afterAll(async () => {
     example.kill('SIGTERM')
     await exited
   }
-  await t?.close()
 })
 
 const get = (token?: string) => fetch(`${api}/me`, { headers: token ? { authorization: `Bearer ${token}` } : {} })

@@ -1,6 +1,6 @@
 import { sha256Hex } from '../../../src/lib/crypto.js'
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { deleteApplication } from '../../../src/console/applications.js'
 import { generateAccessToken, generateClientSecret } from '../../../src/lib/tokens.js'
 import { revoke } from '../../../src/revocation/revoke.js'
@@ -8,30 +8,16 @@ import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
 import {
   type AccessTokenFixture,
   type ApplicationFixture,
-  type UserFixture,
   basicAuth,
   createAccessToken,
   createApplication,
   createTokenSetup,
   createUser,
 } from '../../helpers/factories.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import { resourceServerTestFile } from '../../helpers/file-set-up.js'
 
-let t: TestContext
-let user: UserFixture
-let app: ApplicationFixture
-/** Another registered application: the resource server that introspects. */
-let rs: ApplicationFixture
-
-beforeAll(async () => {
-  t = await buildTestApp()
-  user = await createUser(t.db, { email: 'coach@example.com' })
-  app = await createApplication(t.db, { ownerId: user.id })
-  rs = await createApplication(t.db, { name: 'Resource server', resourceServer: true })
-})
-afterAll(async () => {
-  await t.close()
-})
+/** `rs`: another registered application, the resource server that introspects. */
+const { t, user, app, rs } = resourceServerTestFile({ userEmail: 'coach@example.com', resourceServerName: 'Resource server' })
 
 function introspect(
   token: string | undefined,

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'
@@ -6,7 +5,7 @@ import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { type TestDatabase, createTestDatabase } from '../../helpers/db.js'
 import { type ApplicationFixture, type UserFixture, createAccessToken } from '../../helpers/factories.js'
 import { isActive, msUntil, refuses, revokeThrough, seed, tokenInfoStatus } from '../../helpers/propagation.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import { type TestContext, buildTestApp, listenOnFreePort } from '../../helpers/app.js'
 
 /*
  * A revocation reaches every cache within a second (docs/decisions/003-revocation-propagation.md):
@@ -31,10 +30,8 @@ describe('two Gatehouse instances sharing one database, in this process', () => 
     shared = await createTestDatabase()
     a = await buildTestApp({}, shared)
     b = await buildTestApp({}, shared)
-    await a.app.listen({ port: 0, host: '127.0.0.1' })
-    await b.app.listen({ port: 0, host: '127.0.0.1' })
-    baseA = `http://127.0.0.1:${(a.app.server.address() as AddressInfo).port}`
-    baseB = `http://127.0.0.1:${(b.app.server.address() as AddressInfo).port}`
+    baseA = await listenOnFreePort(a)
+    baseB = await listenOnFreePort(b)
     ;({ user, application: app, resourceServer: rs } = await seed(shared.handle.db))
     dbVerifier = createVerifier({ mode: 'database', database: shared.handle })
     streamVerifier = createVerifier({

@@ -1,20 +1,14 @@
 import { randomBytes } from 'node:crypto'
-import { type AddressInfo, connect } from 'node:net'
+import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deleteApplication, regenerateSecret } from '../../../src/console/applications.js'
 import { revokeApplicationTokens } from '../../../src/operator/moderation.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { EventStreamParser, type StreamEvent } from '../../../packages/verifier/src/revocation-stream-client.js'
-import {
-  type ApplicationFixture,
-  type UserFixture,
-  basicAuth,
-  createAccessToken,
-  createApplication,
-  createUser,
-} from '../../helpers/factories.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import { type ApplicationFixture, basicAuth, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
+import { buildTestApp, listenOnFreePort } from '../../helpers/app.js'
+import { resourceServerTestFile } from '../../helpers/file-set-up.js'
 import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
 
 /*
@@ -22,22 +16,10 @@ import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
  * a listening Gatehouse.
  */
 
-let t: TestContext
+const { t, user, app, rs } = resourceServerTestFile({ resourceServerName: 'Resource server' })
 let base: string
-let user: UserFixture
-let app: ApplicationFixture
-let rs: ApplicationFixture
-
 beforeAll(async () => {
-  t = await buildTestApp()
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
-  user = await createUser(t.db)
-  app = await createApplication(t.db, { ownerId: user.id })
-  rs = await createApplication(t.db, { name: 'Resource server', resourceServer: true })
-})
-afterAll(async () => {
-  await t.close()
+  base = await listenOnFreePort(t)
 })
 
 const newToken = (scopes = ['read']) => createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes })
@@ -293,8 +275,7 @@ describe('stream limits for the whole process', () => {
   it('refuses a stream beyond STREAMS_TOTAL with 503 and Retry-After', async () => {
     const small = await buildTestApp({ STREAMS_TOTAL: '1' }, t.testDb)
     try {
-      await small.app.listen({ port: 0, host: '127.0.0.1' })
-      const smallBase = `http://127.0.0.1:${(small.app.server.address() as AddressInfo).port}`
+      const smallBase = await listenOnFreePort(small)
       const controller = new AbortController()
       const first = await fetch(`${smallBase}/oauth/revocations/stream`, {
         headers: { authorization: basicAuth(rs.clientId, rs.clientSecret) },

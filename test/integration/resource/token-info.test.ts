@@ -1,17 +1,11 @@
 import { sha256Hex } from '../../../src/lib/crypto.js'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { generateAccessToken } from '../../../src/lib/tokens.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { basicAuth, createTokenSetup } from '../../helpers/factories.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import { testAppFile } from '../../helpers/file-set-up.js'
 
-let t: TestContext
-beforeAll(async () => {
-  t = await buildTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const { t } = testAppFile()
 
 function tokenInfo(authorization?: string, url = '/oauth/token/info') {
   return t.app.inject({ method: 'GET', url, headers: authorization === undefined ? {} : { authorization } })

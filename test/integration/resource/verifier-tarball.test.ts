@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -13,7 +12,7 @@ import {
   createApplication,
   createUser,
 } from '../../helpers/factories.js'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import { type TestContext, buildTestApp, listenOnFreePort } from '../../helpers/app.js'
 
 /*
  * A resource API in another repository installs `@gatehouse/verifier` from the tarball that
@@ -82,8 +81,7 @@ describe('@gatehouse/verifier installed from its tarball into another project', 
     writeFileSync(join(consumer, 'check.mjs'), CHECK)
 
     t = await buildTestApp()
-    await t.app.listen({ port: 0, host: '127.0.0.1' })
-    gatehouse = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+    gatehouse = await listenOnFreePort(t)
     const user = await createUser(t.db)
     userId = user.id
     client = await createApplication(t.db, { ownerId: user.id, name: 'Team Planner' })
