@@ -196,7 +196,9 @@ describe('apps', () => {
 
     await createAccessToken(t.db, { userId: user.id, applicationId: app.id })
     // --json reports the count, as `tokens revoke --json` does.
-    expect(JSON.parse((await cli('apps', 'suspend', app.clientId, '--json')).out)).toEqual({
+    const suspended = await cli('apps', 'suspend', app.clientId, '--json')
+    expect(suspended.err).toBe('')
+    expect(JSON.parse(suspended.out)).toEqual({
       ok: true,
       client_id: app.clientId,
       changed: true,
