@@ -43,27 +43,7 @@ export async function createDatabaseTemplate(
   } finally {
     await db.destroy()
   }
-  return { template: { kind: 'postgres', name }, cleanup: () => dropTemplate(serverUrl, name) }
-}
-
-/**
- * Drops the template and every database cloned from it (`<template>_f_<hex>`), which the workers
- * kept for their next files rather than dropping each (test/helpers/db.ts).
- */
-async function dropTemplate(serverUrl: string, name: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl })
-  await client.connect()
-  let clones: string[]
-  try {
-    const { rows } = await client.query<{ datname: string }>(`select datname from pg_database where starts_with(datname, $1)`, [
-      `${name}_f_`,
-    ])
-    clones = rows.map((r) => r.datname)
-  } finally {
-    await client.end()
-  }
-  for (const clone of clones) await dropDatabase(serverUrl, clone)
-  await dropDatabase(serverUrl, name)
+  return { template: { kind: 'postgres', name }, cleanup: () => dropDatabase(serverUrl, name) }
 }
 
 /**
