@@ -105,6 +105,20 @@ export async function startGatehouse(env: Record<string, string>, options: Start
   }
 }
 
+/**
+ * `count` Gatehouse processes started side by side. When one fails to start, the ones that did
+ * are stopped before the error is thrown: a file's afterAll never sees them, and they would
+ * otherwise outlive the test run.
+ */
+export async function startGatehouses(count: number, env: Record<string, string>, options: StartOptions = {}): Promise<GatehouseProcess[]> {
+  const results = await Promise.allSettled(Array.from({ length: count }, () => startGatehouse(env, options)))
+  const started = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+  if (!failed) return started
+  await Promise.all(started.map((p) => p.stop()))
+  throw failed.reason
+}
+
 /** The built command line, `node dist/src/cli.js …`, as the Docker image runs it. */
 export const BUILT_CLI = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url))
 

@@ -4,7 +4,8 @@ import { createDatabase } from '../../src/db/connect.js'
 import { sha256Base64Url, sha256Hex } from '../../src/lib/crypto.js'
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js'
 import { type AccessTokenFixture, type ApplicationFixture, type UserFixture, basicAuth, createAccessToken } from '../helpers/factories.js'
-import { type GatehouseProcess, startGatehouse } from '../helpers/gatehouse-process.js'
+import { ensureBuilt } from '../helpers/build.js'
+import { type GatehouseProcess, startGatehouses } from '../helpers/gatehouse-process.js'
 import { type PgBouncer, startPgBouncer } from '../helpers/pgbouncer.js'
 import { isActive, msUntil, revokeThrough, seed } from '../helpers/propagation.js'
 
@@ -38,9 +39,12 @@ describe('three Gatehouse processes behind PgBouncer in transaction mode (needs 
       DATABASE_PREPARED_STATEMENTS: 'false',
       DATABASE_POOL_MAX: '4',
     }
-    processes = await Promise.all([startGatehouse(env), startGatehouse(env), startGatehouse(env)])
+    // The built server, as in production behind a load balancer: three tsx start-ups side by side
+    // compile the sources three times over on two cores.
+    await ensureBuilt()
+    processes = await startGatehouses(3, env, { built: true, timeoutMs: 90_000 })
     ;({ user, application: app, resourceServer: rs } = await seed(testDb.handle.db))
-  })
+  }, 180_000)
   afterAll(async () => {
     await Promise.all((processes ?? []).map((p) => p.stop()))
     await bouncer?.stop()

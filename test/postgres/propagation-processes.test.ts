@@ -10,7 +10,7 @@ import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { TEST_ISSUER, TEST_SECRET_KEY } from '../helpers/app.js'
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js'
 import { type AccessTokenFixture, type ApplicationFixture, type UserFixture, basicAuth, createAccessToken } from '../helpers/factories.js'
-import { type GatehouseProcess, startGatehouse } from '../helpers/gatehouse-process.js'
+import { type GatehouseProcess, startGatehouses } from '../helpers/gatehouse-process.js'
 import { isActive, msUntil, refuses, revokeThrough, seed, summarize, tokenInfoStatus } from '../helpers/propagation.js'
 import { type TcpProxy, relayDatabase } from '../helpers/tcp-proxy.js'
 import { Mailbox } from '../helpers/mailbox.js'
@@ -66,7 +66,7 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
   beforeAll(async () => {
     testDb = await createTestDatabase()
     const env = { DATABASE_URL: testDb.url!, DATABASE_POOL_MAX: '4' }
-    ;[A, B] = await Promise.all([startGatehouse(env), startGatehouse(env)])
+    ;[A, B] = (await startGatehouses(2, env)) as [GatehouseProcess, GatehouseProcess]
     ;({ user, application: app, resourceServer: rs } = await seed(testDb.handle.db))
     streamVerifier = createVerifier({
       mode: 'introspection',
