@@ -34,9 +34,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const template = await providedTemplate()
   if (!serverUrl) {
     if (template?.kind === 'pglite') {
-      const handle =
-        emptied.pop() ?? (await createDatabase({ dataDir: 'memory://', initialData: new TemplateBytes(await readFile(template.dumpFile)) }))
-      return { handle, url: undefined, destroy: () => giveBack(handle) }
+      let handle = emptied.pop()
+      if (handle === undefined) {
+        handle = await createDatabase({ dataDir: 'memory://', initialData: new TemplateBytes(await readFile(template.dumpFile)) })
+        templateShape ??= await shapeOf(handle)
+      }
+      const given = handle
+      return { handle: given, url: undefined, destroy: () => giveBack(given) }
     }
     const handle = await createDatabase({ dataDir: 'memory://' })
     await migrateToLatest(handle.db)
@@ -69,12 +73,39 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 const emptied: DatabaseHandle[] = []
 
 /**
+ * The shape of the schema: tables, columns with their types and defaults, constraints and
+ * indexes. A file that altered it (test/integration/quotas.test.ts adds a constraint and drops
+ * it again) and failed before undoing that gives its database to no other file.
+ */
+const SHAPE = `select md5(string_agg(x, ';' order by x)) as shape from (
+  select c.relname || ':' || c.relkind::text as x from pg_class c where c.relnamespace = 'public'::regnamespace
+  union all
+  select a.attrelid::regclass::text || '.' || a.attname || ':' || format_type(a.atttypid, a.atttypmod) || ':' || a.attnotnull::text || ':' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+    from pg_attribute a join pg_class c on c.oid = a.attrelid
+    left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+    where c.relnamespace = 'public'::regnamespace and a.attnum > 0 and not a.attisdropped
+  union all
+  select conrelid::regclass::text || ':' || conname || ':' || pg_get_constraintdef(oid) from pg_constraint where connamespace = 'public'::regnamespace
+  union all
+  select pg_get_indexdef(indexrelid) from pg_index i join pg_class c on c.oid = i.indexrelid where c.relnamespace = 'public'::regnamespace
+) s`
+
+/** The template's shape, read from this worker's first fresh clone. */
+let templateShape: string | undefined
+
+async function shapeOf(handle: DatabaseHandle): Promise<string> {
+  return ((await handle.query(SHAPE, [])).rows[0] as { shape: string }).shape
+}
+
+/**
  * A file's PGlite database back to the state of the template: every table emptied (the
  * migrations insert no rows, so empty is as migrated) and the session's settings reset. One
- * that cannot be emptied, or that its test closed, is closed and not used again.
+ * whose schema no longer has the template's shape, that cannot be emptied, or that its test
+ * closed, is closed and not used again.
  */
 async function giveBack(handle: DatabaseHandle): Promise<void> {
   try {
+    if (templateShape === undefined || (await shapeOf(handle)) !== templateShape) throw new Error('schema changed')
     const { rows } = await handle.query(
       "select string_agg(format('%I', tablename), ', ') as tables from pg_tables where schemaname = 'public' and tablename not like 'kysely\\_%'",
       [],
