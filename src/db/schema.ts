@@ -106,7 +106,7 @@ export interface AuthorizationCodesTable {
 }
 
 export interface AccessTokensTable {
-  id: Generated<string>
+  /** The token's SHA-256 digest, hex; the primary key since migration 0015. */
   token_hash: string
   application_id: string
   user_id: string
