@@ -27,7 +27,7 @@ export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<Acces
     .executeTakeFirstOrThrow()
 }
 
-/** By digest, the primary key (access_tokens_pkey). */
+/** By digest, the table's key (access_tokens_token_hash_key). */
 export function findAccessTokenByHash(db: Db, tokenHash: string): Promise<AccessToken | undefined> {
   return db.selectFrom('access_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst()
 }
@@ -67,8 +67,8 @@ export interface GrantKey {
  * `limit` per grant, and returns their digests: MAX_TOKENS_PER_GRANT (src/revocation/token-quota.ts).
  * Each grant's live tokens are read newest first from access_tokens_live_grant_idx, so the cost
  * follows the live tokens, never the revoked ones the janitor has yet to delete. The rows are
- * then updated by primary key, the digest (`= any(array(…))`, not `in (…)`, which may be planned as a hash
- * join over the whole table), and only while still live, so two processes revoke a token once.
+ * then updated by their key, the digest (`= any(array(…))`, not `in (…)`, which may be planned as
+ * a hash join over the whole table), and only while still live, so two processes revoke a token once.
  * Planned each time: the grants' spread decides between the index and a scan.
  */
 export async function revokeTokensBeyond(db: Db, grants: readonly GrantKey[], keep: number, limit: number, now: Date): Promise<string[]> {
@@ -109,7 +109,7 @@ export async function revokeTokenBatch(
       const live = eb.selectFrom('access_tokens').select('token_hash').where('revoked_at', 'is', null).limit(limit)
       const owned =
         'applicationId' in owner ? live.where('application_id', '=', owner.applicationId) : live.where('user_id', '=', owner.userId)
-      // By primary key, the digest: `in (…)` may be planned as a hash join over the whole table.
+      // By the table's key, the digest: `in (…)` may be planned as a hash join over the whole table.
       return sql<boolean>`token_hash = any(array(${owned}))`
     })
     .returning('token_hash')
@@ -122,7 +122,7 @@ export async function revokeTokenBatch(
  * by secret digest, revoke the token only if it is that client's and live, and NOTIFY the
  * revocation channel for the revoked row. NOTIFY is delivered when the statement's implicit
  * transaction commits. False sends the caller to a slower path that explains why. Uses
- * applications_client_id_key and access_tokens_pkey (the digest).
+ * applications_client_id_key and access_tokens_token_hash_key.
  */
 export async function revokeTokenOfClient(
   db: Db,
