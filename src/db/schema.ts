@@ -106,7 +106,7 @@ export interface AuthorizationCodesTable {
 }
 
 export interface AccessTokensTable {
-  id: Generated<string>
+  /** The token's SHA-256 digest, hex: the row's key (unique; the uuid id went in migration 0015). */
   token_hash: string
   application_id: string
   user_id: string

@@ -12,7 +12,7 @@ export interface NewAccessToken {
 }
 
 /** Inserts a token issued without a code (token flow). */
-export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<AccessToken, 'id' | 'created_at'>> {
+export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<AccessToken, 'created_at'>> {
   return db
     .insertInto('access_tokens')
     .values({
@@ -23,11 +23,11 @@ export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<Acces
       authorization_code_id: null,
       created_at: t.now,
     })
-    .returning(['id', 'created_at'])
+    .returning('created_at')
     .executeTakeFirstOrThrow()
 }
 
-/** By digest (access_tokens_token_hash_key). */
+/** By digest, the table's key (access_tokens_token_hash_key). */
 export function findAccessTokenByHash(db: Db, tokenHash: string): Promise<AccessToken | undefined> {
   return db.selectFrom('access_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst()
 }
@@ -67,19 +67,19 @@ export interface GrantKey {
  * `limit` per grant, and returns their digests: MAX_TOKENS_PER_GRANT (src/revocation/token-quota.ts).
  * Each grant's live tokens are read newest first from access_tokens_live_grant_idx, so the cost
  * follows the live tokens, never the revoked ones the janitor has yet to delete. The rows are
- * then updated by primary key (`= any(array(…))`, not `in (…)`, which may be planned as a hash
- * join over the whole table), and only while still live, so two processes revoke a token once.
+ * then updated by their key, the digest (`= any(array(…))`, not `in (…)`, which may be planned as
+ * a hash join over the whole table), and only while still live, so two processes revoke a token once.
  * Planned each time: the grants' spread decides between the index and a scan.
  */
 export async function revokeTokensBeyond(db: Db, grants: readonly GrantKey[], keep: number, limit: number, now: Date): Promise<string[]> {
   if (grants.length === 0) return []
   const { rows } = await sql<{ token_hash: string }>`${sql.raw(PLANNED_EACH_TIME)}
     update access_tokens set revoked_at = ${now}
-    where revoked_at is null and id = any(array(
-      select t.id
+    where revoked_at is null and token_hash = any(array(
+      select t.token_hash
       from unnest(${grants.map((g) => g.userId)}::uuid[], ${grants.map((g) => g.applicationId)}::uuid[]) as g(user_id, application_id)
       cross join lateral (
-        select id from access_tokens
+        select token_hash from access_tokens
         where user_id = g.user_id and application_id = g.application_id and revoked_at is null
         order by created_at desc
         offset ${keep} limit ${limit}
@@ -106,11 +106,11 @@ export async function revokeTokenBatch(
     .set({ revoked_at: now })
     .where('revoked_at', 'is', null)
     .where((eb) => {
-      const live = eb.selectFrom('access_tokens').select('id').where('revoked_at', 'is', null).limit(limit)
+      const live = eb.selectFrom('access_tokens').select('token_hash').where('revoked_at', 'is', null).limit(limit)
       const owned =
         'applicationId' in owner ? live.where('application_id', '=', owner.applicationId) : live.where('user_id', '=', owner.userId)
-      // By primary key: `in (…)` may be planned as a hash join over the whole table.
-      return sql<boolean>`id = any(array(${owned}))`
+      // By the table's key, the digest: `in (…)` may be planned as a hash join over the whole table.
+      return sql<boolean>`token_hash = any(array(${owned}))`
     })
     .returning('token_hash')
     .execute()

@@ -10,7 +10,7 @@ import type { Db } from '../db/connect.js'
  * they are bounded per account and deleted with it.
  */
 const AGE_COLUMNS = {
-  access_tokens: { key: 'id', age: 'revoked_at' },
+  access_tokens: { key: 'token_hash', age: 'revoked_at' },
   authorization_codes: { key: 'id', age: 'expires_at' },
   pending_authorizations: { key: 'id', age: 'expires_at' },
   pushed_authorization_requests: { key: 'id', age: 'expires_at' },

@@ -69,7 +69,7 @@ async function operatorRow() {
 }
 
 async function tokenRevoked(token: AccessTokenFixture) {
-  const row = await t.db.selectFrom('access_tokens').select('revoked_at').where('id', '=', token.id).executeTakeFirst()
+  const row = await t.db.selectFrom('access_tokens').select('revoked_at').where('token_hash', '=', token.digest).executeTakeFirst()
   return row === undefined || row.revoked_at !== null
 }
 

@@ -65,6 +65,33 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 }
 
 /**
+ * A database no migration has run on, for the tests of the migrations themselves
+ * (test/integration/migrations.test.ts): an in-memory PGlite, or a new, empty database on the server.
+ */
+export async function createUnmigratedDatabase(): Promise<TestDatabase> {
+  if (!serverUrl) {
+    const handle = await createDatabase({ dataDir: 'memory://' })
+    return { handle, url: undefined, destroy: () => handle.close() }
+  }
+  const server = serverUrl
+  const name = `gatehouse_test_${process.pid}_${randomBytes(4).toString('hex')}`
+  await adminQuery(server, `create database ${pg.escapeIdentifier(name)}`)
+  const url = new URL(server)
+  url.pathname = `/${name}`
+  // Unprepared: a statement prepared before a migration fails after it if its rows changed shape
+  // ("cached plan must not change result type").
+  const handle = await createDatabase({ url: url.toString(), pool: { max: 2 }, preparedStatements: false })
+  return {
+    handle,
+    url: url.toString(),
+    async destroy() {
+      await handle.close()
+      await dropDatabase(server, name)
+    },
+  }
+}
+
+/**
  * PGlite databases of this worker's earlier test files, emptied and waiting for the next one.
  * Loading the template into a new PGlite costs a second or more of CPU per file on these
  * machines; emptying one costs a few milliseconds. A worker runs its files one after another

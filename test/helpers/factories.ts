@@ -67,8 +67,8 @@ export async function createApplication(
 }
 
 export interface AccessTokenFixture {
-  id: string
   token: string
+  /** sha256Hex(token): the row's primary key (migration 0015). */
   digest: string
   userId: string
   applicationId: string
@@ -85,19 +85,19 @@ export async function createAccessToken(
   const scopes = fields.scopes ?? ['read']
   // Whole seconds, as created_at travels (iat, token info) in seconds.
   const createdAt = fields.now ?? new Date(Math.floor(Date.now() / 1000) * 1000)
-  const row = await db
+  const digest = sha256Hex(token)
+  await db
     .insertInto('access_tokens')
     .values({
-      token_hash: sha256Hex(token),
+      token_hash: digest,
       application_id: fields.applicationId,
       user_id: fields.userId,
       scopes,
       authorization_code_id: null,
       created_at: createdAt,
     })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  return { id: row.id, token, digest: sha256Hex(token), userId: fields.userId, applicationId: fields.applicationId, scopes, createdAt }
+    .execute()
+  return { token, digest, userId: fields.userId, applicationId: fields.applicationId, scopes, createdAt }
 }
 
 /** A user, an application and a token of that user for it: the usual starting point. */

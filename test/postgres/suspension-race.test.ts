@@ -28,7 +28,7 @@ it('an exchange that arrives during a suspension waits for it and gets invalid_c
   const operator = { ...t.revocation, record: async () => {} }
   const { first: suspension, second: request } = await stageRaceBehindLock(
     t.db,
-    (trx) => trx.selectFrom('access_tokens').select('id').where('id', '=', held.id).forUpdate().execute(),
+    (trx) => trx.selectFrom('access_tokens').select('token_hash').where('token_hash', '=', held.digest).forUpdate().execute(),
     () => suspendApplication(operator, client.id, t.clock()),
     () => exchange(t.app, client, { code }),
   )
@@ -38,7 +38,7 @@ it('an exchange that arrives during a suspension waits for it and gets invalid_c
   expect(res.json()).toMatchObject({ error: 'invalid_client' })
   const live = await t.db
     .selectFrom('access_tokens')
-    .select('id')
+    .select('token_hash')
     .where('application_id', '=', client.id)
     .where('revoked_at', 'is', null)
     .execute()

@@ -43,7 +43,7 @@ async function duringSuspension(s: BrowserSession & { email: string }, send: () 
   const operator = { ...t.revocation, record: async () => {} }
   const { first: suspension, second: request } = await stageRaceBehindLock(
     t.db,
-    (trx) => trx.selectFrom('access_tokens').select('id').where('id', '=', held.id).forUpdate().execute(),
+    (trx) => trx.selectFrom('access_tokens').select('token_hash').where('token_hash', '=', held.digest).forUpdate().execute(),
     () => suspendUser(operator, id, t.clock()),
     send,
   )
@@ -87,6 +87,6 @@ describe('a user suspended while a request is under way', () => {
     const res = await exchange(t.app, client, { code })
     expect(res.statusCode).toBe(400)
     expect(res.json()).toMatchObject({ error: 'invalid_grant' })
-    expect(await t.db.selectFrom('access_tokens').select('id').where('user_id', '=', id).execute()).toEqual([])
+    expect(await t.db.selectFrom('access_tokens').select('token_hash').where('user_id', '=', id).execute()).toEqual([])
   })
 })

@@ -287,7 +287,7 @@ describe('delete account', () => {
     expect(await userRow('leaving@example.com')).toBeUndefined()
     expect(await t.db.selectFrom('applications').select('id').where('id', '=', own.id).executeTakeFirst()).toBeUndefined()
     expect(await t.db.selectFrom('grants').select('id').where('user_id', '=', owner.id).execute()).toEqual([])
-    expect(await t.db.selectFrom('access_tokens').select('id').where('user_id', '=', owner.id).execute()).toEqual([])
+    expect(await t.db.selectFrom('access_tokens').select('token_hash').where('user_id', '=', owner.id).execute()).toEqual([])
     expect(announced).toEqual(expect.arrayContaining([ownToken.digest, userToken.digest]))
     expect((await introspect(ownToken.token)).json()).toEqual({ active: false })
     expect((await introspect(userToken.token)).json()).toEqual({ active: false })

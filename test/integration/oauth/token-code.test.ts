@@ -107,7 +107,7 @@ describe('concurrent exchanges of one code', () => {
     const rows = await t.db
       .selectFrom('access_tokens')
       .innerJoin('authorization_codes', 'authorization_codes.id', 'access_tokens.authorization_code_id')
-      .select('access_tokens.id')
+      .select('access_tokens.token_hash')
       .where('authorization_codes.code_hash', '=', sha256Hex(code))
       .execute()
     expect(rows).toHaveLength(1)

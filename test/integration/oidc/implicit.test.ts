@@ -93,7 +93,7 @@ describe('response_type=id_token', () => {
       email_verified: false,
       updated_at: Math.floor(user.profile_updated_at.getTime() / 1000),
     })
-    expect(await t.db.selectFrom('access_tokens').select('id').where('user_id', '=', user.id).execute()).toEqual([])
+    expect(await t.db.selectFrom('access_tokens').select('token_hash').where('user_id', '=', user.id).execute()).toEqual([])
     const events = await t.db
       .selectFrom('audit_events')
       .select('detail')

@@ -104,7 +104,7 @@ describe('an openid-client relying party', () => {
     const browser = await new BrowserSession(t.app).signUpAndLogIn('named@example.com')
     const user = await t.db.selectFrom('users').select('id').where('email', '=', 'named@example.com').executeTakeFirstOrThrow()
     const { token } = await createTokenSetup(t.db, ['openid', 'profile'])
-    await t.db.updateTable('access_tokens').set({ user_id: user.id }).where('id', '=', token.id).execute()
+    await t.db.updateTable('access_tokens').set({ user_id: user.id }).where('token_hash', '=', token.digest).execute()
     const bearer = { authorization: `Bearer ${token.token}` }
 
     expect((await browser.get('/account')).body).toContain('id="display_name"')

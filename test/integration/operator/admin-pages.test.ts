@@ -144,7 +144,8 @@ describe('actions', () => {
     // Their session ends at once.
     expect((await victim.get('/applications')).statusCode).toBe(303)
     expect(
-      (await t.db.selectFrom('access_tokens').select('revoked_at').where('id', '=', token.id).executeTakeFirstOrThrow()).revoked_at,
+      (await t.db.selectFrom('access_tokens').select('revoked_at').where('token_hash', '=', token.digest).executeTakeFirstOrThrow())
+        .revoked_at,
     ).not.toBeNull()
 
     await operator.get(`/admin/users/${row.id}/unsuspend`)

@@ -141,7 +141,11 @@ describe('users', () => {
     expect((await cli('users', 'suspend', 'suspended-user@example.com')).code).toBe(0)
     expect((await row('users', user.id))?.suspended_at).not.toBeNull()
     expect((await row('applications', own.id))?.suspended_at).not.toBeNull()
-    const revoked = await t.db.selectFrom('access_tokens').select('revoked_at').where('id', '=', token.id).executeTakeFirstOrThrow()
+    const revoked = await t.db
+      .selectFrom('access_tokens')
+      .select('revoked_at')
+      .where('token_hash', '=', token.digest)
+      .executeTakeFirstOrThrow()
     expect(revoked.revoked_at).not.toBeNull()
     expect(await t.db.selectFrom('sessions').select('id_hash').where('user_id', '=', user.id).execute()).toEqual([])
     expect((await cli('users', 'suspend', 'suspended-user@example.com')).out).toContain('already suspended')
@@ -207,7 +211,8 @@ describe('apps', () => {
     expect(JSON.parse((await cli('apps', 'suspend', app.clientId, '--json')).out)).toMatchObject({ changed: false, revoked: 0 })
     expect((await row('applications', app.id))?.suspended_at).not.toBeNull()
     expect(
-      (await t.db.selectFrom('access_tokens').select('revoked_at').where('id', '=', token.id).executeTakeFirstOrThrow()).revoked_at,
+      (await t.db.selectFrom('access_tokens').select('revoked_at').where('token_hash', '=', token.digest).executeTakeFirstOrThrow())
+        .revoked_at,
     ).not.toBeNull()
     expect((await cli('apps', 'unsuspend', app.clientId)).code).toBe(0)
     expect((await row('applications', app.id))?.suspended_at).toBeNull()
@@ -248,17 +253,18 @@ describe('tokens revoke', () => {
     const [alice, bob] = [await createUser(t.db), await createUser(t.db)]
     const a = await createAccessToken(t.db, { userId: alice.id, applicationId: app.id })
     const b = await createAccessToken(t.db, { userId: bob.id, applicationId: app.id })
-    const live = async (id: string) =>
-      (await t.db.selectFrom('access_tokens').select('revoked_at').where('id', '=', id).executeTakeFirstOrThrow()).revoked_at === null
+    const live = async (digest: string) =>
+      (await t.db.selectFrom('access_tokens').select('revoked_at').where('token_hash', '=', digest).executeTakeFirstOrThrow())
+        .revoked_at === null
 
     expect(await cli('tokens', 'revoke', '--app', app.clientId, '--user', alice.email)).toMatchObject({
       code: 0,
       out: expect.stringContaining('1 tokens'),
     })
-    expect(await live(a.id)).toBe(false)
-    expect(await live(b.id)).toBe(true)
+    expect(await live(a.digest)).toBe(false)
+    expect(await live(b.digest)).toBe(true)
     expect(JSON.parse((await cli('tokens', 'revoke', '--app', app.clientId, '--json')).out)).toMatchObject({ revoked: 1 })
-    expect(await live(b.id)).toBe(false)
+    expect(await live(b.digest)).toBe(false)
     expect((await cli('tokens', 'revoke')).code).toBe(1)
     expect((await cli('tokens', 'revoke', '--app', app.clientId, '--user', 'ghost@example.com')).err).toBe(
       'gatehouse: No user has the email ghost@example.com.',

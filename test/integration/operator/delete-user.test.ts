@@ -55,7 +55,7 @@ it('announces every token that goes with the account, deletes its applications a
   expect(await t.db.selectFrom('applications').select('id').where('id', '=', victimsApp.id).execute()).toEqual([])
   expect(await t.db.selectFrom('grants').select('id').where('user_id', '=', victimId).execute()).toEqual([])
   expect(await t.db.selectFrom('grants').select('id').where('application_id', '=', victimsApp.id).execute()).toEqual([])
-  expect(await t.db.selectFrom('access_tokens').select('id').where('user_id', '=', victimId).execute()).toEqual([])
+  expect(await t.db.selectFrom('access_tokens').select('token_hash').where('user_id', '=', victimId).execute()).toEqual([])
   expect(await t.db.selectFrom('sessions').select('user_id').where('user_id', '=', victimId).execute()).toEqual([])
   // Alice keeps her grant for the application that is not the victim's.
   const alicesGrants = await t.db

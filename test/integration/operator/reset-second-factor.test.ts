@@ -73,7 +73,7 @@ async function rowsOf(userId: string): Promise<Record<string, number>> {
   return Object.fromEntries(await Promise.all(tables.map(async (table) => [table, await count(table)])))
 }
 
-async function expectReset(userId: string, token: { id: string }) {
+async function expectReset(userId: string, token: { digest: string }) {
   expect(await rowsOf(userId)).toEqual({
     totp_secrets: 0,
     totp_enrolments: 0,
@@ -85,7 +85,7 @@ async function expectReset(userId: string, token: { id: string }) {
   })
   const user = await t.db.selectFrom('users').select('second_factor').where('id', '=', userId).executeTakeFirstOrThrow()
   expect(user.second_factor).toBe(false)
-  const row = await t.db.selectFrom('access_tokens').select('revoked_at').where('id', '=', token.id).executeTakeFirstOrThrow()
+  const row = await t.db.selectFrom('access_tokens').select('revoked_at').where('token_hash', '=', token.digest).executeTakeFirstOrThrow()
   expect(row.revoked_at).toBeNull()
 }
 

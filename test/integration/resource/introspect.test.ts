@@ -194,7 +194,7 @@ describe('introspection cache', () => {
     const tok = await newToken()
     expect((await introspect(tok.token)).json()).toMatchObject({ active: true })
     // Another process revoked it: the row changes and the notice arrives only through Postgres.
-    await t.db.updateTable('access_tokens').set({ revoked_at: new Date() }).where('id', '=', tok.id).execute()
+    await t.db.updateTable('access_tokens').set({ revoked_at: new Date() }).where('token_hash', '=', tok.digest).execute()
     expect((await introspect(tok.token)).json()).toMatchObject({ active: true })
     await sql`select pg_notify(${REVOCATION_CHANNEL}, ${tok.digest})`.execute(t.db)
     await expect.poll(async () => (await introspect(tok.token)).body, { timeout: 1000, interval: 10 }).toBe('{"active":false}')
@@ -213,7 +213,7 @@ describe('introspection cache', () => {
   it('holds a token whose notice was lost no longer than the TTL', async () => {
     const tok = await newToken()
     expect((await introspect(tok.token)).json()).toMatchObject({ active: true })
-    await t.db.updateTable('access_tokens').set({ revoked_at: new Date() }).where('id', '=', tok.id).execute()
+    await t.db.updateTable('access_tokens').set({ revoked_at: new Date() }).where('token_hash', '=', tok.digest).execute()
     t.clock.advance(t.config.tokenCacheTtlMs - 1)
     expect((await introspect(tok.token)).json()).toMatchObject({ active: true })
     t.clock.advance(1)

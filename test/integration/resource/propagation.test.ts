@@ -71,7 +71,7 @@ describe('two Gatehouse instances sharing one database, in this process', () => 
     const tok = await createAccessToken(shared.handle.db, { userId: user.id, applicationId: app.id })
     expect(await isActive(baseA, rs, tok.token)).toBe(true)
     expect(await isActive(baseB, rs, tok.token)).toBe(true)
-    await shared.handle.db.updateTable('access_tokens').set({ revoked_at: new Date() }).where('id', '=', tok.id).execute()
+    await shared.handle.db.updateTable('access_tokens').set({ revoked_at: new Date() }).where('token_hash', '=', tok.digest).execute()
     // Still cached on both: only the notice can tell them.
     expect(await isActive(baseA, rs, tok.token)).toBe(true)
     await sql`select pg_notify(${REVOCATION_CHANNEL}, ${tok.digest})`.execute(shared.handle.db)

@@ -139,7 +139,7 @@ describe('GET /oauth/revocations/stream', () => {
         .values(bulk.map((h) => ({ token_hash: h, application_id: doomed.id, user_id: user.id, scopes: ['read'], created_at: t.clock() })))
         .execute()
       const earlier = await createAccessToken(t.db, { userId: user.id, applicationId: doomed.id })
-      await t.db.updateTable('access_tokens').set({ revoked_at: t.clock() }).where('id', '=', earlier.id).execute()
+      await t.db.updateTable('access_tokens').set({ revoked_at: t.clock() }).where('token_hash', '=', earlier.digest).execute()
       await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock(), t.deps.audit.trail(owner.id, null))
       const heard = () => stream.events.filter((e) => e.event === 'revoked').flatMap((e) => e.data.split(','))
       await expect.poll(() => heard().length).toBeGreaterThanOrEqual(1053)

@@ -157,7 +157,7 @@ describe('verifier cache', () => {
     const tok = await token(['read'])
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(200)
     // Revoked behind the caches' back: no notice at all.
-    await t.db.updateTable('access_tokens').set({ revoked_at: new Date() }).where('id', '=', tok.id).execute()
+    await t.db.updateTable('access_tokens').set({ revoked_at: new Date() }).where('token_hash', '=', tok.digest).execute()
     t.clock.advance(59_999)
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(200)
     t.clock.advance(1)
@@ -200,7 +200,7 @@ describe('verifier cache', () => {
   it('drops a token named by a NOTIFY within a second', async () => {
     const tok = await token(['read'])
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(200)
-    await t.db.updateTable('access_tokens').set({ revoked_at: new Date() }).where('id', '=', tok.id).execute()
+    await t.db.updateTable('access_tokens').set({ revoked_at: new Date() }).where('token_hash', '=', tok.digest).execute()
     await sql`select pg_notify(${REVOCATION_CHANNEL}, ${tok.digest})`.execute(t.db)
     await expect.poll(async () => (await get(`Bearer ${tok.token}`)).statusCode, { timeout: 1000, interval: 10 }).toBe(401)
   })

@@ -1,0 +1,70 @@
+import { Migrator, sql } from 'kysely'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { migrations } from '../../migrations/index.js'
+import type { Db } from '../../src/db/connect.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { type TestDatabase, createUnmigratedDatabase } from '../helpers/db.js'
+import { createApplication, createUser } from '../helpers/factories.js'
+
+/*
+ * Migrations that change a table holding rows, run step by step from an empty database as an
+ * operator's upgrade runs them (both engines). Every other test file starts migrated.
+ */
+
+let t: TestDatabase
+beforeAll(async () => {
+  t = await createUnmigratedDatabase()
+})
+afterAll(() => t.destroy())
+
+async function migrateTo(db: Db, name: string): Promise<void> {
+  const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo(name)
+  if (error) throw error
+}
+
+/** access_tokens' columns, constraints and indexes, each as one line, sorted (not by column order). */
+async function tokenTableShape(db: Db): Promise<string[]> {
+  const { rows } = await sql<{ x: string }>`
+    select a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || case when a.attnotnull then ' not null' else '' end
+           || coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '') as x
+      from pg_attribute a left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+      where a.attrelid = 'access_tokens'::regclass and a.attnum > 0 and not a.attisdropped
+    union all
+    select conname || ' ' || pg_get_constraintdef(oid) from pg_constraint where conrelid = 'access_tokens'::regclass
+    union all
+    select pg_get_indexdef(indexrelid) || case when indisreplident then ' (replica identity)' else '' end from pg_index where indrelid = 'access_tokens'::regclass
+    union all
+    select 'replica identity ' || relreplident::text from pg_class where oid = 'access_tokens'::regclass
+    order by x`.execute(db)
+  return rows.map((r) => r.x)
+}
+
+// Issue 25, docs/scaling.md "The token table": the digest's unique constraint is the key, the uuid is gone.
+it('0015 drops the uuid of access_tokens and keys its rows by the digest, keeps them, and its down restores the uuid', async () => {
+  const db = t.handle.db
+  await migrateTo(db, '0014_post_logout_redirect_uris')
+  const before = await tokenTableShape(db)
+  const user = await createUser(db)
+  const application = await createApplication(db)
+  const tokenHash = 'a'.repeat(64)
+  await sql`insert into access_tokens (token_hash, application_id, user_id, scopes, created_at)
+            values (${tokenHash}, ${application.id}::uuid, ${user.id}::uuid, array['read'], now())`.execute(db)
+
+  await migrateToLatest(db)
+  const after = await tokenTableShape(db)
+  expect(after.filter((x) => x.startsWith('id ') || x.includes('PRIMARY KEY') || x.includes('_pkey'))).toEqual([])
+  expect(after.filter((x) => x.includes('(token_hash)') || x.startsWith('replica identity'))).toEqual([
+    'CREATE UNIQUE INDEX access_tokens_token_hash_key ON public.access_tokens USING btree (token_hash) (replica identity)',
+    'access_tokens_token_hash_key UNIQUE (token_hash)',
+    'replica identity i',
+  ])
+  const kept = await sql<{ user_id: string; scopes: string[] }>`
+    select user_id, scopes from access_tokens where token_hash = ${tokenHash}`.execute(db)
+  expect(kept.rows).toEqual([{ user_id: user.id, scopes: ['read'] }])
+
+  await migrateTo(db, '0014_post_logout_redirect_uris')
+  expect(await tokenTableShape(db)).toEqual(before)
+  const restored = await sql<{ n: number }>`
+    select count(*)::int as n from access_tokens where token_hash = ${tokenHash} and id is not null`.execute(db)
+  expect(restored.rows).toEqual([{ n: 1 }])
+})
