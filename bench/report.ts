@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import type { MemoryBreakdown } from './memory.js'
 import type { ComparisonLine, RowSummary, RunSample, TargetResult } from './stats.js'
 import { formatStatuses } from './stats.js'
 
@@ -30,12 +31,26 @@ export interface BenchReport {
   comparisons: ComparisonLine[]
   verifier: Record<string, unknown>
   peakRss: Record<string, number | null>
+  memoryAtEnd?: { server: string; memory: MemoryBreakdown | null }[]
   notes: string[]
 }
 
 const pct = (share: number | null) => (share === null ? '–' : `${Math.round(share * 100)}%`)
 const num = (n: number, digits = 0) =>
   Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '–'
+/** Where each server's memory was when its load ended, from its own /metrics. */
+function memoryLines(memory: readonly { server: string; memory: MemoryBreakdown | null }[]): string[] {
+  return memory.map(({ server: name, memory: m }) =>
+    m === null
+      ? `memory of ${name} at the end of its load: not read`
+      : `memory of ${name} at the end of its load: RSS ${mb(m.rss)}; V8 heap ${mb(m.heapTotal)} (used ${mb(m.heapUsed)}; ` +
+        Object.entries(m.heapSpaces)
+          .map(([space, bytes]) => `${space} ${mb(bytes)}`)
+          .join(', ') +
+        `); external ${mb(m.external)}`,
+  )
+}
+
 export const mb = (bytes: number | null) => (bytes === null ? '–' : `${(bytes / 1024 / 1024).toFixed(0)} MB`)
 
 function table(header: string[], rows: string[][], rightAligned: Set<number>): string {
@@ -165,6 +180,7 @@ export function formatReport(report: BenchReport, file: string, connections: rea
       : `in-process verifier: not measured (${v.error})`,
     `peak RSS: gatehouse ${mb(rss.gatehouse ?? null)}, growth server ${mb(rss.growth ?? null)}, baseline server ${mb(rss.baseline ?? null)}` +
       (rss.pgbouncer === undefined ? '' : `, largest process through PgBouncer ${mb(rss.pgbouncer)}`),
+    ...memoryLines(report.memoryAtEnd ?? []),
     '',
     'Targets (README "Performance"), ratios within this run:',
     '',

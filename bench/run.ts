@@ -6,6 +6,7 @@ import type { DatabaseHandle } from '../src/db/connect.js'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
 import { BASELINE_CASES, type BenchCase, gatehouseCases, growthCases, pgbouncerCases, REMEMBERED_USERS } from './cases.js'
 import { peakRssBytes } from './cpu.js'
+import { type MemoryBreakdown, readMemory } from './memory.js'
 import { build, builtServerExists, type RunningServer, serverChildren, startGatehouse } from './gatehouse.js'
 import { LoadGenerator } from './load.js'
 import type { MeasureContext } from './measure.js'
@@ -84,12 +85,15 @@ const selected = (cases: BenchCase[]) => {
 
 const notes: string[] = []
 const peakRss: Record<string, number | null> = {}
+/** What each Gatehouse process held when its load ended (bench/memory.ts), in the order they stopped. */
+const memoryAtEnd: { server: string; memory: MemoryBreakdown | null }[] = []
 const running: RunningServer[] = []
 const book = new RowBook({ runs: settings.runs, connections: settings.connections, loadCpu: settings.loadCpu, log })
 
 async function stopServer(name: string, s: RunningServer | undefined): Promise<void> {
   if (!s) return
   const children = serverChildren(s)
+  if (!s.group && name !== 'baseline') memoryAtEnd.push({ server: name, memory: await readMemory(s.origin) })
   peakRss[name] = Math.max(peakRss[name] ?? 0, ...children.map((c) => peakRssBytes(c.pid) ?? 0)) || null
   // The processes in front first: Gatehouse before the PgBouncer it goes through.
   for (const c of [...children].reverse()) await c.stop()
@@ -318,6 +322,7 @@ async function main(): Promise<number> {
     comparisons: evaluateComparisons(summaries, settings.connections),
     verifier,
     peakRss,
+    memoryAtEnd,
     notes,
   }
   const file = writeReport(report)
