@@ -22,7 +22,12 @@ export interface NewPendingAuthorization {
 /**
  * Stores a request for the consent page and returns its id. In the same statement the user's
  * oldest rows beyond `keepPerUser` go, so a user looping over the consent page cannot make the
- * table grow; expired rows are the janitor's (src/limits/janitor.ts).
+ * table grow; expired rows are the janitor's (src/limits/janitor.ts). The trim takes only rows no
+ * other transaction holds (`skip locked`): two of the user's requests at once, each deleting
+ * the surplus it read, would otherwise wait on each other's rows and deadlock (a 500). A row
+ * skipped is another statement's to delete, so the cap may be passed by the requests in flight
+ * and is kept again by the next one; a kept row is never deleted, since skipping rows only
+ * moves the offset towards older ones (test/postgres/held-request-trim-race.test.ts).
  */
 export async function insertPendingAuthorization(db: Db, p: NewPendingAuthorization): Promise<string> {
   const row = await db
@@ -33,7 +38,9 @@ export async function insertPendingAuthorization(db: Db, p: NewPendingAuthorizat
           .select('id')
           .where('user_id', '=', p.userId)
           .orderBy('created_at', 'desc')
-          .offset(p.keepPerUser - 1),
+          .offset(p.keepPerUser - 1)
+          .forUpdate()
+          .skipLocked(),
       ),
     )
     .insertInto('pending_authorizations')

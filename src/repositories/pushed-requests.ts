@@ -18,7 +18,8 @@ export interface NewPushedRequest {
 /**
  * Stores a pushed request. In the same statement the application's oldest rows beyond
  * `keepPerApplication` go, so a client pushing in a loop cannot make the table grow; expired rows
- * are the janitor's (src/limits/janitor.ts).
+ * are the janitor's (src/limits/janitor.ts). As in insertPendingAuthorization, the trim skips
+ * rows another transaction holds, so a client's concurrent pushes never deadlock.
  */
 export async function insertPushedRequest(db: Db, p: NewPushedRequest): Promise<void> {
   await db
@@ -29,7 +30,9 @@ export async function insertPushedRequest(db: Db, p: NewPushedRequest): Promise<
           .select('id')
           .where('application_id', '=', p.applicationId)
           .orderBy('created_at', 'desc')
-          .offset(p.keepPerApplication - 1),
+          .offset(p.keepPerApplication - 1)
+          .forUpdate()
+          .skipLocked(),
       ),
     )
     .insertInto('pushed_authorization_requests')
