@@ -173,7 +173,9 @@ async function main(): Promise<number> {
     const seed = await seedBase(handle.db)
     const cases = [...BASELINE_CASES, ...gatehouseCases(seed, 0)]
       .filter((c) => CASE_IDS.includes(c.id))
-      .filter((c) => !settings.only || settings.only.some((o) => c.id.startsWith(o)))
+      // A row's own id names that row only (`code-exchange`, not the openid rows after it); any other
+      // word names the rows it begins (`introspect`).
+      .filter((c) => !settings.only || settings.only.some((o) => c.id === o || (!CASE_IDS.includes(o) && c.id.startsWith(o))))
     await createBaselineTables(handle.db, BASELINE_ROWS)
     const perCase = settings.warmup + settings.requests * settings.windows
     const cached = await insertTokens(handle.db, seed, 10)
@@ -206,42 +208,46 @@ async function main(): Promise<number> {
     }
     const common = { cpu: 0, nodeOptions: ['--single-threaded'], readyTimeoutMs: 300_000 }
     const rows = new Map(cases.map((c): [string, Row] => [c.id, { id: c.id, title: c.title, windows: [] }]))
-    for (let p = 1; p <= settings.processes; p++) {
-      log(`process ${p}/${settings.processes}: starting the servers under ${valgrind}`)
-      const baseline = await counted('baseline', process.env.HOST, (u) =>
-        startBaselines({ ...common, under: u, databaseUrl: url, poolMax: 10 }),
-      )
-      const gatehouse = await counted('gatehouse', HOST, (u) =>
-        startGatehouse({
-          ...common,
-          under: u,
-          databaseUrl: url,
-          env: { HOST, DATABASE_CONNECT_TIMEOUT_MS: '60000', DATABASE_STATEMENT_TIMEOUT_MS: '0' },
-        }),
-      )
-      for (const c of cases) {
-        const target = c.server === 'baseline' ? baseline : gatehouse
-        const item = await items(c)
-        const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-        let next = 0
-        const run = async (n: number) => {
-          for (let i = 0; i < n; i++) await send(agent, target.server.origin, c, item(next++))
+    try {
+      for (let p = 1; p <= settings.processes; p++) {
+        log(`process ${p}/${settings.processes}: starting the servers under ${valgrind}`)
+        const baseline = await counted('baseline', process.env.HOST, (u) =>
+          startBaselines({ ...common, under: u, databaseUrl: url, poolMax: 10 }),
+        )
+        const gatehouse = await counted('gatehouse', HOST, (u) =>
+          startGatehouse({
+            ...common,
+            under: u,
+            databaseUrl: url,
+            env: { HOST, DATABASE_CONNECT_TIMEOUT_MS: '60000', DATABASE_STATEMENT_TIMEOUT_MS: '0' },
+          }),
+        )
+        for (const c of cases) {
+          const target = c.server === 'baseline' ? baseline : gatehouse
+          const item = await items(c)
+          const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+          let next = 0
+          const run = async (n: number) => {
+            for (let i = 0; i < n; i++) await send(agent, target.server.origin, c, item(next++))
+          }
+          await run(settings.warmup)
+          const windows: number[] = []
+          for (let w = 0; w < settings.windows; w++) {
+            windows.push((await target.measure(c.id, () => run(settings.requests))) / settings.requests)
+          }
+          agent.destroy()
+          rows.get(c.id)!.windows.push(windows)
+          log(`${c.id}: ${windows.map(thousands).join(', ')} instructions per request`)
         }
-        await run(settings.warmup)
-        const windows: number[] = []
-        for (let w = 0; w < settings.windows; w++) {
-          windows.push((await target.measure(c.id, () => run(settings.requests))) / settings.requests)
-        }
-        agent.destroy()
-        rows.get(c.id)!.windows.push(windows)
-        log(`${c.id}: ${windows.map(thousands).join(', ')} instructions per request`)
+        for (const s of servers.splice(0)) await s.child.stop()
       }
-      for (const s of servers.splice(0)) await s.child.stop()
+    } catch (err) {
+      // What was counted before a failure is kept: a full run takes an hour or more.
+      writeResults(valgrind, [...rows.values()], true)
+      throw err
     }
     process.stdout.write(formatTable([...rows.values()]))
-    const file = fileURLToPath(new URL(`./results/instructions-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, import.meta.url))
-    writeFileSync(file, JSON.stringify({ valgrind, node: process.version, settings, rows: [...rows.values()] }, null, 2) + '\n')
-    log(`written ${file}`)
+    writeResults(valgrind, [...rows.values()], false)
     return 0
   } finally {
     for (const s of servers) await s.child.stop()
@@ -249,6 +255,13 @@ async function main(): Promise<number> {
     await dropDatabase(settings.adminUrl, settings.dbName)
     rmSync(outDir, { recursive: true, force: true })
   }
+}
+
+/** bench/results/instructions-<date>.json; an incomplete run's has the rows counted before it failed. */
+function writeResults(valgrind: string, rows: Row[], incomplete: boolean): void {
+  const file = fileURLToPath(new URL(`./results/instructions-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, import.meta.url))
+  writeFileSync(file, JSON.stringify({ valgrind, node: process.version, settings, incomplete, rows }, null, 2) + '\n')
+  log(`written ${file}${incomplete ? ' (incomplete)' : ''}`)
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
