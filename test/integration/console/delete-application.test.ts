@@ -62,7 +62,7 @@ describe('deleting an application', () => {
 
     expect(await storedApplication(t.db, created.id)).toBeUndefined()
     for (const table of ['grants', 'authorization_codes', 'access_tokens'] as const) {
-      expect(await t.db.selectFrom(table).select('id').where('application_id', '=', created.id).execute()).toEqual([])
+      expect(await t.db.selectFrom(table).select('application_id').where('application_id', '=', created.id).execute()).toEqual([])
     }
     const list = await alice.get('/applications?deleted=1')
     expect(list.body).toContain('Application deleted.')
