@@ -38,9 +38,10 @@ describe('three Gatehouse processes behind PgBouncer in transaction mode (needs 
       DATABASE_LISTEN_URL: testDb.url!,
       DATABASE_PREPARED_STATEMENTS: 'false',
       DATABASE_POOL_MAX: '4',
+      // What a process that does not come up was doing (src/services.ts startServing): see startGatehouses.
+      LOG_LEVEL: 'info',
     }
-    // The built server, as in production behind a load balancer: three tsx start-ups side by side
-    // compile the sources three times over on two cores.
+    // The built server, as in production behind a load balancer.
     await ensureBuilt()
     processes = await startGatehouses(3, env, { built: true, timeoutMs: 90_000 })
     ;({ user, application: app, resourceServer: rs } = await seed(testDb.handle.db))
