@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import pg from 'pg'
-import { createDatabase, type DatabaseHandle } from '../../src/db/connect.js'
+import { createDatabase, type DatabaseHandle, type DatabaseOptions } from '../../src/db/connect.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { type DatabaseTemplate, adminQuery, dropDatabase } from './db-template.js'
 
@@ -46,14 +46,24 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     await migrateToLatest(handle.db)
     return { handle, url: undefined, destroy: () => handle.close() }
   }
-  const server = serverUrl
+  const clone = template?.kind === 'postgres' ? template.name : undefined
+  const made = await newServerDatabase(serverUrl, clone, { pool: { max: 5 } })
+  if (clone === undefined) await migrateToLatest(made.handle.db)
+  return made
+}
+
+/** A database of its own on the server, empty or a copy of `template`, dropped by destroy(). */
+async function newServerDatabase(
+  server: string,
+  template: string | undefined,
+  options: Omit<DatabaseOptions, 'url'>,
+): Promise<TestDatabase> {
   const name = `gatehouse_test_${process.pid}_${randomBytes(4).toString('hex')}`
-  const clone = template?.kind === 'postgres' ? ` template ${pg.escapeIdentifier(template.name)}` : ''
+  const clone = template === undefined ? '' : ` template ${pg.escapeIdentifier(template)}`
   await adminQuery(server, `create database ${pg.escapeIdentifier(name)}${clone}`)
   const url = new URL(server)
   url.pathname = `/${name}`
-  const handle = await createDatabase({ url: url.toString(), pool: { max: 5 } })
-  if (!clone) await migrateToLatest(handle.db)
+  const handle = await createDatabase({ ...options, url: url.toString() })
   return {
     handle,
     url: url.toString(),
@@ -73,22 +83,9 @@ export async function createUnmigratedDatabase(): Promise<TestDatabase> {
     const handle = await createDatabase({ dataDir: 'memory://' })
     return { handle, url: undefined, destroy: () => handle.close() }
   }
-  const server = serverUrl
-  const name = `gatehouse_test_${process.pid}_${randomBytes(4).toString('hex')}`
-  await adminQuery(server, `create database ${pg.escapeIdentifier(name)}`)
-  const url = new URL(server)
-  url.pathname = `/${name}`
   // Unprepared: a statement prepared before a migration fails after it if its rows changed shape
   // ("cached plan must not change result type").
-  const handle = await createDatabase({ url: url.toString(), pool: { max: 2 }, preparedStatements: false })
-  return {
-    handle,
-    url: url.toString(),
-    async destroy() {
-      await handle.close()
-      await dropDatabase(server, name)
-    },
-  }
+  return newServerDatabase(serverUrl, undefined, { pool: { max: 2 }, preparedStatements: false })
 }
 
 /**

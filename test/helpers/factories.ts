@@ -2,6 +2,8 @@ import { sha256Hex } from '../../src/lib/crypto.js'
 import { randomBytes } from 'node:crypto'
 import type { Db } from '../../src/db/connect.js'
 import { generateAccessToken, generateClientId, generateClientSecret } from '../../src/lib/tokens.js'
+import { QUOTAS } from '../../src/limits/policy.js'
+import { insertPendingAuthorization } from '../../src/repositories/pending-authorizations.js'
 
 /*
  * Rows inserted directly, for tests that need data but are not about how it is made (the
@@ -110,3 +112,23 @@ export async function createTokenSetup(db: Db, scopes: string[] = ['read']) {
 
 /** HTTP Basic credentials as RFC 6749 2.3.1 encodes them. */
 export { basicAuthorization as basicAuth } from '../../packages/verifier/src/introspection-source.js'
+
+/**
+ * A consent request held for the user's answer (GET /oauth/authorize's page), through the
+ * repository as the page holds it, so the user's oldest beyond QUOTAS.pendingPerUser go; its id.
+ */
+export function holdConsentRequest(db: Db, fields: { userId: string; applicationId: string; now: Date }): Promise<string> {
+  return insertPendingAuthorization(db, {
+    userId: fields.userId,
+    applicationId: fields.applicationId,
+    responseType: 'code',
+    redirectUri: null,
+    scopes: ['read'],
+    state: null,
+    codeChallenge: null,
+    codeChallengeMethod: null,
+    now: fields.now,
+    expiresAt: new Date(fields.now.getTime() + 600_000),
+    keepPerUser: QUOTAS.pendingPerUser.max,
+  })
+}

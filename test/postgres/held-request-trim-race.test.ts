@@ -2,10 +2,9 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createDatabase, type DatabaseHandle } from '../../src/db/connect.js'
 import { QUOTAS } from '../../src/limits/policy.js'
-import { insertPendingAuthorization } from '../../src/repositories/pending-authorizations.js'
 import { insertPushedRequest } from '../../src/repositories/pushed-requests.js'
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js'
-import { createApplication, createUser } from '../helpers/factories.js'
+import { createApplication, createUser, holdConsentRequest } from '../helpers/factories.js'
 
 /*
  * Holding a consent request drops the user's oldest beyond QUOTAS.pendingPerUser, and pushing a
@@ -62,22 +61,7 @@ it("holds a consent request while another transaction holds one of the user's su
   const app = await createApplication(testDb.handle.db)
   const keep = QUOTAS.pendingPerUser.max
   let t0 = Date.parse('2026-11-26T12:00:00Z')
-  const hold = () => {
-    const now = new Date(t0++)
-    return insertPendingAuthorization(trimming.db, {
-      userId: user.id,
-      applicationId: app.id,
-      responseType: 'code',
-      redirectUri: null,
-      scopes: ['read'],
-      state: null,
-      codeChallenge: null,
-      codeChallengeMethod: null,
-      now,
-      expiresAt: new Date(now.getTime() + 600_000),
-      keepPerUser: keep,
-    })
-  }
+  const hold = () => holdConsentRequest(trimming.db, { userId: user.id, applicationId: app.id, now: new Date(t0++) })
   for (let i = 0; i < keep + 1; i++) await hold()
   const during = await whileOldestHeld('pending_authorizations', user.id, hold)
   const last = await hold()

@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { QUOTAS } from '../../../src/limits/policy.js'
 import { suspendUser } from '../../../src/operator/moderation.js'
-import { insertPendingAuthorization } from '../../../src/repositories/pending-authorizations.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
-import { createAccessToken, createApplication } from '../../helpers/factories.js'
+import { createAccessToken, createApplication, holdConsentRequest } from '../../helpers/factories.js'
 import { linkTo } from '../../helpers/mailbox.js'
 import { isActive, operator } from '../operator/helpers.js'
 import { testAppFile } from '../../helpers/file-set-up.js'
@@ -236,19 +234,7 @@ async function holdings(email: string) {
     .values({ user_id: userId, application_id: app.id, scopes: ['read'], created_at: t.clock(), updated_at: t.clock() })
     .execute()
   const token = await createAccessToken(t.db, { userId, applicationId: app.id })
-  await insertPendingAuthorization(t.db, {
-    userId,
-    applicationId: app.id,
-    responseType: 'code',
-    redirectUri: null,
-    scopes: ['read'],
-    state: null,
-    codeChallenge: null,
-    codeChallengeMethod: null,
-    now: t.clock(),
-    expiresAt: new Date(t.clock().getTime() + 600_000),
-    keepPerUser: QUOTAS.pendingPerUser.max,
-  })
+  await holdConsentRequest(t.db, { userId, applicationId: app.id, now: t.clock() })
   // Answered active, so cached: the revocation must reach the cache too.
   expect(await isActive(t, api, token.token)).toBe(true)
   const count = async (table: 'grants' | 'pending_authorizations') =>
