@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import Fastify from 'fastify'
 import pg from 'pg'
+import { createDatabase } from '../src/db/connect.js'
+import { statementRoutes } from './statement-routes.js'
 
 /*
- * The ceilings Gatehouse is judged against (README "Performance", baselines A–D): a bare Fastify server
+ * The ceilings Gatehouse is judged against (README "Performance", baselines A–G): a bare Fastify server
  * with the same pool size as Gatehouse, run as its own process by bench/baselines.ts.
- * Plain `pool.query(text, values)`, as Kysely issues it: no prepared-statement shortcut.
+ * A–D: plain `pool.query(text, values)`, as Kysely issues it: no prepared-statement shortcut.
+ * E–G: Gatehouse's own statements through its database layer (bench/statement-routes.ts).
  */
 
 const port = Number(process.env.PORT)
@@ -43,11 +46,14 @@ app.post('/d', async () => {
   return { status: 'ok' }
 })
 
+const gatehouseDb = await createDatabase({ url: process.env.DATABASE_URL, pool: { max: Number(process.env.DATABASE_POOL_MAX ?? 10) } })
+statementRoutes(app, gatehouseDb.db)
+
 await app.listen({ port, host: '127.0.0.1' })
 const close = () =>
   void app
     .close()
-    .then(() => pool.end())
+    .then(() => Promise.all([pool.end(), gatehouseDb.close()]))
     .then(() => process.exit(0))
 process.on('SIGTERM', close)
 process.on('SIGINT', close)

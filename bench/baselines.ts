@@ -3,9 +3,9 @@ import type { RunningServer } from './gatehouse.js'
 import { freePort, spawnPinned, waitForHttp } from './proc.js'
 
 /*
- * Baselines A–C (README "Performance"): the bare Fastify server of bench/baseline-server.ts, started as its
+ * Baselines A–G (README "Performance"): the bare Fastify server of bench/baseline-server.ts, started as its
  * own process on the server's CPU, against the same database and with the same pool size.
- * The routes are the BASELINE_CASES of bench/cases.ts; their tables come from seed.ts.
+ * The routes are the BASELINE_CASES and statementCases of bench/cases.ts; their tables come from seed.ts.
  */
 
 const ENTRY = fileURLToPath(new URL('./baseline-server.ts', import.meta.url))

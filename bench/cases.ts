@@ -80,6 +80,51 @@ export const BASELINE_CASES: readonly BenchCase[] = [
   },
 ]
 
+/**
+ * Baselines E–G (bench/statement-routes.ts): the statements of the code exchange, remembered
+ * consent and revocation, from bare Fastify, with the same pools as the Gatehouse rows.
+ */
+export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
+  const client = `"client_id":${JSON.stringify(seed.clientId)},"client_secret":${JSON.stringify(seed.clientSecret)}`
+  const json = { 'content-type': 'application/json' }
+  return [
+    {
+      id: 'baseline-e',
+      title: "E: bare Fastify, the code exchange's statement",
+      server: 'baseline',
+      method: 'POST',
+      path: '/e',
+      headers: json,
+      body: `{"code":"{item}","redirect_uri":${JSON.stringify(seed.redirectUri)},${client}}`,
+      pool: { kind: 'fresh-codes', minBatch: freshBatch },
+      expect: [200],
+      check: { bodyIncludes: '"access_token"' },
+    },
+    {
+      id: 'baseline-f',
+      title: "F: bare Fastify, remembered consent's two statements",
+      server: 'baseline',
+      method: 'GET',
+      path: `/f?client_id=${enc(seed.clientId)}&redirect_uri=${enc(seed.redirectUri)}&state=bench`,
+      headers: { cookie: `${SESSION_COOKIE}={item}` },
+      pool: { kind: 'remembered-sessions' },
+      expect: [302],
+      check: { header: { name: 'location', includes: 'code=' } },
+    },
+    {
+      id: 'baseline-g',
+      title: "G: bare Fastify, the revocation's statement (NOTIFY, no listener)",
+      server: 'baseline',
+      method: 'POST',
+      path: '/g',
+      headers: json,
+      body: `{"token":"{item}",${client}}`,
+      pool: { kind: 'fresh-tokens', minBatch: MISS_POOL_MIN },
+      expect: [200],
+    },
+  ]
+}
+
 /** The ID Token signing algorithms an application may choose, each a row of its own (issue 24). */
 const OPENID_ROWS: readonly { alg: SigningAlg; suffix: string }[] = [
   { alg: 'RS256', suffix: 'rs256' },

@@ -251,7 +251,7 @@ describe('evaluateComparisons', () => {
       [rowKey('code-exchange', 16)]: withServer(3000, 0.4),
       [rowKey('code-exchange-openid-es256', 16)]: withServer(2400, 0.5),
     }
-    const lines = evaluateComparisons(rows, [16])
+    const lines = evaluateComparisons(rows, [16]).filter((l) => l.path.includes('ID Token'))
     expect(lines.map((l) => [l.path, l.against, l.unit])).toEqual([
       ['code exchange + ID Token ES256', 'code-exchange', 'ratio'],
       ['code exchange + ID Token ES256', 'baseline C', 'ratio'],
@@ -262,6 +262,29 @@ describe('evaluateComparisons', () => {
     expect(c).toBeCloseTo(0.4)
     // 0.5 / 2400 s − 0.4 / 3000 s per response
     expect(cost).toBeCloseTo(0.5e6 / 2400 - 0.4e6 / 3000)
+  })
+
+  it("sets each write path against its own statements (E–G), and those against the target's baseline, in rate and in CPU", () => {
+    const withCpu = (rate: number, server: number, db: number): RowSummary => ({ ...validRow(rate), cpu: { ...validRow(rate).cpu, server, db } })
+    const rows = {
+      [rowKey('baseline-d', 16)]: withCpu(2000, 0.4, 0.5),
+      [rowKey('baseline-g', 16)]: withCpu(1800, 0.38, 0.55),
+      [rowKey('revoke', 16)]: withCpu(1500, 0.5, 0.45),
+    }
+    const lines = evaluateComparisons(rows, [16])
+    expect(lines.map((l) => [l.path, l.against, l.unit])).toEqual([
+      ['revocation over its statements', 'baseline G', 'ratio'],
+      ['revocation over its statements', 'server CPU over baseline-g', 'us'],
+      ['revocation over its statements', 'pg CPU over baseline-g', 'us'],
+      ["revocation's statements (G)", 'baseline D', 'ratio'],
+      ["revocation's statements (G)", 'server CPU over baseline-d', 'us'],
+      ["revocation's statements (G)", 'pg CPU over baseline-d', 'us'],
+    ])
+    const [overG, serverOverG, pgOverG, gOverD] = lines.map((l) => l.cells[0]!.value!)
+    expect(overG).toBeCloseTo(1500 / 1800)
+    expect(serverOverG).toBeCloseTo(0.5e6 / 1500 - 0.38e6 / 1800)
+    expect(pgOverG).toBeCloseTo(0.45e6 / 1500 - 0.55e6 / 1800)
+    expect(gOverD).toBeCloseTo(0.9)
   })
 
   it('gives no number against a row that is not a measurement', () => {

@@ -209,7 +209,27 @@ export const GROWTH_MAX_SLOWDOWN = 0.1
 export const VERIFIER_MIN_CHECKS = 1_000_000
 export const RSS_LIMIT_BYTES = 200 * 1024 * 1024
 
-const BASELINE_NAMES: Record<string, string> = { 'baseline-a': 'A', 'baseline-b': 'B', 'baseline-c': 'C', 'baseline-d': 'D' }
+const BASELINE_NAMES: Record<string, string> = {
+  'baseline-a': 'A',
+  'baseline-b': 'B',
+  'baseline-c': 'C',
+  'baseline-d': 'D',
+  'baseline-e': 'E',
+  'baseline-f': 'F',
+  'baseline-g': 'G',
+}
+
+/**
+ * Issue 25: each write path against its own statements sent from bare Fastify (baselines E–G,
+ * bench/statement-routes.ts), and those statements against the one INSERT (C) or INSERT and
+ * NOTIFY (D) of its target. The first ratio is what Gatehouse's layers cost, the second what the
+ * statements cost beyond the target's ceiling: together they show where a target is out of reach.
+ */
+const STATEMENT_CEILINGS: readonly { path: string; caseId: string; statements: string; target: string }[] = [
+  { path: 'code exchange', caseId: 'code-exchange', statements: 'baseline-e', target: 'baseline-c' },
+  { path: 'authorize, remembered consent', caseId: 'authorize-remembered', statements: 'baseline-f', target: 'baseline-c' },
+  { path: 'revocation', caseId: 'revoke', statements: 'baseline-g', target: 'baseline-d' },
+]
 
 export interface TargetCell {
   connections: number | null
@@ -337,6 +357,10 @@ export const COMPARISONS: readonly Comparison[] = [
   })),
   { path: 'UserInfo, cached', caseId: 'userinfo-cached', against: ['baseline-a', 'token-info-cached'] },
   { path: 'UserInfo, uncached', caseId: 'userinfo-miss', against: ['baseline-b', 'token-info-miss'] },
+  ...STATEMENT_CEILINGS.flatMap(({ path, caseId, statements, target }): Comparison[] => [
+    { path: `${path} over its statements`, caseId, against: [statements], costOver: statements, dbCostOver: true },
+    { path: `${path}'s statements (${BASELINE_NAMES[statements]})`, caseId: statements, against: [target], costOver: target, dbCostOver: true },
+  ]),
   ...PGBOUNCER_PATHS.map((path): Comparison => ({
     path: `${path}, 2 processes via PgBouncer`,
     caseId: pgbouncerRowId(path),

@@ -1,0 +1,108 @@
+import type { FastifyInstance } from 'fastify'
+import { resolveSession } from '../src/accounts/sessions.js'
+import type { Db } from '../src/db/connect.js'
+import { SESSION_COOKIE } from '../src/http/session.js'
+import { sha256Hex } from '../src/lib/crypto.js'
+import { generateAccessToken, generateAuthorizationCode } from '../src/lib/tokens.js'
+import { QUOTAS } from '../src/limits/policy.js'
+import { revokeTokenOfClient } from '../src/repositories/access-tokens.js'
+import { type CodeFlowSettings, consumeCodeAndInsertToken, insertCodeUnderGrant } from '../src/repositories/authorization-codes.js'
+
+/*
+ * Baselines E–G (issue 25, README "Performance"): each write path's own statements, sent through
+ * Gatehouse's repository functions from bare Fastify, with none of Gatehouse's HTTP or protocol
+ * layers. They are the real ceiling of a path with today's schema: the PostgreSQL work the path
+ * cannot avoid, plus the least Node work that can send it. A Gatehouse row over its own
+ * statements' row is what Gatehouse's layers cost; the statements' row over C or D is what the
+ * statements cost beyond one INSERT.
+ */
+
+/** Gatehouse's default CODE_ISSUE_LIMIT (src/config.ts), as the benchmark's Gatehouse runs with it. */
+const CODES_PER_MINUTE = 60
+/** Spec 3: codes live ten minutes; the value only fills the column. */
+const CODE_LIFETIME_MS = 10 * 60_000
+/**
+ * Not Gatehouse's revocation channel: no process listens here, as no process listens to D's.
+ * Gatehouse's revoke row also pays for its own process receiving the notice.
+ */
+const CHANNEL = 'bench_g'
+
+interface ClientBody {
+  client_id: string
+  client_secret: string
+}
+
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const [key, value] = part.trim().split('=')
+    if (key === name) return value
+  }
+  return undefined
+}
+
+export function statementRoutes(app: FastifyInstance, db: Db): void {
+  // E: the code exchange's one statement (consumeCodeAndInsertToken).
+  app.post<{ Body: ClientBody & { code: string; redirect_uri: string } }>('/e', async (request, reply) => {
+    const b = request.body
+    const token = generateAccessToken()
+    const issued = await consumeCodeAndInsertToken(db, {
+      clientId: b.client_id,
+      secretHash: sha256Hex(b.client_secret),
+      codeHash: sha256Hex(b.code),
+      tokenHash: sha256Hex(token),
+      now: new Date(),
+      redirectUri: b.redirect_uri,
+      verifier: undefined,
+    })
+    if (!issued) return reply.code(400).send({ error: 'invalid_grant' })
+    return { access_token: token, token_type: 'Bearer' }
+  })
+
+  // F: remembered consent's two statements: the session's user, then the code under the grant.
+  const settings = new Map<string, Promise<CodeFlowSettings | undefined>>()
+  const settingsOf = (clientId: string) => {
+    let found = settings.get(clientId)
+    if (!found) {
+      found = db.selectFrom('applications').selectAll().where('client_id', '=', clientId).executeTakeFirst()
+      settings.set(clientId, found)
+    }
+    return found
+  }
+  app.get<{ Querystring: { client_id: string; redirect_uri: string; state: string } }>('/f', async (request, reply) => {
+    const now = new Date()
+    const q = request.query
+    const id = cookieValue(request.headers.cookie, SESSION_COOKIE)
+    const user = id === undefined ? undefined : await resolveSession(db, id, now, { userAgent: request.headers['user-agent'], ip: request.ip })
+    const application = await settingsOf(q.client_id)
+    if (!user || !application) return reply.code(400).send({ error: 'no session or no application' })
+    const code = generateAuthorizationCode()
+    const row = {
+      codeHash: sha256Hex(code),
+      userId: user.id,
+      scopes: ['read'],
+      redirectUri: q.redirect_uri,
+      codeChallenge: null,
+      codeChallengeMethod: null,
+      now,
+      expiresAt: new Date(now.getTime() + CODE_LIFETIME_MS),
+      identity: null,
+    }
+    const result = await insertCodeUnderGrant(db, row, application, CODES_PER_MINUTE, QUOTAS.codesPerGrant.windowMs)
+    if (result !== 'issued') return reply.code(400).send({ error: result })
+    return reply.redirect(`${q.redirect_uri}?code=${code}&state=${encodeURIComponent(q.state)}`, 302)
+  })
+
+  // G: the revocation's one statement, its NOTIFY included (revokeTokenOfClient).
+  app.post<{ Body: ClientBody & { token: string } }>('/g', async (request, reply) => {
+    const b = request.body
+    const revoked = await revokeTokenOfClient(db, {
+      clientId: b.client_id,
+      secretHash: sha256Hex(b.client_secret),
+      tokenHash: sha256Hex(b.token),
+      now: new Date(),
+      channel: CHANNEL,
+    })
+    if (!revoked) return reply.code(400).send({ error: 'not revoked' })
+    return reply.code(200).send()
+  })
+}
