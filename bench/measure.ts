@@ -29,6 +29,8 @@ export interface MeasureContext {
   load: LoadGenerator
   servers: Partial<Record<ServerKind, RunningServer>>
   serverCpu: number
+  /** Where the PostgreSQL backends run: the server's CPU, or the load generator's when profiling. */
+  dbCpu: number
   cached: FixedPool
   /** The same few tokens granted the identity scopes (UserInfo's cached row), made at its first probe. */
   cachedOpenid?: FixedPool
@@ -221,7 +223,7 @@ async function measuredRun(
 ): Promise<RunSample> {
   // Pooled connections open lazily and close when idle: pin whichever serve the run now.
   const backends = await backendPids(ctx.db, ctx.dbName)
-  await pinPids(backends, ctx.serverCpu)
+  await pinPids(backends, ctx.dbCpu)
   const serverPids = serverChildren(srv).map((child) => child.pid)
   const all = [...serverPids, ctx.load.pid, ...backends]
   const txBefore = await transactionCount(ctx.db, ctx.dbName)
