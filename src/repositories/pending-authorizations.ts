@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect.js'
 import type { PendingAuthorization, PendingAuthorizationsTable } from '../db/schema.js'
+import { deleteSurplus } from './surplus.js'
 
 export interface NewPendingAuthorization {
   userId: string
@@ -22,27 +23,13 @@ export interface NewPendingAuthorization {
 /**
  * Stores a request for the consent page and returns its id. In the same statement the user's
  * oldest rows beyond `keepPerUser` go, so a user looping over the consent page cannot make the
- * table grow; expired rows are the janitor's (src/limits/janitor.ts). The trim takes only rows no
- * other transaction holds (`skip locked`): two of the user's requests at once, each deleting
- * the surplus it read, would otherwise wait on each other's rows and deadlock (a 500). A row
- * skipped is another statement's to delete, so the cap may be passed by the requests in flight
- * and is kept again by the next one; a kept row is never deleted, since skipping rows only
- * moves the offset towards older ones (test/postgres/held-request-trim-race.test.ts).
+ * table grow; expired rows are the janitor's (src/limits/janitor.ts). The trim skips rows another
+ * transaction holds, so a user's concurrent consent pages never deadlock (deleteSurplus,
+ * src/repositories/surplus.ts).
  */
 export async function insertPendingAuthorization(db: Db, p: NewPendingAuthorization): Promise<string> {
   const row = await db
-    .with('surplus', (q) =>
-      q.deleteFrom('pending_authorizations').where('id', 'in', (s) =>
-        s
-          .selectFrom('pending_authorizations')
-          .select('id')
-          .where('user_id', '=', p.userId)
-          .orderBy('created_at', 'desc')
-          .offset(p.keepPerUser - 1)
-          .forUpdate()
-          .skipLocked(),
-      ),
-    )
+    .with('surplus', deleteSurplus({ table: 'pending_authorizations', owner: 'user_id' }, p.userId, p.keepPerUser))
     .insertInto('pending_authorizations')
     .values({
       user_id: p.userId,

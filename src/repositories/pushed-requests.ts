@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.js'
+import { deleteSurplus } from './surplus.js'
 
 /*
  * Pushed authorization requests (RFC 9126, migration 0012): stored by POST /oauth/par, read and
@@ -18,23 +19,12 @@ export interface NewPushedRequest {
 /**
  * Stores a pushed request. In the same statement the application's oldest rows beyond
  * `keepPerApplication` go, so a client pushing in a loop cannot make the table grow; expired rows
- * are the janitor's (src/limits/janitor.ts). As in insertPendingAuthorization, the trim skips
- * rows another transaction holds, so a client's concurrent pushes never deadlock.
+ * are the janitor's (src/limits/janitor.ts). The trim skips rows another transaction holds, so a
+ * client's concurrent pushes never deadlock (deleteSurplus, src/repositories/surplus.ts).
  */
 export async function insertPushedRequest(db: Db, p: NewPushedRequest): Promise<void> {
   await db
-    .with('surplus', (q) =>
-      q.deleteFrom('pushed_authorization_requests').where('id', 'in', (s) =>
-        s
-          .selectFrom('pushed_authorization_requests')
-          .select('id')
-          .where('application_id', '=', p.applicationId)
-          .orderBy('created_at', 'desc')
-          .offset(p.keepPerApplication - 1)
-          .forUpdate()
-          .skipLocked(),
-      ),
-    )
+    .with('surplus', deleteSurplus({ table: 'pushed_authorization_requests', owner: 'application_id' }, p.applicationId, p.keepPerApplication))
     .insertInto('pushed_authorization_requests')
     .values({
       request_uri_hash: p.requestUriHash,
