@@ -4,7 +4,7 @@ import { Eta } from 'eta'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { endConnectionsOnClose } from './http/connections.js'
 import { routerRefusalPage, setHtmlErrorHandler } from './http/error-pages.js'
-import { requestIdOptions } from './http/logging.js'
+import { lazyChildLogger, requestIdOptions } from './http/logging.js'
 import { pageSecurityHeaders, registerPageSecurity } from './http/page-security.js'
 import { registerMetrics } from './http/metrics.js'
 import accountRoutes from './http/routes/account/index.js'
@@ -39,6 +39,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
   const eta = new Eta({ views: VIEWS_DIR, cache: true, autoEscape: true })
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
+    childLoggerFactory: lazyChildLogger,
     ...requestIdOptions(deps.config.trustProxy),
     trustProxy: fastifyTrustProxy(deps.config.trustProxy),
     bodyLimit: 64 * 1024,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import proxyAddr from '@fastify/proxy-addr'
-import type { FastifyServerOptions } from 'fastify'
+import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
 import type { TrustProxy } from '../config.js'
 
 /** A request id from a proxy is used only if it is a plain token: printable ASCII, no spaces, at most 128 characters. */
@@ -32,4 +32,83 @@ export function requestIdOptions(trustProxy: TrustProxy): Pick<FastifyServerOpti
       return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID()
     },
   }
+}
+
+type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
+type Bindings = Record<string, unknown>
+type ChildOptions = Parameters<FastifyBaseLogger['child']>[1]
+/** A pino logger: Fastify's logger type omits the level check the lazy child needs. */
+type LevelAware = FastifyBaseLogger & { isLevelEnabled(level: string): boolean }
+
+/**
+ * A request's logger that becomes pino's child (bound to the request id) on the request's first
+ * line that its level lets through. Fastify makes the child eagerly for every request, and pino
+ * serialises and redacts a child's bindings when it is made: about 5% of a cached token-info
+ * request's CPU in a profile of the benchmark (issue 25), although at the default level a
+ * request that succeeds writes no line at all.
+ */
+class LazyRequestLogger {
+  #child: FastifyBaseLogger | undefined
+  readonly #parent: LevelAware
+  readonly #bindings: Bindings
+  readonly #options: ChildOptions
+
+  constructor(parent: LevelAware, bindings: Bindings, options: ChildOptions) {
+    this.#parent = parent
+    this.#bindings = bindings
+    this.#options = options
+  }
+
+  get level(): string {
+    return this.#child?.level ?? this.#parent.level
+  }
+
+  set level(level: string) {
+    this.#made().level = level
+  }
+
+  child(bindings: Bindings, options?: ChildOptions): FastifyBaseLogger {
+    return this.#made().child(bindings, options)
+  }
+
+  fatal(...args: unknown[]): void {
+    this.#write('fatal', args)
+  }
+  error(...args: unknown[]): void {
+    this.#write('error', args)
+  }
+  warn(...args: unknown[]): void {
+    this.#write('warn', args)
+  }
+  info(...args: unknown[]): void {
+    this.#write('info', args)
+  }
+  debug(...args: unknown[]): void {
+    this.#write('debug', args)
+  }
+  trace(...args: unknown[]): void {
+    this.#write('trace', args)
+  }
+  silent(): void {}
+
+  #made(): FastifyBaseLogger {
+    this.#child ??= this.#parent.child(this.#bindings, this.#options)
+    return this.#child
+  }
+
+  #write(method: LogMethod, args: unknown[]): void {
+    if (this.#child === undefined && !this.#parent.isLevelEnabled(method)) return
+    ;(this.#made()[method] as (...a: unknown[]) => void)(...args)
+  }
+}
+
+/**
+ * Fastify's `childLoggerFactory`: the lazy child above when the child keeps its parent's level;
+ * pino's own child, made at once, when a route sets a level of its own (`logLevel`) or the
+ * logger cannot say which levels it writes.
+ */
+export const lazyChildLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, options) => {
+  const levelAware = typeof (logger as Partial<LevelAware>).isLevelEnabled === 'function'
+  if (!levelAware || options.level !== undefined) return logger.child(bindings, options)
+  return new LazyRequestLogger(logger as LevelAware, bindings, options) as unknown as FastifyBaseLogger
 }
