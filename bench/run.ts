@@ -260,7 +260,10 @@ async function main(): Promise<number> {
       if (profDir) notes.push(`V8 CPU profile of the main Gatehouse process: ${profDir}CPU.*.cpuprofile (written when it stops)`)
       ctx.servers.gatehouse = await startGatehouseServer('gatehouse', bench.url, {}, profDir)
     }
-    await book.runPhase(ctx, selected([...BASELINE_CASES, ...statementCases(bench.seed, freshBatch), ...gatehouseCases(bench.seed, freshBatch)]))
+    await book.runPhase(
+      ctx,
+      selected([...BASELINE_CASES, ...statementCases(bench.seed, freshBatch), ...gatehouseCases(bench.seed, freshBatch)]),
+    )
     await stopServer('gatehouse', ctx.servers.gatehouse)
     await stopServer('baseline', ctx.servers.baseline)
 

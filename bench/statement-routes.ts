@@ -72,7 +72,8 @@ export function statementRoutes(app: FastifyInstance, db: Db): void {
     const now = new Date()
     const q = request.query
     const id = cookieValue(request.headers.cookie, SESSION_COOKIE)
-    const user = id === undefined ? undefined : await resolveSession(db, id, now, { userAgent: request.headers['user-agent'], ip: request.ip })
+    const user =
+      id === undefined ? undefined : await resolveSession(db, id, now, { userAgent: request.headers['user-agent'], ip: request.ip })
     const application = await settingsOf(q.client_id)
     if (!user || !application) return reply.code(400).send({ error: 'no session or no application' })
     const code = generateAuthorizationCode()

@@ -265,7 +265,10 @@ describe('evaluateComparisons', () => {
   })
 
   it("sets each write path against its own statements (E–G), and those against the target's baseline, in rate and in CPU", () => {
-    const withCpu = (rate: number, server: number, db: number): RowSummary => ({ ...validRow(rate), cpu: { ...validRow(rate).cpu, server, db } })
+    const withCpu = (rate: number, server: number, db: number): RowSummary => ({
+      ...validRow(rate),
+      cpu: { ...validRow(rate).cpu, server, db },
+    })
     const rows = {
       [rowKey('baseline-d', 16)]: withCpu(2000, 0.4, 0.5),
       [rowKey('baseline-g', 16)]: withCpu(1800, 0.38, 0.55),

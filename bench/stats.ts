@@ -359,7 +359,13 @@ export const COMPARISONS: readonly Comparison[] = [
   { path: 'UserInfo, uncached', caseId: 'userinfo-miss', against: ['baseline-b', 'token-info-miss'] },
   ...STATEMENT_CEILINGS.flatMap(({ path, caseId, statements, target }): Comparison[] => [
     { path: `${path} over its statements`, caseId, against: [statements], costOver: statements, dbCostOver: true },
-    { path: `${path}'s statements (${BASELINE_NAMES[statements]})`, caseId: statements, against: [target], costOver: target, dbCostOver: true },
+    {
+      path: `${path}'s statements (${BASELINE_NAMES[statements]})`,
+      caseId: statements,
+      against: [target],
+      costOver: target,
+      dbCostOver: true,
+    },
   ]),
   ...PGBOUNCER_PATHS.map((path): Comparison => ({
     path: `${path}, 2 processes via PgBouncer`,

@@ -24,7 +24,10 @@ export interface NewPushedRequest {
  */
 export async function insertPushedRequest(db: Db, p: NewPushedRequest): Promise<void> {
   await db
-    .with('surplus', deleteSurplus({ table: 'pushed_authorization_requests', owner: 'application_id' }, p.applicationId, p.keepPerApplication))
+    .with(
+      'surplus',
+      deleteSurplus({ table: 'pushed_authorization_requests', owner: 'application_id' }, p.applicationId, p.keepPerApplication),
+    )
     .insertInto('pushed_authorization_requests')
     .values({
       request_uri_hash: p.requestUriHash,
