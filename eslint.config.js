@@ -19,7 +19,7 @@ const httpAndRoot = {
   message: 'Domain code does not know the HTTP layer, the command line or the composition root (docs/architecture.md).',
 }
 const configuration = {
-  group: ['**/config.js'],
+  group: ['**/config.js', '**/config-values.js'],
   message: 'Domain code takes the values it needs as options it declares itself; src/config.ts builds them (docs/architecture.md).',
 }
 
