@@ -3,7 +3,8 @@ import type { Db } from '../db/connect.js'
 
 /*
  * The janitor's SQL (src/limits/janitor.ts decides what and when). Each table is named with its
- * key (the primary key; for access_tokens the digest's unique constraint, migration 0015) and the column that says how old a row is; every column here is indexed
+ * key (the primary key; for access_tokens the digest's unique constraint, migration 0015) and
+ * the column that says how old a row is; every column here is indexed
  * (migrations/0004_janitor_indexes.ts, pending_authorizations_expires_at_idx,
  * audit_events_occurred_at_idx, email_tokens_expires_at_idx, and the expires_at indexes of
  * migrations/0010_second_factor.ts). totp_secrets, recovery_codes and passkeys never expire:
