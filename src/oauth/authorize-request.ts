@@ -78,7 +78,7 @@ export type AuthorizeOutcome =
   | { kind: 'fatal'; message: string }
   /**
    * Anything else: the error response for the client. Whether the browser is sent there
-   * automatically depends on trust (RFC 9700 4.11.2, src/oauth/authorize.ts).
+   * automatically depends on trust (RFC 9700 4.11.2, src/oauth/authorize-answers.ts).
    */
   | {
       kind: 'redirect'

@@ -9,7 +9,7 @@ import type { Params } from './params.js'
  * page that gets one.
  */
 
-/** Log in first, then back to `returnTo` (src/oauth/authorize.ts AuthorizeAnswer). */
+/** Log in first, then back to `returnTo` (src/oauth/authorize-answers.ts AuthorizeAnswer). */
 export type LogInAnswer = { kind: 'login'; returnTo?: string; fresh?: boolean; hint?: string }
 
 /**

@@ -1,98 +1,27 @@
-import { type AuditTrail, auditDetail } from '../audit/audit-log.js'
-import type { Db } from '../db/connect.js'
-import type { Clock } from '../lib/clock.js'
 import { CODE_FLOW_SETTINGS, type CodeFlowSettings } from '../repositories/authorization-codes.js'
-import { hasGrant } from '../repositories/grants.js'
-import { isUuid } from '../lib/uuid.js'
-import type { TokenQuota } from '../revocation/token-quota.js'
-import type { ApplicationCache } from './application-cache.js'
-import {
-  type AuthorizingUser,
-  type IssueQuotas,
-  type Issued,
-  approveAuthorization,
-  denyAuthorization,
-  findHeldRequest,
-  heldRequestParams,
-  holdForConsent,
-  issueUnderRememberedConsent,
-  mayUseRememberedConsent,
-  releaseHeldRequest,
-} from './authorization.js'
-import {
-  type AuthorizationRequest,
-  type AuthorizeOutcome,
-  type IdentityRequestOptions,
-  LOGIN_ASKED_PARAM,
-  errorResponse,
-  establishClient,
-  validateAuthorizationRequest,
-} from './authorize-request.js'
-import type { IdTokenHint } from './id-token-hint.js'
-import {
-  ConsentRequiredError,
-  InteractionRequiredError,
-  LoginRequiredError,
-  type OAuthError,
-  TemporarilyUnavailableError,
-} from './errors.js'
-import type { IdTokenIssuer } from './id-token.js'
+import { holdForConsent, issueUnderRememberedConsent, mayUseRememberedConsent } from './authorization.js'
+import { type AuthorizeOutcome, LOGIN_ASKED_PARAM, establishClient, validateAuthorizationRequest } from './authorize-request.js'
+import { ConsentRequiredError, InteractionRequiredError, LoginRequiredError } from './errors.js'
 import { type Params, optional, readParams } from './params.js'
-import { type LogInAnswer, checkHint, logInFor, sessionSuffices } from './authorize-session.js'
+import { checkHint, logInFor, sessionSuffices } from './authorize-session.js'
 import { findPushed, isPushedRequestUri } from './pushed-requests.js'
 import { consumePushedRequest, extendPushedRequest } from '../repositories/pushed-requests.js'
 import { LIFETIMES } from '../limits/policy.js'
-import { type ClientResponse, describeRedirectTarget } from './redirect-uri.js'
+import {
+  type AuthorizeAnswer,
+  type AuthorizeContext,
+  type AuthorizeUser,
+  answerIssued,
+  deliverError,
+  refusedFor,
+} from './authorize-answers.js'
+
+export type { AuthorizeAnswer, AuthorizeContext, AuthorizeUser } from './authorize-answers.js'
 
 /*
  * GET /oauth/authorize (RFC 6749 4.1.1, 4.2.1) as the protocol sees it: what to answer, given
  * the query and the logged-in user. The HTTP layer turns the answer into a page or a redirect.
  */
-
-export type AuthorizeAnswer =
-  /** Client or redirect URI unusable (RFC 6749 4.1.2.1), or a consent form that cannot be answered: an error page, never a redirect. */
-  | { kind: 'error-page'; message: string }
-  /** A response for the client, in its response mode: a redirect, or the form_post page. */
-  | { kind: 'respond'; response: ClientResponse }
-  /**
-   * An error response for a client that nobody here vouches for (RFC 9700 4.11.2): a page that
-   * names the application and the destination, with a link (or for form_post a button) that
-   * sends `response` when the user follows it.
-   */
-  | { kind: 'untrusted-error'; response: ClientResponse; applicationName: string; host: string; description: string }
-  /**
-   * Log in first, then back to `returnTo` (absent: the request's own URL). `fresh`: even over a
-   * session (prompt=login, max_age); `hint`: the email to prefill (login_hint).
-   */
-  | LogInAnswer
-  /** The consent page for the request, held under `heldId` until answered. */
-  | { kind: 'consent'; request: AuthorizationRequest; heldId: string }
-
-export interface AuthorizeContext {
-  /** Whether `openid` may be requested (signing keys exist; src/oauth/identity.ts). */
-  identity: IdentityRequestOptions
-  /** An id_token_hint's claims when Gatehouse signed it (src/oauth/id-token-hint.ts). */
-  verifyHint: (hint: string) => Promise<IdTokenHint | undefined>
-  db: Db
-  clock: Clock
-  issuer: string
-  applications: ApplicationCache
-  quotas: IssueQuotas
-  /** Keeps MAX_TOKENS_PER_GRANT after a token-flow token is issued. */
-  tokenQuota: Pick<TokenQuota, 'issued'>
-  /** Signs the implicit flow's ID Tokens (OpenID Connect Core 3.2.2.10); absent without signing keys. */
-  idTokens: IdTokenIssuer | undefined
-}
-
-/**
- * The logged-in user as the authorize request sees them: when the session was authenticated
- * (max_age, prompt=login), and whether REQUIRE_TWO_FACTOR asks them to enrol before going on
- * (prompt=none then answers interaction_required instead of the enrolment page).
- */
-export type AuthorizeUser = (AuthorizingUser & { readonly authenticatedAt: Date; readonly mustEnrol?: boolean }) | null
-
-/** RFC 6749 4.1.2.1 temporarily_unavailable: the user's codes for this client are over CODE_ISSUE_LIMIT. */
-const OVER_CODE_QUOTA = 'Too many authorization requests for this application in the last minute; try again shortly'
 
 /** Whether insertCodeUnderGrant would check the same things against `a` as against `b`. */
 export function sameCodeFlowSettings(a: CodeFlowSettings, b: CodeFlowSettings): boolean {
@@ -218,103 +147,7 @@ async function answerValidated(
   return { kind: 'consent', request: req, heldId: await holdForConsent(ctx.db, req, user.id, now) }
 }
 
-type ErrorResponse = Extract<AuthorizeOutcome, { kind: 'redirect' }>
-
 const consumePushed = (ctx: AuthorizeContext, id: string, now: Date) => consumePushedRequest(ctx.db, id, now)
-
-function refusedFor(ctx: AuthorizeContext, req: AuthorizationRequest, error: OAuthError): ErrorResponse {
-  const response = errorResponse({ redirectUri: req.redirectUri, state: req.state, mode: req.responseMode }, error, ctx.issuer)
-  return { kind: 'redirect', response, error, application: req.application, redirectUri: req.redirectUri, description: error.description }
-}
-
-/** An issuing step's result as the answer; 'gone' and 'no-grant' are the callers' to handle first. */
-async function answerIssued(
-  ctx: AuthorizeContext,
-  req: AuthorizationRequest,
-  issued: Exclude<Issued, { kind: 'no-grant' | 'gone' }>,
-  user: { id: string },
-): Promise<AuthorizeAnswer> {
-  if (issued.kind === 'issued') return { kind: 'respond', response: issued.response }
-  return deliverError(ctx, refusedFor(ctx, req, new TemporarilyUnavailableError(OVER_CODE_QUOTA, 60)), user)
-}
-
-/**
- * RFC 9700 4.11.2: anyone can register an application with any redirect URI, so an error
- * response is only sent automatically where someone vouches for the destination: an operator
- * verified the application, or the user is logged in and once granted this application access
- * (docs/decisions/005-trusted-redirects.md).
- * Otherwise the user sees where the error would go and may follow it; the client still learns
- * the error when they do.
- */
-async function deliverError(ctx: AuthorizeContext, error: ErrorResponse, user: { id: string } | null): Promise<AuthorizeAnswer> {
-  if (error.application.verified_at !== null) return { kind: 'respond', response: error.response }
-  if (user && (await hasGrant(ctx.db, user.id, error.application.id))) return { kind: 'respond', response: error.response }
-  return {
-    kind: 'untrusted-error',
-    response: error.response,
-    applicationName: error.application.name,
-    host: describeRedirectTarget(error.redirectUri).host,
-    description: error.description,
-  }
-}
-
-/**
- * POST /oauth/authorize: the user's answer to a consent page, which names the held request by
- * id and nothing else. The request is validated again against the application as it is now;
- * it is answered once, by the user it was held for. An approval is recorded in the audit log
- * (`grant.given`); remembered consent gives nothing new and records nothing.
- */
-export async function answerConsent(
-  ctx: AuthorizeContext,
-  form: { heldId: unknown; decision: unknown },
-  user: AuthorizingUser | null,
-  audit: AuditTrail,
-): Promise<AuthorizeAnswer> {
-  const incomplete: AuthorizeAnswer = {
-    kind: 'error-page',
-    message: 'The consent form was incomplete. Go back to the application and start again.',
-  }
-  const gone: AuthorizeAnswer = {
-    kind: 'error-page',
-    message: 'This consent page was already answered or has expired. Go back to the application and start again.',
-  }
-  if (!isUuid(form.heldId) || (form.decision !== 'approve' && form.decision !== 'deny')) return incomplete
-  const now = ctx.clock()
-  if (!user) {
-    // The session ended while the page was open: log in, then the same request again.
-    const held = await findHeldRequest(ctx.db, form.heldId, now)
-    return held ? { kind: 'login', returnTo: `/oauth/authorize?${new URLSearchParams(heldRequestParams(held))}` } : gone
-  }
-  const held = await findHeldRequest(ctx.db, form.heldId, now, user.id)
-  if (!held) return gone
-  const outcome = await validateAuthorizationRequest(
-    readParams(heldRequestParams(held)),
-    ctx.issuer,
-    (id) => ctx.applications.load(id),
-    'held',
-    ctx.identity,
-  )
-  if (outcome.kind === 'fatal') return { kind: 'error-page', message: outcome.message }
-  if (outcome.kind === 'redirect') return deliverError(ctx, outcome, user)
-  const req = outcome.request
-  if (form.decision === 'deny') {
-    // The user's own answer goes back to the client whatever the trust (docs/decisions/005-trusted-redirects.md).
-    return (await releaseHeldRequest(ctx.db, form.heldId, user.id, now))
-      ? { kind: 'respond', response: denyAuthorization(req, ctx.issuer) }
-      : gone
-  }
-  const issued = await approveAuthorization(ctx, req, user, now, ctx.issuer, form.heldId)
-  if (issued.kind === 'gone' || issued.kind === 'no-grant') return gone
-  if (issued.kind === 'issued') {
-    await audit.record({
-      event: 'grant.given',
-      userId: user.id,
-      application: { clientId: req.application.client_id, name: req.application.name },
-      detail: auditDetail.grantGiven(req.scopes, req.responseType),
-    })
-  }
-  return answerIssued(ctx, req, issued, user)
-}
 
 /**
  * Where the authorize request at `path` (a log-in page's `next`) would send the browser at the

@@ -16,9 +16,9 @@ import {
   type AuthorizeContext,
   type AuthorizeUser,
   answerAuthorizeRequest,
-  answerConsent,
   authorizeDestination,
 } from './authorize.js'
+import { answerConsent } from './consent-answer.js'
 import type { ClientAuthCache } from './client-auth-cache.js'
 import { extractClientCredentials } from './client-auth.js'
 import { ResourceServerOnlyError } from './errors.js'
