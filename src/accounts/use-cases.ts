@@ -1,5 +1,6 @@
 import { type Actor, trailOf } from '../audit/actor.js'
-import { type AuditLog, readSecurityLog } from '../audit/audit-log.js'
+import type { AuditLog } from '../audit/audit-log.js'
+import { readSecurityLog } from '../audit/audit-pages.js'
 import type { ParsedCredentials } from './credentials.js'
 import { emailField, newPasswordField, parseField } from './credentials.js'
 import { hasControlCharacter } from '../lib/text.js'

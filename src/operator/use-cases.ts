@@ -1,5 +1,6 @@
 import { type Actor, trailOf } from '../audit/actor.js'
-import { type AuditLog, type AuditLogPage, type OperatorAuditFilter, readAuditLog } from '../audit/audit-log.js'
+import type { AuditLog } from '../audit/audit-log.js'
+import { type AuditLogPage, type OperatorAuditFilter, readAuditLog } from '../audit/audit-pages.js'
 import type { Db } from '../db/connect.js'
 import type { User } from '../db/schema.js'
 import type { Clock } from '../lib/clock.js'

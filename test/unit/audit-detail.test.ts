@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { AUDIT_DETAIL_MAX, auditDetail, describeAuditEvent, formatAuditCursor, parseAuditCursor } from '../../src/audit/audit-log.js'
+import { AUDIT_DETAIL_MAX, auditDetail, describeAuditEvent } from '../../src/audit/audit-log.js'
+import { formatAuditCursor, parseAuditCursor } from '../../src/audit/audit-pages.js'
 import { boundedLine } from '../../src/lib/text.js'
 
 describe('boundedLine', () => {

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { type AuditEventRow, type NewAuditEvent, insertAuditEvent, listAuditEvents } from '../../../src/repositories/audit-events.js'
-import { formatAuditCursor, readSecurityLog } from '../../../src/audit/audit-log.js'
+import { formatAuditCursor, readSecurityLog } from '../../../src/audit/audit-pages.js'
 import { auditEventOf } from '../../helpers/audit.js'
 import { createUser } from '../../helpers/factories.js'
 import { appWithUsersTestFile } from '../../helpers/file-set-up.js'
