@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { isIP } from 'node:net'
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import type { AuditLog } from '../audit/audit-log.js'
 import type { DatabaseAvailability } from '../db/availability.js'
 import { constantTimeEqual } from '../lib/crypto.js'
 import type { Janitor } from '../limits/janitor.js'
 import type { TokenQuota } from '../revocation/token-quota.js'
+import { RequestMetrics } from './request-metrics.js'
 
 /**
  * Prometheus metrics at GET /metrics: request counts and latencies by route pattern (never
@@ -24,19 +25,7 @@ export function registerMetrics(
 ): void {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
-  const requests = new Counter({
-    name: 'gatehouse_http_requests_total',
-    help: 'HTTP requests by method, route pattern and status code.',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [registry],
-  })
-  const duration = new Histogram({
-    name: 'gatehouse_http_request_duration_seconds',
-    help: 'HTTP request duration by method and route pattern.',
-    labelNames: ['method', 'route'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  })
+  const requests = new RequestMetrics()
 
   new Gauge({
     name: 'gatehouse_database_up',
@@ -48,10 +37,9 @@ export function registerMetrics(
   })
   registerServiceMetrics(registry, availability, janitor, audit, tokenQuota)
 
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched'
-    requests.inc({ method: request.method, route, status: String(reply.statusCode) })
-    duration.observe({ method: request.method, route }, reply.elapsedTime / 1000)
+  app.addHook('onResponse', (request, reply, done) => {
+    requests.record(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000)
+    done()
   })
   app.get('/metrics', async (request, reply) => {
     if (!mayScrape(request, metricsToken)) {
@@ -60,7 +48,7 @@ export function registerMetrics(
         .type('text/plain; charset=utf-8')
         .send(metricsToken === undefined ? 'Only a loopback client may read /metrics while METRICS_TOKEN is unset.\n' : 'Forbidden.\n')
     }
-    return reply.type(registry.contentType).send(await registry.metrics())
+    return reply.type(registry.contentType).send(`${await registry.metrics()}\n${requests.exposition()}`)
   })
 }
 
