@@ -53,6 +53,7 @@ const EnvSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: positiveInt(3_600_000).default(30_000),
   HTTP_CONNECTION_TIMEOUT_MS: positiveInt(3_600_000).default(60_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(3_600_000).default(72_000),
+  HEAP_GROWING_PERCENT: nonNegativeInt(300).default(50),
   JANITOR_INTERVAL_SECONDS: positiveInt(86_400).default(300),
   REVOKED_TOKEN_RETENTION_DAYS: positiveInt(3650).default(30),
   AUDIT_RETENTION_DAYS: positiveInt(3650).default(90),
@@ -149,6 +150,12 @@ export interface Config {
   readonly tokenAuthFailureLimit: number
   /** Node's HTTP server timeouts (README "Configuration"); never unbounded. */
   readonly http: HttpTimeouts
+  /**
+   * How far V8 lets the old generation grow past what survived the last full collection, in
+   * percent (V8's --heap-growing-percent, set by src/server.ts); 0 leaves V8's own factor
+   * (README "Memory", docs/scaling.md).
+   */
+  readonly heapGrowingPercent: number
   /** The janitor's schedule and what it keeps (README "Limits and quotas"). */
   readonly janitor: JanitorSettings
   /** Concurrent revocation streams this process serves (README "Limits and quotas"). */
@@ -286,6 +293,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       connectionTimeoutMs: e.HTTP_CONNECTION_TIMEOUT_MS,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     }),
+    heapGrowingPercent: e.HEAP_GROWING_PERCENT,
     janitor: Object.freeze({
       intervalMs: e.JANITOR_INTERVAL_SECONDS * 1000,
       revokedTokenRetentionMs: e.REVOKED_TOKEN_RETENTION_DAYS * 86_400_000,

@@ -46,12 +46,17 @@ export interface StartOptions {
   built?: boolean
   /** How long to wait for /healthz, default 30 s. */
   timeoutMs?: number
+  /** Node's own options before the script, e.g. V8's tracing flags. */
+  nodeArgs?: readonly string[]
 }
 
 /** A Gatehouse process on its own port; resolves once /healthz answers. */
 export async function startGatehouse(env: Record<string, string>, options: StartOptions = {}): Promise<GatehouseProcess> {
   const port = await freePort()
-  const args = options.built ? [BUILT_SERVER] : ['--conditions=source', '--import', 'tsx', 'src/server.ts']
+  const args = [
+    ...(options.nodeArgs ?? []),
+    ...(options.built ? [BUILT_SERVER] : ['--conditions=source', '--import', 'tsx', 'src/server.ts']),
+  ]
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },

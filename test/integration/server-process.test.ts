@@ -43,6 +43,29 @@ it('starts on embedded PGlite with no DATABASE_URL and an empty DATA_DIR, serves
   expect(await server.stop()).toBe(0)
 })
 
+/*
+ * HEAP_GROWING_PERCENT reaches V8 (src/server.ts): with --gc-global every collection is a full
+ * one, and --trace-gc-verbose prints the factor each new old-generation limit was set with.
+ * Collections during module loading, before the setting is read, use V8's own factor.
+ */
+it("sets the old generation's growth factor from HEAP_GROWING_PERCENT, and leaves V8's own with 0", async () => {
+  const factors = async (percent: string) => {
+    const server = await startGatehouse(
+      { DATA_DIR: track(await pgliteDataDir('migrated', 'gatehouse-heap-')), HEAP_GROWING_PERCENT: percent },
+      { built: true, timeoutMs: 90_000, nodeArgs: ['--gc-global', '--trace-gc-verbose'] },
+    )
+    expect((await fetch(`${server.url}/signup`)).status).toBe(200)
+    expect(await server.stop()).toBe(0)
+    return [...server.stdout().matchAll(/\[HeapController\] Limit: .*\(([\d.]+)\)$/gm)].map((m) => m[1])
+  }
+  const set = await factors('37')
+  expect(set.length).toBeGreaterThan(0)
+  expect(set.at(-1)).toBe('1.4')
+  const v8s = await factors('0')
+  expect(v8s.length).toBeGreaterThan(0)
+  expect(v8s.at(-1)).not.toBe('1.4')
+})
+
 it('refuses to start on a bad setting, naming the variable', () => {
   // Refused while reading its settings, before the data directory is opened.
   const result = spawnSync(process.execPath, [BUILT_SERVER], {
