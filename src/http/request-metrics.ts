@@ -26,7 +26,6 @@ class RouteTally {
   /** Observations per bucket, not cumulative; the last one is above every bound (+Inf). */
   readonly inBucket: number[] = new Array<number>(DURATION_BUCKETS.length + 1).fill(0)
   sum = 0
-  count = 0
 
   constructor(
     /** `method="…",route="…"`, escaped. */
@@ -48,7 +47,6 @@ export class RequestMetrics {
     while (bucket < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[bucket]!) bucket++
     tally.inBucket[bucket]!++
     tally.sum += seconds
-    tally.count++
   }
 
   /** Both metrics, each with its HELP and TYPE lines, as prom-client's Registry separates metrics. */
@@ -64,7 +62,8 @@ export class RequestMetrics {
           const le = i < DURATION_BUCKETS.length ? String(DURATION_BUCKETS[i]) : '+Inf'
           duration.push(`${DURATION.name}_bucket{le="${le}",${tally.labels}} ${cumulative}`)
         })
-        duration.push(`${DURATION.name}_sum{${tally.labels}} ${tally.sum}`, `${DURATION.name}_count{${tally.labels}} ${tally.count}`)
+        // The +Inf bucket holds every observation: the count.
+        duration.push(`${DURATION.name}_sum{${tally.labels}} ${tally.sum}`, `${DURATION.name}_count{${tally.labels}} ${cumulative}`)
       }
     }
     return `${requests.join('\n')}\n\n${duration.join('\n')}\n`
