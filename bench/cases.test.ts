@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { gatehouseCases, pgbouncerCases } from './cases.js'
+import { REMEMBERED_BLOCK, REMEMBERED_REPEATS, gatehouseCases, pgbouncerCases, rememberedAgain } from './cases.js'
 import type { BenchApplication, SeedInfo } from './seed.js'
 import { PGBOUNCER_PATHS } from './stats.js'
 
@@ -29,6 +29,22 @@ describe('pgbouncerCases (issue 25)', () => {
       const { id: _id, title: _title, server: _server, ...request } = c
       const { id: _mainId, title: _mainTitle, server: _mainServer, ...mainRequest } = main.get(c.id.replace(/^(direct|pgbouncer)-/, ''))!
       expect(request).toEqual(mainRequest)
+    }
+  })
+})
+
+describe('rememberedAgain (issue 25)', () => {
+  it('sends each block of sessions REMEMBERED_REPEATS times, a session coming back after its block, every session once per pass', () => {
+    const sessions = Array.from({ length: REMEMBERED_BLOCK * 2 + 7 }, (_, i) => `s${i}`)
+    const order = rememberedAgain(sessions)
+    expect(order).toHaveLength(sessions.length * REMEMBERED_REPEATS)
+    const seen = new Map<string, number[]>()
+    order.forEach((s, i) => seen.set(s, [...(seen.get(s) ?? []), i]))
+    expect(seen.size).toBe(sessions.length)
+    for (const [s, at] of seen) {
+      expect(at).toHaveLength(REMEMBERED_REPEATS)
+      const gap = Number(s.slice(1)) < REMEMBERED_BLOCK * 2 ? REMEMBERED_BLOCK : 7
+      expect(at.slice(1).map((i, k) => i - at[k]!)).toEqual(Array(REMEMBERED_REPEATS - 1).fill(gap))
     }
   })
 })

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
-import { BASELINE_CASES, type BenchCase, gatehouseCases, statementCases } from './cases.js'
+import { BASELINE_CASES, type BenchCase, gatehouseCases, REMEMBERED_REPEATS, statementCases } from './cases.js'
 import { build, type RunningServer, startGatehouse } from './gatehouse.js'
 import { answerProblem, caseRequest, insertFresh } from './measure.js'
 import { median } from './stats.js'
@@ -80,6 +80,7 @@ const CASE_IDS = [
   'code-exchange-openid-rs256',
   'revoke',
   'authorize-remembered',
+  'authorize-remembered-uncached',
   'authorize-consent',
 ]
 
@@ -223,8 +224,11 @@ async function main(): Promise<number> {
           return (i) => fresh[i]
         }
         case 'remembered-sessions': {
-          const sessions = await insertConsentedSessions(handle.db, seed, perCase)
-          return (i) => sessions[i]
+          // `again`: each session REMEMBERED_REPEATS times in a row (one request at a time here),
+          // so 7 of 8 requests find it in the session cache, as in the load run's order.
+          const repeats = c.pool.again ? REMEMBERED_REPEATS : 1
+          const sessions = await insertConsentedSessions(handle.db, seed, Math.ceil(perCase / repeats))
+          return (i) => sessions[Math.floor(i / repeats)]
         }
         default:
           return () => undefined

@@ -37,6 +37,8 @@ export interface MeasureContext {
   growth: FixedPool
   /** Session cookies of users who have granted the bench application `read` (issue 12). */
   rememberedSessions: FixedPool
+  /** The same sessions in rememberedAgain's order (bench/cases.ts). */
+  rememberedAgain: FixedPool
   durationS: number
   warmupS: number
   /** When warmupS is 0: this many requests per connection, and at least warmupRequestsMin. */
@@ -82,7 +84,7 @@ export async function cachedOpenidPool(ctx: MeasureContext): Promise<FixedPool> 
 function fixedPool(ctx: MeasureContext, c: BenchCase): FixedPool | undefined {
   if (c.pool?.kind === 'cached-tokens') return c.pool.openid ? ctx.cachedOpenid : ctx.cached
   if (c.pool?.kind === 'growth-tokens') return ctx.growth
-  if (c.pool?.kind === 'remembered-sessions') return ctx.rememberedSessions
+  if (c.pool?.kind === 'remembered-sessions') return c.pool.again ? ctx.rememberedAgain : ctx.rememberedSessions
   return undefined
 }
 

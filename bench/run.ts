@@ -4,7 +4,16 @@ import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
 import type { DatabaseHandle } from '../src/db/connect.js'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
-import { BASELINE_CASES, type BenchCase, gatehouseCases, growthCases, pgbouncerCases, REMEMBERED_USERS, statementCases } from './cases.js'
+import {
+  BASELINE_CASES,
+  type BenchCase,
+  gatehouseCases,
+  growthCases,
+  pgbouncerCases,
+  REMEMBERED_USERS,
+  rememberedAgain,
+  statementCases,
+} from './cases.js'
 import { peakRssBytes } from './cpu.js'
 import { type MemoryBreakdown, readMemory } from './memory.js'
 import { build, builtServerExists, type RunningServer, serverChildren, startGatehouse } from './gatehouse.js'
@@ -224,7 +233,9 @@ async function main(): Promise<number> {
   await createBaselineTables(bench.handle.db, BASELINE_ROWS)
   const cached = new FixedPool('cached', await insertTokens(bench.handle.db, bench.seed, 10))
   log(`seeding ${count(REMEMBERED_USERS)} users with a grant and a session (authorize-remembered)`)
-  const remembered = new FixedPool('remembered-sessions', await insertConsentedSessions(bench.handle.db, bench.seed, REMEMBERED_USERS))
+  const sessions = await insertConsentedSessions(bench.handle.db, bench.seed, REMEMBERED_USERS)
+  const remembered = new FixedPool('remembered-sessions', sessions)
+  const rememberedAgainPool = new FixedPool('remembered-again', rememberedAgain(sessions))
   await vacuumAll(bench.handle.db)
   const ctx: MeasureContext = {
     db: bench.handle.db,
@@ -237,6 +248,7 @@ async function main(): Promise<number> {
     cached,
     growth: cached,
     rememberedSessions: remembered,
+    rememberedAgain: rememberedAgainPool,
     durationS: settings.durationS,
     warmupS: settings.warmupS,
     warmupRequestsPerConnection: settings.warmupRequestsPerConnection,

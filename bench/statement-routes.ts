@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify'
-import { resolveSession } from '../src/accounts/sessions.js'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { type SessionUser, resolveSession } from '../src/accounts/sessions.js'
 import { loadConfig } from '../src/config.js'
 import type { Db } from '../src/db/connect.js'
 import { SESSION_COOKIE } from '../src/http/session.js'
@@ -10,7 +10,7 @@ import { revokeTokenOfClient } from '../src/repositories/access-tokens.js'
 import { type CodeFlowSettings, consumeCodeAndInsertToken, insertCodeUnderGrant } from '../src/repositories/authorization-codes.js'
 
 /*
- * Baselines E–G (issue 25, README "Performance"): each write path's own statements, sent through
+ * Baselines E–H (issue 25, README "Performance"): each write path's own statements, sent through
  * Gatehouse's repository functions from bare Fastify, with none of Gatehouse's HTTP or protocol
  * layers. They are the real ceiling of a path with today's schema: the PostgreSQL work the path
  * cannot avoid, plus the least Node work that can send it. A Gatehouse row over its own
@@ -25,6 +25,12 @@ const CODES_PER_MINUTE = loadConfig({}).quotas.codesPerMinute
  * Gatehouse's revoke row also pays for its own process receiving the notice.
  */
 const CHANNEL = 'bench_g'
+
+interface CodeQuery {
+  client_id: string
+  redirect_uri: string
+  state: string
+}
 
 interface ClientBody {
   client_id: string
@@ -58,6 +64,7 @@ export function statementRoutes(app: FastifyInstance, db: Db): void {
   })
 
   // F: remembered consent's two statements: the session's user, then the code under the grant.
+  // H: its one statement, the session's user already read (Gatehouse's session cache).
   const settings = new Map<string, Promise<CodeFlowSettings | undefined>>()
   const settingsOf = (clientId: string) => {
     let found = settings.get(clientId)
@@ -67,12 +74,16 @@ export function statementRoutes(app: FastifyInstance, db: Db): void {
     }
     return found
   }
-  app.get<{ Querystring: { client_id: string; redirect_uri: string; state: string } }>('/f', async (request, reply) => {
+  const sessions = new Map<string, SessionUser | undefined>()
+  const remembered = (cached: boolean) => async (request: FastifyRequest<{ Querystring: CodeQuery }>, reply: FastifyReply) => {
     const now = new Date()
     const q = request.query
     const id = cookieValue(request.headers.cookie, SESSION_COOKIE)
-    const user =
-      id === undefined ? undefined : await resolveSession(db, id, now, { userAgent: request.headers['user-agent'], ip: request.ip })
+    let user = id === undefined || !cached ? undefined : sessions.get(id)
+    if (id !== undefined && user === undefined) {
+      user = await resolveSession(db, id, now, { userAgent: request.headers['user-agent'], ip: request.ip })
+      if (cached) sessions.set(id, user)
+    }
     const application = await settingsOf(q.client_id)
     if (!user || !application) return reply.code(400).send({ error: 'no session or no application' })
     const code = generateAuthorizationCode()
@@ -87,10 +98,12 @@ export function statementRoutes(app: FastifyInstance, db: Db): void {
       expiresAt: new Date(now.getTime() + LIFETIMES.authorizationCodeMs),
       identity: null,
     }
-    const result = await insertCodeUnderGrant(db, row, application, CODES_PER_MINUTE, QUOTAS.codesPerGrant.windowMs)
+    const result = await insertCodeUnderGrant(db, row, application, user, CODES_PER_MINUTE, QUOTAS.codesPerGrant.windowMs)
     if (result !== 'issued') return reply.code(400).send({ error: result })
     return reply.redirect(`${q.redirect_uri}?code=${code}&state=${encodeURIComponent(q.state)}`, 302)
-  })
+  }
+  app.get<{ Querystring: CodeQuery }>('/f', remembered(false))
+  app.get<{ Querystring: CodeQuery }>('/h', remembered(true))
 
   // G: the revocation's one statement, its NOTIFY included (revokeTokenOfClient).
   app.post<{ Body: ClientBody & { token: string } }>('/g', async (request, reply) => {

@@ -217,17 +217,24 @@ const BASELINE_NAMES: Record<string, string> = {
   'baseline-e': 'E',
   'baseline-f': 'F',
   'baseline-g': 'G',
+  'baseline-h': 'H',
 }
 
 /**
- * Issue 25: each write path against its own statements sent from bare Fastify (baselines E–G,
+ * Issue 25: each write path against its own statements sent from bare Fastify (baselines E–H,
  * bench/statement-routes.ts), and those statements against the one INSERT (C) or INSERT and
  * NOTIFY (D) of its target. The first ratio is what Gatehouse's layers cost, the second what the
  * statements cost beyond the target's ceiling: together they show where a target is out of reach.
  */
 const STATEMENT_CEILINGS: readonly { path: string; caseId: string; statements: string; target: string }[] = [
   { path: 'code exchange', caseId: 'code-exchange', statements: 'baseline-e', target: 'baseline-c' },
-  { path: 'authorize, remembered consent', caseId: 'authorize-remembered', statements: 'baseline-f', target: 'baseline-c' },
+  { path: 'authorize, remembered consent', caseId: 'authorize-remembered', statements: 'baseline-h', target: 'baseline-c' },
+  {
+    path: 'authorize, remembered consent, uncached session',
+    caseId: 'authorize-remembered-uncached',
+    statements: 'baseline-f',
+    target: 'baseline-c',
+  },
   { path: 'revocation', caseId: 'revoke', statements: 'baseline-g', target: 'baseline-d' },
 ]
 

@@ -42,6 +42,7 @@ const EnvSchema = z.object({
   TOKEN_CACHE_TTL_SECONDS: positiveInt(300).default(60),
   ID_TOKEN_TTL: positiveInt(86_400).default(3600),
   TOKEN_CACHE_MAX_ENTRIES: positiveInt().default(10_000),
+  SESSION_CACHE_MAX_ENTRIES: nonNegativeInt(1_000_000).default(10_000),
   LOGIN_FAILURE_LIMIT: positiveInt().optional(),
   /** The name before 0.3, when it counted every attempt; LOGIN_FAILURE_LIMIT wins when both are set. */
   LOGIN_RATE_LIMIT: positiveInt().optional(),
@@ -144,6 +145,8 @@ export interface Config {
   /** How long an ID Token is valid, and a retired signing key stays published (ID_TOKEN_TTL, seconds). */
   readonly idTokenTtlMs: number
   readonly tokenCacheMaxEntries: number
+  /** Sessions' users cached per process for remembered consent (src/accounts/session-cache.ts); 0: none. */
+  readonly sessionCacheMaxEntries: number
   /** Log-in throttling and the sign-up limit (README "Limits and quotas"). */
   readonly limits: AccountLimits
   /** Failed client authentications per client_id within a 15-minute window before 429. */
@@ -286,6 +289,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     tokenCacheTtlMs: e.TOKEN_CACHE_TTL_SECONDS * 1000,
     idTokenTtlMs: e.ID_TOKEN_TTL * 1000,
     tokenCacheMaxEntries: e.TOKEN_CACHE_MAX_ENTRIES,
+    sessionCacheMaxEntries: e.SESSION_CACHE_MAX_ENTRIES,
     limits: accountLimitsOf(e),
     tokenAuthFailureLimit: e.TOKEN_AUTH_FAILURE_LIMIT,
     http: Object.freeze({

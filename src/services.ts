@@ -15,6 +15,7 @@ import { type Clock, systemClock } from './lib/clock.js'
 import { Janitor } from './limits/janitor.js'
 import { type Mailer, createMailer } from './mail/mailer.js'
 import { ApplicationCache } from './oauth/application-cache.js'
+import { SessionCache } from './accounts/session-cache.js'
 import { type OAuthDeps, type OAuthUseCases, type ResourceUseCases, oauthUseCases, resourceUseCases } from './oauth/use-cases.js'
 import { ClientAuthCache } from './oauth/client-auth-cache.js'
 import { type ServerTokenCache, createServerTokenCache } from './oauth/token-validity.js'
@@ -132,6 +133,7 @@ export interface Services {
     readonly tokens: ServerTokenCache
     readonly clients: ClientAuthCache
     readonly applications: ApplicationCache
+    readonly sessions: SessionCache
   }
   close(): Promise<void>
 }
@@ -231,7 +233,7 @@ function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'c
   }
 }
 
-/** The three caches every revocation reaches through the bus. */
+/** The caches: tokens, clients and applications hear every revocation through the bus; sessions need not (src/accounts/session-cache.ts). */
 function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
   const { db } = database
   return {
@@ -244,6 +246,7 @@ function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
       failureLimit: config.tokenAuthFailureLimit,
     }),
     applications: new ApplicationCache(db, clock),
+    sessions: new SessionCache(clock, config.sessionCacheMaxEntries),
   }
 }
 
@@ -293,7 +296,12 @@ export async function createServices(config: Config, overrides: ServiceOverrides
 
   return {
     role,
-    accounts: accountUseCases({ db, bus, mailer, clock, sealedBox, ...accountSettings(config) }, audit, sessionSettings(config)),
+    accounts: accountUseCases(
+      { db, bus, mailer, clock, sealedBox, ...accountSettings(config) },
+      audit,
+      sessionSettings(config),
+      caches.sessions,
+    ),
     console: consoleUseCases({ db, bus, clock, audit, applicationsPerUser: config.quotas.applicationsPerUser }),
     operator: operatorUseCases({ db, bus, clock, audit, mailer, mailFrame: mailFrameOf(config) }),
     maintenance,

@@ -10,11 +10,25 @@ import {
   findSessionUser,
   insertSession,
   listLiveSessions,
-  type SessionUser,
+  type StoredSessionUser,
 } from '../repositories/sessions.js'
 import { closeOtherDoors } from './recovery.js'
 
-export type { SessionUser }
+/** The user of a live session, with what is derived from the session's stored digest. */
+export interface SessionUser extends StoredSessionUser {
+  /**
+   * A stable id of the session for OpenID Connect's `sid` claim: a digest of the session's
+   * digest, never the cookie.
+   */
+  readonly sid: string
+  /** The session's stored digest (sessions.id_hash): what a statement re-checks the session by. */
+  readonly sessionKey: string
+  /**
+   * Read from this process's session cache rather than the database: only a statement that
+   * re-checks the session may act on it (src/accounts/session-cache.ts).
+   */
+  readonly cached?: true
+}
 
 /**
  * How stale "last seen" may get. Writing it on every request would add a write to every page
@@ -69,11 +83,16 @@ export async function startSession(
  * per session per five minutes at most, and never an extra round trip.
  */
 export async function resolveSession(db: Db, id: string, now: Date, from?: SeenFrom): Promise<SessionUser | undefined> {
-  if (id.length === 0 || id.length > 100) return undefined
-  const idHash = sha256Hex(id)
+  const idHash = sessionKeyOf(id)
+  if (idHash === undefined) return undefined
   const staleBefore = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS)
   const user = await findSessionUser(db, idHash, now, from && { staleBefore, userAgent: storedUserAgent(from.userAgent), ip: from.ip })
-  return user && { ...user, sid: sessionSid(idHash) }
+  return user && { ...user, sid: sessionSid(idHash), sessionKey: idHash }
+}
+
+/** The stored digest of a session cookie's value; undefined for a value no session can have. */
+export function sessionKeyOf(id: string): string | undefined {
+  return id.length === 0 || id.length > 100 ? undefined : sha256Hex(id)
 }
 
 /** OpenID Connect's `sid`: stable for the session, and tells nothing of the cookie or its stored digest. */

@@ -31,8 +31,10 @@ import {
   listSessions,
   logOut,
   resolveSession,
+  sessionKeyOf,
   startSession,
 } from './sessions.js'
+import type { SessionCache } from './session-cache.js'
 import { type ReauthProof, type SessionConfirmation, confirmSession } from './confirm-session.js'
 import { signUp } from './signup.js'
 import { changeDisplayName, displayNameOf } from './profile.js'
@@ -124,7 +126,11 @@ export interface SessionSettings {
 }
 
 /** Log-in, log-out and the session of every page request (README "Your account"). */
-function sessionUseCases(ctx: AccountContext, audit: AuditLog, sessions: SessionSettings) {
+function sessionUseCases(ctx: AccountContext, audit: AuditLog, sessions: SessionSettings, cache: SessionCache) {
+  const forget = (sessionId: string) => {
+    const key = sessionKeyOf(sessionId)
+    if (key !== undefined) cache.forget(key)
+  }
   return {
     /** The log-in form's attempt, throttled and recorded (src/accounts/login.ts). */
     logIn: (actor: Actor, attempt: LogInAttempt): Promise<LogInResult> =>
@@ -142,7 +148,10 @@ function sessionUseCases(ctx: AccountContext, audit: AuditLog, sessions: Session
       from: SeenFrom,
       amr: readonly string[] = ['pwd'],
     ): Promise<string> {
-      if (previousSessionId) await endSession(ctx.db, previousSessionId)
+      if (previousSessionId) {
+        forget(previousSessionId)
+        await endSession(ctx.db, previousSessionId)
+      }
       return startSession(ctx.db, userId, ctx.clock(), sessions.ttlMs, { from, maxSessions: sessions.maxSessions, amr })
     },
 
@@ -151,18 +160,36 @@ function sessionUseCases(ctx: AccountContext, audit: AuditLog, sessions: Session
      * "Log out", and the end_session_endpoint (/oauth/logout), which names the relying party that
      * asked (`requestedBy`, OpenID Connect RP-Initiated Logout 1.0).
      */
-    logOut: (actor: Actor, sessionId: string, requestedBy?: { clientId: string; name: string }): Promise<void> =>
-      logOut(ctx.db, sessionId, actor.userId, trailOf(audit, actor), requestedBy),
+    logOut: (actor: Actor, sessionId: string, requestedBy?: { clientId: string; name: string }): Promise<void> => {
+      forget(sessionId)
+      return logOut(ctx.db, sessionId, actor.userId, trailOf(audit, actor), requestedBy)
+    },
 
-    /** The user of a page request's session cookie; runs on every page, so nothing is built here per call. */
-    resolveSession: (sessionId: string, from: SeenFrom): Promise<SessionUser | undefined> =>
-      resolveSession(ctx.db, sessionId, ctx.clock(), from),
+    /**
+     * The user of a page request's session cookie, read from the database; runs on every page, so
+     * nothing is built here per call. The read also refreshes this process's session cache.
+     */
+    async resolveSession(sessionId: string, from: SeenFrom): Promise<SessionUser | undefined> {
+      const user = await resolveSession(ctx.db, sessionId, ctx.clock(), from)
+      const key = user?.sessionKey ?? sessionKeyOf(sessionId)
+      if (key !== undefined) cache.remember(key, user)
+      return user
+    },
+
+    /**
+     * The session's user as this process last read it, marked `cached`, if it did within
+     * SESSION_CACHE_TTL_MS; for GET /oauth/authorize only, whose one statement re-checks it.
+     */
+    cachedSession(sessionId: string): SessionUser | undefined {
+      const key = sessionKeyOf(sessionId)
+      return key === undefined ? undefined : cache.get(key)
+    },
   }
 }
 
-export function accountUseCases(ctx: AccountContext, audit: AuditLog, sessions: SessionSettings) {
+export function accountUseCases(ctx: AccountContext, audit: AuditLog, sessions: SessionSettings, cache: SessionCache) {
   return {
-    ...sessionUseCases(ctx, audit, sessions),
+    ...sessionUseCases(ctx, audit, sessions, cache),
     /**
      * Attempts per address only (README "Limits and quotas"): a key per email would let anyone
      * stop a stranger from signing up by trying their address first. Created or already

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { SessionUser } from '../accounts/sessions.js'
-import type { Services } from '../services.js'
+import { type Services, enrolmentDemand } from '../services.js'
 import { cookieNames } from './cookies.js'
 
 export { SESSION_COOKIE } from './cookies.js'
@@ -12,14 +12,36 @@ declare module 'fastify' {
   }
 }
 
-/** Loads the session user for every request of this context (pages, never the token API). */
+/**
+ * Loads the session user for every request of this context (pages, never the token API). GET
+ * /oauth/authorize takes this process's cached read when there is one (src/accounts/session-cache.ts),
+ * unless the two-factor policy would stop that user here: the route acts on a cached user only
+ * through the statement that re-checks the session, and otherwise reads it again (rereadSession).
+ */
 export function registerSession(app: FastifyInstance, deps: Services): void {
   const name = cookieNames(deps.config).session
+  const policy = deps.config.requireTwoFactor
   app.addHook('onRequest', async (request) => {
     const id = request.cookies[name]
-    const from = { userAgent: request.headers['user-agent'], ip: request.ip }
-    request.user = id ? ((await deps.accounts.resolveSession(id, from)) ?? null) : null
+    if (!id) {
+      request.user = null
+      return
+    }
+    if (request.method === 'GET' && request.routeOptions.url === '/oauth/authorize') {
+      const cached = deps.accounts.cachedSession(id)
+      if (cached && enrolmentDemand(policy, cached, 'authorize') === undefined) {
+        request.user = cached
+        return
+      }
+    }
+    request.user = (await deps.accounts.resolveSession(id, seenFrom(request))) ?? null
   })
+}
+
+/** The session user read from the database again, in place of a cached read. */
+export async function rereadSession(request: FastifyRequest, deps: Services): Promise<void> {
+  const id = request.cookies[cookieNames(deps.config).session]
+  request.user = id ? ((await deps.accounts.resolveSession(id, seenFrom(request))) ?? null) : null
 }
 
 /** The session id the browser sent, under this configuration's cookie name (src/http/cookies.ts). */

@@ -61,17 +61,27 @@ function silentPrompt(query: unknown): boolean {
  * (registerSession) and before every route's own checks.
  */
 export function registerTwoFactorPolicy(app: FastifyInstance, deps: Pick<Services, 'config'>): void {
-  const policy = deps.config.requireTwoFactor
-  if (policy === 'none') return
+  if (deps.config.requireTwoFactor === 'none') return
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    // Most requests stop here, before any path is looked at: the authorize request's remembered
-    // consent is a hot path (docs/decisions/007-one-statement-hot-paths.md).
-    if (request.user === null || request.user.secondFactor) return
-    const area = policyAreaOf(request.url)
-    const demand = enrolmentDemand(policy, request.user, area)
-    if (demand === undefined) return
-    // prompt=none never shows a page: the authorize request answers interaction_required itself.
-    if (area === 'authorize' && request.method === 'GET' && silentPrompt(request.query)) return
-    return render(request, reply, 'account/enrol-first.eta', { title: 'Set up a second factor first', why: WHY[demand] }, 403)
+    await enrolFirst(request, reply, deps)
   })
+}
+
+/**
+ * The policy's page for this request's user, when it asks them to enrol first; false when the
+ * request may go on. The hook's check, and GET /oauth/authorize's after it reads a cached
+ * session again (src/http/routes/oauth/authorize.ts).
+ */
+export async function enrolFirst(request: FastifyRequest, reply: FastifyReply, deps: Pick<Services, 'config'>): Promise<boolean> {
+  const policy = deps.config.requireTwoFactor
+  // Most requests stop here, before any path is looked at: the authorize request's remembered
+  // consent is a hot path (docs/decisions/007-one-statement-hot-paths.md).
+  if (policy === 'none' || request.user === null || request.user.secondFactor) return false
+  const area = policyAreaOf(request.url)
+  const demand = enrolmentDemand(policy, request.user, area)
+  if (demand === undefined) return false
+  // prompt=none never shows a page: the authorize request answers interaction_required itself.
+  if (area === 'authorize' && request.method === 'GET' && silentPrompt(request.query)) return false
+  await render(request, reply, 'account/enrol-first.eta', { title: 'Set up a second factor first', why: WHY[demand] }, 403)
+  return true
 }

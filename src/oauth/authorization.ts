@@ -4,7 +4,13 @@ import { LIFETIMES, QUOTAS } from '../limits/policy.js'
 import { generateAccessToken, generateAuthorizationCode } from '../lib/tokens.js'
 import { insertAccessToken } from '../repositories/access-tokens.js'
 import { lockActiveApplicationAndUser } from '../repositories/applications.js'
-import { type CodeIdentity, countRecentCodes, insertAuthorizationCode, insertCodeUnderGrant } from '../repositories/authorization-codes.js'
+import {
+  type CodeIdentity,
+  type SessionCheck,
+  countRecentCodes,
+  insertAuthorizationCode,
+  insertCodeUnderGrant,
+} from '../repositories/authorization-codes.js'
 import { upsertGrant } from '../repositories/grants.js'
 import {
   type PendingWithClient,
@@ -41,7 +47,12 @@ export interface AuthorizingUser {
 }
 
 /** What an issuing step did: a redirect to the client, or why it issued nothing. */
-export type Issued = { kind: 'issued'; response: ClientResponse } | { kind: 'no-grant' } | { kind: 'over-quota' } | { kind: 'gone' }
+export type Issued =
+  | { kind: 'issued'; response: ClientResponse }
+  | { kind: 'no-grant' }
+  | { kind: 'over-quota' }
+  | { kind: 'gone' }
+  | { kind: 'session-changed' }
 
 /**
  * Whether standing consent may stand in for the page. Only for the code flow: the token flow and
@@ -55,19 +66,20 @@ export function mayUseRememberedConsent(req: AuthorizationRequest): boolean {
 
 /**
  * The code under the user's standing consent, when it covers these scopes (or more); 'no-grant'
- * when the user must be asked, 'over-quota' past CODE_ISSUE_LIMIT. One statement: no grant
- * read, no transaction, and the grant is left as it is (consent is only recorded when given).
+ * when the user must be asked, 'over-quota' past CODE_ISSUE_LIMIT, 'session-changed' when the
+ * session is not (or no longer) as `user` says. One statement: no grant read, no transaction,
+ * and the grant is left as it is (consent is only recorded when given).
  */
 export async function issueUnderRememberedConsent(
   db: Db,
   req: AuthorizationRequest,
-  user: AuthorizingUser,
+  user: AuthorizingUser & SessionCheck,
   now: Date,
   issuer: string,
   codesPerMinute: number,
 ): Promise<Exclude<Issued, { kind: 'gone' }>> {
   const { code, row } = newCode(req, user, now)
-  const result = await insertCodeUnderGrant(db, row, req.application, codesPerMinute, QUOTAS.codesPerGrant.windowMs)
+  const result = await insertCodeUnderGrant(db, row, req.application, user, codesPerMinute, QUOTAS.codesPerGrant.windowMs)
   if (result !== 'issued') return { kind: result }
   return { kind: 'issued', response: clientResponse(req.redirectUri, { code, state: req.state, iss: issuer }, req.responseMode) }
 }
@@ -165,7 +177,7 @@ export async function approveAuthorization(
   now: Date,
   issuer: string,
   heldId: string,
-): Promise<Issued> {
+): Promise<Exclude<Issued, { kind: 'session-changed' }>> {
   const userId = user.id
   const applicationId = req.application.id
   if (req.responseType === 'code') {
@@ -175,7 +187,7 @@ export async function approveAuthorization(
   }
   // Signed before the transaction, which then only stores: a failure to sign issues nothing.
   const inBrowser = req.responseType === 'code' ? undefined : await browserResponse(ctx, req, user, now, issuer)
-  const issued = await ctx.db.transaction().execute(async (trx): Promise<Issued> => {
+  const issued = await ctx.db.transaction().execute(async (trx): Promise<Exclude<Issued, { kind: 'session-changed' }>> => {
     // The application or the user suspended since the request was validated or the session read
     // (README "Operating Gatehouse"): nothing is issued.
     if (!(await lockActiveApplicationAndUser(trx, applicationId, userId))) return { kind: 'gone' }

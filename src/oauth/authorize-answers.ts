@@ -3,6 +3,7 @@ import type { Clock } from '../lib/clock.js'
 import { hasGrant } from '../repositories/grants.js'
 import type { TokenQuota } from '../revocation/token-quota.js'
 import type { ApplicationCache } from './application-cache.js'
+import type { SessionCheck } from '../repositories/authorization-codes.js'
 import type { AuthorizingUser, IssueQuotas, Issued } from './authorization.js'
 import { type AuthorizationRequest, type AuthorizeOutcome, type IdentityRequestOptions, errorResponse } from './authorize-request.js'
 import type { LogInAnswer } from './authorize-session.js'
@@ -35,6 +36,11 @@ export type AuthorizeAnswer =
   | LogInAnswer
   /** The consent page for the request, held under `heldId` until answered. */
   | { kind: 'consent'; request: AuthorizationRequest; heldId: string }
+  /**
+   * Read the session again and ask again: the user was the cached read and the answer is not
+   * the one statement's, or the session changed since it was read (src/accounts/session-cache.ts).
+   */
+  | { kind: 'confirm-session' }
 
 export interface AuthorizeContext {
   /** Whether `openid` may be requested (signing keys exist; src/oauth/identity.ts). */
@@ -54,10 +60,13 @@ export interface AuthorizeContext {
 
 /**
  * The logged-in user as the authorize request sees them: when the session was authenticated
- * (max_age, prompt=login), and whether REQUIRE_TWO_FACTOR asks them to enrol before going on
- * (prompt=none then answers interaction_required instead of the enrolment page).
+ * (max_age, prompt=login), whether REQUIRE_TWO_FACTOR asks them to enrol before going on
+ * (prompt=none then answers interaction_required instead of the enrolment page), the session
+ * the code statement re-checks (SessionCheck), and whether this is the process's cached read
+ * (src/accounts/session-cache.ts), which only that statement may act on.
  */
-export type AuthorizeUser = (AuthorizingUser & { readonly authenticatedAt: Date; readonly mustEnrol?: boolean }) | null
+export type AuthorizeUser =
+  (AuthorizingUser & SessionCheck & { readonly authenticatedAt: Date; readonly mustEnrol?: boolean; readonly cached?: true }) | null
 
 /** RFC 6749 4.1.2.1 temporarily_unavailable: the user's codes for this client are over CODE_ISSUE_LIMIT. */
 const OVER_CODE_QUOTA = 'Too many authorization requests for this application in the last minute; try again shortly'
@@ -73,7 +82,7 @@ export function refusedFor(ctx: AuthorizeContext, req: AuthorizationRequest, err
 export async function answerIssued(
   ctx: AuthorizeContext,
   req: AuthorizationRequest,
-  issued: Exclude<Issued, { kind: 'no-grant' | 'gone' }>,
+  issued: Exclude<Issued, { kind: 'no-grant' | 'gone' | 'session-changed' }>,
   user: { id: string },
 ): Promise<AuthorizeAnswer> {
   if (issued.kind === 'issued') return { kind: 'respond', response: issued.response }

@@ -32,15 +32,20 @@ export function sameCodeFlowSettings(a: CodeFlowSettings, b: CodeFlowSettings): 
   })
 }
 
+/** The session changed since it was read, or a cached read cannot answer (AuthorizeAnswer). */
+const CONFIRM_SESSION: AuthorizeAnswer = { kind: 'confirm-session' }
+
 /**
  * The answer to an authorization request. Remembered consent is the hot path: with the
- * application in the cache it costs one statement, which issues the code only while the
- * cached settings still hold (docs/decisions/004-caching-and-ttl-bounds.md). Every other
- * answer is worked out from a fresh read, so a stale copy can only ever fail to issue a code.
+ * application (and the session) in the caches it costs one statement, which issues the code
+ * only while the cached settings and session still hold (docs/decisions/004-caching-and-ttl-bounds.md).
+ * Every other answer is worked out from a fresh read, so a stale copy can only ever fail to
+ * issue a code. A cached session that statement found live with its values is as good as a
+ * fresh read; any other is sent back to be read again ('confirm-session').
  */
 export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unknown, user: AuthorizeUser): Promise<AuthorizeAnswer> {
   const reading = readParams(query)
-  if (isPushedRequestUri(reading.params.request_uri)) return answerPushedRequest(ctx, reading.params, user)
+  if (isPushedRequestUri(reading.params.request_uri)) return user?.cached ? CONFIRM_SESSION : answerPushedRequest(ctx, reading.params, user)
   let tried: CodeFlowSettings | undefined
   const clientId = reading.params.client_id
   const cached = user && clientId !== undefined ? ctx.applications.get(clientId) : undefined
@@ -56,10 +61,13 @@ export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unkno
       sessionSuffices(outcome.request, user, ctx.clock())
     ) {
       const issued = await issueUnderRememberedConsent(ctx.db, outcome.request, user, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
+      if (issued.kind === 'session-changed') return CONFIRM_SESSION
       if (issued.kind !== 'no-grant') return answerIssued(ctx, outcome.request, issued, user)
       tried = outcome.request.application
+      user = { ...user, cached: undefined }
     }
   }
+  if (user?.cached) return CONFIRM_SESSION
   const outcome = await validateAuthorizationRequest(reading, ctx.issuer, (id) => ctx.applications.load(id), 'plain', ctx.identity)
   return answerValidated(ctx, { outcome, params: reading.params }, user, tried)
 }
@@ -139,6 +147,7 @@ async function answerValidated(
   }
   if (mayUseRememberedConsent(req) && !(tried && sameCodeFlowSettings(tried, req.application))) {
     const issued = await issueUnderRememberedConsent(ctx.db, req, user, ctx.clock(), ctx.issuer, ctx.quotas.codesPerMinute)
+    if (issued.kind === 'session-changed') return CONFIRM_SESSION
     if (issued.kind !== 'no-grant') return answerIssued(ctx, req, issued, user)
   }
   if (req.prompt === 'none') {

@@ -69,6 +69,21 @@ const LIMIT_PARAM = `$${9 + CODE_FLOW_SETTINGS.length}::int`
 const WINDOW_MS_PARAM = `$${10 + CODE_FLOW_SETTINGS.length}::int`
 /** The ID Token's nonce, auth_time, amr and sid, after the window (null without `openid`). */
 const IDENTITY_PARAMS = [0, 1, 2, 3].map((i) => `$${11 + CODE_FLOW_SETTINGS.length + i}`)
+/** The session's digest and the user's values the request was answered with (SessionCheck), after the identity. */
+const SESSION_PARAMS = [0, 1, 2, 3].map((i) => `$${15 + CODE_FLOW_SETTINGS.length + i}`)
+
+/**
+ * The browser session a code is issued under, as the authorize request read it: its stored
+ * digest, and the user's values the answer depends on (the two-factor policy's, and what the
+ * page shows). The statement issues only while the session is live with these values, so the
+ * session may come from this process's cache (src/accounts/session-cache.ts).
+ */
+export interface SessionCheck {
+  readonly sessionKey: string
+  readonly email: string
+  readonly is_operator: boolean
+  readonly secondFactor: boolean
+}
 
 // Written out rather than built with Kysely: on this hot path, building and compiling the
 // query took about a tenth of the request's Node CPU.
@@ -80,7 +95,14 @@ const IDENTITY_PARAMS = [0, 1, 2, 3].map((i) => `$${11 + CODE_FLOW_SETTINGS.leng
 // the benchmark (docs/decisions/007-one-statement-hot-paths.md). Exported for the test that
 // pins that plan (test/postgres/code-quota-plan.test.ts).
 export const INSERT_CODE_UNDER_GRANT = `
-with recent as (
+with session_live as (
+  select exists (
+    select 1 from sessions s join users su on su.id = s.user_id
+    where s.id_hash = ${SESSION_PARAMS[0]}::text and s.user_id = $2::uuid and s.expires_at > $7::timestamptz
+      and su.suspended_at is null and su.email = ${SESSION_PARAMS[1]}::text and su.is_operator = ${SESSION_PARAMS[2]}::boolean
+      and su.second_factor = ${SESSION_PARAMS[3]}::boolean
+  ) as live
+), recent as (
   select count(*) as n from (
     select 1 from authorization_codes
     where user_id = $2::uuid and application_id = $9::uuid and created_at > $7::timestamptz - ${WINDOW_MS_PARAM} * interval '1 millisecond'
@@ -101,20 +123,25 @@ with recent as (
     and a.suspended_at is null
     and u.suspended_at is null
     and (select n from recent) < ${LIMIT_PARAM}
+    and (select live from session_live)
   for key share of g, u
   returning id
 )
-select exists (select 1 from issued) as issued, (select n from recent) >= ${LIMIT_PARAM} as over_quota`
+select exists (select 1 from issued) as issued, (select n from recent) >= ${LIMIT_PARAM} as over_quota,
+  (select live from session_live) as session_live`
 
-export type CodeUnderGrant = 'issued' | 'no-grant' | 'over-quota'
+/** 'session-changed': the session ended, or the user's checked values changed, since it was read. */
+export type CodeUnderGrant = 'issued' | 'no-grant' | 'over-quota' | 'session-changed'
 
 /**
  * Remembered consent in one statement (one round trip, no transaction): inserts the code only
- * if the user's grant for the application covers the scopes (grants_user_application_key),
+ * while the session is live and the user's values are `session`'s (so the session may have been
+ * read from a cache; sessions_pkey), if the user's grant for the application covers the scopes (grants_user_application_key),
  * the application's settings are still `app`'s, and fewer than `codesPerMinute` codes went to
  * this (user, application) in the last `windowMs` (authorization_codes_user_application_created_idx;
  * the window is QUOTAS.codesPerGrant of src/limits/policy.ts). 'no-grant' means "no such grant, or the application changed or
- * went": the caller falls back to a fresh read and the consent page.
+ * went": the caller falls back to a fresh read and the consent page; 'session-changed' means the
+ * session is no longer as `session` says, and the caller reads it again.
  * FOR KEY SHARE on the grant: "Revoke access" deletes the grant before the pending codes, so
  * it either waits for this code and then deletes it, or makes this statement find no grant.
  * FOR KEY SHARE on the user (users_pkey): suspendUser locks the row FOR UPDATE before it
@@ -126,10 +153,11 @@ export async function insertCodeUnderGrant(
   db: Db,
   c: Omit<NewCode, 'id' | 'applicationId'>,
   app: CodeFlowSettings,
+  session: SessionCheck,
   codesPerMinute: number,
   windowMs: number,
 ): Promise<CodeUnderGrant> {
-  const result = await db.executeQuery<{ issued: boolean; over_quota: boolean }>(
+  const result = await db.executeQuery<{ issued: boolean; over_quota: boolean; session_live: boolean }>(
     CompiledQuery.raw(INSERT_CODE_UNDER_GRANT, [
       c.codeHash,
       c.userId,
@@ -146,10 +174,16 @@ export async function insertCodeUnderGrant(
       c.identity?.authTime ?? null,
       c.identity?.amr ?? null,
       c.identity?.sid ?? null,
+      session.sessionKey,
+      session.email,
+      session.is_operator,
+      session.secondFactor,
     ]),
   )
   const row = result.rows[0]
-  return row?.issued ? 'issued' : row?.over_quota ? 'over-quota' : 'no-grant'
+  if (row?.issued) return 'issued'
+  if (!row?.session_live) return 'session-changed'
+  return row.over_quota ? 'over-quota' : 'no-grant'
 }
 
 /** Codes issued to (user, application) since `since`, counted up to `limit` (the same index). */

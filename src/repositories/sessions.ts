@@ -1,7 +1,8 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 
-export interface SessionUser {
+/** A live session's user as stored (src/accounts/sessions.ts adds what is derived from the session's key). */
+export interface StoredSessionUser {
   id: string
   email: string
   /** Sees the "Operator" menu entry and /admin (README "Operating Gatehouse"). */
@@ -16,11 +17,6 @@ export interface SessionUser {
   authenticatedAt: Date
   /** The last password or factor confirmation: the log-in, or a later re-authentication ("sudo mode"). */
   confirmedAt: Date
-  /**
-   * A stable id of the session for OpenID Connect's `sid` claim: a digest of the session's
-   * digest, never the cookie (src/accounts/sessions.ts resolveSession).
-   */
-  sid?: string
 }
 
 export interface NewSession {
@@ -62,7 +58,7 @@ export async function findSessionUser(
   idHash: string,
   now: Date,
   seen?: { staleBefore: Date; userAgent: string | null; ip: string | null },
-): Promise<SessionUser | undefined> {
+): Promise<StoredSessionUser | undefined> {
   const { rows } = await sql<SessionUserRow>`
     with found as (
       select users.id, users.email, users.is_operator, users.email_verified_at, users.second_factor,

@@ -34,6 +34,7 @@ describe('loadConfig', () => {
       tokenCacheTtlMs: 60_000,
       idTokenTtlMs: 3_600_000,
       tokenCacheMaxEntries: 10_000,
+      sessionCacheMaxEntries: 10_000,
       limits: {
         loginFailures: 10,
         loginAccountAttack: 100,
@@ -84,6 +85,7 @@ describe('loadConfig', () => {
       HTTP_CONNECTION_TIMEOUT_MS: '20000',
       HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000',
       HEAP_GROWING_PERCENT: '0',
+      SESSION_CACHE_MAX_ENTRIES: '0',
       JANITOR_INTERVAL_SECONDS: '60',
       REVOKED_TOKEN_RETENTION_DAYS: '7',
       AUDIT_RETENTION_DAYS: '365',
@@ -119,6 +121,7 @@ describe('loadConfig', () => {
       tokenCacheTtlMs: 300_000,
       idTokenTtlMs: 3_600_000,
       tokenCacheMaxEntries: 500,
+      sessionCacheMaxEntries: 0,
       limits: {
         loginFailures: 5,
         loginAccountAttack: 50,
@@ -273,6 +276,8 @@ describe('loadConfig', () => {
     ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '2.5', 'HTTP_KEEP_ALIVE_TIMEOUT_MS: must be a whole number'],
     ['HEAP_GROWING_PERCENT', '-5', 'HEAP_GROWING_PERCENT: must not be negative'],
     ['HEAP_GROWING_PERCENT', '301', 'HEAP_GROWING_PERCENT: must be at most 300'],
+    ['SESSION_CACHE_MAX_ENTRIES', '-1', 'SESSION_CACHE_MAX_ENTRIES: must not be negative'],
+    ['SESSION_CACHE_MAX_ENTRIES', '1000001', 'SESSION_CACHE_MAX_ENTRIES: must be at most 1000000'],
     ['MAX_APPLICATIONS_PER_USER', '0', 'MAX_APPLICATIONS_PER_USER: must be positive'],
     ['MAX_TOKENS_PER_GRANT', 'all', 'MAX_TOKENS_PER_GRANT: must be a number'],
     ['CODE_ISSUE_LIMIT', '1.5', 'CODE_ISSUE_LIMIT: must be a whole number'],

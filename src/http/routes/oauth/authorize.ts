@@ -12,7 +12,8 @@ import { actorOf } from '../../audit.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { allowInlineScript } from '../../page-security.js'
 import { render } from '../../render.js'
-import { safeNextPath } from '../../session.js'
+import { rereadSession, safeNextPath } from '../../session.js'
+import { enrolFirst } from '../../two-factor-gate.js'
 
 /**
  * The form_post page's one script (OAuth 2.0 Form Post Response Mode 2): it submits the form at
@@ -76,6 +77,14 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
       const query = login.toString()
       return reply.redirect(query ? `/login?${query}` : '/login', 303)
     }
+    case 'confirm-session':
+      return render(
+        request,
+        reply,
+        'oauth/error.eta',
+        { title: 'Authorization request refused', message: 'Your session changed while this request was answered. Try again.' },
+        409,
+      )
     case 'consent': {
       const req = answer.request
       allowFormRedirectTo(reply, req.redirectUri)
@@ -99,13 +108,26 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
 }
 
 /** GET and POST /oauth/authorize (RFC 6749 4.1.1 / 4.2.1). */
-export default async function authorizeRoutes(app: FastifyInstance, { oauth, config }: Services): Promise<void> {
-  app.get('/oauth/authorize', async (request, reply) => {
+export default async function authorizeRoutes(app: FastifyInstance, deps: Services): Promise<void> {
+  const { oauth, config } = deps
+  const answer = (request: FastifyRequest) => {
     const user = request.user
     // Only prompt=none gets this far while the policy asks to enrol (src/http/two-factor-gate.ts).
     const mustEnrol = user !== null && enrolmentDemand(config.requireTwoFactor, user, 'authorize') !== undefined
-    const answer = await oauth.authorize(request.query, user && mustEnrol ? { ...user, mustEnrol } : user)
-    return send(request, reply, answer, 302)
+    return oauth.authorize(request.query, user && mustEnrol ? { ...user, mustEnrol } : user)
+  }
+
+  app.get('/oauth/authorize', async (request, reply) => {
+    let answered = await answer(request)
+    // A cached session read, or a session that changed while the request was answered: read it
+    // again and answer from that (src/accounts/session-cache.ts). Each pass reads the session
+    // anew; a session that keeps changing under the request gets the error page.
+    for (let pass = 0; answered.kind === 'confirm-session' && pass < 2; pass++) {
+      await rereadSession(request, deps)
+      if (await enrolFirst(request, reply, deps)) return reply
+      answered = await answer(request)
+    }
+    return send(request, reply, answered, 302)
   })
 
   // The consent answer: CSRF-protected, and it names the held request by id only. 303, never
