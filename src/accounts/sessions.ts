@@ -84,7 +84,11 @@ export async function startSession(
  */
 export async function resolveSession(db: Db, id: string, now: Date, from?: SeenFrom): Promise<SessionUser | undefined> {
   const idHash = sessionKeyOf(id)
-  if (idHash === undefined) return undefined
+  return idHash === undefined ? undefined : resolveSessionByKey(db, idHash, now, from)
+}
+
+/** resolveSession, for a cookie whose digest (sessionKeyOf) the caller has already taken. */
+export async function resolveSessionByKey(db: Db, idHash: string, now: Date, from?: SeenFrom): Promise<SessionUser | undefined> {
   const staleBefore = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS)
   const user = await findSessionUser(db, idHash, now, from && { staleBefore, userAgent: storedUserAgent(from.userAgent), ip: from.ip })
   return user && { ...user, sid: sessionSid(idHash), sessionKey: idHash }

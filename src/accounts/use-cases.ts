@@ -30,7 +30,7 @@ import {
   endSession,
   listSessions,
   logOut,
-  resolveSession,
+  resolveSessionByKey,
   sessionKeyOf,
   startSession,
 } from './sessions.js'
@@ -131,6 +131,11 @@ function sessionUseCases(ctx: AccountContext, audit: AuditLog, sessions: Session
     const key = sessionKeyOf(sessionId)
     if (key !== undefined) cache.forget(key)
   }
+  const readSession = async (key: string, from: SeenFrom) => {
+    const user = await resolveSessionByKey(ctx.db, key, ctx.clock(), from)
+    cache.remember(key, user)
+    return user
+  }
   return {
     /** The log-in form's attempt, throttled and recorded (src/accounts/login.ts). */
     logIn: (actor: Actor, attempt: LogInAttempt): Promise<LogInResult> =>
@@ -169,20 +174,21 @@ function sessionUseCases(ctx: AccountContext, audit: AuditLog, sessions: Session
      * The user of a page request's session cookie, read from the database; runs on every page, so
      * nothing is built here per call. The read also refreshes this process's session cache.
      */
-    async resolveSession(sessionId: string, from: SeenFrom): Promise<SessionUser | undefined> {
-      const user = await resolveSession(ctx.db, sessionId, ctx.clock(), from)
-      const key = user?.sessionKey ?? sessionKeyOf(sessionId)
-      if (key !== undefined) cache.remember(key, user)
-      return user
+    resolveSession: (sessionId: string, from: SeenFrom): Promise<SessionUser | undefined> => {
+      const key = sessionKeyOf(sessionId)
+      return key === undefined ? Promise.resolve(undefined) : readSession(key, from)
     },
 
     /**
-     * The session's user as this process last read it, marked `cached`, if it did within
-     * SESSION_CACHE_TTL_MS; for GET /oauth/authorize only, whose one statement re-checks it.
+     * GET /oauth/authorize's session: this process's read of the last SESSION_CACHE_TTL_MS,
+     * marked `cached`, when there is one and `usable` takes it; else a read from the database.
+     * Only the statement that re-checks the session may act on a cached read (session-cache.ts).
      */
-    cachedSession(sessionId: string): SessionUser | undefined {
+    sessionForAuthorize(sessionId: string, from: SeenFrom, usable: (user: SessionUser) => boolean): Promise<SessionUser | undefined> {
       const key = sessionKeyOf(sessionId)
-      return key === undefined ? undefined : cache.get(key)
+      if (key === undefined) return Promise.resolve(undefined)
+      const cached = cache.get(key)
+      return cached !== undefined && usable(cached) ? Promise.resolve(cached) : readSession(key, from)
     },
   }
 }

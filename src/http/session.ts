@@ -21,22 +21,21 @@ declare module 'fastify' {
 export function registerSession(app: FastifyInstance, deps: Services): void {
   const name = cookieNames(deps.config).session
   const policy = deps.config.requireTwoFactor
+  const passesPolicy = (user: SessionUser) => enrolmentDemand(policy, user, 'authorize') === undefined
   app.addHook('onRequest', async (request) => {
     const id = request.cookies[name]
-    if (!id) {
-      request.user = null
-      return
-    }
-    if (request.method === 'GET' && request.routeOptions.url === '/oauth/authorize') {
-      const cached = deps.accounts.cachedSession(id)
-      if (cached && enrolmentDemand(policy, cached, 'authorize') === undefined) {
-        request.user = cached
-        return
-      }
-    }
-    request.user = (await deps.accounts.resolveSession(id, seenFrom(request))) ?? null
+    if (!id) request.user = null
+    else if (request.method === 'GET' && isAuthorizePath(request.url))
+      request.user = (await deps.accounts.sessionForAuthorize(id, seenFrom(request), passesPolicy)) ?? null
+    else request.user = (await deps.accounts.resolveSession(id, seenFrom(request))) ?? null
   })
 }
+
+/** Whether a request URL is GET /oauth/authorize's path: read from the URL, as Fastify's routeOptions builds an object per read. */
+function isAuthorizePath(url: string): boolean {
+  return url.startsWith(AUTHORIZE_PATH) && (url.length === AUTHORIZE_PATH.length || url[AUTHORIZE_PATH.length] === '?')
+}
+const AUTHORIZE_PATH = '/oauth/authorize'
 
 /** The session user read from the database again, in place of a cached read. */
 export async function rereadSession(request: FastifyRequest, deps: Services): Promise<void> {
