@@ -2,13 +2,15 @@ import { randomBytes } from 'node:crypto'
 import Fastify from 'fastify'
 import pg from 'pg'
 import { createDatabase } from '../src/db/connect.js'
+import { cachedRoutes } from './cached-routes.js'
 import { statementRoutes } from './statement-routes.js'
 
 /*
- * The ceilings Gatehouse is judged against (README "Performance", baselines A–G): a bare Fastify server
+ * The ceilings Gatehouse is judged against (README "Performance", baselines A–J): a bare Fastify server
  * with the same pool size as Gatehouse, run as its own process by bench/baselines.ts.
  * A–D: plain `pool.query(text, values)`, as Kysely issues it: no prepared-statement shortcut.
- * E–G: Gatehouse's own statements through its database layer (bench/statement-routes.ts).
+ * E–H: Gatehouse's own statements through its database layer (bench/statement-routes.ts).
+ * I–J: the cached answers' own work through Gatehouse's protocol functions (bench/cached-routes.ts).
  */
 
 const port = Number(process.env.PORT)
@@ -48,6 +50,7 @@ app.post('/d', async () => {
 
 const gatehouseDb = await createDatabase({ url: process.env.DATABASE_URL, pool: { max: Number(process.env.DATABASE_POOL_MAX ?? 10) } })
 statementRoutes(app, gatehouseDb.db)
+cachedRoutes(app, gatehouseDb)
 
 await app.listen({ port, host: '127.0.0.1' })
 const close = () =>

@@ -37,6 +37,21 @@ interface ClientBody {
   client_secret: string
 }
 
+/** The code remembered consent inserts for a plain `read` request (src/oauth/authorization.ts newCode). */
+export function rememberedCodeRow(code: string, userId: string, redirectUri: string, now: Date) {
+  return {
+    codeHash: sha256Hex(code),
+    userId,
+    scopes: ['read'],
+    redirectUri,
+    codeChallenge: null,
+    codeChallengeMethod: null,
+    now,
+    expiresAt: new Date(now.getTime() + LIFETIMES.authorizationCodeMs),
+    identity: null,
+  }
+}
+
 function cookieValue(header: string | undefined, name: string): string | undefined {
   for (const part of (header ?? '').split(';')) {
     const [key, value] = part.trim().split('=')
@@ -87,17 +102,7 @@ export function statementRoutes(app: FastifyInstance, db: Db): void {
     const application = await settingsOf(q.client_id)
     if (!user || !application) return reply.code(400).send({ error: 'no session or no application' })
     const code = generateAuthorizationCode()
-    const row = {
-      codeHash: sha256Hex(code),
-      userId: user.id,
-      scopes: ['read'],
-      redirectUri: q.redirect_uri,
-      codeChallenge: null,
-      codeChallengeMethod: null,
-      now,
-      expiresAt: new Date(now.getTime() + LIFETIMES.authorizationCodeMs),
-      identity: null,
-    }
+    const row = rememberedCodeRow(code, user.id, q.redirect_uri, now)
     const result = await insertCodeUnderGrant(db, row, application, user, CODES_PER_MINUTE, QUOTAS.codesPerGrant.windowMs)
     if (result !== 'issued') return reply.code(400).send({ error: result })
     return reply.redirect(`${q.redirect_uri}?code=${code}&state=${encodeURIComponent(q.state)}`, 302)

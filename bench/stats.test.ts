@@ -290,6 +290,27 @@ describe('evaluateComparisons', () => {
     expect(gOverD).toBeCloseTo(0.9)
   })
 
+  it('sets each cached path against its own work (I, J), and that work against A, in rate and in server CPU', () => {
+    const withCpu = (rate: number, server: number): RowSummary => ({ ...validRow(rate), cpu: { ...validRow(rate).cpu, server } })
+    const rows = {
+      [rowKey('baseline-a', 64)]: withCpu(50_000, 0.95),
+      [rowKey('baseline-i', 64)]: withCpu(30_000, 0.96),
+      [rowKey('introspect-cached', 64)]: withCpu(24_000, 0.97),
+    }
+    const lines = evaluateComparisons(rows, [64])
+    expect(lines.map((l) => [l.path, l.against, l.unit])).toEqual([
+      ['introspection, cached over its own work', 'baseline I', 'ratio'],
+      ['introspection, cached over its own work', 'server CPU over baseline-i', 'us'],
+      ["introspection, cached's own work (I)", 'baseline A', 'ratio'],
+      ["introspection, cached's own work (I)", 'server CPU over baseline-a', 'us'],
+    ])
+    const [overI, serverOverI, iOverA, serverOverA] = lines.map((l) => l.cells[0]!.value!)
+    expect(overI).toBeCloseTo(0.8)
+    expect(serverOverI).toBeCloseTo(0.97e6 / 24_000 - 0.96e6 / 30_000)
+    expect(iOverA).toBeCloseTo(0.6)
+    expect(serverOverA).toBeCloseTo(0.96e6 / 30_000 - 0.95e6 / 50_000)
+  })
+
   it('gives no number against a row that is not a measurement', () => {
     const broken = summarizeRuns([sample(3000, { errors: 5 })])
     const rows = {
@@ -302,6 +323,7 @@ describe('evaluateComparisons', () => {
   })
 
   it('compares UserInfo with the baselines and the token-info rows, and leaves out rows not run', () => {
+    // (The lines of a row that was run stay, with no number, when what it is set against was not.)
     const rows = {
       [rowKey('baseline-a', 64)]: validRow(60_000),
       [rowKey('token-info-cached', 64)]: validRow(40_000),
@@ -311,6 +333,9 @@ describe('evaluateComparisons', () => {
     expect(lines.map((l) => [l.path, l.against, l.cells[0]!.value])).toEqual([
       ['UserInfo, cached', 'baseline A', 0.2],
       ['UserInfo, cached', 'token-info-cached', 0.3],
+      // Token info's own work (J) was not run: its lines say so rather than disappear.
+      ['token info, cached over its own work', 'baseline J', null],
+      ['token info, cached over its own work', 'server CPU over baseline-j', null],
     ])
   })
 })

@@ -218,7 +218,19 @@ const BASELINE_NAMES: Record<string, string> = {
   'baseline-f': 'F',
   'baseline-g': 'G',
   'baseline-h': 'H',
+  'baseline-i': 'I',
+  'baseline-j': 'J',
 }
+
+/**
+ * Issue 25: each cached path against its own work from bare Fastify (baselines I and J,
+ * bench/cached-routes.ts), and that work against A: what Gatehouse's HTTP layers cost, and what
+ * the answer itself costs beyond Fastify's least route.
+ */
+const CACHED_CEILINGS: readonly { path: string; caseId: string; work: string }[] = [
+  { path: 'introspection, cached', caseId: 'introspect-cached', work: 'baseline-i' },
+  { path: 'token info, cached', caseId: 'token-info-cached', work: 'baseline-j' },
+]
 
 /**
  * Issue 25: each write path against its own statements sent from bare Fastify (baselines E–H,
@@ -373,6 +385,10 @@ export const COMPARISONS: readonly Comparison[] = [
       costOver: target,
       dbCostOver: true,
     },
+  ]),
+  ...CACHED_CEILINGS.flatMap(({ path, caseId, work }): Comparison[] => [
+    { path: `${path} over its own work`, caseId, against: [work], costOver: work },
+    { path: `${path}'s own work (${BASELINE_NAMES[work]})`, caseId: work, against: ['baseline-a'], costOver: 'baseline-a' },
   ]),
   ...PGBOUNCER_PATHS.map((path): Comparison => ({
     path: `${path}, 2 processes via PgBouncer`,

@@ -1,0 +1,56 @@
+import formbody from '@fastify/formbody'
+import { bearerToken } from '@gatehouse/verifier/shared'
+import type { FastifyInstance } from 'fastify'
+import { loadConfig } from '../src/config.js'
+import type { DatabaseHandle } from '../src/db/connect.js'
+import { systemClock } from '../src/lib/clock.js'
+import { ClientAuthCache } from '../src/oauth/client-auth-cache.js'
+import { introspect } from '../src/oauth/introspection.js'
+import { singleParams } from '../src/oauth/params.js'
+import { createServerTokenCache } from '../src/oauth/token-validity.js'
+
+/*
+ * Baselines I and J (issue 25, README "Performance"): the cached introspection's and the
+ * cached token info's own work, through Gatehouse's protocol functions and caches from bare
+ * Fastify, with none of Gatehouse's HTTP layers (its hooks, headers, logging, metrics and error
+ * mapping). What each answer cannot avoid: parsing the request, a SHA-256 of the token (and for
+ * introspection of the client's secret), the caches' lookups and the stored answer. A cached
+ * row over its own work is what Gatehouse's layers cost; the work over A is what the answer
+ * costs beyond Fastify's least route.
+ */
+
+/** The settings Gatehouse runs with in the benchmark: the defaults. */
+const config = loadConfig({})
+
+export function cachedRoutes(app: FastifyInstance, database: DatabaseHandle): void {
+  const tokens = createServerTokenCache({
+    database,
+    clock: systemClock,
+    ttlMs: config.tokenCacheTtlMs,
+    maxEntries: config.tokenCacheMaxEntries,
+  })
+  const clients = new ClientAuthCache({
+    db: database.db,
+    clock: systemClock,
+    ttlMs: config.tokenCacheTtlMs,
+    maxEntries: 10_000,
+    failureLimit: config.tokenAuthFailureLimit,
+  })
+
+  void app.register(async (scope) => {
+    await scope.register(formbody)
+    // I: introspection's own work (src/oauth/introspection.ts), the body as Gatehouse sends it.
+    scope.post('/i', async (request, reply) => {
+      const body = await introspect({ clients, tokens }, singleParams(request.body), request.headers.authorization)
+      return reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').send(body)
+    })
+  })
+
+  // J: token info's own work: the bearer token, the cache's entry, its stored answer.
+  app.get('/j', async (request, reply) => {
+    const token = bearerToken(request.headers.authorization)
+    const entry = token === undefined ? undefined : await tokens.check(token)
+    if (entry == null) return reply.code(401).send()
+    return reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').send(entry.tokenInfo)
+  })
+}
