@@ -320,14 +320,28 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     audit,
     mailer,
     caches,
-    async close() {
-      stopReporting()
-      mailer.close()
-      await janitor.stop()
-      await tokenQuota.settled()
-      revocationFeed.closeAll()
-      await bus.stop()
-      if (!overrides.database) await database.close()
-    },
+    close: closing({ stopReporting, mailer, janitor, tokenQuota, revocationFeed, bus, database, ownsDatabase: !overrides.database }),
+  }
+}
+
+/** The services' close: in this order, so nothing stopped is still called; the database last, when this opened it. */
+function closing(parts: {
+  stopReporting: () => void
+  mailer: Mailer
+  janitor: Janitor
+  tokenQuota: TokenQuota
+  revocationFeed: RevocationFeed
+  bus: RevocationBus
+  database: DatabaseHandle
+  ownsDatabase: boolean
+}): () => Promise<void> {
+  return async () => {
+    parts.stopReporting()
+    parts.mailer.close()
+    await parts.janitor.stop()
+    await parts.tokenQuota.settled()
+    parts.revocationFeed.closeAll()
+    await parts.bus.stop()
+    if (parts.ownsDatabase) await parts.database.close()
   }
 }

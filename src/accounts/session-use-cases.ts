@@ -12,17 +12,18 @@ export interface SessionSettings {
   readonly maxSessions: number
 }
 
+/** Ends this process's cached read of the session with this cookie (log-out, a new log-in). */
+function forget(cache: SessionCache, sessionId: string): void {
+  const key = sessionKeyOf(sessionId)
+  if (key !== undefined) cache.forget(key)
+}
+
 /** Log-in, log-out and the session of every page request (README "Your account"). */
 export function sessionUseCases(ctx: AccountContext, audit: AuditLog, sessions: SessionSettings, cache: SessionCache) {
-  const forget = (sessionId: string) => {
-    const key = sessionKeyOf(sessionId)
-    if (key !== undefined) cache.forget(key)
-  }
-  const readSession = async (key: string, from: SeenFrom) => {
-    const user = await resolveSessionByKey(ctx.db, key, ctx.clock(), from)
-    cache.remember(key, user)
-    return user
-  }
+  return { ...logInUseCases(ctx, audit, sessions, cache), ...pageSessionUseCases(ctx, cache) }
+}
+
+function logInUseCases(ctx: AccountContext, audit: AuditLog, sessions: SessionSettings, cache: SessionCache) {
   return {
     /** The log-in form's attempt, throttled and recorded (src/accounts/login.ts). */
     logIn: (actor: Actor, attempt: LogInAttempt): Promise<LogInResult> =>
@@ -41,7 +42,7 @@ export function sessionUseCases(ctx: AccountContext, audit: AuditLog, sessions: 
       amr: readonly string[] = ['pwd'],
     ): Promise<string> {
       if (previousSessionId) {
-        forget(previousSessionId)
+        forget(cache, previousSessionId)
         await endSession(ctx.db, previousSessionId)
       }
       return startSession(ctx.db, userId, ctx.clock(), sessions.ttlMs, { from, maxSessions: sessions.maxSessions, amr })
@@ -53,10 +54,19 @@ export function sessionUseCases(ctx: AccountContext, audit: AuditLog, sessions: 
      * asked (`requestedBy`, OpenID Connect RP-Initiated Logout 1.0).
      */
     logOut: (actor: Actor, sessionId: string, requestedBy?: { clientId: string; name: string }): Promise<void> => {
-      forget(sessionId)
+      forget(cache, sessionId)
       return logOut(ctx.db, sessionId, actor.userId, trailOf(audit, actor), requestedBy)
     },
+  }
+}
 
+function pageSessionUseCases(ctx: AccountContext, cache: SessionCache) {
+  const readSession = async (key: string, from: SeenFrom) => {
+    const user = await resolveSessionByKey(ctx.db, key, ctx.clock(), from)
+    cache.remember(key, user)
+    return user
+  }
+  return {
     /**
      * The user of a page request's session cookie, read from the database; runs on every page, so
      * nothing is built here per call. The read also refreshes this process's session cache.

@@ -24,11 +24,15 @@ export function registerSession(app: FastifyInstance, deps: Services): void {
   const passesPolicy = (user: SessionUser) => enrolmentDemand(policy, user, 'authorize') === undefined
   app.addHook('onRequest', async (request) => {
     const id = request.cookies[name]
-    if (!id) request.user = null
-    else if (request.method === 'GET' && isAuthorizePath(request.url))
+    if (id && request.method === 'GET' && isAuthorizePath(request.url))
       request.user = (await deps.accounts.sessionForAuthorize(id, seenFrom(request), passesPolicy)) ?? null
-    else request.user = (await deps.accounts.resolveSession(id, seenFrom(request))) ?? null
+    else request.user = await readUser(request, deps, id)
   })
+}
+
+/** The user of session cookie `id`, read from the database (which refreshes the session cache). */
+async function readUser(request: FastifyRequest, deps: Services, id: string | undefined): Promise<SessionUser | null> {
+  return id ? ((await deps.accounts.resolveSession(id, seenFrom(request))) ?? null) : null
 }
 
 /** Whether a request URL is GET /oauth/authorize's path: read from the URL, as Fastify's routeOptions builds an object per read. */
@@ -39,8 +43,7 @@ const AUTHORIZE_PATH = '/oauth/authorize'
 
 /** The session user read from the database again, in place of a cached read. */
 export async function rereadSession(request: FastifyRequest, deps: Services): Promise<void> {
-  const id = request.cookies[cookieNames(deps.config).session]
-  request.user = id ? ((await deps.accounts.resolveSession(id, seenFrom(request))) ?? null) : null
+  request.user = await readUser(request, deps, sessionIdOf(request, deps))
 }
 
 /** The session id the browser sent, under this configuration's cookie name (src/http/cookies.ts). */

@@ -45,38 +45,12 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
   switch (answer.kind) {
     case 'error-page':
       return render(request, reply, 'oauth/error.eta', { title: 'Authorization request refused', message: answer.message }, 400)
-    case 'untrusted-error': {
-      const form =
-        answer.response.mode === 'form_post' ? { action: answer.response.redirectUri, fields: fieldsOf(answer.response) } : undefined
-      if (form) allowFormRedirectTo(reply, form.action)
-      return render(
-        request,
-        reply,
-        'oauth/untrusted-error.eta',
-        {
-          title: 'Authorization request refused',
-          appName: answer.applicationName,
-          host: answer.host,
-          description: answer.description,
-          location: form ? undefined : responseLocation(answer.response),
-          form,
-        },
-        400,
-      )
-    }
+    case 'untrusted-error':
+      return untrustedErrorPage(request, reply, answer)
     case 'respond':
       return respond(request, reply, answer.response, redirectStatus)
-    case 'login': {
-      // Log-in first, then back to this very authorize request (docs/architecture.md, "GET /oauth/authorize").
-      const next = safeNextPath(answer.returnTo ?? request.url)
-      const login = new URLSearchParams()
-      if (next) login.set('next', next)
-      // login_hint prefills the form; prompt=login and max_age show it over a session.
-      if (answer.hint !== undefined) login.set('email', answer.hint)
-      if (answer.fresh) login.set('fresh', '1')
-      const query = login.toString()
-      return reply.redirect(query ? `/login?${query}` : '/login', 303)
-    }
+    case 'login':
+      return logInFirst(request, reply, answer)
     case 'confirm-session':
       return render(
         request,
@@ -85,26 +59,61 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
         { title: 'Authorization request refused', message: 'Your session changed while this request was answered. Try again.' },
         409,
       )
-    case 'consent': {
-      const req = answer.request
-      allowFormRedirectTo(reply, req.redirectUri)
-      return render(request, reply, 'oauth/consent.eta', {
-        title: `Authorize ${req.application.name}`,
-        appName: req.application.name,
-        // The owner's email is shown only once the owner has verified it; an unverified address
-        // is anyone's claim (README "GET /oauth/authorize").
-        ownerEmail: req.application.owner_email_verified ? req.application.owner_email : undefined,
-        verified: req.application.verified_at !== null,
-        homepageUrl: req.application.homepage_url,
-        privacyPolicyUrl: req.application.privacy_policy_url,
-        redirectHost: describeRedirectTarget(req.redirectUri).host,
-        scopes: req.scopes.map((s) => ({ name: s, description: SCOPE_DESCRIPTIONS[s] })),
-        // An access token handed over in the browser: the token flow and `id_token token`.
-        tokenFlow: req.responseType === 'token' || req.responseType === 'id_token token',
-        heldId: answer.heldId,
-      })
-    }
+    case 'consent':
+      return consentPage(request, reply, answer)
   }
+}
+
+/** An error for a client nobody vouches for: a page naming the destination (docs/decisions/005-trusted-redirects.md). */
+function untrustedErrorPage(request: FastifyRequest, reply: FastifyReply, answer: Extract<AuthorizeAnswer, { kind: 'untrusted-error' }>) {
+  const form = answer.response.mode === 'form_post' ? { action: answer.response.redirectUri, fields: fieldsOf(answer.response) } : undefined
+  if (form) allowFormRedirectTo(reply, form.action)
+  return render(
+    request,
+    reply,
+    'oauth/untrusted-error.eta',
+    {
+      title: 'Authorization request refused',
+      appName: answer.applicationName,
+      host: answer.host,
+      description: answer.description,
+      location: form ? undefined : responseLocation(answer.response),
+      form,
+    },
+    400,
+  )
+}
+
+/** Log-in first, then back to this very authorize request (docs/architecture.md, "GET /oauth/authorize"). */
+function logInFirst(request: FastifyRequest, reply: FastifyReply, answer: Extract<AuthorizeAnswer, { kind: 'login' }>) {
+  const next = safeNextPath(answer.returnTo ?? request.url)
+  const login = new URLSearchParams()
+  if (next) login.set('next', next)
+  // login_hint prefills the form; prompt=login and max_age show it over a session.
+  if (answer.hint !== undefined) login.set('email', answer.hint)
+  if (answer.fresh) login.set('fresh', '1')
+  const query = login.toString()
+  return reply.redirect(query ? `/login?${query}` : '/login', 303)
+}
+
+function consentPage(request: FastifyRequest, reply: FastifyReply, answer: Extract<AuthorizeAnswer, { kind: 'consent' }>) {
+  const req = answer.request
+  allowFormRedirectTo(reply, req.redirectUri)
+  return render(request, reply, 'oauth/consent.eta', {
+    title: `Authorize ${req.application.name}`,
+    appName: req.application.name,
+    // The owner's email is shown only once the owner has verified it; an unverified address
+    // is anyone's claim (README "GET /oauth/authorize").
+    ownerEmail: req.application.owner_email_verified ? req.application.owner_email : undefined,
+    verified: req.application.verified_at !== null,
+    homepageUrl: req.application.homepage_url,
+    privacyPolicyUrl: req.application.privacy_policy_url,
+    redirectHost: describeRedirectTarget(req.redirectUri).host,
+    scopes: req.scopes.map((s) => ({ name: s, description: SCOPE_DESCRIPTIONS[s] })),
+    // An access token handed over in the browser: the token flow and `id_token token`.
+    tokenFlow: req.responseType === 'token' || req.responseType === 'id_token token',
+    heldId: answer.heldId,
+  })
 }
 
 /** GET and POST /oauth/authorize (RFC 6749 4.1.1 / 4.2.1). */
