@@ -9,7 +9,8 @@ import { generateAccessToken, generateAuthorizationCode } from '../src/lib/token
 import { QUOTAS } from '../src/limits/policy.js'
 import { loadConfig } from '../src/config.js'
 import { revokeTokenOfClient } from '../src/repositories/access-tokens.js'
-import { consumeCodeAndInsertToken, insertCodeUnderGrant } from '../src/repositories/authorization-codes.js'
+import { insertCodeUnderGrant } from '../src/repositories/authorization-codes.js'
+import { consumeCodeAndInsertToken } from '../src/repositories/code-exchange.js'
 import {
   createBaselineTables,
   dropDatabase,

@@ -7,7 +7,8 @@ import { sha256Hex } from '../src/lib/crypto.js'
 import { generateAccessToken, generateAuthorizationCode } from '../src/lib/tokens.js'
 import { LIFETIMES, QUOTAS } from '../src/limits/policy.js'
 import { revokeTokenOfClient } from '../src/repositories/access-tokens.js'
-import { type CodeFlowSettings, consumeCodeAndInsertToken, insertCodeUnderGrant } from '../src/repositories/authorization-codes.js'
+import { type CodeFlowSettings, insertCodeUnderGrant } from '../src/repositories/authorization-codes.js'
+import { consumeCodeAndInsertToken } from '../src/repositories/code-exchange.js'
 
 /*
  * Baselines E–H (issue 25, README "Performance"): each write path's own statements, sent through

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { SigningAlg } from '../db/schema.js'
-import type { ExchangedIdentity } from '../repositories/authorization-codes.js'
+import type { ExchangedIdentity } from '../repositories/code-exchange.js'
 import type { SigningKeys } from './signing-keys.js'
 
 /*

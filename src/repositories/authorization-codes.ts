@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from 'kysely'
 import type { Db } from '../db/connect.js'
-import type { Application, AuthorizationCode, SigningAlg } from '../db/schema.js'
+import type { Application, AuthorizationCode } from '../db/schema.js'
 
 export interface NewCode {
   codeHash: string
@@ -198,128 +198,6 @@ export async function countRecentCodes(
       limit ${limit}
     ) as r`.execute(db)
   return r.rows[0]?.n ?? 0
-}
-
-export interface Exchange {
-  clientId: string
-  secretHash: string
-  codeHash: string
-  tokenHash: string
-  now: Date
-  /** As sent to the token endpoint; undefined when absent. */
-  redirectUri: string | undefined
-  /** The challenge values the sent verifier answers; undefined when no verifier was sent. */
-  verifier: { plain: string; s256: string } | undefined
-}
-
-export interface Exchanged {
-  user_id: string
-  application_id: string
-  scopes: string[]
-  created_at: Date
-  /** What the ID Token states: null unless the scopes include `openid` (OpenID Connect Core 3.1.3.3). */
-  identity: ExchangedIdentity | null
-}
-
-/** The code's request and session (CodeIdentity) and the user's claims, read by the exchange's own statement. */
-export interface ExchangedIdentity {
-  nonce: string | null
-  auth_time: Date | null
-  amr: string[] | null
-  sid: string | null
-  id_token_alg: SigningAlg
-  email: string
-  email_verified: boolean
-  name: string | null
-  profile_updated_at: Date
-}
-
-type ExchangedRow = Omit<Exchanged, 'identity'> & { identity: ExchangedIdentity | null }
-
-/*
- * The exchange's four shapes (redirect_uri sent or not, code_verifier sent or not), written out
- * once rather than built with Kysely per request, like INSERT_CODE_UNDER_GRANT. Parameters:
- * $1 client_id, $2 secret digest, $3 now, $4 code digest, $5 token digest, then the
- * redirect_uri when sent, then the verifier's plain and S256 values when sent.
- * Comparing digests in SQL is safe where comparing secrets would not be: timing reveals only
- * how much of a SHA-256 output matched, which says nothing about any preimage.
- * The statement stays the INSERT … RETURNING it was before ID Tokens: the user's claims are a
- * subquery under CASE, which PostgreSQL evaluates only for a code with `openid`, so a plain
- * exchange joins no user row and builds no JSON (docs/decisions/007-one-statement-hot-paths.md).
- */
-function exchangeStatement(withRedirect: boolean, withVerifier: boolean): string {
-  const redirect = '$6::text'
-  const [plain, s256] = withRedirect ? ['$7::text', '$8::text'] : ['$6::text', '$7::text']
-  const redirectCheck = withRedirect
-    ? `(c.redirect_uri = ${redirect} or (c.redirect_uri is null and exists (select 1 from client where ${redirect} = any(client.redirect_uris))))`
-    : 'c.redirect_uri is null'
-  // RFC 9700 2.1.1: a verifier without a challenge is refused too (PKCE downgrade).
-  const pkceCheck = withVerifier
-    ? `((c.code_challenge_method = 'plain' and c.code_challenge = ${plain}) or (c.code_challenge_method = 'S256' and c.code_challenge = ${s256}))`
-    : 'c.code_challenge is null'
-  return `
-with client as (
-  select id, redirect_uris, id_token_alg from applications
-  where client_id = $1::text and secret_hash = $2::text and suspended_at is null
-), consumed as (
-  update authorization_codes c set consumed_at = $3::timestamptz
-  where c.code_hash = $4::text and c.consumed_at is null and c.expires_at > $3::timestamptz
-    and c.application_id = (select id from client)
-    and not exists (select 1 from users u where u.id = c.user_id and u.suspended_at is not null)
-    and ${redirectCheck}
-    and ${pkceCheck}
-  returning c.id, c.application_id, c.user_id, c.scopes, c.nonce, c.auth_time, c.amr, c.sid
-)
-insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at)
-select $5::text, application_id, user_id, scopes, id, $3::timestamptz from consumed
-returning user_id, application_id, scopes, created_at,
-  case when 'openid' = any(scopes) then (
-    select json_build_object(
-      'nonce', c.nonce, 'auth_time', c.auth_time, 'amr', c.amr, 'sid', c.sid, 'id_token_alg', (select id_token_alg from client),
-      'email', u.email, 'email_verified', u.email_verified_at is not null, 'name', u.display_name,
-      'profile_updated_at', u.profile_updated_at)
-    from consumed c join users u on u.id = c.user_id
-  ) end as identity`
-}
-
-/** By [redirect_uri sent][code_verifier sent]. */
-const EXCHANGE_STATEMENTS = [false, true].map((withRedirect) =>
-  [false, true].map((withVerifier) => exchangeStatement(withRedirect, withVerifier)),
-)
-
-/**
- * The whole authorization-code exchange in one statement, so one round trip and no window
- * between check and use: authenticate the client, consume the code only if every binding
- * holds (client, expiry, redirect_uri per RFC 6749 4.1.3, PKCE per RFC 7636 4.6), and insert
- * the token from the consumed row. Concurrent exchanges serialise on the code's row lock and
- * Postgres re-checks `consumed_at is null`, so exactly one of them gets a token. Undefined
- * means "no token"; the caller works out why on a slower path. The grant's live-token quota is
- * kept after the response is decided (src/revocation/token-quota.ts), not here: every plan of
- * the eviction depends on how the grant's tokens are spread, and this statement's plan must not.
- * Uses applications_client_id_key and authorization_codes_code_hash_key, and users_pkey for
- * the user's suspension: a suspension deletes the user's pending codes under their row locks
- * (src/revocation/revoke.ts), so an exchange racing it waits on the code and finds it gone, as
- * for an application's suspension; the check here refuses any code of a suspended user that
- * is still found, without a lock of its own.
- */
-export async function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<Exchanged | undefined> {
-  const parameters: unknown[] = [x.clientId, x.secretHash, x.now, x.codeHash, x.tokenHash]
-  if (x.redirectUri !== undefined) parameters.push(x.redirectUri)
-  if (x.verifier !== undefined) parameters.push(x.verifier.plain, x.verifier.s256)
-  const result = await db.executeQuery<ExchangedRow>(
-    CompiledQuery.raw(EXCHANGE_STATEMENTS[Number(x.redirectUri !== undefined)]![Number(x.verifier !== undefined)]!, parameters),
-  )
-  const row = result.rows[0]
-  if (row?.identity) {
-    // json_build_object gives timestamps as text (and PGlite may give the object as text).
-    const identity = (typeof row.identity === 'string' ? JSON.parse(row.identity) : row.identity) as Record<string, unknown>
-    row.identity = {
-      ...(identity as unknown as ExchangedIdentity),
-      auth_time: identity.auth_time == null ? null : new Date(identity.auth_time as string),
-      profile_updated_at: new Date(identity.profile_updated_at as string),
-    }
-  }
-  return row
 }
 
 /** By digest (authorization_codes_code_hash_key): the slow path that explains a failed exchange. */
