@@ -120,7 +120,7 @@ export interface Config {
   readonly port: number
   readonly host: string
   readonly databaseUrl: string | undefined
-  /** Where the LISTEN connection goes (DATABASE_LISTEN_URL); undefined: DATABASE_URL. */
+  /** Where the LISTEN connection and the migrations go (DATABASE_LISTEN_URL); undefined: DATABASE_URL. */
   readonly databaseListenUrl: string | undefined
   /** DML as named prepared statements (DATABASE_PREPARED_STATEMENTS, default true; src/db/prepared-pool.ts). */
   readonly databasePreparedStatements: boolean

@@ -21,6 +21,13 @@ export interface DatabaseHandle {
   query(text: string, values: readonly unknown[]): Promise<{ rows: readonly unknown[] }>
   /** Subscribes to a Postgres NOTIFY channel; resolves once listening. Returns the unsubscribe. */
   listen(channel: string, handler: NotificationHandler, events?: ListenEvents): Promise<() => Promise<void>>
+  /**
+   * Runs `work` over one connection whose session lasts the whole call, for what holds session
+   * state across statements: the migrator's `pg_advisory_lock` and `SET statement_timeout`
+   * (src/db/migrate.ts). PostgreSQL: a connection of its own to the LISTEN URL, the direct one
+   * when DATABASE_URL is a transaction pooler, closed afterwards (README "Behind PgBouncer").
+   */
+  session<T>(work: (db: Db) => Promise<T>): Promise<T>
   close(): Promise<void>
 }
 
@@ -116,10 +123,27 @@ function createPostgres(url: string, settings: PoolSettings, session: { listenUr
     availability,
     query,
     listen: listeners.listen,
+    session: (work) => onDirectConnection(session.listenUrl, settings, work),
     async close() {
       await listeners.closeAll()
       await db.destroy()
     },
+  }
+}
+
+/*
+ * Through a transaction-pooling PgBouncer, a session-level advisory lock and its unlock may run
+ * on different server connections: the lock then stays on a pooled connection, and every other
+ * process's migrator waits on it (Kysely's lock_timeout is an hour). Hence a connection of its
+ * own, to PostgreSQL directly when DATABASE_LISTEN_URL says where that is.
+ */
+async function onDirectConnection<T>(url: string, settings: PoolSettings, work: (db: Db) => Promise<T>): Promise<T> {
+  const pool = resilientPool({ connectionString: url, max: 1, connectionTimeoutMillis: settings.connectTimeoutMs, keepAlive: true })
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  try {
+    return await work(db)
+  } finally {
+    await db.destroy()
   }
 }
 
@@ -152,6 +176,8 @@ async function createPglite(dataDir: string, initialData: Blob | undefined): Pro
       events?.onConnected?.()
       return unsubscribe
     },
+    // One connection in this process: its session lasts as long as the database.
+    session: (work) => work(db),
     async close() {
       try {
         await db.destroy()

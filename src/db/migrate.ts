@@ -5,7 +5,8 @@ import type { Db } from './connect.js'
 /**
  * Applies every pending migration; throws with the failing migration's name. The migrations run
  * on one connection without DATABASE_STATEMENT_TIMEOUT_MS, which bounds requests: building an
- * index on a large table may rightly take longer.
+ * index on a large table may rightly take longer. The migrator's advisory lock and that SET are
+ * session state, so the server migrates through DatabaseHandle.session (src/limits/maintenance.ts).
  */
 export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
   const result = await db.connection().execute(async (connection) => {

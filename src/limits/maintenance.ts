@@ -15,9 +15,9 @@ export interface MaintenanceUseCases {
   janitor(): Promise<JanitorRun>
 }
 
-export function maintenanceUseCases(database: Pick<DatabaseHandle, 'db'>, janitor: Janitor): MaintenanceUseCases {
+export function maintenanceUseCases(database: Pick<DatabaseHandle, 'session'>, janitor: Janitor): MaintenanceUseCases {
   return {
-    migrate: async () => (await migrateToLatest(database.db)).results ?? [],
+    migrate: async () => (await database.session(migrateToLatest)).results ?? [],
     janitor: () => janitor.runOnce(),
   }
 }

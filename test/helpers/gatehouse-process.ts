@@ -111,22 +111,19 @@ export async function startGatehouse(env: Record<string, string>, options: Start
 }
 
 /**
- * `count` Gatehouse processes, started one after another. When one fails to start, the ones that
- * did are stopped before the error is thrown: a file's afterAll never sees them, and they would
- * otherwise outlive the test run. Not side by side: three started at once through PgBouncer
- * left one that never answered /healthz in three .ci/run passes of 2026-11-26, with nothing
- * logged at LOG_LEVEL=warn; the cause is not found (the tests' subject is the processes once
- * running, and test/postgres/pgbouncer.test.ts now logs at info for the next occurrence).
+ * `count` Gatehouse processes, started side by side as a deployment's are. When one fails to
+ * start, the ones that did are stopped before the error is thrown: a file's afterAll never sees
+ * them, and they would otherwise outlive the test run.
  */
 export async function startGatehouses(count: number, env: Record<string, string>, options: StartOptions = {}): Promise<GatehouseProcess[]> {
-  const started: GatehouseProcess[] = []
-  try {
-    for (let i = 0; i < count; i++) started.push(await startGatehouse(env, options))
-    return started
-  } catch (err) {
+  const starts = await Promise.allSettled(Array.from({ length: count }, () => startGatehouse(env, options)))
+  const started = starts.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []))
+  const failed = starts.find((s): s is PromiseRejectedResult => s.status === 'rejected')
+  if (failed) {
     await Promise.all(started.map((p) => p.stop()))
-    throw err
+    throw failed.reason
   }
+  return started
 }
 
 /** The built command line, `node dist/src/cli.js …`, as the Docker image runs it. */
