@@ -6,6 +6,12 @@ export class QueryCounter implements KyselyPlugin {
   count = 0
   /** Transactions opened through `db.transaction()`. */
   transactions = 0
+  /**
+   * Runs once each query's result is in, before the app sees it: what another process changes
+   * between two of the app's statements. It must not use the counted `db`, nor wait for rows
+   * the app's transaction holds (on PGlite, for the one connection).
+   */
+  afterQuery: ((rows: readonly UnknownRow[]) => Promise<void>) | undefined
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     return args.node
@@ -13,6 +19,7 @@ export class QueryCounter implements KyselyPlugin {
 
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     this.count++
+    await this.afterQuery?.(args.result.rows)
     return args.result
   }
 }

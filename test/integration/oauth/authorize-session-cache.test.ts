@@ -111,6 +111,45 @@ describe('a cached session', () => {
     expect((await counted(t, () => s.get(url))).queries).toBe(1)
   })
 
+  it('user changed elsewhere after each of the reads: after two reads, the 409 page and no code', async () => {
+    const { client, s, url, userId } = await warm()
+    const before = await codesOf(t, client)
+    let changes = 0
+    const changeAddress = () =>
+      t.db
+        .updateTable('users')
+        .set({ email: `changed-${++changes}-${userId}@example.com` })
+        .where('id', '=', userId)
+        .execute()
+    await changeAddress()
+    // Each time the app has read the session, the address changes before its next statement.
+    // PGlite's one connection is the app's until the hook returns: the change waits for it,
+    // first in line, ahead of the app's next statement.
+    const pending: Promise<unknown>[] = []
+    t.queries.afterQuery = async (rows) => {
+      if (rows.length !== 1 || !('amr' in rows[0]!) || !('email' in rows[0]!)) return
+      const change = changeAddress()
+      pending.push(change)
+      if (t.testDb.handle.kind === 'postgres') await change
+    }
+    try {
+      const { result, queries } = await counted(t, () => s.get(url))
+      expect(result.statusCode).toBe(409)
+      expect(result.body).toContain('Your session changed while this request was answered. Try again.')
+      // The cached statement, then twice a read of the session and the statement again (the
+      // application's settings are cached: no read of them).
+      expect(queries).toBe(5)
+    } finally {
+      t.queries.afterQuery = undefined
+      await Promise.all(pending)
+    }
+    expect(changes).toBe(3)
+    expect(await codesOf(t, client)).toBe(before)
+    // The address settles: the next request reads the session again and gets its code.
+    const settled = await s.get(url)
+    expect(locationParams(settled).get('code')).toMatch(/^gac_/)
+  })
+
   it('consent forgotten: the consent page from a statement that found the session live, without reading it again', async () => {
     const { client, s, url } = await warm()
     await t.db.deleteFrom('grants').where('application_id', '=', client.id).execute()
