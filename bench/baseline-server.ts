@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { createVerifier, gatehouseVerifier } from '@gatehouse/verifier'
 import Fastify from 'fastify'
 import pg from 'pg'
 import { createDatabase } from '../src/db/connect.js'
@@ -11,6 +12,7 @@ import { statementRoutes } from './statement-routes.js'
  * A–D: plain `pool.query(text, values)`, as Kysely issues it: no prepared-statement shortcut.
  * E–H: Gatehouse's own statements through its database layer (bench/statement-routes.ts).
  * I–J: the cached answers' own work through Gatehouse's protocol functions (bench/cached-routes.ts).
+ * K: A's route behind the in-process verifier.
  */
 
 const port = Number(process.env.PORT)
@@ -48,6 +50,15 @@ app.post('/d', async () => {
   return { status: 'ok' }
 })
 
+// K: A's route guarded by @gatehouse/verifier's Fastify plugin, as a resource API mounts it
+// (database mode, its cache warm after the first request per token): what guarding a route
+// costs the route, against A in the same process (issue 25: at least 0.95 × A).
+const verifier = createVerifier({ mode: 'database', database: process.env.DATABASE_URL! })
+await app.register(async (guarded) => {
+  await guarded.register(gatehouseVerifier, { verifier })
+  guarded.get('/k', async () => ({ status: 'ok', service: 'baseline' }))
+})
+
 const gatehouseDb = await createDatabase({ url: process.env.DATABASE_URL, pool: { max: Number(process.env.DATABASE_POOL_MAX ?? 10) } })
 statementRoutes(app, gatehouseDb.db)
 cachedRoutes(app, gatehouseDb)
@@ -56,7 +67,7 @@ await app.listen({ port, host: '127.0.0.1' })
 const close = () =>
   void app
     .close()
-    .then(() => Promise.all([pool.end(), gatehouseDb.close()]))
+    .then(() => Promise.all([pool.end(), gatehouseDb.close(), verifier.close()]))
     .then(() => process.exit(0))
 process.on('SIGTERM', close)
 process.on('SIGINT', close)

@@ -105,8 +105,9 @@ export const BASELINE_CASES: readonly BenchCase[] = [
 ]
 
 /**
- * Baselines E–G (bench/statement-routes.ts): the statements of the code exchange, remembered
- * consent and revocation, from bare Fastify, with the same pools as the Gatehouse rows.
+ * Baselines E–H (bench/statement-routes.ts): the statements of the code exchange, remembered
+ * consent and revocation, from bare Fastify, with the same pools as the Gatehouse rows. I–J
+ * (bench/cached-routes.ts): the cached answers' own work. K: A's route behind the verifier.
  */
 export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
   const client = `"client_id":${JSON.stringify(seed.clientId)},"client_secret":${JSON.stringify(seed.clientSecret)}`
@@ -167,6 +168,17 @@ export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
       headers: { authorization: 'Bearer {item}' },
       pool: { kind: 'cached-tokens' },
       expect: [200],
+    },
+    {
+      id: 'baseline-k',
+      title: "K: A's route behind the in-process verifier (@gatehouse/verifier's Fastify plugin)",
+      server: 'baseline',
+      method: 'GET',
+      path: '/k',
+      headers: { authorization: 'Bearer {item}' },
+      pool: { kind: 'cached-tokens' },
+      expect: [200],
+      check: { bodyIncludes: '"status":"ok"' },
     },
     {
       id: 'baseline-g',

@@ -67,10 +67,11 @@ const settings = {
   dbName: `gatehouse_bench_instructions_${process.pid}`,
 }
 
-/** The rows: the bare-Fastify baselines A and B, and Gatehouse's hot paths (README "Performance"). */
+/** The rows: the bare-Fastify baselines A and B, A's route behind the verifier (K), and Gatehouse's hot paths (README "Performance"). */
 const CASE_IDS = [
   'baseline-a',
   'baseline-b',
+  'baseline-k',
   'introspect-cached',
   'introspect-miss',
   'token-info-cached',

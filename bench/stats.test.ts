@@ -231,6 +231,7 @@ describe('evaluateTargets', () => {
       'code exchange',
       'revocation',
       'authorize, remembered consent',
+      'route guarded by the verifier',
       'in-process verifier, cached',
       'growth 10k → 1M tokens, introspect-miss',
       'growth 10k → 1M tokens, code-exchange',

@@ -202,6 +202,8 @@ export const RATIO_TARGETS: readonly RatioTarget[] = [
   { path: 'code exchange', caseId: 'code-exchange', baselineId: 'baseline-c', min: 0.8 },
   { path: 'revocation', caseId: 'revoke', baselineId: 'baseline-d', min: 0.8 },
   { path: 'authorize, remembered consent', caseId: 'authorize-remembered', baselineId: 'baseline-c', min: 0.8 },
+  // A resource API's own route behind the in-process verifier, against the same route bare.
+  { path: 'route guarded by the verifier', caseId: 'baseline-k', baselineId: 'baseline-a', min: 0.95 },
 ]
 
 export const GROWTH_CASES = ['introspect-miss-growth', 'code-exchange-growth'] as const
@@ -220,6 +222,7 @@ const BASELINE_NAMES: Record<string, string> = {
   'baseline-h': 'H',
   'baseline-i': 'I',
   'baseline-j': 'J',
+  'baseline-k': 'K',
 }
 
 /**
