@@ -7,6 +7,7 @@ import { type ChallengeMethod, parseChallengeMethod, validateChallenge } from '.
 import { type ClientResponse, type ResponseMode, clientResponse, findMatchingRedirectUri } from './redirect-uri.js'
 import { type ResponseType, checkResponseMode, checkResponseType, issuesIdToken, responseModeFor } from './response-types.js'
 import { type Scope, parseScope } from './scope.js'
+import { type LogInDemand, promptAndLogIn } from './login-demand.js'
 
 /*
  * Validation of an authorization request (RFC 6749 4.1.1, 4.2.1) in the two phases of
@@ -46,31 +47,6 @@ export interface AuthorizationRequest {
    */
   idTokenHint: string | undefined
 }
-
-/**
- * What an authorize request asks of the session: `fresh` (prompt=login or select_account) wants
- * a log-in after the request, `maxAgeSeconds` one at most that old, `hint` prefills the log-in
- * form. `askedAt` is the time Gatehouse sent the browser to log in for this request
- * (LOGIN_ASKED_PARAM): a session authenticated since then satisfies `fresh` and `maxAgeSeconds`,
- * so the request, back from the log-in page, ends instead of asking again.
- */
-export interface LogInDemand {
-  fresh: boolean
-  maxAgeSeconds: number | undefined
-  hint: string | undefined
-  askedAt: number | undefined
-}
-
-/**
- * Gatehouse's own authorize parameter: when it sent the browser to log in for this request
- * (milliseconds since the epoch). Only ever makes a request easier to satisfy by a log-in that
- * happened after it; anyone able to forge it could as well drop prompt and max_age, which is why
- * a relying party checks auth_time (OpenID Connect Core 3.1.2.1, max_age).
- */
-export const LOGIN_ASKED_PARAM = 'gatehouse_login_asked'
-
-/** The longest login_hint read: an email address (RFC 5321 4.5.3.1.3 path limit). */
-const MAX_LOGIN_HINT = 254
 
 export type AuthorizeOutcome =
   | { kind: 'ok'; request: AuthorizationRequest }
@@ -213,8 +189,7 @@ function checkedParameters(
   const scoped = scopesAndNonce(raw.scope, single('nonce'), application, identity)
   checkIdTokenRequest(checkedType, scoped)
   const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
-  const { prompt, fresh } = promptOf(single('prompt'))
-  const logIn = fresh || NO_LOG_IN_PARAMS.some((name) => raw[name] !== undefined) ? logInDemandOf(single, fresh) : NO_LOG_IN_DEMAND
+  const { prompt, logIn } = promptAndLogIn(raw, single)
   const idTokenHint = single('id_token_hint')
   if (idTokenHint !== undefined && idTokenHint.length > ID_TOKEN_HINT_MAX_LENGTH) {
     throw new InvalidRequestError(`id_token_hint must be at most ${ID_TOKEN_HINT_MAX_LENGTH} characters`)
@@ -273,48 +248,6 @@ function pkceOf(
   // RFC 7636 4.4.1: a server requiring PKCE answers invalid_request.
   if (application.require_pkce) throw new InvalidRequestError('This application requires PKCE: send code_challenge (S256 recommended)')
   return NO_PKCE
-}
-
-const PROMPT_VALUES = new Set(['none', 'login', 'consent', 'select_account'])
-
-/**
- * prompt (OpenID Connect Core 1.0, 3.1.2.1): none stands alone; login asks for a fresh log-in;
- * select_account is answered as login (a browser holds one Gatehouse session, so choosing an
- * account is logging in as it); consent shows the consent page.
- */
-function promptOf(value: string | undefined): { prompt: 'none' | 'consent' | undefined; fresh: boolean } {
-  const promptValues = (value ?? '').split(' ').filter(Boolean)
-  if (promptValues.some((v) => !PROMPT_VALUES.has(v))) {
-    throw new InvalidRequestError('prompt takes none, login, consent or select_account, separated by spaces')
-  }
-  if (promptValues.includes('none') && promptValues.length > 1) {
-    throw new InvalidRequestError('prompt=none cannot be combined with other values')
-  }
-  const fresh = promptValues.includes('login') || promptValues.includes('select_account')
-  return { prompt: promptValues.includes('none') ? 'none' : promptValues.includes('consent') ? 'consent' : undefined, fresh }
-}
-
-const NO_LOG_IN_PARAMS = ['max_age', 'login_hint', LOGIN_ASKED_PARAM]
-const NO_LOG_IN_DEMAND: LogInDemand = Object.freeze({ fresh: false, maxAgeSeconds: undefined, hint: undefined, askedAt: undefined })
-
-/** A non-negative integer of at most 15 digits (a safe integer), or undefined when it is not one. */
-function nonNegativeInteger(value: string | undefined): number | undefined {
-  return value !== undefined && /^[0-9]{1,15}$/.test(value) ? Number(value) : undefined
-}
-
-/** max_age, login_hint and Gatehouse's own LOGIN_ASKED_PARAM; throws the error the client is sent. */
-function logInDemandOf(single: (name: string) => string | undefined, fresh: boolean): LogInDemand {
-  const maxAge = single('max_age')
-  const maxAgeSeconds = nonNegativeInteger(maxAge)
-  if (maxAge !== undefined && maxAgeSeconds === undefined)
-    throw new InvalidRequestError('max_age must be a non-negative integer of seconds')
-  const hint = single('login_hint')
-  if (hint !== undefined && hint.length > MAX_LOGIN_HINT)
-    throw new InvalidRequestError(`login_hint must be at most ${MAX_LOGIN_HINT} characters`)
-  const asked = single(LOGIN_ASKED_PARAM)
-  const askedAt = nonNegativeInteger(asked)
-  if (asked !== undefined && askedAt === undefined) throw new InvalidRequestError(`${LOGIN_ASKED_PARAM} is not a time Gatehouse wrote`)
-  return { fresh, maxAgeSeconds, hint, askedAt }
 }
 
 /** Request objects (OpenID Connect Core 6) are not supported; PAR's request_uri is read before this. */

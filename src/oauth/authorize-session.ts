@@ -1,4 +1,5 @@
-import { type AuthorizationRequest, LOGIN_ASKED_PARAM } from './authorize-request.js'
+import type { AuthorizationRequest } from './authorize-request.js'
+import { LOGIN_ASKED_PARAM } from './login-demand.js'
 import { InvalidRequestError, type OAuthError } from './errors.js'
 import type { IdTokenHint } from './id-token-hint.js'
 import type { Params } from './params.js'

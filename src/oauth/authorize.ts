@@ -1,6 +1,7 @@
 import { CODE_FLOW_SETTINGS, type CodeFlowSettings } from '../repositories/authorization-codes.js'
 import { holdForConsent, issueUnderRememberedConsent, mayUseRememberedConsent } from './authorization.js'
-import { type AuthorizeOutcome, LOGIN_ASKED_PARAM, establishClient, validateAuthorizationRequest } from './authorize-request.js'
+import { type AuthorizeOutcome, establishClient, validateAuthorizationRequest } from './authorize-request.js'
+import { LOGIN_ASKED_PARAM } from './login-demand.js'
 import { ConsentRequiredError, InteractionRequiredError, LoginRequiredError } from './errors.js'
 import { type Params, optional, readParams } from './params.js'
 import { checkHint, logInFor, sessionSuffices } from './authorize-session.js'

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import type { AuthorizationRequest, LogInDemand } from '../../src/oauth/authorize-request.js'
+import type { AuthorizationRequest } from '../../src/oauth/authorize-request.js'
+import type { LogInDemand } from '../../src/oauth/login-demand.js'
 import { checkHint, logInFor, sessionSuffices } from '../../src/oauth/authorize-session.js'
 import type { IdTokenHint } from '../../src/oauth/id-token-hint.js'
 
