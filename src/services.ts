@@ -1,5 +1,5 @@
 import { QUOTAS } from './limits/policy.js'
-import { pino, type Logger } from 'pino'
+import type { Logger } from 'pino'
 import { AuditLog } from './audit/audit-log.js'
 import { type ConsoleUseCases, consoleUseCases } from './console/use-cases.js'
 import { type OperatorUseCases, operatorUseCases } from './operator/use-cases.js'
@@ -7,10 +7,7 @@ import { type MaintenanceUseCases, maintenanceUseCases } from './limits/maintena
 import type { AccountContext } from './accounts/context.js'
 import { type AccountUseCases, type SessionSettings, accountUseCases } from './accounts/use-cases.js'
 import type { Config } from './config.js'
-import { describeFailure } from './db/availability.js'
-import { type DatabaseHandle, createDatabase } from './db/connect.js'
-import { pinoOptions } from './lib/log-options.js'
-import { type SecretKeySource, resolveSecretKey } from './lib/secret-key.js'
+import type { DatabaseHandle } from './db/connect.js'
 import { type Clock, systemClock } from './lib/clock.js'
 import { Janitor } from './limits/janitor.js'
 import { type Mailer, createMailer } from './mail/mailer.js'
@@ -24,6 +21,9 @@ import { SigningKeys } from './oauth/signing-keys.js'
 import { RevocationBus } from './revocation/bus.js'
 import { RevocationFeed } from './revocation/stream-feed.js'
 import { TokenQuota } from './revocation/token-quota.js'
+import { type Role, closing, loggerFor, openDatabase, reportOutages, sealingKey, startServing } from './service-lifecycle.js'
+
+export type { Role }
 
 /*
  * What the edges (src/http/, src/cli/) translate into responses and output besides the services
@@ -75,12 +75,6 @@ export { PAGE_SIZE as OPERATOR_PAGE_SIZE } from './operator/moderation.js'
 
 /** Client authentications held by the resource-server endpoints' cache. */
 const CLIENT_CACHE_MAX_ENTRIES = 10_000
-
-/**
- * What the server ('server': listens, hears revocations, runs the janitor on its schedule) or the
- * command line ('cli': one command, no listener, no schedule, two connections) is built for.
- */
-export type Role = 'server' | 'cli'
 
 /**
  * Gatehouse's face, built once (docs/architecture.md "Composition root"): route plugins and the
@@ -150,70 +144,12 @@ export interface ServiceOverrides {
   mailer?: Mailer
 }
 
-/** The configured database; one command needs two connections at most (the janitor's lock and its deletes). */
-function openDatabase(config: Config, role: Role): Promise<DatabaseHandle> {
-  const pool = role === 'cli' ? { ...config.dbPool, max: 2 } : config.dbPool
-  return createDatabase({
-    url: config.databaseUrl,
-    dataDir: config.dataDir,
-    pool,
-    listenUrl: config.databaseListenUrl,
-    preparedStatements: config.databasePreparedStatements,
-  })
-}
-
-/**
- * The command line's log: warnings only (an audit event not recorded), one line each on stderr,
- * as its other messages are (src/cli/run.ts).
- */
-function commandLineLog(): Logger {
-  return pino({ level: 'warn' }, { write: (line: string) => console.error(`gatehouse: ${(JSON.parse(line) as { msg: string }).msg}`) })
-}
-
-/** Closes the database a failed start-up opened, and rethrows. */
-function closeOnFailure(database: DatabaseHandle) {
-  return async (err: unknown): Promise<never> => {
-    await database.close().catch(() => {})
-    throw err
-  }
-}
-
-function loggerFor(config: Config, role: Role, stream: NodeJS.WritableStream | undefined): Logger {
-  if (stream) return pino(pinoOptions(config.logLevel), stream)
-  return role === 'cli' ? commandLineLog() : pino(pinoOptions(config.logLevel))
-}
-
-/**
- * Each outage is told twice, when it starts and when it ends, however many requests it refuses
- * (the command line does not: a command's failure is its one line instead). Returns the unsubscribe.
- */
-function reportOutages(database: DatabaseHandle, log: Logger): () => void {
-  return database.availability.onChange((change) => {
-    if (change.up) log.info({ downMs: change.downMs, refused: change.refused }, 'database reachable again')
-    else log.error({ cause: describeFailure(change.cause) }, 'database unreachable; requests that need it answer 503 until it is back')
-  })
-}
-
-/**
- * The key that seals TOTP secrets, resolved once. Without one (PostgreSQL, no SECRET_KEY) the
- * server says so once at start; the command line, which never enrols, says nothing.
- */
-async function sealingKey(config: Config, role: Role, log: Logger): Promise<SecretKeySource> {
-  const source = await resolveSecretKey(config)
-  if (source.kind === 'unavailable' && role === 'server') {
-    log.warn(
-      'SECRET_KEY is not set: authenticator apps (TOTP) cannot be set up or used with PostgreSQL, and Gatehouse is not an OpenID Provider (no ID Token signing keys); set SECRET_KEY (README "Two-factor authentication", "Sign in with Gatehouse (OpenID Connect)")',
-    )
-  }
-  return source
-}
-
-/** What the account use cases read of the configuration: links in mails, the service's name, limits. */
 /** What every mail names: the service and its address (src/accounts/mails.ts). */
 function mailFrameOf(config: Config): { serviceName: string; publicUrl: string } {
   return { serviceName: config.serviceName, publicUrl: config.publicUrl }
 }
 
+/** What the account use cases read of the configuration: links in mails, the service's name, limits. */
 function accountSettings(config: Config): Pick<AccountContext, 'publicUrl' | 'serviceName' | 'limits' | 'reauthWindowMs'> {
   return { publicUrl: config.publicUrl, serviceName: config.serviceName, limits: config.limits, reauthWindowMs: config.reauthWindowMs }
 }
@@ -248,19 +184,6 @@ function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
     applications: new ApplicationCache(db, clock),
     sessions: new SessionCache(clock, config.sessionCacheMaxEntries),
   }
-}
-
-/** A server's start: migrations (at every start-up; they are idempotent), the revocation LISTEN, the janitor's schedule. */
-async function startServing(parts: {
-  database: DatabaseHandle
-  maintenance: ReturnType<typeof maintenanceUseCases>
-  bus: RevocationBus
-  janitor: Janitor
-  migrate: boolean
-}): Promise<void> {
-  if (parts.migrate) await parts.maintenance.migrate().catch(closeOnFailure(parts.database))
-  await parts.bus.start()
-  parts.janitor.start()
 }
 
 /**
@@ -321,27 +244,5 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     mailer,
     caches,
     close: closing({ stopReporting, mailer, janitor, tokenQuota, revocationFeed, bus, database, ownsDatabase: !overrides.database }),
-  }
-}
-
-/** The services' close: in this order, so nothing stopped is still called; the database last, when this opened it. */
-function closing(parts: {
-  stopReporting: () => void
-  mailer: Mailer
-  janitor: Janitor
-  tokenQuota: TokenQuota
-  revocationFeed: RevocationFeed
-  bus: RevocationBus
-  database: DatabaseHandle
-  ownsDatabase: boolean
-}): () => Promise<void> {
-  return async () => {
-    parts.stopReporting()
-    parts.mailer.close()
-    await parts.janitor.stop()
-    await parts.tokenQuota.settled()
-    parts.revocationFeed.closeAll()
-    await parts.bus.stop()
-    if (parts.ownsDatabase) await parts.database.close()
   }
 }

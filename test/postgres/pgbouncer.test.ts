@@ -39,7 +39,7 @@ describe('three Gatehouse processes behind PgBouncer in transaction mode (needs 
       DATABASE_LISTEN_URL: testDb.url!,
       DATABASE_PREPARED_STATEMENTS: 'false',
       DATABASE_POOL_MAX: '4',
-      // What a process that does not come up was doing (src/services.ts startServing), for the failure message.
+      // What a process that does not come up was doing (src/service-lifecycle.ts startServing), for the failure message.
       LOG_LEVEL: 'info',
     }
     // The built server, as in production behind a load balancer, the three started side by side:
