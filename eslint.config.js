@@ -15,11 +15,11 @@ const sqlBuilders = {
 }
 const mailer = { group: ['nodemailer'], message: 'nodemailer belongs to src/mail/ (docs/architecture.md).' }
 const httpAndRoot = {
-  group: ['**/http/**', '**/cli/**', '**/app.js', '**/server.js', '**/services.js', '**/cli.js', '**/paths.js'],
+  group: ['**/http/**', '**/cli/**', '**/app.js', '**/server.js', '**/services.js', '**/service-lifecycle.js', '**/cli.js', '**/paths.js'],
   message: 'Domain code does not know the HTTP layer, the command line or the composition root (docs/architecture.md).',
 }
 const configuration = {
-  group: ['**/config.js', '**/config-values.js'],
+  group: ['**/config.js', '**/config-values.js', '**/config-schema.js'],
   message: 'Domain code takes the values it needs as options it declares itself; src/config.ts builds them (docs/architecture.md).',
 }
 

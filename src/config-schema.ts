@@ -1,0 +1,113 @@
+import { z } from 'zod'
+import { TWO_FACTOR_POLICIES } from './accounts/two-factor-policy.js'
+import { bool, nonNegativeInt, port, positiveInt, postgresUrl, trustProxy } from './config-values.js'
+
+/*
+ * Every environment variable Gatehouse reads, with its bounds and default: the one schema
+ * src/config.ts parses the environment with, once, at start-up. README "Configuration" has a
+ * row for each (test/unit/config.test.ts).
+ */
+export const EnvSchema = z.object({
+  PORT: port.default(3000),
+  HOST: z.string().min(1, 'must not be empty').default('127.0.0.1'),
+  DATABASE_URL: postgresUrl.optional(),
+  /** A direct connection for LISTEN when DATABASE_URL is a transaction pooler (README "Behind PgBouncer"). */
+  DATABASE_LISTEN_URL: postgresUrl.optional(),
+  /** False: statements go unnamed, as a transaction-pooling PgBouncer needs (README "Behind PgBouncer"). */
+  DATABASE_PREPARED_STATEMENTS: bool.optional(),
+  DATA_DIR: z.string().min(1, 'must not be empty').default('./data'),
+  PUBLIC_URL: z
+    .string()
+    .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL')
+    .refine((v) => !URL.canParse(v) || (new URL(v).search === '' && new URL(v).hash === ''), 'must not have a query or fragment')
+    .optional(),
+  COOKIE_SECURE: bool.optional(),
+  SESSION_TTL_HOURS: positiveInt(24 * 90).default(24 * 14),
+  REAUTH_WINDOW_MINUTES: positiveInt(24 * 60).default(10),
+  REQUIRE_TWO_FACTOR: z.enum(TWO_FACTOR_POLICIES, { message: 'must be one of none, operators, developers, all' }).default('operators'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      message: 'must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
+  TRUST_PROXY: trustProxy.optional(),
+  DATABASE_POOL_MAX: positiveInt(1000).optional(),
+  /** The name before 0.2; DATABASE_POOL_MAX wins when both are set. */
+  DB_POOL_MAX: positiveInt(1000).optional(),
+  DATABASE_CONNECT_TIMEOUT_MS: positiveInt(60_000).default(3_000),
+  DATABASE_IDLE_TIMEOUT_MS: positiveInt(3_600_000).default(30_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: nonNegativeInt(3_600_000).default(10_000),
+  TOKEN_CACHE_TTL_SECONDS: positiveInt(300).default(60),
+  ID_TOKEN_TTL: positiveInt(86_400).default(3600),
+  TOKEN_CACHE_MAX_ENTRIES: positiveInt().default(10_000),
+  SESSION_CACHE_MAX_ENTRIES: nonNegativeInt(1_000_000).default(10_000),
+  LOGIN_FAILURE_LIMIT: positiveInt().optional(),
+  /** The name before 0.3, when it counted every attempt; LOGIN_FAILURE_LIMIT wins when both are set. */
+  LOGIN_RATE_LIMIT: positiveInt().optional(),
+  LOGIN_ACCOUNT_ATTACK_LIMIT: positiveInt().default(100),
+  LOGIN_ADDRESS_FAILURE_LIMIT: positiveInt().default(100),
+  LOGIN_ADDRESS_ATTEMPT_LIMIT: positiveInt().default(1000),
+  SIGNUP_LIMIT: positiveInt().default(10),
+  TOKEN_AUTH_FAILURE_LIMIT: positiveInt().default(20),
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt(3_600_000).default(30_000),
+  HTTP_CONNECTION_TIMEOUT_MS: positiveInt(3_600_000).default(60_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(3_600_000).default(72_000),
+  HEAP_GROWING_PERCENT: nonNegativeInt(300).default(50),
+  JANITOR_INTERVAL_SECONDS: positiveInt(86_400).default(300),
+  REVOKED_TOKEN_RETENTION_DAYS: positiveInt(3650).default(30),
+  AUDIT_RETENTION_DAYS: positiveInt(3650).default(90),
+  STREAMS_PER_APPLICATION: positiveInt(1000).default(4),
+  STREAMS_TOTAL: positiveInt(100_000).default(1000),
+  SERVICE_NAME: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(60, 'must be at most 60 characters')
+    .refine((v) => !/[\x00-\x1f\x7f-\x9f]/.test(v), 'must not contain control characters')
+    .default('Gatehouse'),
+  MAX_APPLICATIONS_PER_USER: positiveInt(100_000).default(25),
+  MAX_TOKENS_PER_GRANT: positiveInt(10_000).default(10),
+  MAX_SESSIONS_PER_USER: positiveInt(10_000).default(50),
+  CODE_ISSUE_LIMIT: positiveInt(100_000).default(60),
+  SMTP_URL: z
+    .string()
+    .refine(
+      (v) => /^smtps?:\/\//.test(v) && URL.canParse(v) && new URL(v).hostname !== '',
+      'must be an smtp:// or smtps:// URL with a host',
+    )
+    .optional(),
+  MAIL_FROM: z
+    .string()
+    .trim()
+    .max(320, 'must be at most 320 characters')
+    .refine(
+      (v) => !/[\u0000-\u001f\u007f-\u009f]/.test(v) && /@[^@\s>]+>?$/.test(v),
+      'must be an address, e.g. Gatehouse <no-reply@auth.example.com>',
+    )
+    .optional(),
+  MAIL_OUTBOX_DIR: z.string().min(1, 'must not be empty').optional(),
+  VERIFICATION_EMAIL_LIMIT: positiveInt().default(5),
+  PASSWORD_RESET_LIMIT: positiveInt().default(5),
+  PASSWORD_RESET_ADDRESS_LIMIT: positiveInt().default(20),
+  EMAIL_CHANGE_LIMIT: positiveInt().default(5),
+  EMAIL_CHANGE_ADDRESS_LIMIT: positiveInt().default(5),
+  METRICS_TOKEN: z
+    .string()
+    .trim()
+    .min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)')
+    .max(512, 'must be at most 512 characters')
+    .refine((v) => /^[\x21-\x7e]+$/.test(v), 'must be printable ASCII without spaces')
+    .optional(),
+  /**
+   * The key-encryption key of sealed secrets (src/lib/sealed-box.ts): any text of at least 32
+   * characters, e.g. openssl rand -hex 32. Unset with the embedded database: DATA_DIR/secret-key.
+   */
+  SECRET_KEY: z
+    .string()
+    .min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)')
+    .max(512, 'must be at most 512 characters')
+    .optional(),
+})
+
+/** The environment as parsed, before src/config.ts shapes it into a Config. */
+export type Env = z.output<typeof EnvSchema>
