@@ -3,7 +3,6 @@ import type { AuditLog } from '../audit/audit-log.js'
 import { readSecurityLog } from '../audit/audit-pages.js'
 import type { ParsedCredentials } from './credentials.js'
 import { emailField, newPasswordField, parseField } from './credentials.js'
-import { hasControlCharacter } from '../lib/text.js'
 import { clientAddressKey } from '../limits/client-address.js'
 import { RATE_LIMITS, rateRule } from '../limits/policy.js'
 import { takeSlots } from '../limits/rate-limiter.js'
@@ -24,34 +23,13 @@ import { requestPasswordReset, resetLinkEmail, resetPassword } from './password-
 import { type SessionView, endOtherSessions, listSessions } from './sessions.js'
 import type { SessionCache } from './session-cache.js'
 import { type SessionSettings, sessionUseCases } from './session-use-cases.js'
+import { secondFactorUseCases } from './second-factor-use-cases.js'
+import { type Account, passwordCannotBeRight } from './account.js'
+
+export type { Account }
 import { type ReauthProof, type SessionConfirmation, confirmSession } from './confirm-session.js'
 import { signUp } from './signup.js'
 import { changeDisplayName, displayNameOf } from './profile.js'
-import {
-  type ProvenFactor,
-  type SecondFactorAttempt,
-  finishSecondFactor,
-  pendingLogInFactors,
-  pendingLogInOf,
-  submitSecondFactorCode,
-} from './pending-login.js'
-import {
-  confirmTotpEnrolment,
-  regenerateRecoveryCodes,
-  shownEnrolment,
-  startTotpEnrolment,
-  turnOffTotp,
-  twoFactorStatus,
-} from './two-factor.js'
-import { logInWithPasskey, passkeyLoginOptions, passkeyOptionsForUser, verifyPasskeyForUser } from './passkey-login.js'
-import {
-  type SessionLogIn,
-  listPasskeys,
-  passkeyRegistrationOptions,
-  registerPasskey,
-  removePasskey,
-  renameOwnPasskey,
-} from './passkeys.js'
 import { confirmVerification, resendVerification, verificationLinkWorks } from './verification.js'
 
 /*
@@ -60,18 +38,10 @@ import { confirmVerification, resendVerification, verificationLinkWorks } from '
  * the actor's trail.
  */
 
-/** The logged-in user acting on their own account. */
-export interface Account extends Actor {
-  readonly userId: string
-}
-
 export type SignUpResult =
   | { kind: 'signed-up'; mailSent: boolean }
   | { kind: 'limited'; retryAfterSeconds: number }
   | { kind: 'invalid'; errors: Extract<ParsedCredentials, { ok: false }>['errors'] }
-
-/** A current password that cannot be right is refused without counting against the reauthentication limit. */
-const cannotBeRight = (password: string) => password === '' || password.length > 256 || hasControlCharacter(password)
 
 /** Which fields of an Account form were refused before anything was asked of the database. */
 export interface FieldRefusals {
@@ -84,7 +54,7 @@ type Refused = { kind: 'invalid'; errors: FieldRefusals }
 
 function refusals(currentPassword: string, other: { newPassword?: string; newEmail?: string }): Refused | undefined {
   const errors: FieldRefusals = { ...other }
-  if (cannotBeRight(currentPassword)) errors.currentPassword = true
+  if (passwordCannotBeRight(currentPassword)) errors.currentPassword = true
   return Object.keys(errors).length > 0 ? { kind: 'invalid', errors } : undefined
 }
 
@@ -126,88 +96,10 @@ export function accountUseCases(ctx: AccountContext, audit: AuditLog, sessions: 
     ...emailLinkUseCases(ctx, audit),
     ...settingsUseCases(ctx, audit),
     ...confirmationUseCases(ctx, audit),
-    ...passkeyUseCases(ctx, audit),
-    ...secondStepUseCases(ctx, audit),
-    ...twoFactorUseCases(ctx, audit),
+    ...secondFactorUseCases(ctx, audit),
     /** The display name on the Account page (OpenID Connect `name`). */
     displayName: (account: Account) => displayNameOf(ctx, account.userId),
     changeDisplayName: (account: Account, value: string) => changeDisplayName(ctx, account.userId, value, trailOf(audit, account)),
-  }
-}
-
-/**
- * The log-in's second step (src/accounts/pending-login.ts). A factor other than a code (a passkey
- * assertion) plugs in by checking itself against `pendingLogIn(id).userId` and then calling
- * `finishSecondFactor` with its methods; the edge starts the session with the `amr` returned.
- */
-function secondStepUseCases(ctx: AccountContext, audit: AuditLog) {
-  return {
-    /** The account the browser's pending log-in is for, or undefined (expired, ended, none). */
-    pendingLogIn: (pendingId: string | undefined): Promise<{ userId: string } | undefined> => pendingLogInOf(ctx, pendingId),
-    /** The factors the pending log-in's account has, which the second step offers; undefined when it names none. */
-    pendingLogInFactors: (pendingId: string | undefined) => pendingLogInFactors(ctx, pendingId),
-    /** A TOTP or recovery code, or a passkey assertion, at the second step; failures counted like wrong passwords. */
-    submitSecondFactor: (actor: Actor, pendingId: string | undefined, attempt: SecondFactorAttempt) =>
-      submitSecondFactorCode(ctx, pendingId, attempt, trailOf(audit, actor)),
-    /** Ends the pending log-in once its caller has proven a second factor for its account. */
-    finishSecondFactor: (actor: Actor, pendingId: string | undefined, factor: ProvenFactor) =>
-      finishSecondFactor(ctx, pendingId, factor, trailOf(audit, actor)),
-  }
-}
-
-/** The Two-factor authentication page (README "Two-factor authentication"): the authenticator app and recovery codes. */
-function twoFactorUseCases(ctx: AccountContext, audit: AuditLog) {
-  return {
-    twoFactorStatus: (account: Pick<Account, 'userId'>) => twoFactorStatus(ctx, account.userId),
-    startTotpEnrolment: (account: Account) => startTotpEnrolment(ctx, account.userId),
-    /** The secret waiting for its confirming code, as the set-up page shows it. */
-    shownTotpEnrolment: (account: Account) => shownEnrolment(ctx, account.userId),
-    confirmTotpEnrolment: (account: Account, code: string) => confirmTotpEnrolment(ctx, account.userId, code, trailOf(audit, account)),
-    /** Needs the password and a current code or recovery code. */
-    turnOffTotp: (account: Account, proof: { password: string; code: string }) =>
-      cannotBeRight(proof.password)
-        ? Promise.resolve({ kind: 'wrong-password' as const })
-        : turnOffTotp(ctx, account.userId, proof, trailOf(audit, account)),
-    /** Needs the password and a current code or recovery code; the new codes are shown once. */
-    regenerateRecoveryCodes: (account: Account, proof: { password: string; code: string }) =>
-      cannotBeRight(proof.password)
-        ? Promise.resolve({ kind: 'wrong-password' as const })
-        : regenerateRecoveryCodes(ctx, account.userId, proof, trailOf(audit, account)),
-  }
-}
-
-/**
- * Passkeys (README "Passkeys"): the account's own (src/accounts/passkeys.ts), signing in with one
- * (src/accounts/passkey-login.ts), and the two calls of the second-factor step of a password log-in.
- */
-function passkeyUseCases(ctx: AccountContext, audit: AuditLog) {
-  return {
-    listPasskeys: (account: Pick<Account, 'userId'>) => listPasskeys(ctx, account.userId),
-    passkeyRegistrationOptions: (account: Pick<Account, 'userId'>) => passkeyRegistrationOptions(ctx, account.userId),
-    /** `attempt.challengeId`: what passkeyRegistrationOptions returned, kept by the browser in a cookie. */
-    registerPasskey: (account: Account, attempt: { response: unknown; challengeId: unknown; name: unknown }) =>
-      registerPasskey(ctx, account.userId, attempt, trailOf(audit, account)),
-    renamePasskey: (account: Account, change: { id: unknown; name: unknown }) =>
-      renameOwnPasskey(ctx, account.userId, change, trailOf(audit, account)),
-    async removePasskey(account: Account, removal: { id: unknown; password: string; session: SessionLogIn }) {
-      if (cannotBeRight(removal.password)) return { kind: 'wrong-password' as const }
-      return removePasskey(ctx, account.userId, removal, trailOf(audit, account))
-    },
-    /** "Sign in with a passkey": options with a challenge bound to no account, within LOGIN_ADDRESS_ATTEMPT_LIMIT. */
-    passkeyLoginOptions: (ip: string) => passkeyLoginOptions(ctx, clientAddressKey(ip)),
-    /** "Sign in with a passkey": verifies the assertion, throttled per address and recorded like a log-in. */
-    logInWithPasskey: (
-      actor: Actor,
-      attempt: { response: unknown; challengeId: unknown; address: string; deviceCookie: string | undefined },
-    ) => logInWithPasskey(ctx, attempt, trailOf(audit, actor)),
-    /**
-     * The second-factor step of a password log-in: options limited to the account's passkeys
-     * (undefined when it has none), then verifyPasskeyForUser with the returned challengeId, which
-     * answers { kind: 'ok' } or { kind: 'failed', reason } and counts nothing (the step counts).
-     */
-    passkeyOptionsForUser: (userId: string) => passkeyOptionsForUser(ctx, userId),
-    verifyPasskeyForUser: (actor: Actor, userId: string, attempt: { response: unknown; challengeId: unknown }) =>
-      verifyPasskeyForUser(ctx, userId, attempt, trailOf(audit, actor)),
   }
 }
 
@@ -217,7 +109,7 @@ function confirmationUseCases(ctx: AccountContext, audit: AuditLog) {
     /** The proof opens the sensitive actions to the browser's session `sessionId` for REAUTH_WINDOW_MINUTES. */
     async reauthenticate(account: Account, sessionId: string | undefined, proof: ReauthProof): Promise<SessionConfirmation> {
       if (sessionId === undefined) return { kind: 'wrong-password' }
-      if (proof.kind === 'password' && cannotBeRight(proof.password)) return { kind: 'wrong-password' }
+      if (proof.kind === 'password' && passwordCannotBeRight(proof.password)) return { kind: 'wrong-password' }
       return confirmSession(ctx, { userId: account.userId, sessionId, proof }, trailOf(audit, account))
     },
   }
@@ -260,7 +152,7 @@ function settingsUseCases(ctx: AccountContext, audit: AuditLog) {
     },
 
     async closeAccount(account: Account, password: string): Promise<CloseAccountResult> {
-      if (cannotBeRight(password)) return { kind: 'wrong-password' }
+      if (passwordCannotBeRight(password)) return { kind: 'wrong-password' }
       return closeAccount(ctx, account.userId, password, trailOf(audit, account))
     },
 
