@@ -7,7 +7,7 @@ import { type ChallengeMethod, parseChallengeMethod, validateChallenge } from '.
 import { type ClientResponse, type ResponseMode, clientResponse, findMatchingRedirectUri } from './redirect-uri.js'
 import { type ResponseType, checkResponseMode, checkResponseType, issuesIdToken, responseModeFor } from './response-types.js'
 import { type Scope, parseScope } from './scope.js'
-import { type LogInDemand, promptAndLogIn } from './login-demand.js'
+import { type LogInDemand, logInDemand, promptOf } from './login-demand.js'
 
 /*
  * Validation of an authorization request (RFC 6749 4.1.1, 4.2.1) in the two phases of
@@ -189,7 +189,8 @@ function checkedParameters(
   const scoped = scopesAndNonce(raw.scope, single('nonce'), application, identity)
   checkIdTokenRequest(checkedType, scoped)
   const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
-  const { prompt, logIn } = promptAndLogIn(raw, single)
+  const { prompt, fresh } = promptOf(single('prompt'))
+  const logIn = logInDemand(raw, single, fresh)
   const idTokenHint = single('id_token_hint')
   if (idTokenHint !== undefined && idTokenHint.length > ID_TOKEN_HINT_MAX_LENGTH) {
     throw new InvalidRequestError(`id_token_hint must be at most ${ID_TOKEN_HINT_MAX_LENGTH} characters`)

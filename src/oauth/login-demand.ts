@@ -39,7 +39,7 @@ const PROMPT_VALUES = new Set(['none', 'login', 'consent', 'select_account'])
  * select_account is answered as login (a browser holds one Gatehouse session, so choosing an
  * account is logging in as it); consent shows the consent page.
  */
-function promptOf(value: string | undefined): { prompt: 'none' | 'consent' | undefined; fresh: boolean } {
+export function promptOf(value: string | undefined): { prompt: 'none' | 'consent' | undefined; fresh: boolean } {
   const promptValues = (value ?? '').split(' ').filter(Boolean)
   if (promptValues.some((v) => !PROMPT_VALUES.has(v))) {
     throw new InvalidRequestError('prompt takes none, login, consent or select_account, separated by spaces')
@@ -74,12 +74,7 @@ function logInDemandOf(single: (name: string) => string | undefined, fresh: bool
   return { fresh, maxAgeSeconds, hint, askedAt }
 }
 
-/** prompt, and what the request asks of the log-in; a request with none of these parameters builds nothing. */
-export function promptAndLogIn(
-  raw: Params,
-  single: (name: string) => string | undefined,
-): { prompt: 'none' | 'consent' | undefined; logIn: LogInDemand } {
-  const { prompt, fresh } = promptOf(single('prompt'))
-  const logIn = fresh || NO_LOG_IN_PARAMS.some((name) => raw[name] !== undefined) ? logInDemandOf(single, fresh) : NO_LOG_IN_DEMAND
-  return { prompt, logIn }
+/** What the request asks of the log-in; a request with none of these parameters builds nothing. */
+export function logInDemand(raw: Params, single: (name: string) => string | undefined, fresh: boolean): LogInDemand {
+  return fresh || NO_LOG_IN_PARAMS.some((name) => raw[name] !== undefined) ? logInDemandOf(single, fresh) : NO_LOG_IN_DEMAND
 }
