@@ -1,10 +1,10 @@
 import formbody from '@fastify/formbody'
 import view from '@fastify/view'
 import { Eta } from 'eta'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { endConnectionsOnClose } from './http/connections.js'
 import { routerRefusalPage, setHtmlErrorHandler } from './http/error-pages.js'
-import { lazyChildLogger, requestIdOptions } from './http/logging.js'
+import { fastifyLoggerOptions, type LevelAware, requestIdOptions } from './http/logging.js'
 import { pageSecurityHeaders, registerPageSecurity } from './http/page-security.js'
 import { registerMetrics } from './http/metrics.js'
 import accountRoutes from './http/routes/account/index.js'
@@ -38,8 +38,7 @@ function fastifyTrustProxy(trust: TrustProxy): false | string[] | ((address: str
 export async function buildApp(deps: Services): Promise<FastifyInstance> {
   const eta = new Eta({ views: VIEWS_DIR, cache: true, autoEscape: true })
   const app = Fastify({
-    loggerInstance: deps.log as FastifyBaseLogger,
-    childLoggerFactory: lazyChildLogger,
+    ...fastifyLoggerOptions(deps.log as LevelAware),
     ...requestIdOptions(deps.config.trustProxy),
     trustProxy: fastifyTrustProxy(deps.config.trustProxy),
     bodyLimit: 64 * 1024,

@@ -62,7 +62,7 @@ let closing = false
 async function shutdown(signal: string) {
   if (closing) return
   closing = true
-  app.log.info({ signal }, 'shutting down')
+  log.info({ signal }, 'shutting down')
   const force = setTimeout(() => process.exit(1), 10_000)
   force.unref()
   try {
@@ -70,7 +70,7 @@ async function shutdown(signal: string) {
     await services.close()
     process.exit(0)
   } catch (err) {
-    app.log.error({ err }, 'shutdown failed')
+    log.error({ err }, 'shutdown failed')
     process.exit(1)
   }
 }
@@ -78,7 +78,7 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'))
 process.on('SIGINT', () => void shutdown('SIGINT'))
 
 await app.listen({ port: config.port, host: config.host })
-app.log.info(
+log.info(
   { url: config.publicUrl, database: database.kind === 'pglite' ? `embedded (${config.dataDir})` : 'postgres' },
   'Gatehouse is listening',
 )

@@ -38,7 +38,7 @@ type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
 type Bindings = Record<string, unknown>
 type ChildOptions = Parameters<FastifyBaseLogger['child']>[1]
 /** A pino logger: Fastify's logger type omits the level check the lazy child needs. */
-type LevelAware = FastifyBaseLogger & { isLevelEnabled(level: string): boolean }
+export type LevelAware = FastifyBaseLogger & { isLevelEnabled(level: string): boolean }
 
 /**
  * A request's logger that becomes pino's child (bound to the request id) on the request's first
@@ -99,6 +99,26 @@ class LazyRequestLogger {
   #write(method: LogMethod, args: unknown[]): void {
     if (this.#child === undefined && !this.#parent.isLevelEnabled(method)) return
     ;(this.#made()[method] as (...a: unknown[]) => void)(...args)
+  }
+}
+
+/**
+ * Fastify's logger options. Fastify writes two lines per request at `info` ("incoming request",
+ * "request completed"), and for the second it listens for every response's `finish` and `error`
+ * events whether or not the level lets the line through: about 8% of a cached token-info
+ * request's instructions (issue 25, README "Instructions per request"). Above `info` those lines
+ * are never written, so Fastify gets no logger of its own and sets up no listeners; each request's
+ * `request.log` is still the process log's child (the lazy child below), so every line that a
+ * route, an error handler or Fastify writes through it is written as before. What goes is
+ * Fastify's own "request errored" line for a response stream that failed after its handler
+ * had answered, which has no level of its own to keep it.
+ */
+export function fastifyLoggerOptions(log: LevelAware): Pick<FastifyServerOptions, 'loggerInstance' | 'childLoggerFactory'> {
+  if (log.isLevelEnabled('info')) return { loggerInstance: log, childLoggerFactory: lazyChildLogger }
+  return {
+    childLoggerFactory(_quiet, bindings, options, request) {
+      return lazyChildLogger.call(this, log, bindings, options, request)
+    },
   }
 }
 

@@ -87,6 +87,46 @@ it("generates the request id itself and ignores a client's X-Request-Id without 
   expect(lines.join('')).not.toContain('chosen-by-client')
 })
 
+it("writes Fastify's two request lines at info and below, the second once the response is finished", async () => {
+  lines = []
+  const id = String((await app.inject('/healthz')).headers['x-request-id'])
+  const messages = () => lines.map((l) => JSON.parse(l) as { reqId?: string; msg?: string }).filter((l) => l.reqId === id)
+  await expect.poll(() => messages().map((l) => l.msg)).toEqual(['incoming request', 'request completed'])
+})
+
+it("above info writes a request's own lines with its id, and no request lines (Fastify has no logger of its own there)", async () => {
+  const written: string[] = []
+  const quiet = await createServices(loadConfig({ LOG_LEVEL: 'warn', SECRET_KEY: TEST_SECRET_KEY }), {
+    database: testDb.handle,
+    clock: manualClock(),
+    logStream: new Writable({
+      write(chunk, _enc, done) {
+        written.push(String(chunk))
+        done()
+      },
+    }),
+    mailer: new Mailbox(),
+  })
+  const quietApp = await buildApp(quiet)
+  try {
+    expect((await quietApp.inject('/healthz')).statusCode).toBe(200)
+    const refused = await quietApp.inject({
+      method: 'POST',
+      url: '/login',
+      headers: { origin: 'https://elsewhere.example', 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'email=quiet%40example.com&password=x',
+    })
+    expect(refused.statusCode).toBe(403)
+    const requestLines = written.map((l) => JSON.parse(l) as { reqId?: string; msg?: string; level?: number }).filter((l) => 'reqId' in l)
+    expect(requestLines).toEqual([
+      expect.objectContaining({ level: 40, reqId: refused.headers['x-request-id'], msg: 'cross-origin request refused' }),
+    ])
+  } finally {
+    await quietApp.close()
+    await quiet.close()
+  }
+})
+
 it("uses a trusted proxy's X-Request-Id when it is sane, and a fresh id when it is not", async () => {
   const proxied = await buildTestApp({ TRUST_PROXY: '127.0.0.1' }, testDb)
   try {

@@ -227,6 +227,34 @@ describe('GET /oauth/revocations/stream', () => {
     }
   })
 
+  it('is counted in /metrics once the server ends it, and a refused subscription once', async () => {
+    const count = async (status: number) => {
+      const body = (await t.app.inject('/metrics')).body
+      const line = new RegExp(
+        `^gatehouse_http_requests_total\\{method="GET",route="/oauth/revocations/stream",status="${status}"\\} (\\d+)$`,
+        'm',
+      )
+      return Number(line.exec(body)?.[1] ?? 0)
+    }
+    const owner = await createUser(t.db)
+    const rotated = await createApplication(t.db, { ownerId: owner.id, resourceServer: true })
+    const [served, refused] = [await count(200), await count(401)]
+    const stream = await subscribe(rotated)
+    try {
+      expect(await count(200)).toBe(served)
+      await regenerateSecret(t.db, t.deps.bus, rotated.id, owner.id, t.clock(), t.deps.audit.trail(owner.id, null))
+      await expect.poll(() => stream.ended).toBe(true)
+      await expect.poll(() => count(200)).toBe(served + 1)
+      expect((await fetch(`${base}/oauth/revocations/stream`)).status).toBe(401)
+      await expect.poll(() => count(401)).toBe(refused + 1)
+      // Counted when answered, not again when the answer is finished.
+      await fetch(`${base}/healthz`)
+      expect(await count(401)).toBe(refused + 1)
+    } finally {
+      await stream.close()
+    }
+  })
+
   it('refuses a fifth stream of one application with 429 and Retry-After, while other applications subscribe', async () => {
     const busy = await createApplication(t.db, { resourceServer: true })
     const streams = [await subscribe(busy), await subscribe(busy), await subscribe(busy), await subscribe(busy)]

@@ -17,7 +17,7 @@ export default async function revocationStreamRoute(
 ): Promise<void> {
   const streams = new RevocationEventStreams(revocationFeed)
   app.addHook('preClose', async () => streams.closeAll())
-  app.get('/oauth/revocations/stream', async (request, reply) => {
+  app.get('/oauth/revocations/stream', { config: { streamed: true } }, async (request, reply) => {
     const client = await resource.authenticateSubscriber(request.headers.authorization)
     // Refused with JSON before the stream starts; nothing awaits between this check and
     // `open`, so concurrent subscriptions cannot both take the last slot.
