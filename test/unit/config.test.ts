@@ -277,7 +277,7 @@ describe('loadConfig', () => {
     ['HEAP_GROWING_PERCENT', '-5', 'HEAP_GROWING_PERCENT: must not be negative'],
     ['HEAP_GROWING_PERCENT', '301', 'HEAP_GROWING_PERCENT: must be at most 300'],
     ['SESSION_CACHE_MAX_ENTRIES', '-1', 'SESSION_CACHE_MAX_ENTRIES: must not be negative'],
-    ['SESSION_CACHE_MAX_ENTRIES', '1000001', 'SESSION_CACHE_MAX_ENTRIES: must be at most 1000000'],
+    ['SESSION_CACHE_MAX_ENTRIES', '100001', 'SESSION_CACHE_MAX_ENTRIES: must be at most 100000'],
     ['MAX_APPLICATIONS_PER_USER', '0', 'MAX_APPLICATIONS_PER_USER: must be positive'],
     ['MAX_TOKENS_PER_GRANT', 'all', 'MAX_TOKENS_PER_GRANT: must be a number'],
     ['CODE_ISSUE_LIMIT', '1.5', 'CODE_ISSUE_LIMIT: must be a whole number'],
