@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import formbody from '@fastify/formbody'
 import { bearerToken } from '@gatehouse/verifier/shared'
 import type { FastifyInstance } from 'fastify'
@@ -10,7 +11,7 @@ import { singleParams } from '../src/oauth/params.js'
 import { createServerTokenCache } from '../src/oauth/token-validity.js'
 
 /*
- * Baselines I and J (issue 25, README "Performance"): the cached introspection's and the
+ * Baselines I, J and L (issue 25, README "Performance"): the cached introspection's and the
  * cached token info's own work, through Gatehouse's protocol functions and caches from bare
  * Fastify, with none of Gatehouse's HTTP layers (its hooks, headers, logging, metrics and error
  * mapping). What each answer cannot avoid: parsing the request, a SHA-256 of the token (and for
@@ -52,5 +53,21 @@ export function cachedRoutes(app: FastifyInstance, database: DatabaseHandle): vo
     const entry = token === undefined ? undefined : await tokens.check(token)
     if (entry == null) return reply.code(401).send()
     return reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').send(entry.tokenInfo)
+  })
+
+  // L: J's work, answered with every header Gatehouse's answer carries (README "Operations"): a
+  // fresh random request id in X-Request-Id, X-Content-Type-Options, and Pragma beside
+  // Cache-Control (src/http/routes/oauth/json-errors.ts). What the documented answer costs
+  // before any of Gatehouse's hooks, its logger or its metrics.
+  app.get('/l', async (request, reply) => {
+    reply.header('x-request-id', randomUUID()).header('x-content-type-options', 'nosniff')
+    const token = bearerToken(request.headers.authorization)
+    const entry = token === undefined ? undefined : await tokens.check(token)
+    if (entry == null) return reply.code(401).send()
+    return reply
+      .header('cache-control', 'no-store')
+      .header('pragma', 'no-cache')
+      .type('application/json; charset=utf-8')
+      .send(entry.tokenInfo)
   })
 }

@@ -170,6 +170,17 @@ export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
       expect: [200],
     },
     {
+      id: 'baseline-l',
+      title: "L: J's work, with every header of Gatehouse's answer (request id, nosniff, no-store, no-cache)",
+      server: 'baseline',
+      method: 'GET',
+      path: '/l',
+      headers: { authorization: 'Bearer {item}' },
+      pool: { kind: 'cached-tokens' },
+      expect: [200],
+      check: { header: { name: 'x-content-type-options', includes: 'nosniff' } },
+    },
+    {
       id: 'baseline-k',
       title: "K: A's route behind the in-process verifier (@gatehouse/verifier's Fastify plugin)",
       server: 'baseline',

@@ -67,7 +67,7 @@ const settings = {
   dbName: `gatehouse_bench_instructions_${process.pid}`,
 }
 
-/** The rows: the bare-Fastify baselines A and B, A's route behind the verifier (K), the cached answers' own work (I, J), and Gatehouse's hot paths (README "Performance"). */
+/** The rows: the bare-Fastify baselines A and B, A's route behind the verifier (K), the cached answers' own work (I, J; L: J with the headers of Gatehouse's answer), and Gatehouse's hot paths (README "Performance"). */
 const CASE_IDS = [
   'baseline-a',
   'baseline-b',
@@ -75,6 +75,7 @@ const CASE_IDS = [
   // The cached answers' own work (bench/cached-routes.ts): what each cached row costs beyond Fastify.
   'baseline-i',
   'baseline-j',
+  'baseline-l',
   'introspect-cached',
   'introspect-miss',
   'token-info-cached',

@@ -337,6 +337,24 @@ describe('evaluateComparisons', () => {
       // Token info's own work (J) was not run: its lines say so rather than disappear.
       ['token info, cached over its own work', 'baseline J', null],
       ['token info, cached over its own work', 'server CPU over baseline-j', null],
+      ['token info, cached over its answer as sent', 'baseline L', null],
+      ['token info, cached over its answer as sent', 'server CPU over baseline-l', null],
+    ])
+  })
+
+  it("sets cached token info against its answer as sent (L), and L against A: what the answer's headers leave of the target", () => {
+    const rows = {
+      [rowKey('baseline-a', 16)]: validRow(40_000),
+      [rowKey('baseline-j', 16)]: validRow(36_000),
+      [rowKey('baseline-l', 16)]: validRow(32_000),
+      [rowKey('token-info-cached', 16)]: validRow(28_000),
+    }
+    const lines = evaluateComparisons(rows, [16]).filter((l) => l.unit === 'ratio' && l.path.startsWith('token info'))
+    expect(lines.map((l) => [l.path, l.against, l.cells[0]!.value])).toEqual([
+      ['token info, cached over its own work', 'baseline J', 28 / 36],
+      ["token info, cached's own work (J)", 'baseline A', 0.9],
+      ['token info, cached over its answer as sent', 'baseline L', 28 / 32],
+      ["token info, cached's answer as sent (L)", 'baseline A', 0.8],
     ])
   })
 })
