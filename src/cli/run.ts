@@ -70,7 +70,9 @@ export async function runCli(argv: readonly string[], env: CliEnvironment, io: C
     found = findCommand(parsed.positionals)
     if (found.args.length > found.command.arity) throw new UsageError(`unexpected argument ${found.args[found.command.arity]}`)
   } catch (err) {
-    io.err(`gatehouse: ${err instanceof Error ? err.message : String(err)} (gatehouse --help lists the commands)`)
+    // node:util's parseArgs words some refusals over several lines; the contract is one line.
+    const message = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ')
+    io.err(`gatehouse: ${message} (gatehouse --help lists the commands)`)
     return 1
   }
   return found.command.offline ? runOffline(found.command, parsed, env, io) : run(found, parsed, env.open, io)

@@ -43,9 +43,16 @@ export function isEmailLinkToken(purpose: keyof typeof EMAIL_LINK_PREFIXES, valu
   )
 }
 
-/** Public identifier: random but not secret, so no prefix tricks and no hashing. */
+/**
+ * Public identifier: random but not secret, so no prefix tricks and no hashing. Never begins
+ * with "-": operators type client_ids into command lines (`gatehouse apps show <client_id>`),
+ * where one in 64 would otherwise read as an option.
+ */
 export function generateClientId(): string {
-  return randomToken(18)
+  for (;;) {
+    const id = randomToken(18)
+    if (!id.startsWith('-')) return id
+  }
 }
 
 /**

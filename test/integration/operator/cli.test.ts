@@ -193,6 +193,25 @@ describe('apps', () => {
     })
   })
 
+  it('finds an application whose client_id begins with "-" (issued before ids stopped doing so) after "--" or "="', async () => {
+    const app = await createApplication(t.db, { name: 'Dashed Planner' })
+    const clientId = `-${app.clientId.slice(1)}`
+    await t.db.updateTable('applications').set({ client_id: clientId }).where('id', '=', app.id).execute()
+    expect(JSON.parse((await cli('apps', 'show', '--json', '--', clientId)).out)).toMatchObject({ client_id: clientId })
+    const found = JSON.parse((await cli('apps', 'list', `--search=${clientId}`, '--json')).out)
+    expect(found.map((r: { client_id: string }) => r.client_id)).toEqual([clientId])
+    // Without them, one line that says how.
+    for (const argv of [
+      ['apps', 'show', clientId],
+      ['apps', 'list', '--search', clientId],
+    ]) {
+      const { code, out, err } = await cli(...argv)
+      expect({ code, out }).toEqual({ code: 1, out: '' })
+      expect(err.split('\n'), err).toHaveLength(1)
+      expect(err).toMatch(/--search=-XYZ|after '--'/)
+    }
+  })
+
   it('suspends, verifies, marks as resource server and deletes', async () => {
     const app = await createApplication(t.db)
     const user = await createUser(t.db)
