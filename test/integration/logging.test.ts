@@ -94,7 +94,25 @@ it("writes Fastify's two request lines at info and below, the second once the re
   await expect.poll(() => messages().map((l) => l.msg)).toEqual(['incoming request', 'request completed'])
 })
 
-it("above info writes a request's own lines with its id, and no request lines (Fastify has no logger of its own there)", async () => {
+/**
+ * How many `finish` and `error` listeners a response of `target` carries when it finishes,
+ * beside the one this counts with: Fastify adds two per response for its "request completed"
+ * line (README "Instructions per request").
+ */
+async function responseListeners(target: Awaited<ReturnType<typeof buildApp>>): Promise<number> {
+  await target.listen({ port: 0, host: '127.0.0.1' })
+  const counted = new Promise<number>((resolve) => {
+    target.server.prependOnceListener('request', (_req, res) => {
+      res.once('finish', () => resolve(res.listenerCount('finish') + res.listenerCount('error')))
+    })
+  })
+  const address = target.server.address()
+  if (address === null || typeof address === 'string') throw new Error('not listening on a port')
+  expect((await fetch(`http://127.0.0.1:${address.port}/healthz`)).status).toBe(200)
+  return counted
+}
+
+it("above info writes a request's own lines with its id, no request lines and no response listeners (Fastify has no logger of its own there)", async () => {
   const written: string[] = []
   const quiet = await createServices(loadConfig({ LOG_LEVEL: 'warn', SECRET_KEY: TEST_SECRET_KEY }), {
     database: testDb.handle,
@@ -121,6 +139,7 @@ it("above info writes a request's own lines with its id, and no request lines (F
     expect(requestLines).toEqual([
       expect.objectContaining({ level: 40, reqId: refused.headers['x-request-id'], msg: 'cross-origin request refused' }),
     ])
+    expect(await responseListeners(quietApp)).toBe((await responseListeners(app)) - 2)
   } finally {
     await quietApp.close()
     await quiet.close()
