@@ -43,8 +43,21 @@ function parse(argv: readonly string[]): Parsed {
   return { flags: values, positionals }
 }
 
+/** A refusal of what was typed, with where to look. */
+const usage = (message: string): string => `${message} (gatehouse --help lists the commands)`
+
+/**
+ * Writes a failure as the one line the command line promises (README "The command line") and
+ * gives the exit code. Some messages come worded over several lines (node:util's parseArgs, a
+ * driver's error), so every line break is folded here, for every command.
+ */
+function refuse(io: CliIo, who: string, message: string): 1 {
+  io.err(`${who}: ${message.trim().replace(/\s*\n\s*/g, ' ')}`)
+  return 1
+}
+
 function messageOf(err: unknown): string {
-  if (err instanceof UsageError) return `${err.message} (gatehouse --help lists the commands)`
+  if (err instanceof UsageError) return usage(err.message)
   if (err instanceof NotFoundError || err instanceof RefusedError || err instanceof DataDirInUseError || err instanceof SecretKeyError) {
     return err.message
   }
@@ -70,10 +83,7 @@ export async function runCli(argv: readonly string[], env: CliEnvironment, io: C
     found = findCommand(parsed.positionals)
     if (found.args.length > found.command.arity) throw new UsageError(`unexpected argument ${found.args[found.command.arity]}`)
   } catch (err) {
-    // node:util's parseArgs words some refusals over several lines; the contract is one line.
-    const message = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ')
-    io.err(`gatehouse: ${message} (gatehouse --help lists the commands)`)
-    return 1
+    return refuse(io, 'gatehouse', usage(err instanceof Error ? err.message : String(err)))
   }
   return found.command.offline ? runOffline(found.command, parsed, env, io) : run(found, parsed, env.open, io)
 }
@@ -84,8 +94,7 @@ async function runOffline(command: Command, { flags }: Parsed, env: CliEnvironme
     io.out(flags.json ? JSON.stringify(result.json, null, 2) : result.text)
     return 0
   } catch (err) {
-    io.err(`gatehouse: ${messageOf(err)}`)
-    return 1
+    return refuse(io, 'gatehouse', messageOf(err))
   }
 }
 
@@ -104,8 +113,7 @@ async function run(
     io.out(flags.json ? JSON.stringify(result.json, null, 2) : result.text)
     return 0
   } catch (err) {
-    io.err(`${command.failure ?? 'gatehouse'}: ${messageOf(err)}`)
-    return 1
+    return refuse(io, command.failure ?? 'gatehouse', messageOf(err))
   } finally {
     await services?.close().catch(() => {})
   }

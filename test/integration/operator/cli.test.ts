@@ -62,6 +62,16 @@ describe('usage', () => {
       expect(out).toBe('')
     }
   })
+
+  it("folds a failure worded over several lines (a driver's error) onto the one line", async () => {
+    const err: string[] = []
+    const code = await runCli(
+      ['users', 'list'],
+      { open: () => Promise.reject(new Error('connect failed\n  at 127.0.0.1:5432\n')), mail: t.config.mail },
+      { out: () => {}, err: (s) => err.push(s) },
+    )
+    expect({ code, err }).toEqual({ code: 1, err: ['gatehouse: connect failed at 127.0.0.1:5432'] })
+  })
 })
 
 describe('admin', () => {
