@@ -87,7 +87,7 @@ export async function buildTestApp(
  * server's verifier, the revocation stream, another process); returns its base URL. `close`
  * stops the listener with the app.
  */
-export async function listenOnFreePort(t: TestContext): Promise<string> {
+export async function listenOnFreePort(t: Pick<TestContext, 'app'>): Promise<string> {
   await t.app.listen({ port: 0, host: '127.0.0.1' })
   return `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
 }

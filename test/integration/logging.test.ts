@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config.js'
 import { redactUrl } from '../../src/lib/log-options.js'
 import { manualClock } from '../../src/lib/clock.js'
 import { type Services, createServices } from '../../src/services.js'
-import { TEST_SECRET_KEY, buildTestApp } from '../helpers/app.js'
+import { TEST_SECRET_KEY, buildTestApp, listenOnFreePort } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js'
 import { Mailbox } from '../helpers/mailbox.js'
@@ -100,15 +100,13 @@ it("writes Fastify's two request lines at info and below, the second once the re
  * line (README "Instructions per request").
  */
 async function responseListeners(target: Awaited<ReturnType<typeof buildApp>>): Promise<number> {
-  await target.listen({ port: 0, host: '127.0.0.1' })
+  const origin = await listenOnFreePort({ app: target })
   const counted = new Promise<number>((resolve) => {
     target.server.prependOnceListener('request', (_req, res) => {
       res.once('finish', () => resolve(res.listenerCount('finish') + res.listenerCount('error')))
     })
   })
-  const address = target.server.address()
-  if (address === null || typeof address === 'string') throw new Error('not listening on a port')
-  expect((await fetch(`http://127.0.0.1:${address.port}/healthz`)).status).toBe(200)
+  expect((await fetch(`${origin}/healthz`)).status).toBe(200)
   return counted
 }
 
