@@ -102,13 +102,17 @@ export function cpuShare(before: CpuMark, after: CpuMark, pids: readonly number[
   return seen ? used / wall : null
 }
 
-/** Pins running processes to one CPU (`taskset -p -c`); returns the pids that could be pinned. */
-export async function pinPids(pids: readonly number[], cpu: number): Promise<number[]> {
+/**
+ * Pins running processes to one CPU (`taskset -p -c`); returns the pids that could be pinned.
+ * `allThreads` moves every thread of each process (`-a`): without it only the main thread moves,
+ * and a Node process's compiler, collector and libuv threads stay where they were.
+ */
+export async function pinPids(pids: readonly number[], cpu: number, allThreads = false): Promise<number[]> {
   const pinned: number[] = []
   await Promise.all(
     pids.map(async (pid) => {
       try {
-        await run('taskset', ['-p', '-c', String(cpu), String(pid)])
+        await run('taskset', [...(allThreads ? ['-a'] : []), '-p', '-c', String(cpu), String(pid)])
         pinned.push(pid)
       } catch {
         // gone already, or not ours to pin: its CPU is still counted

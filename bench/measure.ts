@@ -29,6 +29,13 @@ export interface MeasureContext {
   load: LoadGenerator
   servers: Partial<Record<ServerKind, RunningServer>>
   serverCpu: number
+  /**
+   * Where the servers not under test wait during a run: the load generator's CPU. An idle server
+   * is not idle while another row runs: the baseline server's verifier (K) and every Gatehouse
+   * process hear each revocation's NOTIFY, and on the server's CPU that work took 5–7% of it from
+   * the revocation row (its "other" share, 9–10% against 2–3% for the exchange).
+   */
+  idleCpu: number
   /** Where the PostgreSQL backends run: the server's CPU, or the load generator's when profiling. */
   dbCpu: number
   cached: FixedPool
@@ -193,6 +200,7 @@ export async function measureRun(ctx: MeasureContext, c: BenchCase, connections:
   if (c.check) spec.check = c.check
   if (fixed) spec.pool = { file: fixed.file, offset: fixed.offset, cycle: true }
 
+  await placeServers(ctx, srv)
   let need = itemsNeeded(ctx, c, connections)
   for (let attempt = 1; ; attempt++) {
     if (fresh) spec.pool = { ...(await fresh.reserve(need)), cycle: false }
@@ -213,6 +221,13 @@ export async function measureRun(ctx: MeasureContext, c: BenchCase, connections:
     if (exited) throw new Error(`during the run, ${exited}`)
     return sample
   }
+}
+
+/** The server under test on the server's CPU, every other running server on `idleCpu`, before the warm-up. */
+async function placeServers(ctx: MeasureContext, srv: RunningServer): Promise<void> {
+  const pids = (s: RunningServer | undefined) => (s ? serverChildren(s).map((child) => child.pid) : [])
+  const idle = Object.values(ctx.servers).filter((s) => s !== srv)
+  await Promise.all([pinPids(pids(srv), ctx.serverCpu, true), pinPids(idle.flatMap(pids), ctx.idleCpu, true)])
 }
 
 /** The measured run of the prepared spec, between two CPU marks. */

@@ -244,6 +244,7 @@ async function main(): Promise<number> {
     load: await LoadGenerator.start(settings.loadCpu),
     servers: {},
     serverCpu: settings.serverCpu,
+    idleCpu: settings.loadCpu,
     dbCpu: settings.dbCpu,
     cached,
     growth: cached,
