@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { REMEMBERED_BLOCK, REMEMBERED_REPEATS, gatehouseCases, pgbouncerCases, rememberedAgain } from './cases.js'
+import { REMEMBERED_BLOCK, REMEMBERED_REPEATS, gatehouseCases, mainPhaseCases, pgbouncerCases, rememberedAgain } from './cases.js'
 import type { BenchApplication, SeedInfo } from './seed.js'
 import { PGBOUNCER_PATHS } from './stats.js'
 
@@ -30,6 +30,21 @@ describe('pgbouncerCases (issue 25)', () => {
       const { id: _mainId, title: _mainTitle, server: _mainServer, ...mainRequest } = main.get(c.id.replace(/^(direct|pgbouncer)-/, ''))!
       expect(request).toEqual(mainRequest)
     }
+  })
+})
+
+describe('mainPhaseCases (issue 25)', () => {
+  it("runs M and K right after A, M sending K's request to A's route, and every row once", () => {
+    const cases = mainPhaseCases(seed, 1000)
+    expect(cases.slice(0, 3).map((c) => c.id)).toEqual(['baseline-a', 'baseline-m', 'baseline-k'])
+    const ids = cases.map((c) => c.id)
+    expect(new Set(ids).size).toBe(ids.length)
+    const [a, m, k] = cases
+    expect(m!.path).toBe(a!.path)
+    const { id: _m, title: _mt, path: _mp, ...mRequest } = m!
+    const { id: _k, title: _kt, path: _kp, ...kRequest } = k!
+    expect(mRequest).toEqual(kRequest)
+    expect(ids).toEqual(expect.arrayContaining(gatehouseCases(seed, 1000).map((c) => c.id)))
   })
 })
 

@@ -71,6 +71,7 @@ const settings = {
 const CASE_IDS = [
   'baseline-a',
   'baseline-b',
+  'baseline-m',
   'baseline-k',
   // The cached answers' own work (bench/cached-routes.ts): what each cached row costs beyond Fastify.
   'baseline-i',

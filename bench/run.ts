@@ -4,16 +4,7 @@ import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
 import type { DatabaseHandle } from '../src/db/connect.js'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
-import {
-  BASELINE_CASES,
-  type BenchCase,
-  gatehouseCases,
-  growthCases,
-  pgbouncerCases,
-  REMEMBERED_USERS,
-  rememberedAgain,
-  statementCases,
-} from './cases.js'
+import { type BenchCase, growthCases, mainPhaseCases, pgbouncerCases, REMEMBERED_USERS, rememberedAgain } from './cases.js'
 import { peakRssBytes } from './cpu.js'
 import { type MemoryBreakdown, readMemory } from './memory.js'
 import { build, builtServerExists, type RunningServer, serverChildren, startGatehouse } from './gatehouse.js'
@@ -273,10 +264,7 @@ async function main(): Promise<number> {
       if (profDir) notes.push(`V8 CPU profile of the main Gatehouse process: ${profDir}CPU.*.cpuprofile (written when it stops)`)
       ctx.servers.gatehouse = await startGatehouseServer('gatehouse', bench.url, {}, profDir)
     }
-    await book.runPhase(
-      ctx,
-      selected([...BASELINE_CASES, ...statementCases(bench.seed, freshBatch), ...gatehouseCases(bench.seed, freshBatch)]),
-    )
+    await book.runPhase(ctx, selected(mainPhaseCases(bench.seed, freshBatch)))
     await stopServer('gatehouse', ctx.servers.gatehouse)
     await stopServer('baseline', ctx.servers.baseline)
 

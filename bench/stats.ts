@@ -224,6 +224,7 @@ const BASELINE_NAMES: Record<string, string> = {
   'baseline-j': 'J',
   'baseline-k': 'K',
   'baseline-l': 'L',
+  'baseline-m': 'M',
 }
 
 /**
@@ -401,6 +402,8 @@ export const COMPARISONS: readonly Comparison[] = [
           { path: `${path}'s answer as sent (${BASELINE_NAMES[answer]})`, caseId: answer, against: ['baseline-a'], costOver: 'baseline-a' },
         ]),
   ]),
+  // K against M, the same request (its bearer token) to the same route unguarded: what the guard alone costs.
+  { path: 'route guarded by the verifier', caseId: 'baseline-k', against: ['baseline-m'], costOver: 'baseline-m' },
   ...PGBOUNCER_PATHS.map((path): Comparison => ({
     path: `${path}, 2 processes via PgBouncer`,
     caseId: pgbouncerRowId(path),
