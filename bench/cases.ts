@@ -110,31 +110,26 @@ export const BASELINE_CASES: readonly BenchCase[] = [
  * (bench/cached-routes.ts): the cached answers' own work. K: A's route behind the verifier; M:
  * A's route sent K's request, so that K over M is what the guard alone costs.
  */
+/** K's request, which M sends to A's unguarded route: a cached token as the bearer, the answer checked. */
+const guardedRequest = {
+  server: 'baseline',
+  method: 'GET',
+  headers: { authorization: 'Bearer {item}' },
+  pool: { kind: 'cached-tokens' },
+  expect: [200],
+  check: { bodyIncludes: '"status":"ok"' },
+} as const satisfies Omit<BenchCase, 'id' | 'title' | 'path'>
+
 export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
   const client = `"client_id":${JSON.stringify(seed.clientId)},"client_secret":${JSON.stringify(seed.clientSecret)}`
   const json = { 'content-type': 'application/json' }
   return [
-    {
-      id: 'baseline-m',
-      title: "M: A's route, sent K's request (a bearer token it does not read)",
-      server: 'baseline',
-      method: 'GET',
-      path: '/a',
-      headers: { authorization: 'Bearer {item}' },
-      pool: { kind: 'cached-tokens' },
-      expect: [200],
-      check: { bodyIncludes: '"status":"ok"' },
-    },
+    { id: 'baseline-m', title: "M: A's route, sent K's request (a bearer token it does not read)", path: '/a', ...guardedRequest },
     {
       id: 'baseline-k',
       title: "K: A's route behind the in-process verifier (@gatehouse/verifier's Fastify plugin)",
-      server: 'baseline',
-      method: 'GET',
       path: '/k',
-      headers: { authorization: 'Bearer {item}' },
-      pool: { kind: 'cached-tokens' },
-      expect: [200],
-      check: { bodyIncludes: '"status":"ok"' },
+      ...guardedRequest,
     },
     {
       id: 'baseline-e',
