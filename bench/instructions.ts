@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
-import { BASELINE_CASES, type BenchCase, gatehouseCases, REMEMBERED_REPEATS, statementCases } from './cases.js'
+import { type BenchCase, mainPhaseCases, REMEMBERED_REPEATS } from './cases.js'
 import { build, type RunningServer, startGatehouse } from './gatehouse.js'
 import { answerProblem, caseRequest, insertFresh } from './measure.js'
 import { median } from './stats.js'
@@ -209,7 +209,7 @@ async function main(): Promise<number> {
   const servers: RunningServer[] = []
   try {
     const seed = await seedBase(handle.db)
-    const cases = [...BASELINE_CASES, ...statementCases(seed, 0), ...gatehouseCases(seed, 0)]
+    const cases = mainPhaseCases(seed, 0)
       .filter((c) => CASE_IDS.includes(c.id))
       // A row's own id names that row only (`code-exchange`, not the openid rows after it); any other
       // word names the rows it begins (`introspect`).
