@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest'
-import { REMEMBERED_BLOCK, REMEMBERED_REPEATS, gatehouseCases, mainPhaseCases, pgbouncerCases, rememberedAgain } from './cases.js'
+import {
+  BASELINE_CASES,
+  REMEMBERED_BLOCK,
+  REMEMBERED_REPEATS,
+  gatehouseCases,
+  mainPhaseCases,
+  mainPhaseGroups,
+  pgbouncerCases,
+  rememberedAgain,
+  selectGroups,
+  statementCases,
+} from './cases.js'
 import type { BenchApplication, SeedInfo } from './seed.js'
-import { PGBOUNCER_PATHS } from './stats.js'
+import { COMPARISONS, PGBOUNCER_PATHS, RATIO_TARGETS } from './stats.js'
 
 const app = (name: string): BenchApplication => ({ clientId: `${name}-id`, clientSecret: `${name}-secret`, applicationId: `${name}-app` })
 
@@ -33,18 +44,68 @@ describe('pgbouncerCases (issue 25)', () => {
   })
 })
 
-describe('mainPhaseCases (issue 25)', () => {
-  it("runs M and K right after A, M sending K's request to A's route, and every row once", () => {
-    const cases = mainPhaseCases(seed, 1000)
-    expect(cases.slice(0, 3).map((c) => c.id)).toEqual(['baseline-a', 'baseline-m', 'baseline-k'])
-    const ids = cases.map((c) => c.id)
-    expect(new Set(ids).size).toBe(ids.length)
-    const [a, m, k] = cases
+describe('mainPhaseGroups (issue 25)', () => {
+  const groups = mainPhaseGroups(seed, 1000)
+  const ids = (g: readonly { id: string }[]) => g.map((c) => c.id)
+
+  it('runs every row of the main phase, each named by a group', () => {
+    const every = [...BASELINE_CASES, ...statementCases(seed, 1000), ...gatehouseCases(seed, 1000)].map((c) => c.id)
+    expect(new Set(groups.flatMap(ids))).toEqual(new Set(every))
+    // A leftover group would start with a row that is not one of the four baselines A–D.
+    for (const g of groups) expect(['baseline-a', 'baseline-b', 'baseline-c', 'baseline-d']).toContain(g[0]!.id)
+    expect(ids(mainPhaseCases(seed, 1000)).sort()).toEqual([...every].sort())
+  })
+
+  it('puts each target row and each comparison of the main phase in a group with the rows it is divided by', () => {
+    const main = new Set(groups.flatMap(ids))
+    const pairs = [
+      ...RATIO_TARGETS.map((t) => [t.caseId, t.baselineId] as const),
+      ...COMPARISONS.flatMap((c) => c.against.map((other) => [c.caseId, other] as const)),
+    ].filter(([row, other]) => main.has(row) && main.has(other))
+    expect(pairs.length).toBeGreaterThan(20)
+    for (const [row, other] of pairs) {
+      expect(
+        groups.some((g) => ids(g).includes(row) && ids(g).includes(other)),
+        `${row} beside ${other}`,
+      ).toBe(true)
+    }
+  })
+
+  it("runs M and K beside A, M sending K's request to A's route", () => {
+    const group = groups.find((g) => ids(g).includes('baseline-k'))!
+    expect(ids(group)).toEqual(['baseline-a', 'baseline-m', 'baseline-k'])
+    const [a, m, k] = group
     expect(m!.path).toBe(a!.path)
     const { id: _m, title: _mt, path: _mp, ...mRequest } = m!
     const { id: _k, title: _kt, path: _kp, ...kRequest } = k!
     expect(mRequest).toEqual(kRequest)
-    expect(ids).toEqual(expect.arrayContaining(gatehouseCases(seed, 1000).map((c) => c.id)))
+  })
+
+  it("sends N I's request with the introspection miss's fresh tokens", () => {
+    const byId = new Map(groups.flat().map((c) => [c.id, c]))
+    const { id: _n, title: _nt, pool: nPool, ...nRequest } = byId.get('baseline-n')!
+    const { id: _i, title: _it, pool: _iPool, ...iRequest } = byId.get('baseline-i')!
+    expect(nRequest).toEqual(iRequest)
+    expect(nPool).toEqual(byId.get('introspect-miss')!.pool)
+  })
+})
+
+describe('selectGroups (issue 25)', () => {
+  const groups = mainPhaseGroups(seed, 1000)
+  const ids = (gs: readonly (readonly { id: string }[])[]) => gs.map((g) => g.map((c) => c.id))
+
+  it('keeps every group when every row is chosen', () => {
+    expect(ids(selectGroups(groups, new Set(groups.flat().map((c) => c.id))))).toEqual(ids(groups))
+  })
+
+  it('leaves out a group whose chosen rows all run in another kept group', () => {
+    const chosen = new Set(['baseline-a', 'baseline-j', 'baseline-l', 'token-info-cached'])
+    expect(ids(selectGroups(groups, chosen))).toEqual([['baseline-a', 'baseline-j', 'baseline-l', 'token-info-cached']])
+  })
+
+  it('still runs a chosen row that no group owns, once', () => {
+    expect(ids(selectGroups(groups, new Set(['baseline-a'])))).toEqual([['baseline-a']])
+    expect(ids(selectGroups(groups, new Set(['baseline-a', 'baseline-c'])))).toEqual([['baseline-a'], ['baseline-c']])
   })
 })
 

@@ -90,9 +90,8 @@ const guardedRequest = {
 } as const satisfies Omit<BenchCase, 'id' | 'title' | 'path'>
 
 /**
- * A–D, and right after A, M and K: K is A's route behind the verifier, M A's route sent K's
- * request, so that K over M is what the guard alone costs. They run beside A in each round so
- * that the guard's ratios compare runs made seconds apart (mainPhaseCases).
+ * A–D, and M and K: K is A's route behind the verifier, M A's route sent K's request, so that
+ * K over M is what the guard alone costs. They run beside A in each round (mainPhaseGroups).
  */
 export const BASELINE_CASES: readonly BenchCase[] = [
   { id: 'baseline-a', title: 'A: bare Fastify, small JSON', server: 'baseline', method: 'GET', path: '/a', expect: [200] },
@@ -128,8 +127,9 @@ export const BASELINE_CASES: readonly BenchCase[] = [
 
 /**
  * Baselines E–H (bench/statement-routes.ts): the statements of the code exchange, remembered
- * consent and revocation, from bare Fastify, with the same pools as the Gatehouse rows. I–J
- * (bench/cached-routes.ts): the cached answers' own work.
+ * consent and revocation, from bare Fastify, with the same pools as the Gatehouse rows. I, J and
+ * L (bench/cached-routes.ts): the cached answers' own work; N: I's route sent the introspection
+ * miss's fresh tokens, its own work with the database lookup.
  */
 export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
   const client = `"client_id":${JSON.stringify(seed.clientId)},"client_secret":${JSON.stringify(seed.clientSecret)}`
@@ -178,6 +178,18 @@ export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
       headers: FORM,
       body: `token={item}&client_id=${enc(seed.clientId)}&client_secret=${enc(seed.clientSecret)}`,
       pool: { kind: 'cached-tokens' },
+      expect: [200],
+      check: { bodyIncludes: '"active":true' },
+    },
+    {
+      id: 'baseline-n',
+      title: "N: bare Fastify, the introspection miss's own work (I's route, a fresh token each)",
+      server: 'baseline',
+      method: 'POST',
+      path: '/i',
+      headers: FORM,
+      body: `token={item}&client_id=${enc(seed.clientId)}&client_secret=${enc(seed.clientSecret)}`,
+      pool: { kind: 'fresh-tokens', minBatch: MISS_POOL_MIN },
       expect: [200],
       check: { bodyIncludes: '"active":true' },
     },
@@ -431,12 +443,60 @@ export function pgbouncerCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
 }
 
 /**
- * The main phase's rows in round order: M and K right after A, so that the guard's ratios
- * compare runs made seconds apart. Rows further apart in a round were measured under different
- * conditions: A, first in its round, ran after the write rows of the round before, K after the
- * in-memory rows, and K over A moved from 0.85 to 1.05 between rounds of one run (README
- * "Latest results"); side by side, K made 0.82–0.91 of A (the medians of two quick runs).
+ * The main phase in round order: groups, each a target's baseline, the baselines that show its
+ * ceiling and the Gatehouse rows judged against them, run one after the other at each
+ * concurrency (bench/rounds.ts). A baseline that several groups need runs in each of them, so
+ * that every ratio compares runs made seconds apart (bench/stats.ts `pairedRatio`). Rows far
+ * apart in a round were measured under different conditions: on these VMs baseline A moved by
+ * up to half between runs a minute apart while the rows beside it held, and K over A moved from
+ * 0.85 to 1.05 between rounds of one run when A ran ten rows before K (README "Latest results").
  */
+const MAIN_PHASE_GROUPS: readonly (readonly string[])[] = [
+  ['baseline-a', 'baseline-m', 'baseline-k'],
+  ['baseline-a', 'baseline-i', 'introspect-cached'],
+  ['baseline-a', 'baseline-j', 'baseline-l', 'token-info-cached', 'userinfo-cached'],
+  ['baseline-b', 'baseline-n', 'introspect-miss', 'token-info-miss', 'userinfo-miss'],
+  ['baseline-c', 'baseline-e', 'code-exchange', ...OPENID_ROWS.map(({ suffix }) => `code-exchange-openid-${suffix}`)],
+  ['baseline-c', 'baseline-h', 'authorize-remembered', 'baseline-f', 'authorize-remembered-uncached', 'authorize-consent'],
+  ['baseline-d', 'baseline-g', 'revoke'],
+]
+
+/** Every main-phase row in its group (MAIN_PHASE_GROUPS); a row no group names runs in a last group of its own. */
+export function mainPhaseGroups(seed: SeedInfo, freshBatch: number): BenchCase[][] {
+  const all = [...BASELINE_CASES, ...statementCases(seed, freshBatch), ...gatehouseCases(seed, freshBatch)]
+  const byId = new Map(all.map((c) => [c.id, c]))
+  const groups = MAIN_PHASE_GROUPS.map((ids) => ids.flatMap((id) => byId.get(id) ?? []))
+  const grouped = new Set(MAIN_PHASE_GROUPS.flat())
+  const rest = all.filter((c) => !grouped.has(c.id))
+  return rest.length === 0 ? groups : [...groups, rest]
+}
+
+/** Every main-phase row once, in the order of its first group (bench/instructions.ts counts each once). */
 export function mainPhaseCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
-  return [...BASELINE_CASES, ...statementCases(seed, freshBatch), ...gatehouseCases(seed, freshBatch)]
+  return [
+    ...new Map(
+      mainPhaseGroups(seed, freshBatch)
+        .flat()
+        .map((c) => [c.id, c]),
+    ).values(),
+  ]
+}
+
+/**
+ * The groups that keep a selected row (`--only`), each cut to its selected rows: a group whose
+ * remaining rows all run in another kept group is left out, so that `--only token-info` does not
+ * measure A alone in the groups of K and of introspection.
+ */
+export function selectGroups(groups: readonly (readonly BenchCase[])[], chosen: ReadonlySet<string>): BenchCase[][] {
+  const cut = groups.map((g) => g.filter((c) => chosen.has(c.id))).filter((g) => g.length > 0)
+  const groupsOf = new Map<string, number>()
+  for (const g of cut) for (const c of g) groupsOf.set(c.id, (groupsOf.get(c.id) ?? 0) + 1)
+  const kept = cut.filter((g) => g.some((c) => groupsOf.get(c.id) === 1))
+  const covered = new Set(kept.flat().map((c) => c.id))
+  for (const g of cut) {
+    if (kept.includes(g) || g.every((c) => covered.has(c.id))) continue
+    kept.push(g)
+    for (const c of g) covered.add(c.id)
+  }
+  return cut.filter((g) => kept.includes(g))
 }

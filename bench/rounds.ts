@@ -6,8 +6,9 @@ import { type RowSummary, rowKey, summarizeRuns } from './stats.js'
 
 /*
  * The rows of a benchmark run and the rounds that fill them: every case is probed once, then
- * each round runs every live case at every concurrency, so that drift over the run hits all
- * rows alike and the median of the rounds is compared.
+ * each round runs every group (bench/cases.ts mainPhaseGroups) at each concurrency, its rows
+ * one after the other, so that drift over the run hits all rows alike and each ratio pairs runs
+ * made seconds apart. Every run carries its place in the phase (`seq`) for that pairing.
  */
 
 export interface RoundOptions {
@@ -34,32 +35,35 @@ export class RowBook {
     return r
   }
 
-  async runPhase(ctx: MeasureContext, cases: readonly BenchCase[], phase?: string): Promise<void> {
+  async runPhase(ctx: MeasureContext, groups: readonly (readonly BenchCase[])[], phase?: string): Promise<void> {
     const { runs, connections, log } = this.opts
-    const live: BenchCase[] = []
-    for (const c of cases) {
+    const live = new Set<string>()
+    for (const c of new Map(groups.flat().map((g) => [g.id, g])).values()) {
       const problem = await probe(ctx, c)
       if (problem) {
         log(`${c.id}${phase ? ` (${phase})` : ''}: ${problem}`)
         for (const conn of connections) this.row(c, conn, phase).failure = problem
-      } else live.push(c)
+      } else live.add(c.id)
     }
+    let seq = 0
     for (let round = 1; round <= runs; round++) {
-      for (const c of live) {
+      for (const group of groups) {
         for (const conn of connections) {
-          const r = this.row(c, conn, phase)
-          if (r.failure) continue
-          try {
-            const s = await measureRun(ctx, c, conn)
-            r.runs.push(s)
-            const flag = s.errors + s.unexpected + s.mismatches > 0 || s.poolExhausted ? '  (errors)' : ''
-            log(
-              `round ${round}/${runs} ${r.key}: ${Math.round(s.rate)} req/s, p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms${flag}`,
-            )
-          } catch (err) {
-            r.failure = `run failed: ${err instanceof Error ? err.message : String(err)}`
-            log(`${r.key}: ${r.failure}`)
-            if (ctx.load.child.exited()) ctx.load = await LoadGenerator.start(this.opts.loadCpu)
+          for (const c of group) {
+            const r = this.row(c, conn, phase)
+            if (!live.has(c.id) || r.failure) continue
+            try {
+              const s = { ...(await measureRun(ctx, c, conn)), seq: seq++ }
+              r.runs.push(s)
+              const flag = s.errors + s.unexpected + s.mismatches > 0 || s.poolExhausted ? '  (errors)' : ''
+              log(
+                `round ${round}/${runs} ${r.key}: ${Math.round(s.rate)} req/s, p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms${flag}`,
+              )
+            } catch (err) {
+              r.failure = `run failed: ${err instanceof Error ? err.message : String(err)}`
+              log(`${r.key}: ${r.failure}`)
+              if (ctx.load.child.exited()) ctx.load = await LoadGenerator.start(this.opts.loadCpu)
+            }
           }
         }
       }

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
 import type { DatabaseHandle } from '../src/db/connect.js'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
-import { type BenchCase, growthCases, mainPhaseCases, pgbouncerCases, REMEMBERED_USERS, rememberedAgain } from './cases.js'
+import { type BenchCase, growthCases, mainPhaseGroups, pgbouncerCases, REMEMBERED_USERS, rememberedAgain, selectGroups } from './cases.js'
 import { peakRssBytes } from './cpu.js'
 import { type MemoryBreakdown, readMemory } from './memory.js'
 import { build, builtServerExists, type RunningServer, serverChildren, startGatehouse } from './gatehouse.js'
@@ -86,6 +86,14 @@ const selected = (cases: BenchCase[]) => {
   )
   return cases.filter((c) => ids.has(c.id))
 }
+const selectedGroups = (groups: BenchCase[][]) =>
+  selectGroups(
+    groups,
+    selectCaseIds(
+      groups.flat().map((c) => c.id),
+      settings.only,
+    ),
+  )
 
 const notes: string[] = []
 const peakRss: Record<string, number | null> = {}
@@ -142,7 +150,7 @@ async function pgbouncerPhase(
       startPooledGatehouses({ cpu: settings.serverCpu, databaseUrl, processes: 2, poolMax: settings.dbPoolMax }),
     )
   }
-  await book.runPhase(ctx, cases)
+  await book.runPhase(ctx, [cases])
   await stopServer('gatehouse', ctx.servers.gatehouse)
   await stopServer('pgbouncer', ctx.servers.pgbouncer)
 }
@@ -264,7 +272,7 @@ async function main(): Promise<number> {
       if (profDir) notes.push(`V8 CPU profile of the main Gatehouse process: ${profDir}CPU.*.cpuprofile (written when it stops)`)
       ctx.servers.gatehouse = await startGatehouseServer('gatehouse', bench.url, {}, profDir)
     }
-    await book.runPhase(ctx, selected(mainPhaseCases(bench.seed, freshBatch)))
+    await book.runPhase(ctx, selectedGroups(mainPhaseGroups(bench.seed, freshBatch)))
     await stopServer('gatehouse', ctx.servers.gatehouse)
     await stopServer('baseline', ctx.servers.baseline)
 
@@ -299,7 +307,7 @@ async function main(): Promise<number> {
         log(`growth phase: ${await countTokens(bench.handle.db)} tokens`)
         ctx.servers.growth = await startGatehouseServer('gatehouse (growth)', bench.url, { TOKEN_CACHE_MAX_ENTRIES: '1' })
         ctx.phaseStart = await databaseNow(bench.handle.db)
-        await book.runPhase(ctx, growthRows, phase === 'small' ? small : large)
+        await book.runPhase(ctx, [growthRows], phase === 'small' ? small : large)
         await stopServer('growth', ctx.servers.growth)
       }
     }

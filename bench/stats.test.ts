@@ -5,6 +5,7 @@ import {
   evaluateTargets,
   median,
   parseRun,
+  pairedRatio,
   percentile,
   type RawRun,
   ratio,
@@ -155,6 +156,87 @@ describe('ratio', () => {
     expect(ratio(validRow(1), undefined)).toBeNull()
     expect(ratio(broken, validRow(1))).toBeNull()
     expect(ratio(validRow(1), broken)).toBeNull()
+  })
+})
+
+describe('pairedRatio (issue 25)', () => {
+  const runs = (pairs: readonly (readonly [number, number])[]) => summarizeRuns(pairs.map(([rate, seq]) => sample(rate, { seq })))
+
+  it('divides each run by the baseline run nearest to it, and takes the median of those ratios', () => {
+    // The machine slows in the second round: the medians' ratio (3000 / 8000) mixes the rounds.
+    const baseline = runs([
+      [10_000, 0],
+      [8_000, 10],
+      [4_000, 20],
+    ])
+    const row = runs([
+      [5_000, 2],
+      [3_000, 12],
+      [2_000, 22],
+    ])
+    expect(ratio(row, baseline)).toBe(3_000 / 8_000)
+    expect(pairedRatio(row, baseline)).toBe(0.5)
+    expect(summarizeRuns([sample(1, { seq: 4 })]).seqs).toEqual([4])
+  })
+
+  it('pairs a baseline run twice when it is the nearest for two runs of the row', () => {
+    const baseline = runs([
+      [10_000, 0],
+      [2_000, 30],
+    ])
+    const row = runs([
+      [5_000, 1],
+      [6_000, 3],
+      [1_000, 29],
+    ])
+    expect(pairedRatio(row, baseline)).toBe(0.5)
+  })
+
+  it('is the ratio of the medians when a side has runs without a place (results written before them)', () => {
+    const placed = runs([
+      [4_000, 1],
+      [6_000, 2],
+    ])
+    const unplaced = summarizeRuns([sample(10_000), sample(10_000, { seq: 3 })])
+    expect(unplaced.seqs).toBeUndefined()
+    expect(pairedRatio(placed, unplaced)).toBe(0.5)
+    expect(pairedRatio(validRow(4000), validRow(8000))).toBe(0.5)
+  })
+
+  it('is null when either side is missing or not a measurement', () => {
+    const broken = summarizeRuns([sample(1000, { errors: 1, seq: 1 })])
+    expect(pairedRatio(broken, runs([[1000, 2]]))).toBeNull()
+    expect(pairedRatio(runs([[1000, 2]]), undefined)).toBeNull()
+  })
+
+  it('is what evaluateTargets and evaluateComparisons report', () => {
+    // K's last run is slow and its baseline's is not: the medians' ratio (6000 / 8000) fails 0.95.
+    const conns = [16]
+    const rows = {
+      [rowKey('baseline-a', 16)]: runs([
+        [10_000, 0],
+        [4_000, 10],
+        [8_000, 20],
+      ]),
+      [rowKey('baseline-m', 16)]: runs([
+        [10_000, 1],
+        [4_000, 11],
+        [8_000, 21],
+      ]),
+      [rowKey('baseline-k', 16)]: runs([
+        [9_800, 2],
+        [3_920, 12],
+        [6_000, 22],
+      ]),
+    }
+    expect(ratio(rows[rowKey('baseline-k', 16)], rows[rowKey('baseline-a', 16)])).toBe(0.75)
+    const extras = { verifierRate: null, peakRssBytes: null, growthPhases: ['10k', '1M'] as const }
+    const guarded = evaluateTargets(rows, conns, extras).find((t) => t.path === 'route guarded by the verifier')!
+    expect(guarded.cells[0]!.value).toBeCloseTo(0.98, 10)
+    expect(guarded.pass).toBe(true)
+    const line = evaluateComparisons(rows, conns).find((l) => l.path === 'route guarded by the verifier' && l.unit === 'ratio')!
+    expect(line.against).toBe('baseline M')
+    expect(line.cells[0]!.value).toBeCloseTo(0.98, 10)
   })
 })
 
