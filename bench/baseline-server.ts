@@ -3,6 +3,7 @@ import { createVerifier, gatehouseVerifier } from '@gatehouse/verifier'
 import Fastify from 'fastify'
 import pg from 'pg'
 import { createDatabase } from '../src/db/connect.js'
+import { keepTickClasses } from '../src/lib/tick-classes.js'
 import { cachedRoutes } from './cached-routes.js'
 import { statementRoutes } from './statement-routes.js'
 
@@ -11,9 +12,13 @@ import { statementRoutes } from './statement-routes.js'
  * with the same pool size as Gatehouse, run as its own process by bench/baselines.ts.
  * A–D: plain `pool.query(text, values)`, as Kysely issues it: no prepared-statement shortcut.
  * E–H: Gatehouse's own statements through its database layer (bench/statement-routes.ts).
- * I–J: the cached answers' own work through Gatehouse's protocol functions (bench/cached-routes.ts).
- * K: A's route behind the in-process verifier.
+ * I, J, L and N: the read paths' own work through Gatehouse's protocol functions (bench/cached-routes.ts).
+ * K: A's route behind the in-process verifier; M: A's route sent K's request.
  */
+
+// As Gatehouse does (src/server.ts): the database routes' full collections would otherwise
+// slow every later row of this process, A's among them, by up to a tenth.
+void keepTickClasses()
 
 const port = Number(process.env.PORT)
 const rows = Number(process.env.BASELINE_ROWS)

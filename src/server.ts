@@ -2,6 +2,7 @@ import { setFlagsFromString } from 'node:v8'
 import { buildApp } from './app.js'
 import { ConfigError, loadProcessConfig } from './config.js'
 import { type Services, createServices } from './services.js'
+import { keepTickClasses } from './lib/tick-classes.js'
 
 /*
  * The server's process entry, as src/cli.ts is the command line's: the only modules that touch
@@ -14,6 +15,9 @@ import { type Services, createServices } from './services.js'
  * non-zero for its supervisor to restart, never swallowed and never left half alive. Database
  * faults never get here: every pg client has its error listener (resilientPool).
  */
+// Before the first full collection: see src/lib/tick-classes.ts.
+void keepTickClasses()
+
 let logFatal: (err: unknown, kind: string) => void = (err, kind) => console.error(`${kind}:`, err)
 let dying = false
 function die(kind: string, err: unknown) {
