@@ -471,15 +471,14 @@ export function mainPhaseGroups(seed: SeedInfo, freshBatch: number): BenchCase[]
   return rest.length === 0 ? groups : [...groups, rest]
 }
 
-/** Every main-phase row once, in the order of its first group (bench/instructions.ts counts each once). */
+/** Every case of the groups once, in the order of its first group. */
+export function distinctCases(groups: readonly (readonly BenchCase[])[]): BenchCase[] {
+  return [...new Map(groups.flat().map((c) => [c.id, c])).values()]
+}
+
+/** Every main-phase row once (bench/instructions.ts counts each once). */
 export function mainPhaseCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
-  return [
-    ...new Map(
-      mainPhaseGroups(seed, freshBatch)
-        .flat()
-        .map((c) => [c.id, c]),
-    ).values(),
-  ]
+  return distinctCases(mainPhaseGroups(seed, freshBatch))
 }
 
 /**

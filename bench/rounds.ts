@@ -1,4 +1,4 @@
-import type { BenchCase } from './cases.js'
+import { type BenchCase, distinctCases } from './cases.js'
 import { LoadGenerator } from './load.js'
 import { type MeasureContext, measureRun, probe } from './measure.js'
 import type { ReportRow } from './report.js'
@@ -37,13 +37,12 @@ export class RowBook {
 
   async runPhase(ctx: MeasureContext, groups: readonly (readonly BenchCase[])[], phase?: string): Promise<void> {
     const { runs, connections, log } = this.opts
-    const live = new Set<string>()
-    for (const c of new Map(groups.flat().map((g) => [g.id, g])).values()) {
+    for (const c of distinctCases(groups)) {
       const problem = await probe(ctx, c)
       if (problem) {
         log(`${c.id}${phase ? ` (${phase})` : ''}: ${problem}`)
         for (const conn of connections) this.row(c, conn, phase).failure = problem
-      } else live.add(c.id)
+      }
     }
     let seq = 0
     for (let round = 1; round <= runs; round++) {
@@ -51,7 +50,7 @@ export class RowBook {
         for (const conn of connections) {
           for (const c of group) {
             const r = this.row(c, conn, phase)
-            if (!live.has(c.id) || r.failure) continue
+            if (r.failure) continue
             try {
               const s = { ...(await measureRun(ctx, c, conn)), seq: seq++ }
               r.runs.push(s)

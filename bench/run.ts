@@ -79,13 +79,7 @@ const startedAt = new Date()
 const log = (msg: string) => process.stderr.write(`[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(3)}s] ${msg}\n`)
 const count = (n: number) =>
   n >= 1_000_000 ? `${+(n / 1_000_000).toPrecision(3)}M` : n >= 1000 ? `${+(n / 1000).toPrecision(3)}k` : String(n)
-const selected = (cases: BenchCase[]) => {
-  const ids = selectCaseIds(
-    cases.map((c) => c.id),
-    settings.only,
-  )
-  return cases.filter((c) => ids.has(c.id))
-}
+/** The groups, cut to the rows `--only` selects (and the rows they are compared with). */
 const selectedGroups = (groups: BenchCase[][]) =>
   selectGroups(
     groups,
@@ -94,6 +88,7 @@ const selectedGroups = (groups: BenchCase[][]) =>
       settings.only,
     ),
   )
+const selected = (cases: BenchCase[]) => selectedGroups([cases]).flat()
 
 const notes: string[] = []
 const peakRss: Record<string, number | null> = {}

@@ -196,15 +196,11 @@ export function ratio(row: RowSummary | undefined, baseline: RowSummary | undefi
  */
 export function pairedRatio(row: RowSummary | undefined, baseline: RowSummary | undefined): number | null {
   const plain = ratio(row, baseline)
-  if (plain === null || !row!.seqs || !baseline!.seqs || baseline!.seqs.length === 0) return plain
-  const base = baseline!
-  const ratios = row!.seqs.map((at, i) => {
-    let nearest = 0
-    for (let j = 1; j < base.seqs!.length; j++) {
-      if (Math.abs(base.seqs![j]! - at) < Math.abs(base.seqs![nearest]! - at)) nearest = j
-    }
-    return row!.rates[i]! / base.rates[nearest]!
-  })
+  const at = row?.seqs
+  const baseAt = baseline?.seqs
+  if (plain === null || at === undefined || baseAt === undefined) return plain
+  const nearest = (seq: number) => baseAt.reduce((best, s, j) => (Math.abs(s - seq) < Math.abs(baseAt[best]! - seq) ? j : best), 0)
+  const ratios = at.map((seq, i) => row!.rates[i]! / baseline!.rates[nearest(seq)]!)
   return ratios.every(Number.isFinite) ? median(ratios) : plain
 }
 
