@@ -9,15 +9,15 @@ import { keepTickClasses } from './lib/tick-classes.js'
  * the process (environment, listening, signals, exit codes; docs/architecture.md "Composition root").
  */
 
+// Before the first full collection: see src/lib/tick-classes.ts.
+void keepTickClasses()
+
 /*
  * The last line of defence (README "Failures and recovery"): an exception nothing caught leaves
  * the process in a state nobody planned for, so it is logged once and the process exits
  * non-zero for its supervisor to restart, never swallowed and never left half alive. Database
  * faults never get here: every pg client has its error listener (resilientPool).
  */
-// Before the first full collection: see src/lib/tick-classes.ts.
-void keepTickClasses()
-
 let logFatal: (err: unknown, kind: string) => void = (err, kind) => console.error(`${kind}:`, err)
 let dying = false
 function die(kind: string, err: unknown) {

@@ -12,7 +12,7 @@ import { executionAsyncResource } from 'node:async_hooks'
  * time. One tick object kept for the life of the process keeps the chain alive.
  */
 
-const kept: object[] = []
+let kept: object | undefined
 
 /**
  * Keeps the next tick's own object for the life of the process; resolves with it. Inside a tick's
@@ -21,9 +21,8 @@ const kept: object[] = []
 export function keepTickClasses(): Promise<object> {
   return new Promise((resolve) => {
     process.nextTick(() => {
-      const tick = executionAsyncResource()
-      if (kept.length === 0) kept.push(tick)
-      resolve(kept[0]!)
+      kept ??= executionAsyncResource()
+      resolve(kept)
     })
   })
 }
