@@ -12,7 +12,7 @@ import { statementRoutes } from './statement-routes.js'
  * with the same pool size as Gatehouse, run as its own process by bench/baselines.ts.
  * A–D: plain `pool.query(text, values)`, as Kysely issues it: no prepared-statement shortcut.
  * E–H: Gatehouse's own statements through its database layer (bench/statement-routes.ts).
- * I, J, L and N: the read paths' own work through Gatehouse's protocol functions (bench/cached-routes.ts).
+ * I, J, L, N and O: the read paths' own work through Gatehouse's protocol functions (bench/cached-routes.ts).
  * K: A's route behind the in-process verifier; M: A's route sent K's request.
  */
 

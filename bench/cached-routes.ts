@@ -47,7 +47,9 @@ export function cachedRoutes(app: FastifyInstance, database: DatabaseHandle): vo
     })
   })
 
-  // J: token info's own work: the bearer token, the cache's entry, its stored answer.
+  // J: token info's own work: the bearer token, the cache's entry, its stored answer. O sends
+  // it fresh tokens: the token info miss's own work, the cache's lookup in the database and the
+  // answer built from the row.
   app.get('/j', async (request, reply) => {
     const token = bearerToken(request.headers.authorization)
     const entry = token === undefined ? undefined : await tokens.check(token)

@@ -88,6 +88,15 @@ describe('mainPhaseGroups (issue 25)', () => {
     expect(nRequest).toEqual(iRequest)
     expect(nPool).toEqual(byId.get('introspect-miss')!.pool)
   })
+
+  it("sends O J's request with the token info miss's fresh tokens", () => {
+    const byId = new Map(groups.flat().map((c) => [c.id, c]))
+    const { id: _o, title: _ot, pool: oPool, ...oRequest } = byId.get('baseline-o')!
+    const { id: _j, title: _jt, pool: _jPool, ...jRequest } = byId.get('baseline-j')!
+    expect(oRequest).toEqual(jRequest)
+    expect(oPool).toEqual(byId.get('token-info-miss')!.pool)
+    expect(groups.find((g) => g.some((c) => c.id === 'baseline-o'))!.map((c) => c.id)).toContain('baseline-b')
+  })
 })
 
 describe('selectGroups (issue 25)', () => {

@@ -129,7 +129,8 @@ export const BASELINE_CASES: readonly BenchCase[] = [
  * Baselines E–H (bench/statement-routes.ts): the statements of the code exchange, remembered
  * consent and revocation, from bare Fastify, with the same pools as the Gatehouse rows. I, J and
  * L (bench/cached-routes.ts): the cached answers' own work; N: I's route sent the introspection
- * miss's fresh tokens, its own work with the database lookup.
+ * miss's fresh tokens, its own work with the database lookup; O: J's route sent the token info
+ * miss's fresh tokens, the same for token info.
  */
 export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
   const client = `"client_id":${JSON.stringify(seed.clientId)},"client_secret":${JSON.stringify(seed.clientSecret)}`
@@ -192,6 +193,16 @@ export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
       pool: { kind: 'fresh-tokens', minBatch: MISS_POOL_MIN },
       expect: [200],
       check: { bodyIncludes: '"active":true' },
+    },
+    {
+      id: 'baseline-o',
+      title: "O: bare Fastify, the token info miss's own work (J's route, a fresh token each)",
+      server: 'baseline',
+      method: 'GET',
+      path: '/j',
+      headers: { authorization: 'Bearer {item}' },
+      pool: { kind: 'fresh-tokens', minBatch: MISS_POOL_MIN },
+      expect: [200],
     },
     {
       id: 'baseline-j',
@@ -455,7 +466,7 @@ const MAIN_PHASE_GROUPS: readonly (readonly string[])[] = [
   ['baseline-a', 'baseline-m', 'baseline-k'],
   ['baseline-a', 'baseline-i', 'introspect-cached'],
   ['baseline-a', 'baseline-j', 'baseline-l', 'token-info-cached', 'userinfo-cached'],
-  ['baseline-b', 'baseline-n', 'introspect-miss', 'token-info-miss', 'userinfo-miss'],
+  ['baseline-b', 'baseline-n', 'introspect-miss', 'baseline-o', 'token-info-miss', 'userinfo-miss'],
   ['baseline-c', 'baseline-e', 'code-exchange', ...OPENID_ROWS.map(({ suffix }) => `code-exchange-openid-${suffix}`)],
   ['baseline-c', 'baseline-h', 'authorize-remembered', 'baseline-f', 'authorize-remembered-uncached', 'authorize-consent'],
   ['baseline-d', 'baseline-g', 'revoke'],

@@ -249,11 +249,12 @@ const BASELINE_NAMES: Record<string, string> = {
   'baseline-l': 'L',
   'baseline-m': 'M',
   'baseline-n': 'N',
+  'baseline-o': 'O',
 }
 
 /**
- * Issue 25: each read path against its own work from bare Fastify (baselines I, J and N,
- * bench/cached-routes.ts), and that work against its target's baseline (A, or B for the miss):
+ * Issue 25: each read path against its own work from bare Fastify (baselines I, J, N and O,
+ * bench/cached-routes.ts), and that work against its target's baseline (A, or B for the misses):
  * what Gatehouse's HTTP layers cost, and what the answer itself costs beyond the baseline.
  */
 const WORK_CEILINGS: readonly {
@@ -269,6 +270,7 @@ const WORK_CEILINGS: readonly {
   // L: J answered with every header Gatehouse's answer carries: what the documented answer costs.
   { path: 'token info, cached', caseId: 'token-info-cached', work: 'baseline-j', target: 'baseline-a', answer: 'baseline-l' },
   { path: 'introspection, cache miss', caseId: 'introspect-miss', work: 'baseline-n', target: 'baseline-b', dbCostOver: true },
+  { path: 'token info, uncached', caseId: 'token-info-miss', work: 'baseline-o', target: 'baseline-b', dbCostOver: true },
 ]
 
 /**
