@@ -5,7 +5,8 @@ import { type RunningServer, serverChildren, serverOrigins } from './gatehouse.j
 import type { LoadGenerator, LoadSpec } from './load.js'
 import { FixedPool, Pool } from './pools.js'
 import {
-  backendPids,
+  applicationName,
+  backends,
   insertCodes,
   insertTokens,
   openidTarget,
@@ -33,7 +34,8 @@ export interface MeasureContext {
    * Where the servers not under test wait during a run: the load generator's CPU. An idle server
    * is not idle while another row runs: the baseline server's verifier (K) and every Gatehouse
    * process hear each revocation's NOTIFY, and on the server's CPU that work took 5–7% of it from
-   * the revocation row (its "other" share, 9–10% against 2–3% for the exchange).
+   * the revocation row (its "other" share, 9–10% against 2–3% for the exchange). Their LISTEN
+   * connections' backends wake for each notice too: they wait here as well (measuredRun).
    */
   idleCpu: number
   /** Where the PostgreSQL backends run: the server's CPU, or the load generator's when profiling. */
@@ -238,11 +240,20 @@ async function measuredRun(
   fresh: Pool | undefined,
   fixed: FixedPool | undefined,
 ): Promise<RunSample> {
-  // Pooled connections open lazily and close when idle: pin whichever serve the run now.
-  const backends = await backendPids(ctx.db, ctx.dbName)
-  await pinPids(backends, ctx.dbCpu)
+  // Pooled connections open lazily and close when idle: pin whichever serve the run now. Those
+  // of a server not under test go where that server waits, and their CPU is not the row's: each
+  // LISTEN connection of an idle server wakes at every revocation's NOTIFY (MeasureContext.idleCpu).
+  const idleNames = new Set(
+    Object.entries(ctx.servers)
+      .filter(([, s]) => s !== undefined && s !== srv)
+      .map(([kind]) => applicationName(kind)),
+  )
+  const running = await backends(ctx.db, ctx.dbName)
+  const idleBackends = running.filter((b) => idleNames.has(b.applicationName)).map((b) => b.pid)
+  const servingBackends = running.filter((b) => !idleNames.has(b.applicationName)).map((b) => b.pid)
+  await Promise.all([pinPids(servingBackends, ctx.dbCpu), pinPids(idleBackends, ctx.idleCpu)])
   const serverPids = serverChildren(srv).map((child) => child.pid)
-  const all = [...serverPids, ctx.load.pid, ...backends]
+  const all = [...serverPids, ctx.load.pid, ...servingBackends]
   const txBefore = await transactionCount(ctx.db, ctx.dbName)
   const before = markCpu(all)
   const { raw, used } = await ctx.load.run()
@@ -254,7 +265,7 @@ async function measuredRun(
   if (c.afterRun === 'remove-exchanged') await removeExchanged(ctx.db, ctx.phaseStart)
 
   const serverShare = cpuShare(before, after, serverPids)
-  const dbShare = cpuShare(before, after, backends)
+  const dbShare = cpuShare(before, after, servingBackends)
   const core = coreShare(before, after, ctx.serverCpu)
   const sample = parseRun(raw, c.expect, {
     server: serverShare,

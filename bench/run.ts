@@ -4,7 +4,16 @@ import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
 import type { DatabaseHandle } from '../src/db/connect.js'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
-import { type BenchCase, growthCases, mainPhaseGroups, pgbouncerCases, REMEMBERED_USERS, rememberedAgain, selectGroups } from './cases.js'
+import {
+  type BenchCase,
+  growthCases,
+  mainPhaseGroups,
+  pgbouncerCases,
+  REMEMBERED_USERS,
+  rememberedAgain,
+  selectGroups,
+  type ServerKind,
+} from './cases.js'
 import { peakRssBytes } from './cpu.js'
 import { type MemoryBreakdown, readMemory } from './memory.js'
 import { build, builtServerExists, type RunningServer, serverChildren, startGatehouse } from './gatehouse.js'
@@ -26,6 +35,7 @@ import {
   recreateDatabase,
   type SeedInfo,
   seedBase,
+  serverDatabaseUrl,
   vacuumAll,
 } from './seed.js'
 import { evaluateComparisons, evaluateTargets, selectCaseIds } from './stats.js'
@@ -142,7 +152,12 @@ async function pgbouncerPhase(
   if (cases.some((c) => c.server === 'gatehouse')) ctx.servers.gatehouse = await startDirect()
   if (cases.some((c) => c.server === 'pgbouncer')) {
     ctx.servers.pgbouncer = await startServer('Gatehouse through PgBouncer', () =>
-      startPooledGatehouses({ cpu: settings.serverCpu, databaseUrl, processes: 2, poolMax: settings.dbPoolMax }),
+      startPooledGatehouses({
+        cpu: settings.serverCpu,
+        databaseUrl: serverDatabaseUrl(databaseUrl, 'pgbouncer'),
+        processes: 2,
+        poolMax: settings.dbPoolMax,
+      }),
     )
   }
   await book.runPhase(ctx, [cases])
@@ -202,11 +217,11 @@ async function main(): Promise<number> {
     notes.push('dist/src/server.js does not exist: no Gatehouse rows')
   }
 
-  const startGatehouseServer = (name: string, dbUrl: string, env: Record<string, string> = {}, cpuProfDir?: string) =>
+  const startGatehouseServer = (kind: ServerKind, name: string, dbUrl: string, env: Record<string, string> = {}, cpuProfDir?: string) =>
     startServer(name, () =>
       startGatehouse({
         cpu: settings.serverCpu,
-        databaseUrl: dbUrl,
+        databaseUrl: serverDatabaseUrl(dbUrl, kind),
         name,
         env: { DATABASE_POOL_MAX: String(settings.dbPoolMax), ...env },
         ...(cpuProfDir ? { cpuProfDir } : {}),
@@ -260,12 +275,12 @@ async function main(): Promise<number> {
   try {
     log('main phase')
     ctx.servers.baseline = await startServer('baseline server', () =>
-      startBaselines({ cpu: settings.serverCpu, databaseUrl: bench.url, poolMax: settings.dbPoolMax }),
+      startBaselines({ cpu: settings.serverCpu, databaseUrl: serverDatabaseUrl(bench.url, 'baseline'), poolMax: settings.dbPoolMax }),
     )
     if (gatehouseReady) {
       const profDir = args['cpu-prof'] ? fileURLToPath(new URL('./results/', import.meta.url)) : undefined
       if (profDir) notes.push(`V8 CPU profile of the main Gatehouse process: ${profDir}CPU.*.cpuprofile (written when it stops)`)
-      ctx.servers.gatehouse = await startGatehouseServer('gatehouse', bench.url, {}, profDir)
+      ctx.servers.gatehouse = await startGatehouseServer('gatehouse', 'gatehouse', bench.url, {}, profDir)
     }
     await book.runPhase(ctx, selectedGroups(mainPhaseGroups(bench.seed, freshBatch)))
     await stopServer('gatehouse', ctx.servers.gatehouse)
@@ -281,7 +296,7 @@ async function main(): Promise<number> {
 
     const pooledRows = selected(pgbouncerCases(bench.seed, freshBatch))
     if (gatehouseReady && pooledRows.length > 0) {
-      await pgbouncerPhase(ctx, bench.url, pooledRows, () => startGatehouseServer('gatehouse (direct)', bench.url))
+      await pgbouncerPhase(ctx, bench.url, pooledRows, () => startGatehouseServer('gatehouse', 'gatehouse (direct)', bench.url))
     }
 
     // Growth phases: a fresh database, 10,000 tokens, then filled to 1,000,000.
@@ -300,7 +315,7 @@ async function main(): Promise<number> {
           large = count(total)
         }
         log(`growth phase: ${await countTokens(bench.handle.db)} tokens`)
-        ctx.servers.growth = await startGatehouseServer('gatehouse (growth)', bench.url, { TOKEN_CACHE_MAX_ENTRIES: '1' })
+        ctx.servers.growth = await startGatehouseServer('growth', 'gatehouse (growth)', bench.url, { TOKEN_CACHE_MAX_ENTRIES: '1' })
         ctx.phaseStart = await databaseNow(bench.handle.db)
         await book.runPhase(ctx, [growthRows], phase === 'small' ? small : large)
         await stopServer('growth', ctx.servers.growth)

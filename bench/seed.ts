@@ -367,9 +367,22 @@ export async function transactionCount(db: Db, database: string): Promise<number
   return Number(r.rows[0]?.n ?? 0)
 }
 
-/** Postgres backends serving `database` (their CPU counts as the database's share). */
-export async function backendPids(db: Db, database: string): Promise<number[]> {
-  const r = await sql<{ pid: number }>`select pid from pg_stat_activity
+/**
+ * The database URL a server of the benchmark connects with: its kind as the connections'
+ * `application_name`, so that the backends of a server not under test can be told from those of
+ * the server under test (bench/measure.ts).
+ */
+export function serverDatabaseUrl(url: string, kind: string): string {
+  const named = new URL(url)
+  named.searchParams.set('application_name', applicationName(kind))
+  return named.toString()
+}
+
+export const applicationName = (kind: string): string => `gatehouse-bench-${kind}`
+
+/** Postgres backends serving `database`, each with the `application_name` its client gave. */
+export async function backends(db: Db, database: string): Promise<{ pid: number; applicationName: string }[]> {
+  const r = await sql<{ pid: number; application_name: string }>`select pid, application_name from pg_stat_activity
     where datname = ${database} and backend_type = 'client backend'`.execute(db)
-  return r.rows.map((row) => row.pid)
+  return r.rows.map((row) => ({ pid: row.pid, applicationName: row.application_name }))
 }
