@@ -67,7 +67,7 @@ const settings = {
   dbName: `gatehouse_bench_instructions_${process.pid}`,
 }
 
-/** The rows: the bare-Fastify baselines A and B, A's route behind the verifier (K), the cached answers' own work (I, J; L: J with the headers of Gatehouse's answer; N: I with a fresh token; O: J with a fresh token), and Gatehouse's hot paths (README "Performance"). */
+/** The rows: the bare-Fastify baselines A and B, A's route behind the verifier (K), the cached answers' own work (I, J; L: J with the headers of Gatehouse's answer; N: I with a fresh token; O: J with a fresh token; G: the revocation's statement), and Gatehouse's hot paths (README "Performance"). */
 const CASE_IDS = [
   'baseline-a',
   'baseline-b',
@@ -88,6 +88,8 @@ const CASE_IDS = [
   'code-exchange',
   // Issue 24: the exchange with `openid`, its ID Token signed with RS256 (the default).
   'code-exchange-openid-rs256',
+  // G: the revocation's statement from bare Fastify, so revoke over G is what Gatehouse's layers add.
+  'baseline-g',
   'revoke',
   'authorize-remembered',
   'authorize-remembered-uncached',
