@@ -11,7 +11,7 @@ import { statementRoutes } from './statement-routes.js'
  * The ceilings Gatehouse is judged against (README "Performance", baselines A–J): a bare Fastify server
  * with the same pool size as Gatehouse, run as its own process by bench/baselines.ts.
  * A–D: plain `pool.query(text, values)`, as Kysely issues it: no prepared-statement shortcut.
- * E–H: Gatehouse's own statements through its database layer (bench/statement-routes.ts).
+ * E–H and P: Gatehouse's own statements through its database layer (bench/statement-routes.ts).
  * I, J, L, N and O: the read paths' own work through Gatehouse's protocol functions (bench/cached-routes.ts).
  * K: A's route behind the in-process verifier; M: A's route sent K's request.
  */
@@ -65,7 +65,7 @@ await app.register(async (guarded) => {
 })
 
 const gatehouseDb = await createDatabase({ url: process.env.DATABASE_URL, pool: { max: Number(process.env.DATABASE_POOL_MAX ?? 10) } })
-statementRoutes(app, gatehouseDb.db)
+await statementRoutes(app, gatehouseDb)
 cachedRoutes(app, gatehouseDb)
 
 await app.listen({ port, host: '127.0.0.1' })

@@ -126,8 +126,8 @@ export const BASELINE_CASES: readonly BenchCase[] = [
 ]
 
 /**
- * Baselines E–H (bench/statement-routes.ts): the statements of the code exchange, remembered
- * consent and revocation, from bare Fastify, with the same pools as the Gatehouse rows. I, J and
+ * Baselines E–H and P (bench/statement-routes.ts): the statements of the code exchange, remembered
+ * consent and revocation (P: with its notice heard), from bare Fastify, with the same pools as the Gatehouse rows. I, J and
  * L (bench/cached-routes.ts): the cached answers' own work; N: I's route sent the introspection
  * miss's fresh tokens, its own work with the database lookup; O: J's route sent the token info
  * miss's fresh tokens, the same for token info.
@@ -231,6 +231,17 @@ export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
       server: 'baseline',
       method: 'POST',
       path: '/g',
+      headers: json,
+      body: `{"token":"{item}",${client}}`,
+      pool: { kind: 'fresh-tokens', minBatch: MISS_POOL_MIN },
+      expect: [200],
+    },
+    {
+      id: 'baseline-p',
+      title: "P: G's statement on a channel its own process listens to, each notice heard and decoded",
+      server: 'baseline',
+      method: 'POST',
+      path: '/p',
       headers: json,
       body: `{"token":"{item}",${client}}`,
       pool: { kind: 'fresh-tokens', minBatch: MISS_POOL_MIN },
@@ -469,7 +480,7 @@ const MAIN_PHASE_GROUPS: readonly (readonly string[])[] = [
   ['baseline-b', 'baseline-n', 'introspect-miss', 'baseline-o', 'token-info-miss', 'userinfo-miss'],
   ['baseline-c', 'baseline-e', 'code-exchange', ...OPENID_ROWS.map(({ suffix }) => `code-exchange-openid-${suffix}`)],
   ['baseline-c', 'baseline-h', 'authorize-remembered', 'baseline-f', 'authorize-remembered-uncached', 'authorize-consent'],
-  ['baseline-d', 'baseline-g', 'revoke'],
+  ['baseline-d', 'baseline-g', 'baseline-p', 'revoke'],
 ]
 
 /** Every main-phase row in its group (MAIN_PHASE_GROUPS); a row no group names runs in a last group of its own. */

@@ -67,7 +67,7 @@ const settings = {
   dbName: `gatehouse_bench_instructions_${process.pid}`,
 }
 
-/** The rows: the bare-Fastify baselines A and B, A's route behind the verifier (K), the cached answers' own work (I, J; L: J with the headers of Gatehouse's answer; N: I with a fresh token; O: J with a fresh token; G: the revocation's statement), and Gatehouse's hot paths (README "Performance"). */
+/** The rows: the bare-Fastify baselines A and B, A's route behind the verifier (K), the cached answers' own work (I, J; L: J with the headers of Gatehouse's answer; N: I with a fresh token; O: J with a fresh token; G: the revocation's statement; P: G with its notice heard), and Gatehouse's hot paths (README "Performance"). */
 const CASE_IDS = [
   'baseline-a',
   'baseline-b',
@@ -90,6 +90,8 @@ const CASE_IDS = [
   'code-exchange-openid-rs256',
   // G: the revocation's statement from bare Fastify, so revoke over G is what Gatehouse's layers add.
   'baseline-g',
+  // P: G's statement with its notice heard by its own process, as each of Gatehouse's is.
+  'baseline-p',
   'revoke',
   'authorize-remembered',
   'authorize-remembered-uncached',

@@ -1,7 +1,8 @@
+import { decodeNotice } from '@gatehouse/verifier/shared'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { type SessionUser, resolveSession } from '../src/accounts/sessions.js'
 import { loadConfig } from '../src/config.js'
-import type { Db } from '../src/db/connect.js'
+import type { DatabaseHandle } from '../src/db/connect.js'
 import { SESSION_COOKIE } from '../src/http/session.js'
 import { sha256Hex } from '../src/lib/crypto.js'
 import { generateAccessToken, generateAuthorizationCode } from '../src/lib/tokens.js'
@@ -11,7 +12,7 @@ import { type CodeFlowSettings, insertCodeUnderGrant } from '../src/repositories
 import { consumeCodeAndInsertToken } from '../src/repositories/code-exchange.js'
 
 /*
- * Baselines E–H (issue 25, README "Performance"): each write path's own statements, sent through
+ * Baselines E–H and P (issue 25, README "Performance"): each write path's own statements, sent through
  * Gatehouse's repository functions from bare Fastify, with none of Gatehouse's HTTP or protocol
  * layers. They are the real ceiling of a path with today's schema: the PostgreSQL work the path
  * cannot avoid, plus the least Node work that can send it. A Gatehouse row over its own
@@ -26,6 +27,12 @@ const CODES_PER_MINUTE = loadConfig({}).quotas.codesPerMinute
  * Gatehouse's revoke row also pays for its own process receiving the notice.
  */
 const CHANNEL = 'bench_g'
+/**
+ * P's channel, which this process LISTENs on as every Gatehouse process LISTENs on its own
+ * revocation channel (docs/decisions/003-revocation-propagation.md): each notice P's statement
+ * sends comes back to the process that sent it, through PostgreSQL's listening backend.
+ */
+const HEARD_CHANNEL = 'bench_p'
 
 interface CodeQuery {
   client_id: string
@@ -61,7 +68,8 @@ function cookieValue(header: string | undefined, name: string): string | undefin
   return undefined
 }
 
-export function statementRoutes(app: FastifyInstance, db: Db): void {
+export async function statementRoutes(app: FastifyInstance, database: DatabaseHandle): Promise<void> {
+  const db = database.db
   // E: the code exchange's one statement (consumeCodeAndInsertToken).
   app.post<{ Body: ClientBody & { code: string; redirect_uri: string } }>('/e', async (request, reply) => {
     const b = request.body
@@ -111,17 +119,26 @@ export function statementRoutes(app: FastifyInstance, db: Db): void {
   app.get<{ Querystring: CodeQuery }>('/f', remembered(false))
   app.get<{ Querystring: CodeQuery }>('/h', remembered(true))
 
-  // G: the revocation's one statement, its NOTIFY included (revokeTokenOfClient).
-  app.post<{ Body: ClientBody & { token: string } }>('/g', async (request, reply) => {
-    const b = request.body
-    const revoked = await revokeTokenOfClient(db, {
-      clientId: b.client_id,
-      secretHash: sha256Hex(b.client_secret),
-      tokenHash: sha256Hex(b.token),
-      now: new Date(),
-      channel: CHANNEL,
-    })
-    if (!revoked) return reply.code(400).send({ error: 'not revoked' })
-    return reply.code(200).send()
+  // G: the revocation's one statement, its NOTIFY included (revokeTokenOfClient). P: the same on
+  // a channel this process hears, each notice decoded as Gatehouse's revocation bus decodes it:
+  // what a revocation costs when the processes that must drop the token listen, its own among them.
+  const revokeOn =
+    (channel: string) =>
+    async (request: FastifyRequest<{ Body: ClientBody & { token: string } }>, reply: FastifyReply): Promise<FastifyReply> => {
+      const b = request.body
+      const revoked = await revokeTokenOfClient(db, {
+        clientId: b.client_id,
+        secretHash: sha256Hex(b.client_secret),
+        tokenHash: sha256Hex(b.token),
+        now: new Date(),
+        channel,
+      })
+      if (!revoked) return reply.code(400).send({ error: 'not revoked' })
+      return reply.code(200).send()
+    }
+  app.post<{ Body: ClientBody & { token: string } }>('/g', revokeOn(CHANNEL))
+  await database.listen(HEARD_CHANNEL, (payload) => {
+    if (!decodeNotice(payload)) throw new Error(`P heard a notice that is not one: ${payload}`)
   })
+  app.post<{ Body: ClientBody & { token: string } }>('/p', revokeOn(HEARD_CHANNEL))
 }

@@ -347,7 +347,7 @@ describe('evaluateComparisons', () => {
     expect(cost).toBeCloseTo(0.5e6 / 2400 - 0.4e6 / 3000)
   })
 
-  it("sets each write path against its own statements (E–G), and those against the target's baseline, in rate and in CPU", () => {
+  it("sets each write path against its own statements (E–G, and P with its notice heard), and those against the target's baseline, in rate and in CPU", () => {
     const withCpu = (rate: number, server: number, db: number): RowSummary => ({
       ...validRow(rate),
       cpu: { ...validRow(rate).cpu, server, db },
@@ -355,6 +355,7 @@ describe('evaluateComparisons', () => {
     const rows = {
       [rowKey('baseline-d', 16)]: withCpu(2000, 0.4, 0.5),
       [rowKey('baseline-g', 16)]: withCpu(1800, 0.38, 0.55),
+      [rowKey('baseline-p', 16)]: withCpu(1600, 0.42, 0.56),
       [rowKey('revoke', 16)]: withCpu(1500, 0.5, 0.45),
     }
     const lines = evaluateComparisons(rows, [16])
@@ -365,12 +366,22 @@ describe('evaluateComparisons', () => {
       ["revocation's statements (G)", 'baseline D', 'ratio'],
       ["revocation's statements (G)", 'server CPU over baseline-d', 'us'],
       ["revocation's statements (G)", 'pg CPU over baseline-d', 'us'],
+      ['revocation over its statements, its notice heard', 'baseline P', 'ratio'],
+      ['revocation over its statements, its notice heard', 'server CPU over baseline-p', 'us'],
+      ['revocation over its statements, its notice heard', 'pg CPU over baseline-p', 'us'],
+      ["revocation's statements, its notice heard (P)", 'baseline D', 'ratio'],
+      ["revocation's statements, its notice heard (P)", 'server CPU over baseline-d', 'us'],
+      ["revocation's statements, its notice heard (P)", 'pg CPU over baseline-d', 'us'],
     ])
-    const [overG, serverOverG, pgOverG, gOverD] = lines.map((l) => l.cells[0]!.value!)
+    const [overG, serverOverG, pgOverG, gOverD, , , overP, serverOverP, pgOverP, pOverD] = lines.map((l) => l.cells[0]!.value!)
     expect(overG).toBeCloseTo(1500 / 1800)
     expect(serverOverG).toBeCloseTo(0.5e6 / 1500 - 0.38e6 / 1800)
     expect(pgOverG).toBeCloseTo(0.45e6 / 1500 - 0.55e6 / 1800)
     expect(gOverD).toBeCloseTo(0.9)
+    expect(overP).toBeCloseTo(1500 / 1600)
+    expect(serverOverP).toBeCloseTo(0.5e6 / 1500 - 0.42e6 / 1600)
+    expect(pgOverP).toBeCloseTo(0.45e6 / 1500 - 0.56e6 / 1600)
+    expect(pOverD).toBeCloseTo(0.8)
   })
 
   it('sets each cached path against its own work (I, J), and that work against A, in rate and in server CPU', () => {

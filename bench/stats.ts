@@ -250,6 +250,7 @@ const BASELINE_NAMES: Record<string, string> = {
   'baseline-m': 'M',
   'baseline-n': 'N',
   'baseline-o': 'O',
+  'baseline-p': 'P',
 }
 
 /**
@@ -428,6 +429,21 @@ export const COMPARISONS: readonly Comparison[] = [
       dbCostOver: true,
     },
   ]),
+  // P: G's statement with its notice heard by its own process, as Gatehouse's LISTEN hears each of its own.
+  {
+    path: 'revocation over its statements, its notice heard',
+    caseId: 'revoke',
+    against: ['baseline-p'],
+    costOver: 'baseline-p',
+    dbCostOver: true,
+  },
+  {
+    path: "revocation's statements, its notice heard (P)",
+    caseId: 'baseline-p',
+    against: ['baseline-d'],
+    costOver: 'baseline-d',
+    dbCostOver: true,
+  },
   ...WORK_CEILINGS.flatMap(({ path, caseId, work, target, answer, dbCostOver }): Comparison[] => [
     { path: `${path} over its own work`, caseId, against: [work], costOver: work, ...(dbCostOver ? { dbCostOver } : {}) },
     {
