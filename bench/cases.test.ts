@@ -81,21 +81,30 @@ describe('mainPhaseGroups (issue 25)', () => {
     expect(mRequest).toEqual(kRequest)
   })
 
-  it("sends N I's request with the introspection miss's fresh tokens", () => {
+  it.each([
+    ['baseline-n', 'baseline-i', 'introspect-miss'],
+    ['baseline-o', 'baseline-j', 'token-info-miss'],
+  ])("sends %s %s's request with %s's fresh tokens, beside B", (own, cached, miss) => {
     const byId = new Map(groups.flat().map((c) => [c.id, c]))
-    const { id: _n, title: _nt, pool: nPool, ...nRequest } = byId.get('baseline-n')!
-    const { id: _i, title: _it, pool: _iPool, ...iRequest } = byId.get('baseline-i')!
-    expect(nRequest).toEqual(iRequest)
-    expect(nPool).toEqual(byId.get('introspect-miss')!.pool)
+    const { id: _o, title: _ot, pool: ownPool, ...ownRequest } = byId.get(own)!
+    const { id: _c, title: _ct, pool: _cPool, ...cachedRequest } = byId.get(cached)!
+    expect(ownRequest).toEqual(cachedRequest)
+    expect(ownPool).toEqual(byId.get(miss)!.pool)
+    expect(groups.find((g) => g.some((c) => c.id === own))!.map((c) => c.id)).toEqual(expect.arrayContaining(['baseline-b', miss]))
   })
 
-  it("sends O J's request with the token info miss's fresh tokens", () => {
+  it("sends P G's request, beside D, G and revoke", () => {
     const byId = new Map(groups.flat().map((c) => [c.id, c]))
-    const { id: _o, title: _ot, pool: oPool, ...oRequest } = byId.get('baseline-o')!
-    const { id: _j, title: _jt, pool: _jPool, ...jRequest } = byId.get('baseline-j')!
-    expect(oRequest).toEqual(jRequest)
-    expect(oPool).toEqual(byId.get('token-info-miss')!.pool)
-    expect(groups.find((g) => g.some((c) => c.id === 'baseline-o'))!.map((c) => c.id)).toContain('baseline-b')
+    const { id: _p, title: _pt, path: pPath, ...pRequest } = byId.get('baseline-p')!
+    const { id: _g, title: _gt, path: _gPath, ...gRequest } = byId.get('baseline-g')!
+    expect(pRequest).toEqual(gRequest)
+    expect(pPath).toBe('/p')
+    expect(groups.find((g) => g.some((c) => c.id === 'baseline-p'))!.map((c) => c.id)).toEqual([
+      'baseline-d',
+      'baseline-g',
+      'baseline-p',
+      'revoke',
+    ])
   })
 })
 
