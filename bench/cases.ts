@@ -125,12 +125,21 @@ export const BASELINE_CASES: readonly BenchCase[] = [
   },
 ]
 
+/** J's request, which O sends with the token info miss's fresh tokens. */
+const tokenInfoWork = {
+  server: 'baseline',
+  method: 'GET',
+  path: '/j',
+  headers: { authorization: 'Bearer {item}' },
+  expect: [200],
+} as const satisfies Omit<BenchCase, 'id' | 'title'>
+
 /**
- * Baselines E–H and P (bench/statement-routes.ts): the statements of the code exchange, remembered
- * consent and revocation (P: with its notice heard), from bare Fastify, with the same pools as the Gatehouse rows. I, J and
- * L (bench/cached-routes.ts): the cached answers' own work; N: I's route sent the introspection
- * miss's fresh tokens, its own work with the database lookup; O: J's route sent the token info
- * miss's fresh tokens, the same for token info.
+ * Baselines E–H and P (bench/statement-routes.ts): the statements of the code exchange,
+ * remembered consent and revocation (P: with its notice heard), from bare Fastify, with the same
+ * pools as the Gatehouse rows. I, J and L (bench/cached-routes.ts): the cached answers' own
+ * work; N: I's route sent the introspection miss's fresh tokens, its own work with the database
+ * lookup; O: J's route sent the token info miss's fresh tokens, the same for token info.
  */
 export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
   const client = `"client_id":${JSON.stringify(seed.clientId)},"client_secret":${JSON.stringify(seed.clientSecret)}`
@@ -197,23 +206,10 @@ export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
     {
       id: 'baseline-o',
       title: "O: bare Fastify, the token info miss's own work (J's route, a fresh token each)",
-      server: 'baseline',
-      method: 'GET',
-      path: '/j',
-      headers: { authorization: 'Bearer {item}' },
+      ...tokenInfoWork,
       pool: { kind: 'fresh-tokens', minBatch: MISS_POOL_MIN },
-      expect: [200],
     },
-    {
-      id: 'baseline-j',
-      title: "J: bare Fastify, cached token info's own work",
-      server: 'baseline',
-      method: 'GET',
-      path: '/j',
-      headers: { authorization: 'Bearer {item}' },
-      pool: { kind: 'cached-tokens' },
-      expect: [200],
-    },
+    { id: 'baseline-j', title: "J: bare Fastify, cached token info's own work", ...tokenInfoWork, pool: { kind: 'cached-tokens' } },
     {
       id: 'baseline-l',
       title: "L: J's work, with every header of Gatehouse's answer (request id, nosniff, no-store, no-cache)",

@@ -244,7 +244,7 @@ async function measuredRun(
   // of a server not under test go where that server waits, and their CPU is not the row's: each
   // LISTEN connection of an idle server wakes at every revocation's NOTIFY (MeasureContext.idleCpu).
   const idleNames = new Set(
-    Object.entries(ctx.servers)
+    (Object.entries(ctx.servers) as [ServerKind, RunningServer | undefined][])
       .filter(([, s]) => s !== undefined && s !== srv)
       .map(([kind]) => applicationName(kind)),
   )

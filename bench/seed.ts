@@ -8,6 +8,7 @@ import { randomToken, sha256Hex } from '../src/lib/crypto.js'
 import { hashPassword } from '../src/lib/passwords.js'
 import { generateAccessToken, generateAuthorizationCode, generateClientId, generateClientSecret } from '../src/lib/tokens.js'
 import { upsertGrant } from '../src/repositories/grants.js'
+import type { ServerKind } from './cases.js'
 
 /*
  * Seeding through Gatehouse's own code: its migrations, its token formats and digests, its
@@ -372,13 +373,13 @@ export async function transactionCount(db: Db, database: string): Promise<number
  * `application_name`, so that the backends of a server not under test can be told from those of
  * the server under test (bench/measure.ts).
  */
-export function serverDatabaseUrl(url: string, kind: string): string {
+export function serverDatabaseUrl(url: string, kind: ServerKind): string {
   const named = new URL(url)
   named.searchParams.set('application_name', applicationName(kind))
   return named.toString()
 }
 
-export const applicationName = (kind: string): string => `gatehouse-bench-${kind}`
+export const applicationName = (kind: ServerKind): string => `gatehouse-bench-${kind}`
 
 /** Postgres backends serving `database`, each with the `application_name` its client gave. */
 export async function backends(db: Db, database: string): Promise<{ pid: number; applicationName: string }[]> {

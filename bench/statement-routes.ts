@@ -137,8 +137,6 @@ export async function statementRoutes(app: FastifyInstance, database: DatabaseHa
       return reply.code(200).send()
     }
   app.post<{ Body: ClientBody & { token: string } }>('/g', revokeOn(CHANNEL))
-  await database.listen(HEARD_CHANNEL, (payload) => {
-    if (!decodeNotice(payload)) throw new Error(`P heard a notice that is not one: ${payload}`)
-  })
+  await database.listen(HEARD_CHANNEL, decodeNotice)
   app.post<{ Body: ClientBody & { token: string } }>('/p', revokeOn(HEARD_CHANNEL))
 }
