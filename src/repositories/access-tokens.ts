@@ -1,4 +1,4 @@
-import { sql } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import { PLANNED_EACH_TIME } from '../db/prepared-pool.js'
 import type { AccessToken } from '../db/schema.js'
@@ -117,29 +117,33 @@ export async function revokeTokenBatch(
   return rows.map((r) => r.token_hash)
 }
 
+const REVOKE_TOKEN_OF_CLIENT = `
+with client as (
+  select id from applications where client_id = $1 and secret_hash = $2 and suspended_at is null
+), revoked as (
+  update access_tokens set revoked_at = $3
+  where token_hash = $4 and revoked_at is null
+    and application_id = (select id from client)
+  returning token_hash
+), notified as (
+  select pg_notify($5, token_hash) from revoked
+)
+select (select count(*)::int from notified) as revoked`
+
 /**
  * RFC 7009 revocation in one statement (one round trip, one commit): authenticate the client
  * by secret digest, revoke the token only if it is that client's and live, and NOTIFY the
  * revocation channel for the revoked row. NOTIFY is delivered when the statement's implicit
  * transaction commits. False sends the caller to a slower path that explains why. Uses
- * applications_client_id_key and access_tokens_token_hash_key.
+ * applications_client_id_key and access_tokens_token_hash_key. The text is written once, not
+ * built by Kysely per call, as the exchange's is (docs/decisions/007-one-statement-hot-paths.md).
  */
 export async function revokeTokenOfClient(
   db: Db,
   x: { clientId: string; secretHash: string; tokenHash: string; now: Date; channel: string },
 ): Promise<boolean> {
-  const { rows } = await sql<{ revoked: number }>`
-    with client as (
-      select id from applications where client_id = ${x.clientId} and secret_hash = ${x.secretHash} and suspended_at is null
-    ), revoked as (
-      update access_tokens set revoked_at = ${x.now}
-      where token_hash = ${x.tokenHash} and revoked_at is null
-        and application_id = (select id from client)
-      returning token_hash
-    ), notified as (
-      select pg_notify(${x.channel}, token_hash) from revoked
-    )
-    select (select count(*)::int from notified) as revoked
-  `.execute(db)
+  const { rows } = await db.executeQuery<{ revoked: number }>(
+    CompiledQuery.raw(REVOKE_TOKEN_OF_CLIENT, [x.clientId, x.secretHash, x.now, x.tokenHash, x.channel]),
+  )
   return (rows[0]?.revoked ?? 0) > 0
 }
