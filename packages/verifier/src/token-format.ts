@@ -26,11 +26,30 @@ export function formatAccessToken(randomBody: string): string {
   return ACCESS_TOKEN_PREFIX + randomBody + checksum(randomBody)
 }
 
-/** True when the string has the shape and checksum of a Gatehouse access token. */
+/** Each base64url character's 6 bits by character code; the shape check lets no other through. */
+const SEXTET = new Uint8Array(128)
+for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'].entries()) SEXTET[c.charCodeAt(0)] = i
+
+/**
+ * True when the string has the shape and checksum of a Gatehouse access token. The checksum is
+ * read as a number rather than the CRC written out as text: every cache miss and revocation
+ * checks one, and the text costs a buffer and a string each time (issue 25). Six characters
+ * carry 36 bits: the CRC's 32 and 4 that base64url leaves zero, so that only the one text
+ * `checksum` writes is accepted.
+ */
 export function isWellFormedAccessToken(token: string): boolean {
   if (token.length !== ACCESS_TOKEN_LENGTH || !ACCESS_TOKEN_SHAPE.test(token)) return false
-  const body = token.slice(ACCESS_TOKEN_PREFIX.length, ACCESS_TOKEN_PREFIX.length + BODY_LENGTH)
-  return checksum(body) === token.slice(ACCESS_TOKEN_PREFIX.length + BODY_LENGTH)
+  const at = ACCESS_TOKEN_PREFIX.length + BODY_LENGTH
+  const last = SEXTET[token.charCodeAt(at + 5)]!
+  if ((last & 0xf) !== 0) return false
+  const written =
+    SEXTET[token.charCodeAt(at)]! * 2 ** 26 +
+    (SEXTET[token.charCodeAt(at + 1)]! << 20) +
+    (SEXTET[token.charCodeAt(at + 2)]! << 14) +
+    (SEXTET[token.charCodeAt(at + 3)]! << 8) +
+    (SEXTET[token.charCodeAt(at + 4)]! << 2) +
+    (last >> 4)
+  return written === crc32(token.slice(ACCESS_TOKEN_PREFIX.length, at)) >>> 0
 }
 
 /*
