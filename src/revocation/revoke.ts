@@ -109,64 +109,87 @@ async function revokeInBatches(trx: Db, bus: RevocationBus, owner: Parameters<ty
   }
 }
 
-/** Revokes the target; idempotent. Returns how many live tokens it revoked (0 for a changed client). */
-export async function revoke(ctx: RevocationContext, target: RevocationTarget, now: Date): Promise<number> {
-  if (target.kind === 'token-of-client') {
-    // One statement that NOTIFYs by itself: one round trip, one commit.
-    const revoked = await revokeTokenOfClient(ctx.db, { ...target, now, channel: REVOCATION_CHANNEL })
-    if (revoked) ctx.bus.announce({ kind: 'tokens', digests: [target.tokenHash] })
-    return revoked ? 1 : 0
-  }
-  return inTransaction(ctx.db, async (trx) => {
-    switch (target.kind) {
-      case 'code-replayed':
-      case 'beyond-quota': {
-        const digests =
-          target.kind === 'beyond-quota'
-            ? await revokeTokensBeyond(trx, target.grants, target.keep, EVICTIONS_PER_GRANT, now)
-            : await revokeTokensOfCode(trx, target.authorizationCodeId, now)
-        if (digests.length > 0) await publish(trx, ctx.bus, { kind: 'tokens', digests })
-        return digests.length
-      }
-      case 'access-revoked': {
-        // The grant first: a code issued under it concurrently (insertCodeUnderGrant locks it)
-        // either commits before this statement, and is deleted below, or finds no grant.
-        await deleteGrant(trx, target.userId, target.applicationId)
-        // Then codes: a code exchanged concurrently either commits before this statement
-        // (and its token is revoked below) or finds its row gone.
-        await deletePendingCodes(trx, { applicationId: target.applicationId, userId: target.userId })
-        const digests = await revokeTokensOfGrant(trx, { userId: target.userId, applicationId: target.applicationId }, now)
-        await publish(trx, ctx.bus, { kind: 'user-application', userId: target.userId, applicationId: target.applicationId })
-        return digests.length
-      }
-      case 'application-deleted':
-      case 'application-suspended':
-      case 'application-tokens-revoked': {
-        await deletePendingCodes(trx, { applicationId: target.applicationId })
-        // The digests, not a reset, so that resource servers drop these tokens only, and no
-        // one can empty every verifier's cache by deleting an application (issue 12;
-        // docs/decisions/003-revocation-propagation.md). They go out in batches, before the
-        // notice that ends the application's own streams, if it has ended.
-        const revoked = await revokeInBatches(trx, ctx.bus, { applicationId: target.applicationId }, now)
-        if (target.kind !== 'application-tokens-revoked')
-          await publish(trx, ctx.bus, { kind: target.kind, applicationId: target.applicationId })
-        return revoked
-      }
-      case 'user-suspended':
-      case 'user-deleted':
-      case 'user-evicted': {
-        if (target.kind === 'user-evicted') {
-          // Grants first, as for 'access-revoked': a code issued concurrently either
-          // commits before this statement, and is deleted below, or finds no grant.
-          await deleteGrantsOfUser(trx, target.userId)
-          await deletePendingAuthorizationsOfUser(trx, target.userId)
-        }
-        await deletePendingCodes(trx, { userId: target.userId })
-        return revokeInBatches(trx, ctx.bus, { userId: target.userId }, now)
-      }
-      case 'client-changed':
-        await publish(trx, ctx.bus, { kind: 'client-credentials', clientId: target.clientId })
-        return 0
-    }
+/**
+ * Revokes the target; idempotent. Returns how many live tokens it revoked (0 for a changed client).
+ * RFC 7009's path has a function of its own: suspended at its await, an async function keeps
+ * every register of its frame, and this switch's frame is several times that path's (issue 25).
+ */
+export function revoke(ctx: RevocationContext, target: RevocationTarget, now: Date): Promise<number> {
+  if (target.kind === 'token-of-client') return revokeTokenOfItsClient(ctx, target, now)
+  return inTransaction(ctx.db, (trx) => revokeInTransaction(trx, ctx.bus, target, now))
+}
+
+/** One statement that NOTIFYs by itself: one round trip, one commit. */
+async function revokeTokenOfItsClient(
+  ctx: RevocationContext,
+  target: Extract<RevocationTarget, { kind: 'token-of-client' }>,
+  now: Date,
+): Promise<number> {
+  const revoked = await revokeTokenOfClient(ctx.db, {
+    clientId: target.clientId,
+    secretHash: target.secretHash,
+    tokenHash: target.tokenHash,
+    now,
+    channel: REVOCATION_CHANNEL,
   })
+  if (!revoked) return 0
+  ctx.bus.announce({ kind: 'tokens', digests: [target.tokenHash] })
+  return 1
+}
+
+async function revokeInTransaction(
+  trx: Db,
+  bus: RevocationBus,
+  target: Exclude<RevocationTarget, { kind: 'token-of-client' }>,
+  now: Date,
+): Promise<number> {
+  switch (target.kind) {
+    case 'code-replayed':
+    case 'beyond-quota': {
+      const digests =
+        target.kind === 'beyond-quota'
+          ? await revokeTokensBeyond(trx, target.grants, target.keep, EVICTIONS_PER_GRANT, now)
+          : await revokeTokensOfCode(trx, target.authorizationCodeId, now)
+      if (digests.length > 0) await publish(trx, bus, { kind: 'tokens', digests })
+      return digests.length
+    }
+    case 'access-revoked': {
+      // The grant first: a code issued under it concurrently (insertCodeUnderGrant locks it)
+      // either commits before this statement, and is deleted below, or finds no grant.
+      await deleteGrant(trx, target.userId, target.applicationId)
+      // Then codes: a code exchanged concurrently either commits before this statement
+      // (and its token is revoked below) or finds its row gone.
+      await deletePendingCodes(trx, { applicationId: target.applicationId, userId: target.userId })
+      const digests = await revokeTokensOfGrant(trx, { userId: target.userId, applicationId: target.applicationId }, now)
+      await publish(trx, bus, { kind: 'user-application', userId: target.userId, applicationId: target.applicationId })
+      return digests.length
+    }
+    case 'application-deleted':
+    case 'application-suspended':
+    case 'application-tokens-revoked': {
+      await deletePendingCodes(trx, { applicationId: target.applicationId })
+      // The digests, not a reset, so that resource servers drop these tokens only, and no
+      // one can empty every verifier's cache by deleting an application (issue 12;
+      // docs/decisions/003-revocation-propagation.md). They go out in batches, before the
+      // notice that ends the application's own streams, if it has ended.
+      const revoked = await revokeInBatches(trx, bus, { applicationId: target.applicationId }, now)
+      if (target.kind !== 'application-tokens-revoked') await publish(trx, bus, { kind: target.kind, applicationId: target.applicationId })
+      return revoked
+    }
+    case 'user-suspended':
+    case 'user-deleted':
+    case 'user-evicted': {
+      if (target.kind === 'user-evicted') {
+        // Grants first, as for 'access-revoked': a code issued concurrently either
+        // commits before this statement, and is deleted below, or finds no grant.
+        await deleteGrantsOfUser(trx, target.userId)
+        await deletePendingAuthorizationsOfUser(trx, target.userId)
+      }
+      await deletePendingCodes(trx, { userId: target.userId })
+      return revokeInBatches(trx, bus, { userId: target.userId }, now)
+    }
+    case 'client-changed':
+      await publish(trx, bus, { kind: 'client-credentials', clientId: target.clientId })
+      return 0
+  }
 }
