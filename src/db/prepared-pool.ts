@@ -46,6 +46,21 @@ function statementName(text: string): string {
 export function preparedStatementPool(pool: pg.Pool, availability: DatabaseAvailability, named = true): PostgresPool {
   const reachable = () => availability.reachable()
   const ignore = () => {}
+  // One wrapper per pg client, made at its first checkout: the pool hands the same clients out
+  // again and again, and every statement checks one out (issue 25: two closures and an object
+  // per statement otherwise). A client the pool drops takes its wrapper with it.
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>()
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => ({
+    query: ((sqlOrCursor: string | object, parameters?: ReadonlyArray<unknown>) => {
+      const result =
+        named && typeof sqlOrCursor === 'string' && PREPARABLE.test(sqlOrCursor)
+          ? client.query({ name: statementName(sqlOrCursor), text: sqlOrCursor, values: parameters as unknown[] })
+          : client.query(sqlOrCursor as string, parameters as unknown[])
+      if (!availability.up) result.then(reachable, ignore)
+      return result
+    }) as unknown as PostgresPoolClient['query'],
+    release: () => client.release(),
+  })
   return {
     async connect(): Promise<PostgresPoolClient> {
       let client: pg.PoolClient
@@ -55,17 +70,9 @@ export function preparedStatementPool(pool: pg.Pool, availability: DatabaseAvail
         availability.lost(err)
         throw new DatabaseUnavailableError('No database connection could be had', { cause: err })
       }
-      return {
-        query: ((sqlOrCursor: string | object, parameters?: ReadonlyArray<unknown>) => {
-          const result =
-            named && typeof sqlOrCursor === 'string' && PREPARABLE.test(sqlOrCursor)
-              ? client.query({ name: statementName(sqlOrCursor), text: sqlOrCursor, values: parameters as unknown[] })
-              : client.query(sqlOrCursor as string, parameters as unknown[])
-          if (!availability.up) result.then(reachable, ignore)
-          return result
-        }) as unknown as PostgresPoolClient['query'],
-        release: () => client.release(),
-      }
+      let wrapper = wrappers.get(client)
+      if (wrapper === undefined) wrappers.set(client, (wrapper = wrap(client)))
+      return wrapper
     },
     end: () => pool.end(),
   }
