@@ -4,7 +4,8 @@ import { CompiledQuery, Kysely, PostgresDialect } from 'kysely'
 import { DatabaseAvailability } from './availability.js'
 import { lockDataDir } from './data-dir-lock.js'
 import type { Database } from './schema.js'
-import { preparedStatementPool } from './prepared-pool.js'
+import { preparedStatementPool, statementRunner } from './prepared-pool.js'
+import { kyselyWithRunner } from './statement-executor.js'
 
 export type Db = Kysely<Database>
 export type { ListenEvents, NotificationHandler }
@@ -93,7 +94,11 @@ function query(this: DatabaseHandle, text: string, values: readonly unknown[]): 
   return this.db.executeQuery(CompiledQuery.raw(text, [...values]))
 }
 
-function createPostgres(url: string, settings: PoolSettings, session: { listenUrl: string; preparedStatements: boolean }): DatabaseHandle {
+async function createPostgres(
+  url: string,
+  settings: PoolSettings,
+  session: { listenUrl: string; preparedStatements: boolean },
+): Promise<DatabaseHandle> {
   const availability = new DatabaseAvailability()
   // No client's error can end the process (resilientPool); a dead connection fails the query
   // that used it and the pool opens another for the next one.
@@ -106,9 +111,12 @@ function createPostgres(url: string, settings: PoolSettings, session: { listenUr
     keepAlive: true,
   })
   pool.on('connect', () => availability.reachable())
-  const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: preparedStatementPool(pool, availability, session.preparedStatements) }),
-  })
+  // Statements outside transactions go straight to the pool (src/db/statement-executor.ts);
+  // transactions take their connection through the dialect.
+  const db = await kyselyWithRunner<Database>(
+    new PostgresDialect({ pool: preparedStatementPool(pool, availability, session.preparedStatements) }),
+    statementRunner(pool, availability, session.preparedStatements),
+  )
   // LISTEN is bound to its session: it goes to `listenUrl`, a direct connection when `url` is a
   // transaction pooler. NOTIFY is sent inside the revoking transaction, so it goes through `url`.
   const listeners = listenerSet(session.listenUrl)

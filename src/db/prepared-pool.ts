@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
-import type { PostgresPool, PostgresPoolClient } from 'kysely'
+import type { CompiledQuery, PostgresPool, PostgresPoolClient, QueryResult } from 'kysely'
 import type pg from 'pg'
 import { type DatabaseAvailability, DatabaseUnavailableError } from './availability.js'
+import type { StatementRunner } from './statement-executor.js'
 
 /** Statements worth preparing: DML only (DDL in migrations and SET/BEGIN/COMMIT stay plain). */
 const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i
@@ -44,36 +45,77 @@ function statementName(text: string): string {
  * PgBouncer").
  */
 export function preparedStatementPool(pool: pg.Pool, availability: DatabaseAvailability, named = true): PostgresPool {
-  const reachable = () => availability.reachable()
-  const ignore = () => {}
+  const send = sender(availability, named)
+  const checkout = checkouts(pool, availability)
   // One wrapper per pg client, made at its first checkout: the pool hands the same clients out
-  // again and again, and every statement checks one out (issue 25: two closures and an object
-  // per statement otherwise). A client the pool drops takes its wrapper with it.
+  // again and again, and every statement in a transaction checks one out (issue 25: two
+  // closures and an object per statement otherwise). A client the pool drops takes its wrapper.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>()
   const wrap = (client: pg.PoolClient): PostgresPoolClient => ({
-    query: ((sqlOrCursor: string | object, parameters?: ReadonlyArray<unknown>) => {
-      const result =
-        named && typeof sqlOrCursor === 'string' && PREPARABLE.test(sqlOrCursor)
-          ? client.query({ name: statementName(sqlOrCursor), text: sqlOrCursor, values: parameters as unknown[] })
-          : client.query(sqlOrCursor as string, parameters as unknown[])
-      if (!availability.up) result.then(reachable, ignore)
-      return result
-    }) as unknown as PostgresPoolClient['query'],
+    query: ((sqlOrCursor: string | object, parameters?: ReadonlyArray<unknown>) =>
+      typeof sqlOrCursor === 'string'
+        ? send(client, sqlOrCursor, parameters)
+        : client.query(sqlOrCursor as pg.Submittable)) as unknown as PostgresPoolClient['query'],
     release: () => client.release(),
   })
   return {
     async connect(): Promise<PostgresPoolClient> {
-      let client: pg.PoolClient
-      try {
-        client = await pool.connect()
-      } catch (err) {
-        availability.lost(err)
-        throw new DatabaseUnavailableError('No database connection could be had', { cause: err })
-      }
+      const client = await checkout()
       let wrapper = wrappers.get(client)
       if (wrapper === undefined) wrappers.set(client, (wrapper = wrap(client)))
       return wrapper
     },
     end: () => pool.end(),
+  }
+}
+
+/**
+ * What a statement outside a transaction takes (src/db/statement-executor.ts): a client, the
+ * statement as above, the client back; the result in Kysely's shape, as its PostgresConnection
+ * gives it.
+ */
+export function statementRunner(pool: pg.Pool, availability: DatabaseAvailability, named = true): StatementRunner {
+  const send = sender(availability, named)
+  const checkout = checkouts(pool, availability)
+  return async <R>(compiled: CompiledQuery): Promise<QueryResult<R>> => {
+    const client = await checkout()
+    try {
+      const { command, rowCount, rows } = await send(client, compiled.sql, compiled.parameters)
+      return { numAffectedRows: AFFECTING.has(command) ? BigInt(rowCount ?? 0) : undefined, rows: (rows ?? []) as R[] }
+    } finally {
+      client.release()
+    }
+  }
+}
+
+/** The commands whose row count Kysely reports as `numAffectedRows`. */
+const AFFECTING = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE'])
+
+/** A client of the pool; a pool that cannot give one marks the database down. */
+function checkouts(pool: pg.Pool, availability: DatabaseAvailability): () => Promise<pg.PoolClient> {
+  return async () => {
+    try {
+      return await pool.connect()
+    } catch (err) {
+      availability.lost(err)
+      throw new DatabaseUnavailableError('No database connection could be had', { cause: err })
+    }
+  }
+}
+
+/** Sends a statement, DML as a named prepared statement; while the database is down, an answer marks it up. */
+function sender(
+  availability: DatabaseAvailability,
+  named: boolean,
+): (client: pg.PoolClient, text: string, values: ReadonlyArray<unknown> | undefined) => Promise<pg.QueryResult> {
+  const reachable = () => availability.reachable()
+  const ignore = () => {}
+  return (client, text, values) => {
+    const result =
+      named && PREPARABLE.test(text)
+        ? client.query({ name: statementName(text), text, values: values as unknown[] })
+        : client.query(text, values as unknown[])
+    if (!availability.up) result.then(reachable, ignore)
+    return result
   }
 }

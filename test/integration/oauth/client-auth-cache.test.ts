@@ -1,3 +1,4 @@
+import type { CompiledQuery } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { regenerateSecret } from '../../../src/console/applications.js'
 import { manualClock } from '../../../src/lib/clock.js'
@@ -31,12 +32,13 @@ it('does not store a lookup that a revocation notice overtook, and stores the ne
   let lookups = 0
   /** Runs once, after the next lookup has read its row and given back the connection (PGlite has one), before the cache sees the row. */
   let betweenReadAndStore: (() => Promise<void>) | undefined
-  // This handle's own executor (withPlugin copies it), wrapped where a query's connection is released.
+  // This handle's own executor (withPlugin copies it), wrapped where a query's result is in: its
+  // connection is back by then, whether Kysely's path or the statement executor ran it.
   const observed = db.withPlugin({ transformQuery: (args) => args.node, transformResult: async (args) => args.result })
   const executor = observed.getExecutor()
-  const provideConnection = executor.provideConnection.bind(executor)
-  executor.provideConnection = async (consumer) => {
-    const result = await provideConnection(consumer)
+  const executeQuery = executor.executeQuery.bind(executor)
+  executor.executeQuery = async <R>(compiled: CompiledQuery) => {
+    const result = await executeQuery<R>(compiled)
     lookups++
     const step = betweenReadAndStore
     betweenReadAndStore = undefined

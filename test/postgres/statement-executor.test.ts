@@ -1,0 +1,104 @@
+import { type CompiledQuery, Kysely, type KyselyPlugin, PostgresDialect, type QueryResult, sql } from 'kysely'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DatabaseAvailability } from '../../src/db/availability.js'
+import { preparedStatementPool, statementRunner } from '../../src/db/prepared-pool.js'
+import { kyselyWithRunner } from '../../src/db/statement-executor.js'
+import { type TestDatabase, createTestDatabase } from '../helpers/db.js'
+
+/*
+ * src/db/statement-executor.ts: statements outside transactions go straight to the runner,
+ * transactions through the dialect, and either way the results are Kysely's (row counts
+ * included) and every plugin sees them. Built here as src/db/connect.ts builds it, with a
+ * runner that counts what reaches it.
+ */
+interface Table {
+  executor_rows: { id: number; label: string }
+}
+
+describe('the statement executor (needs TEST_DATABASE_URL)', () => {
+  let testDb: TestDatabase
+  let pool: pg.Pool
+  let db: Kysely<Table>
+  const ran: string[] = []
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase()
+    pool = new pg.Pool({ connectionString: testDb.url!, max: 2 })
+    const availability = new DatabaseAvailability()
+    const run = statementRunner(pool, availability)
+    db = await kyselyWithRunner<Table>(new PostgresDialect({ pool: preparedStatementPool(pool, availability) }), <R>(c: CompiledQuery) => {
+      ran.push(c.sql)
+      return run<R>(c)
+    })
+    await sql`create table executor_rows (id int primary key, label text not null)`.execute(db)
+  })
+  afterAll(async () => {
+    await db?.destroy()
+    await testDb?.destroy()
+  })
+
+  it("runs statements outside a transaction through the runner, with Kysely's row counts", async () => {
+    ran.length = 0
+    const inserted = await db
+      .insertInto('executor_rows')
+      .values([
+        { id: 1, label: 'a' },
+        { id: 2, label: 'b' },
+        { id: 3, label: 'c' },
+      ])
+      .executeTakeFirstOrThrow()
+    expect(inserted.numInsertedOrUpdatedRows).toBe(3n)
+    const updated = await db.updateTable('executor_rows').set({ label: 'x' }).where('id', '<', 3).executeTakeFirstOrThrow()
+    expect(updated.numUpdatedRows).toBe(2n)
+    const deleted = await db.deleteFrom('executor_rows').where('id', '=', 3).executeTakeFirstOrThrow()
+    expect(deleted.numDeletedRows).toBe(1n)
+    const rows = await db.selectFrom('executor_rows').select(['id', 'label']).orderBy('id').execute()
+    expect(rows).toEqual([
+      { id: 1, label: 'x' },
+      { id: 2, label: 'x' },
+    ])
+    expect(ran).toHaveLength(4)
+  })
+
+  it('runs a transaction on one connection of the dialect, never through the runner, and rolls it back', async () => {
+    ran.length = 0
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto('executor_rows').values({ id: 10, label: 'in transaction' }).execute()
+        const seen = await trx.selectFrom('executor_rows').select('id').where('id', '=', 10).execute()
+        expect(seen).toEqual([{ id: 10 }])
+        throw new Error('roll back')
+      }),
+    ).rejects.toThrow('roll back')
+    expect(ran).toEqual([])
+    expect(await db.selectFrom('executor_rows').select('id').where('id', '=', 10).execute()).toEqual([])
+  })
+
+  it('hands every result to the plugins, in order, inside and outside transactions', async () => {
+    const seen: string[] = []
+    const tagging = (tag: string): KyselyPlugin => ({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        seen.push(tag)
+        return { ...args.result, rows: args.result.rows.map((r) => ({ ...r, [tag]: true })) } as QueryResult<never>
+      },
+    })
+    const tagged = db.withPlugin(tagging('first')).withPlugin(tagging('second'))
+    const outside = await tagged.selectFrom('executor_rows').select('id').where('id', '=', 1).execute()
+    expect(outside).toEqual([{ id: 1, first: true, second: true }])
+    const inside = await tagged.transaction().execute((trx) => trx.selectFrom('executor_rows').select('id').where('id', '=', 2).execute())
+    expect(inside).toEqual([{ id: 2, first: true, second: true }])
+    expect(seen).toEqual(['first', 'second', 'first', 'second'])
+    ran.length = 0
+    await tagged.withoutPlugins().selectFrom('executor_rows').select('id').execute()
+    expect(seen).toHaveLength(4)
+    expect(ran).toHaveLength(1)
+  })
+
+  it('gives the connection back after a failed statement', async () => {
+    for (let i = 0; i < 4; i++) await expect(sql`select * from no_such_table`.execute(db)).rejects.toThrow(/no_such_table/)
+    expect(pool.totalCount - pool.idleCount).toBe(0)
+    expect((await sql<{ one: number }>`select 1 as one`.execute(db)).rows).toEqual([{ one: 1 }])
+  })
+})
