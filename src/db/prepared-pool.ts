@@ -91,12 +91,17 @@ export function statementRunner(pool: pg.Pool, availability: DatabaseAvailabilit
 /** The commands whose row count Kysely reports as `numAffectedRows`. */
 const AFFECTING = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE'])
 
-/** A client of the pool; a pool that cannot give one marks the database down. */
+/**
+ * A client of the pool; a pool that cannot give one marks the database down, unless it was
+ * closed here: a statement after `close()` is refused as Kysely's driver refuses one after
+ * `destroy()`, not counted as an outage.
+ */
 function checkouts(pool: pg.Pool, availability: DatabaseAvailability): () => Promise<pg.PoolClient> {
   return async () => {
     try {
       return await pool.connect()
     } catch (err) {
+      if (pool.ending) throw err
       availability.lost(err)
       throw new DatabaseUnavailableError('No database connection could be had', { cause: err })
     }

@@ -20,12 +20,13 @@ describe('the statement executor (needs TEST_DATABASE_URL)', () => {
   let testDb: TestDatabase
   let pool: pg.Pool
   let db: Kysely<Table>
+  let availability: DatabaseAvailability
   const ran: string[] = []
 
   beforeAll(async () => {
     testDb = await createTestDatabase()
     pool = new pg.Pool({ connectionString: testDb.url!, max: 2 })
-    const availability = new DatabaseAvailability()
+    availability = new DatabaseAvailability()
     const run = statementRunner(pool, availability)
     db = await kyselyWithRunner<Table>(new PostgresDialect({ pool: preparedStatementPool(pool, availability) }), <R>(c: CompiledQuery) => {
       ran.push(c.sql)
@@ -100,5 +101,12 @@ describe('the statement executor (needs TEST_DATABASE_URL)', () => {
     for (let i = 0; i < 4; i++) await expect(sql`select * from no_such_table`.execute(db)).rejects.toThrow(/no_such_table/)
     expect(pool.totalCount - pool.idleCount).toBe(0)
     expect((await sql<{ one: number }>`select 1 as one`.execute(db)).rows).toEqual([{ one: 1 }])
+  })
+
+  // Last: it closes the handle.
+  it('refuses a statement after the handle is closed without taking it for an outage', async () => {
+    await db.destroy()
+    await expect(sql`select 1`.execute(db)).rejects.toThrow(/after calling end/)
+    expect(availability.up).toBe(true)
   })
 })
