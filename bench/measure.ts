@@ -173,11 +173,15 @@ function itemsNeeded(ctx: MeasureContext, c: BenchCase, connections: number): nu
   const baselineB = ctx.rateHints.get(`baseline-b@${connections}`)
   const rate = hint > 0 ? hint : baselineB ? 2 * baselineB : 20_000
   // autocannon stops on its next one-second tick after the duration: one second of margin.
-  return Math.ceil(rate * 1.5 * (ctx.warmupS + ctx.durationS + 1)) + warmupRequests(ctx, connections) + 1000
+  return Math.ceil(rate * 1.5 * (ctx.warmupS + ctx.durationS + 1)) + warmupRequests(ctx, c, connections) + 1000
 }
 
-const warmupRequests = (ctx: MeasureContext, connections: number) =>
-  ctx.warmupS > 0 ? 0 : Math.max(ctx.warmupRequestsMin, ctx.warmupRequestsPerConnection * connections)
+export function warmupRequests(ctx: MeasureContext, c: BenchCase, connections: number): number {
+  if (ctx.warmupS > 0) return 0
+  const usual = Math.max(ctx.warmupRequestsMin, ctx.warmupRequestsPerConnection * connections)
+  const pool = c.warmupOverPool ? fixedPool(ctx, c) : undefined
+  return pool ? Math.max(usual, pool.items.length) : usual
+}
 
 /** A run that ran out of fresh items is run again with a batch this many times larger, at most twice. */
 const RETRY_GROWTH = 2
@@ -196,7 +200,7 @@ export async function measureRun(ctx: MeasureContext, c: BenchCase, connections:
     connections,
     durationS: ctx.durationS,
     warmupS: ctx.warmupS,
-    warmupRequests: warmupRequests(ctx, connections),
+    warmupRequests: warmupRequests(ctx, c, connections),
   }
   if (c.body !== undefined) spec.body = c.body
   if (c.check) spec.check = c.check
