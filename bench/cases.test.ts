@@ -82,6 +82,19 @@ describe('mainPhaseGroups (issue 25)', () => {
   })
 
   it.each([
+    ['baseline-q', 'baseline-i', 'introspect-cached'],
+    ['baseline-l', 'baseline-j', 'token-info-cached'],
+  ])("sends %s %s's request, beside A, %s and the Gatehouse row", (answer, work, row) => {
+    const byId = new Map(groups.flat().map((c) => [c.id, c]))
+    const { id: _a, title: _at, path: answerPath, check: _ac, ...answerRequest } = byId.get(answer)!
+    const { id: _w, title: _wt, path: workPath, check: _wc, ...workRequest } = byId.get(work)!
+    expect(answerRequest).toEqual(workRequest)
+    expect(answerPath).not.toBe(workPath)
+    expect(byId.get(answer)!.check?.header).toEqual({ name: 'x-content-type-options', includes: 'nosniff' })
+    expect(groups.find((g) => g.some((c) => c.id === answer))!.map((c) => c.id)).toEqual(['baseline-a', work, answer, row, ...(row === 'token-info-cached' ? ['userinfo-cached'] : [])])
+  })
+
+  it.each([
     ['baseline-n', 'baseline-i', 'introspect-miss'],
     ['baseline-o', 'baseline-j', 'token-info-miss'],
   ])("sends %s %s's request with %s's fresh tokens, beside B", (own, cached, miss) => {

@@ -197,6 +197,18 @@ export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
       check: { bodyIncludes: '"active":true' },
     },
     {
+      id: 'baseline-q',
+      title: "Q: I's work, with every header of Gatehouse's answer (request id, nosniff, no-store, no-cache)",
+      server: 'baseline',
+      method: 'POST',
+      path: '/q',
+      headers: FORM,
+      body: `token={item}&client_id=${enc(seed.clientId)}&client_secret=${enc(seed.clientSecret)}`,
+      pool: { kind: 'cached-tokens' },
+      expect: [200],
+      check: { bodyIncludes: '"active":true', header: { name: 'x-content-type-options', includes: 'nosniff' } },
+    },
+    {
       id: 'baseline-n',
       title: "N: bare Fastify, the introspection miss's own work (I's route, a fresh token each)",
       server: 'baseline',
@@ -473,7 +485,7 @@ export function pgbouncerCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
  */
 const MAIN_PHASE_GROUPS: readonly (readonly string[])[] = [
   ['baseline-a', 'baseline-m', 'baseline-k'],
-  ['baseline-a', 'baseline-i', 'introspect-cached'],
+  ['baseline-a', 'baseline-i', 'baseline-q', 'introspect-cached'],
   ['baseline-a', 'baseline-j', 'baseline-l', 'token-info-cached', 'userinfo-cached'],
   ['baseline-b', 'baseline-n', 'introspect-miss', 'baseline-o', 'token-info-miss', 'userinfo-miss'],
   ['baseline-c', 'baseline-e', 'code-exchange', ...OPENID_ROWS.map(({ suffix }) => `code-exchange-openid-${suffix}`)],

@@ -67,7 +67,7 @@ const settings = {
   dbName: `gatehouse_bench_instructions_${process.pid}`,
 }
 
-/** The rows: the bare-Fastify baselines A and B, A's route behind the verifier (K), the cached answers' own work (I, J; L: J with the headers of Gatehouse's answer; N: I with a fresh token; O: J with a fresh token; G: the revocation's statement; P: G with its notice heard), and Gatehouse's hot paths (README "Performance"). */
+/** The rows: the bare-Fastify baselines A and B, A's route behind the verifier (K), the cached answers' own work (I, J; L: J with the headers of Gatehouse's answer; Q: I with them; N: I with a fresh token; O: J with a fresh token; G: the revocation's statement; P: G with its notice heard), and Gatehouse's hot paths (README "Performance"). */
 const CASE_IDS = [
   'baseline-a',
   'baseline-b',
@@ -77,6 +77,7 @@ const CASE_IDS = [
   'baseline-i',
   'baseline-j',
   'baseline-l',
+  'baseline-q',
   // N: I's route sent fresh tokens, the introspection miss's own work with its database lookup.
   'baseline-n',
   // O: J's route sent fresh tokens, the token info miss's own work with its database lookup.

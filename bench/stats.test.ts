@@ -397,7 +397,11 @@ describe('evaluateComparisons', () => {
       ['introspection, cached over its own work', 'server CPU over baseline-i', 'us'],
       ["introspection, cached's own work (I)", 'baseline A', 'ratio'],
       ["introspection, cached's own work (I)", 'server CPU over baseline-a', 'us'],
+      // Q was not run: its lines stay, with no number.
+      ['introspection, cached over its answer as sent', 'baseline Q', 'ratio'],
+      ['introspection, cached over its answer as sent', 'server CPU over baseline-q', 'us'],
     ])
+    expect(lines.slice(4).every((l) => l.cells[0]!.value === null)).toBe(true)
     const [overI, serverOverI, iOverA, serverOverA] = lines.map((l) => l.cells[0]!.value!)
     expect(overI).toBeCloseTo(0.8)
     expect(serverOverI).toBeCloseTo(0.97e6 / 24_000 - 0.96e6 / 30_000)
@@ -432,6 +436,22 @@ describe('evaluateComparisons', () => {
       ['token info, cached over its own work', 'server CPU over baseline-j', null],
       ['token info, cached over its answer as sent', 'baseline L', null],
       ['token info, cached over its answer as sent', 'server CPU over baseline-l', null],
+    ])
+  })
+
+  it("sets cached introspection against its answer as sent (Q), and Q against A: what the answer's headers leave of the target", () => {
+    const rows = {
+      [rowKey('baseline-a', 16)]: validRow(40_000),
+      [rowKey('baseline-i', 16)]: validRow(26_000),
+      [rowKey('baseline-q', 16)]: validRow(24_000),
+      [rowKey('introspect-cached', 16)]: validRow(22_000),
+    }
+    const lines = evaluateComparisons(rows, [16]).filter((l) => l.unit === 'ratio' && l.path.startsWith('introspection, cached'))
+    expect(lines.map((l) => [l.path, l.against, l.cells[0]!.value])).toEqual([
+      ['introspection, cached over its own work', 'baseline I', 22 / 26],
+      ["introspection, cached's own work (I)", 'baseline A', 0.65],
+      ['introspection, cached over its answer as sent', 'baseline Q', 22 / 24],
+      ["introspection, cached's answer as sent (Q)", 'baseline A', 0.6],
     ])
   })
 
