@@ -50,11 +50,7 @@ export function cachedRoutes(app: FastifyInstance, database: DatabaseHandle): vo
     scope.post('/q', async (request, reply) => {
       reply.header('x-request-id', randomUUID()).header('x-content-type-options', 'nosniff')
       const body = await introspect({ clients, tokens }, singleParams(request.body), request.headers.authorization)
-      return reply
-        .header('cache-control', 'no-store')
-        .header('pragma', 'no-cache')
-        .type('application/json; charset=utf-8')
-        .send(body)
+      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').type('application/json; charset=utf-8').send(body)
     })
   })
 

@@ -91,7 +91,13 @@ describe('mainPhaseGroups (issue 25)', () => {
     expect(answerRequest).toEqual(workRequest)
     expect(answerPath).not.toBe(workPath)
     expect(byId.get(answer)!.check?.header).toEqual({ name: 'x-content-type-options', includes: 'nosniff' })
-    expect(groups.find((g) => g.some((c) => c.id === answer))!.map((c) => c.id)).toEqual(['baseline-a', work, answer, row, ...(row === 'token-info-cached' ? ['userinfo-cached'] : [])])
+    expect(groups.find((g) => g.some((c) => c.id === answer))!.map((c) => c.id)).toEqual([
+      'baseline-a',
+      work,
+      answer,
+      row,
+      ...(row === 'token-info-cached' ? ['userinfo-cached'] : []),
+    ])
   })
 
   it.each([

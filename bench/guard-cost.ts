@@ -48,7 +48,18 @@ function instructions(piece: Piece, calls: number, outDir: string): number {
   const file = join(outDir, `${piece}.${calls}`)
   execFileSync(
     'valgrind',
-    ['-q', '--tool=callgrind', `--callgrind-out-file=${file}`, process.execPath, '--single-threaded', '--input-type=module', '-e', CHILD, piece, String(calls)],
+    [
+      '-q',
+      '--tool=callgrind',
+      `--callgrind-out-file=${file}`,
+      process.execPath,
+      '--single-threaded',
+      '--input-type=module',
+      '-e',
+      CHILD,
+      piece,
+      String(calls),
+    ],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   )
   const totals = /^totals:\s+(\d+)/m.exec(readFileSync(file, 'utf8'))
