@@ -439,37 +439,27 @@ describe('evaluateComparisons', () => {
     ])
   })
 
-  it("sets cached introspection against its answer as sent (Q), and Q against A: what the answer's headers leave of the target", () => {
-    const rows = {
-      [rowKey('baseline-a', 16)]: validRow(40_000),
-      [rowKey('baseline-i', 16)]: validRow(26_000),
-      [rowKey('baseline-q', 16)]: validRow(24_000),
-      [rowKey('introspect-cached', 16)]: validRow(22_000),
-    }
-    const lines = evaluateComparisons(rows, [16]).filter((l) => l.unit === 'ratio' && l.path.startsWith('introspection, cached'))
-    expect(lines.map((l) => [l.path, l.against, l.cells[0]!.value])).toEqual([
-      ['introspection, cached over its own work', 'baseline I', 22 / 26],
-      ["introspection, cached's own work (I)", 'baseline A', 0.65],
-      ['introspection, cached over its answer as sent', 'baseline Q', 22 / 24],
-      ["introspection, cached's answer as sent (Q)", 'baseline A', 0.6],
-    ])
-  })
-
-  it("sets cached token info against its answer as sent (L), and L against A: what the answer's headers leave of the target", () => {
-    const rows = {
-      [rowKey('baseline-a', 16)]: validRow(40_000),
-      [rowKey('baseline-j', 16)]: validRow(36_000),
-      [rowKey('baseline-l', 16)]: validRow(32_000),
-      [rowKey('token-info-cached', 16)]: validRow(28_000),
-    }
-    const lines = evaluateComparisons(rows, [16]).filter((l) => l.unit === 'ratio' && l.path.startsWith('token info'))
-    expect(lines.map((l) => [l.path, l.against, l.cells[0]!.value])).toEqual([
-      ['token info, cached over its own work', 'baseline J', 28 / 36],
-      ["token info, cached's own work (J)", 'baseline A', 0.9],
-      ['token info, cached over its answer as sent', 'baseline L', 28 / 32],
-      ["token info, cached's answer as sent (L)", 'baseline A', 0.8],
-    ])
-  })
+  it.each([
+    ['introspection, cached', 'introspect-cached', 'I', 'Q'],
+    ['token info, cached', 'token-info-cached', 'J', 'L'],
+  ])(
+    "sets %s against its answer as sent, and that answer against A: what the answer's headers leave of the target",
+    (path, row, work, answer) => {
+      const rows = {
+        [rowKey('baseline-a', 16)]: validRow(40_000),
+        [rowKey(`baseline-${work.toLowerCase()}`, 16)]: validRow(36_000),
+        [rowKey(`baseline-${answer.toLowerCase()}`, 16)]: validRow(32_000),
+        [rowKey(row, 16)]: validRow(28_000),
+      }
+      const lines = evaluateComparisons(rows, [16]).filter((l) => l.unit === 'ratio' && l.path.startsWith(path))
+      expect(lines.map((l) => [l.path, l.against, l.cells[0]!.value])).toEqual([
+        [`${path} over its own work`, `baseline ${work}`, 28 / 36],
+        [`${path}'s own work (${work})`, 'baseline A', 0.9],
+        [`${path} over its answer as sent`, `baseline ${answer}`, 28 / 32],
+        [`${path}'s answer as sent (${answer})`, 'baseline A', 0.8],
+      ])
+    },
+  )
 })
 
 describe('the PgBouncer rows (issue 25)', () => {
