@@ -4,6 +4,7 @@ import {
   REMEMBERED_BLOCK,
   REMEMBERED_REPEATS,
   gatehouseCases,
+  growthGroups,
   mainPhaseCases,
   mainPhaseGroups,
   pgbouncerCases,
@@ -25,6 +26,15 @@ const seed: SeedInfo = {
   newCookie: 'cookie',
   openid: { RS256: app('rs256'), ES256: app('es256'), EdDSA: app('eddsa') },
 }
+
+describe('growthGroups (issue 25)', () => {
+  it('runs each growth row beside its baseline: B beside the introspection miss, C beside the exchange', () => {
+    expect(growthGroups(seed, 50_000).map((g) => g.map((c) => c.id))).toEqual([
+      ['baseline-b', 'introspect-miss-growth'],
+      ['baseline-c', 'code-exchange-growth'],
+    ])
+  })
+})
 
 describe('pgbouncerCases (issue 25)', () => {
   it('pairs each path, one process direct then two through PgBouncer, with the request of the main row', () => {

@@ -2,7 +2,7 @@ import type { SigningAlg } from '../src/db/schema.js'
 import { SESSION_COOKIE } from '../src/http/session.js'
 import type { LoadSpec } from './load.js'
 import type { SeedInfo } from './seed.js'
-import { directRowId, PGBOUNCER_PATHS, pgbouncerRowId } from './stats.js'
+import { directRowId, GROWTH_BASELINES, PGBOUNCER_PATHS, pgbouncerRowId } from './stats.js'
 
 /*
  * Every row of the benchmark as a small declarative entry: which server, which request,
@@ -446,6 +446,12 @@ export function growthCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
       afterRun: 'remove-exchanged',
     },
   ]
+}
+
+/** The growth phases' groups: each growth row beside its baseline (GROWTH_BASELINES, bench/stats.ts). */
+export function growthGroups(seed: SeedInfo, freshBatch: number): BenchCase[][] {
+  const baselines = new Map(BASELINE_CASES.map((c) => [c.id, c]))
+  return growthCases(seed, freshBatch).map((c) => [baselines.get(GROWTH_BASELINES[c.id as keyof typeof GROWTH_BASELINES])!, c])
 }
 
 /**

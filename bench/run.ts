@@ -6,7 +6,7 @@ import type { DatabaseHandle } from '../src/db/connect.js'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
 import {
   type BenchCase,
-  growthCases,
+  growthGroups,
   mainPhaseGroups,
   pgbouncerCases,
   REMEMBERED_USERS,
@@ -233,7 +233,8 @@ async function main(): Promise<number> {
       (settings.dbCpu === settings.serverCpu ? ', with the server under test.' : ', with the load generator (--cpu-prof).'),
     'Growth rows run on a fresh database, back to back, against a Gatehouse process started with ' +
       'TOKEN_CACHE_MAX_ENTRIES=1, so every introspection is a database lookup however often the pool of known ' +
-      'tokens repeats; other settings are the defaults.',
+      'tokens repeats; other settings are the defaults. Each runs beside its baseline (B, C) in both phases, and ' +
+      'the growth ratio is its paired ratio to that baseline at the large table over the same at the small one.',
   )
 
   // Main phase: baselines, every Gatehouse row, the verifier.
@@ -301,11 +302,16 @@ async function main(): Promise<number> {
 
     // Growth phases: a fresh database, 10,000 tokens, then filled to 1,000,000.
     bench = await reopenBenchDatabase(bench)
-    const growthRows = selected(growthCases(bench.seed, freshBatch))
-    if (gatehouseReady && growthRows.length > 0) {
+    const growth = selectedGroups(growthGroups(bench.seed, freshBatch))
+    if (gatehouseReady && growth.flat().some((c) => c.server === 'growth')) {
       Object.assign(ctx, { db: bench.handle.db, seed: bench.seed, pools: new Map() })
       ctx.growth = new FixedPool('growth', await insertTokens(bench.handle.db, bench.seed, settings.growthSmall))
+      // B and C run beside the growth rows in both phases (GROWTH_BASELINES, bench/stats.ts).
+      await createBaselineTables(bench.handle.db, BASELINE_ROWS)
       await vacuumAll(bench.handle.db)
+      ctx.servers.baseline = await startServer('baseline server', () =>
+        startBaselines({ cpu: settings.serverCpu, databaseUrl: serverDatabaseUrl(bench.url, 'baseline'), poolMax: settings.dbPoolMax }),
+      )
       for (const phase of ['small', 'large'] as const) {
         if (phase === 'large') {
           log(`filling access_tokens to ${large}`)
@@ -317,9 +323,10 @@ async function main(): Promise<number> {
         log(`growth phase: ${await countTokens(bench.handle.db)} tokens`)
         ctx.servers.growth = await startGatehouseServer('growth', 'gatehouse (growth)', bench.url, { TOKEN_CACHE_MAX_ENTRIES: '1' })
         ctx.phaseStart = await databaseNow(bench.handle.db)
-        await book.runPhase(ctx, [growthRows], phase === 'small' ? small : large)
+        await book.runPhase(ctx, growth, phase === 'small' ? small : large)
         await stopServer('growth', ctx.servers.growth)
       }
+      await stopServer('baseline', ctx.servers.baseline)
     }
   } finally {
     for (const s of running) for (const c of [...serverChildren(s)].reverse()) await c.stop()

@@ -295,6 +295,27 @@ describe('evaluateTargets', () => {
     expect(t.pass).toBe(false)
   })
 
+  it("takes each growth phase over its baseline beside it when both phases ran one, so the VM's drift between them cancels", () => {
+    const rows = {
+      // The VM ran a fifth slower in the second phase: the growth row and its baseline alike.
+      [rowKey('introspect-miss-growth', 16, '10k')]: validRow(4_000),
+      [rowKey('baseline-b', 16, '10k')]: validRow(5_000),
+      [rowKey('introspect-miss-growth', 16, '1M')]: validRow(3_040),
+      [rowKey('baseline-b', 16, '1M')]: validRow(4_000),
+      // Without its baseline in one phase, a cell says so rather than fall back to the plain ratio.
+      [rowKey('introspect-miss-growth', 64, '10k')]: validRow(4_000),
+      [rowKey('baseline-b', 64, '10k')]: validRow(5_000),
+      [rowKey('introspect-miss-growth', 64, '1M')]: validRow(3_600),
+      [rowKey('baseline-b', 64, '1M')]: summarizeRuns([sample(4_000, { errors: 3 })]),
+    }
+    const t = evaluateTargets(rows, conns, extras).find((x) => x.path.includes('introspect-miss'))!
+    expect(t.target).toBe('≤ 10% slower over baseline B (ratio ≥ 0.9)')
+    // 3,040 / 4,000 over 4,000 / 5,000: 0.95, where the plain ratio of the phases is 0.76.
+    expect(t.cells[0]!.value).toBeCloseTo(0.95)
+    expect(t.cells[0]!.pass).toBe(true)
+    expect(t.cells[1]).toMatchObject({ value: null, pass: null, note: 'baseline not measured' })
+  })
+
   it('checks the verifier rate and the peak RSS as absolute limits', () => {
     const targets = evaluateTargets(base, conns, { ...extras, verifierRate: 1_200_000, peakRssBytes: 210 * 1024 * 1024 })
     expect(targets.find((x) => x.path.startsWith('in-process'))!.pass).toBe(true)
