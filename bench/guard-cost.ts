@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { callgrindTotal, NO_VALGRIND, valgrindVersion } from './callgrind.js'
 import { build } from './gatehouse.js'
 
 /*
@@ -62,15 +63,11 @@ function instructions(piece: Piece, calls: number, outDir: string): number {
     ],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   )
-  const totals = /^totals:\s+(\d+)/m.exec(readFileSync(file, 'utf8'))
-  if (!totals) throw new Error(`no totals in ${file}`)
-  return Number(totals[1])
+  return callgrindTotal(file)
 }
 
-try {
-  execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
-} catch {
-  console.error('valgrind is not installed (Debian: apt-get install valgrind); nothing was measured')
+if (!valgrindVersion()) {
+  console.error(NO_VALGRIND)
   process.exit(2)
 }
 const failure = await build()

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
+import { callgrindTotal, NO_VALGRIND, valgrindVersion } from './callgrind.js'
 import { type BenchCase, mainPhaseCases, REMEMBERED_REPEATS } from './cases.js'
 import { build, type RunningServer, startGatehouse } from './gatehouse.js'
 import { answerProblem, caseRequest, insertFresh } from './measure.js'
@@ -104,14 +105,6 @@ const HOST = '127.0.0.1'
 const startedAt = Date.now()
 const log = (msg: string) => process.stderr.write(`[instructions ${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)}s] ${msg}\n`)
 
-function valgrindVersion(): string | null {
-  try {
-    return execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim()
-  } catch {
-    return null
-  }
-}
-
 /** A server under callgrind, counting nothing until `measure` switches instrumentation on. */
 class CountedServer {
   private dumps = 0
@@ -139,9 +132,7 @@ class CountedServer {
     this.control('--instr=off')
     this.control(`--dump=${label}`)
     const file = join(this.outDir, `${this.name}.${this.server.child.pid}.${++this.dumps}`)
-    const totals = /^totals:\s+(\d+)/m.exec(readFileSync(file, 'utf8'))
-    if (!totals) throw new Error(`no totals in ${file}`)
-    return { total: Number(totals[1]), housekeeping: housekeeping(file) }
+    return { total: callgrindTotal(file), housekeeping: housekeeping(file) }
   }
 }
 
@@ -203,7 +194,7 @@ interface Row {
 async function main(): Promise<number> {
   const valgrind = valgrindVersion()
   if (!valgrind) {
-    log('valgrind is not installed (Debian: apt-get install valgrind); nothing was measured')
+    log(NO_VALGRIND)
     return 2
   }
   if (!args['no-build']) {
