@@ -288,6 +288,8 @@ describe('evaluateTargets', () => {
       [rowKey('introspect-miss-growth', 16, '1M')]: validRow(9_000),
       [rowKey('introspect-miss-growth', 64, '10k')]: validRow(10_000),
       [rowKey('introspect-miss-growth', 64, '1M')]: validRow(8_900),
+      // Its baseline at the same rate in both phases: the phases' ratio is the row's own.
+      ...Object.fromEntries([16, 64].flatMap((c) => ['10k', '1M'].map((phase) => [rowKey('baseline-b', c, phase), validRow(10_000)]))),
     }
     const t = evaluateTargets(rows, conns, extras).find((x) => x.path.includes('introspect-miss'))!
     expect(t.path).toBe('growth 10k → 1M tokens, introspect-miss')
@@ -302,7 +304,7 @@ describe('evaluateTargets', () => {
       [rowKey('baseline-b', 16, '10k')]: validRow(5_000),
       [rowKey('introspect-miss-growth', 16, '1M')]: validRow(3_040),
       [rowKey('baseline-b', 16, '1M')]: validRow(4_000),
-      // Without its baseline in one phase, a cell says so rather than fall back to the plain ratio.
+      // Its baseline failed in one phase: the cell says so and has no number.
       [rowKey('introspect-miss-growth', 64, '10k')]: validRow(4_000),
       [rowKey('baseline-b', 64, '10k')]: validRow(5_000),
       [rowKey('introspect-miss-growth', 64, '1M')]: validRow(3_600),

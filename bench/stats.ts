@@ -379,13 +379,11 @@ export function evaluateTargets(
       const base = GROWTH_BASELINES[caseId]
       const baseBefore = rows[rowKey(base, c, small)]
       const baseAfter = rows[rowKey(base, c, large)]
-      // Each phase over its baseline beside it; a run made before the baselines ran in the growth
-      // phases has none, and gets the two phases' plain ratio.
-      const paired = baseBefore !== undefined && baseAfter !== undefined
-      const [overAfter, overBefore] = paired ? [pairedRatio(after, baseAfter), pairedRatio(before, baseBefore)] : [null, null]
-      const value = !paired ? ratio(after, before) : overAfter === null || overBefore === null ? null : overAfter / overBefore
-      const note =
-        value !== null ? undefined : paired ? (cellNote(after, baseAfter) ?? cellNote(before, baseBefore)) : cellNote(after, before)
+      // Each phase over its baseline beside it, paired run by run; then the phases' ratio.
+      const overAfter = pairedRatio(after, baseAfter)
+      const overBefore = pairedRatio(before, baseBefore)
+      const value = overAfter === null || overBefore === null ? null : overAfter / overBefore
+      const note = value === null ? (cellNote(after, baseAfter) ?? cellNote(before, baseBefore)) : undefined
       return { connections: c, value, pass: value === null ? null : value >= 1 - GROWTH_MAX_SLOWDOWN, ...(note ? { note } : {}) }
     })
     results.push({
