@@ -116,6 +116,12 @@ async function stopServer(name: string, s: RunningServer | undefined): Promise<v
   for (const c of [...children].reverse()) await c.stop()
 }
 
+/** The baseline server (A–Q) on the benchmark database at `url`: the main phase's, and the growth phases' for B and C. */
+const startBaselineServer = (url: string) =>
+  startServer('baseline server', () =>
+    startBaselines({ cpu: settings.serverCpu, databaseUrl: serverDatabaseUrl(url, 'baseline'), poolMax: settings.dbPoolMax }),
+  )
+
 async function startServer(name: string, start: () => Promise<RunningServer>): Promise<RunningServer | undefined> {
   try {
     const s = await start()
@@ -275,9 +281,7 @@ async function main(): Promise<number> {
 
   try {
     log('main phase')
-    ctx.servers.baseline = await startServer('baseline server', () =>
-      startBaselines({ cpu: settings.serverCpu, databaseUrl: serverDatabaseUrl(bench.url, 'baseline'), poolMax: settings.dbPoolMax }),
-    )
+    ctx.servers.baseline = await startBaselineServer(bench.url)
     if (gatehouseReady) {
       const profDir = args['cpu-prof'] ? fileURLToPath(new URL('./results/', import.meta.url)) : undefined
       if (profDir) notes.push(`V8 CPU profile of the main Gatehouse process: ${profDir}CPU.*.cpuprofile (written when it stops)`)
@@ -309,9 +313,7 @@ async function main(): Promise<number> {
       // B and C run beside the growth rows in both phases (GROWTH_BASELINES, bench/stats.ts).
       await createBaselineTables(bench.handle.db, BASELINE_ROWS)
       await vacuumAll(bench.handle.db)
-      ctx.servers.baseline = await startServer('baseline server', () =>
-        startBaselines({ cpu: settings.serverCpu, databaseUrl: serverDatabaseUrl(bench.url, 'baseline'), poolMax: settings.dbPoolMax }),
-      )
+      ctx.servers.baseline = await startBaselineServer(bench.url)
       for (const phase of ['small', 'large'] as const) {
         if (phase === 'large') {
           log(`filling access_tokens to ${large}`)
