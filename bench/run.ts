@@ -173,6 +173,11 @@ async function pgbouncerPhase(
 
 async function machineInfo(handle: DatabaseHandle) {
   const pgVersion = await sql<{ v: string }>`select version() as v`.execute(handle.db)
+  // The settings the growth rows depend on (docs/scaling.md "The token table"): a run on a tuned
+  // PostgreSQL is not comparable with one on Debian's defaults.
+  const pgSettings = await sql<{ name: string; setting: string }>`
+    select name, current_setting(name) as setting from pg_settings
+    where name in ('shared_buffers', 'effective_cache_size', 'work_mem', 'max_connections') order by name`.execute(handle.db)
   return {
     cpuModel: os.cpus()[0]?.model,
     cpus: os.availableParallelism(),
@@ -180,6 +185,7 @@ async function machineInfo(handle: DatabaseHandle) {
     os: `${os.type()} ${os.release()}`,
     node: process.version,
     postgres: pgVersion.rows[0]?.v,
+    postgresSettings: Object.fromEntries(pgSettings.rows.map((r) => [r.name, r.setting])),
     loadAverageAtStart: os.loadavg(),
     otherProcesses: 'the benchmark does not stop other work on the machine: see the "other" CPU share per row',
     pinning: { server: settings.serverCpu, postgresBackends: settings.dbCpu, loadGenerator: settings.loadCpu },
