@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import formbody from '@fastify/formbody'
 import { bearerToken } from '@gatehouse/verifier/shared'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import { loadConfig } from '../src/config.js'
 import type { DatabaseHandle } from '../src/db/connect.js'
 import { systemClock } from '../src/lib/clock.js'
@@ -48,9 +48,9 @@ export function cachedRoutes(app: FastifyInstance, database: DatabaseHandle): vo
     // Q: I's work answered with every header Gatehouse's answer carries, as L is J's: what the
     // documented introspection answer costs before any of Gatehouse's hooks, logger or metrics.
     scope.post('/q', async (request, reply) => {
-      reply.header('x-request-id', randomUUID()).header('x-content-type-options', 'nosniff')
+      answerHeaders(reply)
       const body = await introspect({ clients, tokens }, singleParams(request.body), request.headers.authorization)
-      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').type('application/json; charset=utf-8').send(body)
+      return reply.type('application/json; charset=utf-8').send(body)
     })
   })
 
@@ -64,19 +64,26 @@ export function cachedRoutes(app: FastifyInstance, database: DatabaseHandle): vo
     return reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').send(entry.tokenInfo)
   })
 
-  // L: J's work, answered with every header Gatehouse's answer carries (README "Operations"): a
-  // fresh random request id in X-Request-Id, X-Content-Type-Options, and Pragma beside
-  // Cache-Control (src/http/routes/oauth/json-errors.ts). What the documented answer costs
-  // before any of Gatehouse's hooks, its logger or its metrics.
+  // L: J's work, answered with every header Gatehouse's answer carries. What the documented
+  // answer costs before any of Gatehouse's hooks, its logger or its metrics.
   app.get('/l', async (request, reply) => {
-    reply.header('x-request-id', randomUUID()).header('x-content-type-options', 'nosniff')
+    answerHeaders(reply)
     const token = bearerToken(request.headers.authorization)
     const entry = token === undefined ? undefined : await tokens.check(token)
     if (entry == null) return reply.code(401).send()
-    return reply
-      .header('cache-control', 'no-store')
-      .header('pragma', 'no-cache')
-      .type('application/json; charset=utf-8')
-      .send(entry.tokenInfo)
+    return reply.type('application/json; charset=utf-8').send(entry.tokenInfo)
   })
+}
+
+/**
+ * The headers every answer of Gatehouse's carries (README "Operations"), set as its hooks and
+ * routes set them, before the work: a fresh random request id in X-Request-Id,
+ * X-Content-Type-Options, and Pragma beside Cache-Control (src/http/routes/oauth/json-errors.ts).
+ */
+function answerHeaders(reply: FastifyReply): void {
+  reply
+    .header('x-request-id', randomUUID())
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'no-store')
+    .header('pragma', 'no-cache')
 }
