@@ -41,6 +41,16 @@ function validRow(rate: number): RowSummary {
   return summarizeRuns([sample(rate)])
 }
 
+/** The introspection's growth row and its baseline B at one connection count: each phase as [row, B]. */
+function growthRows(connections: number, small: [RowSummary, RowSummary], large: [RowSummary, RowSummary]): Record<string, RowSummary> {
+  return {
+    [rowKey('introspect-miss-growth', connections, '10k')]: small[0],
+    [rowKey('baseline-b', connections, '10k')]: small[1],
+    [rowKey('introspect-miss-growth', connections, '1M')]: large[0],
+    [rowKey('baseline-b', connections, '1M')]: large[1],
+  }
+}
+
 describe('parseRun', () => {
   it('reads rate, latency and status counts from the load worker report', () => {
     const s = parseRun(raw({ statuses: { 200: 24_000, 201: 1_000 }, duration: 3.2 }), [200, 201], cpu(0.5))
@@ -283,13 +293,11 @@ describe('evaluateTargets', () => {
   })
 
   it('compares the growth phases: at most 10% slower', () => {
+    // Its baseline at the same rate in both phases: the phases' ratio is the row's own.
+    const b = validRow(10_000)
     const rows = {
-      [rowKey('introspect-miss-growth', 16, '10k')]: validRow(10_000),
-      [rowKey('introspect-miss-growth', 16, '1M')]: validRow(9_000),
-      [rowKey('introspect-miss-growth', 64, '10k')]: validRow(10_000),
-      [rowKey('introspect-miss-growth', 64, '1M')]: validRow(8_900),
-      // Its baseline at the same rate in both phases: the phases' ratio is the row's own.
-      ...Object.fromEntries([16, 64].flatMap((c) => ['10k', '1M'].map((phase) => [rowKey('baseline-b', c, phase), validRow(10_000)]))),
+      ...growthRows(16, [validRow(10_000), b], [validRow(9_000), b]),
+      ...growthRows(64, [validRow(10_000), b], [validRow(8_900), b]),
     }
     const t = evaluateTargets(rows, conns, extras).find((x) => x.path.includes('introspect-miss'))!
     expect(t.path).toBe('growth 10k → 1M tokens, introspect-miss')
@@ -300,15 +308,9 @@ describe('evaluateTargets', () => {
   it("takes each growth phase over its baseline beside it when both phases ran one, so the VM's drift between them cancels", () => {
     const rows = {
       // The VM ran a fifth slower in the second phase: the growth row and its baseline alike.
-      [rowKey('introspect-miss-growth', 16, '10k')]: validRow(4_000),
-      [rowKey('baseline-b', 16, '10k')]: validRow(5_000),
-      [rowKey('introspect-miss-growth', 16, '1M')]: validRow(3_040),
-      [rowKey('baseline-b', 16, '1M')]: validRow(4_000),
+      ...growthRows(16, [validRow(4_000), validRow(5_000)], [validRow(3_040), validRow(4_000)]),
       // Its baseline failed in one phase: the cell says so and has no number.
-      [rowKey('introspect-miss-growth', 64, '10k')]: validRow(4_000),
-      [rowKey('baseline-b', 64, '10k')]: validRow(5_000),
-      [rowKey('introspect-miss-growth', 64, '1M')]: validRow(3_600),
-      [rowKey('baseline-b', 64, '1M')]: summarizeRuns([sample(4_000, { errors: 3 })]),
+      ...growthRows(64, [validRow(4_000), validRow(5_000)], [validRow(3_600), summarizeRuns([sample(4_000, { errors: 3 })])]),
     }
     const t = evaluateTargets(rows, conns, extras).find((x) => x.path.includes('introspect-miss'))!
     expect(t.target).toBe('≤ 10% slower over baseline B (ratio ≥ 0.9)')
@@ -544,6 +546,13 @@ describe('selectCaseIds', () => {
     ])
     expect(sorted(selectCaseIds(ids, ['code-exchange-openid']))).toEqual(['baseline-c', 'code-exchange', 'code-exchange-openid-rs256'])
     expect(sorted(selectCaseIds(ids, ['direct-introspect']))).toEqual(['direct-introspect-miss'])
+  })
+
+  it('adds the baseline a growth row runs beside (GROWTH_BASELINES)', () => {
+    const growth = ['baseline-b', 'baseline-c', 'introspect-miss-growth', 'code-exchange-growth']
+    expect(sorted(selectCaseIds(growth, ['introspect-miss-growth']))).toEqual(['baseline-b', 'introspect-miss-growth'])
+    expect(sorted(selectCaseIds(growth, ['code-exchange-growth']))).toEqual(['baseline-c', 'code-exchange-growth'])
+    expect(sorted(selectCaseIds(['introspect-miss-growth'], ['introspect']))).toEqual(['introspect-miss-growth'])
   })
 
   it('adds no compared row that is not among the cases', () => {
