@@ -31,7 +31,7 @@ const COUNTED = -1
  */
 export function registerMetrics(
   app: FastifyInstance,
-  availability: DatabaseAvailability,
+  availability: Pick<DatabaseAvailability, 'up' | 'refusedTotal'>,
   janitor: Pick<Janitor, 'removedTotal' | 'failedRuns'>,
   audit: Pick<AuditLog, 'unrecorded'>,
   tokenQuota: Pick<TokenQuota, 'evicted' | 'failures'>,
@@ -91,7 +91,7 @@ export function registerMetrics(
 /** The gauges and totals the services keep for the process (README "Failures and recovery", "Limits and quotas", "Audit log"). */
 function registerServiceMetrics(
   registry: Registry,
-  availability: DatabaseAvailability,
+  availability: Pick<DatabaseAvailability, 'up' | 'refusedTotal'>,
   janitor: Pick<Janitor, 'removedTotal' | 'failedRuns'>,
   audit: Pick<AuditLog, 'unrecorded'>,
   tokenQuota: Pick<TokenQuota, 'evicted' | 'failures'>,
