@@ -17,7 +17,8 @@ import { createServerTokenCache } from '../src/oauth/token-validity.js'
  * mapping). What each answer cannot avoid: parsing the request, a SHA-256 of the token (and for
  * introspection of the client's secret), the caches' lookups and the stored answer. A cached
  * row over its own work is what Gatehouse's layers cost; the work over A is what the answer
- * costs beyond Fastify's least route.
+ * costs beyond Fastify's least route. R, I's work with no token cache, is the ceiling of the
+ * introspection's growth row instead (bench/cases.ts growthCeilingCases).
  */
 
 /** The settings Gatehouse runs with in the benchmark: the defaults. */
@@ -30,6 +31,8 @@ export function cachedRoutes(app: FastifyInstance, database: DatabaseHandle): vo
     ttlMs: config.tokenCacheTtlMs,
     maxEntries: config.tokenCacheMaxEntries,
   })
+  // R's: the growth server's (TOKEN_CACHE_MAX_ENTRIES=1, bench/run.ts), so every token is looked up.
+  const uncachedTokens = createServerTokenCache({ database, clock: systemClock, ttlMs: config.tokenCacheTtlMs, maxEntries: 1 })
   const clients = new ClientAuthCache({
     db: database.db,
     clock: systemClock,
@@ -51,6 +54,12 @@ export function cachedRoutes(app: FastifyInstance, database: DatabaseHandle): vo
       answerHeaders(reply)
       const body = await introspect({ clients, tokens }, singleParams(request.body), request.headers.authorization)
       return reply.type('application/json; charset=utf-8').send(body)
+    })
+    // R: I's work with no token cache, sent the growth tokens: the growth row's own lookup in
+    // the token table, at 10,000 tokens and at the larger table (GROWTH_CEILINGS, bench/stats.ts).
+    scope.post('/r', async (request, reply) => {
+      const body = await introspect({ clients, tokens: uncachedTokens }, singleParams(request.body), request.headers.authorization)
+      return reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').send(body)
     })
   })
 

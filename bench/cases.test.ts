@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   BASELINE_CASES,
+  type BenchCase,
   REMEMBERED_BLOCK,
   REMEMBERED_REPEATS,
   gatehouseCases,
@@ -28,11 +29,22 @@ const seed: SeedInfo = {
 }
 
 describe('growthGroups (issue 25)', () => {
-  it('runs each growth row beside its baseline: B beside the introspection miss, C beside the exchange', () => {
-    expect(growthGroups(seed, 50_000).map((g) => g.map((c) => c.id))).toEqual([
-      ['baseline-b', 'introspect-miss-growth'],
-      ['baseline-c', 'code-exchange-growth'],
+  it('runs each growth row beside its baseline and its own work: B and R beside the introspection miss, C and E beside the exchange', () => {
+    const groups = growthGroups(seed, 50_000)
+    expect(groups.map((g) => g.map((c) => c.id))).toEqual([
+      ['baseline-b', 'baseline-r', 'introspect-miss-growth'],
+      ['baseline-c', 'baseline-e', 'code-exchange-growth'],
     ])
+    const [[, r, introspection], [, e, exchange]] = groups as [BenchCase[], BenchCase[]]
+    // R looks up the growth row's tokens as the growth row does, warmed over the same pool.
+    expect(r).toMatchObject({ path: '/r', pool: introspection!.pool, warmupOverPool: true, body: introspection!.body })
+    // E's tokens leave the table after each run, as the growth row's do, so neither phase's table grows.
+    expect(e).toMatchObject({ afterRun: 'remove-exchanged', pool: exchange!.pool })
+    expect(e!.afterRun).toBe(exchange!.afterRun)
+  })
+
+  it('runs R in the growth phases only', () => {
+    expect(mainPhaseCases(seed, 1000).map((c) => c.id)).not.toContain('baseline-r')
   })
 })
 

@@ -2,7 +2,7 @@ import type { SigningAlg } from '../src/db/schema.js'
 import { SESSION_COOKIE } from '../src/http/session.js'
 import type { LoadSpec } from './load.js'
 import type { SeedInfo } from './seed.js'
-import { directRowId, GROWTH_BASELINES, PGBOUNCER_PATHS, pgbouncerRowId } from './stats.js'
+import { directRowId, GROWTH_BASELINES, GROWTH_CEILINGS, type GrowthCase, PGBOUNCER_PATHS, pgbouncerRowId } from './stats.js'
 
 /*
  * Every row of the benchmark as a small declarative entry: which server, which request,
@@ -139,6 +139,19 @@ const tokenInfoWork = {
   expect: [200],
 } as const satisfies Omit<BenchCase, 'id' | 'title'>
 
+/** I's, Q's, N's and R's request: the introspection's form, as the Gatehouse rows send it. */
+function introspectionWorkOf(seed: SeedInfo) {
+  return {
+    server: 'baseline',
+    method: 'POST',
+    path: '/i',
+    headers: FORM,
+    body: `token={item}&client_id=${enc(seed.clientId)}&client_secret=${enc(seed.clientSecret)}`,
+    expect: [200],
+    check: { bodyIncludes: '"active":true' },
+  } as const satisfies Omit<BenchCase, 'id' | 'title'>
+}
+
 /**
  * Baselines E–H and P (bench/statement-routes.ts): the statements of the code exchange,
  * remembered consent and revocation (P: with its notice heard), from bare Fastify, with the same
@@ -149,16 +162,7 @@ const tokenInfoWork = {
 export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
   const client = `"client_id":${JSON.stringify(seed.clientId)},"client_secret":${JSON.stringify(seed.clientSecret)}`
   const json = { 'content-type': 'application/json' }
-  // I's, Q's and N's request: the introspection's form, as the Gatehouse rows send it.
-  const introspectionWork = {
-    server: 'baseline',
-    method: 'POST',
-    path: '/i',
-    headers: FORM,
-    body: `token={item}&client_id=${enc(seed.clientId)}&client_secret=${enc(seed.clientSecret)}`,
-    expect: [200],
-    check: { bodyIncludes: '"active":true' },
-  } as const satisfies Omit<BenchCase, 'id' | 'title'>
+  const introspectionWork = introspectionWorkOf(seed)
   return [
     {
       id: 'baseline-e',
@@ -448,10 +452,38 @@ export function growthCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
   ]
 }
 
-/** The growth phases' groups: each growth row beside its baseline (GROWTH_BASELINES, bench/stats.ts). */
+/**
+ * The growth rows' ceilings (GROWTH_CEILINGS, bench/stats.ts): each growth row's own database
+ * work from bare Fastify, against the same table in both phases. R: I's route with the growth
+ * server's one-entry token cache, sent the growth tokens, so every request looks its token up in
+ * the token table as the growth row does. E: the exchange's statement, the tokens it inserts
+ * removed after each run as the growth row's are, so that neither phase's table grows.
+ */
+function growthCeilingCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
+  const exchange = statementCases(seed, freshBatch).find((c) => c.id === 'baseline-e')!
+  return [
+    {
+      ...introspectionWorkOf(seed),
+      id: 'baseline-r',
+      title: "R: bare Fastify, the introspection's own work with no token cache (I's route, every token looked up)",
+      path: '/r',
+      pool: { kind: 'growth-tokens' },
+      warmupOverPool: true,
+    },
+    { ...exchange, afterRun: 'remove-exchanged' },
+  ]
+}
+
+/**
+ * The growth phases' groups: each growth row beside its baseline (GROWTH_BASELINES) and its
+ * ceiling (GROWTH_CEILINGS, bench/stats.ts).
+ */
 export function growthGroups(seed: SeedInfo, freshBatch: number): BenchCase[][] {
-  const baselines = new Map(BASELINE_CASES.map((c) => [c.id, c]))
-  return growthCases(seed, freshBatch).map((c) => [baselines.get(GROWTH_BASELINES[c.id as keyof typeof GROWTH_BASELINES])!, c])
+  const byId = new Map([...BASELINE_CASES, ...growthCeilingCases(seed, freshBatch)].map((c) => [c.id, c]))
+  return growthCases(seed, freshBatch).map((c) => {
+    const id = c.id as GrowthCase
+    return [byId.get(GROWTH_BASELINES[id])!, byId.get(GROWTH_CEILINGS[id])!, c]
+  })
 }
 
 /**

@@ -116,7 +116,7 @@ async function stopServer(name: string, s: RunningServer | undefined): Promise<v
   for (const c of [...children].reverse()) await c.stop()
 }
 
-/** The baseline server (A–Q) on the benchmark database at `url`: the main phase's, and the growth phases' for B and C. */
+/** The baseline server (A–R) on the benchmark database at `url`: the main phase's, and the growth phases' for B, C, E and R. */
 const startBaselineServer = (url: string) =>
   startServer('baseline server', () =>
     startBaselines({ cpu: settings.serverCpu, databaseUrl: serverDatabaseUrl(url, 'baseline'), poolMax: settings.dbPoolMax }),
@@ -246,7 +246,9 @@ async function main(): Promise<number> {
     'Growth rows run on a fresh database, back to back, against a Gatehouse process started with ' +
       'TOKEN_CACHE_MAX_ENTRIES=1, so every introspection is a database lookup however often the pool of known ' +
       'tokens repeats; other settings are the defaults. Each runs beside its baseline (B, C) in both phases, and ' +
-      'the growth ratio is its paired ratio to that baseline at the large table over the same at the small one.',
+      'the growth ratio is its paired ratio to that baseline at the large table over the same at the small one. ' +
+      "Beside them run each row's own database work from bare Fastify (R: the introspection's lookup with no token " +
+      "cache; E: the exchange's statement), whose growth ratio over the same baseline is the row's ceiling.",
   )
 
   // Main phase: baselines, every Gatehouse row, the verifier.
@@ -316,7 +318,8 @@ async function main(): Promise<number> {
     if (gatehouseReady && growth.flat().some((c) => c.server === 'growth')) {
       Object.assign(ctx, { db: bench.handle.db, seed: bench.seed, pools: new Map() })
       ctx.growth = new FixedPool('growth', await insertTokens(bench.handle.db, bench.seed, settings.growthSmall))
-      // B and C run beside the growth rows in both phases (GROWTH_BASELINES, bench/stats.ts).
+      // B and C, and the rows' own work R and E, run beside the growth rows in both phases
+      // (GROWTH_BASELINES and GROWTH_CEILINGS, bench/stats.ts).
       await createBaselineTables(bench.handle.db, BASELINE_ROWS)
       await vacuumAll(bench.handle.db)
       ctx.servers.baseline = await startBaselineServer(bench.url)
@@ -362,7 +365,7 @@ async function main(): Promise<number> {
     machine: { ...machine, loadAverageAtEnd: os.loadavg() },
     rows,
     targets,
-    comparisons: evaluateComparisons(summaries, settings.connections),
+    comparisons: evaluateComparisons(summaries, settings.connections, [small, large]),
     verifier,
     peakRss,
     memoryAtEnd,

@@ -320,6 +320,27 @@ describe('evaluateTargets', () => {
     expect(t.cells[1]).toMatchObject({ value: null, pass: null, note: 'baseline not measured' })
   })
 
+  it("sets each growth row against its own work's growth over the same baseline (GROWTH_CEILINGS)", () => {
+    const rows = {
+      // B at the same rate in both phases; R lost a fifth with the larger table, the row a quarter.
+      ...growthRows(16, [validRow(4_000), validRow(5_000)], [validRow(3_000), validRow(5_000)]),
+      [rowKey('baseline-r', 16, '10k')]: validRow(4_500),
+      [rowKey('baseline-r', 16, '1M')]: validRow(3_600),
+    }
+    const lines = evaluateComparisons(rows, [16], ['10k', '1M']).filter((l) => l.path.startsWith('growth'))
+    expect(lines.map((l) => [l.path, l.against])).toEqual([
+      ['growth 10k → 1M tokens, introspect-miss: its own work (R)', 'baseline B, 1M over 10k'],
+      ['growth 10k → 1M tokens, introspect-miss over its own work', "R's growth"],
+    ])
+    expect(lines[0]!.cells[0]!.value).toBeCloseTo(0.8)
+    // The row's 0.75 over R's 0.8.
+    expect(lines[1]!.cells[0]!.value).toBeCloseTo(0.9375)
+    // Without the phases, or without the ceiling's rows, no growth line.
+    expect(evaluateComparisons(rows, [16]).some((l) => l.path.startsWith('growth'))).toBe(false)
+    const { [rowKey('baseline-r', 16, '1M')]: _r, ...withoutR } = rows
+    expect(evaluateComparisons(withoutR, [16], ['10k', '1M']).some((l) => l.path.startsWith('growth'))).toBe(false)
+  })
+
   it('checks the verifier rate and the peak RSS as absolute limits', () => {
     const targets = evaluateTargets(base, conns, { ...extras, verifierRate: 1_200_000, peakRssBytes: 210 * 1024 * 1024 })
     expect(targets.find((x) => x.path.startsWith('in-process'))!.pass).toBe(true)
@@ -548,10 +569,10 @@ describe('selectCaseIds', () => {
     expect(sorted(selectCaseIds(ids, ['direct-introspect']))).toEqual(['direct-introspect-miss'])
   })
 
-  it('adds the baseline a growth row runs beside (GROWTH_BASELINES)', () => {
-    const growth = ['baseline-b', 'baseline-c', 'introspect-miss-growth', 'code-exchange-growth']
-    expect(sorted(selectCaseIds(growth, ['introspect-miss-growth']))).toEqual(['baseline-b', 'introspect-miss-growth'])
-    expect(sorted(selectCaseIds(growth, ['code-exchange-growth']))).toEqual(['baseline-c', 'code-exchange-growth'])
+  it('adds the baseline and the ceiling a growth row runs beside (GROWTH_BASELINES, GROWTH_CEILINGS)', () => {
+    const growth = ['baseline-b', 'baseline-c', 'baseline-e', 'baseline-r', 'introspect-miss-growth', 'code-exchange-growth']
+    expect(sorted(selectCaseIds(growth, ['introspect-miss-growth']))).toEqual(['baseline-b', 'baseline-r', 'introspect-miss-growth'])
+    expect(sorted(selectCaseIds(growth, ['code-exchange-growth']))).toEqual(['baseline-c', 'baseline-e', 'code-exchange-growth'])
     expect(sorted(selectCaseIds(['introspect-miss-growth'], ['introspect']))).toEqual(['introspect-miss-growth'])
   })
 

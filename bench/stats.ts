@@ -236,9 +236,20 @@ export const GROWTH_CASES = ['introspect-miss-growth', 'code-exchange-growth'] a
  * drifts over that time (README "Latest results", 12:51). Each phase's rate is taken over its
  * baseline's, paired run by run, so the drift cancels as it does for every other target.
  */
-export const GROWTH_BASELINES: Readonly<Record<(typeof GROWTH_CASES)[number], string>> = {
+export type GrowthCase = (typeof GROWTH_CASES)[number]
+export const GROWTH_BASELINES: Readonly<Record<GrowthCase, string>> = {
   'introspect-miss-growth': 'baseline-b',
   'code-exchange-growth': 'baseline-c',
+}
+/**
+ * Each growth row's own database work from bare Fastify (bench/cases.ts growthCeilingCases), run
+ * beside it in both phases against the same table: its growth ratio, taken as the row's is, is
+ * what the larger table costs the work itself, the ceiling of the row's own (issue 25: "show it
+ * with the profile and state the real ceiling").
+ */
+export const GROWTH_CEILINGS: Readonly<Record<GrowthCase, string>> = {
+  'introspect-miss-growth': 'baseline-r',
+  'code-exchange-growth': 'baseline-e',
 }
 export const GROWTH_MAX_SLOWDOWN = 0.1
 export const VERIFIER_MIN_CHECKS = 1_000_000
@@ -262,6 +273,7 @@ const BASELINE_NAMES: Record<string, string> = {
   'baseline-o': 'O',
   'baseline-p': 'P',
   'baseline-q': 'Q',
+  'baseline-r': 'R',
 }
 
 /**
@@ -348,6 +360,30 @@ function cellNote(row: RowSummary | undefined, baseline: RowSummary | undefined)
   return undefined
 }
 
+/**
+ * A row's growth ratio: each phase's rate over the baseline beside it, paired run by run, and
+ * then the larger table's over the smaller's.
+ */
+function growthRatio(
+  rows: Readonly<Record<string, RowSummary>>,
+  caseId: string,
+  baselineId: string,
+  connections: number,
+  [small, large]: readonly [string, string],
+): { value: number | null; note?: string } {
+  const before = rows[rowKey(caseId, connections, small)]
+  const after = rows[rowKey(caseId, connections, large)]
+  const baseBefore = rows[rowKey(baselineId, connections, small)]
+  const baseAfter = rows[rowKey(baselineId, connections, large)]
+  const overAfter = pairedRatio(after, baseAfter)
+  const overBefore = pairedRatio(before, baseBefore)
+  if (overAfter === null || overBefore === null) return { value: null, note: cellNote(after, baseAfter) ?? cellNote(before, baseBefore) }
+  return { value: overAfter / overBefore }
+}
+
+const growthPath = (caseId: string, [small, large]: readonly [string, string]) =>
+  `growth ${small} → ${large} tokens, ${caseId.replace(/-growth$/, '')}`
+
 export function evaluateTargets(
   rows: Readonly<Record<string, RowSummary>>,
   connections: readonly number[],
@@ -371,23 +407,13 @@ export function evaluateTargets(
   ]
   results.push({ path: 'in-process verifier, cached', target: '≥ 1,000,000 checks/s', cells: verifierCells, pass: overall(verifierCells) })
 
-  const [small, large] = extras.growthPhases
   for (const caseId of GROWTH_CASES) {
     const cells = connections.map((c): TargetCell => {
-      const before = rows[rowKey(caseId, c, small)]
-      const after = rows[rowKey(caseId, c, large)]
-      const base = GROWTH_BASELINES[caseId]
-      const baseBefore = rows[rowKey(base, c, small)]
-      const baseAfter = rows[rowKey(base, c, large)]
-      // Each phase over its baseline beside it, paired run by run; then the phases' ratio.
-      const overAfter = pairedRatio(after, baseAfter)
-      const overBefore = pairedRatio(before, baseBefore)
-      const value = overAfter === null || overBefore === null ? null : overAfter / overBefore
-      const note = value === null ? (cellNote(after, baseAfter) ?? cellNote(before, baseBefore)) : undefined
+      const { value, note } = growthRatio(rows, caseId, GROWTH_BASELINES[caseId], c, extras.growthPhases)
       return { connections: c, value, pass: value === null ? null : value >= 1 - GROWTH_MAX_SLOWDOWN, ...(note ? { note } : {}) }
     })
     results.push({
-      path: `growth ${small} → ${large} tokens, ${caseId.replace(/-growth$/, '')}`,
+      path: growthPath(caseId, extras.growthPhases),
       target: `≤ ${GROWTH_MAX_SLOWDOWN * 100}% slower over baseline ${BASELINE_NAMES[GROWTH_BASELINES[caseId]]} (ratio ≥ ${1 - GROWTH_MAX_SLOWDOWN})`,
       cells,
       pass: overall(cells),
@@ -529,7 +555,10 @@ function costLine(
  */
 export function selectCaseIds(ids: readonly string[], only: readonly string[] | null): Set<string> {
   const chosen = new Set(ids.filter((id) => !only || only.some((o) => id.startsWith(o))))
-  for (const [row, base] of Object.entries(GROWTH_BASELINES)) if (chosen.has(row) && ids.includes(base)) chosen.add(base)
+  for (const row of GROWTH_CASES) {
+    if (!chosen.has(row)) continue
+    for (const other of [GROWTH_BASELINES[row], GROWTH_CEILINGS[row]]) if (ids.includes(other)) chosen.add(other)
+  }
   for (const cmp of COMPARISONS) {
     if (!chosen.has(cmp.caseId)) continue
     for (const other of cmp.against) if (ids.includes(other)) chosen.add(other)
@@ -537,8 +566,16 @@ export function selectCaseIds(ids: readonly string[], only: readonly string[] | 
   return chosen
 }
 
-/** The comparisons whose row was measured (or tried) in this run, at each concurrency. */
-export function evaluateComparisons(rows: Readonly<Record<string, RowSummary>>, connections: readonly number[]): ComparisonLine[] {
+/**
+ * The comparisons whose row was measured (or tried) in this run, at each concurrency; with the
+ * growth phases, each growth row's ceiling (GROWTH_CEILINGS) with its growth ratio over the same
+ * baseline, and the row's growth over its ceiling's.
+ */
+export function evaluateComparisons(
+  rows: Readonly<Record<string, RowSummary>>,
+  connections: readonly number[],
+  growthPhases?: readonly [string, string],
+): ComparisonLine[] {
   const lines: ComparisonLine[] = []
   for (const cmp of COMPARISONS) {
     if (!connections.some((c) => rows[rowKey(cmp.caseId, c)])) continue
@@ -556,6 +593,50 @@ export function evaluateComparisons(rows: Readonly<Record<string, RowSummary>>, 
     const over = cmp.costOver
     if (over) lines.push(costLine(cmp, over, 'server', rows, connections))
     if (over && cmp.dbCostOver) lines.push(costLine(cmp, over, 'db', rows, connections))
+  }
+  return growthPhases === undefined ? lines : [...lines, ...growthComparisons(rows, connections, growthPhases)]
+}
+
+/** Each growth row's ceiling, its growth ratio over the row's baseline, and the row's over it. */
+function growthComparisons(
+  rows: Readonly<Record<string, RowSummary>>,
+  connections: readonly number[],
+  phases: readonly [string, string],
+): ComparisonLine[] {
+  const lines: ComparisonLine[] = []
+  for (const caseId of GROWTH_CASES) {
+    const ceiling = GROWTH_CEILINGS[caseId]
+    const base = GROWTH_BASELINES[caseId]
+    if (!connections.some((c) => rows[rowKey(ceiling, c, phases[1])])) continue
+    const ratios = connections.map((c) => ({
+      connections: c,
+      row: growthRatio(rows, caseId, base, c, phases),
+      ceiling: growthRatio(rows, ceiling, base, c, phases),
+    }))
+    const cell = (c: number, value: number | null, note?: string): ComparisonCell => ({
+      connections: c,
+      value,
+      ...(value === null ? { note: note ?? 'not measured' } : {}),
+    })
+    const path = growthPath(caseId, phases)
+    lines.push(
+      {
+        path: `${path}: its own work (${BASELINE_NAMES[ceiling]})`,
+        against: `baseline ${BASELINE_NAMES[base]}, ${phases[1]} over ${phases[0]}`,
+        unit: 'ratio',
+        cells: ratios.map((r) => cell(r.connections, r.ceiling.value, r.ceiling.note)),
+      },
+      {
+        path: `${path} over its own work`,
+        against: `${BASELINE_NAMES[ceiling]}'s growth`,
+        unit: 'ratio',
+        cells: ratios.map((r) =>
+          r.row.value === null || r.ceiling.value === null
+            ? cell(r.connections, null, r.row.note ?? r.ceiling.note)
+            : cell(r.connections, r.row.value / r.ceiling.value),
+        ),
+      },
+    )
   }
   return lines
 }
