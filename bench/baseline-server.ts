@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { createVerifier, gatehouseVerifier } from '@gatehouse/verifier'
+import { keepTickClasses } from '@gatehouse/verifier/shared'
 import Fastify from 'fastify'
 import pg from 'pg'
 import { createDatabase } from '../src/db/connect.js'
-import { keepTickClasses } from '../src/lib/tick-classes.js'
 import { cachedRoutes } from './cached-routes.js'
 import { statementRoutes } from './statement-routes.js'
 

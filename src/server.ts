@@ -1,15 +1,15 @@
 import { setFlagsFromString } from 'node:v8'
+import { keepTickClasses } from '@gatehouse/verifier/shared'
 import { buildApp } from './app.js'
 import { ConfigError, loadProcessConfig } from './config.js'
 import { type Services, createServices } from './services.js'
-import { keepTickClasses } from './lib/tick-classes.js'
 
 /*
  * The server's process entry, as src/cli.ts is the command line's: the only modules that touch
  * the process (environment, listening, signals, exit codes; docs/architecture.md "Composition root").
  */
 
-// Before the first full collection: see src/lib/tick-classes.ts.
+// Before the first full collection: see packages/verifier/src/tick-classes.ts.
 void keepTickClasses()
 
 /*

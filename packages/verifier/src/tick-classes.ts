@@ -7,12 +7,20 @@ import { executionAsyncResource } from 'node:async_hooks'
  * garbage collection frees the hidden classes of the chain, the next tick builds new ones, and
  * V8 marks the literal's property definitions megamorphic: from then on every tick object is
  * built through calls into V8's runtime, 450 ns a tick instead of 40, 9.6% of a cached
- * token-info request's server time (docs/scaling.md "Node's tick objects"). Bare Fastify
- * rarely runs a full collection and stays fast; Gatehouse, with its caches, runs them all the
- * time. One tick object kept for the life of the process keeps the chain alive.
+ * token-info request's server time (Gatehouse's docs/scaling.md "Node's tick objects"). Bare
+ * Fastify rarely runs a full collection and stays fast; a process with caches, Gatehouse's or a
+ * resource API's, runs them all the time. One tick object kept for the life of the process keeps
+ * the chain alive. It must be kept before the first full collection: Gatehouse's server does so
+ * first thing, and createVerifier does for the resource API that builds its verifier at start-up,
+ * so that the guard on each of its requests is not slowed by a process-wide cost it did not cause.
  */
 
 let kept: object | undefined
+
+/** The tick object kept, if any yet (for tests and diagnostics). */
+export function keptTickObject(): object | undefined {
+  return kept
+}
 
 /**
  * Keeps the next tick's own object for the life of the process; resolves with it. Inside a tick's
