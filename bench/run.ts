@@ -107,7 +107,10 @@ const memoryAtEnd: { server: string; memory: MemoryBreakdown | null }[] = []
 const running: RunningServer[] = []
 const book = new RowBook({ runs: settings.runs, connections: settings.connections, loadCpu: settings.loadCpu, log })
 
-async function stopServer(name: string, s: RunningServer | undefined): Promise<void> {
+/** Stops the server of `kind` (if it started), records its memory and peak RSS under that name, and forgets it. */
+async function stopServer(ctx: MeasureContext, name: ServerKind): Promise<void> {
+  const s = ctx.servers[name]
+  delete ctx.servers[name]
   if (!s) return
   const children = serverChildren(s)
   if (!s.group && name !== 'baseline') memoryAtEnd.push({ server: name, memory: await readMemory(s.origin) })
@@ -117,10 +120,11 @@ async function stopServer(name: string, s: RunningServer | undefined): Promise<v
 }
 
 /** The baseline server (A–R) on the benchmark database at `url`: the main phase's, and the growth phases' for B, C, E and R. */
-const startBaselineServer = (url: string) =>
-  startServer('baseline server', () =>
+const startBaselineServer = async (ctx: MeasureContext, url: string) => {
+  ctx.servers.baseline = await startServer('baseline server', () =>
     startBaselines({ cpu: settings.serverCpu, databaseUrl: serverDatabaseUrl(url, 'baseline'), poolMax: settings.dbPoolMax }),
   )
+}
 
 async function startServer(name: string, start: () => Promise<RunningServer>): Promise<RunningServer | undefined> {
   try {
@@ -145,7 +149,7 @@ async function pgbouncerPhase(
   ctx: MeasureContext,
   databaseUrl: string,
   cases: readonly BenchCase[],
-  startDirect: () => Promise<RunningServer | undefined>,
+  startDirect: () => Promise<void>,
 ): Promise<void> {
   const missing = pgbouncerMissing()
   if (missing) {
@@ -155,7 +159,7 @@ async function pgbouncerPhase(
     return
   }
   log('PgBouncer phase: one Gatehouse process direct, two through PgBouncer')
-  if (cases.some((c) => c.server === 'gatehouse')) ctx.servers.gatehouse = await startDirect()
+  if (cases.some((c) => c.server === 'gatehouse')) await startDirect()
   if (cases.some((c) => c.server === 'pgbouncer')) {
     ctx.servers.pgbouncer = await startServer('Gatehouse through PgBouncer', () =>
       startPooledGatehouses({
@@ -167,8 +171,8 @@ async function pgbouncerPhase(
     )
   }
   await book.runPhase(ctx, [cases])
-  await stopServer('gatehouse', ctx.servers.gatehouse)
-  await stopServer('pgbouncer', ctx.servers.pgbouncer)
+  await stopServer(ctx, 'gatehouse')
+  await stopServer(ctx, 'pgbouncer')
 }
 
 async function machineInfo(handle: DatabaseHandle) {
@@ -229,16 +233,6 @@ async function main(): Promise<number> {
     notes.push('dist/src/server.js does not exist: no Gatehouse rows')
   }
 
-  const startGatehouseServer = (kind: ServerKind, name: string, dbUrl: string, env: Record<string, string> = {}, cpuProfDir?: string) =>
-    startServer(name, () =>
-      startGatehouse({
-        cpu: settings.serverCpu,
-        databaseUrl: serverDatabaseUrl(dbUrl, kind),
-        name,
-        env: { DATABASE_POOL_MAX: String(settings.dbPoolMax), ...env },
-        ...(cpuProfDir ? { cpuProfDir } : {}),
-      }),
-    )
   notes.push(
     `PostgreSQL runs as a system service (not started by the benchmark); before each run the backends serving ` +
       `${settings.dbName} are pinned to CPU ${settings.dbCpu}` +
@@ -282,6 +276,24 @@ async function main(): Promise<number> {
     pools: new Map(),
     rateHints: new Map(),
   }
+  /** A Gatehouse process as the server of `kind` (ctx.servers), named `name` in the notes. */
+  const startGatehouseServer = async (
+    kind: ServerKind,
+    name: string,
+    dbUrl: string,
+    env: Record<string, string> = {},
+    cpuProfDir?: string,
+  ): Promise<void> => {
+    ctx.servers[kind] = await startServer(name, () =>
+      startGatehouse({
+        cpu: settings.serverCpu,
+        databaseUrl: serverDatabaseUrl(dbUrl, kind),
+        name,
+        env: { DATABASE_POOL_MAX: String(settings.dbPoolMax), ...env },
+        ...(cpuProfDir ? { cpuProfDir } : {}),
+      }),
+    )
+  }
   const freshBatch = quick ? 20_000 : 50_000
   const small = count(settings.growthSmall)
   let large = count(settings.growthLarge)
@@ -289,15 +301,15 @@ async function main(): Promise<number> {
 
   try {
     log('main phase')
-    ctx.servers.baseline = await startBaselineServer(bench.url)
+    await startBaselineServer(ctx, bench.url)
     if (gatehouseReady) {
       const profDir = args['cpu-prof'] ? fileURLToPath(new URL('./results/', import.meta.url)) : undefined
       if (profDir) notes.push(`V8 CPU profile of the main Gatehouse process: ${profDir}CPU.*.cpuprofile (written when it stops)`)
-      ctx.servers.gatehouse = await startGatehouseServer('gatehouse', 'gatehouse', bench.url, {}, profDir)
+      await startGatehouseServer('gatehouse', 'gatehouse', bench.url, {}, profDir)
     }
     await book.runPhase(ctx, selectedGroups(mainPhaseGroups(bench.seed, freshBatch)))
-    await stopServer('gatehouse', ctx.servers.gatehouse)
-    await stopServer('baseline', ctx.servers.baseline)
+    await stopServer(ctx, 'gatehouse')
+    await stopServer(ctx, 'baseline')
 
     if (gatehouseReady && (!settings.only || settings.only.some((o) => 'verifier'.startsWith(o)))) {
       log('in-process verifier')
@@ -322,7 +334,7 @@ async function main(): Promise<number> {
       // (GROWTH_BASELINES and GROWTH_CEILINGS, bench/stats.ts).
       await createBaselineTables(bench.handle.db, BASELINE_ROWS)
       await vacuumAll(bench.handle.db)
-      ctx.servers.baseline = await startBaselineServer(bench.url)
+      await startBaselineServer(ctx, bench.url)
       for (const phase of ['small', 'large'] as const) {
         if (phase === 'large') {
           log(`filling access_tokens to ${large}`)
@@ -332,12 +344,12 @@ async function main(): Promise<number> {
           large = count(total)
         }
         log(`growth phase: ${await countTokens(bench.handle.db)} tokens`)
-        ctx.servers.growth = await startGatehouseServer('growth', 'gatehouse (growth)', bench.url, { TOKEN_CACHE_MAX_ENTRIES: '1' })
+        await startGatehouseServer('growth', 'gatehouse (growth)', bench.url, { TOKEN_CACHE_MAX_ENTRIES: '1' })
         ctx.phaseStart = await databaseNow(bench.handle.db)
         await book.runPhase(ctx, growth, phase === 'small' ? small : large)
-        await stopServer('growth', ctx.servers.growth)
+        await stopServer(ctx, 'growth')
       }
-      await stopServer('baseline', ctx.servers.baseline)
+      await stopServer(ctx, 'baseline')
     }
   } finally {
     for (const s of running) for (const c of [...serverChildren(s)].reverse()) await c.stop()
