@@ -56,7 +56,7 @@ export function cachedRoutes(app: FastifyInstance, database: DatabaseHandle): vo
       return reply.type('application/json; charset=utf-8').send(body)
     })
     // R: I's work with no token cache, sent the growth tokens: the growth row's own lookup in
-    // the token table, at 10,000 tokens and at the larger table (GROWTH_CEILINGS, bench/stats.ts).
+    // the token table, at 10,000 tokens and at the larger table (GROWTH_BESIDE, bench/stats.ts).
     scope.post('/r', async (request, reply) => {
       const body = await introspect({ clients, tokens: uncachedTokens }, singleParams(request.body), request.headers.authorization)
       return reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').send(body)

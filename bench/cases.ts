@@ -2,7 +2,7 @@ import type { SigningAlg } from '../src/db/schema.js'
 import { SESSION_COOKIE } from '../src/http/session.js'
 import type { LoadSpec } from './load.js'
 import type { SeedInfo } from './seed.js'
-import { directRowId, GROWTH_BASELINES, GROWTH_CEILINGS, type GrowthCase, PGBOUNCER_PATHS, pgbouncerRowId } from './stats.js'
+import { directRowId, GROWTH_BESIDE, type GrowthCase, PGBOUNCER_PATHS, pgbouncerRowId } from './stats.js'
 
 /*
  * Every row of the benchmark as a small declarative entry: which server, which request,
@@ -453,7 +453,7 @@ export function growthCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
 }
 
 /**
- * The growth rows' ceilings (GROWTH_CEILINGS, bench/stats.ts): each growth row's own database
+ * The growth rows' ceilings (GROWTH_BESIDE, bench/stats.ts): each growth row's own database
  * work from bare Fastify, against the same table in both phases. R: I's route with the growth
  * server's one-entry token cache, sent the growth tokens, so every request looks its token up in
  * the token table as the growth row does. E: the exchange's statement, the tokens it inserts
@@ -475,14 +475,14 @@ function growthCeilingCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
 }
 
 /**
- * The growth phases' groups: each growth row beside its baseline (GROWTH_BASELINES) and its
- * ceiling (GROWTH_CEILINGS, bench/stats.ts).
+ * The growth phases' groups: each growth row beside its baseline and its ceiling (GROWTH_BESIDE,
+ * bench/stats.ts).
  */
 export function growthGroups(seed: SeedInfo, freshBatch: number): BenchCase[][] {
   const byId = new Map([...BASELINE_CASES, ...growthCeilingCases(seed, freshBatch)].map((c) => [c.id, c]))
   return growthCases(seed, freshBatch).map((c) => {
-    const id = c.id as GrowthCase
-    return [byId.get(GROWTH_BASELINES[id])!, byId.get(GROWTH_CEILINGS[id])!, c]
+    const { baseline, ceiling } = GROWTH_BESIDE[c.id as GrowthCase]
+    return [byId.get(baseline)!, byId.get(ceiling)!, c]
   })
 }
 

@@ -331,7 +331,7 @@ async function main(): Promise<number> {
       Object.assign(ctx, { db: bench.handle.db, seed: bench.seed, pools: new Map() })
       ctx.growth = new FixedPool('growth', await insertTokens(bench.handle.db, bench.seed, settings.growthSmall))
       // B and C, and the rows' own work R and E, run beside the growth rows in both phases
-      // (GROWTH_BASELINES and GROWTH_CEILINGS, bench/stats.ts).
+      // (GROWTH_BESIDE, bench/stats.ts).
       await createBaselineTables(bench.handle.db, BASELINE_ROWS)
       await vacuumAll(bench.handle.db)
       await startBaselineServer(ctx, bench.url)

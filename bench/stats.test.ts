@@ -320,7 +320,7 @@ describe('evaluateTargets', () => {
     expect(t.cells[1]).toMatchObject({ value: null, pass: null, note: 'baseline not measured' })
   })
 
-  it("sets each growth row against its own work's growth over the same baseline (GROWTH_CEILINGS)", () => {
+  it("sets each growth row against its own work's growth over the same baseline (GROWTH_BESIDE)", () => {
     const rows = {
       // B at the same rate in both phases; R lost a fifth with the larger table, the row a quarter.
       ...growthRows(16, [validRow(4_000), validRow(5_000)], [validRow(3_000), validRow(5_000)]),
@@ -569,7 +569,7 @@ describe('selectCaseIds', () => {
     expect(sorted(selectCaseIds(ids, ['direct-introspect']))).toEqual(['direct-introspect-miss'])
   })
 
-  it('adds the baseline and the ceiling a growth row runs beside (GROWTH_BASELINES, GROWTH_CEILINGS)', () => {
+  it('adds the baseline and the ceiling a growth row runs beside (GROWTH_BESIDE)', () => {
     const growth = ['baseline-b', 'baseline-c', 'baseline-e', 'baseline-r', 'introspect-miss-growth', 'code-exchange-growth']
     expect(sorted(selectCaseIds(growth, ['introspect-miss-growth']))).toEqual(['baseline-b', 'baseline-r', 'introspect-miss-growth'])
     expect(sorted(selectCaseIds(growth, ['code-exchange-growth']))).toEqual(['baseline-c', 'baseline-e', 'code-exchange-growth'])

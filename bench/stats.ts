@@ -230,26 +230,21 @@ export const RATIO_TARGETS: readonly RatioTarget[] = [
 ]
 
 export const GROWTH_CASES = ['introspect-miss-growth', 'code-exchange-growth'] as const
-/**
- * The baseline each growth row runs beside in both phases, as its main-phase row does: the growth
- * target compares two phases minutes apart, with the fill between them, and the VM's speed
- * drifts over that time (README "Latest results", 12:51). Each phase's rate is taken over its
- * baseline's, paired run by run, so the drift cancels as it does for every other target.
- */
 export type GrowthCase = (typeof GROWTH_CASES)[number]
-export const GROWTH_BASELINES: Readonly<Record<GrowthCase, string>> = {
-  'introspect-miss-growth': 'baseline-b',
-  'code-exchange-growth': 'baseline-c',
-}
 /**
- * Each growth row's own database work from bare Fastify (bench/cases.ts growthCeilingCases), run
- * beside it in both phases against the same table: its growth ratio, taken as the row's is, is
- * what the larger table costs the work itself, the ceiling of the row's own (issue 25: "show it
- * with the profile and state the real ceiling").
+ * The rows each growth row runs beside in both phases:
+ * - `baseline`, as its main-phase row does: the growth target compares two phases minutes apart,
+ *   with the fill between them, and the VM's speed drifts over that time (README "Latest
+ *   results", 12:51). Each phase's rate is taken over its baseline's, paired run by run, so the
+ *   drift cancels as it does for every other target.
+ * - `ceiling`, the row's own database work from bare Fastify (bench/cases.ts growthCeilingCases)
+ *   on the same table: its growth ratio over the same baseline is what the larger table costs
+ *   the work itself, the ceiling of the row's own (issue 25: "show it with the profile and state
+ *   the real ceiling").
  */
-export const GROWTH_CEILINGS: Readonly<Record<GrowthCase, string>> = {
-  'introspect-miss-growth': 'baseline-r',
-  'code-exchange-growth': 'baseline-e',
+export const GROWTH_BESIDE: Readonly<Record<GrowthCase, { baseline: string; ceiling: string }>> = {
+  'introspect-miss-growth': { baseline: 'baseline-b', ceiling: 'baseline-r' },
+  'code-exchange-growth': { baseline: 'baseline-c', ceiling: 'baseline-e' },
 }
 export const GROWTH_MAX_SLOWDOWN = 0.1
 export const VERIFIER_MIN_CHECKS = 1_000_000
@@ -409,12 +404,12 @@ export function evaluateTargets(
 
   for (const caseId of GROWTH_CASES) {
     const cells = connections.map((c): TargetCell => {
-      const { value, note } = growthRatio(rows, caseId, GROWTH_BASELINES[caseId], c, extras.growthPhases)
+      const { value, note } = growthRatio(rows, caseId, GROWTH_BESIDE[caseId].baseline, c, extras.growthPhases)
       return { connections: c, value, pass: value === null ? null : value >= 1 - GROWTH_MAX_SLOWDOWN, ...(note ? { note } : {}) }
     })
     results.push({
       path: growthPath(caseId, extras.growthPhases),
-      target: `≤ ${GROWTH_MAX_SLOWDOWN * 100}% slower over baseline ${BASELINE_NAMES[GROWTH_BASELINES[caseId]]} (ratio ≥ ${1 - GROWTH_MAX_SLOWDOWN})`,
+      target: `≤ ${GROWTH_MAX_SLOWDOWN * 100}% slower over baseline ${BASELINE_NAMES[GROWTH_BESIDE[caseId].baseline]} (ratio ≥ ${1 - GROWTH_MAX_SLOWDOWN})`,
       cells,
       pass: overall(cells),
     })
@@ -557,7 +552,7 @@ export function selectCaseIds(ids: readonly string[], only: readonly string[] | 
   const chosen = new Set(ids.filter((id) => !only || only.some((o) => id.startsWith(o))))
   for (const row of GROWTH_CASES) {
     if (!chosen.has(row)) continue
-    for (const other of [GROWTH_BASELINES[row], GROWTH_CEILINGS[row]]) if (ids.includes(other)) chosen.add(other)
+    for (const other of Object.values(GROWTH_BESIDE[row])) if (ids.includes(other)) chosen.add(other)
   }
   for (const cmp of COMPARISONS) {
     if (!chosen.has(cmp.caseId)) continue
@@ -568,7 +563,7 @@ export function selectCaseIds(ids: readonly string[], only: readonly string[] | 
 
 /**
  * The comparisons whose row was measured (or tried) in this run, at each concurrency; with the
- * growth phases, each growth row's ceiling (GROWTH_CEILINGS) with its growth ratio over the same
+ * growth phases, each growth row's ceiling (GROWTH_BESIDE) with its growth ratio over the same
  * baseline, and the row's growth over its ceiling's.
  */
 export function evaluateComparisons(
@@ -605,8 +600,7 @@ function growthComparisons(
 ): ComparisonLine[] {
   const lines: ComparisonLine[] = []
   for (const caseId of GROWTH_CASES) {
-    const ceiling = GROWTH_CEILINGS[caseId]
-    const base = GROWTH_BASELINES[caseId]
+    const { baseline: base, ceiling } = GROWTH_BESIDE[caseId]
     if (!connections.some((c) => rows[rowKey(ceiling, c, phases[1])])) continue
     const ratios = connections.map((c) => ({
       connections: c,
