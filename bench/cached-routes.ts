@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import formbody from '@fastify/formbody'
 import { bearerToken } from '@gatehouse/verifier/shared'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { loadConfig } from '../src/config.js'
 import type { DatabaseHandle } from '../src/db/connect.js'
 import { systemClock } from '../src/lib/clock.js'
@@ -41,13 +41,18 @@ export function cachedRoutes(app: FastifyInstance, database: DatabaseHandle): vo
     failureLimit: config.tokenAuthFailureLimit,
   })
 
+  // Introspection's own work (src/oauth/introspection.ts) with a token cache, the body as Gatehouse sends it.
+  const introspection =
+    (cache: typeof tokens) =>
+    async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+      const body = await introspect({ clients, tokens: cache }, singleParams(request.body), request.headers.authorization)
+      return reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').send(body)
+    }
+
   void app.register(async (scope) => {
     await scope.register(formbody)
-    // I: introspection's own work (src/oauth/introspection.ts), the body as Gatehouse sends it.
-    scope.post('/i', async (request, reply) => {
-      const body = await introspect({ clients, tokens }, singleParams(request.body), request.headers.authorization)
-      return reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').send(body)
-    })
+    // I: introspection's own work with Gatehouse's token cache.
+    scope.post('/i', introspection(tokens))
     // Q: I's work answered with every header Gatehouse's answer carries, as L is J's: what the
     // documented introspection answer costs before any of Gatehouse's hooks, logger or metrics.
     scope.post('/q', async (request, reply) => {
@@ -57,10 +62,7 @@ export function cachedRoutes(app: FastifyInstance, database: DatabaseHandle): vo
     })
     // R: I's work with no token cache, sent the growth tokens: the growth row's own lookup in
     // the token table, at 10,000 tokens and at the larger table (GROWTH_BESIDE, bench/stats.ts).
-    scope.post('/r', async (request, reply) => {
-      const body = await introspect({ clients, tokens: uncachedTokens }, singleParams(request.body), request.headers.authorization)
-      return reply.header('cache-control', 'no-store').type('application/json; charset=utf-8').send(body)
-    })
+    scope.post('/r', introspection(uncachedTokens))
   })
 
   // J: token info's own work: the bearer token, the cache's entry, its stored answer. O sends
