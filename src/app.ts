@@ -13,6 +13,7 @@ import healthRoutes from './http/routes/health.js'
 import { oauthApiRoutes, oauthPageRoutes } from './http/routes/oauth/index.js'
 import resourceRoutes from './http/routes/resource/index.js'
 import staticRoutes from './http/routes/static.js'
+import { addRoutes } from './http/routes/plugin-contexts.js'
 import { registerSession } from './http/session.js'
 import { registerTwoFactorPolicy } from './http/two-factor-gate.js'
 import adminRoutes from './http/routes/admin/index.js'
@@ -69,10 +70,9 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
   })
 
   registerMetrics(app, deps.database.availability, deps.janitor, deps.audit, deps.tokenQuota, deps.config.metricsToken)
-  await app.register(healthRoutes, deps)
-  await app.register(staticRoutes, { viewsDir: VIEWS_DIR, webauthnBrowserScript: WEBAUTHN_BROWSER_SCRIPT })
-  await app.register(oauthApiRoutes, deps)
-  await app.register(resourceRoutes, deps)
+  // Route modules join the context they are added to (src/http/routes/plugin-contexts.ts).
+  await addRoutes(app, deps, healthRoutes, oauthApiRoutes, resourceRoutes)
+  await staticRoutes(app, { viewsDir: VIEWS_DIR, webauthnBrowserScript: WEBAUTHN_BROWSER_SCRIPT })
 
   // Browser-facing pages: session, CSRF, HTML errors.
   await app.register(async (pages) => {
@@ -80,10 +80,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     registerSession(pages, deps)
     registerTwoFactorPolicy(pages, deps)
     setHtmlErrorHandler(pages, deps.database.availability, deps.config.serviceName)
-    await pages.register(accountRoutes, deps)
-    await pages.register(consoleRoutes, deps)
-    await pages.register(oauthPageRoutes, deps)
-    await pages.register(adminRoutes, deps)
+    await addRoutes(pages, deps, accountRoutes, consoleRoutes, oauthPageRoutes, adminRoutes)
   })
 
   return app

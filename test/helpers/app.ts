@@ -33,11 +33,12 @@ export interface TestContext {
  * several apps use one database: two Gatehouse instances on one Postgres, or on one PGlite.
  * `logStream` receives the app's log lines (at LOG_LEVEL, silent unless `env` says otherwise). Mail
  * goes to `mailbox`, unless `realMailer` asks for the configured SMTP server or outbox.
+ * `beforeReady` sees the assembled app before it is ready, while hooks can still be added.
  */
 export async function buildTestApp(
   env: Record<string, string> = {},
   shared?: TestDatabase,
-  options: { logStream?: NodeJS.WritableStream; realMailer?: boolean } = {},
+  options: { logStream?: NodeJS.WritableStream; realMailer?: boolean; beforeReady?: (app: FastifyInstance) => void } = {},
 ): Promise<TestContext> {
   const testDb = shared ?? (await createTestDatabase())
   // Most files sign up many users from one test address; the sign-up limit has its own tests
@@ -62,6 +63,7 @@ export async function buildTestApp(
     mailer: options.realMailer ? undefined : mailbox,
   })
   const app = await buildApp(deps)
+  options.beforeReady?.(app)
   await app.ready()
   mailboxes.set(app, mailbox)
   return {

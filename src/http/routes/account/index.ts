@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
+import { addRoutes } from '../plugin-contexts.js'
 import emailLinkRoutes from './email-links.js'
 import forgotPasswordRoutes from './forgot-password.js'
 import loginRoutes from './login.js'
@@ -18,15 +19,19 @@ export default async function accountRoutes(app: FastifyInstance, deps: Services
     if (request.user) return reply.redirect('/applications', 303)
     return render(request, reply, 'home.eta', { title: deps.config.serviceName, accountDeleted: request.query.account_deleted === '1' })
   })
-  await app.register(signupRoutes, deps)
-  await app.register(loginRoutes, deps)
-  await app.register(secondFactorRoutes, deps)
-  await app.register(logoutRoutes, deps)
-  await app.register(securityLogRoutes, deps)
-  await app.register(forgotPasswordRoutes, deps)
-  await app.register(emailLinkRoutes, deps)
-  await app.register(settingsRoutes, deps)
-  await app.register(passkeyRoutes, deps)
-  await app.register(reauthRoutes, deps)
-  await app.register(twoFactorRoutes, deps)
+  await addRoutes(
+    app,
+    deps,
+    signupRoutes,
+    loginRoutes,
+    secondFactorRoutes,
+    logoutRoutes,
+    securityLogRoutes,
+    forgotPasswordRoutes,
+    emailLinkRoutes,
+    settingsRoutes,
+    passkeyRoutes,
+    reauthRoutes,
+    twoFactorRoutes,
+  )
 }

@@ -10,6 +10,7 @@ import { render } from '../../render.js'
 import { confirmedRecently, reauthLocation, requireRecentAuth } from '../../recent-auth.js'
 import { requireUser, safeNextPath } from '../../session.js'
 import { formatTime } from '../console/view-models.js'
+import { routeScope } from '../plugin-contexts.js'
 import { startLoggedInSession } from './login.js'
 
 /*
@@ -33,19 +34,16 @@ function accountOf(request: FastifyRequest): Account {
   return { ...actorOf(request), userId: request.user.id }
 }
 
-export default async function passkeyRoutes(app: FastifyInstance, deps: Services) {
-  await app.register(async (pages) => passkeyPages(pages, deps))
-  await app.register(async (api) => {
-    answerRefusalsAsJson(api)
-    registrationEndpoints(api, deps)
-    signInEndpoints(api, deps)
-  })
+export default async function passkeyRoutes(pages: FastifyInstance, deps: Services) {
+  passkeyPages(routeScope(pages, { preHandler: [requireUser] }), deps)
+  const api = routeScope(pages, { errorHandler: refusalsAsJson })
+  registrationEndpoints(api, deps)
+  signInEndpoints(api, deps)
 }
 
 /** GET /account/passkeys and its two forms, which work without JavaScript. */
 function passkeyPages(app: FastifyInstance, deps: Services) {
   const { accounts } = deps
-  app.addHook('preHandler', requireUser)
   // Second-factor changes are sensitive actions ("sudo mode", README "Re-authentication").
   const recent = requireRecentAuth(deps, () => '/account/passkeys')
   const page = async (request: FastifyRequest, reply: FastifyReply, view: { notice?: string; formError?: string; status?: number }) => {
@@ -106,17 +104,15 @@ function passkeyPages(app: FastifyInstance, deps: Services) {
  * CSRF token, another site's request, a body too large) as JSON the script can show, with fixed
  * words; anything else goes to the pages' error handler.
  */
-export function answerRefusalsAsJson(app: FastifyInstance) {
-  app.setErrorHandler(async (error: FastifyError, _request, reply) => {
-    const status = error.statusCode ?? 500
-    if (status < 400 || status >= 500 || databaseUnavailable(error)) throw error
-    const message = error.code?.startsWith('FST_CSRF')
-      ? 'This page has expired. Reload it and try again.'
-      : error.code === 'GATEHOUSE_CROSS_ORIGIN'
-        ? error.message
-        : 'The request was not understood. Reload the page and try again.'
-    return reply.code(status).header('cache-control', 'no-store').send({ error: message })
-  })
+export const refusalsAsJson = async (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+  const status = error.statusCode ?? 500
+  if (status < 400 || status >= 500 || databaseUnavailable(error)) throw error
+  const message = error.code?.startsWith('FST_CSRF')
+    ? 'This page has expired. Reload it and try again.'
+    : error.code === 'GATEHOUSE_CROSS_ORIGIN'
+      ? error.message
+      : 'The request was not understood. Reload the page and try again.'
+  return reply.code(status).header('cache-control', 'no-store').send({ error: message })
 }
 
 /** The challenge cookie: the id of the challenge just issued, for its five minutes, sent back with the response. */

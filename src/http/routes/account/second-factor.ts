@@ -5,7 +5,8 @@ import { cookieNames } from '../../cookies.js'
 import { render } from '../../render.js'
 import { allowPasskeyScripts } from '../../page-security.js'
 import { safeNextPath } from '../../session.js'
-import { answerRefusalsAsJson, setChallengeCookie, takeChallengeCookie } from './passkeys.js'
+import { refusalsAsJson, setChallengeCookie, takeChallengeCookie } from './passkeys.js'
+import { routeScope } from '../plugin-contexts.js'
 import { LOCKOUT_LOG, SUSPENDED, TOO_MANY, UNDER_ATTACK, allowFormRedirectToNext, startLoggedInSession } from './login.js'
 
 const WRONG_CODE = 'That code is not right. Type the current code of your authenticator app, or a recovery code.'
@@ -49,10 +50,7 @@ export default async function secondFactorRoutes(app: FastifyInstance, deps: Ser
     return page(request, reply, next)
   })
 
-  await app.register(async (api) => {
-    answerRefusalsAsJson(api)
-    passkeyStep(api, deps, pendingIdOf)
-  })
+  passkeyStep(routeScope(app, { errorHandler: refusalsAsJson }), deps, pendingIdOf)
 
   app.post<{ Body: Record<string, unknown> }>('/login/second-factor', { preHandler: app.csrfProtection }, async (request, reply) => {
     const next = safeNextPath(request.body?.next)

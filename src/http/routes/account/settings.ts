@@ -3,6 +3,7 @@ import type { Account, FieldRefusals } from '../../../accounts/use-cases.js'
 import { hasControlCharacter } from '../../../lib/text.js'
 import { type Services, fieldText } from '../../../services.js'
 import { actorOf } from '../../audit.js'
+import { routeScope } from '../plugin-contexts.js'
 import { render } from '../../render.js'
 import { forgetSession, requireUser, sessionIdOf } from '../../session.js'
 import { formatTime } from '../console/view-models.js'
@@ -44,9 +45,9 @@ const ACCOUNT_NOTICES: Record<string, string> = {
  * change-email, active-sessions and delete-account pages below it, plus "Resend verification
  * email". Everything here needs a logged-in user.
  */
-export default async function settingsRoutes(app: FastifyInstance, deps: Services) {
+export default async function settingsRoutes(pages: FastifyInstance, deps: Services) {
+  const app = routeScope(pages, { preHandler: [requireUser] })
   const { accounts } = deps
-  app.addHook('preHandler', requireUser)
 
   app.get<Notices>('/account', async (request, reply) => {
     const user = userOf(request)

@@ -3,6 +3,7 @@ import type { Account } from '../../../accounts/use-cases.js'
 import { qrCodeSvg } from '../../../lib/qr-code.js'
 import { type Services, fieldText } from '../../../services.js'
 import { actorOf } from '../../audit.js'
+import { routeScope } from '../plugin-contexts.js'
 import { render } from '../../render.js'
 import { requireRecentAuth } from '../../recent-auth.js'
 import { requireUser } from '../../session.js'
@@ -35,9 +36,9 @@ const proofOf = (body: unknown) => ({ password: fieldText(body, 'password'), cod
  * app's set-up, its confirmation, turning it off, and recovery codes. Codes and secrets appear
  * only in the response that creates them (render() sends no-store).
  */
-export default async function twoFactorRoutes(app: FastifyInstance, deps: Services) {
+export default async function twoFactorRoutes(pages: FastifyInstance, deps: Services) {
+  const app = routeScope(pages, { preHandler: [requireUser] })
   const { accounts } = deps
-  app.addHook('preHandler', requireUser)
   // Second-factor changes are sensitive actions ("sudo mode", README "Re-authentication"): the
   // pages ask for a recent confirmation before they show their forms, and the forms again.
   const recent = requireRecentAuth(deps, () => '/account/two-factor')

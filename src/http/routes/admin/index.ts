@@ -5,6 +5,7 @@ import adminAuditRoutes from './audit.js'
 import adminUserRoutes from './users.js'
 import { requireRecentAuth } from '../../recent-auth.js'
 import { render } from '../../render.js'
+import { addRoutes, routeScope } from '../plugin-contexts.js'
 
 /**
  * /admin, the operator's pages (README "Operating Gatehouse"). For anyone who is not an
@@ -13,21 +14,20 @@ import { render } from '../../render.js'
  * (session, CSRF, same-origin POSTs, HTML errors); every action has a confirmation page whose
  * form posts it.
  */
-export default async function adminRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+export default async function adminRoutes(pages: FastifyInstance, deps: Services): Promise<void> {
+  const operatorOnly = async (request: FastifyRequest, reply: FastifyReply) => {
     if (!request.user?.is_operator) return reply.callNotFound()
-  })
+  }
   // Every action, now and to come, in "sudo mode" (src/http/recent-auth.ts). Each action posts
   // to the address of its own confirmation page, so a refused POST comes back to that page (the
   // same-origin check has run before, in onRequest; the route's CSRF check after).
   const recentForActions = requireRecentAuth(deps, (request) => request.url)
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+  const recentForEveryAction = async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return recentForActions(request, reply)
-  })
+  }
+  const app = routeScope(pages, { preHandler: [operatorOnly, recentForEveryAction] })
 
   app.get('/admin', async (request, reply) => render(request, reply, 'admin/index.eta', { title: 'Operator' }))
 
-  await app.register(adminUserRoutes, deps)
-  await app.register(adminApplicationRoutes, deps)
-  await app.register(adminAuditRoutes, deps)
+  await addRoutes(app, deps, adminUserRoutes, adminApplicationRoutes, adminAuditRoutes)
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Services } from '../../../services.js'
 import { requireUser } from '../../session.js'
+import { addRoutes, routeScope } from '../plugin-contexts.js'
 import applicationDeleteRoutes from './application-delete.js'
 import applicationSecretRoutes from './application-secret.js'
 import applicationRoutes from './application.js'
@@ -9,13 +10,16 @@ import applicationsRoutes from './applications.js'
 /**
  * "Your Applications" (docs/architecture.md, "Where things live"). Registered inside the pages context, which
  * provides the session, CSRF and HTML error pages; everything here needs a logged-in user.
- * The instance-level preHandler runs before each route's csrfProtection, so a logged-out POST
+ * The scope's preHandler runs before each route's own, csrfProtection among them, so a logged-out POST
  * goes to the log-in page rather than to a CSRF error.
  */
 export default async function consoleRoutes(app: FastifyInstance, deps: Services) {
-  app.addHook('preHandler', requireUser)
-  await app.register(applicationsRoutes, deps)
-  await app.register(applicationRoutes, deps)
-  await app.register(applicationSecretRoutes, deps)
-  await app.register(applicationDeleteRoutes, deps)
+  await addRoutes(
+    routeScope(app, { preHandler: [requireUser] }),
+    deps,
+    applicationsRoutes,
+    applicationRoutes,
+    applicationSecretRoutes,
+    applicationDeleteRoutes,
+  )
 }

@@ -6,6 +6,7 @@ import { noStore, setOAuthJsonErrorHandler } from './json-errors.js'
 import logoutRoutes from './logout.js'
 import metadataRoutes from './metadata.js'
 import parRoutes from './par.js'
+import { addRoutes } from '../plugin-contexts.js'
 import revokeRoutes from './revoke.js'
 import tokenRoutes from './token.js'
 
@@ -15,16 +16,14 @@ import tokenRoutes from './token.js'
  * Register inside the page context, which provides the session, CSRF and HTML error pages.
  */
 export async function oauthPageRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  await app.register(authorizeRoutes, deps)
-  await app.register(authorizedApplicationsRoutes, deps)
-  await app.register(logoutRoutes, deps)
+  await addRoutes(app, deps, authorizeRoutes, authorizedApplicationsRoutes, logoutRoutes)
 }
 
 /**
  * Client-facing endpoints: JSON in, JSON out, no session or cookies. Register at the root.
  */
 export async function oauthApiRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  await app.register(metadataRoutes, deps)
+  await addRoutes(app, deps, metadataRoutes)
   await app.register(async (api) => {
     setOAuthJsonErrorHandler(api, deps.database.availability)
 
@@ -54,8 +53,6 @@ export async function oauthApiRoutes(app: FastifyInstance, deps: Services): Prom
       done(new InvalidRequestError('Send the parameters as application/x-www-form-urlencoded or application/json'))
     })
 
-    await api.register(tokenRoutes, deps)
-    await api.register(revokeRoutes, deps)
-    await api.register(parRoutes, deps)
+    await addRoutes(api, deps, tokenRoutes, revokeRoutes, parRoutes)
   })
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Services } from '../../../services.js'
 import { setOAuthJsonErrorHandler } from '../oauth/json-errors.js'
+import { addRoutes } from '../plugin-contexts.js'
 import introspectRoute from './introspect.js'
 import revocationStreamRoute from './revocation-stream.js'
 import tokenInfoRoute from './token-info.js'
@@ -14,9 +15,6 @@ import userInfoRoute from './userinfo.js'
 export default async function resourceRoutes(app: FastifyInstance, services: Services): Promise<void> {
   await app.register(async (api) => {
     setOAuthJsonErrorHandler(api, services.database.availability)
-    await api.register(introspectRoute, services)
-    await api.register(tokenInfoRoute, services)
-    await api.register(userInfoRoute, services)
-    await api.register(revocationStreamRoute, services)
+    await addRoutes(api, services, introspectRoute, tokenInfoRoute, userInfoRoute, revocationStreamRoute)
   })
 }
