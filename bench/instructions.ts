@@ -54,6 +54,7 @@ const { values: args } = parseArgs({
     windows: { type: 'string' },
     processes: { type: 'string' },
     only: { type: 'string' },
+    mixed: { type: 'string' },
   },
 })
 
@@ -63,6 +64,8 @@ const settings = {
   windows: Number(args.windows ?? (args.quick ? 3 : 9)),
   processes: Number(args.processes ?? 1),
   only: args.only?.split(',') ?? null,
+  /** Rounds of MIXED_TRAFFIC sent to Gatehouse before each of its rows' warm-up. */
+  mixed: Number(args.mixed ?? 0),
   adminUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   // Its own database per run, so that two checkouts can be counted side by side.
   dbName: `gatehouse_bench_instructions_${process.pid}`,
@@ -163,6 +166,51 @@ function housekeeping(file: string): number {
     if (entry && HOUSEKEEPING.test(entry[2]!)) sum += Number(entry[1]!.replaceAll(',', ''))
   }
   return sum
+}
+
+/**
+ * One address of every group Gatehouse serves, each answered without any state the rows need
+ * (a refusal, a public page, a 404). `--mixed N` sends N rounds of them before each Gatehouse row's
+ * warm-up, as a deployment's process serves them between its busy requests: V8's inline caches in
+ * the code every request runs then hold the shapes of all of them, not of the row's alone
+ * (docs/scaling.md "Plugin contexts").
+ */
+const MIXED_TRAFFIC: readonly (readonly ['GET' | 'POST', string])[] = [
+  ['GET', '/healthz'],
+  ['GET', '/readyz'],
+  ['GET', '/.well-known/openid-configuration'],
+  ['GET', '/.well-known/jwks.json'],
+  ['GET', '/static/app.css'],
+  ['POST', '/oauth/token'],
+  ['POST', '/oauth/revoke'],
+  ['POST', '/oauth/par'],
+  ['POST', '/oauth/introspect'],
+  ['GET', '/oauth/userinfo'],
+  ['GET', '/oauth/authorize'],
+  ['GET', '/login'],
+  ['GET', '/signup'],
+  ['GET', '/applications'],
+  ['GET', '/account'],
+  ['GET', '/account/passkeys'],
+  ['GET', '/admin'],
+  ['GET', '/no-such-address'],
+]
+
+async function sendMixed(agent: http.Agent, origin: string, rounds: number): Promise<void> {
+  for (let r = 0; r < rounds; r++) {
+    for (const [method, path] of MIXED_TRAFFIC) {
+      const status = await new Promise<number>((resolve, reject) => {
+        const headers = method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : undefined
+        const req = http.request(`${origin}${path}`, { method, agent, headers }, (res) => {
+          res.resume()
+          res.on('end', () => resolve(res.statusCode ?? 0))
+        })
+        req.on('error', reject)
+        req.end(method === 'POST' ? 'grant_type=none' : undefined)
+      })
+      if (status >= 500) throw new Error(`--mixed: ${method} ${path} answered ${status}`)
+    }
+  }
 }
 
 /** One request at a time over one keep-alive connection; each answer is checked as the probe checks it. */
@@ -271,6 +319,7 @@ async function main(): Promise<number> {
           const run = async (n: number) => {
             for (let i = 0; i < n; i++) await send(agent, target.server.origin, c, item(next++))
           }
+          if (settings.mixed > 0 && target === gatehouse) await sendMixed(agent, target.server.origin, settings.mixed)
           await run(settings.warmup)
           const windows: number[] = []
           const outside: number[] = []
