@@ -199,25 +199,35 @@ const MIXED_TRAFFIC: readonly (readonly ['GET' | 'POST', string])[] = [
 async function sendMixed(agent: http.Agent, origin: string, rounds: number): Promise<void> {
   for (let r = 0; r < rounds; r++) {
     for (const [method, path] of MIXED_TRAFFIC) {
-      const status = await new Promise<number>((resolve, reject) => {
-        const headers = method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : undefined
-        const req = http.request(`${origin}${path}`, { method, agent, headers }, (res) => {
-          res.resume()
-          res.on('end', () => resolve(res.statusCode ?? 0))
-        })
-        req.on('error', reject)
-        req.end(method === 'POST' ? 'grant_type=none' : undefined)
-      })
+      const form = method === 'POST'
+      const { status } = await request(
+        agent,
+        `${origin}${path}`,
+        method,
+        form ? { 'content-type': 'application/x-www-form-urlencoded' } : undefined,
+        form ? 'grant_type=none' : undefined,
+      )
       if (status >= 500) throw new Error(`--mixed: ${method} ${path} answered ${status}`)
     }
   }
 }
 
-/** One request at a time over one keep-alive connection; each answer is checked as the probe checks it. */
-async function send(agent: http.Agent, origin: string, c: BenchCase, item: string | undefined): Promise<void> {
-  const { path, headers, body } = caseRequest(c, item)
-  const res = await new Promise<{ status: number; text: string; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
-    const req = http.request(`${origin}${path}`, { method: c.method, headers, agent }, (r) => {
+interface Answer {
+  status: number
+  text: string
+  headers: http.IncomingHttpHeaders
+}
+
+/** One request over `agent`, its answer read to the end. */
+function request(
+  agent: http.Agent,
+  url: string,
+  method: string,
+  headers: http.OutgoingHttpHeaders | undefined,
+  body: string | undefined,
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers, agent }, (r) => {
       let text = ''
       r.setEncoding('utf8')
       r.on('data', (chunk: string) => (text += chunk))
@@ -226,6 +236,12 @@ async function send(agent: http.Agent, origin: string, c: BenchCase, item: strin
     req.on('error', reject)
     req.end(body)
   })
+}
+
+/** One request at a time over one keep-alive connection; each answer is checked as the probe checks it. */
+async function send(agent: http.Agent, origin: string, c: BenchCase, item: string | undefined): Promise<void> {
+  const { path, headers, body } = caseRequest(c, item)
+  const res = await request(agent, `${origin}${path}`, c.method, headers, body)
   const problem = answerProblem(c, res.status, res.text, (name) => String(res.headers[name.toLowerCase()] ?? ''))
   if (problem) throw new Error(`${c.id}: ${problem}`)
 }
