@@ -301,3 +301,8 @@ it(
   },
   TIMEOUT,
 )
+
+// Last in the file: every route of this suite (harness.ts suiteOf) has been reached by the fuzz above.
+it('reached every route that falls to this suite', () => {
+  expect(h.unreached('account')).toEqual([])
+})

@@ -88,6 +88,11 @@ export interface Harness {
    * a JSON error's code ("401 invalid_client"), to show that the fuzz got past the guards.
    */
   outcomes(key: string): string[]
+  /**
+   * The routes of `suite` (`suiteOf`) that no request of this harness has reached so far, as
+   * "METHOD pattern": a HEAD route counts as reached with its GET, which Fastify made it from.
+   */
+  unreached(suite: FuzzSuite): string[]
   close(): Promise<void>
 }
 
@@ -120,10 +125,22 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
     undefined,
     {
       logStream,
+      // Which routes the fuzz reached: a 404 has no route pattern.
+      beforeReady: (app) =>
+        app.addHook('onResponse', (request, _reply, done) => {
+          if (request.routeOptions.url !== undefined) reached.add(`${request.method} ${request.routeOptions.url}`)
+          done()
+        }),
     },
   )
+  const routes = routesInTree(t.app.printRoutes({ commonPrefix: false }))
+  // The tree's text is Fastify's, not an API: a parse that finds nothing would make every suite's check pass.
+  if (!routes.includes('POST /oauth/token') || !routes.includes('GET /applications/:id') || routes.length < 50) {
+    throw new Error(`the route tree did not parse: ${JSON.stringify(routes)}`)
+  }
   const world = await populate(t)
   const seen = new Map<string, Set<string>>()
+  const reached = new Set<string>()
   let sending: string | undefined
 
   async function send(request: FuzzRequest): Promise<LightMyRequestResponse> {
@@ -170,6 +187,11 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
       }
     },
     outcomes: (key) => [...(seen.get(key) ?? [])].sort(),
+    unreached: (suite) =>
+      routes.filter(
+        (route) =>
+          suiteOf(route) === suite && !reached.has(route) && !(route.startsWith('HEAD ') && reached.has(route.replace('HEAD', 'GET'))),
+      ),
     close: () => t.close(),
   }
 }
@@ -319,6 +341,44 @@ const API_ROUTES = new Map<string, 'oauth-json' | 'json' | 'page-json' | 'other'
   ['POST /login/second-factor/passkey/options', 'page-json'],
   ['POST /login/second-factor/passkey', 'page-json'],
 ])
+
+/** The fuzz suite (a file of this directory) that must reach a route, given as "METHOD pattern". */
+export type FuzzSuite = 'oauth-api' | 'pages' | 'account'
+
+/** The account pages' routes (account.test.ts); the profile and the security log are fuzzed with the pages. */
+const ACCOUNT_ROUTE =
+  /^[A-Z]+ \/(account(\/(?!profile$|security-log$).*)?|forgot-password|reset-password|verify-email|confirm-email|cancel-email-change|login\/(passkey|second-factor)(\/.*)?)$/
+
+/**
+ * Every route belongs to one suite, so a new route fails the suite it falls to until a fuzz
+ * reaches it: the routes outside the page context to oauth-api.test.ts, the account pages to
+ * account.test.ts, every other page to pages.test.ts.
+ */
+export function suiteOf(route: string): FuzzSuite {
+  const kind = API_ROUTES.get(route)
+  if (kind !== undefined && kind !== 'page-json') return 'oauth-api'
+  return ACCOUNT_ROUTE.test(route) ? 'account' : 'pages'
+}
+
+/**
+ * The routes in Fastify's `printRoutes({ commonPrefix: false })`, as "METHOD pattern". Each line
+ * is a node of the router's tree, indented four characters a level, with the methods it serves in
+ * brackets; a node's pattern is its parent's followed by its own text.
+ */
+export function routesInTree(tree: string): string[] {
+  const routes: string[] = []
+  const patterns: string[] = []
+  for (const line of tree.split('\n')) {
+    const node = /^((?:[│ ] {3})*)[├└]── (.*?)(?: \(([A-Z, ]+)\))?$/.exec(line)
+    if (!node) continue
+    const depth = node[1]!.length / 4
+    patterns.length = depth
+    const pattern = `${patterns[depth - 1] ?? ''}${node[2]}`
+    patterns.push(pattern)
+    for (const m of node[3]?.split(', ') ?? []) routes.push(`${m} ${pattern}`)
+  }
+  return routes.sort()
+}
 
 /** Fastify's default error body, which no Gatehouse response may carry: every context maps errors itself. */
 function isFastifyDefaultError(body: unknown): boolean {
