@@ -56,18 +56,12 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
   endConnectionsOnClose(app)
   app.decorateRequest('user', null)
   // Every response, API or page: its request id, and no MIME sniffing of JSON bodies.
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', function requestIdHeaders(request, reply, done) {
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
     done()
   })
 
   await app.register(formbody)
-  await app.register(view, {
-    engine: { eta },
-    root: VIEWS_DIR,
-    layout: 'layouts/base.eta',
-    defaultContext: { serviceName: deps.config.serviceName },
-  })
 
   registerMetrics(app, deps.database.availability, deps.janitor, deps.audit, deps.tokenQuota, deps.config.metricsToken)
   // Route modules join the context they are added to (src/http/routes/plugin-contexts.ts).
@@ -76,6 +70,14 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
 
   // Browser-facing pages: session, CSRF, HTML errors.
   await app.register(async (pages) => {
+    // Only pages render views. At the root, @fastify/view's onRequest hook (`reply.locals = {}`)
+    // and its reply properties ran on every API request too (docs/scaling.md "Plugin contexts").
+    await pages.register(view, {
+      engine: { eta },
+      root: VIEWS_DIR,
+      layout: 'layouts/base.eta',
+      defaultContext: { serviceName: deps.config.serviceName },
+    })
     await registerPageSecurity(pages, deps)
     registerSession(pages, deps)
     registerTwoFactorPolicy(pages, deps)

@@ -61,17 +61,17 @@ export function registerMetrics(
     requests.record(request.method, request.routeOptions.url ?? 'unmatched', status, (performance.now() - request.metricsStartedAt) / 1000)
     request.metricsStartedAt = COUNTED
   }
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', function startTiming(request, _reply, done) {
     request.metricsStartedAt = performance.now()
     done()
   })
-  app.addHook('onSend', (request, reply, payload, done) => {
+  app.addHook('onSend', function countAnswer(request, reply, payload, done) {
     record(request, reply.statusCode)
     done(null, payload)
   })
   app.addHook('onRoute', (route) => {
     if (route.config?.streamed !== true) return
-    const counted: onResponseHookHandler = (request, reply, done) => {
+    const counted: onResponseHookHandler = function countStreamed(request, reply, done) {
       if (request.metricsStartedAt !== COUNTED) record(request, reply.statusCode)
       done()
     }

@@ -64,7 +64,7 @@ export function pageSecurityHeaders(config: Pick<Services['config'], 'publicUrl'
  */
 export async function registerPageSecurity(pages: FastifyInstance, deps: Services): Promise<void> {
   const headers = pageSecurityHeaders(deps.config)
-  pages.addHook('onRequest', (_request, reply, done) => {
+  pages.addHook('onRequest', function pageHeaders(_request, reply, done) {
     for (const [name, value] of headers) reply.header(name, value)
     done()
   })
@@ -80,7 +80,7 @@ export async function registerPageSecurity(pages: FastifyInstance, deps: Service
   })
   // After the cookie plugin's own onRequest hook, so the error page can read and set cookies.
   const ownOrigin = new URL(deps.config.publicUrl).origin
-  pages.addHook('onRequest', (request, _reply, done) => {
+  pages.addHook('onRequest', function refuseCrossOrigin(request, _reply, done) {
     if (SAFE_METHODS.has(request.method) || request.routeOptions.config.crossSiteForm === true) return done()
     const reason = crossOriginReason(request.headers, ownOrigin)
     if (reason === undefined) return done()

@@ -22,7 +22,7 @@ export function registerSession(app: FastifyInstance, deps: Services): void {
   const name = cookieNames(deps.config).session
   const policy = deps.config.requireTwoFactor
   const passesPolicy = (user: SessionUser) => enrolmentDemand(policy, user, 'authorize') === undefined
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async function readSession(request) {
     const id = request.cookies[name]
     if (id && request.method === 'GET' && isAuthorizePath(request.url))
       request.user = (await deps.accounts.sessionForAuthorize(id, seenFrom(request), passesPolicy)) ?? null

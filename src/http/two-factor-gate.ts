@@ -62,7 +62,7 @@ function silentPrompt(query: unknown): boolean {
  */
 export function registerTwoFactorPolicy(app: FastifyInstance, deps: Pick<Services, 'config'>): void {
   if (deps.config.requireTwoFactor === 'none') return
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+  app.addHook('preHandler', async function twoFactorPolicy(request: FastifyRequest, reply: FastifyReply) {
     await enrolFirst(request, reply, deps)
   })
 }

@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildTestApp, type TestContext } from '../helpers/app.js'
+import { type RouteHooks, routeTree } from '../helpers/route-tree.js'
+
+/*
+ * The hooks each route runs, as Fastify assembled them (docs/decisions/015-four-plugin-contexts.md).
+ * A hook added to a context runs on every request of it: one a route module or a plugin adds to
+ * the root or an API context by mistake costs every token, introspection and revocation request
+ * (docs/scaling.md "Plugin contexts"), and one of the pages' would give the APIs cookies and
+ * sessions. Every hook Gatehouse adds has a name, so the lists below say which.
+ */
+
+const ROOT = ['requestIdHeaders', 'startTiming']
+/** The pages' onRequest hooks: the root's, @fastify/view's (`reply.locals`, unnamed), the headers, the cookie plugin's, the origin check, the session. */
+const PAGES = [...ROOT, 'anonymous', 'pageHeaders', 'fastifyCookieHandler', 'refuseCrossOrigin', 'readSession']
+/** What an API route may run besides these: the OAuth API's Content-Length check, Fastify's HEAD handling, the streamed count. */
+const API_HOOKS = new Set([...ROOT, 'requireContentLength', 'countAnswer', 'headRouteOnSendHandler', 'countStreamed'])
+
+let t: TestContext
+let routes: Map<string, RouteHooks>
+beforeAll(async () => {
+  t = await buildTestApp()
+  routes = routeTree(t.app)
+})
+afterAll(async () => {
+  await t?.close()
+})
+
+describe('the hot paths run these hooks and no others', () => {
+  it.each([
+    ['GET /oauth/token/info', { onRequest: ROOT, onSend: ['countAnswer'] }],
+    ['POST /oauth/introspect', { onRequest: ROOT, onSend: ['countAnswer'] }],
+    ['GET /oauth/userinfo', { onRequest: ROOT, onSend: ['countAnswer'] }],
+    ['POST /oauth/token', { onRequest: [...ROOT, 'requireContentLength'], onSend: ['countAnswer'] }],
+    ['POST /oauth/revoke', { onRequest: [...ROOT, 'requireContentLength'], onSend: ['countAnswer'] }],
+    ['GET /oauth/authorize', { onRequest: PAGES, onSend: ['countAnswer', 'fastifyCookieOnSendHandler'] }],
+  ])('%s', (route, hooks) => {
+    expect(routes.get(route)).toEqual(hooks)
+  })
+})
+
+it('no route outside the pages runs a hook of theirs, and every page runs all of them', () => {
+  const pages = [...routes].filter(([, hooks]) => hooks.onRequest?.includes('pageHeaders'))
+  const apis = [...routes].filter(([, hooks]) => !hooks.onRequest?.includes('pageHeaders'))
+  // Both kinds are there: the API's token endpoint and the console's application page.
+  expect(apis.map(([route]) => route)).toContain('POST /oauth/token')
+  expect(pages.map(([route]) => route)).toContain('GET /applications/:id')
+  for (const [route, hooks] of apis) {
+    const foreign = Object.values(hooks)
+      .flat()
+      .filter((name) => !API_HOOKS.has(name))
+    expect({ route, foreign }).toEqual({ route, foreign: [] })
+  }
+  for (const [route, hooks] of pages) expect({ route, onRequest: hooks.onRequest }).toEqual({ route, onRequest: PAGES })
+})
