@@ -113,6 +113,8 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
       done()
     },
   })
+  // Route patterns that answered a fuzz request; a 404 has none.
+  const reached = new Set<string>()
   // High limits so the fuzz reaches the handlers instead of the rate limiter (429s are tested elsewhere).
   const t = await buildTestApp(
     {
@@ -126,7 +128,6 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
     undefined,
     {
       logStream,
-      // Which routes the fuzz reached: a 404 has no route pattern.
       beforeReady: (app) =>
         app.addHook('onResponse', (request, _reply, done) => {
           if (request.routeOptions.url !== undefined) reached.add(`${request.method} ${request.routeOptions.url}`)
@@ -136,8 +137,11 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
   )
   const routes = [...routeTree(t.app).keys()]
   const world = await populate(t)
+  // The set-up's requests keep the properties too: an error line here would otherwise go unread.
+  if (errorLines.length > 0) throw new Error(`the fuzz's set-up logged at error level: ${errorLines[0]!.slice(0, 600)}`)
+  // What the set-up's own requests reached does not count as fuzzed.
+  reached.clear()
   const seen = new Map<string, Set<string>>()
-  const reached = new Set<string>()
   let sending: string | undefined
 
   async function send(request: FuzzRequest): Promise<LightMyRequestResponse> {
