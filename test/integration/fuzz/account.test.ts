@@ -8,7 +8,7 @@ import { createSealedBox } from '../../../src/lib/sealed-box.js'
 import { TEST_SECRET_KEY } from '../../helpers/app.js'
 import { totpCode } from '../../helpers/totp.js'
 import type { EmailTokenPurpose } from '../../../src/db/schema.js'
-import { type Harness, createHarness, live, liveOneOf, requests } from './harness.js'
+import { type Harness, browserRequest, createHarness, live, liveOneOf, requests } from './harness.js'
 import { pathOf, text } from './wire.js'
 
 /*
@@ -84,6 +84,8 @@ it(
       ['/cancel-email-change', 'cancel-email-change'],
     ] as const) {
       await issueLinks(purpose)
+      // A link just mailed, opened and then answered: the page that asks, and the link used.
+      const fresh = links[purpose].at(-1)!
       await h.fuzz(
         path,
         requests(h.world, {
@@ -94,6 +96,10 @@ it(
           form: true,
         }),
         120,
+        [
+          browserRequest(h.world, 'GET', path, { token: fresh }),
+          browserRequest(h.world, 'POST', path, { token: fresh, password: 'a new passphrase' }),
+        ],
       )
       // Pages that asked, links refused, forms refused; and links that were used.
       expect(h.outcomes(`GET ${path}`)).toEqual(expect.arrayContaining(['200', '400']))
@@ -295,6 +301,16 @@ it(
         cookies: pending,
       }),
       300,
+      // A pending log-in finished with a recovery code.
+      [
+        browserRequest(
+          h.world,
+          'POST',
+          '/login/second-factor',
+          { code: recoveryCodes[0]!, next: '/account' },
+          { cookie: `gatehouse_pending_login=${pendingIds[0]!}` },
+        ),
+      ],
     )
     expect(h.outcomes('POST second step')).toEqual(expect.arrayContaining(['401', '403', '303 /login']))
     expect(h.outcomes('POST second step').some((o) => o === '303 /applications' || o === '303 /account')).toBe(true)

@@ -69,6 +69,32 @@ export interface World {
   grantId: string
 }
 
+/**
+ * A request as the page's own browser sends it: the session's cookies (unless `session` is
+ * false) and any `cookie` of the page's own, and for a POST the form with the session's form
+ * token, from the page's own origin.
+ * For `fuzz`'s examples.
+ */
+export function browserRequest(
+  world: World,
+  method: 'GET' | 'POST',
+  path: string,
+  params: Record<string, string> = {},
+  { session = true, cookie }: { session?: boolean; cookie?: string } = {},
+): FuzzRequest {
+  const headers: Record<string, string> = { 'sec-fetch-site': 'same-origin' }
+  const cookies = [session ? `gatehouse_session=${world.sessionId}; gatehouse_csrf=${world.csrfCookie}` : undefined, cookie]
+  if (cookies.some((c) => c !== undefined)) headers.cookie = cookies.filter((c) => c !== undefined).join('; ')
+  if (method === 'GET') {
+    const query = new URLSearchParams(params).toString()
+    return { method, url: query === '' ? path : `${path}?${query}`, headers, payload: undefined, remoteAddress: '127.0.0.1' }
+  }
+  headers.origin = OWN_ORIGIN
+  headers['content-type'] = FORM
+  const payload = new URLSearchParams({ _csrf: world.csrfToken, ...params }).toString()
+  return { method, url: path, headers, payload, remoteAddress: '127.0.0.1' }
+}
+
 /** A value read from the world when a case is generated, so it follows the world's changes. */
 export const live = <T>(get: () => T): fc.Arbitrary<T> => fc.constant(null).map(get)
 /** One of a list read from the world when a case is generated. */
@@ -82,8 +108,13 @@ export interface Harness {
   world: World
   /** Sends one request and throws, describing it, when a response breaks a property. */
   send(request: FuzzRequest): Promise<LightMyRequestResponse>
-  /** Runs `numRuns` (times FUZZ_RUNS) generated requests under the seed. */
-  fuzz(name: string, requests: fc.Arbitrary<FuzzRequest>, numRuns: number): Promise<void>
+  /**
+   * Runs `numRuns` (times FUZZ_RUNS) generated requests under the seed, after `examples`: requests
+   * that reach a suite's deepest answers whatever the seed, so that its "got this deep" checks
+   * hold under every FUZZ_SEED and not only under the default one (fast-check runs examples
+   * first, through the same property).
+   */
+  fuzz(name: string, requests: fc.Arbitrary<FuzzRequest>, numRuns: number, examples?: readonly FuzzRequest[]): Promise<void>
   /**
    * Outcomes seen per "METHOD name": the status, with a redirect's target path ("303 /login") or
    * a JSON error's code ("401 invalid_client"), to show that the fuzz got past the guards.
@@ -174,14 +205,14 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
   return {
     world,
     send,
-    async fuzz(name, requests, numRuns) {
+    async fuzz(name, requests, numRuns, examples = []) {
       sending = name
       try {
         await fc.assert(
           fc.asyncProperty(requests, async (request) => {
             await send(request)
           }),
-          { seed: FUZZ_SEED, numRuns: Math.max(1, Math.round(numRuns * FUZZ_RUNS)) },
+          { seed: FUZZ_SEED, numRuns: Math.max(1, Math.round(numRuns * FUZZ_RUNS)), examples: examples.map((e): [FuzzRequest] => [e]) },
         )
       } finally {
         sending = undefined

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { SignJWT, generateKeyPair } from 'jose'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { type Harness, REDIRECT_URI, VERIFIER, createHarness, knownValues, requests } from './harness.js'
+import { type Harness, REDIRECT_URI, VERIFIER, browserRequest, createHarness, knownValues, requests } from './harness.js'
 import { encodeText, pathOf, text, unknownPath } from './wire.js'
 import { computeS256Challenge } from '../../../src/oauth/pkce.js'
 
@@ -192,7 +192,17 @@ it(
       logout_hint: text(20),
     }
     const path = fc.constantFrom('/oauth/logout', '/oauth/logout/confirm').chain(pathOf)
-    await h.fuzz('/oauth/logout', requests(h.world, { methods: ['GET', 'POST'], path, query: params, body: params, form: true }), 300)
+    // A relying party's sign-out with no session left to end: straight back to its registered URI.
+    const back = browserRequest(
+      h.world,
+      'GET',
+      '/oauth/logout',
+      { id_token_hint: hints[0]!, post_logout_redirect_uri: signedOut, state: 's' },
+      { session: false },
+    )
+    await h.fuzz('/oauth/logout', requests(h.world, { methods: ['GET', 'POST'], path, query: params, body: params, form: true }), 300, [
+      back,
+    ])
     const outcomes = [...h.outcomes('GET /oauth/logout'), ...h.outcomes('POST /oauth/logout')]
     // Refusals, confirmation pages, "signed out" pages, and returns to the registered URI only.
     expect(outcomes).toEqual(expect.arrayContaining(['200', '400']))
@@ -281,7 +291,20 @@ it(
       fc.tuple(id, fc.constantFrom('', '/edit', '/secret', '/delete')).map(([i, suffix]) => `/applications/${i}${suffix}`),
     )
     const query = { deleted: fc.constant('1'), updated: fc.constant('1') }
-    await h.fuzz('console', requests(h.world, { methods: ['GET', 'POST'], path, query, body: applicationForm(), form: true }), 600)
+    // A registration as the form sends it, with both links.
+    const registration = browserRequest(h.world, 'POST', '/applications', {
+      name: 'Team Planner',
+      description: '',
+      homepage_url: 'https://planner.example/',
+      privacy_policy_url: 'https://planner.example/privacy',
+      redirect_uris: REDIRECT_URI,
+      post_logout_redirect_uris: '',
+      scopes: 'read',
+      require_pkce: 'on',
+    })
+    await h.fuzz('console', requests(h.world, { methods: ['GET', 'POST'], path, query, body: applicationForm(), form: true }), 600, [
+      registration,
+    ])
     const outcomes = h.outcomes('POST console')
     // Forms refused, applications registered or secrets regenerated, and deletions done.
     expect(outcomes).toEqual(expect.arrayContaining(['200', '400', '403', '404', '303 /applications']))
@@ -351,7 +374,11 @@ it(
         to: fc.oneof(fc.constantFrom('2099-12-31', '1970-01-01'), text(12)),
         before: fc.oneof(fc.constantFrom('1.1', '99999999999999.999999999999999999', '1.-1'), text(20)),
       }
-      await h.fuzz('admin', requests(h.world, { methods: ['GET', 'POST'], path, query, body: {}, form: true }), 800)
+      // An action's confirmation page for each kind.
+      const confirmations = [`/admin/users/${other.id}/suspend`, `/admin/applications/${h.world.app.id}/suspend`].map((page) =>
+        browserRequest(h.world, 'GET', page),
+      )
+      await h.fuzz('admin', requests(h.world, { methods: ['GET', 'POST'], path, query, body: {}, form: true }), 800, confirmations)
       expect(h.outcomes('POST admin')).toEqual(expect.arrayContaining(['403', '404']))
       expect(h.outcomes('GET admin')).toEqual(expect.arrayContaining(['200', '404']))
     } finally {
