@@ -44,3 +44,57 @@ export function routeTree(app: FastifyInstance): Map<string, RouteHooks> {
   }
   return routes
 }
+
+export type RouteAnswer = 'oauth-json' | 'json' | 'page-json' | 'other'
+
+/**
+ * The routes that answer other than with an HTML page, by "METHOD pattern", and what they
+ * answer: every route outside the page context, and the page context's JSON endpoints of the
+ * passkey script ('page-json'). Kept by hand, apart from what Fastify reports, so that a test
+ * can check each route's context against it (test/integration/route-hooks.test.ts) and the fuzz
+ * can judge each answer (test/integration/fuzz/harness.ts).
+ */
+export const API_ROUTES: ReadonlyMap<string, RouteAnswer> = new Map<string, RouteAnswer>([
+  ['POST /oauth/token', 'oauth-json'],
+  ['POST /oauth/revoke', 'oauth-json'],
+  ['POST /oauth/par', 'oauth-json'],
+  ['POST /oauth/introspect', 'oauth-json'],
+  ['GET /oauth/token/info', 'oauth-json'],
+  ['HEAD /oauth/token/info', 'oauth-json'],
+  ['GET /oauth/revocations/stream', 'oauth-json'],
+  ['HEAD /oauth/revocations/stream', 'oauth-json'],
+  ['GET /oauth/userinfo', 'oauth-json'],
+  ['HEAD /oauth/userinfo', 'oauth-json'],
+  ['POST /oauth/userinfo', 'oauth-json'],
+  ['GET /.well-known/openid-configuration', 'json'],
+  ['HEAD /.well-known/openid-configuration', 'json'],
+  ['GET /.well-known/jwks.json', 'json'],
+  ['HEAD /.well-known/jwks.json', 'json'],
+  ['GET /.well-known/oauth-authorization-server', 'json'],
+  ['HEAD /.well-known/oauth-authorization-server', 'json'],
+  ['GET /healthz', 'json'],
+  ['HEAD /healthz', 'json'],
+  ['GET /readyz', 'json'],
+  ['HEAD /readyz', 'json'],
+  ['GET /metrics', 'other'],
+  ['HEAD /metrics', 'other'],
+  ['GET /static/app.css', 'other'],
+  ['HEAD /static/app.css', 'other'],
+  ['GET /static/webauthn-browser.js', 'other'],
+  ['HEAD /static/webauthn-browser.js', 'other'],
+  ['GET /static/passkeys.js', 'other'],
+  ['HEAD /static/passkeys.js', 'other'],
+  // The passkey script's endpoints (src/http/routes/account/passkeys.ts): in the page context, answering JSON.
+  ['POST /account/passkeys/registration-options', 'page-json'],
+  ['POST /account/passkeys/registration', 'page-json'],
+  ['POST /login/passkey/options', 'page-json'],
+  ['POST /login/passkey', 'page-json'],
+  ['POST /login/second-factor/passkey/options', 'page-json'],
+  ['POST /login/second-factor/passkey', 'page-json'],
+])
+
+/** Whether a route ("METHOD pattern") is outside the page context (API_ROUTES). */
+export const outsidePages = (route: string): boolean => {
+  const answer = API_ROUTES.get(route)
+  return answer !== undefined && answer !== 'page-json'
+}

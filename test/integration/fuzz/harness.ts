@@ -7,7 +7,7 @@ import { generateAccessToken } from '../../../src/lib/tokens.js'
 import { computeS256Challenge } from '../../../src/oauth/pkce.js'
 import { TEST_ISSUER, buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
-import { routeTree } from '../../helpers/route-tree.js'
+import { API_ROUTES, outsidePages, routeTree } from '../../helpers/route-tree.js'
 import { createAccessToken, createApplication } from '../../helpers/factories.js'
 import {
   type Template,
@@ -69,6 +69,9 @@ export interface World {
   grantId: string
 }
 
+/** The logged-in browser's cookies: its session and its form token's cookie. */
+const loggedInCookies = (world: World): string => `gatehouse_session=${world.sessionId}; gatehouse_csrf=${world.csrfCookie}`
+
 /**
  * A request as the page's own browser sends it: the session's cookies (unless `session` is
  * false) and any `cookie` of the page's own, and for a POST the form with the session's form
@@ -83,8 +86,8 @@ export function browserRequest(
   { session = true, cookie }: { session?: boolean; cookie?: string } = {},
 ): FuzzRequest {
   const headers: Record<string, string> = { 'sec-fetch-site': 'same-origin' }
-  const cookies = [session ? `gatehouse_session=${world.sessionId}; gatehouse_csrf=${world.csrfCookie}` : undefined, cookie]
-  if (cookies.some((c) => c !== undefined)) headers.cookie = cookies.filter((c) => c !== undefined).join('; ')
+  const cookies = [...(session ? [loggedInCookies(world)] : []), ...(cookie === undefined ? [] : [cookie])]
+  if (cookies.length > 0) headers.cookie = cookies.join('; ')
   if (method === 'GET') {
     const query = new URLSearchParams(params).toString()
     return { method, url: query === '' ? path : `${path}?${query}`, headers, payload: undefined, remoteAddress: '127.0.0.1' }
@@ -334,46 +337,6 @@ async function restore(world: World): Promise<void> {
   }
 }
 
-/** Exact routes outside the page context, by "METHOD path", and what they answer. */
-const API_ROUTES = new Map<string, 'oauth-json' | 'json' | 'page-json' | 'other'>([
-  ['POST /oauth/token', 'oauth-json'],
-  ['POST /oauth/revoke', 'oauth-json'],
-  ['POST /oauth/par', 'oauth-json'],
-  ['POST /oauth/introspect', 'oauth-json'],
-  ['GET /oauth/token/info', 'oauth-json'],
-  ['HEAD /oauth/token/info', 'oauth-json'],
-  ['GET /oauth/revocations/stream', 'oauth-json'],
-  ['HEAD /oauth/revocations/stream', 'oauth-json'],
-  ['GET /oauth/userinfo', 'oauth-json'],
-  ['HEAD /oauth/userinfo', 'oauth-json'],
-  ['POST /oauth/userinfo', 'oauth-json'],
-  ['GET /.well-known/openid-configuration', 'json'],
-  ['HEAD /.well-known/openid-configuration', 'json'],
-  ['GET /.well-known/jwks.json', 'json'],
-  ['HEAD /.well-known/jwks.json', 'json'],
-  ['GET /.well-known/oauth-authorization-server', 'json'],
-  ['HEAD /.well-known/oauth-authorization-server', 'json'],
-  ['GET /healthz', 'json'],
-  ['HEAD /healthz', 'json'],
-  ['GET /readyz', 'json'],
-  ['HEAD /readyz', 'json'],
-  ['GET /metrics', 'other'],
-  ['HEAD /metrics', 'other'],
-  ['GET /static/app.css', 'other'],
-  ['HEAD /static/app.css', 'other'],
-  ['GET /static/webauthn-browser.js', 'other'],
-  ['HEAD /static/webauthn-browser.js', 'other'],
-  ['GET /static/passkeys.js', 'other'],
-  ['HEAD /static/passkeys.js', 'other'],
-  // The passkey script's endpoints (src/http/routes/account/passkeys.ts): in the page context, answering JSON.
-  ['POST /account/passkeys/registration-options', 'page-json'],
-  ['POST /account/passkeys/registration', 'page-json'],
-  ['POST /login/passkey/options', 'page-json'],
-  ['POST /login/passkey', 'page-json'],
-  ['POST /login/second-factor/passkey/options', 'page-json'],
-  ['POST /login/second-factor/passkey', 'page-json'],
-])
-
 /** The fuzz suite (a file of this directory) that must reach a route, given as "METHOD pattern". */
 export type FuzzSuite = 'oauth-api' | 'pages' | 'account'
 
@@ -387,8 +350,7 @@ const ACCOUNT_ROUTE =
  * account.test.ts, every other page to pages.test.ts.
  */
 export function suiteOf(route: string): FuzzSuite {
-  const kind = API_ROUTES.get(route)
-  if (kind !== undefined && kind !== 'page-json') return 'oauth-api'
+  if (outsidePages(route)) return 'oauth-api'
   return ACCOUNT_ROUTE.test(route) ? 'account' : 'pages'
 }
 
@@ -537,7 +499,7 @@ export function knownValues(world: World, realSecrets = true) {
 export function requests(world: World, spec: RouteSpec): fc.Arbitrary<FuzzRequest> {
   const known = knownValues(world, spec.realClientCredentials !== false)
   const sessionCookies = fc.oneof(
-    { weight: 8, arbitrary: live(() => `gatehouse_session=${world.sessionId}; gatehouse_csrf=${world.csrfCookie}`) },
+    { weight: 8, arbitrary: live(() => loggedInCookies(world)) },
     { weight: 2, arbitrary: live(() => `gatehouse_csrf=${world.csrfCookie}`) },
     { weight: 1, arbitrary: live(() => `gatehouse_session=${world.sessionId}`) },
   )
