@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 
@@ -16,30 +16,34 @@ import type { FastifyInstance } from 'fastify'
  * second is answered with `Connection: close` (RFC 9112 §9.6), or ended once its answer is out.
  */
 export function endConnectionsOnClose(app: FastifyInstance): void {
-  const sockets = new Set<Socket>()
-  // The latest request of each connection; none yet means it never sent one.
-  const latest = new Map<Socket, ServerResponse>()
+  const sockets = new Set<SocketWithAnswer>()
   let closing = false
-  app.server.on('connection', (socket: Socket) => {
+  app.server.on('connection', (socket: SocketWithAnswer) => {
     if (closing) {
       socket.destroy()
       return
     }
     sockets.add(socket)
-    socket.once('close', () => {
-      sockets.delete(socket)
-      latest.delete(socket)
-    })
+    socket.once('close', () => sockets.delete(socket))
   })
-  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => latest.set(request.socket, response))
   app.addHook('preClose', (done) => {
     closing = true
     for (const socket of sockets) {
-      const response = latest.get(socket)
-      if (response === undefined) socket.destroy()
-      else if (!response.headersSent) response.setHeader('connection', 'close')
-      else if (!response.writableFinished) response.once('finish', () => socket.end())
+      const answer = socket._httpMessage
+      // No answer in progress: the connection never sent a request, or is idle between two.
+      if (answer == null) socket.destroy()
+      else if (!answer.headersSent) answer.setHeader('connection', 'close')
+      else if (!answer.writableFinished) answer.once('finish', () => socket.end())
     }
     done()
   })
 }
+
+/**
+ * Node's HTTP server keeps the answer in progress on its socket, from the moment the request's
+ * headers are read until the answer is finished (lib/_http_server.js, `assignSocket` and
+ * `detachSocket`); its socket timeout reads it there too. Reading it at the close spares a second
+ * `request` listener, which cost every request an emit through a copied list of listeners and a
+ * map entry (docs/scaling.md "The read paths' ceilings").
+ */
+type SocketWithAnswer = Socket & { _httpMessage?: ServerResponse | null }

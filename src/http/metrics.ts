@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, onResponseHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onResponseHookHandler, onSendHookHandler } from 'fastify'
 import { isIP } from 'node:net'
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import type { AuditLog } from '../audit/audit-log.js'
@@ -36,7 +36,7 @@ export function registerMetrics(
   audit: Pick<AuditLog, 'unrecorded'>,
   tokenQuota: Pick<TokenQuota, 'evicted' | 'failures'>,
   metricsToken: string | undefined,
-): void {
+): onSendHookHandler {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   const requests = new RequestMetrics()
@@ -53,29 +53,35 @@ export function registerMetrics(
 
   // A request is counted when its answer is sent (onSend), timed from its first hook. Not in
   // onResponse: a hook there makes Fastify listen for every response's `finish` and `error`
-  // events, about 4% of a cached token-info request's instructions (issue 25). A route that
-  // hijacks its reply to stream never sends through Fastify: `config.streamed` counts it when the
-  // stream ends, unless it was refused with an answer, which onSend has counted.
+  // events, about 4% of a cached token-info request's instructions (issue 25). Each route counts
+  // its answers under its own pattern, taken when the route is added, with the first of the
+  // route's own onSend hooks (after its contexts'): Fastify builds an object of the route's
+  // options at every read of `request.routeOptions`, 1% of those instructions (docs/scaling.md
+  // "The read paths' ceilings"). A route that hijacks its reply to stream never sends through
+  // Fastify: `config.streamed` counts it when the stream ends, unless it was refused with an
+  // answer, which onSend has counted.
   app.decorateRequest('metricsStartedAt', 0)
-  const record = (request: FastifyRequest, status: number) => {
-    requests.record(request.method, request.routeOptions.url ?? 'unmatched', status, (performance.now() - request.metricsStartedAt) / 1000)
+  const record = (request: FastifyRequest, route: string, status: number) => {
+    requests.record(request.method, route, status, (performance.now() - request.metricsStartedAt) / 1000)
     request.metricsStartedAt = COUNTED
   }
   app.addHook('onRequest', function startTiming(request, _reply, done) {
     request.metricsStartedAt = performance.now()
     done()
   })
-  app.addHook('onSend', function countAnswer(request, reply, payload, done) {
-    record(request, reply.statusCode)
-    done(null, payload)
-  })
   app.addHook('onRoute', (route) => {
+    const pattern = route.url
+    const countAnswer: onSendHookHandler = function countAnswer(request, reply, payload, done) {
+      record(request, pattern, reply.statusCode)
+      done(null, payload)
+    }
+    route.onSend = [countAnswer, ...[route.onSend ?? []].flat()]
     if (route.config?.streamed !== true) return
     const counted: onResponseHookHandler = function countStreamed(request, reply, done) {
-      if (request.metricsStartedAt !== COUNTED) record(request, reply.statusCode)
+      if (request.metricsStartedAt !== COUNTED) record(request, pattern, reply.statusCode)
       done()
     }
-    route.onResponse = route.onResponse === undefined ? [counted] : [...[route.onResponse].flat(), counted]
+    route.onResponse = [...[route.onResponse ?? []].flat(), counted]
   })
   app.get('/metrics', async (request, reply) => {
     if (!mayScrape(request, metricsToken)) {
@@ -86,6 +92,12 @@ export function registerMetrics(
     }
     return reply.type(registry.contentType).send(`${await registry.metrics()}\n${requests.exposition()}`)
   })
+  // A request no route matched is answered by the not-found handler, which has no route of its
+  // own: the context that sets the handler counts its answers with this hook.
+  return function countUnmatched(request, reply, payload, done) {
+    if (request.is404) record(request, 'unmatched', reply.statusCode)
+    done(null, payload)
+  }
 }
 
 /** The gauges and totals the services keep for the process (README "Failures and recovery", "Limits and quotas", "Audit log"). */

@@ -33,7 +33,7 @@ describe('the hot paths run these hooks and no others', () => {
     ['GET /oauth/userinfo', { onRequest: ROOT, onSend: ['countAnswer'] }],
     ['POST /oauth/token', { onRequest: [...ROOT, 'requireContentLength'], onSend: ['countAnswer'] }],
     ['POST /oauth/revoke', { onRequest: [...ROOT, 'requireContentLength'], onSend: ['countAnswer'] }],
-    ['GET /oauth/authorize', { onRequest: PAGES, onSend: ['countAnswer', 'fastifyCookieOnSendHandler'] }],
+    ['GET /oauth/authorize', { onRequest: PAGES, onSend: ['fastifyCookieOnSendHandler', 'countUnmatched', 'countAnswer'] }],
   ])('%s', (route, hooks) => {
     expect(routes.get(route)).toEqual(hooks)
   })

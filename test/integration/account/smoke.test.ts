@@ -26,6 +26,35 @@ it('exposes Prometheus metrics by route pattern, never by raw URL', async () => 
   expect(res.body).toContain('process_cpu_user_seconds_total')
 })
 
+it('counts each answer once, under its route pattern, or as unmatched when no route has its address', async () => {
+  const counted = async (method: string, route: string, status: number): Promise<number> => {
+    const body = (await t.app.inject('/metrics')).body
+    const line = `gatehouse_http_requests_total{method="${method}",route="${route}",status="${status}"} `
+    const at = body.indexOf(line)
+    return at === -1 ? 0 : Number(body.slice(at + line.length, body.indexOf('\n', at)))
+  }
+  const before = {
+    login: await counted('GET', '/login', 200),
+    head: await counted('HEAD', '/login', 200),
+    tokenInfo: await counted('GET', '/oauth/token/info', 401),
+    unmatched: await counted('GET', 'unmatched', 404),
+    application: await counted('GET', '/applications/:id', 303),
+  }
+  await t.app.inject('/login')
+  await t.app.inject('/login')
+  await t.app.inject({ method: 'HEAD', url: '/login' })
+  await t.app.inject('/oauth/token/info')
+  await t.app.inject('/no-such-page-7f3a')
+  await t.app.inject('/oauth/no-such-endpoint')
+  await t.app.inject('/applications/7f3a')
+  expect(await counted('GET', '/login', 200)).toBe(before.login + 2)
+  expect(await counted('HEAD', '/login', 200)).toBe(before.head + 1)
+  expect(await counted('GET', '/oauth/token/info', 401)).toBe(before.tokenInfo + 1)
+  expect(await counted('GET', 'unmatched', 404)).toBe(before.unmatched + 2)
+  expect(await counted('GET', '/applications/:id', 303)).toBe(before.application + 1)
+  expect((await t.app.inject('/metrics')).body).not.toContain('7f3a')
+})
+
 it('sends the security headers on pages, and only the cheap ones on the JSON API', async () => {
   const page = await t.app.inject('/login')
   expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'")
