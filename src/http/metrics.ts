@@ -50,7 +50,26 @@ export function registerMetrics(
     },
   })
   registerServiceMetrics(registry, availability, janitor, audit, tokenQuota)
+  const countUnmatched = countRequests(app, requests)
 
+  app.get('/metrics', async (request, reply) => {
+    if (!mayScrape(request, metricsToken)) {
+      return reply
+        .code(403)
+        .type('text/plain; charset=utf-8')
+        .send(metricsToken === undefined ? 'Only a loopback client may read /metrics while METRICS_TOKEN is unset.\n' : 'Forbidden.\n')
+    }
+    return reply.type(registry.contentType).send(`${await registry.metrics()}\n${requests.exposition()}`)
+  })
+  return countUnmatched
+}
+
+/**
+ * Counts and times every request of `app` into `requests`. Returns the hook that counts the
+ * not-found handler's answers, for the context that sets the handler: that handler has no route
+ * of its own to count them.
+ */
+function countRequests(app: FastifyInstance, requests: RequestMetrics): onSendHookHandler {
   // A request is counted when its answer is sent (onSend), timed from its first hook. Not in
   // onResponse: a hook there makes Fastify listen for every response's `finish` and `error`
   // events, about 4% of a cached token-info request's instructions (issue 25). Each route counts
@@ -83,17 +102,6 @@ export function registerMetrics(
     }
     route.onResponse = [...[route.onResponse ?? []].flat(), counted]
   })
-  app.get('/metrics', async (request, reply) => {
-    if (!mayScrape(request, metricsToken)) {
-      return reply
-        .code(403)
-        .type('text/plain; charset=utf-8')
-        .send(metricsToken === undefined ? 'Only a loopback client may read /metrics while METRICS_TOKEN is unset.\n' : 'Forbidden.\n')
-    }
-    return reply.type(registry.contentType).send(`${await registry.metrics()}\n${requests.exposition()}`)
-  })
-  // A request no route matched is answered by the not-found handler, which has no route of its
-  // own: the context that sets the handler counts its answers with this hook.
   return function countUnmatched(request, reply, payload, done) {
     if (request.is404) record(request, 'unmatched', reply.statusCode)
     done(null, payload)
