@@ -113,3 +113,33 @@ it('closes at once past a connection that sent nothing, and still answers a requ
   expect(answer).toMatch(/^HTTP\/1\.1 401 /)
   expect(answer.toLowerCase()).toContain('\r\nconnection: close\r\n')
 })
+
+/*
+ * A keep-alive connection whose answer is out and which sends nothing more is ended at the close,
+ * not held for HTTP_KEEP_ALIVE_TIMEOUT_MS (72 s by default): between two requests it carries no
+ * answer (src/http/connections.ts).
+ */
+it('closes at once past a keep-alive connection idle after its answer', async () => {
+  const closing = await buildTestApp({}, defaults.testDb)
+  await closing.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = closing.app.server.address() as AddressInfo
+  const idle = await new Promise<Socket>((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket))
+    socket.on('error', () => {})
+  })
+  idle.setEncoding('utf8')
+  let answer = ''
+  const answered = new Promise<void>((resolve) =>
+    idle.on('data', (data: string) => {
+      answer += data
+      if (answer.endsWith('{"status":"ok"}')) resolve()
+    }),
+  )
+  const idleClosed = new Promise<void>((resolve) => idle.on('close', () => resolve()))
+  idle.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+  await answered
+  expect(answer.toLowerCase()).toContain('\r\nconnection: keep-alive\r\n')
+
+  await closing.close()
+  await idleClosed
+})
