@@ -4,7 +4,7 @@ import { Eta } from 'eta'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { endConnectionsOnClose } from './http/connections.js'
 import { routerRefusalPage, setHtmlErrorHandler } from './http/error-pages.js'
-import { fastifyLoggerOptions, type LevelAware, requestIdOptions } from './http/logging.js'
+import { fastifyLoggerOptions, type LevelAware, requestIdOptions, requestLogBinder } from './http/logging.js'
 import { pageSecurityHeaders, registerPageSecurity } from './http/page-security.js'
 import { registerMetrics } from './http/metrics.js'
 import accountRoutes from './http/routes/account/index.js'
@@ -38,6 +38,8 @@ function fastifyTrustProxy(trust: TrustProxy): false | string[] | ((address: str
  */
 export async function buildApp(deps: Services): Promise<FastifyInstance> {
   const eta = new Eta({ views: VIEWS_DIR, cache: true, autoEscape: true })
+  const bindLog = requestLogBinder(deps.log as LevelAware)
+  const refusal = routerRefusalPage(eta, pageSecurityHeaders(deps.config), deps.config.serviceName)
   const app = Fastify({
     ...fastifyLoggerOptions(deps.log as LevelAware),
     ...requestIdOptions(deps.config.trustProxy),
@@ -51,12 +53,17 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
     keepAliveTimeout: deps.config.http.keepAliveTimeoutMs,
     // The router's refusals (a path that does not percent-decode, a parameter past its length limit)
     // are error pages like any unknown address, never Fastify's JSON error body.
-    frameworkErrors: routerRefusalPage(eta, pageSecurityHeaders(deps.config), deps.config.serviceName),
+    frameworkErrors(error, request, reply) {
+      bindLog(request, reply)
+      refusal(error, request, reply)
+    },
   })
   endConnectionsOnClose(app)
   app.decorateRequest('user', null)
-  // Every response, API or page: its request id, and no MIME sniffing of JSON bodies.
-  app.addHook('onRequest', function requestIdHeaders(request, reply, done) {
+  // Every request, API or page: its logger (src/http/logging.ts requestLogBinder); every
+  // response: its request id, and no MIME sniffing of JSON bodies.
+  app.addHook('onRequest', function requestIdentity(request, reply, done) {
+    bindLog(request, reply)
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
     done()
   })

@@ -10,7 +10,7 @@ import { type RouteHooks, outsidePages, routeTree } from '../helpers/route-tree.
  * sessions. Every hook Gatehouse adds has a name, so the lists below say which.
  */
 
-const ROOT = ['requestIdHeaders', 'startTiming']
+const ROOT = ['requestIdentity', 'startTiming']
 /** The pages' onRequest hooks: the root's, @fastify/view's (`reply.locals`, unnamed), the headers, the cookie plugin's, the origin check, the session. */
 const PAGES = [...ROOT, 'anonymous', 'pageHeaders', 'fastifyCookieHandler', 'refuseCrossOrigin', 'readSession']
 /** What an API route may run besides these: the OAuth API's Content-Length check, Fastify's HEAD handling, the streamed count. */
