@@ -124,8 +124,17 @@ it("above info writes a request's own lines with its id, no request lines and no
     mailer: new Mailbox(),
   })
   const quietApp = await buildApp(quiet)
+  // Outside the pages: request.log and reply.log are bound by the root's first hook, since
+  // Fastify makes no child here (src/http/logging.ts requestLogBinder).
+  quietApp.get('/log-probe', (request, reply) => {
+    request.log.warn('probe request line')
+    reply.log.error('probe reply line')
+    return 'ok'
+  })
   try {
     expect((await quietApp.inject('/healthz')).statusCode).toBe(200)
+    const probed = await quietApp.inject('/log-probe')
+    expect(probed.statusCode).toBe(200)
     const refused = await quietApp.inject({
       method: 'POST',
       url: '/login',
@@ -135,6 +144,8 @@ it("above info writes a request's own lines with its id, no request lines and no
     expect(refused.statusCode).toBe(403)
     const requestLines = written.map((l) => JSON.parse(l) as { reqId?: string; msg?: string; level?: number }).filter((l) => 'reqId' in l)
     expect(requestLines).toEqual([
+      expect.objectContaining({ level: 40, reqId: probed.headers['x-request-id'], msg: 'probe request line' }),
+      expect.objectContaining({ level: 50, reqId: probed.headers['x-request-id'], msg: 'probe reply line' }),
       expect.objectContaining({ level: 40, reqId: refused.headers['x-request-id'], msg: 'cross-origin request refused' }),
     ])
     expect(await responseListeners(quietApp)).toBe((await responseListeners(app)) - 2)
