@@ -221,6 +221,9 @@ describe('live tokens per (user, application) (MAX_TOKENS_PER_GRANT, default 10)
         tick()
         tokens.push(await newToken(s, client, two))
       }
+      // The first two tokens' enforcement (a real 50 ms timer) must be over before the refusal:
+      // a run still pending could otherwise see the third token, fail, and count a second failure.
+      await two.deps.tokenQuota.settled()
       await refuseRevocation.execute(t.db)
       try {
         tick()
