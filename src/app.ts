@@ -1,10 +1,10 @@
 import formbody from '@fastify/formbody'
 import view from '@fastify/view'
 import { Eta } from 'eta'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type onSendHookHandler } from 'fastify'
 import { endConnectionsOnClose } from './http/connections.js'
 import { routerRefusalPage, setHtmlErrorHandler } from './http/error-pages.js'
-import { fastifyLoggerOptions, type LevelAware, requestIdOptions, requestLogBinder } from './http/logging.js'
+import { type LevelAware, type RequestLogging, requestIdOptions, requestLogging } from './http/logging.js'
 import { pageSecurityHeaders, registerPageSecurity } from './http/page-security.js'
 import { registerMetrics } from './http/metrics.js'
 import accountRoutes from './http/routes/account/index.js'
@@ -38,30 +38,13 @@ function fastifyTrustProxy(trust: TrustProxy): false | string[] | ((address: str
  */
 export async function buildApp(deps: Services): Promise<FastifyInstance> {
   const eta = new Eta({ views: VIEWS_DIR, cache: true, autoEscape: true })
-  const bindLog = requestLogBinder(deps.log as LevelAware)
-  const refusal = routerRefusalPage(eta, pageSecurityHeaders(deps.config), deps.config.serviceName)
-  const app = Fastify({
-    ...fastifyLoggerOptions(deps.log as LevelAware),
-    ...requestIdOptions(deps.config.trustProxy),
-    trustProxy: fastifyTrustProxy(deps.config.trustProxy),
-    bodyLimit: 64 * 1024,
-    // Without these a slow client (slowloris) holds a connection as long as it likes: Fastify
-    // sets requestTimeout and connectionTimeout to 0, "none" (OWASP Denial of Service Cheat
-    // Sheet: a timeout on every connection). Values and reasons in README "Configuration".
-    requestTimeout: deps.config.http.requestTimeoutMs,
-    connectionTimeout: deps.config.http.connectionTimeoutMs,
-    keepAliveTimeout: deps.config.http.keepAliveTimeoutMs,
-    // The router's refusals (a path that does not percent-decode, a parameter past its length limit)
-    // are error pages like any unknown address, never Fastify's JSON error body.
-    frameworkErrors(error, request, reply) {
-      bindLog(request, reply)
-      refusal(error, request, reply)
-    },
-  })
+  const logging = requestLogging(deps.log as LevelAware)
+  const app = createFastify(deps, eta, logging)
   endConnectionsOnClose(app)
   app.decorateRequest('user', null)
-  // Every request, API or page: its logger (src/http/logging.ts requestLogBinder); every
+  // Every request, API or page: its logger (src/http/logging.ts requestLogging); every
   // response: its request id, and no MIME sniffing of JSON bodies.
+  const bindLog = logging.bind
   app.addHook('onRequest', function requestIdentity(request, reply, done) {
     bindLog(request, reply)
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
@@ -81,25 +64,49 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
   // Route modules join the context they are added to (src/http/routes/plugin-contexts.ts).
   await addRoutes(app, deps, healthRoutes, oauthApiRoutes, resourceRoutes)
   await staticRoutes(app, { viewsDir: VIEWS_DIR, webauthnBrowserScript: WEBAUTHN_BROWSER_SCRIPT })
-
-  // Browser-facing pages: session, CSRF, HTML errors.
-  await app.register(async (pages) => {
-    // Only pages render views. At the root, @fastify/view's onRequest hook (`reply.locals = {}`)
-    // and its reply properties ran on every API request too (docs/scaling.md "Plugin contexts").
-    await pages.register(view, {
-      engine: { eta },
-      root: VIEWS_DIR,
-      layout: 'layouts/base.eta',
-      defaultContext: { serviceName: deps.config.serviceName },
-    })
-    await registerPageSecurity(pages, deps)
-    registerSession(pages, deps)
-    registerTwoFactorPolicy(pages, deps)
-    setHtmlErrorHandler(pages, deps.database.availability, deps.config.serviceName)
-    // The not-found handler answers here (src/http/error-pages.ts), so /metrics counts it here.
-    pages.addHook('onSend', countUnmatched)
-    await addRoutes(pages, deps, accountRoutes, consoleRoutes, oauthPageRoutes, adminRoutes)
-  })
-
+  await app.register(async (pages) => registerPages(pages, deps, eta, countUnmatched))
   return app
+}
+
+/** The Fastify server and its options: logging, request ids, proxies, limits and timeouts. */
+function createFastify(deps: Services, eta: Eta, logging: RequestLogging): FastifyInstance {
+  const refusal = routerRefusalPage(eta, pageSecurityHeaders(deps.config), deps.config.serviceName)
+  return Fastify({
+    ...logging.fastifyOptions,
+    ...requestIdOptions(deps.config.trustProxy),
+    trustProxy: fastifyTrustProxy(deps.config.trustProxy),
+    bodyLimit: 64 * 1024,
+    // Without these a slow client (slowloris) holds a connection as long as it likes: Fastify
+    // sets requestTimeout and connectionTimeout to 0, "none" (OWASP Denial of Service Cheat
+    // Sheet: a timeout on every connection). Values and reasons in README "Configuration".
+    requestTimeout: deps.config.http.requestTimeoutMs,
+    connectionTimeout: deps.config.http.connectionTimeoutMs,
+    keepAliveTimeout: deps.config.http.keepAliveTimeoutMs,
+    // The router's refusals (a path that does not percent-decode, a parameter past its length limit)
+    // are error pages like any unknown address, never Fastify's JSON error body. They run no
+    // hooks, so they bind the request's logger themselves.
+    frameworkErrors(error, request, reply) {
+      logging.bind(request, reply)
+      refusal(error, request, reply)
+    },
+  })
+}
+
+/** Browser-facing pages, in a plugin context of their own: views, session, CSRF, HTML errors. */
+async function registerPages(pages: FastifyInstance, deps: Services, eta: Eta, countUnmatched: onSendHookHandler): Promise<void> {
+  // Only pages render views. At the root, @fastify/view's onRequest hook (`reply.locals = {}`)
+  // and its reply properties ran on every API request too (docs/scaling.md "Plugin contexts").
+  await pages.register(view, {
+    engine: { eta },
+    root: VIEWS_DIR,
+    layout: 'layouts/base.eta',
+    defaultContext: { serviceName: deps.config.serviceName },
+  })
+  await registerPageSecurity(pages, deps)
+  registerSession(pages, deps)
+  registerTwoFactorPolicy(pages, deps)
+  setHtmlErrorHandler(pages, deps.database.availability, deps.config.serviceName)
+  // The not-found handler answers here (src/http/error-pages.ts), so /metrics counts it here.
+  pages.addHook('onSend', countUnmatched)
+  await addRoutes(pages, deps, accountRoutes, consoleRoutes, oauthPageRoutes, adminRoutes)
 }

@@ -105,39 +105,38 @@ class LazyRequestLogger {
 /** The request id's name in a log line: Fastify's default (`requestIdLogLabel`), which the bound loggers use too. */
 const REQUEST_ID_LABEL = 'reqId'
 
-/**
- * Fastify's logger options. Fastify writes two lines per request at `info` ("incoming request",
- * "request completed"), and for the second it listens for every response's `finish` and `error`
- * events whether or not the level lets the line through: about 8% of a cached token-info
- * request's instructions (issue 25, README "Instructions per request"). Above `info` those lines
- * are never written, so Fastify gets no logger of its own and sets up no listeners. It gets no
- * child-logger factory either: Fastify checks the seven methods of every child a factory other
- * than its own makes, at every request (`validateLogger`, fourteen megamorphic property lookups
- * and two arrays; docs/scaling.md "The read paths' ceilings"). Each request's logger is bound by
- * `requestLogBinder` instead, so every line that a route, an error handler or Fastify writes
- * through `request.log` or `reply.log` is written as before. What goes is Fastify's own "request
- * errored" line for a response stream that failed after its handler had answered, which has no
- * level of its own to keep it.
- */
-export function fastifyLoggerOptions(log: LevelAware): Pick<FastifyServerOptions, 'loggerInstance' | 'childLoggerFactory'> {
-  return log.isLevelEnabled('info') ? { loggerInstance: log, childLoggerFactory: lazyChildLogger } : {}
+export interface RequestLogging {
+  fastifyOptions: Pick<FastifyServerOptions, 'loggerInstance' | 'childLoggerFactory'>
+  /** Sets a request's logger where Fastify has made none. */
+  bind(request: FastifyRequest, reply: FastifyReply): void
 }
 
-/** Sets a request's logger where Fastify has made none (`fastifyLoggerOptions`). */
-export type RequestLogBinder = (request: FastifyRequest, reply: FastifyReply) => void
-
 /**
- * What the first onRequest hook, and the router's refusals (which run no hooks), call on every
- * request: above `info`, binds the request's lazy child to `request.log` and `reply.log`, which
- * Fastify has set to its silent logger; at `info` and below, nothing, since Fastify has made the
- * child through `lazyChildLogger`.
+ * How each request gets its logger, decided once from the level: Fastify's logger options, and
+ * what the first onRequest hook and the router's refusals (which run no hooks) call on every
+ * request. Fastify writes two lines per request at `info` ("incoming request", "request
+ * completed"), and for the second it listens for every response's `finish` and `error` events
+ * whether or not the level lets the line through: about 8% of a cached token-info request's
+ * instructions (issue 25, README "Instructions per request"). At `info` and below Fastify holds
+ * the log and makes each request's lazy child through `lazyChildLogger`; `bind` does nothing.
+ * Above `info` those lines are never written, so Fastify gets no logger of its own and sets up no
+ * listeners. It gets no child-logger factory either: Fastify checks the seven methods of every
+ * child a factory other than its own makes, at every request (`validateLogger`, fourteen
+ * megamorphic property lookups and two arrays; docs/scaling.md "The read paths' ceilings").
+ * `bind` sets the lazy child on `request.log` and `reply.log` instead, where Fastify has put its
+ * silent logger, so every line that a route, an error handler or Fastify writes through them is
+ * written as before. What goes is Fastify's own "request errored" line for a response stream
+ * that failed after its handler had answered, which has no level of its own to keep it.
  */
-export function requestLogBinder(log: LevelAware): RequestLogBinder {
-  if (log.isLevelEnabled('info')) return () => {}
-  return (request, reply) => {
-    const child = new LazyRequestLogger(log, { [REQUEST_ID_LABEL]: request.id }, {}) as unknown as FastifyBaseLogger
-    request.log = child
-    reply.log = child
+export function requestLogging(log: LevelAware): RequestLogging {
+  if (log.isLevelEnabled('info')) return { fastifyOptions: { loggerInstance: log, childLoggerFactory: lazyChildLogger }, bind: () => {} }
+  return {
+    fastifyOptions: {},
+    bind(request, reply) {
+      const child = new LazyRequestLogger(log, { [REQUEST_ID_LABEL]: request.id }, {}) as unknown as FastifyBaseLogger
+      request.log = child
+      reply.log = child
+    },
   }
 }
 

@@ -125,7 +125,7 @@ it("above info writes a request's own lines with its id, no request lines and no
   })
   const quietApp = await buildApp(quiet)
   // Outside the pages: request.log and reply.log are bound by the root's first hook, since
-  // Fastify makes no child here (src/http/logging.ts requestLogBinder).
+  // Fastify makes no child here (src/http/logging.ts requestLogging).
   quietApp.get('/log-probe', (request, reply) => {
     request.log.warn('probe request line')
     reply.log.error('probe reply line')
