@@ -6,8 +6,26 @@ import type { LoggerOptions } from 'pino'
  * so that building the logger does not reach into the HTTP layer.
  */
 
-/** Parameters whose values never reach a log line, wherever they appear in a URL. */
-const SECRET_PARAMS = new Set(['client_secret', 'code', 'code_verifier', 'token', 'access_token', 'password', 'state', '_csrf'])
+/**
+ * Parameters whose values never reach a log line, wherever they appear in a URL. Besides the
+ * credentials: the OpenID Connect hints, which name a person (login_hint: an email address;
+ * id_token_hint: an ID Token with its claims; logout_hint, RP-Initiated Logout 1.0 2), and a
+ * pushed request's request_uri, a reference any browser could use while it lives (RFC 9126 7.1).
+ */
+const SECRET_PARAMS = new Set([
+  'client_secret',
+  'code',
+  'code_verifier',
+  'token',
+  'access_token',
+  'password',
+  'state',
+  '_csrf',
+  'id_token_hint',
+  'login_hint',
+  'logout_hint',
+  'request_uri',
+])
 
 /**
  * A query key as a parser may understand it: `+` is a space and %XX a byte (HTML's

@@ -59,11 +59,13 @@ export async function checkHint(
 
 /**
  * The log-in page for this request. When the request wants a recent log-in, the way back carries
- * the time Gatehouse asked (LOGIN_ASKED_PARAM), which the log-in that follows satisfies.
+ * the time Gatehouse asked (LOGIN_ASKED_PARAM), which the log-in that follows satisfies; unless
+ * `stamp` is false: a pushed request's time is kept on the server (src/oauth/authorize.ts).
  */
-export function logInFor(req: AuthorizationRequest, sent: Params, now: Date, overSession: boolean): LogInAnswer {
+export function logInFor(req: AuthorizationRequest, sent: Params, now: Date, overSession: boolean, stamp = true): LogInAnswer {
   const hint = req.logIn.hint
   if (!req.logIn.fresh && req.logIn.maxAgeSeconds === undefined) return { kind: 'login', hint }
+  if (!stamp) return { kind: 'login', returnTo: `/oauth/authorize?${new URLSearchParams(sent)}`, fresh: overSession, hint }
   const params = new URLSearchParams(sent)
   params.set(LOGIN_ASKED_PARAM, String(now.getTime()))
   return { kind: 'login', returnTo: `/oauth/authorize?${params}`, fresh: overSession, hint }

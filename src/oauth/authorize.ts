@@ -1,13 +1,11 @@
 import { CODE_FLOW_SETTINGS, type CodeFlowSettings } from '../repositories/authorization-codes.js'
 import { holdForConsent, issueUnderRememberedConsent, mayUseRememberedConsent } from './authorization.js'
 import { type AuthorizeOutcome, establishClient, validateAuthorizationRequest } from './authorize-request.js'
-import { LOGIN_ASKED_PARAM } from './login-demand.js'
 import { ConsentRequiredError, InteractionRequiredError, LoginRequiredError } from './errors.js'
 import { type Params, optional, readParams } from './params.js'
 import { checkHint, logInFor, sessionSuffices } from './authorize-session.js'
 import { findPushed, isPushedRequestUri } from './pushed-requests.js'
-import { consumePushedRequest, extendPushedRequest } from '../repositories/pushed-requests.js'
-import { LIFETIMES } from '../limits/policy.js'
+import { consumePushedRequest } from '../repositories/pushed-requests.js'
 import {
   type AuthorizeAnswer,
   type AuthorizeContext,
@@ -83,40 +81,54 @@ const INVALID_REQUEST_URI: AuthorizeAnswer = {
 /**
  * GET /oauth/authorize with client_id and a pushed request's request_uri (RFC 9126 4): the
  * pushed parameters only, for the client that pushed them; single use, so the request is
- * consumed by its first answer other than the log-in page (the log-in comes back here).
+ * consumed by its first answer other than the log-in page (the log-in comes back here). Its
+ * lifetime counts from the push and nothing extends it (RFC 9126 2.2: expires_in), so a browser
+ * coming back, logged in or not, cannot keep a request_uri alive.
  */
 async function answerPushedRequest(ctx: AuthorizeContext, query: Params, user: AuthorizeUser): Promise<AuthorizeAnswer> {
   const now = ctx.clock()
   const clientId = optional(query, 'client_id')
   const pushed = clientId === undefined ? undefined : await findPushed(ctx, query.request_uri!, now)
   if (!pushed || pushed.clientId !== clientId) return INVALID_REQUEST_URI
-  const params = { ...pushed.params }
-  const asked = query[LOGIN_ASKED_PARAM]
-  if (asked !== undefined) params[LOGIN_ASKED_PARAM] = asked
-  const outcome = await validateAuthorizationRequest(
-    readParams(params),
+  const validated = await validateAuthorizationRequest(
+    readParams(pushed.params),
     ctx.issuer,
     (id) => ctx.applications.load(id),
     'pushed',
     ctx.identity,
   )
+  // prompt=login and max_age (OpenID Connect Core 3.1.2.1) are satisfied by a log-in after the
+  // push, a time kept on the server: the query's LOGIN_ASKED_PARAM is the browser's word, and the
+  // pushed parameters are the client's only.
+  const askedAt = pushed.createdAt.getTime()
+  const outcome =
+    validated.kind === 'ok'
+      ? { ...validated, request: { ...validated.request, logIn: { ...validated.request.logIn, askedAt } } }
+      : validated
   const back = { client_id: clientId, request_uri: query.request_uri! }
-  const answer = await answerValidated(ctx, { outcome, params: back, claim: () => consumePushed(ctx, pushed.id, now) }, user, undefined)
-  // The minute is for the client to send the browser here (RFC 9126 2.2); a person logging in
-  // gets as long as a consent page stays open.
-  if (answer.kind === 'login') await extendPushedRequest(ctx.db, pushed.id, new Date(now.getTime() + LIFETIMES.consentRequestMs))
-  return answer
+  return answerValidated(
+    ctx,
+    { outcome, params: back, claim: () => consumePushed(ctx, pushed.id, now), askedAtKept: true },
+    user,
+    undefined,
+  )
 }
 
 /**
  * `params`: the authorize request the log-in page comes back to. `claim`: for a pushed request,
  * consumes it before any answer but the log-in page; false when it was used meanwhile.
+ * `askedAtKept`: the request's `logIn.askedAt` is the server's, so the way back to it carries none.
  * `tried`: the settings the remembered-consent statement already ran against and found no
  * grant under, so it is not run again for the same settings.
  */
 async function answerValidated(
   ctx: AuthorizeContext,
-  { outcome, params, claim }: { outcome: AuthorizeOutcome; params: Params; claim?: () => Promise<boolean> },
+  {
+    outcome,
+    params,
+    claim,
+    askedAtKept = false,
+  }: { outcome: AuthorizeOutcome; params: Params; claim?: () => Promise<boolean>; askedAtKept?: boolean },
   user: AuthorizeUser,
   tried: CodeFlowSettings | undefined,
 ): Promise<AuthorizeAnswer> {
@@ -129,7 +141,7 @@ async function answerValidated(
     return (await claimed()) ? deliverError(ctx, refusedFor(ctx, outcome.request, hint.error), user) : INVALID_REQUEST_URI
   const req = hint.request
   const needsLogIn = !user || !sessionSuffices(req, user, now)
-  if (needsLogIn && req.prompt !== 'none') return logInFor(req, params, now, user !== null)
+  if (needsLogIn && req.prompt !== 'none') return logInFor(req, params, now, user !== null, !askedAtKept)
   if (!(await claimed())) return INVALID_REQUEST_URI
   if (!user || needsLogIn || hint.kind === 'other-user') {
     // prompt=none forbids showing the log-in page (OpenID Connect Core 3.1.2.6); a log-in that

@@ -9,6 +9,7 @@ import type { ServerTokenCache } from './token-validity.js'
 import { type UserInfoAnswer, answerUserInfo } from './userinfo.js'
 import type { ApplicationCache } from './application-cache.js'
 import { LOGOUT_PATH, type LogoutRequest, hintMatchesSession, validateLogoutRequest } from './logout.js'
+import { hasGrant } from '../repositories/grants.js'
 
 /*
  * Gatehouse as an OpenID Provider (issue 24, README "Sign in with Gatehouse (OpenID Connect)"):
@@ -29,8 +30,9 @@ export interface IdentityUseCases {
   discovery(): Readonly<Record<string, unknown>> | undefined
   /**
    * GET and POST /oauth/logout (OpenID Connect RP-Initiated Logout 1.0 2): whether the request
-   * is sound, and whether it names `session`, so that it ends without asking (`atOnce`). The
-   * session is ended by accounts.logOut, the one log-out.
+   * is sound, whether it names `session`, so that it ends without asking (`atOnce`), and whether
+   * its post-logout redirect is trusted for `session` (`request.trusted`). The session is ended
+   * by accounts.logOut, the one log-out.
    */
   logoutRequest(input: unknown, session: { id: string; sid?: string } | null): Promise<LogoutAnswer>
   /** `gatehouse keys list`. */
@@ -70,7 +72,13 @@ export function identityUseCases(deps: IdentityDeps): IdentityUseCases {
     userInfo: async (token) => (keys ? answerUserInfo(deps, token) : { kind: 'invalid' }),
     discovery: () => discovery,
     async logoutRequest(input, session) {
-      const outcome = await validateLogoutRequest({ keys, issuer: deps.issuer, load: (id) => deps.applications.load(id) }, input)
+      const ctx = {
+        keys,
+        issuer: deps.issuer,
+        load: (id: string) => deps.applications.load(id),
+        hasGrant: (userId: string, applicationId: string) => hasGrant(deps.db, userId, applicationId),
+      }
+      const outcome = await validateLogoutRequest(ctx, input, session)
       if (outcome.kind === 'refused') return outcome
       return { kind: 'ok', request: outcome.request, atOnce: session !== null && hintMatchesSession(outcome.request.hint, session) }
     },

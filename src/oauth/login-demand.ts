@@ -25,7 +25,9 @@ export interface LogInDemand {
  * Gatehouse's own authorize parameter: when it sent the browser to log in for this request
  * (milliseconds since the epoch). Only ever makes a request easier to satisfy by a log-in that
  * happened after it; anyone able to forge it could as well drop prompt and max_age, which is why
- * a relying party checks auth_time (OpenID Connect Core 3.1.2.1, max_age).
+ * a relying party checks auth_time (OpenID Connect Core 3.1.2.1, max_age). Read for plain
+ * requests only: a pushed request's parameters are the client's, so its time is the push's,
+ * kept on the server (src/oauth/authorize.ts answerPushedRequest).
  */
 export const LOGIN_ASKED_PARAM = 'gatehouse_login_asked'
 

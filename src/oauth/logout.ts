@@ -15,6 +15,12 @@ import type { SigningKeys } from './signing-keys.js'
  * application identified by client_id or by the hint's aud registered (section 3: "MUST have
  * been previously registered"); anything else is an error page and nothing is ended, so this
  * endpoint never redirects anywhere nobody registered (RFC 9700 4.11).
+ *
+ * Registered is not trusted: anyone may register an application and its post-logout URI, so the
+ * browser is sent there on its own only when someone vouches for it (section 3: the OP may ask
+ * the End-User; docs/decisions/005-trusted-redirects.md): an operator verified the application,
+ * or the hint was issued to it for the browser's own user, who holds a grant for it. Otherwise
+ * the "signed out" page names the destination host, with a link the person may follow.
  */
 
 /** The end_session_endpoint's path (discovery's end_session_endpoint). */
@@ -25,6 +31,8 @@ export interface LogoutContext {
   issuer: string
   /** The application by client_id, fresh from the database. */
   load: (clientId: string) => Promise<AuthorizeApplication | undefined>
+  /** Whether the user once granted the application access (src/repositories/grants.ts hasGrant). */
+  hasGrant: (userId: string, applicationId: string) => Promise<boolean>
 }
 
 /** A sound log-out request. */
@@ -35,6 +43,8 @@ export interface LogoutRequest {
   hint: IdTokenHint | undefined
   /** The validated post_logout_redirect_uri with `state` appended; undefined: the "signed out" page. */
   redirectTo: string | undefined
+  /** Whether the browser is sent to `redirectTo` on its own; otherwise the page links to it. */
+  trusted: boolean
   /** The request's own parameters, for the confirmation form to send again. */
   carried: Params
 }
@@ -49,8 +59,14 @@ export const LOGOUT_STATE_MAX_LENGTH = 2048
 
 const refused = (message: string): LogoutOutcome => ({ kind: 'refused', message })
 
-/** Validates a log-out request's parameters (the query of a GET, the form of a POST). */
-export async function validateLogoutRequest(ctx: LogoutContext, input: unknown): Promise<LogoutOutcome> {
+/** The browser's user, as the log-out sees them: its id, and the session's `sid` when known. */
+export type LogoutSession = { id: string; sid?: string } | null
+
+/**
+ * Validates a log-out request's parameters (the query of a GET, the form of a POST) for the
+ * browser's `session`, read before anything is ended.
+ */
+export async function validateLogoutRequest(ctx: LogoutContext, input: unknown, session: LogoutSession): Promise<LogoutOutcome> {
   const reading = readParams(input)
   if (reading.notAnObject) return refused('The sign-out request could not be read.')
   for (const { name, problem } of reading.problems) {
@@ -78,7 +94,7 @@ export async function validateLogoutRequest(ctx: LogoutContext, input: unknown):
   const application = clientId !== undefined && isClientIdWithinBound(clientId) ? await ctx.load(clientId) : undefined
   if (carried.client_id !== undefined && !application) return refused('No application is registered with this client_id.')
   const target = carried.post_logout_redirect_uri
-  if (target === undefined) return ok(application, hint, undefined, carried)
+  if (target === undefined) return ok(application, hint, undefined, false, carried)
   if (!application) {
     return refused('The post_logout_redirect_uri can be followed only with the client_id or id_token_hint of its application.')
   }
@@ -86,17 +102,37 @@ export async function validateLogoutRequest(ctx: LogoutContext, input: unknown):
   if (!application.post_logout_redirect_uris.includes(target)) {
     return refused('The post_logout_redirect_uri is not one the application registered, so you have not been sent there.')
   }
-  return ok(application, hint, state === undefined ? target : buildRedirect(target, { state }, 'query'), carried)
+  const redirectTo = state === undefined ? target : buildRedirect(target, { state }, 'query')
+  return ok(application, hint, redirectTo, await vouchedFor(ctx, application, hint, session), carried)
+}
+
+/**
+ * Whether someone vouches for sending the browser to the application's post-logout URI
+ * unasked (docs/decisions/005-trusted-redirects.md): an operator verified the application, or
+ * the hint is an ID Token issued to it for the browser's own user (expired or not, as section 2
+ * allows), who granted it access. A hint alone proves nothing: anyone can sign in to their own
+ * application and send its ID Token along.
+ */
+async function vouchedFor(
+  ctx: LogoutContext,
+  application: AuthorizeApplication,
+  hint: IdTokenHint | undefined,
+  session: LogoutSession,
+): Promise<boolean> {
+  if (application.verified_at !== null) return true
+  if (!session || !hint || hint.sub !== session.id || !hint.aud.includes(application.client_id)) return false
+  return ctx.hasGrant(session.id, application.id)
 }
 
 function ok(
   application: AuthorizeApplication | undefined,
   hint: IdTokenHint | undefined,
   redirectTo: string | undefined,
+  trusted: boolean,
   carried: Params,
 ): LogoutOutcome {
   const named = application && { clientId: application.client_id, name: application.name }
-  return { kind: 'ok', request: { application: named, hint, redirectTo, carried } }
+  return { kind: 'ok', request: { application: named, hint, redirectTo, trusted, carried } }
 }
 
 /**

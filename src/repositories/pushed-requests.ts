@@ -43,6 +43,8 @@ export interface PushedRequest {
   id: string
   clientId: string
   params: Record<string, string>
+  /** When it was pushed. */
+  createdAt: Date
 }
 
 /** The live pushed request with this digest, with its application's client_id. */
@@ -50,11 +52,16 @@ export async function findPushedRequest(db: Db, requestUriHash: string, now: Dat
   const row = await db
     .selectFrom('pushed_authorization_requests')
     .innerJoin('applications', 'applications.id', 'pushed_authorization_requests.application_id')
-    .select(['pushed_authorization_requests.id', 'pushed_authorization_requests.params', 'applications.client_id'])
+    .select([
+      'pushed_authorization_requests.id',
+      'pushed_authorization_requests.params',
+      'pushed_authorization_requests.created_at',
+      'applications.client_id',
+    ])
     .where('pushed_authorization_requests.request_uri_hash', '=', requestUriHash)
     .where('pushed_authorization_requests.expires_at', '>', now)
     .executeTakeFirst()
-  return row && { id: row.id, clientId: row.client_id, params: JSON.parse(row.params) as Record<string, string> }
+  return row && { id: row.id, clientId: row.client_id, params: JSON.parse(row.params) as Record<string, string>, createdAt: row.created_at }
 }
 
 /** Deletes the live pushed request; false when it was used already or expired (single use, RFC 9126 4). */
@@ -66,14 +73,4 @@ export async function consumePushedRequest(db: Db, id: string, now: Date): Promi
     .returning('id')
     .executeTakeFirst()
   return row !== undefined
-}
-
-/** Moves a live pushed request's expiry (never earlier than it was): the browser arrived and went to log in. */
-export async function extendPushedRequest(db: Db, id: string, expiresAt: Date): Promise<void> {
-  await db
-    .updateTable('pushed_authorization_requests')
-    .set({ expires_at: expiresAt })
-    .where('id', '=', id)
-    .where('expires_at', '<', expiresAt)
-    .execute()
 }

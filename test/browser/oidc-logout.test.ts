@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { closeBrowserTest, expectAccessible, logInThroughPage, startBrowserTest } from '../helpers/browser.js'
 import type { TestContext } from '../helpers/app.js'
-import { type TestClient, buildOAuthTestApp, createClient } from '../integration/oauth/helpers.js'
+import { type TestClient, buildOAuthTestApp, createClient, grantAccess } from '../integration/oauth/helpers.js'
 
 /*
  * The end_session_endpoint's pages in Chromium (OpenID Connect RP-Initiated Logout 1.0, issue 24),
@@ -28,6 +28,8 @@ beforeAll(async () => {
     .where('id', '=', client.id)
     .execute()
   userId = (await t.db.selectFrom('users').select('id').where('email', '=', EMAIL).executeTakeFirstOrThrow()).id
+  // The user signed in to the relying party once: its hint for them is trusted (docs/decisions/005-trusted-redirects.md).
+  await grantAccess(t.db, EMAIL, client.id, ['openid', 'read'])
 })
 afterAll(() => closeBrowserTest({ browser, t }))
 
@@ -83,6 +85,26 @@ it('without a post_logout_redirect_uri, says "You are signed out" on an axe-clea
   await page.waitForURL(/\/oauth\/logout\/confirm$/)
   expect(await page.locator('h1').textContent()).toBe('You are signed out')
   await expectAccessible(page, 'the signed-out page')
+  await expectLoggedOut(page)
+})
+
+it('after signing out for an application nobody vouches for, links to its URI on an axe-clean page instead of going there', async () => {
+  const stranger = await createClient(t.db, { name: 'Stranger App', redirectUris: ['https://client.example/cb'] })
+  await t.db
+    .updateTable('applications')
+    .set({ post_logout_redirect_uris: [SIGNED_OUT] })
+    .where('id', '=', stranger.id)
+    .execute()
+  const { page, arrived } = await loggedInPage()
+  const query = new URLSearchParams({ client_id: stranger.clientId, post_logout_redirect_uri: SIGNED_OUT, state: 'u1' })
+  await page.goto(`${baseUrl}/oauth/logout?${query}`)
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  await page.waitForURL(/\/oauth\/logout\/confirm$/)
+  expect(await page.locator('h1').textContent()).toBe('You are signed out')
+  await expectAccessible(page, 'the signed-out page with a link back')
+  await page.getByRole('link', { name: 'Return to client.example' }).click()
+  expect(await arrived).toBe(`${SIGNED_OUT}?state=u1`)
+  await page.waitForURL(`${SIGNED_OUT}?state=u1`)
   await expectLoggedOut(page)
 })
 

@@ -72,6 +72,11 @@ export const API_ROUTES: ReadonlyMap<string, RouteAnswer> = new Map<string, Rout
   ['HEAD /.well-known/jwks.json', 'json'],
   ['GET /.well-known/oauth-authorization-server', 'json'],
   ['HEAD /.well-known/oauth-authorization-server', 'json'],
+  // CORS preflights (src/http/cors.ts): 204 without a body.
+  ['OPTIONS /oauth/userinfo', 'other'],
+  ['OPTIONS /.well-known/openid-configuration', 'other'],
+  ['OPTIONS /.well-known/jwks.json', 'other'],
+  ['OPTIONS /.well-known/oauth-authorization-server', 'other'],
   ['GET /healthz', 'json'],
   ['HEAD /healthz', 'json'],
   ['GET /readyz', 'json'],

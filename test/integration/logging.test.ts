@@ -77,6 +77,24 @@ it('never logs a secret sent under an encoded or differently cased name', async 
   for (const secret of ['gcs_encoded', 'gcs_cased', 'gac_semicolon']) expect(all).not.toContain(secret)
 })
 
+it('never logs the OpenID Connect hints or a pushed request_uri, at the authorization endpoint or at sign-out', async () => {
+  lines = []
+  const hints = {
+    login_hint: 'hinted.person@example.com',
+    id_token_hint: 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJoaW50ZWQtc3ViIn0.c2lnbmVk',
+    logout_hint: 'logout-hint-value',
+    request_uri: 'urn:ietf:params:oauth:request_uri:pushed-reference-value',
+  }
+  await app.inject(`/oauth/authorize?${new URLSearchParams({ client_id: 'x', response_type: 'code', ...hints })}`)
+  await app.inject(`/oauth/logout?${new URLSearchParams({ id_token_hint: hints.id_token_hint, logout_hint: hints.logout_hint })}`)
+  const all = lines.join('')
+  expect(all).toContain('/oauth/authorize?client_id=x')
+  expect(all).toContain('/oauth/logout?')
+  for (const value of ['hinted.person', 'eyJhbGciOiJSUzI1NiJ9', 'logout-hint-value', 'pushed-reference-value']) {
+    expect(all).not.toContain(value)
+  }
+})
+
 it("generates the request id itself and ignores a client's X-Request-Id without TRUST_PROXY", async () => {
   lines = []
   const res = await app.inject({ url: '/healthz', headers: { 'x-request-id': 'chosen-by-client' } })

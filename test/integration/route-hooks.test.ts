@@ -13,8 +13,11 @@ import { type RouteHooks, outsidePages, routeTree } from '../helpers/route-tree.
 const ROOT = ['requestIdentity', 'startTiming']
 /** The pages' onRequest hooks: the root's, @fastify/view's (`reply.locals`, unnamed), the headers, the cookie plugin's, the origin check, the session. */
 const PAGES = [...ROOT, 'anonymous', 'pageHeaders', 'fastifyCookieHandler', 'refuseCrossOrigin', 'readSession']
-/** What an API route may run besides these: the OAuth API's Content-Length check, Fastify's HEAD handling, the streamed count. */
-const API_HOOKS = new Set([...ROOT, 'requireContentLength', 'countAnswer', 'headRouteOnSendHandler', 'countStreamed'])
+/**
+ * What an API route may run besides these: the OAuth API's Content-Length check, CORS for the
+ * endpoints any origin may call (src/http/cors.ts), Fastify's HEAD handling, the streamed count.
+ */
+const API_HOOKS = new Set([...ROOT, 'requireContentLength', 'allowAnyOrigin', 'countAnswer', 'headRouteOnSendHandler', 'countStreamed'])
 
 let t: TestContext
 let routes: Map<string, RouteHooks>
@@ -30,7 +33,8 @@ describe('the hot paths run these hooks and no others', () => {
   it.each([
     ['GET /oauth/token/info', { onRequest: ROOT, onSend: ['countAnswer'] }],
     ['POST /oauth/introspect', { onRequest: ROOT, onSend: ['countAnswer'] }],
-    ['GET /oauth/userinfo', { onRequest: ROOT, onSend: ['countAnswer'] }],
+    ['GET /oauth/userinfo', { onRequest: [...ROOT, 'allowAnyOrigin'], onSend: ['countAnswer'] }],
+    ['OPTIONS /oauth/userinfo', { onRequest: ROOT, onSend: ['countAnswer'] }],
     ['POST /oauth/token', { onRequest: [...ROOT, 'requireContentLength'], onSend: ['countAnswer'] }],
     ['POST /oauth/revoke', { onRequest: [...ROOT, 'requireContentLength'], onSend: ['countAnswer'] }],
     ['GET /oauth/authorize', { onRequest: PAGES, onSend: ['fastifyCookieOnSendHandler', 'countUnmatched', 'countAnswer'] }],

@@ -191,6 +191,23 @@ it(
   TIMEOUT,
 )
 
+it(
+  'CORS preflights of discovery, the JWKS and UserInfo (src/http/cors.ts)',
+  async () => {
+    const path = fc
+      .constantFrom(
+        '/.well-known/oauth-authorization-server',
+        '/.well-known/openid-configuration',
+        '/.well-known/jwks.json',
+        '/oauth/userinfo',
+      )
+      .chain(pathOf)
+    await h.fuzz('preflight', requests(h.world, { methods: ['OPTIONS'], path, query: { x: text() } }), 150)
+    expect(h.outcomes('OPTIONS preflight')).toEqual(expect.arrayContaining(['204']))
+  },
+  TIMEOUT,
+)
+
 // Last in the file: every route of this suite (harness.ts suiteOf) has been reached by the fuzz above.
 it('reached every route that falls to this suite', () => {
   expect(h.unreached('oauth-api')).toEqual([])

@@ -192,8 +192,21 @@ it(
       logout_hint: text(20),
     }
     const path = fc.constantFrom('/oauth/logout', '/oauth/logout/confirm').chain(pathOf)
-    // A relying party's sign-out with no session left to end: straight back to its registered URI.
-    const back = browserRequest(
+    // The user once granted the application access, so its hint for them, in their browser, is
+    // trusted (docs/decisions/005-trusted-redirects.md): straight back to its registered URI.
+    const granted = t.clock()
+    await t.db
+      .insertInto('grants')
+      .values({ user_id: user.id, application_id: app.id, scopes: ['read'], created_at: granted, updated_at: granted })
+      .onConflict((oc) => oc.constraint('grants_user_application_key').doNothing())
+      .execute()
+    const back = browserRequest(h.world, 'POST', '/oauth/logout', {
+      id_token_hint: hints[0]!,
+      post_logout_redirect_uri: signedOut,
+      state: 's',
+    })
+    // With no session, the same hint proves nothing of the browser: the signed-out page links back instead.
+    const linked = browserRequest(
       h.world,
       'GET',
       '/oauth/logout',
@@ -202,6 +215,7 @@ it(
     )
     await h.fuzz('/oauth/logout', requests(h.world, { methods: ['GET', 'POST'], path, query: params, body: params, form: true }), 300, [
       back,
+      linked,
     ])
     const outcomes = [...h.outcomes('GET /oauth/logout'), ...h.outcomes('POST /oauth/logout')]
     // Refusals, confirmation pages, "signed out" pages, and returns to the registered URI only.

@@ -3,7 +3,7 @@ import * as client from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
-import { type TestClient, authorizeUrl, consentFields, createClient, hiddenFields } from '../oauth/helpers.js'
+import { type TestClient, authorizeUrl, consentFields, createClient, hiddenFields, returnLink } from '../oauth/helpers.js'
 import { listenOnLoopback } from '../../helpers/loopback.js'
 
 /*
@@ -177,15 +177,20 @@ describe('the end_session_endpoint', () => {
     expect(await loggedIn(browser)).toBe(false)
   })
 
-  it('asks first without any hint', async () => {
+  it('asks first without any hint, and then only links to the post-logout URI', async () => {
     const browser = await new BrowserSession(t.app).signUpAndLogIn('logout-no-hint@example.com')
     const page = await browser.get(
-      `/oauth/logout?${new URLSearchParams({ client_id: app.clientId, post_logout_redirect_uri: SIGNED_OUT })}`,
+      `/oauth/logout?${new URLSearchParams({ client_id: app.clientId, post_logout_redirect_uri: SIGNED_OUT, state: 'n' })}`,
     )
     expect(page.statusCode).toBe(200)
     expect(page.body).toContain('Sign out of Gatehouse?')
+    expect(page.body).toContain('Afterwards you can choose to return to <strong class="mono">127.0.0.1:53682</strong>')
+    // No redirect follows the confirmation, so form-action need not allow the relying party.
+    expect(String(page.headers['content-security-policy'])).not.toContain('127.0.0.1:53682')
     const confirmed = await browser.post('/oauth/logout/confirm', confirmationFields(page.body))
-    expect(confirmed.headers.location).toBe(SIGNED_OUT)
+    expect(confirmed.statusCode).toBe(200)
+    expect(confirmed.headers.location).toBeUndefined()
+    expect(returnLink(confirmed.body)).toEqual({ href: `${SIGNED_OUT}?state=n`, text: 'Return to 127.0.0.1:53682' })
     expect(await loggedIn(browser)).toBe(false)
   })
 
@@ -232,13 +237,94 @@ describe('the end_session_endpoint', () => {
     expect(await loggedIn(browser)).toBe(true)
   })
 
-  it('signs nobody out but still returns to a registered URI when no one is logged in', async () => {
+  it('with no one logged in, links to the registered URI of an unverified application, and returns to a verified one', async () => {
     const { idToken } = await signedInUser('logout-nobody@example.com')
-    const res = await new BrowserSession(t.app).get(
-      pathOf(client.buildEndSessionUrl(await relyingParty(), { id_token_hint: idToken, post_logout_redirect_uri: SIGNED_OUT, state: 's' })),
+    const url = pathOf(
+      client.buildEndSessionUrl(await relyingParty(), { id_token_hint: idToken, post_logout_redirect_uri: SIGNED_OUT, state: 's' }),
     )
-    expect(res.statusCode).toBe(303)
-    expect(res.headers.location).toBe(`${SIGNED_OUT}?state=s`)
+    // The hint is genuine, but no session shows whose browser this is: anyone can send their own.
+    const page = await new BrowserSession(t.app).get(url)
+    expect(page.statusCode).toBe(200)
+    expect(page.headers.location).toBeUndefined()
+    expect(page.body).toContain('<h1>You are signed out</h1>')
+    expect(returnLink(page.body)).toEqual({ href: `${SIGNED_OUT}?state=s`, text: 'Return to 127.0.0.1:53682' })
+
+    await t.db.updateTable('applications').set({ verified_at: t.clock() }).where('id', '=', app.id).execute()
+    try {
+      const res = await new BrowserSession(t.app).get(url)
+      expect(res.statusCode).toBe(303)
+      expect(res.headers.location).toBe(`${SIGNED_OUT}?state=s`)
+    } finally {
+      await t.db.updateTable('applications').set({ verified_at: null }).where('id', '=', app.id).execute()
+    }
+  })
+})
+
+describe('the end_session_endpoint is no open redirector (RP-Initiated Logout 1.0 3, docs/decisions/005-trusted-redirects.md)', () => {
+  const PHISH = 'https://phish.example/landing'
+
+  /** A throwaway application anyone could register, with its own post-logout URI and the code flow. */
+  async function throwaway(): Promise<TestClient> {
+    const made = await createClient(t.db, { redirectUris: [REDIRECT], scopes: IDENTITY, name: 'Throwaway' })
+    await t.db
+      .updateTable('applications')
+      .set({ post_logout_redirect_uris: [PHISH] })
+      .where('id', '=', made.id)
+      .execute()
+    return made
+  }
+
+  it('sends nobody to an unverified application’s URI on client_id alone: the page names the host', async () => {
+    const evil = await throwaway()
+    const query = new URLSearchParams({ client_id: evil.clientId, post_logout_redirect_uri: PHISH, state: 'x' })
+    const anonymous = await new BrowserSession(t.app).get(`/oauth/logout?${query}`)
+    expect(anonymous.statusCode).toBe(200)
+    expect(anonymous.headers.location).toBeUndefined()
+    expect(returnLink(anonymous.body)).toEqual({ href: `${PHISH}?state=x`, text: 'Return to phish.example' })
+
+    const browser = await new BrowserSession(t.app).signUpAndLogIn('throwaway-victim@example.com')
+    const page = await browser.get(`/oauth/logout?${query}`)
+    expect(page.body).toContain('Sign out of Gatehouse?')
+    const confirmed = await browser.post('/oauth/logout/confirm', confirmationFields(page.body))
+    expect(confirmed.statusCode).toBe(200)
+    expect(confirmed.headers.location).toBeUndefined()
+    expect(returnLink(confirmed.body)?.href).toBe(`${PHISH}?state=x`)
+  })
+
+  it('does not trust the attacker’s own hint, expired or not, for another person’s browser or none', async () => {
+    const evil = await throwaway()
+    // The attacker signs in to their own application and keeps its ID Token.
+    const attacker = await new BrowserSession(t.app).signUpAndLogIn('throwaway-attacker@example.com')
+    const hint = await signIn(attacker, await relyingParty(evil))
+    t.clock.advance(2 * 3600_000)
+    const url = `/oauth/logout?${new URLSearchParams({ id_token_hint: hint, post_logout_redirect_uri: PHISH })}`
+
+    const anonymous = await new BrowserSession(t.app).get(url)
+    expect(anonymous.statusCode).toBe(200)
+    expect(anonymous.headers.location).toBeUndefined()
+    expect(returnLink(anonymous.body)?.href).toBe(PHISH)
+
+    const victim = await new BrowserSession(t.app).signUpAndLogIn('hinted-victim@example.com')
+    const page = await victim.get(url)
+    expect(page.statusCode).toBe(200)
+    expect(page.body).toContain('Sign out of Gatehouse?')
+    expect(await loggedIn(victim)).toBe(true)
+    const confirmed = await victim.post('/oauth/logout/confirm', confirmationFields(page.body))
+    expect(confirmed.statusCode).toBe(200)
+    expect(confirmed.headers.location).toBeUndefined()
+    expect(returnLink(confirmed.body)?.href).toBe(PHISH)
+  })
+
+  it('does not trust a hint of the browser’s own user for an application they never granted access', async () => {
+    const evil = await throwaway()
+    const { browser, userId } = await signedInUser('hint-no-grant@example.com')
+    const hint = await signIn(browser, await relyingParty(evil))
+    await t.db.deleteFrom('grants').where('user_id', '=', userId).where('application_id', '=', evil.id).execute()
+    const res = await browser.get(`/oauth/logout?${new URLSearchParams({ id_token_hint: hint, post_logout_redirect_uri: PHISH })}`)
+    expect(res.statusCode).toBe(200)
+    expect(res.headers.location).toBeUndefined()
+    expect(returnLink(res.body)?.href).toBe(PHISH)
+    expect(await loggedIn(browser)).toBe(false)
   })
 })
 

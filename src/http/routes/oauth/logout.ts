@@ -23,11 +23,14 @@ function refuse(request: FastifyRequest, reply: FastifyReply, message: string) {
 
 /**
  * After the log-out (or with no session to end): 303 to the validated post_logout_redirect_uri
- * with its state, or the "You are signed out" page.
+ * with its state when it is trusted, or the "You are signed out" page, which links to an
+ * untrusted one by its host (docs/decisions/005-trusted-redirects.md).
  */
 function finish(request: FastifyRequest, reply: FastifyReply, logout: LogoutRequest) {
-  if (logout.redirectTo !== undefined) return reply.redirect(logout.redirectTo, 303)
-  return render(request, reply, 'oauth/signed-out.eta', { title: 'You are signed out', appName: logout.application?.name })
+  if (logout.redirectTo !== undefined && logout.trusted) return reply.redirect(logout.redirectTo, 303)
+  const returnTo =
+    logout.redirectTo === undefined ? undefined : { href: logout.redirectTo, host: describeRedirectTarget(logout.redirectTo).host }
+  return render(request, reply, 'oauth/signed-out.eta', { title: 'You are signed out', appName: logout.application?.name, returnTo })
 }
 
 /** Ends the browser's session through the one log-out, then forgets its cookie and form tokens. */
@@ -46,12 +49,13 @@ async function answerLogout(request: FastifyRequest, reply: FastifyReply, deps: 
     await endSession(request, reply, deps, logout)
     return finish(request, reply, logout)
   }
-  // The confirmation's POST ends in a redirect to the relying party, which form-action must allow.
-  if (logout.redirectTo !== undefined) allowFormRedirectTo(reply, logout.redirectTo)
+  // The confirmation's POST ends in a redirect to a trusted relying party, which form-action must allow.
+  if (logout.redirectTo !== undefined && logout.trusted) allowFormRedirectTo(reply, logout.redirectTo)
   return render(request, reply, 'oauth/logout-confirm.eta', {
     title: `Sign out of ${deps.config.serviceName}?`,
     appName: logout.application?.name,
     host: logout.redirectTo === undefined ? undefined : describeRedirectTarget(logout.redirectTo).host,
+    trusted: logout.trusted,
     action: CONFIRM_PATH,
     fields: Object.entries(logout.carried).map(([name, value]) => ({ name, value })),
   })

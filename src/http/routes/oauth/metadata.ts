@@ -1,10 +1,15 @@
 import type { FastifyInstance } from 'fastify'
 import { JWKS_MAX_AGE_SECONDS, type Services } from '../../../services.js'
+import { openToAnyOrigin } from '../../cors.js'
+
+/** Public and read-only documents: any origin may read them, with GET (src/http/cors.ts). */
+const READ_ONLY = { methods: ['GET', 'HEAD'] } as const
 
 /** GET /.well-known/oauth-authorization-server (RFC 8414 3) and OpenID Connect's discovery and JWKS. */
 export default async function metadataRoutes(app: FastifyInstance, { oauth, identity }: Services): Promise<void> {
   const metadata = oauth.metadata()
-  app.get('/.well-known/oauth-authorization-server', async (_request, reply) =>
+  const authorizationServer = '/.well-known/oauth-authorization-server'
+  app.get(authorizationServer, { onRequest: openToAnyOrigin(app, authorizationServer, READ_ONLY) }, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=3600').send(metadata),
   )
 
@@ -12,19 +17,20 @@ export default async function metadataRoutes(app: FastifyInstance, { oauth, iden
   // OpenID Provider (no SECRET_KEY with PostgreSQL). Public and read-only: any origin may read it.
   const discovery = identity.discovery()
   if (discovery === undefined) return
-  app.get('/.well-known/openid-configuration', async (_request, reply) =>
-    reply.header('cache-control', 'public, max-age=3600').header('access-control-allow-origin', '*').send(discovery),
+  const openIdConfiguration = '/.well-known/openid-configuration'
+  app.get(openIdConfiguration, { onRequest: openToAnyOrigin(app, openIdConfiguration, READ_ONLY) }, async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=3600').send(discovery),
   )
 
   // The ID Tokens' keys (RFC 7517 5, OpenID Connect Core 10.1): public and read-only, so any
   // origin may read them (browser applications verify ID Tokens too). max-age bounds how long a
   // relying party may miss a rotated key, which is why a new key signs only later
   // (docs/decisions/014-signing-keys.md).
-  app.get('/.well-known/jwks.json', async (_request, reply) => {
+  const jwksPath = '/.well-known/jwks.json'
+  app.get(jwksPath, { onRequest: openToAnyOrigin(app, jwksPath, READ_ONLY) }, async (_request, reply) => {
     const jwks = (await identity.jwks())!
     return reply
       .header('cache-control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`)
-      .header('access-control-allow-origin', '*')
       .type('application/jwk-set+json; charset=utf-8')
       .send(jwks)
   })

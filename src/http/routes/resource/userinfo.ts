@@ -2,8 +2,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { BearerChallenges, bearerToken, failureBody, failureHeaders } from '@gatehouse/verifier/shared'
 import type { Services } from '../../../services.js'
 import { noStore } from '../oauth/json-errors.js'
+import { openToAnyOrigin } from '../../cors.js'
 
 const challenges = new BearerChallenges('gatehouse')
+
+const USERINFO_PATH = '/oauth/userinfo'
 
 const TWO_METHODS = 'The access token must be sent one way only: the Authorization header or the form body'
 const REPEATED = 'The form body repeats access_token'
@@ -30,12 +33,12 @@ function formBodyToken(request: FastifyRequest): string | undefined | 'repeated'
 /**
  * GET and POST /oauth/userinfo (OpenID Connect Core 5.3): the bearer token in the Authorization
  * header (RFC 6750 2.1) or, for a POST, in the form body (2.2), never both (2: invalid_request);
- * errors as RFC 6750 3.1 says, with WWW-Authenticate. Public and read-only, so any origin may
- * call it (browser applications).
+ * errors as RFC 6750 3.1 says, with WWW-Authenticate. Bearer-authenticated and read-only, so any
+ * origin may call it (browser applications, src/http/cors.ts), and read its challenge.
  */
 export default async function userInfoRoute(app: FastifyInstance, { identity }: Pick<Services, 'identity'>): Promise<void> {
   async function answer(request: FastifyRequest, reply: FastifyReply) {
-    noStore(reply).header('access-control-allow-origin', '*')
+    noStore(reply)
     const inHeader = bearerToken(request.headers.authorization)
     const inBody = formBodyToken(request)
     if (inBody === 'repeated') return refuseMalformed(reply, REPEATED)
@@ -52,6 +55,11 @@ export default async function userInfoRoute(app: FastifyInstance, { identity }: 
     }
     return reply.type('application/json; charset=utf-8').send(result.body)
   }
-  app.get('/oauth/userinfo', answer)
-  app.post('/oauth/userinfo', answer)
+  const cors = openToAnyOrigin(app, USERINFO_PATH, {
+    methods: ['GET', 'HEAD', 'POST'],
+    allowHeaders: ['Authorization', 'Content-Type'],
+    exposeHeaders: ['WWW-Authenticate'],
+  })
+  app.get(USERINFO_PATH, { onRequest: cors }, answer)
+  app.post(USERINFO_PATH, { onRequest: cors }, answer)
 }
