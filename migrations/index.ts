@@ -14,6 +14,7 @@ import * as m0012 from './0012_authorize_requests.js'
 import * as m0013 from './0013_implicit_id_token.js'
 import * as m0014 from './0014_post_logout_redirect_uris.js'
 import * as m0015 from './0015_token_digest_key.js'
+import * as m0016 from './0016_totp_failed_codes.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0013_implicit_id_token': m0013,
   '0014_post_logout_redirect_uris': m0014,
   '0015_token_digest_key': m0015,
+  '0016_totp_failed_codes': m0016,
 }

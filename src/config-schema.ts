@@ -54,6 +54,9 @@ export const EnvSchema = z.object({
   LOGIN_ADDRESS_FAILURE_LIMIT: positiveInt().default(100),
   LOGIN_ADDRESS_ATTEMPT_LIMIT: positiveInt().default(1000),
   SIGNUP_LIMIT: positiveInt().default(10),
+  WEBAUTHN_CHALLENGE_LIMIT: positiveInt().default(30),
+  /** Consecutive wrong second-factor codes before the authenticator app's codes are locked (docs/decisions/011-second-factor.md). */
+  SECOND_FACTOR_LOCK_AFTER: positiveInt(1000).default(20),
   TOKEN_AUTH_FAILURE_LIMIT: positiveInt().default(20),
   HTTP_REQUEST_TIMEOUT_MS: positiveInt(3_600_000).default(30_000),
   HTTP_CONNECTION_TIMEOUT_MS: positiveInt(3_600_000).default(60_000),

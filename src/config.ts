@@ -148,6 +148,8 @@ function accountLimitsOf(e: Env): AccountLimits {
     passwordResetAddresses: e.PASSWORD_RESET_ADDRESS_LIMIT,
     emailChanges: e.EMAIL_CHANGE_LIMIT,
     emailChangeAddresses: e.EMAIL_CHANGE_ADDRESS_LIMIT,
+    webauthnChallenges: e.WEBAUTHN_CHALLENGE_LIMIT,
+    secondFactorLockAfter: e.SECOND_FACTOR_LOCK_AFTER,
   })
 }
 

@@ -8,6 +8,7 @@ import type { AccountContext } from './context.js'
 import { type Reauthentication, reauthenticate } from './reauthenticate.js'
 import { isTotpCode } from './totp.js'
 import { useSecondFactorCode } from './two-factor.js'
+import { secondFactorAccountRule, secondFactorProven, totpCodeLocked, wrongSecondFactorCode } from './second-factor-guessing.js'
 
 /**
  * What proves it is still the account's owner at the keyboard ("sudo mode"): the password, or a
@@ -17,20 +18,38 @@ import { useSecondFactorCode } from './two-factor.js'
 export type ReauthProof = { readonly kind: 'password'; readonly password: string } | { readonly kind: 'code'; readonly code: string }
 
 export type SessionConfirmation =
-  { readonly kind: 'confirmed' } | Exclude<Reauthentication, { kind: 'ok' }> | { readonly kind: 'wrong-code' }
+  | { readonly kind: 'confirmed' }
+  | Exclude<Reauthentication, { kind: 'ok' }>
+  | { readonly kind: 'wrong-code' }
+  /** The authenticator app's codes are locked (SECOND_FACTOR_LOCK_AFTER): not checked, not counted. */
+  | { readonly kind: 'locked' }
 
-/** A current TOTP code of the account, counted like a wrong password when it is not one (RATE_LIMITS.reauthentication). */
+/**
+ * A current TOTP code of the account. A wrong one counts like a wrong password
+ * (RATE_LIMITS.reauthentication) and, as at the log-in's second step, in the account's bucket of
+ * wrong codes and toward the app's lock (src/accounts/second-factor-guessing.ts): a stolen
+ * session must not become a second, separate way to guess codes.
+ */
 async function reauthenticateWithCode(
   ctx: AccountContext,
-  userId: string,
+  who: { userId: string; address: string | null },
   typed: string,
-): Promise<Reauthentication | { kind: 'wrong-code' }> {
-  const slots = await takeSlots(ctx.db, ctx.clock, [rateRule(RATE_LIMITS.reauthentication, userId, ctx.limits)])
+  audit: AuditTrail,
+): Promise<Reauthentication | { kind: 'wrong-code' } | { kind: 'locked' }> {
+  const { userId } = who
+  if (await totpCodeLocked(ctx, userId, typed)) return { kind: 'locked' }
+  const rules = [rateRule(RATE_LIMITS.reauthentication, userId, ctx.limits), secondFactorAccountRule(ctx, userId)]
+  const slots = await takeSlots(ctx.db, ctx.clock, rules)
   if (!slots.allowed) return { kind: 'limited', retryAfterSeconds: slots.retryAfterSeconds }
   const code = typed.trim().replace(/\s/g, '')
   const user = await findUserById(ctx.db, userId)
-  if (!user || !isTotpCode(code) || (await useSecondFactorCode(ctx, userId, code)) !== 'totp') return { kind: 'wrong-code' }
+  if (!user) return { kind: 'wrong-code' }
+  if (!isTotpCode(code) || (await useSecondFactorCode(ctx, userId, code)) !== 'totp') {
+    await wrongSecondFactorCode(ctx, user, who.address, audit)
+    return { kind: 'wrong-code' }
+  }
   await releaseSlots(ctx.db, slots.taken)
+  await secondFactorProven(ctx, userId)
   return { kind: 'ok', email: user.email }
 }
 
@@ -42,16 +61,17 @@ async function reauthenticateWithCode(
  */
 export async function confirmSession(
   ctx: AccountContext,
-  confirm: { userId: string; sessionId: string; proof: ReauthProof },
+  confirm: { userId: string; address: string | null; sessionId: string; proof: ReauthProof },
   audit: AuditTrail,
 ): Promise<SessionConfirmation> {
   const { proof } = confirm
   const check =
     proof.kind === 'password'
       ? await reauthenticate(ctx, confirm.userId, proof.password)
-      : await reauthenticateWithCode(ctx, confirm.userId, proof.code)
+      : await reauthenticateWithCode(ctx, confirm, proof.code, audit)
   if (check.kind !== 'ok') {
-    if (check.kind !== 'limited') await audit.record({ event: 'user.reauthentication_failed', userId: confirm.userId })
+    if (check.kind !== 'limited' && check.kind !== 'locked')
+      await audit.record({ event: 'user.reauthentication_failed', userId: confirm.userId })
     return check
   }
   await markReauthenticated(ctx.db, sha256Hex(confirm.sessionId), ctx.clock())

@@ -7,7 +7,7 @@ import { type DeviceCookieOwner, verifyDeviceCookie } from './device-cookies.js'
 
 /* Which limits a log-in attempt counts under (README "Limits and quotas"), password or second step. */
 
-export type ThrottleKind = 'account-address' | 'address' | 'account-under-attack' | 'device' | 'address-attempts'
+export type ThrottleKind = 'account-address' | 'address' | 'account-under-attack' | 'device' | 'address-attempts' | 'second-factor'
 
 export type ThrottleRule = SlotRule & { readonly kind: ThrottleKind }
 

@@ -180,3 +180,27 @@ export function recoveryCodeUsedMail(frame: MailFrame, to: string, left: number)
     { link: `${frame.publicUrl}/forgot-password`, label: 'Reset your password' },
   ])
 }
+
+/** When and from where, as the attack mails name them: UTC to the minute, and the client's address when known. */
+function whenAndWhere(at: Date, address: string | null): string {
+  const when = `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`
+  return address === null ? `at ${when}` : `at ${when} from the address ${address}`
+}
+
+/** The first wrong second-factor code of a burst (src/accounts/second-factor-guessing.ts): one mail, not one per code. */
+export function wrongSecondFactorCodesMail(frame: MailFrame, to: string, event: { at: Date; address: string | null }): Mail {
+  return compose(frame, to, 'A wrong two-factor code was typed for your account', [
+    `A wrong authenticator-app or recovery code was typed for your ${frame.serviceName} account ${whenAndWhere(event.at, event.address)}, after the right password or in one of your sessions. Further wrong codes in the next hour are not mailed one by one.`,
+    'If this was not you, someone else knows your password: change it now. Your second factor still stops them.',
+    { link: `${frame.publicUrl}/forgot-password`, label: 'Reset your password' },
+  ])
+}
+
+/** The authenticator app's codes were locked after too many wrong ones in a row. */
+export function secondFactorLockedMail(frame: MailFrame, to: string, event: { at: Date; address: string | null; failed: number }): Mail {
+  return compose(frame, to, 'Authenticator app codes are locked for your account', [
+    `${event.failed} wrong two-factor codes in a row were typed for your ${frame.serviceName} account, the last ${whenAndWhere(event.at, event.address)}. Codes of your authenticator app are no longer accepted for it, even right ones, until you log in with a recovery code or a passkey.`,
+    'If this was not you, someone else knows your password: reset it now.',
+    { link: `${frame.publicUrl}/forgot-password`, label: 'Reset your password' },
+  ])
+}

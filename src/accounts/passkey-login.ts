@@ -7,13 +7,16 @@ import { type PasskeyRow, findPasskeyById, listPasskeysOfUser, recordPasskeyUse 
 import { findUserById } from '../repositories/users.js'
 import type { AccountContext } from './context.js'
 import { issueDeviceCookie, verifyDeviceCookie } from './device-cookies.js'
+import { secondFactorProven } from './second-factor-guessing.js'
 import {
+  type ChallengesRefused,
   WEBAUTHN_TIMEOUT_MS,
   issueChallenge,
   parseAuthenticationResponse,
   relyingPartyOf,
   simpleWebAuthn,
   takeChallenge,
+  takeChallengeSlot,
   userHandleBase64Url,
 } from './webauthn.js'
 
@@ -31,10 +34,11 @@ type Assertion = { readonly kind: 'ok'; readonly passkey: PasskeyRow } | { reado
 /**
  * Verifies an assertion against the stored public key: the challenge, PUBLIC_URL's origin and RP
  * ID, user verification, and the signature counter. The counter rule (WebAuthn Level 3, 7.2
- * step 22): when both the stored and the received counter are non-zero, the received one must be
- * greater, or the authenticator may have been copied; it is refused and recorded. A received 0
- * is accepted (synced passkeys do not count). The library's own check is given 0 so that this
- * case is told apart from a bad signature.
+ * step 22): a counter that ever was non-zero must grow at every use, or the authenticator may have
+ * been copied; a stored 0 takes a received 0 (synced passkeys never count). The library's own
+ * check is given 0 so that a refused counter is told apart from a bad signature, and the rule is
+ * one conditional UPDATE (recordPasskeyUse): compared and written in one statement, it never
+ * lowers the stored counter and lets only one of two concurrent assertions with one counter pass.
  */
 async function verifyAssertion(
   ctx: AccountContext,
@@ -61,14 +65,10 @@ async function verifyAssertion(
   }).catch(() => undefined)
   if (!verified?.verified) return { kind: 'invalid', passkey }
   const received = verified.authenticationInfo.newCounter
-  if (received > 0 && Number(passkey.counter) > 0 && received <= Number(passkey.counter)) {
+  const use = { id: passkey.id, counter: received, backedUp: verified.authenticationInfo.credentialBackedUp, at: ctx.clock() }
+  if (!(await recordPasskeyUse(ctx.db, use))) {
     const detail = auditDetail.passkeyCounter(passkey.name, passkey.counter, received)
     await audit.record({ event: 'user.passkey_counter_refused', userId: passkey.user_id, detail })
-    return { kind: 'counter', passkey }
-  }
-  const use = { id: passkey.id, expectedCounter: passkey.counter, counter: received, at: ctx.clock() }
-  // Another assertion of this passkey verified at the same moment moved the counter first.
-  if (!(await recordPasskeyUse(ctx.db, { ...use, backedUp: verified.authenticationInfo.credentialBackedUp }))) {
     return { kind: 'counter', passkey }
   }
   return { kind: 'ok', passkey }
@@ -137,6 +137,7 @@ export async function logInWithPasskey(
   }
   await releaseSlots(ctx.db, slots.taken)
   if (user.suspended_at !== null) return { kind: 'suspended' }
+  await secondFactorProven(ctx, user.id)
   const knownDevice = (await verifyDeviceCookie(ctx.db, ctx.clock, attempt.deviceCookie, user)) !== undefined
   await audit.record({ event: 'user.logged_in', userId: user.id, actorId: user.id, detail: auditDetail.passkeyLogIn(knownDevice) })
   return { kind: 'ok', userId: user.id, deviceCookie: await issueDeviceCookie(ctx.db, ctx.clock, user) }
@@ -144,12 +145,19 @@ export async function logInWithPasskey(
 
 /**
  * For the second-factor step of a password log-in: options of navigator.credentials.get limited
- * to the account's own passkeys (allowCredentials), with a challenge bound to the account.
- * Undefined when the account has no passkey.
+ * to the account's own passkeys (allowCredentials), with a challenge bound to the account, within
+ * the challenge limits of the account and the client address (takeChallengeSlot). `none` when
+ * the account has no passkey.
  */
-export async function passkeyOptionsForUser(ctx: AccountContext, userId: string): Promise<AuthenticationOptions | undefined> {
+export async function passkeyOptionsForUser(
+  ctx: AccountContext,
+  who: { readonly userId: string; readonly address: string },
+): Promise<({ readonly kind: 'ok' } & AuthenticationOptions) | { readonly kind: 'none' } | ChallengesRefused> {
+  const { userId } = who
   const passkeys = await listPasskeysOfUser(ctx.db, userId)
-  if (passkeys.length === 0) return undefined
+  if (passkeys.length === 0) return { kind: 'none' }
+  const refused = await takeChallengeSlot(ctx, who)
+  if (refused) return refused
   const { generateAuthenticationOptions } = await simpleWebAuthn()
   const options = await generateAuthenticationOptions({
     rpID: relyingPartyOf(ctx).id,
@@ -157,7 +165,8 @@ export async function passkeyOptionsForUser(ctx: AccountContext, userId: string)
     userVerification: 'required',
     allowCredentials: passkeys.map((p) => ({ id: p.id, transports: p.transports })),
   })
-  return { options, challengeId: await issueChallenge(ctx.db, ctx.clock(), { purpose: 'authenticate', userId, value: options.challenge }) }
+  const challengeId = await issueChallenge(ctx.db, ctx.clock(), { purpose: 'authenticate', userId, value: options.challenge })
+  return { kind: 'ok', options, challengeId }
 }
 
 export type PasskeyCheck =

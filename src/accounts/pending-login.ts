@@ -4,15 +4,22 @@ import type { Clock } from '../lib/clock.js'
 import { randomToken, sha256Hex } from '../lib/crypto.js'
 import { LIFETIMES } from '../limits/policy.js'
 import { releaseSlots, takeSlots } from '../limits/rate-limiter.js'
-import { insertPendingLogin, countPendingFailure, findPendingLogin, takePendingLogin } from '../repositories/pending-logins.js'
+import {
+  deletePendingLogin,
+  findPendingLogin,
+  insertPendingLogin,
+  takePendingLogin,
+  takePendingTry,
+} from '../repositories/pending-logins.js'
 import { countRecoveryCodes } from '../repositories/recovery-codes.js'
 import { type SecondFactorSummary, secondFactorSummary } from '../repositories/second-factor.js'
 import { findUserById } from '../repositories/users.js'
 import type { AccountContext } from './context.js'
 import { issueDeviceCookie } from './device-cookies.js'
-import { type ThrottleKind, logInRules } from './login-limits.js'
+import type { ThrottleKind } from './login-limits.js'
 import { recoveryCodeUsedMail } from './mails.js'
 import { verifyPasskeyForUser } from './passkey-login.js'
+import { secondFactorProven, secondStepRules, totpCodeLocked, wrongSecondFactorCode } from './second-factor-guessing.js'
 import { type FactorMethod, useSecondFactorCode } from './two-factor.js'
 
 /*
@@ -28,7 +35,7 @@ import { type FactorMethod, useSecondFactorCode } from './two-factor.js'
 
 /** The cookie's Max-Age, LIFETIMES.pendingLoginMs of src/limits/policy.ts in seconds. */
 export const PENDING_LOGIN_MAX_AGE_SECONDS = LIFETIMES.pendingLoginMs / 1000
-/** Wrong codes one pending log-in takes; then it ends and the password is asked again. */
+/** Codes (or assertions) one pending log-in may have checked; then it ends and the password is asked again. */
 export const PENDING_LOGIN_MAX_FAILURES = 5
 
 type ProvenMethod = FactorMethod | 'passkey'
@@ -127,11 +134,16 @@ export type SecondFactorResult =
   | { readonly kind: 'refused'; readonly throttle: ThrottleKind; readonly retryAfterSeconds: number }
   /** A wrong code; `ended` when it was the pending log-in's last try. */
   | { readonly kind: 'failed'; readonly ended: boolean; readonly filled: readonly ThrottleKind[] }
+  /** An authenticator-app code while the app is locked (SECOND_FACTOR_LOCK_AFTER): not checked, not counted. */
+  | { readonly kind: 'locked' }
 
 /**
- * A TOTP or recovery code, or a passkey's assertion, for the pending log-in. Wrong ones count like wrong passwords, under
- * the limits of src/accounts/login-limits.ts (a slot taken before the check, given back on
- * success), and on the pending log-in itself, which ends at PENDING_LOGIN_MAX_FAILURES.
+ * A TOTP or recovery code, or a passkey's assertion, for the pending log-in. Wrong ones count like
+ * wrong passwords, under the limits of src/accounts/login-limits.ts, and always in the account's
+ * own bucket of wrong codes (src/accounts/second-factor-guessing.ts): a slot is taken before the
+ * check and given back on success. Each check also takes one of the pending log-in's
+ * PENDING_LOGIN_MAX_FAILURES tries first, in one statement, so concurrent submissions cannot
+ * pass that cap either; the last wrong one ends the pending log-in.
  */
 export async function submitSecondFactorCode(
   ctx: AccountContext,
@@ -143,19 +155,28 @@ export async function submitSecondFactorCode(
   const user = pending && (await findUserById(ctx.db, pending.userId))
   const idHash = idHashOf(pendingId)
   if (!user || idHash === undefined) return { kind: 'expired' }
-  const { rules } = await logInRules(ctx.db, ctx.clock, ctx.limits, user, { ...attempt, email: user.email })
+  if (attempt.passkey === undefined && (await totpCodeLocked(ctx, user.id, attempt.code))) return { kind: 'locked' }
+  const rules = await secondStepRules(ctx, user, attempt)
   const slots = await takeSlots(ctx.db, ctx.clock, rules)
   if (!slots.allowed) {
     const refused = rules.find((r) => r.key === slots.refused.key)
     return { kind: 'refused', throttle: refused?.kind ?? 'address', retryAfterSeconds: slots.retryAfterSeconds }
   }
+  const tryNumber = await takePendingTry(ctx.db, idHash, PENDING_LOGIN_MAX_FAILURES, ctx.clock())
+  if (tryNumber === undefined) {
+    await releaseSlots(ctx.db, slots.taken)
+    return { kind: 'expired' }
+  }
   const method = await proveFactor(ctx, user.id, attempt, audit)
   if (!method) {
     await audit.record({ event: 'user.login_failed', userId: user.id, detail: auditDetail.secondFactorFailed() })
-    const alive = await countPendingFailure(ctx.db, idHash, PENDING_LOGIN_MAX_FAILURES)
-    return { kind: 'failed', ended: !alive, filled: rules.filter((r) => slots.filled.some((f) => f.key === r.key)).map((r) => r.kind) }
+    if (attempt.passkey === undefined) await wrongSecondFactorCode(ctx, user, attempt.address, audit)
+    const ended = tryNumber >= PENDING_LOGIN_MAX_FAILURES
+    if (ended) await deletePendingLogin(ctx.db, idHash)
+    return { kind: 'failed', ended, filled: rules.filter((r) => slots.filled.some((f) => f.key === r.key)).map((r) => r.kind) }
   }
   await releaseSlots(ctx.db, slots.taken)
+  await secondFactorProven(ctx, user.id)
   const finished = await finishSecondFactor(ctx, pendingId, { amr: AMR[method], method: METHOD_WORDS[method] }, audit)
   if (method === 'recovery-code') await recoveryCodeUsed(ctx, user, audit)
   return finished

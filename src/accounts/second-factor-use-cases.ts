@@ -2,6 +2,7 @@ import { type Actor, trailOf } from '../audit/actor.js'
 import type { AuditLog } from '../audit/audit-log.js'
 import { clientAddressKey } from '../limits/client-address.js'
 import { type Account, passwordCannotBeRight } from './account.js'
+import { takeChallengeSlot } from './webauthn.js'
 import type { AccountContext } from './context.js'
 import { logInWithPasskey, passkeyLoginOptions, passkeyOptionsForUser, verifyPasskeyForUser } from './passkey-login.js'
 import {
@@ -87,7 +88,11 @@ function twoFactorUseCases(ctx: AccountContext, audit: AuditLog) {
 function passkeyUseCases(ctx: AccountContext, audit: AuditLog) {
   return {
     listPasskeys: (account: Pick<Account, 'userId'>) => listPasskeys(ctx, account.userId),
-    passkeyRegistrationOptions: (account: Pick<Account, 'userId'>) => passkeyRegistrationOptions(ctx, account.userId),
+    /** Within the challenge limits of the account and the client address (RATE_LIMITS.webauthnChallenge*). */
+    async passkeyRegistrationOptions(account: Pick<Account, 'userId'>, ip: string) {
+      const refused = await takeChallengeSlot(ctx, { userId: account.userId, address: clientAddressKey(ip) })
+      return refused ?? passkeyRegistrationOptions(ctx, account.userId)
+    },
     /** `attempt.challengeId`: what passkeyRegistrationOptions returned, kept by the browser in a cookie. */
     registerPasskey: (account: Account, attempt: { response: unknown; challengeId: unknown; name: unknown }) =>
       registerPasskey(ctx, account.userId, attempt, trailOf(audit, account)),
@@ -106,10 +111,11 @@ function passkeyUseCases(ctx: AccountContext, audit: AuditLog) {
     ) => logInWithPasskey(ctx, attempt, trailOf(audit, actor)),
     /**
      * The second-factor step of a password log-in: options limited to the account's passkeys
-     * (undefined when it has none), then verifyPasskeyForUser with the returned challengeId, which
-     * answers { kind: 'ok' } or { kind: 'failed', reason } and counts nothing (the step counts).
+     * ({ kind: 'none' } when it has none; refused past the challenge limits), then
+     * verifyPasskeyForUser with the returned challengeId, which answers { kind: 'ok' } or
+     * { kind: 'failed', reason } and counts nothing (the step counts).
      */
-    passkeyOptionsForUser: (userId: string) => passkeyOptionsForUser(ctx, userId),
+    passkeyOptionsForUser: (userId: string, ip: string) => passkeyOptionsForUser(ctx, { userId, address: clientAddressKey(ip) }),
     verifyPasskeyForUser: (actor: Actor, userId: string, attempt: { response: unknown; challengeId: unknown }) =>
       verifyPasskeyForUser(ctx, userId, attempt, trailOf(audit, actor)),
   }

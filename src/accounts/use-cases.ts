@@ -110,7 +110,7 @@ function confirmationUseCases(ctx: AccountContext, audit: AuditLog) {
     async reauthenticate(account: Account, sessionId: string | undefined, proof: ReauthProof): Promise<SessionConfirmation> {
       if (sessionId === undefined) return { kind: 'wrong-password' }
       if (proof.kind === 'password' && passwordCannotBeRight(proof.password)) return { kind: 'wrong-password' }
-      return confirmSession(ctx, { userId: account.userId, sessionId, proof }, trailOf(audit, account))
+      return confirmSession(ctx, { userId: account.userId, address: account.address, sessionId, proof }, trailOf(audit, account))
     },
   }
 }

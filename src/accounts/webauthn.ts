@@ -3,7 +3,8 @@ import { z } from 'zod'
 import type { Db } from '../db/connect.js'
 import { randomToken, sha256Hex } from '../lib/crypto.js'
 import { hasControlCharacter } from '../lib/text.js'
-import { LIFETIMES } from '../limits/policy.js'
+import { LIFETIMES, RATE_LIMITS, rateRule } from '../limits/policy.js'
+import { takeSlots } from '../limits/rate-limiter.js'
 import { insertWebauthnChallenge, takeWebauthnChallenge } from '../repositories/passkeys.js'
 import type { AccountContext } from './context.js'
 
@@ -72,6 +73,30 @@ export async function issueChallenge(
     expires_at: new Date(now.getTime() + LIFETIMES.webauthnChallengeMs),
   })
   return id
+}
+
+/** A challenge was not issued: too many for the account or the client address in the window. */
+export interface ChallengesRefused {
+  readonly kind: 'refused'
+  readonly retryAfterSeconds: number
+}
+
+/**
+ * Takes a slot for one more challenge of `userId` (a passkey's registration, or the second step
+ * of its pending log-in) from `address`, under RATE_LIMITS.webauthnChallengeAddress and
+ * webauthnChallengeAccount; kept whatever follows, since each stores a row. With the janitor
+ * deleting expired ones (RETENTION.webauthn_challenges), this bounds the table by traffic
+ * allowed, not traffic sent. Undefined when allowed.
+ */
+export async function takeChallengeSlot(
+  ctx: AccountContext,
+  who: { readonly userId: string; readonly address: string },
+): Promise<ChallengesRefused | undefined> {
+  const slots = await takeSlots(ctx.db, ctx.clock, [
+    rateRule(RATE_LIMITS.webauthnChallengeAddress, who.address, ctx.limits),
+    rateRule(RATE_LIMITS.webauthnChallengeAccount, who.userId, ctx.limits),
+  ])
+  return slots.allowed ? undefined : { kind: 'refused', retryAfterSeconds: slots.retryAfterSeconds }
 }
 
 /**

@@ -49,6 +49,9 @@ export const AUDIT_EVENTS = Object.freeze({
   'user.totp_disabled': 'Authenticator app turned off',
   'user.recovery_codes_regenerated': 'New recovery codes generated; the previous ones stopped working',
   'user.recovery_code_used': 'A recovery code was used',
+  'user.second_factor_failures_mailed': 'Wrong two-factor codes were typed; the owner was mailed (once an hour at most)',
+  'user.second_factor_locked':
+    'Authenticator app codes locked after too many wrong ones in a row, until a recovery code or a passkey is used',
   'user.display_name_changed': 'Display name changed (shared with applications granted the profile scope)',
   'application.created': 'Application registered',
   'application.updated': 'Application settings changed',
@@ -202,6 +205,8 @@ export const auditDetail = {
   /** A log-in completed by its second step (src/accounts/pending-login.ts): `method` names the factor in plain words. */
   loggedInWithSecondFactor: (method: string) => `Password and ${method}`,
   secondFactorFailed: () => 'Right password, wrong second-factor code',
+  secondFactorFailuresMailed: () => 'The first wrong code of a burst; the next in the hour are not mailed',
+  secondFactorLocked: (failed: number) => `${plural(failed, 'wrong code', 'wrong codes')} in a row`,
   recoveryCodesLeft: (n: number) => `${plural(n, 'recovery code', 'recovery codes')} left`,
   signupEmailTaken: () => 'The account was not changed',
   verificationCleared: () => 'The application needs verifying again',

@@ -191,6 +191,8 @@ export interface TotpSecretsTable {
   /** The last RFC 6238 time step accepted; a bigint, selected as text where read. */
   last_step: ColumnType<string, string | number, string | number>
   created_at: Timestamp
+  /** Wrong codes since the last proven second factor (migrations/0016_totp_failed_codes.ts). */
+  failed_codes: Generated<number>
 }
 
 export interface RecoveryCodesTable {

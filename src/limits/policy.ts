@@ -38,6 +38,14 @@ export interface LimitSettings {
   readonly emailChangeAddresses: number
   /** Failed client authentications per client_id in 15 minutes. */
   readonly clientAuthFailures: number
+  /** WebAuthn challenges one account (or pending log-in's account) may be handed in 15 minutes. */
+  readonly webauthnChallenges: number
+  /**
+   * Consecutive wrong codes after which an account's authenticator-app codes are refused until a
+   * recovery code or a passkey proves its owner (docs/decisions/011-second-factor.md). Not a
+   * window: the count falls back to 0 only at a proven second factor.
+   */
+  readonly secondFactorLockAfter: number
 }
 
 export type LimitSetting = keyof LimitSettings
@@ -66,6 +74,26 @@ export const RATE_LIMITS = {
   loginAddressAttempts: { prefix: 'login:addr-all', windowMs: HOUR, setting: 'loginAddressAttempts', env: 'LOGIN_ADDRESS_ATTEMPT_LIMIT' },
   /** Failed log-ins per device cookie. */
   loginDevice: { prefix: 'login:device', windowMs: 15 * MINUTE, setting: 'loginFailures', env: 'LOGIN_FAILURE_LIMIT' },
+  /**
+   * Wrong second-factor codes and passkey assertions per account, from anywhere, whatever device
+   * cookie is shown: the log-in's second step and /reauth's code count here together, so that
+   * neither device cookies nor addresses multiply one account's guesses (README "Limits and quotas").
+   */
+  secondFactorAccount: { prefix: 'second-factor:acct', windowMs: 15 * MINUTE, setting: 'loginFailures', env: 'LOGIN_FAILURE_LIMIT' },
+  /** WebAuthn challenges handed out per account: a passkey's registration, or the second step of its pending log-in. */
+  webauthnChallengeAccount: {
+    prefix: 'webauthn:acct',
+    windowMs: 15 * MINUTE,
+    setting: 'webauthnChallenges',
+    env: 'WEBAUTHN_CHALLENGE_LIMIT',
+  },
+  /** WebAuthn challenges handed out per client address for an account (registration, second step); each is a stored row. */
+  webauthnChallengeAddress: {
+    prefix: 'webauthn:addr',
+    windowMs: HOUR,
+    setting: 'loginAddressAttempts',
+    env: 'LOGIN_ADDRESS_ATTEMPT_LIMIT',
+  },
   /** Wrong current passwords on the Account pages, per account. */
   reauthentication: { prefix: 'reauth', windowMs: 15 * MINUTE, setting: 'loginFailures', env: 'LOGIN_FAILURE_LIMIT' },
   /** Sign-up attempts per client address. */
@@ -88,6 +116,20 @@ export const RATE_LIMITS = {
   /** Failed client authentications per client_id (token, revoke and the resource endpoints). */
   clientAuthentication: { prefix: 'client-auth', windowMs: 15 * MINUTE, setting: 'clientAuthFailures', env: 'TOKEN_AUTH_FAILURE_LIMIT' },
 } as const satisfies Record<string, RateLimit>
+
+/**
+ * Mails that tell an owner about an attack, per account: at most one per window, so that a burst
+ * of wrong codes sends one mail rather than one per code. Fixed.
+ */
+export const ALERTS = {
+  /** Wrong second-factor codes (src/accounts/second-factor-guessing.ts). */
+  secondFactorFailures: { prefix: 'alert:second-factor', windowMs: HOUR, max: 1 },
+} as const
+
+/** The rule of the alert `alert` for `subject`: one slot per window. */
+export function alertRule(alert: (typeof ALERTS)[keyof typeof ALERTS], subject: string): SlotRule {
+  return { key: `${alert.prefix}:${subject}`, limit: alert.max, windowMs: alert.windowMs }
+}
 
 /** The rule of `limit` for `subject`, its number read from `settings` by the limit's own setting. */
 export function rateRule<S extends LimitSetting>(limit: RateLimit<S>, subject: string, settings: Pick<LimitSettings, S>): SlotRule {

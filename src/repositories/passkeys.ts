@@ -55,19 +55,19 @@ export async function deletePasskey(db: Db, userId: string, id: string): Promise
 }
 
 /**
- * Records a use: the new signature counter, only while the stored one is still `expectedCounter`
- * (two assertions verified at once cannot both move it), and the backup state the authenticator
- * reported. True when it matched.
+ * Records a use with its signature counter, only when the counter may follow the stored one
+ * (WebAuthn Level 3, 7.2 step 22): greater than it, or 0 after 0 (an authenticator that does not
+ * count). Compared and written in one statement, so a counter is never lowered and two assertions
+ * with one counter cannot both pass. Also the backup state the authenticator reported. True when
+ * it was recorded.
  */
-export async function recordPasskeyUse(
-  db: Db,
-  use: { id: string; expectedCounter: string; counter: number; backedUp: boolean; at: Date },
-): Promise<boolean> {
+export async function recordPasskeyUse(db: Db, use: { id: string; counter: number; backedUp: boolean; at: Date }): Promise<boolean> {
   const row = await db
     .updateTable('passkeys')
     .set({ counter: use.counter, backed_up: use.backedUp, last_used_at: use.at })
     .where('id', '=', use.id)
-    .where('counter', '=', use.expectedCounter)
+    // A received 0 follows only a stored 0; any other counter must be greater than the stored one.
+    .where('counter', use.counter === 0 ? '=' : '<', String(use.counter))
     .returning('id')
     .executeTakeFirst()
   return row !== undefined

@@ -24,19 +24,21 @@ export function findPendingLogin(db: Db, idHash: string, now: Date): Promise<{ u
 }
 
 /**
- * Counts a wrong code on the pending log-in and ends it at `maxFailures`, in one statement each:
- * true when the pending log-in is still alive afterwards.
+ * Takes one of the pending log-in's `maxTries` tries before its factor is checked, in one
+ * statement, so that concurrent submissions cannot pass the cap (a read, then a write, would let
+ * every submission read the same count). The try's number (1 for the first), or undefined when
+ * the pending log-in has expired, ended, or used its tries.
  */
-export async function countPendingFailure(db: Db, idHash: string, maxFailures: number): Promise<boolean> {
+export async function takePendingTry(db: Db, idHash: string, maxTries: number, now: Date): Promise<number | undefined> {
   const row = await db
     .updateTable('pending_logins')
     .set({ failures: sql`failures + 1` })
     .where('id_hash', '=', idHash)
+    .where('failures', '<', maxTries)
+    .where('expires_at', '>', now)
     .returning('failures')
     .executeTakeFirst()
-  if (row && row.failures < maxFailures) return true
-  await deletePendingLogin(db, idHash)
-  return false
+  return row?.failures
 }
 
 /**

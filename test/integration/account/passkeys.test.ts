@@ -370,7 +370,7 @@ describe('signing in with a passkey', () => {
     expect(malformed.statusCode).toBe(400)
   })
 
-  it('refuses and records a counter that goes backwards, and refuses a suspended account', async () => {
+  it('refuses and records a counter that goes backwards or falls to 0, never lowers it, and refuses a suspended account', async () => {
     const owner = await browser().signUpAndLogIn('signin-counter@example.com', PASSWORD)
     const { credential } = await addPasskey(owner)
     const id = credential.id.toString('base64url')
@@ -382,9 +382,17 @@ describe('signing in with a passkey', () => {
     const user = await userRow('signin-counter@example.com')
     expect(await events(user.id)).toContain('user.passkey_counter_refused')
     expect(Number((await t.db.selectFrom('passkeys').select('counter').where('id', '=', id).executeTakeFirstOrThrow()).counter)).toBe(10)
-    // A passkey that reports 0 (synced passkeys do not count) is accepted.
-    credential.counter = 0
+    // A counter that was non-zero never takes a 0 (it would reset clone detection), nor its own value.
+    for (const replayed of [0, 10]) {
+      credential.counter = replayed === 0 ? 0 : replayed - 1 // the authenticator counts up before it signs
+      const zero = await signIn(browser(), credential)
+      expect(zero.res.statusCode, `counter ${replayed}`).toBe(400)
+      expect(zero.res.json().error).toMatch(/was refused/)
+    }
+    expect(Number((await t.db.selectFrom('passkeys').select('counter').where('id', '=', id).executeTakeFirstOrThrow()).counter)).toBe(10)
+    credential.counter = 10 // the next assertion reports 11
     expect((await signIn(browser(), credential)).res.statusCode).toBe(200)
+    expect(Number((await t.db.selectFrom('passkeys').select('counter').where('id', '=', id).executeTakeFirstOrThrow()).counter)).toBe(11)
 
     await t.db.updateTable('users').set({ suspended_at: new Date() }).where('id', '=', user.id).execute()
     const suspended = await signIn(browser(), credential)
@@ -428,23 +436,28 @@ describe('the second-factor step’s use case', () => {
     const actor = { userId: null, address: null }
     const { accounts } = t.deps
 
-    const issued = await accounts.passkeyOptionsForUser(user.id)
-    expect(issued!.options.allowCredentials).toEqual([
+    const optionsFor = async (userId: string) => {
+      const result = await accounts.passkeyOptionsForUser(userId, '192.0.2.98')
+      if (result.kind !== 'ok') throw new Error(`options not issued: ${result.kind}`)
+      return result
+    }
+    const issued = await optionsFor(user.id)
+    expect(issued.options.allowCredentials).toEqual([
       { id: credential.id.toString('base64url'), type: 'public-key', transports: ['internal'] },
     ])
-    expect(issued!.options.userVerification).toBe('required')
-    const response = authenticationResponse(credential, issued!.options, ORIGIN)
-    expect(await accounts.verifyPasskeyForUser(actor, user.id, { response, challengeId: issued!.challengeId })).toEqual({
+    expect(issued.options.userVerification).toBe('required')
+    const response = authenticationResponse(credential, issued.options, ORIGIN)
+    expect(await accounts.verifyPasskeyForUser(actor, user.id, { response, challengeId: issued.challengeId })).toEqual({
       kind: 'ok',
       passkeyName: 'Laptop',
     })
-    expect(await accounts.verifyPasskeyForUser(actor, user.id, { response, challengeId: issued!.challengeId })).toEqual({
+    expect(await accounts.verifyPasskeyForUser(actor, user.id, { response, challengeId: issued.challengeId })).toEqual({
       kind: 'failed',
       reason: 'expired',
     })
-    const next = await accounts.passkeyOptionsForUser(user.id)
-    const foreign = authenticationResponse(theirs, next!.options, ORIGIN)
-    expect(await accounts.verifyPasskeyForUser(actor, user.id, { response: foreign, challengeId: next!.challengeId })).toEqual({
+    const next = await optionsFor(user.id)
+    const foreign = authenticationResponse(theirs, next.options, ORIGIN)
+    expect(await accounts.verifyPasskeyForUser(actor, user.id, { response: foreign, challengeId: next.challengeId })).toEqual({
       kind: 'failed',
       reason: 'unknown-credential',
     })
@@ -456,6 +469,6 @@ describe('the second-factor step’s use case', () => {
       kind: 'failed',
       reason: 'expired',
     })
-    expect(await accounts.passkeyOptionsForUser((await userRow('add-json@example.com')).id)).toBeUndefined()
+    expect(await accounts.passkeyOptionsForUser((await userRow('add-json@example.com')).id, '192.0.2.98')).toEqual({ kind: 'none' })
   })
 })

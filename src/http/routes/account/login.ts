@@ -29,6 +29,7 @@ export const LOCKOUT_LOG: Record<ThrottleKind, string> = {
   'account-under-attack': 'log-in failures for one account reached the attack limit; only browsers with its device cookie may log in',
   device: 'log-in failures from one device reached the limit; it is refused until the window ends',
   'address-attempts': 'log-in attempts from one address, successful or not, reached the limit; it is refused until the window ends',
+  'second-factor': 'wrong second-factor codes for one account reached the limit; its second step is refused until the window ends',
 }
 
 /** What the log-in page says after the page that sent the browser there. */

@@ -148,8 +148,12 @@ function registrationEndpoints(app: FastifyInstance, deps: Services) {
   app.post('/account/passkeys/registration-options', { preHandler: app.csrfProtection }, async (request, reply) => {
     if (!request.user) return notLoggedIn(reply)
     if (!confirmedRecently(deps, request.user)) return unconfirmed(reply)
-    const result = await accounts.passkeyRegistrationOptions(accountOf(request))
+    const result = await accounts.passkeyRegistrationOptions(accountOf(request), request.ip)
     if (result.kind === 'limit-reached') return json(reply, 400, { error: REGISTRATION_REFUSALS['limit-reached'][1] })
+    if (result.kind === 'refused') {
+      reply.header('retry-after', String(result.retryAfterSeconds))
+      return json(reply, 429, { error: TOO_MANY })
+    }
     setChallengeCookie(reply, deps, result.challengeId)
     return json(reply, 200, { options: result.options })
   })

@@ -54,6 +54,17 @@ export default async function reauthRoutes(app: FastifyInstance, deps: Services)
         return page(request, reply, { next, error: 'The password is not right.' }, 400)
       case 'wrong-code':
         return page(request, reply, { next, error: 'That code is not right. Type the code your authenticator app shows now.' }, 400)
+      case 'locked':
+        return page(
+          request,
+          reply,
+          {
+            next,
+            error:
+              'Too many wrong codes were typed for this account, so authenticator app codes are not accepted now. Confirm with your password; a log-in with a recovery code or a passkey unlocks the app.',
+          },
+          403,
+        )
       case 'limited':
         reply.header('retry-after', String(result.retryAfterSeconds))
         return page(request, reply, { next, error: 'Too many wrong passwords or codes. Wait a few minutes and try again.' }, 429)

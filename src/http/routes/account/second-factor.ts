@@ -10,6 +10,9 @@ import { routeScope } from '../plugin-contexts.js'
 import { LOCKOUT_LOG, SUSPENDED, TOO_MANY, UNDER_ATTACK, allowFormRedirectToNext, startLoggedInSession } from './login.js'
 
 const WRONG_CODE = 'That code is not right. Type the current code of your authenticator app, or a recovery code.'
+/** SECOND_FACTOR_LOCK_AFTER wrong codes in a row (README "Two-factor authentication"): the app's codes wait for another factor. */
+const LOCKED =
+  'Too many wrong codes were typed for this account, so authenticator app codes are not accepted now. Use a recovery code or a passkey; that unlocks the app.'
 
 /** Back to the log-in page to start again: the pending log-in ended or never was. */
 function startAgain(reply: FastifyReply, deps: Services, next: string | undefined) {
@@ -69,6 +72,8 @@ export default async function secondFactorRoutes(app: FastifyInstance, deps: Ser
       case 'refused':
         reply.header('retry-after', String(result.retryAfterSeconds))
         return page(request, reply, next, result.throttle === 'account-under-attack' ? UNDER_ATTACK : TOO_MANY, 429)
+      case 'locked':
+        return page(request, reply, next, LOCKED, 403)
       case 'failed':
         for (const kind of result.filled) request.log.warn({ throttle: kind, address }, LOCKOUT_LOG[kind])
         return result.ended ? startAgain(reply, deps, next) : page(request, reply, next, WRONG_CODE, 401)
@@ -93,9 +98,14 @@ const EXPIRED_JSON = { error: 'This log-in expired. Log in again.', redirect: '/
 function passkeyStep(app: FastifyInstance, deps: Services, pendingIdOf: (request: FastifyRequest) => string | undefined) {
   app.post('/login/second-factor/passkey/options', { preHandler: app.csrfProtection }, async (request, reply) => {
     const pending = await deps.accounts.pendingLogIn(pendingIdOf(request))
-    const start = pending && (await deps.accounts.passkeyOptionsForUser(pending.userId))
     if (!pending) return json(reply, 400, EXPIRED_JSON)
-    if (!start) return json(reply, 400, { error: 'This account has no passkey. Use your authenticator app or a recovery code.' })
+    const start = await deps.accounts.passkeyOptionsForUser(pending.userId, request.ip)
+    if (start.kind === 'none')
+      return json(reply, 400, { error: 'This account has no passkey. Use your authenticator app or a recovery code.' })
+    if (start.kind === 'refused') {
+      reply.header('retry-after', String(start.retryAfterSeconds))
+      return json(reply, 429, { error: TOO_MANY })
+    }
     setChallengeCookie(reply, deps, start.challengeId)
     return json(reply, 200, { options: start.options })
   })
@@ -122,6 +132,8 @@ function passkeyStep(app: FastifyInstance, deps: Services, pendingIdOf: (request
         case 'refused':
           reply.header('retry-after', String(result.retryAfterSeconds))
           return json(reply, 429, { error: result.throttle === 'account-under-attack' ? UNDER_ATTACK : TOO_MANY })
+        case 'locked':
+          return json(reply, 403, { error: LOCKED })
         case 'failed':
           for (const kind of result.filled) request.log.warn({ throttle: kind, address }, LOCKOUT_LOG[kind])
           if (result.ended) clearPendingLogInCookie(reply, deps)
