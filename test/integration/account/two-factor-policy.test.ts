@@ -189,3 +189,38 @@ describe('all', () => {
     expect((await user.get('/account')).statusCode).toBe(200)
   })
 })
+
+describe('percent-encoded paths', () => {
+  // The router matches the decoded path (RFC 3986 2.3: %61 is "a"), so the policy must too: it
+  // reads the area of the route that answers, never the URL.
+  it('refuses /admin spelled with encoded letters to an operator without a second factor', async () => {
+    const op = await operatorOn('operators', 'none')
+    const target = await createUser(shared.db)
+    for (const path of ['/%61dmin', '/admin/%75sers', `/%61dmin/users/${target.id}`, `/admin/users/${target.id}/%73uspend`]) {
+      expectEnrolFirst(await op.get(path), path)
+    }
+    await op.get('/applications')
+    expectEnrolFirst(await op.post(`/admin/users/${target.id}/%73uspend`, {}), 'POST suspend')
+    const row = await shared.db.selectFrom('users').select('suspended_at').where('id', '=', target.id).executeTakeFirstOrThrow()
+    expect(row.suspended_at).toBeNull()
+  })
+
+  it('refuses the applications spelled with encoded letters to a developer without a second factor', async () => {
+    const dev = await userOn('developers', 'none')
+    for (const path of ['/%61pplications', '/%61pplications/new', '/applications/%6eew']) expectEnrolFirst(await dev.get(path), path)
+    await dev.get('/account')
+    const post = await dev.post('/%61pplications', { name: 'Nope', redirect_uris: 'https://x.example/cb', scopes: 'read' })
+    expectEnrolFirst(post, 'POST /%61pplications')
+    const ownerId = await userIdOf(dev.email)
+    expect(await shared.db.selectFrom('applications').select('id').where('owner_id', '=', ownerId).execute()).toEqual([])
+  })
+
+  it('refuses the consent flow and the console spelled with encoded letters under all', async () => {
+    const user = await userOn('all', 'none')
+    const client = await createClient(shared.db)
+    const query = `response_type=code&client_id=${client.clientId}&redirect_uri=${encodeURIComponent(client.redirectUri)}&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`
+    for (const path of [`/oauth/%61uthorize?${query}`, `/%6fauth/authorize?${query}`, '/%61ccount', '/%61uthorized-applications']) {
+      expectEnrolFirst(await user.get(path), path)
+    }
+  })
+})
