@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import type { EnrolmentDemand, PolicyArea } from '../accounts/two-factor-policy.js'
-import { type Services, enrolmentDemand } from '../services.js'
+import { type Services, enrolmentDemand, usedSecondFactor } from '../services.js'
 import { render } from './render.js'
+import { safeNextPath } from './session.js'
 
 /*
  * REQUIRE_TWO_FACTOR applied to every page request (README "Who must enrol"): the decision is
@@ -59,6 +60,13 @@ const WHY: Record<EnrolmentDemand, string> = {
   everyone: 'This server asks every account to set up a second factor before going on.',
 }
 
+/** The same, to an account that has a second factor but a session that did not use it. */
+const WHY_USE: Record<EnrolmentDemand, string> = {
+  operator: 'This server asks every operator to use a second factor before using the admin pages.',
+  developer: 'This server asks every developer to use a second factor before registering or managing applications.',
+  everyone: 'This server asks every account to use a second factor before going on.',
+}
+
 /** Whether an authorize query asks for prompt=none (any other prompt may show the page). */
 function silentPrompt(query: unknown): boolean {
   const prompt = (query as Record<string, unknown> | undefined)?.prompt
@@ -108,11 +116,17 @@ export async function enrolFirst(
   const policy = deps.config.requireTwoFactor
   // Most requests stop here: the authorize request's remembered consent is a hot path
   // (docs/decisions/007-one-statement-hot-paths.md).
-  if (policy === 'none' || request.user === null || request.user.secondFactor) return false
+  if (policy === 'none' || request.user === null || usedSecondFactor(request.user)) return false
   const demand = enrolmentDemand(policy, request.user, area)
   if (demand === undefined) return false
   // prompt=none never shows a page: the authorize request answers interaction_required itself.
   if (area === 'authorize' && request.method === 'GET' && silentPrompt(request.query)) return false
-  await render(request, reply, 'account/enrol-first.eta', { title: 'Set up a second factor first', why: WHY[demand] }, 403)
+  // An account with a factor whose session was opened without it: log in again with it, or confirm
+  // with it at /reauth (docs/decisions/012-reauthentication-and-policy.md).
+  const useIt = request.user.secondFactor
+  const title = useIt ? 'Use your second factor first' : 'Set up a second factor first'
+  const next = request.method === 'GET' ? safeNextPath(request.url) : undefined
+  const reauth = next === undefined ? '/reauth' : `/reauth?next=${encodeURIComponent(next)}`
+  await render(request, reply, 'account/enrol-first.eta', { title, why: (useIt ? WHY_USE : WHY)[demand], useIt, reauth }, 403)
   return true
 }

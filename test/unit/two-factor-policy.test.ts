@@ -1,20 +1,21 @@
 import { describe, expect, it } from 'vitest'
-import { TWO_FACTOR_POLICIES, type PolicyArea, enrolmentDemand } from '../../src/accounts/two-factor-policy.js'
+import { TWO_FACTOR_POLICIES, type PolicyArea, enrolmentDemand, usedSecondFactor } from '../../src/accounts/two-factor-policy.js'
 import { policyAreaOfRoute } from '../../src/http/two-factor-gate.js'
 
 /* REQUIRE_TWO_FACTOR's one decision (README "Who must enrol") and the areas of the pages. */
 
 const AREAS: PolicyArea[] = ['admin', 'applications', 'authorize', 'console', 'exempt']
-const operator = { is_operator: true, secondFactor: false }
-const developer = { is_operator: false, secondFactor: false }
+const operator = { is_operator: true, secondFactor: false, amr: ['pwd'] }
+const developer = { is_operator: false, secondFactor: false, amr: ['pwd'] }
+const MFA = ['pwd', 'otp', 'mfa']
 
 describe('enrolmentDemand', () => {
-  it('never stops a visitor without a session, an account with a second factor, the exempt pages, or anyone under none', () => {
+  it('never stops a visitor without a session, a session that used the second factor, the exempt pages, or anyone under none', () => {
     for (const policy of TWO_FACTOR_POLICIES) {
       for (const area of AREAS) {
         expect(enrolmentDemand(policy, null, area)).toBeUndefined()
-        expect(enrolmentDemand(policy, { is_operator: true, secondFactor: true }, area)).toBeUndefined()
-        expect(enrolmentDemand(policy, { is_operator: false, secondFactor: true }, area)).toBeUndefined()
+        expect(enrolmentDemand(policy, { is_operator: true, secondFactor: true, amr: MFA }, area)).toBeUndefined()
+        expect(enrolmentDemand(policy, { is_operator: false, secondFactor: true, amr: ['hwk', 'mfa'] }, area)).toBeUndefined()
       }
       expect(enrolmentDemand(policy, operator, 'exempt')).toBeUndefined()
     }
@@ -39,6 +40,18 @@ describe('enrolmentDemand', () => {
     expect(enrolmentDemand('all', operator, 'admin')).toBe('operator')
     expect(enrolmentDemand('all', developer, 'admin')).toBeUndefined()
     for (const area of ['applications', 'authorize', 'console'] as const) expect(enrolmentDemand('all', developer, area)).toBe('everyone')
+  })
+})
+
+describe("a session that did not use the account's second factor", () => {
+  it('is stopped as an account without one: a factor enrolled after a password log-in, or one removed since a log-in with it', () => {
+    for (const policy of ['operators', 'developers', 'all'] as const) {
+      expect(enrolmentDemand(policy, { is_operator: true, secondFactor: true, amr: ['pwd'] }, 'admin')).toBe('operator')
+      expect(enrolmentDemand(policy, { is_operator: true, secondFactor: false, amr: MFA }, 'admin')).toBe('operator')
+      expect(enrolmentDemand(policy, { is_operator: true, secondFactor: true, amr: MFA }, 'admin')).toBeUndefined()
+    }
+    expect(usedSecondFactor({ is_operator: false, secondFactor: true, amr: ['pwd'] })).toBe(false)
+    expect(usedSecondFactor({ is_operator: false, secondFactor: true, amr: ['pwd', 'hwk', 'mfa'] })).toBe(true)
   })
 })
 

@@ -121,6 +121,16 @@ describe('adding a passkey', () => {
     expect(again.options.excludeCredentials).toHaveLength(1)
   })
 
+  it('counts the registering session as having used the passkey (REQUIRE_TWO_FACTOR), and only that session', async () => {
+    const s = await browser().signUpAndLogIn('add-amr@example.com', PASSWORD)
+    const other = browser()
+    await other.logIn('add-amr@example.com', PASSWORD)
+    const user = await userRow('add-amr@example.com')
+    expect((await addPasskey(s)).res.statusCode).toBe(200)
+    const sessions = await t.db.selectFrom('sessions').select('amr').where('user_id', '=', user.id).execute()
+    expect(sessions.map((row) => row.amr).sort()).toEqual([['pwd'], ['pwd', 'hwk', 'mfa']])
+  })
+
   it('refuses a registration whose challenge is missing, reused, expired or another account’s, and a wrong origin', async () => {
     const s = await browser().signUpAndLogIn('add-refusals@example.com', PASSWORD)
     await s.get('/account/passkeys')

@@ -201,8 +201,14 @@ describe('REQUIRE_TWO_FACTOR=all and a cached session', () => {
     const client = await createClient(strict.db)
     const s = await loggedInUser(strict.app)
     const { id: userId } = await strict.db.selectFrom('users').select('id').where('email', '=', s.email).executeTakeFirstOrThrow()
-    // As if enrolled: the policy reads users.second_factor (src/accounts/two-factor-policy.ts).
+    // As if enrolled in this session: the policy reads users.second_factor and the session's amr
+    // (src/accounts/two-factor-policy.ts usedSecondFactor).
     await strict.db.updateTable('users').set({ second_factor: true }).where('id', '=', userId).execute()
+    await strict.db
+      .updateTable('sessions')
+      .set({ amr: ['pwd', 'otp', 'mfa'] })
+      .where('user_id', '=', userId)
+      .execute()
     const now = strict.clock()
     await strict.db
       .insertInto('grants')
