@@ -69,7 +69,7 @@ export { AUDIT_EVENTS, describeAuditEvent, isAuditEventName } from './audit/audi
 export { emailField, fieldText, newPasswordField, parseCredentials, parseField } from './accounts/credentials.js'
 export { applicationFormValues, newApplicationFormValues, parseApplicationForm } from './console/application-form.js'
 /** REQUIRE_TWO_FACTOR's decision, which the page hook applies (src/http/two-factor-gate.ts). */
-export { enrolmentDemand } from './accounts/two-factor-policy.js'
+export { enrolmentDemand, usedSecondFactor } from './accounts/two-factor-policy.js'
 /** Rows per page of the operator's user and application searches. */
 export { PAGE_SIZE as OPERATOR_PAGE_SIZE } from './operator/moderation.js'
 

@@ -29,6 +29,7 @@ import {
   turnOffTotp,
   twoFactorStatus,
 } from './two-factor.js'
+import { markSecondFactorUsed } from './sessions.js'
 
 /*
  * The second factor's use cases (README "Two-factor authentication", "Passkeys"): the log-in's
@@ -67,7 +68,12 @@ function twoFactorUseCases(ctx: AccountContext, audit: AuditLog) {
     startTotpEnrolment: (account: Account) => startTotpEnrolment(ctx, account.userId),
     /** The secret waiting for its confirming code, as the set-up page shows it. */
     shownTotpEnrolment: (account: Account) => shownEnrolment(ctx, account.userId),
-    confirmTotpEnrolment: (account: Account, code: string) => confirmTotpEnrolment(ctx, account.userId, code, trailOf(audit, account)),
+    /** The browser session `sessionId` that confirms it counts as having used the factor (markSecondFactorUsed). */
+    async confirmTotpEnrolment(account: Account, code: string, sessionId: string | undefined) {
+      const result = await confirmTotpEnrolment(ctx, account.userId, code, trailOf(audit, account))
+      if (result.kind === 'enabled') await markSecondFactorUsed(ctx.db, sessionId, 'totp')
+      return result
+    },
     /** Needs the password and a current code or recovery code. */
     turnOffTotp: (account: Account, proof: { password: string; code: string }) =>
       passwordCannotBeRight(proof.password)
@@ -94,8 +100,16 @@ function passkeyUseCases(ctx: AccountContext, audit: AuditLog) {
       return refused ?? passkeyRegistrationOptions(ctx, account.userId)
     },
     /** `attempt.challengeId`: what passkeyRegistrationOptions returned, kept by the browser in a cookie. */
-    registerPasskey: (account: Account, attempt: { response: unknown; challengeId: unknown; name: unknown }) =>
-      registerPasskey(ctx, account.userId, attempt, trailOf(audit, account)),
+    /** The browser session `sessionId` that registers it counts as having used the factor (markSecondFactorUsed). */
+    async registerPasskey(
+      account: Account,
+      attempt: { response: unknown; challengeId: unknown; name: unknown },
+      sessionId: string | undefined,
+    ) {
+      const result = await registerPasskey(ctx, account.userId, attempt, trailOf(audit, account))
+      if (result.kind === 'added') await markSecondFactorUsed(ctx.db, sessionId, 'passkey')
+      return result
+    },
     renamePasskey: (account: Account, change: { id: unknown; name: unknown }) =>
       renameOwnPasskey(ctx, account.userId, change, trailOf(audit, account)),
     async removePasskey(account: Account, removal: { id: unknown; password: string; session: SessionLogIn }) {

@@ -4,6 +4,7 @@ import { randomToken, sha256Hex } from '../lib/crypto.js'
 import { describeUserAgent } from '../lib/user-agent.js'
 import { hasControlCharacter } from '../lib/text.js'
 import {
+  addSessionMethods,
   deleteSession,
   deleteSessionsBeyond,
   deleteSessionsOfUser,
@@ -92,6 +93,23 @@ export async function resolveSessionByKey(db: Db, idHash: string, now: Date, fro
   const staleBefore = new Date(now.getTime() - LAST_SEEN_GRANULARITY_MS)
   const user = await findSessionUser(db, idHash, now, from && { staleBefore, userAgent: storedUserAgent(from.userAgent), ip: from.ip })
   return user && { ...user, sid: sessionSid(idHash), sessionKey: idHash }
+}
+
+/** RFC 8176 methods a session proves with each kind of second factor (the log-in's second step records the same). */
+export const FACTOR_METHODS = { totp: ['otp', 'mfa'], passkey: ['hwk', 'mfa'] } as const
+
+/**
+ * The browser session `id` proved a second factor after its log-in: it set one up (the TOTP
+ * confirmation's code, a passkey registration's user-verified assertion) or confirmed with one
+ * ("Confirm it's you" with a code). Its amr gains the factor's methods, so REQUIRE_TWO_FACTOR counts
+ * the session as having used a factor (src/accounts/two-factor-policy.ts usedSecondFactor) and its
+ * later ID Tokens say so; auth_time stays the log-in's (docs/decisions/011-second-factor.md).
+ * A cached read of the session keeps the old amr for at most SESSION_CACHE_TTL_MS, which only ever
+ * asks for a fresh read (src/http/session.ts).
+ */
+export async function markSecondFactorUsed(db: Db, id: string | undefined, factor: keyof typeof FACTOR_METHODS): Promise<void> {
+  const idHash = id === undefined ? undefined : sessionKeyOf(id)
+  if (idHash !== undefined) await addSessionMethods(db, idHash, FACTOR_METHODS[factor])
 }
 
 /** The stored digest of a session cookie's value; undefined for a value no session can have. */

@@ -105,6 +105,17 @@ export async function markReauthenticated(db: Db, idHash: string, now: Date): Pr
   await db.updateTable('sessions').set({ reauthenticated_at: now }).where('id_hash', '=', idHash).execute()
 }
 
+/**
+ * The session proved `methods` (RFC 8176) since its log-in: they are added to its amr, those it
+ * has already left as they are, in the order given.
+ */
+export async function addSessionMethods(db: Db, idHash: string, methods: readonly string[]): Promise<void> {
+  await sql`
+    update sessions
+    set amr = amr || array(select m from unnest(${[...methods]}::text[]) with ordinality as t(m, i) where not (m = any(sessions.amr)) order by i)
+    where id_hash = ${idHash}`.execute(db)
+}
+
 export interface SessionListing {
   id_hash: string
   created_at: Date

@@ -10,8 +10,9 @@ import { createUser } from '../helpers/factories.js'
  * Sudo mode and the operator's second-factor reset in Chromium without JavaScript (issue 23): an
  * operator whose log-in is older than REAUTH_WINDOW_MINUTES opens a user's reset, is asked
  * "Confirm it's you", types the password, comes back to the confirmation and resets the user's
- * second factor; the admin user page, /reauth and the confirmation are axe-clean, and so is the
- * page that tells an operator without a second factor to enrol first.
+ * second factor; the admin user page, /reauth and the confirmation are axe-clean, and so are the
+ * pages that tell an operator without a second factor to enrol first, and one whose session did not
+ * use the account's factor to use it.
  */
 let t: TestContext
 let browser: Browser
@@ -41,6 +42,23 @@ it('tells an operator without a second factor to enrol first under REQUIRE_TWO_F
     expect(res?.status()).toBe(403)
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Set up a second factor first')
     await expectAccessible(page, 'enrol first')
+    // The account enrols elsewhere: this session, opened with the password alone, must use the
+    // factor first (docs/decisions/012-reauthentication-and-policy.md); the factor goes again after.
+    const operator = await t.db.selectFrom('users').select('id').where('email', '=', EMAIL).executeTakeFirstOrThrow()
+    await t.db
+      .insertInto('totp_secrets')
+      .values({ user_id: operator.id, secret_sealed: 'sealed', last_step: 0, created_at: new Date() })
+      .execute()
+    await refreshSecondFactor(t.db, operator.id)
+    try {
+      const again = await page.goto(`${strict.baseUrl}/admin`)
+      expect(again?.status()).toBe(403)
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Use your second factor first')
+      await expectAccessible(page, 'use the second factor first')
+    } finally {
+      await t.db.deleteFrom('totp_secrets').where('user_id', '=', operator.id).execute()
+      await refreshSecondFactor(t.db, operator.id)
+    }
     await context.close()
   } finally {
     await strict.t.close()

@@ -58,3 +58,50 @@ it('no route outside the pages runs a hook of theirs, and every page runs all of
   }
   for (const [route, hooks] of pages) expect({ route, onRequest: hooks.onRequest }).toEqual({ route, onRequest: PAGES })
 })
+
+describe('REQUIRE_TWO_FACTOR: each page route runs the gate of its own area first (src/http/two-factor-gate.ts)', () => {
+  /** The pages never gated (README "Who must enrol"), by pattern prefix: kept by hand, apart from the gate's own list. */
+  const OPEN = ['/logout', '/oauth/logout', '/account/delete', '/login', '/signup', '/forgot-password', '/reset-password']
+  OPEN.push('/verify-email', '/confirm-email', '/cancel-email-change', '/account/two-factor', '/account/passkeys', '/reauth')
+  const under = (pattern: string, prefix: string) => pattern === prefix || pattern.startsWith(`${prefix}/`)
+  const gateOf = (pattern: string): string | undefined => {
+    if (OPEN.some((prefix) => under(pattern, prefix))) return undefined
+    if (under(pattern, '/admin')) return 'twoFactorAdmin'
+    if (under(pattern, '/applications')) return 'twoFactorApplications'
+    if (pattern === '/oauth/authorize') return 'twoFactorAuthorize'
+    return 'twoFactorConsole'
+  }
+  const GATES = new Set(['twoFactorAdmin', 'twoFactorApplications', 'twoFactorAuthorize', 'twoFactorConsole'])
+
+  let strict: TestContext
+  let strictRoutes: Map<string, RouteHooks>
+  beforeAll(async () => {
+    strict = await buildTestApp({ REQUIRE_TWO_FACTOR: 'operators' }, t.testDb)
+    strictRoutes = routeTree(strict.app)
+  })
+  afterAll(async () => {
+    await strict?.close()
+  })
+
+  it('the area comes from the route, so no spelling of its URL changes it', () => {
+    const pages = [...strictRoutes].filter(([route]) => !outsidePages(route))
+    expect(pages.length).toBeGreaterThan(50)
+    for (const [route, hooks] of pages) {
+      const pattern = route.slice(route.indexOf(' ') + 1)
+      const gates = (hooks.preHandler ?? []).filter((name) => GATES.has(name))
+      const expected = gateOf(pattern)
+      expect({ route, gates }).toEqual({ route, gates: expected === undefined ? [] : [expected] })
+      if (expected !== undefined) expect({ route, first: hooks.preHandler?.[0] }).toEqual({ route, first: expected })
+    }
+    for (const [route, hooks] of strictRoutes)
+      if (outsidePages(route)) expect({ route, preHandler: hooks.preHandler }).toEqual({ route, preHandler: undefined })
+  })
+
+  it("GET /oauth/authorize runs one gate, the consent flow's", () => {
+    expect(strictRoutes.get('GET /oauth/authorize')).toEqual({
+      onRequest: PAGES,
+      preHandler: ['twoFactorAuthorize'],
+      onSend: ['fastifyCookieOnSendHandler', 'countUnmatched', 'countAnswer'],
+    })
+  })
+})

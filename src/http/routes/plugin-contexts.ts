@@ -1,4 +1,4 @@
-import type { FastifyInstance, RouteOptions, preHandlerHookHandler } from 'fastify'
+import type { FastifyContextConfig, FastifyInstance, RouteOptions, preHandlerHookHandler } from 'fastify'
 
 /** A module of routes: what `app.register` would take, called on the caller's context instead. */
 export type RouteModule<D> = (app: FastifyInstance, deps: D) => Promise<void>
@@ -22,6 +22,11 @@ export interface RouteScope {
   preHandler?: preHandlerHookHandler[]
   /** Each route's error handler; as one set on a context, it passes what it throws to the context's. */
   errorHandler?: RouteOptions['errorHandler']
+  /**
+   * Each route's config, under what the route sets itself: what the context's hooks read of the
+   * route, as the two-factor policy reads its area (src/http/two-factor-gate.ts).
+   */
+  config?: FastifyContextConfig
 }
 
 const SHORTHANDS = new Set<string | symbol>(['delete', 'get', 'head', 'patch', 'post', 'put', 'options', 'all'])
@@ -41,6 +46,7 @@ export function routeScope(app: FastifyInstance, scope: RouteScope): FastifyInst
     return {
       ...options,
       ...(preHandler.length > 0 && { preHandler }),
+      ...(scope.config !== undefined && { config: { ...scope.config, ...options.config } }),
       ...(options.errorHandler === undefined && scope.errorHandler !== undefined && { errorHandler: scope.errorHandler }),
     }
   }

@@ -121,6 +121,16 @@ describe('adding a passkey', () => {
     expect(again.options.excludeCredentials).toHaveLength(1)
   })
 
+  it('counts the registering session as having used the passkey (REQUIRE_TWO_FACTOR), and only that session', async () => {
+    const s = await browser().signUpAndLogIn('add-amr@example.com', PASSWORD)
+    const other = browser()
+    await other.logIn('add-amr@example.com', PASSWORD)
+    const user = await userRow('add-amr@example.com')
+    expect((await addPasskey(s)).res.statusCode).toBe(200)
+    const sessions = await t.db.selectFrom('sessions').select('amr').where('user_id', '=', user.id).execute()
+    expect(sessions.map((row) => row.amr).sort()).toEqual([['pwd'], ['pwd', 'hwk', 'mfa']])
+  })
+
   it('refuses a registration whose challenge is missing, reused, expired or another account’s, and a wrong origin', async () => {
     const s = await browser().signUpAndLogIn('add-refusals@example.com', PASSWORD)
     await s.get('/account/passkeys')
@@ -237,6 +247,10 @@ describe('adding a passkey', () => {
 describe('renaming and removing', () => {
   it('renames with a bounded name, removes with the password, and touches only the owner’s passkeys', async () => {
     const s = await browser().signUpAndLogIn('manage@example.com', PASSWORD)
+    // Logged in with the password alone while the account had no factor (the session that adds the
+    // passkey proves it doing so: docs/decisions/011-second-factor.md).
+    const passwordOnly = browser()
+    await passwordOnly.logIn('manage@example.com', PASSWORD)
     const { credential } = await addPasskey(s)
     const id = credential.id.toString('base64url')
     await s.get('/account/passkeys')
@@ -250,14 +264,14 @@ describe('renaming and removing', () => {
     expect((await other.post('/account/passkeys/rename', { id, name: 'Mine' })).statusCode).toBe(404)
     expect((await other.post('/account/passkeys/remove', { id, password: PASSWORD })).statusCode).toBe(404)
 
-    await s.get('/account/passkeys')
-    const wrong = await s.post('/account/passkeys/remove', { id, password: 'not the password' })
+    await passwordOnly.get('/account/passkeys')
+    const wrong = await passwordOnly.post('/account/passkeys/remove', { id, password: 'not the password' })
     expect(wrong.statusCode).toBe(400)
     expect(wrong.body).toContain('The password is not right')
-    expect((await s.post('/account/passkeys/remove', { id })).statusCode).toBe(400)
+    expect((await passwordOnly.post('/account/passkeys/remove', { id })).statusCode).toBe(400)
     // The account's last second factor: the password alone, in a session logged in with the
     // password alone, does not remove it (README "Passkeys").
-    const kept = await s.post('/account/passkeys/remove', { id, password: PASSWORD })
+    const kept = await passwordOnly.post('/account/passkeys/remove', { id, password: PASSWORD })
     expect(kept.statusCode).toBe(400)
     expect(kept.body).toContain('last second factor')
     expect((await userRow('manage@example.com')).second_factor).toBe(true)

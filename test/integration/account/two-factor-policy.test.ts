@@ -6,11 +6,14 @@ import { expectAccessiblePage } from '../../helpers/console.js'
 import { createUser } from '../../helpers/factories.js'
 import type { TestDatabase } from '../../helpers/db.js'
 import { createClient, loggedInUser } from '../oauth/helpers.js'
+import { STEP_MS, enrolTotp, totpCode } from '../../helpers/totp.js'
 
 /*
  * REQUIRE_TWO_FACTOR (issue 23, README "Who must enrol"): each value on one app over one shared
  * database. An account gets its second factor as the TOTP and passkey pages give it: a row of
- * totp_secrets or passkeys, and users.second_factor refreshed from them.
+ * totp_secrets or passkeys, users.second_factor refreshed from them, and the enrolling session's
+ * amr marked with the factor (src/accounts/sessions.ts markSecondFactorUsed). The last describe
+ * enrols through the real pages.
  */
 
 const ENROL_FIRST = 'Set up a second factor first'
@@ -41,6 +44,11 @@ async function withTotp(email: string): Promise<void> {
     .values({ user_id: userId, secret_sealed: 'sealed', last_step: 0, created_at: new Date() })
     .execute()
   await refreshSecondFactor(shared.db, userId)
+  await shared.db
+    .updateTable('sessions')
+    .set({ amr: ['pwd', 'otp', 'mfa'] })
+    .where('user_id', '=', userId)
+    .execute()
 }
 
 async function withPasskey(email: string): Promise<void> {
@@ -58,6 +66,11 @@ async function withPasskey(email: string): Promise<void> {
     })
     .execute()
   await refreshSecondFactor(shared.db, userId)
+  await shared.db
+    .updateTable('sessions')
+    .set({ amr: ['pwd', 'hwk', 'mfa'] })
+    .where('user_id', '=', userId)
+    .execute()
 }
 
 async function operatorOn(policy: string, factor: 'none' | 'totp' | 'passkey') {
@@ -187,5 +200,92 @@ describe('all', () => {
     const user = await userOn('all', 'totp')
     expect((await user.get('/applications')).statusCode).toBe(200)
     expect((await user.get('/account')).statusCode).toBe(200)
+  })
+})
+
+describe('percent-encoded paths', () => {
+  // The router matches the decoded path (RFC 3986 2.3: %61 is "a"), so the policy must too: it
+  // reads the area of the route that answers, never the URL.
+  it('refuses /admin spelled with encoded letters to an operator without a second factor', async () => {
+    const op = await operatorOn('operators', 'none')
+    const target = await createUser(shared.db)
+    for (const path of ['/%61dmin', '/admin/%75sers', `/%61dmin/users/${target.id}`, `/admin/users/${target.id}/%73uspend`]) {
+      expectEnrolFirst(await op.get(path), path)
+    }
+    await op.get('/applications')
+    expectEnrolFirst(await op.post(`/admin/users/${target.id}/%73uspend`, {}), 'POST suspend')
+    const row = await shared.db.selectFrom('users').select('suspended_at').where('id', '=', target.id).executeTakeFirstOrThrow()
+    expect(row.suspended_at).toBeNull()
+  })
+
+  it('refuses the applications spelled with encoded letters to a developer without a second factor', async () => {
+    const dev = await userOn('developers', 'none')
+    for (const path of ['/%61pplications', '/%61pplications/new', '/applications/%6eew']) expectEnrolFirst(await dev.get(path), path)
+    await dev.get('/account')
+    const post = await dev.post('/%61pplications', { name: 'Nope', redirect_uris: 'https://x.example/cb', scopes: 'read' })
+    expectEnrolFirst(post, 'POST /%61pplications')
+    const ownerId = await userIdOf(dev.email)
+    expect(await shared.db.selectFrom('applications').select('id').where('owner_id', '=', ownerId).execute()).toEqual([])
+  })
+
+  it('refuses the consent flow and the console spelled with encoded letters under all', async () => {
+    const user = await userOn('all', 'none')
+    const client = await createClient(shared.db)
+    const query = `response_type=code&client_id=${client.clientId}&redirect_uri=${encodeURIComponent(client.redirectUri)}&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`
+    for (const path of [`/oauth/%61uthorize?${query}`, `/%6fauth/authorize?${query}`, '/%61ccount', '/%61uthorized-applications']) {
+      expectEnrolFirst(await user.get(path), path)
+    }
+  })
+})
+
+describe('the session, not only the account, must have used the second factor', () => {
+  const USE_IT = 'Use your second factor first'
+  const at = () => appOf('operators').clock()
+  const browser = () => new BrowserSession(appOf('operators').app)
+
+  /** An operator logged in with the password alone in one browser (S1), who then enrols in another (S2). */
+  async function enrolledElsewhere() {
+    const s1 = await operatorOn('operators', 'none')
+    expectEnrolFirst(await s1.get('/admin'), 'S1 before enrolling')
+    const s2 = browser()
+    await s2.logIn(s1.email)
+    const { secret } = await enrolTotp(s2, at)
+    appOf('operators').clock.advance(STEP_MS)
+    return { s1, s2, secret }
+  }
+
+  it('a password-only session stays out of /admin once the account enrols; the enrolling session and a log-in with the factor get in', async () => {
+    const { s1, s2, secret } = await enrolledElsewhere()
+    for (const path of ['/admin', '/admin/users', '/%61dmin']) {
+      const res = await s1.get(path)
+      expect(res.statusCode, path).toBe(403)
+      expect(res.body, path).toContain(USE_IT)
+      expect(res.body, path).toContain('href="/reauth?next=')
+    }
+    expectAccessiblePage((await s1.get('/admin')).body)
+    // The session that set the factor up proved it doing so.
+    expect((await s2.get('/admin')).statusCode).toBe(200)
+    // A new log-in with the password and the factor.
+    const s3 = browser()
+    expect((await s3.logIn(s1.email)).headers.location).toBe('/login/second-factor')
+    await s3.get('/login/second-factor')
+    expect((await s3.post('/login/second-factor', { code: totpCode(secret, at()) })).statusCode).toBe(303)
+    expect((await s3.get('/admin')).statusCode).toBe(200)
+    const amr = await shared.db
+      .selectFrom('sessions')
+      .select('amr')
+      .where('user_id', '=', await userIdOf(s1.email))
+      .execute()
+    expect(amr.map((row) => row.amr).sort()).toEqual([['pwd'], ['pwd', 'otp', 'mfa'], ['pwd', 'otp', 'mfa']])
+  })
+
+  it('a password-only session that confirms with a code at /reauth has used the factor from then on; the password alone does not', async () => {
+    const { s1, secret } = await enrolledElsewhere()
+    await s1.get('/reauth?next=/admin')
+    expect((await s1.post('/reauth', { password: 'correct horse battery', next: '/admin' })).headers.location).toBe('/admin')
+    expect((await s1.get('/admin')).body).toContain(USE_IT)
+    await s1.get('/reauth?next=/admin')
+    expect((await s1.post('/reauth', { code: totpCode(secret, at()), next: '/admin' })).headers.location).toBe('/admin')
+    expect((await s1.get('/admin')).statusCode).toBe(200)
   })
 })

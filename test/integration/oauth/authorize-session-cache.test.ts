@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SESSION_CACHE_TTL_MS } from '../../../src/accounts/session-cache.js'
 import { LAST_SEEN_GRANULARITY_MS } from '../../../src/accounts/sessions.js'
-import { type TestContext } from '../../helpers/app.js'
+import { TEST_ISSUER, type TestContext } from '../../helpers/app.js'
+import { BrowserSession } from '../../helpers/browser-session.js'
+import { enrolTotp } from '../../helpers/totp.js'
 import { consentedUser, oauthTestFile } from '../../helpers/oauth-set-up.js'
 import { type TestClient, authorizeUrl, buildOAuthTestApp, createClient, locationParams, loggedInUser } from './helpers.js'
 
@@ -199,8 +201,14 @@ describe('REQUIRE_TWO_FACTOR=all and a cached session', () => {
     const client = await createClient(strict.db)
     const s = await loggedInUser(strict.app)
     const { id: userId } = await strict.db.selectFrom('users').select('id').where('email', '=', s.email).executeTakeFirstOrThrow()
-    // As if enrolled: the policy reads users.second_factor (src/accounts/two-factor-policy.ts).
+    // As if enrolled in this session: the policy reads users.second_factor and the session's amr
+    // (src/accounts/two-factor-policy.ts usedSecondFactor).
     await strict.db.updateTable('users').set({ second_factor: true }).where('id', '=', userId).execute()
+    await strict.db
+      .updateTable('sessions')
+      .set({ amr: ['pwd', 'otp', 'mfa'] })
+      .where('user_id', '=', userId)
+      .execute()
     const now = strict.clock()
     await strict.db
       .insertInto('grants')
@@ -215,5 +223,57 @@ describe('REQUIRE_TWO_FACTOR=all and a cached session', () => {
     expect(res.statusCode).toBe(403)
     expect(res.body).toMatch(/Set up a second factor first/)
     expect(await codesOf(strict, client)).toBe(before)
+  })
+})
+
+describe('REQUIRE_TWO_FACTOR=all and the remembered-consent path', () => {
+  let strict: TestContext
+  beforeAll(async () => {
+    strict = await buildOAuthTestApp({ REQUIRE_TWO_FACTOR: 'all' })
+  })
+  afterAll(async () => {
+    await strict.close()
+  })
+
+  /** A user who granted the client `read` before, and the client in the application cache. */
+  async function grantedWithCacheWarm(enrol: boolean) {
+    const client = await createClient(strict.db)
+    const s = await loggedInUser(strict.app)
+    if (enrol) await enrolTotp(s, () => strict.clock())
+    const { id: userId } = await strict.db.selectFrom('users').select('id').where('email', '=', s.email).executeTakeFirstOrThrow()
+    const now = strict.clock()
+    await strict.db
+      .insertInto('grants')
+      .values({ user_id: userId, application_id: client.id, scopes: ['read'], created_at: now, updated_at: now })
+      .execute()
+    const url = authorizeUrl({ response_type: 'code', client_id: client.clientId, scope: 'read', state: 'st', prompt: 'none' })
+    // Anyone's request loads the client into the application cache (a visitor gets login_required,
+    // on a page since nobody vouches for the client).
+    expect((await new BrowserSession(strict.app).get(url)).statusCode).toBe(400)
+    return { client, s, url }
+  }
+
+  it('prompt=none for a user without a second factor: interaction_required with state and iss, no code', async () => {
+    const { client, s, url } = await grantedWithCacheWarm(false)
+    const before = await codesOf(strict, client)
+    for (let i = 0; i < 2; i++) {
+      const res = await s.get(url)
+      expect(res.statusCode).toBe(302)
+      const params = locationParams(res)
+      expect(params.get('error')).toBe('interaction_required')
+      expect(params.get('state')).toBe('st')
+      expect(params.get('iss')).toBe(TEST_ISSUER)
+      expect(params.get('code')).toBeNull()
+    }
+    expect(await codesOf(strict, client)).toBe(before)
+    // Without prompt=none, the page that says why.
+    const page = await s.get(url.replace('&prompt=none', ''))
+    expect(page.statusCode).toBe(403)
+    expect(page.body).toContain('Set up a second factor first')
+  })
+
+  it('prompt=none for a user with a second factor: a code', async () => {
+    const { s, url } = await grantedWithCacheWarm(true)
+    expect(locationParams(await s.get(url)).get('code')).toMatch(/^gac_/)
   })
 })

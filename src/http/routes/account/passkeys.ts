@@ -8,7 +8,7 @@ import { cookieNames } from '../../cookies.js'
 import { allowPasskeyScripts } from '../../page-security.js'
 import { render } from '../../render.js'
 import { confirmedRecently, reauthLocation, requireRecentAuth } from '../../recent-auth.js'
-import { requireUser, safeNextPath } from '../../session.js'
+import { requireUser, safeNextPath, sessionIdOf } from '../../session.js'
 import { formatTime } from '../console/view-models.js'
 import { routeScope } from '../plugin-contexts.js'
 import { startLoggedInSession } from './login.js'
@@ -162,11 +162,8 @@ function registrationEndpoints(app: FastifyInstance, deps: Services) {
     if (!request.user) return notLoggedIn(reply)
     if (!confirmedRecently(deps, request.user)) return unconfirmed(reply)
     const challengeId = takeChallengeCookie(request, reply, deps)
-    const result = await accounts.registerPasskey(accountOf(request), {
-      response: request.body?.response,
-      challengeId,
-      name: request.body?.name,
-    })
+    const attempt = { response: request.body?.response, challengeId, name: request.body?.name }
+    const result = await accounts.registerPasskey(accountOf(request), attempt, sessionIdOf(request, deps))
     if (result.kind === 'added') return json(reply, 200, { redirect: '/account/passkeys?added=1' })
     const [status, error] = REGISTRATION_REFUSALS[result.kind]
     return json(reply, status, { error })

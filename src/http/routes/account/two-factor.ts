@@ -6,7 +6,7 @@ import { actorOf } from '../../audit.js'
 import { routeScope } from '../plugin-contexts.js'
 import { render } from '../../render.js'
 import { requireRecentAuth } from '../../recent-auth.js'
-import { requireUser } from '../../session.js'
+import { requireUser, sessionIdOf } from '../../session.js'
 
 type FormBody = { Body: Record<string, unknown> }
 
@@ -119,7 +119,7 @@ function setupRoutes(
   app.get('/account/two-factor/totp', { preHandler: recent }, async (request, reply) => setupPage(request, reply))
 
   app.post<FormBody>('/account/two-factor/totp/confirm', guarded, async (request, reply) => {
-    const result = await accounts.confirmTotpEnrolment(accountOf(request), fieldText(request.body, 'code'))
+    const result = await accounts.confirmTotpEnrolment(accountOf(request), fieldText(request.body, 'code'), sessionIdOf(request, deps))
     if (result.kind === 'wrong-code') return setupPage(request, reply, 'That code is not right. Type the code your app shows now.')
     if (result.kind === 'expired') return reply.redirect('/account/two-factor?enrolment_expired=1', 303)
     return codesPage(request, reply, result.recoveryCodes, true)

@@ -15,7 +15,8 @@ import applicationsRoutes from './applications.js'
  */
 export default async function consoleRoutes(app: FastifyInstance, deps: Services) {
   await addRoutes(
-    routeScope(app, { preHandler: [requireUser] }),
+    // Registering and managing applications: the two-factor policy's `applications` area (src/http/two-factor-gate.ts).
+    routeScope(app, { preHandler: [requireUser], config: { twoFactorArea: 'applications' } }),
     deps,
     applicationsRoutes,
     applicationRoutes,

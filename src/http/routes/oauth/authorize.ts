@@ -133,7 +133,7 @@ export default async function authorizeRoutes(app: FastifyInstance, deps: Servic
     // anew; a session that keeps changing under the request gets the error page.
     for (let pass = 0; answered.kind === 'confirm-session' && pass < 2; pass++) {
       await rereadSession(request, deps)
-      if (await enrolFirst(request, reply, deps)) return reply
+      if (await enrolFirst(request, reply, deps, 'authorize')) return reply
       answered = await answer(request)
     }
     return send(request, reply, answered, 302)

@@ -6,7 +6,7 @@ import { noStore, setOAuthJsonErrorHandler } from './json-errors.js'
 import logoutRoutes from './logout.js'
 import metadataRoutes from './metadata.js'
 import parRoutes from './par.js'
-import { addRoutes } from '../plugin-contexts.js'
+import { addRoutes, routeScope } from '../plugin-contexts.js'
 import revokeRoutes from './revoke.js'
 import tokenRoutes from './token.js'
 
@@ -16,7 +16,9 @@ import tokenRoutes from './token.js'
  * Register inside the page context, which provides the session, CSRF and HTML error pages.
  */
 export async function oauthPageRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  await addRoutes(app, deps, authorizeRoutes, authorizedApplicationsRoutes, logoutRoutes)
+  // The consent flow is the two-factor policy's `authorize` area (src/http/two-factor-gate.ts).
+  await addRoutes(routeScope(app, { config: { twoFactorArea: 'authorize' } }), deps, authorizeRoutes)
+  await addRoutes(app, deps, authorizedApplicationsRoutes, logoutRoutes)
 }
 
 /**
