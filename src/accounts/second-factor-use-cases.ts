@@ -21,6 +21,7 @@ import {
   submitSecondFactorCode,
 } from './pending-login.js'
 import {
+  type EnrolmentProof,
   confirmTotpEnrolment,
   regenerateRecoveryCodes,
   shownEnrolment,
@@ -66,14 +67,16 @@ function twoFactorUseCases(ctx: AccountContext, audit: AuditLog) {
     startTotpEnrolment: (account: Account) => startTotpEnrolment(ctx, account.userId),
     /** The secret waiting for its confirming code, as the set-up page shows it. */
     shownTotpEnrolment: (account: Account) => shownEnrolment(ctx, account.userId),
-    confirmTotpEnrolment: (account: Account, code: string) => confirmTotpEnrolment(ctx, account.userId, code, trailOf(audit, account)),
+    /** Needs the code of the new app and the password; `keepSessionKey`: the browser's session, which stays (the others end). */
+    confirmTotpEnrolment: (account: Account, confirm: { code: string; password: string; keepSessionKey: string | undefined }) =>
+      confirmTotpEnrolment(ctx, account.userId, confirm, trailOf(audit, account)),
     /** Needs the password and a current code or recovery code. */
     turnOffTotp: (account: Account, proof: { password: string; code: string }) =>
       passwordCannotBeRight(proof.password)
         ? Promise.resolve({ kind: 'wrong-password' as const })
         : turnOffTotp(ctx, account.userId, proof, trailOf(audit, account)),
-    /** Needs the password and a current code or recovery code; the new codes are shown once. */
-    regenerateRecoveryCodes: (account: Account, proof: { password: string; code: string }) =>
+    /** Needs the password and a current code or recovery code; the new codes are shown once, and the other sessions end. */
+    regenerateRecoveryCodes: (account: Account, proof: { password: string; code: string; keepSessionKey: string | undefined }) =>
       passwordCannotBeRight(proof.password)
         ? Promise.resolve({ kind: 'wrong-password' as const })
         : regenerateRecoveryCodes(ctx, account.userId, proof, trailOf(audit, account)),
@@ -88,9 +91,14 @@ function passkeyUseCases(ctx: AccountContext, audit: AuditLog) {
   return {
     listPasskeys: (account: Pick<Account, 'userId'>) => listPasskeys(ctx, account.userId),
     passkeyRegistrationOptions: (account: Pick<Account, 'userId'>) => passkeyRegistrationOptions(ctx, account.userId),
-    /** `attempt.challengeId`: what passkeyRegistrationOptions returned, kept by the browser in a cookie. */
-    registerPasskey: (account: Account, attempt: { response: unknown; challengeId: unknown; name: unknown }) =>
-      registerPasskey(ctx, account.userId, attempt, trailOf(audit, account)),
+    /**
+     * `attempt.challengeId`: what passkeyRegistrationOptions returned, kept by the browser in a cookie;
+     * `proof`: the password or an app code typed on the form; `keepSessionKey`: the browser's session, which stays.
+     */
+    registerPasskey: (
+      account: Account,
+      attempt: { response: unknown; challengeId: unknown; name: unknown; proof: EnrolmentProof; keepSessionKey: string | undefined },
+    ) => registerPasskey(ctx, account.userId, attempt, trailOf(audit, account)),
     renamePasskey: (account: Account, change: { id: unknown; name: unknown }) =>
       renameOwnPasskey(ctx, account.userId, change, trailOf(audit, account)),
     async removePasskey(account: Account, removal: { id: unknown; password: string; session: SessionLogIn }) {

@@ -63,7 +63,7 @@ describe('the audit log', () => {
     // The address verified through the mailed link, as registering an application needs.
     const verification = linkTo(mailboxes.get(t.app)!.to(email).at(0)!, '/verify-email')!
     secrets.verificationToken = new URL(verification, 'http://x').searchParams.get('token')!
-    await s.verifyEmail(verification)
+    await s.verifyEmail(verification, PASSWORD)
 
     // A wrong password for Alice, and a password typed into the email field of an unknown account.
     await s.get('/login')
