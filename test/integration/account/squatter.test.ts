@@ -124,7 +124,7 @@ async function expectEvicted(email: string, held: Awaited<ReturnType<typeof squa
 }
 
 describe("the owner's first proof of the address", () => {
-  it('by the verification link, opened without the account\'s session, asks for a new password and leaves the squatter nothing', async () => {
+  it("by the verification link, opened without the account's session, asks for a new password and leaves the squatter nothing", async () => {
     const email = 'squatted-verify@example.com'
     const held = await squattedAccount(email)
     const owner = browser()
