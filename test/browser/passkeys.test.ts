@@ -67,6 +67,7 @@ it('without JavaScript the passkey forms stay hidden and say they need it; the p
   await page.getByLabel('Password').fill(PASSWORD)
   await page.getByRole('button', { name: 'Log in', exact: true }).click()
   await page.waitForURL(`${baseUrl}/applications`)
+  await verifyThroughPage(page, 'nojs@example.com')
   await page.goto(`${baseUrl}/account/passkeys`)
   expect(await page.getByText('Adding a passkey needs JavaScript').isVisible()).toBe(true)
   expect(await page.getByRole('button', { name: 'Add a passkey' }).isVisible()).toBe(false)
