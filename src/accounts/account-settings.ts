@@ -5,7 +5,7 @@ import { RATE_LIMITS, rateRule } from '../limits/policy.js'
 import { takeSlots } from '../limits/rate-limiter.js'
 import { voidEmailTokens } from '../repositories/email-tokens.js'
 import { deleteSessionsOfUser } from '../repositories/sessions.js'
-import { changeEmail, findUserByEmail, lockUser, setPasswordHash } from '../repositories/users.js'
+import { changeEmail, findUserByEmail, findUserById, lockUser, setPasswordHash } from '../repositories/users.js'
 import type { AccountContext } from './context.js'
 import { deleteUserAccount } from './delete-account.js'
 import { issueEmailLink, peekEmailLink, useEmailLink } from './email-links.js'
@@ -107,9 +107,14 @@ export async function requestEmailChange(
   return { kind: 'sent', mailSent: await ctx.mailer.send(emailChangeMail(ctx, change.newEmail, links.confirm)) }
 }
 
-/** The new address of a working email-change link and the account it belongs to, without using it. */
-export function emailChangeLink(ctx: AccountContext, token: unknown) {
-  return peekEmailLink(ctx.db, 'change-email', token, ctx.clock())
+/**
+ * The new address of a working email-change link and the account it belongs to, with that
+ * account's current address (the page names the account that takes the new one), without using it.
+ */
+export async function emailChangeLink(ctx: AccountContext, token: unknown) {
+  const link = await peekEmailLink(ctx.db, 'change-email', token, ctx.clock())
+  const user = link && (await findUserById(ctx.db, link.user_id))
+  return link && user ? { ...link, accountEmail: user.email } : undefined
 }
 
 export type EmailChangeResult =
@@ -119,6 +124,8 @@ export type EmailChangeResult =
   | { readonly kind: 'taken' }
   /** The browser is logged in to another account than the link's: nothing is done. */
   | { readonly kind: 'other-account' }
+  /** The browser is not logged in: only the account that asked may confirm; the link stays unused. */
+  | { readonly kind: 'needs-login' }
   /** An operator suspended the account: nothing about it changes until they unsuspend it; the link stays unused. */
   | { readonly kind: 'suspended' }
 
@@ -129,7 +136,10 @@ class AccountSuspended extends Error {}
 /**
  * Uses an email-change link: the account it was made for (and only that one) gets the new
  * address, verified, and the old address is told. `loggedInUserId`: the account of the browser
- * that opened it, if any; a link of another account is refused there.
+ * that opened it; it must be the link's. Holding the new mailbox alone is not enough: otherwise
+ * whoever reads a mistyped or planted address could confirm it, and the requester's account would
+ * assert that address as verified in UserInfo and ID Tokens (OpenID Connect Core 5.1,
+ * `email_verified`).
  */
 export async function confirmEmailChange(
   ctx: AccountContext,
@@ -140,7 +150,8 @@ export async function confirmEmailChange(
   const now = ctx.clock()
   const link = await peekEmailLink(ctx.db, 'change-email', token, now)
   if (!link) return { kind: 'invalid' }
-  if (loggedInUserId !== undefined && loggedInUserId !== link.user_id) return { kind: 'other-account' }
+  if (loggedInUserId === undefined) return { kind: 'needs-login' }
+  if (loggedInUserId !== link.user_id) return { kind: 'other-account' }
   let oldEmail: string | undefined
   try {
     oldEmail = await ctx.db.transaction().execute(async (trx) => {

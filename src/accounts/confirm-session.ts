@@ -6,7 +6,7 @@ import { markReauthenticated } from '../repositories/sessions.js'
 import { findUserById } from '../repositories/users.js'
 import type { AccountContext } from './context.js'
 import { type Reauthentication, reauthenticate } from './reauthenticate.js'
-import { markSecondFactorUsed } from './sessions.js'
+import { markSecondFactorUsed, sessionKeyOf } from './sessions.js'
 import { isTotpCode } from './totp.js'
 import { useSecondFactorCode } from './two-factor.js'
 import { secondFactorAccountRule, secondFactorProven, totpCodeLocked, wrongSecondFactorCode } from './second-factor-guessing.js'
@@ -77,7 +77,8 @@ export async function confirmSession(
   }
   await markReauthenticated(ctx.db, sha256Hex(confirm.sessionId), ctx.clock())
   // A code proves the factor to this session: REQUIRE_TWO_FACTOR counts it from now on (docs/decisions/012).
-  if (proof.kind === 'code') await markSecondFactorUsed(ctx.db, confirm.sessionId, 'totp')
+  if (proof.kind === 'code')
+    await markSecondFactorUsed(ctx.db, confirm.sessionId === undefined ? undefined : sessionKeyOf(confirm.sessionId), 'totp')
   const how = proof.kind === 'password' ? 'with the password' : 'with an authenticator app code'
   await audit.record({ event: 'user.reauthenticated', userId: confirm.userId, detail: how })
   return { kind: 'confirmed' }

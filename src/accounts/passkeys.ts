@@ -7,6 +7,7 @@ import { findUserById, lockUser } from '../repositories/users.js'
 import type { AccountContext } from './context.js'
 import { passkeyAddedMail, passkeyRemovedMail } from './mails.js'
 import { type Reauthentication, reauthenticate } from './reauthenticate.js'
+import { type EnrolmentProof, type EnrolmentRefusal, checkEnrolmentProof, closeDoorsOnEnrolment } from './two-factor.js'
 import {
   WEBAUTHN_TIMEOUT_MS,
   issueChallenge,
@@ -51,6 +52,8 @@ export async function listPasskeys(ctx: AccountContext, userId: string): Promise
 export type RegistrationOptions =
   | { readonly kind: 'ok'; readonly options: PublicKeyCredentialCreationOptionsJSON; readonly challengeId: string }
   | { readonly kind: 'limit-reached' }
+  /** The account's address is not verified yet: no factor before it is (README "Passkeys"). */
+  | { readonly kind: 'unverified' }
 
 /**
  * The options of navigator.credentials.create for the account: a discoverable credential
@@ -62,6 +65,7 @@ export type RegistrationOptions =
 export async function passkeyRegistrationOptions(ctx: AccountContext, userId: string): Promise<RegistrationOptions> {
   const [user, existing] = await Promise.all([findUserById(ctx.db, userId), listPasskeysOfUser(ctx.db, userId)])
   if (user === undefined || existing.length >= MAX_PASSKEYS_PER_USER) return { kind: 'limit-reached' }
+  if (user.email_verified_at === null) return { kind: 'unverified' }
   const rp = relyingPartyOf(ctx)
   const { generateRegistrationOptions } = await simpleWebAuthn()
   const options = await generateRegistrationOptions({
@@ -87,17 +91,25 @@ export type PasskeyRegistration =
   | { readonly kind: 'invalid' }
   | { readonly kind: 'duplicate' }
   | { readonly kind: 'limit-reached' }
+  | { readonly kind: 'unverified' }
+  | EnrolmentRefusal
 
-/** Verifies what navigator.credentials.create returned and stores the passkey under `name` (or a default). */
+/**
+ * Verifies what navigator.credentials.create returned and stores the passkey under `name` (or a
+ * default), asked with the password or a current authenticator-app code typed on the same form
+ * (`proof`). Device cookies and the account's other sessions end with it (closeDoorsOnEnrolment).
+ */
 export async function registerPasskey(
   ctx: AccountContext,
   userId: string,
-  attempt: { response: unknown; challengeId: unknown; name: unknown },
+  attempt: { response: unknown; challengeId: unknown; name: unknown; proof: EnrolmentProof; keepSessionKey: string | undefined },
   audit: AuditTrail,
 ): Promise<PasskeyRegistration> {
   const now = ctx.clock()
   const expectedChallenge = await takeChallenge(ctx.db, now, attempt.challengeId, { purpose: 'register', userId })
   if (expectedChallenge === undefined) return { kind: 'expired' }
+  const refused = await checkEnrolmentProof(ctx, userId, attempt.proof)
+  if (refused) return refused
   const response = parseRegistrationResponse(attempt.response)
   if (response === undefined) return { kind: 'invalid' }
   const rp = relyingPartyOf(ctx)
@@ -115,6 +127,7 @@ export async function registerPasskey(
   const outcome = await ctx.db.transaction().execute(async (trx) => {
     const user = await lockUser(trx, userId)
     if (user === undefined || (await countPasskeysOfUser(trx, userId)) >= MAX_PASSKEYS_PER_USER) return 'limit-reached' as const
+    if (user.email_verified_at === null) return 'unverified' as const
     const inserted = await insertPasskey(trx, {
       id: info.credential.id,
       user_id: userId,
@@ -128,9 +141,10 @@ export async function registerPasskey(
     })
     if (!inserted) return 'duplicate' as const
     await refreshSecondFactor(trx, userId)
+    await closeDoorsOnEnrolment(trx, userId, attempt.keepSessionKey)
     return user.email
   })
-  if (outcome === 'limit-reached' || outcome === 'duplicate') return { kind: outcome }
+  if (outcome === 'limit-reached' || outcome === 'duplicate' || outcome === 'unverified') return { kind: outcome }
   await audit.record({ event: 'user.passkey_added', userId, detail: auditDetail.passkey(name) })
   return { kind: 'added', name, mailSent: await ctx.mailer.send(passkeyAddedMail(ctx, outcome, name)) }
 }

@@ -7,7 +7,7 @@ import { findUserByEmail, lockUser, markEmailVerified, setPasswordHash } from '.
 import type { AccountContext } from './context.js'
 import { issueEmailLink, peekEmailLink, useEmailLink } from './email-links.js'
 import { passwordChangedMail, passwordResetMail, passwordResetNoAccountMail } from './mails.js'
-import { closeOtherDoors, evictEarlierHolders } from './recovery.js'
+import { closeOtherDoors, evictEarlierHolders, forgetUnprovenSetUp } from './recovery.js'
 
 export type ResetRequestResult =
   { readonly kind: 'done'; readonly mailSent: boolean } | { readonly kind: 'limited'; readonly retryAfterSeconds: number }
@@ -47,7 +47,8 @@ export type ResetResult =
  * log in with the new password), and the address counts as verified (the link reached it).
  * `revokeAccess` ("Also revoke every application's access", checked by default), or the first
  * proof of an address the account never proved, also revokes every grant, token, code and open
- * consent request of the account (evictEarlierHolders). Then a notice goes to the address.
+ * consent request of the account (evictEarlierHolders); the first proof also removes every second
+ * factor and the profile (forgetUnprovenSetUp). Then a notice goes to the address.
  */
 export async function resetPassword(
   ctx: AccountContext,
@@ -69,6 +70,8 @@ export async function resetPassword(
     // Under the row lock that suspendUser takes: a suspension committed first is seen here.
     if (user.suspended_at !== null) return 'suspended'
     await setPasswordHash(trx, user.id, passwordHash)
+    // The first proof of the address: whatever factor or profile was set up before is not the owner's.
+    if (user.email_verified_at === null) await forgetUnprovenSetUp(trx, user.id, now)
     const evict = reset.revokeAccess || user.email_verified_at === null
     const revoked = evict ? await evictEarlierHolders(trx, ctx.bus, { userId: user.id }, now) : undefined
     await closeOtherDoors(trx, user.id, now)

@@ -1,6 +1,8 @@
 import type { Db } from '../db/connect.js'
 import { voidAllEmailTokens } from '../repositories/email-tokens.js'
 import { deletePendingLoginsOfUser } from '../repositories/pending-logins.js'
+import { clearProfile } from '../repositories/profiles.js'
+import { deleteSecondFactors, refreshSecondFactor } from '../repositories/second-factor.js'
 import { deleteSessionsOfUser } from '../repositories/sessions.js'
 import { bumpCredentialVersion } from '../repositories/users.js'
 import type { RevocationBus } from '../revocation/bus.js'
@@ -15,7 +17,9 @@ import { revoke } from '../revocation/revoke.js'
  *
  * An account opened with someone else's address ("pre-hijacking") may have logged in and granted
  * applications access before its address was proven; so the first proof of an address (a
- * verification or reset link) for an account that never proved one evicts whoever opened it.
+ * verification or reset link) for an account that never proved one evicts whoever opened it,
+ * and nothing they set up survives: not their factors, which would let them sign in with a passkey
+ * and stop the owner at a second step the owner does not have, nor their profile.
  */
 
 /**
@@ -46,4 +50,16 @@ export async function evictEarlierHolders(
   const sessions = await deleteSessionsOfUser(trx, user.userId, user.keepSessionHash)
   await closeOtherDoors(trx, user.userId, now)
   return { tokens, sessions }
+}
+
+/**
+ * In the caller's transaction, after it locked the user's row, at the first proof of the account's
+ * address: every second factor and its rows (TOTP secret and enrolment, recovery codes, passkeys,
+ * WebAuthn challenges, pending log-ins) and the profile (display name) go, since whoever set them
+ * up before the address was proven may not be its owner (docs/decisions/010-account-recovery.md).
+ */
+export async function forgetUnprovenSetUp(trx: Db, userId: string, now: Date): Promise<void> {
+  await deleteSecondFactors(trx, userId)
+  await refreshSecondFactor(trx, userId)
+  await clearProfile(trx, userId, now)
 }

@@ -22,6 +22,7 @@ import {
   submitSecondFactorCode,
 } from './pending-login.js'
 import {
+  type EnrolmentProof,
   confirmTotpEnrolment,
   regenerateRecoveryCodes,
   shownEnrolment,
@@ -68,10 +69,13 @@ function twoFactorUseCases(ctx: AccountContext, audit: AuditLog) {
     startTotpEnrolment: (account: Account) => startTotpEnrolment(ctx, account.userId),
     /** The secret waiting for its confirming code, as the set-up page shows it. */
     shownTotpEnrolment: (account: Account) => shownEnrolment(ctx, account.userId),
-    /** The browser session `sessionId` that confirms it counts as having used the factor (markSecondFactorUsed). */
-    async confirmTotpEnrolment(account: Account, code: string, sessionId: string | undefined) {
-      const result = await confirmTotpEnrolment(ctx, account.userId, code, trailOf(audit, account))
-      if (result.kind === 'enabled') await markSecondFactorUsed(ctx.db, sessionId, 'totp')
+    /**
+     * Needs the code of the new app and the password; `keepSessionKey`: the browser's session, which
+     * stays (the others end) and counts as having used the factor (markSecondFactorUsed).
+     */
+    async confirmTotpEnrolment(account: Account, confirm: { code: string; password: string; keepSessionKey: string | undefined }) {
+      const result = await confirmTotpEnrolment(ctx, account.userId, confirm, trailOf(audit, account))
+      if (result.kind === 'enabled') await markSecondFactorUsed(ctx.db, confirm.keepSessionKey, 'totp')
       return result
     },
     /** Needs the password and a current code or recovery code. */
@@ -79,8 +83,8 @@ function twoFactorUseCases(ctx: AccountContext, audit: AuditLog) {
       passwordCannotBeRight(proof.password)
         ? Promise.resolve({ kind: 'wrong-password' as const })
         : turnOffTotp(ctx, account.userId, proof, trailOf(audit, account)),
-    /** Needs the password and a current code or recovery code; the new codes are shown once. */
-    regenerateRecoveryCodes: (account: Account, proof: { password: string; code: string }) =>
+    /** Needs the password and a current code or recovery code; the new codes are shown once, and the other sessions end. */
+    regenerateRecoveryCodes: (account: Account, proof: { password: string; code: string; keepSessionKey: string | undefined }) =>
       passwordCannotBeRight(proof.password)
         ? Promise.resolve({ kind: 'wrong-password' as const })
         : regenerateRecoveryCodes(ctx, account.userId, proof, trailOf(audit, account)),
@@ -99,15 +103,17 @@ function passkeyUseCases(ctx: AccountContext, audit: AuditLog) {
       const refused = await takeChallengeSlot(ctx, { userId: account.userId, address: clientAddressKey(ip) })
       return refused ?? passkeyRegistrationOptions(ctx, account.userId)
     },
-    /** `attempt.challengeId`: what passkeyRegistrationOptions returned, kept by the browser in a cookie. */
-    /** The browser session `sessionId` that registers it counts as having used the factor (markSecondFactorUsed). */
+    /**
+     * `attempt.challengeId`: what passkeyRegistrationOptions returned, kept by the browser in a cookie;
+     * `proof`: the password or an app code typed on the form; `keepSessionKey`: the browser's session,
+     * which stays (the others end) and counts as having used the passkey (markSecondFactorUsed).
+     */
     async registerPasskey(
       account: Account,
-      attempt: { response: unknown; challengeId: unknown; name: unknown },
-      sessionId: string | undefined,
+      attempt: { response: unknown; challengeId: unknown; name: unknown; proof: EnrolmentProof; keepSessionKey: string | undefined },
     ) {
       const result = await registerPasskey(ctx, account.userId, attempt, trailOf(audit, account))
-      if (result.kind === 'added') await markSecondFactorUsed(ctx.db, sessionId, 'passkey')
+      if (result.kind === 'added') await markSecondFactorUsed(ctx.db, attempt.keepSessionKey, 'passkey')
       return result
     },
     renamePasskey: (account: Account, change: { id: unknown; name: unknown }) =>

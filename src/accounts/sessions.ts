@@ -99,7 +99,7 @@ export async function resolveSessionByKey(db: Db, idHash: string, now: Date, fro
 export const FACTOR_METHODS = { totp: ['otp', 'mfa'], passkey: ['hwk', 'mfa'] } as const
 
 /**
- * The browser session `id` proved a second factor after its log-in: it set one up (the TOTP
+ * The browser session whose stored digest is `sessionKey` (sessionKeyOf) proved a second factor after its log-in: it set one up (the TOTP
  * confirmation's code, a passkey registration's user-verified assertion) or confirmed with one
  * ("Confirm it's you" with a code). Its amr gains the factor's methods, so REQUIRE_TWO_FACTOR counts
  * the session as having used a factor (src/accounts/two-factor-policy.ts usedSecondFactor) and its
@@ -107,9 +107,8 @@ export const FACTOR_METHODS = { totp: ['otp', 'mfa'], passkey: ['hwk', 'mfa'] } 
  * A cached read of the session keeps the old amr for at most SESSION_CACHE_TTL_MS, which only ever
  * asks for a fresh read (src/http/session.ts).
  */
-export async function markSecondFactorUsed(db: Db, id: string | undefined, factor: keyof typeof FACTOR_METHODS): Promise<void> {
-  const idHash = id === undefined ? undefined : sessionKeyOf(id)
-  if (idHash !== undefined) await addSessionMethods(db, idHash, FACTOR_METHODS[factor])
+export async function markSecondFactorUsed(db: Db, sessionKey: string | undefined, factor: keyof typeof FACTOR_METHODS): Promise<void> {
+  if (sessionKey !== undefined) await addSessionMethods(db, sessionKey, FACTOR_METHODS[factor])
 }
 
 /** The stored digest of a session cookie's value; undefined for a value no session can have. */

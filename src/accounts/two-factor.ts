@@ -12,7 +12,10 @@ import {
   insertTotpSecret,
   putTotpEnrolment,
 } from '../repositories/totp.js'
-import { findUserById } from '../repositories/users.js'
+import { deleteSessionsOfUser } from '../repositories/sessions.js'
+import { bumpCredentialVersion, findUserById, lockUser } from '../repositories/users.js'
+import type { Db } from '../db/connect.js'
+import { passwordCannotBeRight } from './account.js'
 import type { AccountContext } from './context.js'
 import { recoveryCodesRegeneratedMail, totpDisabledMail, totpEnabledMail } from './mails.js'
 import { type Reauthentication, reauthenticate } from './reauthenticate.js'
@@ -51,9 +54,65 @@ export async function twoFactorStatus(ctx: AccountContext, userId: string): Prom
   return { totpAvailable: ctx.sealedBox !== undefined, totp: secret !== undefined, recoveryCodesLeft: left }
 }
 
-/** A new secret to show, replacing any unconfirmed one; nothing changes for log-in until it is confirmed. */
-export async function startTotpEnrolment(ctx: AccountContext, userId: string): Promise<'started' | 'unavailable' | 'enrolled'> {
+/**
+ * What adding a factor asks for at that moment, on the same form (README "Two-factor
+ * authentication"): the password, or a current code of the account's authenticator app. A recent
+ * log-in alone is not enough: whoever holds an open session could otherwise add a factor of their
+ * own that outlives the session.
+ */
+export interface EnrolmentProof {
+  readonly password: string
+  /** Used only when no password is given. */
+  readonly appCode: string
+}
+
+export type EnrolmentRefusal = Exclude<Reauthentication, { kind: 'ok' }> | { readonly kind: 'wrong-code' }
+
+/**
+ * Checks an EnrolmentProof; undefined when it holds. Wrong passwords and codes count under the
+ * Account pages' limit (RATE_LIMITS.reauthentication), like every re-authentication.
+ */
+export async function checkEnrolmentProof(
+  ctx: AccountContext,
+  userId: string,
+  proof: EnrolmentProof,
+): Promise<EnrolmentRefusal | undefined> {
+  if (proof.password !== '' || proof.appCode.trim() === '') {
+    if (passwordCannotBeRight(proof.password)) return { kind: 'wrong-password' }
+    const check = await reauthenticate(ctx, userId, proof.password)
+    return check.kind === 'ok' ? undefined : check
+  }
+  const slots = await takeSlots(ctx.db, ctx.clock, [rateRule(RATE_LIMITS.reauthentication, userId, ctx.limits)])
+  if (!slots.allowed) return { kind: 'limited', retryAfterSeconds: slots.retryAfterSeconds }
+  // An app code only: recovery codes are kept for a lost app (docs/decisions/011-second-factor.md).
+  const code = proof.appCode.trim().replace(/\s/g, '')
+  if (!isTotpCode(code) || (await useSecondFactorCode(ctx, userId, code)) !== 'totp') return { kind: 'wrong-code' }
+  await releaseSlots(ctx.db, slots.taken)
+  return undefined
+}
+
+/**
+ * In the transaction that added a factor: device cookies collected before are void
+ * (users.credential_version) and every other session of the account ends, so that a factor added
+ * after a takeover is not the only door closed (docs/decisions/011-second-factor.md).
+ * `keepSessionKey`: the stored digest of the browser's own session, which stays.
+ */
+export async function closeDoorsOnEnrolment(trx: Db, userId: string, keepSessionKey: string | undefined): Promise<number> {
+  await bumpCredentialVersion(trx, userId)
+  return deleteSessionsOfUser(trx, userId, keepSessionKey ?? '')
+}
+
+/**
+ * A new secret to show, replacing any unconfirmed one; nothing changes for log-in until it is
+ * confirmed. Refused until the account's address is verified: a factor set up before would be
+ * whoever opened the account's, and the owner proving the address later removes it anyway.
+ */
+export async function startTotpEnrolment(
+  ctx: AccountContext,
+  userId: string,
+): Promise<'started' | 'unavailable' | 'enrolled' | 'unverified'> {
   if (!ctx.sealedBox) return 'unavailable'
+  if ((await findUserById(ctx.db, userId))?.email_verified_at == null) return 'unverified'
   if (await findTotpSecret(ctx.db, userId)) return 'enrolled'
   const expiresAt = new Date(ctx.clock().getTime() + LIFETIMES.totpEnrolmentMs)
   await putTotpEnrolment(ctx.db, userId, ctx.sealedBox.seal(newTotpSecret()), expiresAt)
@@ -80,25 +139,33 @@ export type ConfirmTotpResult =
   | { readonly kind: 'wrong-code' }
   /** No unconfirmed secret (expired, confirmed already, or unavailable). */
   | { readonly kind: 'expired' }
+  /** The account's address is not verified yet. */
+  | { readonly kind: 'unverified' }
+  | Exclude<Reauthentication, { kind: 'ok' }>
 
 /**
- * The enrolment confirmed with a current code: the secret becomes the account's, with the code's
- * step as the last accepted one (it cannot log in again), and ten new recovery codes replace any
- * before. One transaction, so the account's second_factor flag never disagrees with its tables.
+ * The enrolment confirmed with a current code of the new app and the password (EnrolmentProof):
+ * the secret becomes the account's, with the code's step as the last accepted one (it cannot log
+ * in again), and ten new recovery codes replace any before; device cookies and the other sessions
+ * end (closeDoorsOnEnrolment). One transaction, so the account's second_factor flag never
+ * disagrees with its tables.
  */
 export async function confirmTotpEnrolment(
   ctx: AccountContext,
   userId: string,
-  code: string,
+  confirm: { code: string; password: string; keepSessionKey: string | undefined },
   audit: AuditTrail,
 ): Promise<ConfirmTotpResult> {
   const sealed = ctx.sealedBox && (await findTotpEnrolment(ctx.db, userId, ctx.clock()))
   const secret = openSecret(ctx, sealed)
   if (!sealed || !secret) return { kind: 'expired' }
-  const step = totpStep(secret, code.replace(/\s/g, ''), ctx.clock())
+  const refused = await checkEnrolmentProof(ctx, userId, { password: confirm.password, appCode: '' })
+  if (refused) return refused
+  const step = totpStep(secret, confirm.code.replace(/\s/g, ''), ctx.clock())
   if (step === undefined) return { kind: 'wrong-code' }
   const recoveryCodes = newRecoveryCodes()
   const enabled = await ctx.db.transaction().execute(async (trx) => {
+    if ((await lockUser(trx, userId))?.email_verified_at == null) return 'unverified' as const
     if (!(await deleteTotpEnrolment(trx, userId))) return false
     if (!(await insertTotpSecret(trx, userId, sealed, step, ctx.clock()))) return false
     await refreshSecondFactor(trx, userId)
@@ -108,8 +175,10 @@ export async function confirmTotpEnrolment(
       recoveryCodes.map((c) => recoveryCodeHash(c) ?? ''),
       ctx.clock(),
     )
+    await closeDoorsOnEnrolment(trx, userId, confirm.keepSessionKey)
     return true
   })
+  if (enabled === 'unverified') return { kind: 'unverified' }
   if (!enabled) return { kind: 'expired' }
   await audit.record({ event: 'user.totp_enabled', userId })
   await mailOwner(ctx, userId, totpEnabledMail)
@@ -191,18 +260,24 @@ export async function turnOffTotp(
   return { kind: 'done' }
 }
 
-/** Ten new recovery codes, shown once; the previous ones stop working. */
+/**
+ * Ten new recovery codes, shown once; the previous ones stop working. As for every factor added,
+ * device cookies and the other sessions end (closeDoorsOnEnrolment).
+ */
 export async function regenerateRecoveryCodes(
   ctx: AccountContext,
   userId: string,
-  proof: { password: string; code: string },
+  proof: { password: string; code: string; keepSessionKey: string | undefined },
   audit: AuditTrail,
 ): Promise<ConfirmedChange<{ recoveryCodes: readonly string[] }>> {
   const refused = await confirmWithFactor(ctx, userId, proof)
   if (refused) return refused
   const recoveryCodes = newRecoveryCodes()
   const hashes = recoveryCodes.map((c) => recoveryCodeHash(c) ?? '')
-  await ctx.db.transaction().execute((trx) => replaceRecoveryCodes(trx, userId, hashes, ctx.clock()))
+  await ctx.db.transaction().execute(async (trx) => {
+    await replaceRecoveryCodes(trx, userId, hashes, ctx.clock())
+    await closeDoorsOnEnrolment(trx, userId, proof.keepSessionKey)
+  })
   await audit.record({ event: 'user.recovery_codes_regenerated', userId, detail: auditDetail.recoveryCodesLeft(recoveryCodes.length) })
   await mailOwner(ctx, userId, recoveryCodesRegeneratedMail)
   return { kind: 'done', recoveryCodes }

@@ -30,7 +30,7 @@ export type { Account }
 import { type ReauthProof, type SessionConfirmation, confirmSession } from './confirm-session.js'
 import { signUp } from './signup.js'
 import { changeDisplayName, displayNameOf } from './profile.js'
-import { confirmVerification, resendVerification, verificationLinkWorks } from './verification.js'
+import { type BrowserSessionRef, confirmVerification, resendVerification, verificationLinkState } from './verification.js'
 
 /*
  * The account's use cases (README "Your account"), built once in src/services.ts: sign-up within
@@ -62,10 +62,17 @@ function refusals(currentPassword: string, other: { newPassword?: string; newEma
 function emailLinkUseCases(ctx: AccountContext, audit: AuditLog) {
   return {
     resendVerification: (account: Account) => resendVerification(ctx, account.userId),
-    verificationLinkWorks: (token: unknown) => verificationLinkWorks(ctx, token),
-    /** `sessionId`: the browser's own session, which a first proof of the address keeps (src/accounts/recovery.ts). */
-    confirmVerification: (actor: Actor, token: unknown, sessionId: string | undefined) =>
-      confirmVerification(ctx, token, trailOf(audit, actor), sessionId),
+    /** `loggedInUserId`: the browser's account; the page asks for a new password unless it is the link's. */
+    verificationLinkState: (token: unknown, loggedInUserId: string | undefined) => verificationLinkState(ctx, token, loggedInUserId),
+    /**
+     * `session`: the browser's own, which a first proof of the address keeps (src/accounts/recovery.ts);
+     * `newPassword`: typed on the link's page, needed for a first proof without the account's session.
+     */
+    confirmVerification: (
+      actor: Actor,
+      token: unknown,
+      proof: { session: BrowserSessionRef | undefined; newPassword: string | undefined },
+    ) => confirmVerification(ctx, token, proof, trailOf(audit, actor)),
     requestPasswordReset: (email: string, ip: string) => requestPasswordReset(ctx, email, clientAddressKey(ip)),
     resetLinkEmail: (token: unknown) => resetLinkEmail(ctx, token),
     resetPassword: (actor: Actor, token: unknown, reset: { newPassword: string; revokeAccess: boolean }) =>

@@ -45,6 +45,22 @@ function normalisedKey(raw: string): string {
 }
 
 /**
+ * The value of `next` (a path to come back to after the log-in) with its own secret parameters
+ * redacted: an emailed link's page sends the browser to `/login?next=/confirm-email?token=…`.
+ * Left as it is when it holds none; [REDACTED] whole when it cannot be decoded.
+ */
+function redactNextValue(value: string): string {
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(value.replace(/\+/g, ' '))
+  } catch {
+    return '[REDACTED]'
+  }
+  const redacted = redactUrl(decoded)
+  return redacted === decoded ? value : encodeURIComponent(redacted)
+}
+
+/**
  * The URL with the value of every secret-bearing query parameter replaced by [REDACTED]. Keys are
  * compared decoded (`client%5Fsecret` is `client_secret` to the server) and without case
  * (`Client_Secret` is not a parameter Gatehouse reads, but it is plainly a secret). Pairs are split
@@ -58,7 +74,10 @@ export function redactUrl(url: string): string {
   for (let i = 0; i < parts.length; i += 2) {
     const pair = parts[i]!
     const eq = pair.indexOf('=')
-    if (eq >= 0 && SECRET_PARAMS.has(normalisedKey(pair.slice(0, eq)))) parts[i] = `${pair.slice(0, eq)}=[REDACTED]`
+    if (eq < 0) continue
+    const key = normalisedKey(pair.slice(0, eq))
+    if (SECRET_PARAMS.has(key)) parts[i] = `${pair.slice(0, eq)}=[REDACTED]`
+    else if (key === 'next') parts[i] = `${pair.slice(0, eq)}=${redactNextValue(pair.slice(eq + 1))}`
   }
   return `${url.slice(0, q)}?${parts.join('')}`
 }

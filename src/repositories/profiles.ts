@@ -16,3 +16,13 @@ export async function setDisplayName(db: Db, userId: string, name: string | null
     .executeTakeFirst()
   return Number(result.numUpdatedRows) > 0
 }
+
+/** Removes the display name (and moves `updated_at` of the profile claims) when there was one. */
+export async function clearProfile(db: Db, userId: string, now: Date): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ display_name: null, profile_updated_at: now })
+    .where('id', '=', userId)
+    .where('display_name', 'is not', null)
+    .execute()
+}

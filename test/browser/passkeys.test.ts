@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
+import { linkTo } from '../helpers/mailbox.js'
 import {
   closeBrowserTest,
   expectAccessible,
@@ -18,6 +19,13 @@ import {
  * checks both passkey pages. PUBLIC_URL is http://localhost:<port>: an RP ID is a domain, never
  * an IP address, and localhost is a secure context, where WebAuthn is available.
  */
+
+/** Opens the verification link mailed to `email` in the logged-in page and confirms it: factors need a verified address. */
+async function verifyThroughPage(page: Page, email: string): Promise<void> {
+  await page.goto(`${baseUrl}${linkTo(t.mailbox.last(email), '/verify-email')}`)
+  await page.getByRole('button', { name: 'Verify my email address' }).click()
+  await page.waitForURL(`${baseUrl}/applications?verified=1`)
+}
 
 let t: TestContext
 let browser: Browser
@@ -59,6 +67,7 @@ it('without JavaScript the passkey forms stay hidden and say they need it; the p
   await page.getByLabel('Password').fill(PASSWORD)
   await page.getByRole('button', { name: 'Log in', exact: true }).click()
   await page.waitForURL(`${baseUrl}/applications`)
+  await verifyThroughPage(page, 'nojs@example.com')
   await page.goto(`${baseUrl}/account/passkeys`)
   expect(await page.getByText('Adding a passkey needs JavaScript').isVisible()).toBe(true)
   expect(await page.getByRole('button', { name: 'Add a passkey' }).isVisible()).toBe(false)
@@ -78,6 +87,7 @@ it('add a passkey → log out → sign in with it, no password → remove it', a
 
   await signUpAndLogInThroughPage(page, baseUrl, EMAIL, PASSWORD)
   await page.waitForURL(`${baseUrl}/applications`)
+  await verifyThroughPage(page, EMAIL)
 
   await page.goto(`${baseUrl}/account`)
   await page.getByRole('link', { name: 'Passkeys' }).click()
@@ -87,6 +97,9 @@ it('add a passkey → log out → sign in with it, no password → remove it', a
   // With the keyboard alone: the name, then Enter submits the form to the script.
   await tabTo(page, '#passkey-name')
   await page.keyboard.type('Virtual key')
+  // Adding a factor asks for the password on the same form (README "Passkeys").
+  await tabTo(page, '#passkey-password')
+  await page.keyboard.type(PASSWORD)
   await page.keyboard.press('Enter')
   await page.waitForURL(`${baseUrl}/account/passkeys?added=1`)
   expect(await page.getByRole('heading', { name: 'Virtual key' }).isVisible()).toBe(true)
@@ -131,8 +144,10 @@ it("a passkey as the second step of a password log-in: offered on the step's pag
   await withAuthenticator(context, page)
   await signUpAndLogInThroughPage(page, baseUrl, email, PASSWORD)
   await page.waitForURL(`${baseUrl}/applications`)
+  await verifyThroughPage(page, email)
   await page.goto(`${baseUrl}/account/passkeys`)
   await page.getByLabel('Name').fill('Second step key')
+  await page.getByLabel('Your password').fill(PASSWORD)
   await page.getByRole('button', { name: 'Add a passkey' }).click()
   await page.waitForURL(`${baseUrl}/account/passkeys?added=1`)
 

@@ -41,10 +41,12 @@ it('set up an authenticator app, log out, log in with the password and a code', 
   enrolledSecret = secret
 
   await page.getByLabel('Code from the app').fill(totpCode(secret, new Date(t.clock().getTime() + 4 * STEP_MS)))
+  await page.getByLabel('Your password').fill(PASSWORD)
   await page.getByRole('button', { name: 'Turn on' }).click()
   expect(await page.getByRole('alert').textContent()).toContain('That code is not right')
   await expectAccessible(page, 'set-up, wrong code')
   await page.getByLabel('Code from the app').fill(totpCode(secret, t.clock()))
+  await page.getByLabel('Your password').fill(PASSWORD)
   await page.getByRole('button', { name: 'Turn on' }).click()
   await page.getByRole('heading', { name: 'Your recovery codes' }).waitFor()
   expect(await page.locator('.recovery-codes li').count()).toBe(10)

@@ -80,17 +80,24 @@ export class BrowserSession {
       mailbox && options.verify !== false
         ? linkTo(mailbox.to(email.trim().toLowerCase()).at(-1) ?? { text: '' }, '/verify-email')
         : undefined
-    if (link) await this.verifyEmail(link)
+    // Opened before any log-in, so the page asks for the password again (README "Account
+    // recovery"): the same one is chosen, and the account ends as a verified one with it.
+    if (link) await this.verifyEmail(link, password)
     await this.logIn(email, password)
     return this
   }
 
-  /** Opens a verification link (a path with its query) and confirms it, as the page asks. */
-  async verifyEmail(link: string): Promise<LightMyRequestResponse> {
+  /**
+   * Opens a verification link (a path with its query) and confirms it, as the page asks: with
+   * `newPassword` when the page asks for one (the first proof without the account's session).
+   */
+  async verifyEmail(link: string, newPassword?: string): Promise<LightMyRequestResponse> {
     const page = await this.get(link)
     if (page.statusCode !== 200) throw new Error(`verification page: ${page.statusCode} ${page.body.slice(0, 300)}`)
     const token = new URL(link, 'http://x').searchParams.get('token') ?? ''
-    const res = await this.post('/verify-email', { token })
+    const asksPassword = page.body.includes('name="password"')
+    if (asksPassword && newPassword === undefined) throw new Error('the verification page asks for a new password')
+    const res = await this.post('/verify-email', { token, ...(asksPassword ? { password: newPassword! } : {}) })
     if (res.statusCode !== 303) throw new Error(`verification failed: ${res.statusCode} ${res.body.slice(0, 300)}`)
     return res
   }

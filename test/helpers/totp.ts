@@ -25,12 +25,13 @@ export function recoveryCodesOnPage(body: string): string[] {
 }
 
 /**
- * Sets up an authenticator app for the logged-in session and confirms it with the code of `at`;
- * the secret and the recovery codes shown once.
+ * Sets up an authenticator app for the logged-in session and confirms it with the code of `at`
+ * and the account's `password` (adding a factor asks for it); the secret and the recovery codes shown once.
  */
 export async function enrolTotp(
   s: BrowserSession,
   at: () => Date,
+  password = 'correct horse battery',
 ): Promise<{ secret: string; recoveryCodes: string[]; confirmed: LightMyRequestResponse }> {
   await s.get('/account/two-factor')
   const started = await s.post('/account/two-factor/totp', {})
@@ -38,7 +39,7 @@ export async function enrolTotp(
     throw new Error(`set-up not started: ${started.statusCode} ${started.body.slice(0, 300)}`)
   const page = await s.get('/account/two-factor/totp')
   const secret = secretOnPage(page.body)
-  const confirmed = await s.post('/account/two-factor/totp/confirm', { code: totpCode(secret, at()) })
+  const confirmed = await s.post('/account/two-factor/totp/confirm', { code: totpCode(secret, at()), password })
   if (confirmed.statusCode !== 200) throw new Error(`set-up not confirmed: ${confirmed.statusCode} ${confirmed.body.slice(0, 300)}`)
   return { secret, recoveryCodes: recoveryCodesOnPage(confirmed.body), confirmed }
 }

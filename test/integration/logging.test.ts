@@ -44,6 +44,12 @@ it('redacts secret query parameters from URLs', () => {
   expect(redactUrl('/x?access_token=t&token=u&password=p')).toBe('/x?access_token=[REDACTED]&token=[REDACTED]&password=[REDACTED]')
 })
 
+it('redacts the secrets of the path in `next`, where a mailed link sends the browser to log in first', () => {
+  expect(redactUrl('/login?next=%2Fconfirm-email%3Ftoken%3Dgce_secret')).toBe('/login?next=%2Fconfirm-email%3Ftoken%3D%5BREDACTED%5D')
+  expect(redactUrl('/login?next=%2Faccount%2Ftwo-factor')).toBe('/login?next=%2Faccount%2Ftwo-factor')
+  expect(redactUrl('/login?next=%E0%A4%A')).toBe('/login?next=[REDACTED]')
+})
+
 it('redacts by the parameter name a parser would see: decoded, in any case, after any separator', () => {
   for (const [url, redacted] of [
     // Fastify decodes query keys: client%5Fsecret IS client_secret to the token endpoint.

@@ -73,7 +73,16 @@
     var start = await postJson(form.getAttribute('data-options'), { _csrf: csrf })
     var response = await lib.startRegistration({ optionsJSON: start.options })
     var name = form.querySelector('input[name="name"]')
-    return postJson(form.getAttribute('data-verify'), { _csrf: csrf, name: name ? name.value : '', response: response })
+    // Adding a factor asks for the password (or an app code) typed on this form (README "Passkeys").
+    var password = form.querySelector('input[name="password"]')
+    var code = form.querySelector('input[name="code"]')
+    return postJson(form.getAttribute('data-verify'), {
+      _csrf: csrf,
+      name: name ? name.value : '',
+      password: password ? password.value : '',
+      code: code ? code.value : '',
+      response: response,
+    })
   }
 
   async function signIn(form) {

@@ -41,12 +41,16 @@ async function postJson(
   return res
 }
 
-async function addPasskey(s: BrowserSession, credential = newCredential(), name = 'Laptop') {
+async function addPasskey(s: BrowserSession, credential = newCredential(), name = 'Laptop', password = PASSWORD) {
   await s.get('/account/passkeys')
   const start = await postJson(s, '/account/passkeys/registration-options', {})
   expect(start.statusCode, start.body).toBe(200)
   const { options } = start.json()
-  const res = await postJson(s, '/account/passkeys/registration', { name, response: registrationResponse(credential, options, ORIGIN) })
+  const res = await postJson(s, '/account/passkeys/registration', {
+    name,
+    password,
+    response: registrationResponse(credential, options, ORIGIN),
+  })
   return { res, credential, options }
 }
 
@@ -138,18 +142,19 @@ describe('adding a passkey', () => {
     const response = registrationResponse(newCredential(), options, ORIGIN)
     const cookie = [...s.cookies].find(([k]) => k === 'gatehouse_webauthn')!
     s.cookies.delete('gatehouse_webauthn')
-    const missing = await postJson(s, '/account/passkeys/registration', { response })
+    const missing = await postJson(s, '/account/passkeys/registration', { password: PASSWORD, response })
     expect(missing.statusCode).toBe(400)
     expect(missing.json().error).toMatch(/expired or was already used/)
 
     s.cookies.set(...cookie)
     const wrongOrigin = await postJson(s, '/account/passkeys/registration', {
+      password: PASSWORD,
       response: registrationResponse(newCredential(), options, 'https://evil.example'),
     })
     expect(wrongOrigin.statusCode).toBe(400)
     expect(wrongOrigin.json().error).toMatch(/could not be verified/)
     s.cookies.set(...cookie)
-    const reused = await postJson(s, '/account/passkeys/registration', { response })
+    const reused = await postJson(s, '/account/passkeys/registration', { password: PASSWORD, response })
     expect(reused.json().error).toMatch(/expired or was already used/)
 
     const other = await browser().signUpAndLogIn('add-other@example.com', PASSWORD)
@@ -158,6 +163,7 @@ describe('adding a passkey', () => {
     other.cookies.set('gatehouse_webauthn', s.cookies.get('gatehouse_webauthn')!)
     await other.get('/account/passkeys')
     const stolen = await postJson(other, '/account/passkeys/registration', {
+      password: PASSWORD,
       response: registrationResponse(newCredential(), fresh.options, ORIGIN),
     })
     expect(stolen.json().error).toMatch(/expired or was already used/)
@@ -166,6 +172,7 @@ describe('adding a passkey', () => {
     const late = (await postJson(s, '/account/passkeys/registration-options', {})).json()
     t.clock.advance(5 * 60_000 + 1)
     const expired = await postJson(s, '/account/passkeys/registration', {
+      password: PASSWORD,
       response: registrationResponse(newCredential(), late.options, ORIGIN),
     })
     expect(expired.json().error).toMatch(/expired or was already used/)
@@ -173,6 +180,7 @@ describe('adding a passkey', () => {
     await s.get('/account/passkeys')
     const noUv = (await postJson(s, '/account/passkeys/registration-options', {})).json()
     const unverified = await postJson(s, '/account/passkeys/registration', {
+      password: PASSWORD,
       response: registrationResponse(newCredential(), noUv.options, ORIGIN, { userVerified: false }),
     })
     expect(unverified.statusCode).toBe(400)
@@ -235,7 +243,10 @@ describe('adding a passkey', () => {
     const first = s.cookies.get('gatehouse_webauthn')!
     expect((await addPasskey(s)).res.statusCode).toBe(200)
     s.cookies.set('gatehouse_webauthn', first)
-    const over = await postJson(s, '/account/passkeys/registration', { response: registrationResponse(newCredential(), options, ORIGIN) })
+    const over = await postJson(s, '/account/passkeys/registration', {
+      password: PASSWORD,
+      response: registrationResponse(newCredential(), options, ORIGIN),
+    })
     expect(over.statusCode).toBe(400)
     expect(over.json().error).toMatch(/at most 10 passkeys/)
     expect((await s.get('/account/passkeys')).body).toContain('the most it may have')

@@ -335,10 +335,12 @@ describe('a suspended account', () => {
     const before = await userRow('to-be-suspended@example.com')
     await t.db.updateTable('users').set({ suspended_at: t.clock() }).where('id', '=', before!.id).execute()
 
+    // Only the requester's session may confirm (README "Your account"), and a suspended account has none.
+    expect((await s.get('/account')).statusCode).toBe(303)
     await anonymous.get(change)
     const confirmed = await anonymous.post('/confirm-email', { token: tokenOf(change) })
-    expect(confirmed.statusCode).toBe(403)
-    expect(confirmed.body).toContain('This account is suspended by the operator, so its email address cannot be changed.')
+    expect(confirmed.statusCode).toBe(303)
+    expect(confirmed.headers.location).toMatch(/^\/login\?next=/)
     await anonymous.get(reset)
     const chosen = await anonymous.post('/reset-password', { token: tokenOf(reset), password: 'a brand new passphrase' })
     expect(chosen.statusCode).toBe(403)

@@ -55,10 +55,13 @@ describe('Setting up an authenticator app', () => {
     const secret = secretOnPage(page.body)
     expect(secret).toMatch(/^[A-Z2-7]{32}$/)
 
-    const wrong = await s.post('/account/two-factor/totp/confirm', { code: totpCode(secret, new Date(now().getTime() + 5 * STEP_MS)) })
+    const wrong = await s.post('/account/two-factor/totp/confirm', {
+      code: totpCode(secret, new Date(now().getTime() + 5 * STEP_MS)),
+      password: PASSWORD,
+    })
     expect(wrong.statusCode).toBe(400)
     expect(wrong.body).toContain('That code is not right')
-    const ok = await s.post('/account/two-factor/totp/confirm', { code: totpCode(secret, now()) })
+    const ok = await s.post('/account/two-factor/totp/confirm', { code: totpCode(secret, now()), password: PASSWORD })
     expect(ok.statusCode).toBe(200)
     expect(ok.body.match(/<li><code>[a-z2-9]{5}-[a-z2-9]{5}<\/code><\/li>/g)).toHaveLength(10)
 
@@ -96,7 +99,7 @@ describe('Setting up an authenticator app', () => {
     // Past the re-authentication window too (README "Re-authentication"): confirmed again first.
     await s.get('/reauth')
     expect((await s.post('/reauth', { password: PASSWORD, next: '/account/two-factor' })).statusCode).toBe(303)
-    const late = await s.post('/account/two-factor/totp/confirm', { code: totpCode(secret, now()) })
+    const late = await s.post('/account/two-factor/totp/confirm', { code: totpCode(secret, now()), password: PASSWORD })
     expect(late.headers.location).toBe('/account/two-factor?enrolment_expired=1')
   })
 })

@@ -54,7 +54,7 @@ it('holds no plaintext password, client secret, session id or mailed token after
   await s.get('/signup')
   await s.post('/signup', { email: 'stored@example.com', password: firstPassword })
   const verification = tokenMailed('stored@example.com', '/verify-email')
-  await s.verifyEmail(verification.link)
+  await s.verifyEmail(verification.link, firstPassword)
   // A password reset, through its link.
   await s.get('/forgot-password')
   expect((await s.post('/forgot-password', { email: 'stored@example.com' })).statusCode).toBe(200)

@@ -39,23 +39,36 @@ export default async function emailLinkRoutes(app: FastifyInstance, deps: Servic
   cancelEmailChangeRoutes(app, deps)
 }
 
-/** The verification link: GET shows a button, POST verifies. */
+/**
+ * The verification link: GET shows a button, POST verifies. The first proof of an address opened
+ * without the account's own session asks for a new password on the same form (README "Account
+ * recovery"): the password chosen at sign-up may be a squatter's.
+ */
 function verificationRoutes(app: FastifyInstance, deps: Services) {
   const accounts = deps.accounts
   /* Email verification. */
   const verifyRetry = { href: '/applications', label: 'Log in and ask for a new verification email' }
+  const title = 'Verify your email address'
+  const page = async (request: FastifyRequest, reply: FastifyReply, token: string, errors: Record<string, string> = {}) => {
+    const link = await accounts.verificationLinkState(token, request.user?.id)
+    if (!link) return deadLink(request, reply, { title, retry: verifyRetry })
+    const status = Object.keys(errors).length > 0 ? 400 : 200
+    return render(request, reply, 'account/verify-email.eta', { title, token, ...link, errors }, status)
+  }
 
-  app.get<TokenQuery>('/verify-email', async (request, reply) => {
-    const token = tokenOf(request.query.token)
-    if (!(await accounts.verificationLinkWorks(token)))
-      return deadLink(request, reply, { title: 'Verify your email address', retry: verifyRetry })
-    return render(request, reply, 'account/verify-email.eta', { title: 'Verify your email address', token })
-  })
+  app.get<TokenQuery>('/verify-email', async (request, reply) => page(request, reply, tokenOf(request.query.token)))
 
   app.post<FormBody>('/verify-email', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const verified = await accounts.confirmVerification(actorOf(request), tokenOf(request.body?.token), sessionIdOf(request, deps))
-    if (!verified) return deadLink(request, reply, { title: 'Verify your email address', retry: verifyRetry })
-    return reply.redirect(request.user?.id === verified.userId ? '/applications?verified=1' : '/login?verified=1', 303)
+    const token = tokenOf(request.body?.token)
+    const typed = fieldText(request.body, 'password')
+    const password = typed === '' ? undefined : parseField(newPasswordField, typed)
+    if (password && !password.ok) return page(request, reply, token, { password: password.error })
+    const session = request.user ? { userId: request.user.id, sessionKey: request.user.sessionKey } : undefined
+    const result = await accounts.confirmVerification(actorOf(request), token, { session, newPassword: password?.value })
+    if (result.kind === 'invalid') return deadLink(request, reply, { title, retry: verifyRetry })
+    if (result.kind === 'needs-password') return page(request, reply, token, { password: 'Choose a new password for the account.' })
+    if (request.user?.id === result.userId) return reply.redirect('/applications?verified=1', 303)
+    return reply.redirect('/login?verified=1', 303)
   })
 }
 
@@ -92,6 +105,9 @@ function resetRoutes(app: FastifyInstance, deps: Services) {
   })
 }
 
+/** The log-in page, then back to the email-change link's page (request logs redact the token inside `next`). */
+const loginBackTo = (token: string) => `/login?${new URLSearchParams({ next: `/confirm-email?${new URLSearchParams({ token })}` })}`
+
 /** Email change: the second half; the first is /account/email. */
 function emailChangeRoutes(app: FastifyInstance, deps: Services) {
   const accounts = deps.accounts
@@ -102,17 +118,22 @@ function emailChangeRoutes(app: FastifyInstance, deps: Services) {
     const token = tokenOf(request.query.token)
     const link = await accounts.emailChangeLink(token)
     if (!link) return deadLink(request, reply, { title: 'Confirm your new email address', retry: changeRetry })
+    // Only the account that asked may confirm (README "Your account"): a browser without a
+    // session logs in first and comes back here.
     const otherAccount = request.user !== null && request.user.id !== link.user_id
     return render(request, reply, 'account/confirm-email.eta', {
       title: 'Confirm your new email address',
       token,
       newEmail: link.email,
+      accountEmail: link.accountEmail,
       otherAccount,
+      loginHref: loginBackTo(token),
     })
   })
 
   app.post<FormBody>('/confirm-email', { preHandler: app.csrfProtection }, async (request, reply) => {
-    const result = await accounts.confirmEmailChange(actorOf(request), tokenOf(request.body?.token))
+    const token = tokenOf(request.body?.token)
+    const result = await accounts.confirmEmailChange(actorOf(request), token)
     switch (result.kind) {
       case 'invalid':
         return deadLink(request, reply, { title: 'Confirm your new email address', retry: changeRetry })
@@ -127,6 +148,8 @@ function emailChangeRoutes(app: FastifyInstance, deps: Services) {
           },
           403,
         )
+      case 'needs-login':
+        return reply.redirect(loginBackTo(token), 303)
       case 'suspended':
         return suspendedAccount(request, reply, 'email address')
       case 'taken':

@@ -8,7 +8,7 @@ import { cookieNames } from '../../cookies.js'
 import { allowPasskeyScripts } from '../../page-security.js'
 import { render } from '../../render.js'
 import { confirmedRecently, reauthLocation, requireRecentAuth } from '../../recent-auth.js'
-import { requireUser, safeNextPath, sessionIdOf } from '../../session.js'
+import { requireUser, safeNextPath } from '../../session.js'
 import { formatTime } from '../console/view-models.js'
 import { routeScope } from '../plugin-contexts.js'
 import { startLoggedInSession } from './login.js'
@@ -46,8 +46,12 @@ function passkeyPages(app: FastifyInstance, deps: Services) {
   const { accounts } = deps
   // Second-factor changes are sensitive actions ("sudo mode", README "Re-authentication").
   const recent = requireRecentAuth(deps, () => '/account/passkeys')
-  const page = async (request: FastifyRequest, reply: FastifyReply, view: { notice?: string; formError?: string; status?: number }) => {
-    const passkeys = await accounts.listPasskeys(accountOf(request))
+  const page = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    view: { notice?: string; formError?: string; status?: number; verification?: string },
+  ) => {
+    const [passkeys, status] = await Promise.all([accounts.listPasskeys(accountOf(request)), accounts.twoFactorStatus(accountOf(request))])
     allowPasskeyScripts(reply, deps.config.publicUrl)
     const list = passkeys.map((p) => ({
       ...p,
@@ -60,6 +64,9 @@ function passkeyPages(app: FastifyInstance, deps: Services) {
       max: MAX_PASSKEYS_PER_USER,
       notice: view.notice,
       formError: view.formError,
+      verification: view.verification ?? null,
+      // Adding one asks for the password, or a code of the authenticator app when the account has one.
+      totp: status.totp,
       passkeyScripts: true,
     }
     return render(request, reply, 'account/passkeys.eta', data, view.status ?? 200)
@@ -67,7 +74,8 @@ function passkeyPages(app: FastifyInstance, deps: Services) {
 
   app.get<{ Querystring: Record<string, string | undefined> }>('/account/passkeys', { preHandler: recent }, async (request, reply) => {
     const notice = Object.keys(PASSKEY_NOTICES).find((k) => request.query[k] === '1')
-    return page(request, reply, { notice: notice ? PASSKEY_NOTICES[notice] : undefined })
+    // "Resend verification email" comes back here; the partial shows fixed words per value.
+    return page(request, reply, { notice: notice ? PASSKEY_NOTICES[notice] : undefined, verification: request.query.verification })
   })
 
   app.post<Body>('/account/passkeys/rename', { preHandler: [app.csrfProtection, recent] }, async (request, reply) => {
@@ -135,6 +143,10 @@ const REGISTRATION_REFUSALS: Record<Exclude<PasskeyRegistration['kind'], 'added'
   invalid: [400, 'The passkey could not be verified. Try again, with a passkey that asks for your PIN, fingerprint or face.'],
   duplicate: [400, 'This passkey is already registered.'],
   'limit-reached': [400, `An account may have at most ${MAX_PASSKEYS_PER_USER} passkeys. Remove one first.`],
+  unverified: [403, 'Verify your email address before you add a passkey: open the link we mailed you, or ask for a new one on this page.'],
+  'wrong-password': [400, 'The password is not right. The passkey was not added.'],
+  'wrong-code': [400, 'The code is not right: type the current code of your authenticator app. The passkey was not added.'],
+  limited: [429, 'Too many wrong passwords or codes. Wait a few minutes and try again.'],
 }
 
 /** Adding a passkey: options, then the authenticator's answer. */
@@ -149,10 +161,13 @@ function registrationEndpoints(app: FastifyInstance, deps: Services) {
     if (!request.user) return notLoggedIn(reply)
     if (!confirmedRecently(deps, request.user)) return unconfirmed(reply)
     const result = await accounts.passkeyRegistrationOptions(accountOf(request), request.ip)
-    if (result.kind === 'limit-reached') return json(reply, 400, { error: REGISTRATION_REFUSALS['limit-reached'][1] })
     if (result.kind === 'refused') {
       reply.header('retry-after', String(result.retryAfterSeconds))
       return json(reply, 429, { error: TOO_MANY })
+    }
+    if (result.kind !== 'ok') {
+      const [status, error] = REGISTRATION_REFUSALS[result.kind]
+      return json(reply, status, { error })
     }
     setChallengeCookie(reply, deps, result.challengeId)
     return json(reply, 200, { options: result.options })
@@ -162,9 +177,16 @@ function registrationEndpoints(app: FastifyInstance, deps: Services) {
     if (!request.user) return notLoggedIn(reply)
     if (!confirmedRecently(deps, request.user)) return unconfirmed(reply)
     const challengeId = takeChallengeCookie(request, reply, deps)
-    const attempt = { response: request.body?.response, challengeId, name: request.body?.name }
-    const result = await accounts.registerPasskey(accountOf(request), attempt, sessionIdOf(request, deps))
+    const result = await accounts.registerPasskey(accountOf(request), {
+      response: request.body?.response,
+      challengeId,
+      name: request.body?.name,
+      // Typed on the same form: a recent log-in alone does not add a factor (README "Passkeys").
+      proof: { password: fieldText(request.body, 'password'), appCode: fieldText(request.body, 'code') },
+      keepSessionKey: request.user.sessionKey,
+    })
     if (result.kind === 'added') return json(reply, 200, { redirect: '/account/passkeys?added=1' })
+    if (result.kind === 'limited') reply.header('retry-after', String(result.retryAfterSeconds))
     const [status, error] = REGISTRATION_REFUSALS[result.kind]
     return json(reply, status, { error })
   })

@@ -45,6 +45,9 @@ const ACCOUNT_NOTICES: Record<string, string> = {
  * change-email, active-sessions and delete-account pages below it, plus "Resend verification
  * email". Everything here needs a logged-in user.
  */
+/** The pages that offer "Resend verification email", by the form's `from`; any other goes back to Your Applications. */
+const RESEND_FROM: Record<string, string> = { account: '/account', 'two-factor': '/account/two-factor', passkeys: '/account/passkeys' }
+
 export default async function settingsRoutes(pages: FastifyInstance, deps: Services) {
   const app = routeScope(pages, { preHandler: [requireUser] })
   const { accounts } = deps
@@ -86,10 +89,10 @@ export default async function settingsRoutes(pages: FastifyInstance, deps: Servi
     )
   })
 
-  /* "Resend verification email", from Your Applications and from this page. */
+  /* "Resend verification email", from Your Applications, this page, and the second-factor pages (which need a verified address). */
   app.post<FormBody>('/account/verification-email', { preHandler: app.csrfProtection }, async (request, reply) => {
     const result = await accounts.resendVerification(accountOf(request))
-    const back = fieldText(request.body, 'from') === 'account' ? '/account' : '/applications'
+    const back = RESEND_FROM[fieldText(request.body, 'from')] ?? '/applications'
     if (result.kind === 'limited') reply.header('retry-after', String(result.retryAfterSeconds))
     return reply.redirect(`${back}?verification=${result.kind}`, 303)
   })

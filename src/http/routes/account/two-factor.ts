@@ -6,7 +6,7 @@ import { actorOf } from '../../audit.js'
 import { routeScope } from '../plugin-contexts.js'
 import { render } from '../../render.js'
 import { requireRecentAuth } from '../../recent-auth.js'
-import { requireUser, sessionIdOf } from '../../session.js'
+import { requireUser } from '../../session.js'
 
 type FormBody = { Body: Record<string, unknown> }
 
@@ -22,6 +22,10 @@ const REFUSALS: Record<string, string> = {
   limited: 'Too many wrong passwords or codes. Wait a few minutes and try again.',
   'not-enabled': 'Two-factor authentication is not set up.',
 }
+
+/** No factor before the address is verified (README "Two-factor authentication"). */
+const UNVERIFIED =
+  'Verify your email address before you add a second factor: open the link we mailed you, or ask for a new one below. A factor added before would be removed when the address is verified.'
 
 function accountOf(request: FastifyRequest): Account {
   if (!request.user) throw new Error('account route reached without a user')
@@ -47,7 +51,7 @@ export default async function twoFactorRoutes(pages: FastifyInstance, deps: Serv
   const statusPage = async (
     request: FastifyRequest,
     reply: FastifyReply,
-    view: { notice?: string; formError?: string; form?: string },
+    view: { notice?: string; formError?: string; form?: string; verification?: string },
     status = 200,
   ) =>
     render(
@@ -60,6 +64,7 @@ export default async function twoFactorRoutes(pages: FastifyInstance, deps: Serv
         notice: null,
         formError: null,
         form: null,
+        verification: null,
         ...view,
       },
       status,
@@ -69,11 +74,14 @@ export default async function twoFactorRoutes(pages: FastifyInstance, deps: Serv
 
   app.get<{ Querystring: Record<string, string | undefined> }>('/account/two-factor', { preHandler: recent }, async (request, reply) => {
     const notice = Object.keys(NOTICES).find((k) => request.query[k] === '1')
-    return statusPage(request, reply, notice ? { notice: NOTICES[notice] } : {})
+    // "Resend verification email" comes back here; the partial shows fixed words per value.
+    const verification = request.query.verification
+    return statusPage(request, reply, { ...(notice ? { notice: NOTICES[notice] } : {}), ...(verification ? { verification } : {}) })
   })
 
   app.post('/account/two-factor/totp', guarded, async (request, reply) => {
     const started = await accounts.startTotpEnrolment(accountOf(request))
+    if (started === 'unverified') return statusPage(request, reply, { formError: UNVERIFIED, form: 'setup' }, 403)
     return reply.redirect(started === 'started' ? '/account/two-factor/totp' : '/account/two-factor', 303)
   })
 
@@ -87,7 +95,10 @@ export default async function twoFactorRoutes(pages: FastifyInstance, deps: Serv
   })
 
   app.post<FormBody>('/account/two-factor/recovery-codes', guarded, async (request, reply) => {
-    const result = await accounts.regenerateRecoveryCodes(accountOf(request), proofOf(request.body))
+    const result = await accounts.regenerateRecoveryCodes(accountOf(request), {
+      ...proofOf(request.body),
+      keepSessionKey: request.user?.sessionKey,
+    })
     if (result.kind === 'done') return codesPage(request, reply, result.recoveryCodes, false)
     if (result.kind === 'limited') reply.header('retry-after', String(result.retryAfterSeconds))
     return statusPage(request, reply, { form: 'codes', formError: REFUSALS[result.kind] }, result.kind === 'limited' ? 429 : 400)
@@ -104,7 +115,7 @@ function setupRoutes(
   { recent, guarded }: { recent: preHandlerAsyncHookHandler; guarded: RouteShorthandOptions },
 ) {
   const { accounts } = deps
-  const setupPage = async (request: FastifyRequest, reply: FastifyReply, formError?: string) => {
+  const setupPage = async (request: FastifyRequest, reply: FastifyReply, formError?: string, status = 400) => {
     const shown = await accounts.shownTotpEnrolment(accountOf(request))
     if (!shown) return reply.redirect('/account/two-factor?enrolment_expired=1', 303)
     const qrCode = await qrCodeSvg(shown.uri, 'QR code of the secret shown below as text')
@@ -113,15 +124,31 @@ function setupRoutes(
       reply,
       'account/totp-setup.eta',
       { title: 'Set up an authenticator app', qrCode, secret: shown.secret, formError },
-      formError ? 400 : 200,
+      formError ? status : 200,
     )
   }
   app.get('/account/two-factor/totp', { preHandler: recent }, async (request, reply) => setupPage(request, reply))
 
   app.post<FormBody>('/account/two-factor/totp/confirm', guarded, async (request, reply) => {
-    const result = await accounts.confirmTotpEnrolment(accountOf(request), fieldText(request.body, 'code'), sessionIdOf(request, deps))
-    if (result.kind === 'wrong-code') return setupPage(request, reply, 'That code is not right. Type the code your app shows now.')
-    if (result.kind === 'expired') return reply.redirect('/account/two-factor?enrolment_expired=1', 303)
-    return codesPage(request, reply, result.recoveryCodes, true)
+    const result = await accounts.confirmTotpEnrolment(accountOf(request), {
+      code: fieldText(request.body, 'code'),
+      password: fieldText(request.body, 'password'),
+      keepSessionKey: request.user?.sessionKey,
+    })
+    switch (result.kind) {
+      case 'enabled':
+        return codesPage(request, reply, result.recoveryCodes, true)
+      case 'wrong-code':
+        return setupPage(request, reply, 'That code is not right. Type the code your app shows now.')
+      case 'wrong-password':
+        return setupPage(request, reply, 'The password is not right. The app was not turned on.')
+      case 'limited':
+        reply.header('retry-after', String(result.retryAfterSeconds))
+        return setupPage(request, reply, REFUSALS.limited, 429)
+      case 'expired':
+        return reply.redirect('/account/two-factor?enrolment_expired=1', 303)
+      case 'unverified':
+        return reply.redirect('/account/two-factor', 303)
+    }
   })
 }
