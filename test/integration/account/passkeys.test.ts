@@ -131,8 +131,11 @@ describe('adding a passkey', () => {
     await other.logIn('add-amr@example.com', PASSWORD)
     const user = await userRow('add-amr@example.com')
     expect((await addPasskey(s)).res.statusCode).toBe(200)
+    // The other browser's session ended (adding a factor closes the other doors); the registering
+    // one stays, with the passkey among its methods.
     const sessions = await t.db.selectFrom('sessions').select('amr').where('user_id', '=', user.id).execute()
-    expect(sessions.map((row) => row.amr).sort()).toEqual([['pwd'], ['pwd', 'hwk', 'mfa']])
+    expect(sessions.map((row) => row.amr)).toEqual([['pwd', 'hwk', 'mfa']])
+    expect((await other.get('/account/passkeys')).headers.location).toMatch(/^\/login/)
   })
 
   it('refuses a registration whose challenge is missing, reused, expired or another account’s, and a wrong origin', async () => {
@@ -260,9 +263,19 @@ describe('renaming and removing', () => {
     const s = await browser().signUpAndLogIn('manage@example.com', PASSWORD)
     // Logged in with the password alone while the account had no factor (the session that adds the
     // passkey proves it doing so: docs/decisions/011-second-factor.md).
+    // Adding the passkey ends that session; its row is put back afterwards, as a password-only
+    // session that outlived the account's first factor would be.
     const passwordOnly = browser()
     await passwordOnly.logIn('manage@example.com', PASSWORD)
+    const ownerId = (await userRow('manage@example.com')).id
+    const before = await t.db.selectFrom('sessions').selectAll().where('user_id', '=', ownerId).execute()
     const { credential } = await addPasskey(s)
+    const left = new Set(
+      (await t.db.selectFrom('sessions').select('id_hash').where('user_id', '=', ownerId).execute()).map((row) => row.id_hash),
+    )
+    const ended = before.filter((row) => !left.has(row.id_hash))
+    expect(ended).toHaveLength(1)
+    await t.db.insertInto('sessions').values(ended).execute()
     const id = credential.id.toString('base64url')
     await s.get('/account/passkeys')
     expect((await s.post('/account/passkeys/rename', { id, name: '  Phone  ' })).headers.location).toBe('/account/passkeys?renamed=1')

@@ -77,6 +77,7 @@ async function addPasskey(s: BrowserSession) {
   const { options } = (await postJson(s, '/account/passkeys/registration-options')).json()
   const res = await postJson(s, '/account/passkeys/registration', {
     name: 'Key',
+    password: PASSWORD,
     response: registrationResponse(credential, options, TEST_ISSUER),
   })
   expect(res.statusCode, res.body).toBe(200)

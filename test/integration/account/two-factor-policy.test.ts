@@ -243,14 +243,25 @@ describe('the session, not only the account, must have used the second factor', 
   const at = () => appOf('operators').clock()
   const browser = () => new BrowserSession(appOf('operators').app)
 
-  /** An operator logged in with the password alone in one browser (S1), who then enrols in another (S2). */
+  /**
+   * An operator logged in with the password alone in one browser (S1), who then enrols in another
+   * (S2). Enrolling ends every other session (docs/decisions/011-second-factor.md "Adding a
+   * factor"), so S1's row is put back afterwards: a password-only session that outlived the
+   * account's first factor (one opened before enrolment ended other sessions), which the gate
+   * must judge by its own methods, not the account's.
+   */
   async function enrolledElsewhere() {
     const s1 = await operatorOn('operators', 'none')
     expectEnrolFirst(await s1.get('/admin'), 'S1 before enrolling')
+    const userId = await userIdOf(s1.email)
+    const s1Rows = await shared.db.selectFrom('sessions').selectAll().where('user_id', '=', userId).execute()
     const s2 = browser()
     await s2.logIn(s1.email)
     const { secret } = await enrolTotp(s2, at)
     appOf('operators').clock.advance(STEP_MS)
+    const left = await shared.db.selectFrom('sessions').select('id_hash').where('user_id', '=', userId).execute()
+    expect(left.map((row) => row.id_hash)).not.toContain(s1Rows[0]!.id_hash)
+    await shared.db.insertInto('sessions').values(s1Rows).execute()
     return { s1, s2, secret }
   }
 
