@@ -125,7 +125,8 @@ function emailChangeRoutes(app: FastifyInstance, deps: Services) {
       title: 'Confirm your new email address',
       token,
       newEmail: link.email,
-      accountEmail: link.accountEmail,
+      // Named to the requester only: the holder of the new mailbox learns nothing of the account.
+      accountEmail: request.user?.id === link.user_id ? link.accountEmail : undefined,
       otherAccount,
       loginHref: loginBackTo(token),
     })
