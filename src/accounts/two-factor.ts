@@ -26,12 +26,12 @@ import { groupedSecret, isTotpCode, newTotpSecret, totpStep, totpUri } from './t
  */
 
 /**
- * The secret a sealed value holds; undefined without a key, or when it was sealed under another
+ * The secret a sealed value holds; undefined without one, or when it was sealed under another
  * key (SECRET_KEY changed, key file lost): then no code matches and the owner logs in with a
  * recovery code (README "Two-factor authentication").
  */
 function openSecret(ctx: AccountContext, sealed: string | undefined): string | undefined {
-  if (!ctx.sealedBox || sealed === undefined) return undefined
+  if (sealed === undefined) return undefined
   try {
     return ctx.sealedBox.open(sealed)
   } catch {
@@ -40,20 +40,17 @@ function openSecret(ctx: AccountContext, sealed: string | undefined): string | u
 }
 
 export interface TwoFactorStatus {
-  /** False with PostgreSQL and no SECRET_KEY (src/lib/secret-key.ts). */
-  readonly totpAvailable: boolean
   readonly totp: boolean
   readonly recoveryCodesLeft: number
 }
 
 export async function twoFactorStatus(ctx: AccountContext, userId: string): Promise<TwoFactorStatus> {
   const [secret, left] = await Promise.all([findTotpSecret(ctx.db, userId), countRecoveryCodes(ctx.db, userId)])
-  return { totpAvailable: ctx.sealedBox !== undefined, totp: secret !== undefined, recoveryCodesLeft: left }
+  return { totp: secret !== undefined, recoveryCodesLeft: left }
 }
 
 /** A new secret to show, replacing any unconfirmed one; nothing changes for log-in until it is confirmed. */
-export async function startTotpEnrolment(ctx: AccountContext, userId: string): Promise<'started' | 'unavailable' | 'enrolled'> {
-  if (!ctx.sealedBox) return 'unavailable'
+export async function startTotpEnrolment(ctx: AccountContext, userId: string): Promise<'started' | 'enrolled'> {
   if (await findTotpSecret(ctx.db, userId)) return 'enrolled'
   const expiresAt = new Date(ctx.clock().getTime() + LIFETIMES.totpEnrolmentMs)
   await putTotpEnrolment(ctx.db, userId, ctx.sealedBox.seal(newTotpSecret()), expiresAt)
@@ -69,7 +66,7 @@ export interface ShownEnrolment {
 
 /** The unconfirmed secret, as the set-up page shows it; undefined when none is waiting. */
 export async function shownEnrolment(ctx: AccountContext, userId: string): Promise<ShownEnrolment | undefined> {
-  const secret = ctx.sealedBox && openSecret(ctx, await findTotpEnrolment(ctx.db, userId, ctx.clock()))
+  const secret = openSecret(ctx, await findTotpEnrolment(ctx.db, userId, ctx.clock()))
   const user = secret ? await findUserById(ctx.db, userId) : undefined
   if (!secret || !user) return undefined
   return { uri: totpUri(secret, ctx.serviceName, user.email), secret: groupedSecret(secret) }
@@ -78,7 +75,7 @@ export async function shownEnrolment(ctx: AccountContext, userId: string): Promi
 export type ConfirmTotpResult =
   | { readonly kind: 'enabled'; readonly recoveryCodes: readonly string[] }
   | { readonly kind: 'wrong-code' }
-  /** No unconfirmed secret (expired, confirmed already, or unavailable). */
+  /** No unconfirmed secret (expired, or confirmed already). */
   | { readonly kind: 'expired' }
 
 /**
@@ -92,7 +89,7 @@ export async function confirmTotpEnrolment(
   code: string,
   audit: AuditTrail,
 ): Promise<ConfirmTotpResult> {
-  const sealed = ctx.sealedBox && (await findTotpEnrolment(ctx.db, userId, ctx.clock()))
+  const sealed = await findTotpEnrolment(ctx.db, userId, ctx.clock())
   const secret = openSecret(ctx, sealed)
   if (!sealed || !secret) return { kind: 'expired' }
   const step = totpStep(secret, code.replace(/\s/g, ''), ctx.clock())
@@ -133,7 +130,7 @@ export async function useSecondFactorCode(ctx: AccountContext, userId: string, t
   const code = typed.trim().replace(/\s/g, '')
   if (code.length > 64) return undefined
   if (isTotpCode(code)) {
-    const secret = ctx.sealedBox && openSecret(ctx, (await findTotpSecret(ctx.db, userId))?.secret_sealed)
+    const secret = openSecret(ctx, (await findTotpSecret(ctx.db, userId))?.secret_sealed)
     const step = secret ? totpStep(secret, code, ctx.clock()) : undefined
     return step !== undefined && (await advanceTotpStep(ctx.db, userId, step)) ? 'totp' : undefined
   }

@@ -1,6 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { type AddressInfo, createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { TEST_SECRET_KEY } from './secret-key.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
@@ -50,6 +51,14 @@ export interface StartOptions {
   nodeArgs?: readonly string[]
 }
 
+/**
+ * With PostgreSQL, SECRET_KEY is required (src/lib/secret-key.ts): the tests' key, unless `env`
+ * sets its own (`SECRET_KEY: ''` leaves it unset). The embedded database keeps its key file.
+ */
+function withSecretKey(env: Record<string, string>): Record<string, string> {
+  return env.DATABASE_URL === undefined ? env : { SECRET_KEY: TEST_SECRET_KEY, ...env }
+}
+
 /** A Gatehouse process on its own port; resolves once /healthz answers. */
 export async function startGatehouse(env: Record<string, string>, options: StartOptions = {}): Promise<GatehouseProcess> {
   const port = await freePort()
@@ -59,7 +68,7 @@ export async function startGatehouse(env: Record<string, string>, options: Start
   ]
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...withSecretKey(env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
@@ -135,7 +144,7 @@ export function runBuiltCli(env: Record<string, string>, ...args: string[]): Pro
     execFile(
       process.execPath,
       [BUILT_CLI, ...args],
-      { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } },
+      { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...withSecretKey(env) } },
       (err, stdout, stderr) => {
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })
       },

@@ -8,10 +8,8 @@ export default async function metadataRoutes(app: FastifyInstance, { oauth, iden
     reply.header('cache-control', 'public, max-age=3600').send(metadata),
   )
 
-  // OpenID Connect Discovery 1.0 4, and the JWKS below: not routed (404) when Gatehouse is not an
-  // OpenID Provider (no SECRET_KEY with PostgreSQL). Public and read-only: any origin may read it.
+  // OpenID Connect Discovery 1.0 4: public and read-only, so any origin may read it.
   const discovery = identity.discovery()
-  if (discovery === undefined) return
   app.get('/.well-known/openid-configuration', async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=3600').header('access-control-allow-origin', '*').send(discovery),
   )
@@ -21,7 +19,7 @@ export default async function metadataRoutes(app: FastifyInstance, { oauth, iden
   // relying party may miss a rotated key, which is why a new key signs only later
   // (docs/decisions/014-signing-keys.md).
   app.get('/.well-known/jwks.json', async (_request, reply) => {
-    const jwks = (await identity.jwks())!
+    const jwks = await identity.jwks()
     return reply
       .header('cache-control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`)
       .header('access-control-allow-origin', '*')
