@@ -49,6 +49,8 @@ export interface StartOptions {
   timeoutMs?: number
   /** Node's own options before the script, e.g. V8's tracing flags. */
   nodeArgs?: readonly string[]
+  /** The port to listen on (default: a free one), for an environment that names its own PUBLIC_URL. */
+  port?: number
 }
 
 /**
@@ -61,7 +63,7 @@ function withSecretKey(env: Record<string, string>): Record<string, string> {
 
 /** A Gatehouse process on its own port; resolves once /healthz answers. */
 export async function startGatehouse(env: Record<string, string>, options: StartOptions = {}): Promise<GatehouseProcess> {
-  const port = await freePort()
+  const port = options.port ?? (await freePort())
   const args = [
     ...(options.nodeArgs ?? []),
     ...(options.built ? [BUILT_SERVER] : ['--conditions=source', '--import', 'tsx', 'src/server.ts']),
