@@ -21,6 +21,7 @@ import { SigningKeys } from './oauth/signing-keys.js'
 import { RevocationBus } from './revocation/bus.js'
 import { RevocationFeed } from './revocation/stream-feed.js'
 import { TokenQuota } from './revocation/token-quota.js'
+import { passkeysWorkAt } from './lib/passkey-availability.js'
 import { type Role, closing, loggerFor, openDatabase, reportOutages, sealingKey, startServing } from './service-lifecycle.js'
 
 export type { Role }
@@ -103,6 +104,8 @@ export interface Services {
   /** Fastify's logger, and where outages are told. */
   readonly log: Logger
   readonly clock: Clock
+  /** Whether passkeys can work: PUBLIC_URL's host is a domain name, not an IP address (src/lib/passkey-availability.ts). */
+  readonly passkeysAvailable: boolean
   /*
    * The parts below are what the error handlers (the database's availability) and /metrics read,
    * and what the revocation stream writes its events from; no route calls a domain function
@@ -230,6 +233,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     identity: identityUseCases({ keys, audit, db, tokens: caches.tokens, metadata: oauth.metadata(), ...identitySettings }),
     config,
     clock,
+    passkeysAvailable: passkeysWorkAt(config.publicUrl),
     log,
     database,
     bus,
