@@ -24,8 +24,8 @@ export async function build(): Promise<string | null> {
 }
 
 /**
- * SECRET_KEY of every Gatehouse this process starts: with PostgreSQL and no key Gatehouse is no
- * OpenID Provider (README "Sign in with Gatehouse"), and the openid rows need one. One key per
+ * SECRET_KEY of every Gatehouse this process starts: with PostgreSQL Gatehouse does not start
+ * without one (README "Configuration"). One key per
  * benchmark process, since the signing keys a server creates are sealed under it in the database
  * the next server of the run (bench:instructions --processes) opens.
  */

@@ -18,6 +18,7 @@ import { registerSession } from './http/session.js'
 import { registerTwoFactorPolicy } from './http/two-factor-gate.js'
 import adminRoutes from './http/routes/admin/index.js'
 import { VIEWS_DIR, WEBAUTHN_BROWSER_SCRIPT } from './paths.js'
+import { PASSKEYS_UNAVAILABLE } from './lib/passkey-availability.js'
 import type { Services } from './services.js'
 import type { TrustProxy } from './config.js'
 
@@ -100,7 +101,12 @@ async function registerPages(pages: FastifyInstance, deps: Services, eta: Eta, c
     engine: { eta },
     root: VIEWS_DIR,
     layout: 'layouts/base.eta',
-    defaultContext: { serviceName: deps.config.serviceName },
+    // Every page may offer passkeys, or say why it cannot (src/lib/passkey-availability.ts).
+    defaultContext: {
+      serviceName: deps.config.serviceName,
+      passkeysAvailable: deps.passkeysAvailable,
+      passkeysUnavailable: PASSKEYS_UNAVAILABLE,
+    },
   })
   await registerPageSecurity(pages, deps)
   registerSession(pages, deps)

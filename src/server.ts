@@ -2,7 +2,7 @@ import { setFlagsFromString } from 'node:v8'
 import { keepTickClasses } from '@gatehouse/verifier/shared'
 import { buildApp } from './app.js'
 import { ConfigError, loadProcessConfig } from './config.js'
-import { type Services, createServices } from './services.js'
+import { SecretKeyError, type Services, createServices } from './services.js'
 
 /*
  * The server's process entry, as src/cli.ts is the command line's: the only modules that touch
@@ -29,13 +29,21 @@ function die(kind: string, err: unknown) {
 process.on('uncaughtException', (err) => die('uncaughtException', err))
 process.on('unhandledRejection', (reason) => die('unhandledRejection', reason))
 
+/*
+ * A start-up refused for its configuration (a bad setting, no SECRET_KEY with PostgreSQL, a port
+ * it cannot listen on) prints one plain line and exits 78, EX_CONFIG of sysexits(3): a supervisor
+ * told not to restart on it (systemd's RestartPreventExitStatus=78, README "Operations") does not
+ * restart in a loop what only a change of configuration can mend.
+ */
+const EX_CONFIG = 78
+
 let config
 try {
   config = loadProcessConfig()
 } catch (err) {
   if (err instanceof ConfigError) {
     console.error(err.message)
-    process.exit(1)
+    process.exit(EX_CONFIG)
   }
   throw err
 }
@@ -54,6 +62,11 @@ let services: Services
 try {
   services = await createServices(config)
 } catch (err) {
+  // SECRET_KEY missing with PostgreSQL, or a key file refused (src/lib/secret-key.ts): its one line.
+  if (err instanceof SecretKeyError) {
+    console.error(err.message)
+    process.exit(EX_CONFIG)
+  }
   // Start-up needs the database (migrations, the LISTEN connection): say so in one line.
   console.error(`Gatehouse could not start: ${err instanceof Error ? err.message : String(err)}`)
   process.exit(1)
@@ -81,7 +94,23 @@ async function shutdown(signal: string) {
 process.on('SIGTERM', () => void shutdown('SIGTERM'))
 process.on('SIGINT', () => void shutdown('SIGINT'))
 
-await app.listen({ port: config.port, host: config.host })
+/** Why the address cannot be had, in words, for the two refusals only a change of configuration mends. */
+const LISTEN_REFUSALS: Record<string, string> = {
+  EADDRINUSE: 'the port is already in use (set PORT to another, or stop what listens there)',
+  EACCES: 'the port needs privileges this process lacks (set PORT to 1024 or above)',
+  EADDRNOTAVAIL: 'no network interface of this host has that address (set HOST to one it has)',
+}
+
+try {
+  await app.listen({ port: config.port, host: config.host })
+} catch (err) {
+  const why = LISTEN_REFUSALS[(err as NodeJS.ErrnoException).code ?? '']
+  if (why === undefined) throw err
+  const address = config.host.includes(':') ? `[${config.host}]:${config.port}` : `${config.host}:${config.port}`
+  console.error(`Gatehouse cannot listen on ${address}: ${why}`)
+  await services.close().catch(() => {})
+  process.exit(EX_CONFIG)
+}
 log.info(
   { url: config.publicUrl, database: database.kind === 'pglite' ? `embedded (${config.dataDir})` : 'postgres' },
   'Gatehouse is listening',

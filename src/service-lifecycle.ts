@@ -67,17 +67,12 @@ export function reportOutages(database: DatabaseHandle, log: Logger): () => void
 }
 
 /**
- * The key that seals TOTP secrets, resolved once. Without one (PostgreSQL, no SECRET_KEY) the
- * server says so once at start; the command line, which never enrols, says nothing.
+ * The key that seals TOTP secrets and the signing keys, resolved once, before the database opens.
+ * PostgreSQL without SECRET_KEY throws SecretKeyError (src/lib/secret-key.ts): the server and the
+ * command line refuse to start with its one line.
  */
-export async function sealingKey(config: Config, role: Role, log: Logger): Promise<SecretKeySource> {
-  const source = await resolveSecretKey(config)
-  if (source.kind === 'unavailable' && role === 'server') {
-    log.warn(
-      'SECRET_KEY is not set: authenticator apps (TOTP) cannot be set up or used with PostgreSQL, and Gatehouse is not an OpenID Provider (no ID Token signing keys); set SECRET_KEY (README "Two-factor authentication", "Sign in with Gatehouse (OpenID Connect)")',
-    )
-  }
-  return source
+export function sealingKey(config: Config): Promise<SecretKeySource> {
+  return resolveSecretKey(config)
 }
 
 /** A server's start: migrations (at every start-up; they are idempotent), the revocation LISTEN, the janitor's schedule. */

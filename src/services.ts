@@ -21,6 +21,7 @@ import { SigningKeys } from './oauth/signing-keys.js'
 import { RevocationBus } from './revocation/bus.js'
 import { RevocationFeed } from './revocation/stream-feed.js'
 import { TokenQuota } from './revocation/token-quota.js'
+import { passkeysWorkAt } from './lib/passkey-availability.js'
 import { type Role, closing, loggerFor, openDatabase, reportOutages, sealingKey, startServing } from './service-lifecycle.js'
 
 export type { Role }
@@ -103,8 +104,8 @@ export interface Services {
   /** Fastify's logger, and where outages are told. */
   readonly log: Logger
   readonly clock: Clock
-  /** Whether authenticator apps can be set up: false with PostgreSQL and no SECRET_KEY (src/lib/secret-key.ts). */
-  readonly totpAvailable: boolean
+  /** Whether passkeys can work: PUBLIC_URL's host is a domain name, not an IP address (src/lib/passkey-availability.ts). */
+  readonly passkeysAvailable: boolean
   /*
    * The parts below are what the error handlers (the database's availability) and /metrics read,
    * and what the revocation stream writes its events from; no route calls a domain function
@@ -195,9 +196,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const role = overrides.role ?? 'server'
   const log = loggerFor(config, role, overrides.logStream)
   const clock = overrides.clock ?? systemClock
-  // Before the database opens: a refused key file (src/lib/secret-key.ts) leaves nothing to close.
-  const secretKey = await sealingKey(config, role, log)
-  const sealedBox = secretKey.kind === 'unavailable' ? undefined : secretKey.box
+  // Before the database opens: a refused key (src/lib/secret-key.ts) leaves nothing to close.
+  const sealedBox = (await sealingKey(config)).box
   const database = overrides.database ?? (await openDatabase(config, role))
   const { db } = database
 
@@ -212,7 +212,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   if (role === 'server') await startServing({ database, maintenance, bus, janitor, migrate: !overrides.database })
   const tokenQuota = new TokenQuota({ db, bus, clock, tokensPerGrant: config.quotas.tokensPerGrant, log })
   const audit = new AuditLog({ db, clock, log })
-  const keys = sealedBox && new SigningKeys({ db, clock, box: sealedBox, idTokenTtlMs: config.idTokenTtlMs })
+  const keys = new SigningKeys({ db, clock, box: sealedBox, idTokenTtlMs: config.idTokenTtlMs })
   const oauth = oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, keys, ...oauthSettings(config) })
   const identitySettings = { issuer: config.publicUrl, applications: caches.applications }
   const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
@@ -233,7 +233,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     identity: identityUseCases({ keys, audit, db, tokens: caches.tokens, metadata: oauth.metadata(), ...identitySettings }),
     config,
     clock,
-    totpAvailable: sealedBox !== undefined,
+    passkeysAvailable: passkeysWorkAt(config.publicUrl),
     log,
     database,
     bus,

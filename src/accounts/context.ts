@@ -19,11 +19,8 @@ export interface AccountContext {
   /** SERVICE_NAME, as mails name the service. */
   readonly serviceName: string
   readonly limits: AccountLimits
-  /**
-   * What seals TOTP secrets (src/lib/secret-key.ts); undefined with PostgreSQL and no SECRET_KEY,
-   * when authenticator apps cannot be set up (those already set up cannot be checked either).
-   */
-  readonly sealedBox: SealedBox | undefined
+  /** What seals TOTP secrets (src/lib/secret-key.ts: SECRET_KEY, or the embedded database's key file). */
+  readonly sealedBox: SealedBox
   /** REAUTH_WINDOW_MINUTES: how recent a log-in with a second factor must be to remove the last one. */
   readonly reauthWindowMs: number
 }

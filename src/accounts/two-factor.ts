@@ -29,12 +29,12 @@ import { groupedSecret, isTotpCode, newTotpSecret, totpStep, totpUri } from './t
  */
 
 /**
- * The secret a sealed value holds; undefined without a key, or when it was sealed under another
+ * The secret a sealed value holds; undefined without one, or when it was sealed under another
  * key (SECRET_KEY changed, key file lost): then no code matches and the owner logs in with a
  * recovery code (README "Two-factor authentication").
  */
 function openSecret(ctx: AccountContext, sealed: string | undefined): string | undefined {
-  if (!ctx.sealedBox || sealed === undefined) return undefined
+  if (sealed === undefined) return undefined
   try {
     return ctx.sealedBox.open(sealed)
   } catch {
@@ -43,15 +43,13 @@ function openSecret(ctx: AccountContext, sealed: string | undefined): string | u
 }
 
 export interface TwoFactorStatus {
-  /** False with PostgreSQL and no SECRET_KEY (src/lib/secret-key.ts). */
-  readonly totpAvailable: boolean
   readonly totp: boolean
   readonly recoveryCodesLeft: number
 }
 
 export async function twoFactorStatus(ctx: AccountContext, userId: string): Promise<TwoFactorStatus> {
   const [secret, left] = await Promise.all([findTotpSecret(ctx.db, userId), countRecoveryCodes(ctx.db, userId)])
-  return { totpAvailable: ctx.sealedBox !== undefined, totp: secret !== undefined, recoveryCodesLeft: left }
+  return { totp: secret !== undefined, recoveryCodesLeft: left }
 }
 
 /**
@@ -107,11 +105,7 @@ export async function closeDoorsOnEnrolment(trx: Db, userId: string, keepSession
  * confirmed. Refused until the account's address is verified: a factor set up before would be
  * whoever opened the account's, and the owner proving the address later removes it anyway.
  */
-export async function startTotpEnrolment(
-  ctx: AccountContext,
-  userId: string,
-): Promise<'started' | 'unavailable' | 'enrolled' | 'unverified'> {
-  if (!ctx.sealedBox) return 'unavailable'
+export async function startTotpEnrolment(ctx: AccountContext, userId: string): Promise<'started' | 'enrolled' | 'unverified'> {
   if ((await findUserById(ctx.db, userId))?.email_verified_at == null) return 'unverified'
   if (await findTotpSecret(ctx.db, userId)) return 'enrolled'
   const expiresAt = new Date(ctx.clock().getTime() + LIFETIMES.totpEnrolmentMs)
@@ -128,7 +122,7 @@ export interface ShownEnrolment {
 
 /** The unconfirmed secret, as the set-up page shows it; undefined when none is waiting. */
 export async function shownEnrolment(ctx: AccountContext, userId: string): Promise<ShownEnrolment | undefined> {
-  const secret = ctx.sealedBox && openSecret(ctx, await findTotpEnrolment(ctx.db, userId, ctx.clock()))
+  const secret = openSecret(ctx, await findTotpEnrolment(ctx.db, userId, ctx.clock()))
   const user = secret ? await findUserById(ctx.db, userId) : undefined
   if (!secret || !user) return undefined
   return { uri: totpUri(secret, ctx.serviceName, user.email), secret: groupedSecret(secret) }
@@ -137,7 +131,7 @@ export async function shownEnrolment(ctx: AccountContext, userId: string): Promi
 export type ConfirmTotpResult =
   | { readonly kind: 'enabled'; readonly recoveryCodes: readonly string[] }
   | { readonly kind: 'wrong-code' }
-  /** No unconfirmed secret (expired, confirmed already, or unavailable). */
+  /** No unconfirmed secret (expired, or confirmed already). */
   | { readonly kind: 'expired' }
   /** The account's address is not verified yet. */
   | { readonly kind: 'unverified' }
@@ -156,7 +150,7 @@ export async function confirmTotpEnrolment(
   confirm: { code: string; password: string; keepSessionKey: string | undefined },
   audit: AuditTrail,
 ): Promise<ConfirmTotpResult> {
-  const sealed = ctx.sealedBox && (await findTotpEnrolment(ctx.db, userId, ctx.clock()))
+  const sealed = await findTotpEnrolment(ctx.db, userId, ctx.clock())
   const secret = openSecret(ctx, sealed)
   if (!sealed || !secret) return { kind: 'expired' }
   const refused = await checkEnrolmentProof(ctx, userId, { password: confirm.password, appCode: '' })
@@ -202,7 +196,7 @@ export async function useSecondFactorCode(ctx: AccountContext, userId: string, t
   const code = typed.trim().replace(/\s/g, '')
   if (code.length > 64) return undefined
   if (isTotpCode(code)) {
-    const secret = ctx.sealedBox && openSecret(ctx, (await findTotpSecret(ctx.db, userId))?.secret_sealed)
+    const secret = openSecret(ctx, (await findTotpSecret(ctx.db, userId))?.secret_sealed)
     const step = secret ? totpStep(secret, code, ctx.clock()) : undefined
     return step !== undefined && (await advanceTotpStep(ctx.db, userId, step)) ? 'totp' : undefined
   }

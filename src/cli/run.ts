@@ -113,7 +113,8 @@ async function run(
     io.out(flags.json ? JSON.stringify(result.json, null, 2) : result.text)
     return 0
   } catch (err) {
-    return refuse(io, command.failure ?? 'gatehouse', messageOf(err))
+    // A refused configuration (no SECRET_KEY with DATABASE_URL) is not the command's failure.
+    return refuse(io, err instanceof SecretKeyError ? 'gatehouse' : (command.failure ?? 'gatehouse'), messageOf(err))
   } finally {
     await services?.close().catch(() => {})
   }

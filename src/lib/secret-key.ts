@@ -4,12 +4,13 @@ import { join } from 'node:path'
 import { type SealedBox, createSealedBox } from './sealed-box.js'
 
 /*
- * Where the key-encryption key of sealed secrets (src/lib/sealed-box.ts) comes from
- * (docs/decisions/011-second-factor.md, README "Two-factor authentication"): SECRET_KEY when set;
- * else, with the embedded database, a key file beside the data (DATA_DIR/secret-key), created
- * once; else (PostgreSQL without SECRET_KEY) nothing: a key file on one host would not reach the
- * other processes sharing the database, and a key stored in the database would sit beside what
- * it protects. Then what needs the key (TOTP enrolment) is unavailable and everything else works.
+ * Where the key-encryption key of sealed secrets (src/lib/sealed-box.ts: TOTP secrets and the ID
+ * Token signing keys) comes from (docs/decisions/011-second-factor.md, README "Configuration"):
+ * SECRET_KEY when set; else, with the embedded database, a key file beside the data
+ * (DATA_DIR/secret-key), created once. PostgreSQL without SECRET_KEY is refused: a key file on one
+ * host would not reach the other processes sharing the database, a key stored in the database
+ * would sit beside what it protects, and a server without a key would be half a server (no
+ * authenticator apps, no OpenID Provider, no operator where a second factor is required).
  */
 
 export const SECRET_KEY_FILE = 'secret-key'
@@ -20,10 +21,16 @@ export class SecretKeyError extends Error {
   override name = 'SecretKeyError'
 }
 
-export type SecretKeySource =
-  | { readonly kind: 'setting' | 'key-file'; readonly box: SealedBox }
-  /** PostgreSQL and no SECRET_KEY. */
-  | { readonly kind: 'unavailable' }
+export interface SecretKeySource {
+  readonly kind: 'setting' | 'key-file'
+  readonly box: SealedBox
+}
+
+/**
+ * The one line a server or a command prints when DATABASE_URL is set without SECRET_KEY: how to
+ * make a key (any text of at least 32 characters; src/config-schema.ts).
+ */
+export const SECRET_KEY_REQUIRED = `SECRET_KEY is required with DATABASE_URL: generate one with  node -p "require('crypto').randomBytes(32).toString('hex')"  and set it (keep it with your database backups; README "Configuration")`
 
 export interface SecretKeySettings {
   readonly secretKey: string | undefined
@@ -31,10 +38,10 @@ export interface SecretKeySettings {
   readonly dataDir: string
 }
 
-/** Resolved once at start-up (src/services.ts createServices). */
+/** Resolved once at start-up (src/services.ts createServices), before the database opens. */
 export async function resolveSecretKey(settings: SecretKeySettings): Promise<SecretKeySource> {
   if (settings.secretKey !== undefined) return { kind: 'setting', box: createSealedBox(settings.secretKey) }
-  if (settings.databaseUrl !== undefined) return { kind: 'unavailable' }
+  if (settings.databaseUrl !== undefined) throw new SecretKeyError(SECRET_KEY_REQUIRED)
   return { kind: 'key-file', box: createSealedBox(await keyFile(settings.dataDir)) }
 }
 

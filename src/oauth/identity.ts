@@ -2,7 +2,6 @@ import { type Actor, trailOf } from '../audit/actor.js'
 import { type AuditLog, auditDetail } from '../audit/audit-log.js'
 import type { JWTPayload } from 'jose'
 import type { SigningAlg } from '../db/schema.js'
-import { SecretKeyError } from '../lib/secret-key.js'
 import type { Db } from '../db/connect.js'
 import { type PublicKeyInfo, SIGNING_ALGS, type SigningKeys } from './signing-keys.js'
 import type { ServerTokenCache } from './token-validity.js'
@@ -12,22 +11,20 @@ import { LOGOUT_PATH, type LogoutRequest, hintMatchesSession, validateLogoutRequ
 import { hasGrant } from '../repositories/grants.js'
 
 /*
- * Gatehouse as an OpenID Provider (issue 24, README "Sign in with Gatehouse (OpenID Connect)"):
- * the signing keys' use cases. Without a sealing key (PostgreSQL and no SECRET_KEY) there are no
- * keys, and Gatehouse is an OAuth 2 server only.
+ * Gatehouse as an OpenID Provider (README "Sign in with Gatehouse (OpenID Connect)"): the signing
+ * keys' use cases. There is always a sealing key for the keys (src/lib/secret-key.ts: a server on
+ * PostgreSQL without SECRET_KEY does not start), so every deployment is an OpenID Provider.
  */
 
 export interface IdentityUseCases {
-  /** Whether Gatehouse is an OpenID Provider: a sealing key exists for the signing keys. */
-  readonly available: boolean
-  /** GET /.well-known/jwks.json: the JWKS document's text; undefined when not available. */
-  jwks(): Promise<string | undefined>
+  /** GET /.well-known/jwks.json: the JWKS document's text. */
+  jwks(): Promise<string>
   /** A JWT signed with the current key of `alg` (the token endpoint's ID Tokens). */
   signIdToken(alg: SigningAlg, payload: JWTPayload): Promise<string>
-  /** GET and POST /oauth/userinfo (OpenID Connect Core 5.3); 'invalid' when Gatehouse is not an OpenID Provider. */
+  /** GET and POST /oauth/userinfo (OpenID Connect Core 5.3). */
   userInfo(token: string): Promise<UserInfoAnswer>
-  /** OpenID Connect Discovery 1.0 3; undefined when Gatehouse is not an OpenID Provider. */
-  discovery(): Readonly<Record<string, unknown>> | undefined
+  /** OpenID Connect Discovery 1.0 3. */
+  discovery(): Readonly<Record<string, unknown>>
   /**
    * GET and POST /oauth/logout (OpenID Connect RP-Initiated Logout 1.0 2): whether the request
    * is sound, whether it names `session`, so that it ends without asking (`atOnce`), and whether
@@ -43,11 +40,8 @@ export interface IdentityUseCases {
 
 export type LogoutAnswer = { kind: 'refused'; message: string } | { kind: 'ok'; request: LogoutRequest; atOnce: boolean }
 
-const UNAVAILABLE =
-  'SECRET_KEY is not set: with PostgreSQL, Gatehouse keeps no signing keys and is not an OpenID Provider (README "Sign in with Gatehouse (OpenID Connect)")'
-
 export interface IdentityDeps {
-  keys: SigningKeys | undefined
+  keys: SigningKeys
   audit: AuditLog
   db: Db
   tokens: ServerTokenCache
@@ -60,16 +54,11 @@ export interface IdentityDeps {
 
 export function identityUseCases(deps: IdentityDeps): IdentityUseCases {
   const { keys, audit } = deps
-  const discovery = keys && openIdConfiguration(deps.metadata, deps.issuer)
-  const required = (): SigningKeys => {
-    if (!keys) throw new SecretKeyError(UNAVAILABLE)
-    return keys
-  }
+  const discovery = openIdConfiguration(deps.metadata, deps.issuer)
   return {
-    available: keys !== undefined,
-    jwks: async () => (keys ? keys.jwks() : undefined),
-    signIdToken: (alg, payload) => required().sign(alg, payload),
-    userInfo: async (token) => (keys ? answerUserInfo(deps, token) : { kind: 'invalid' }),
+    jwks: () => keys.jwks(),
+    signIdToken: (alg, payload) => keys.sign(alg, payload),
+    userInfo: (token) => answerUserInfo(deps, token),
     discovery: () => discovery,
     async logoutRequest(input, session) {
       const ctx = {
@@ -82,9 +71,9 @@ export function identityUseCases(deps: IdentityDeps): IdentityUseCases {
       if (outcome.kind === 'refused') return outcome
       return { kind: 'ok', request: outcome.request, atOnce: session !== null && hintMatchesSession(outcome.request.hint, session) }
     },
-    listKeys: () => required().list(),
+    listKeys: () => keys.list(),
     async rotateKeys(actor) {
-      const added = await required().rotate()
+      const added = await keys.rotate()
       await trailOf(audit, actor).record({
         event: 'operator.signing_keys_rotated',
         userId: null,

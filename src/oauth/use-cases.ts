@@ -88,7 +88,10 @@ export interface OAuthDeps {
   tokenQuota: Pick<TokenQuota, 'issued'>
   /** TOKEN_AUTH_FAILURE_LIMIT. */
   clientAuthFailureLimit: number
-  /** The ID Token signing keys; undefined without a sealing key, when `openid` is refused. */
+  /**
+   * The ID Token signing keys; the server always has them (src/lib/secret-key.ts). Undefined
+   * refuses `openid`, as the protocol functions still allow (docs/decisions/014-signing-keys.md).
+   */
   keys: SigningKeys | undefined
   /** ID_TOKEN_TTL. */
   idTokenTtlMs: number

@@ -7,10 +7,10 @@ import { type Services, createServices } from '../../src/services.js'
 import { createTestDatabase, type TestDatabase } from './db.js'
 import { Mailbox, mailboxes } from './mailbox.js'
 import { type QueryCounter, countQueries } from './query-counter.js'
+import { TEST_SECRET_KEY } from './secret-key.js'
 
 export const TEST_ISSUER = 'http://gatehouse.test'
-/** Sealed secrets' key in tests, so no test writes a key file into the working directory; `SECRET_KEY: ''` unsets it. */
-export const TEST_SECRET_KEY = 'test-secret-key-of-at-least-32-characters'
+export { TEST_SECRET_KEY } from './secret-key.js'
 
 export interface TestContext {
   app: FastifyInstance

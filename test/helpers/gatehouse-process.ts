@@ -1,6 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { type AddressInfo, createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { TEST_SECRET_KEY } from './secret-key.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
@@ -48,18 +49,28 @@ export interface StartOptions {
   timeoutMs?: number
   /** Node's own options before the script, e.g. V8's tracing flags. */
   nodeArgs?: readonly string[]
+  /** The port to listen on (default: a free one), for an environment that names its own PUBLIC_URL. */
+  port?: number
+}
+
+/**
+ * With PostgreSQL, SECRET_KEY is required (src/lib/secret-key.ts): the tests' key, unless `env`
+ * sets its own (`SECRET_KEY: ''` leaves it unset). The embedded database keeps its key file.
+ */
+function withSecretKey(env: Record<string, string>): Record<string, string> {
+  return env.DATABASE_URL === undefined ? env : { SECRET_KEY: TEST_SECRET_KEY, ...env }
 }
 
 /** A Gatehouse process on its own port; resolves once /healthz answers. */
 export async function startGatehouse(env: Record<string, string>, options: StartOptions = {}): Promise<GatehouseProcess> {
-  const port = await freePort()
+  const port = options.port ?? (await freePort())
   const args = [
     ...(options.nodeArgs ?? []),
     ...(options.built ? [BUILT_SERVER] : ['--conditions=source', '--import', 'tsx', 'src/server.ts']),
   ]
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...withSecretKey(env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
@@ -135,7 +146,7 @@ export function runBuiltCli(env: Record<string, string>, ...args: string[]): Pro
     execFile(
       process.execPath,
       [BUILT_CLI, ...args],
-      { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env } },
+      { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...withSecretKey(env) } },
       (err, stdout, stderr) => {
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })
       },

@@ -9,6 +9,7 @@ import { createTestDatabase } from '../helpers/db.js'
 import { createUser } from '../helpers/factories.js'
 import { runBuiltCli } from '../helpers/gatehouse-process.js'
 import { pgliteDataDir } from '../helpers/pglite-data-dir.js'
+import { TEST_SECRET_KEY } from '../helpers/secret-key.js'
 
 // Real processes, each compiling or loading the whole server at start, on a two-core machine that
 // runs another test file beside this one: generous limits, since a slow start is not a failure.
@@ -55,7 +56,8 @@ it('`npm run janitor` removes expired rows once, prints how many per table and e
     // PGlite's data directory belongs to one process at a time.
     if (!testDb) await handle.close()
 
-    const run = janitor(testDb ? { DATABASE_URL: testDb.url! } : { DATA_DIR: dataDir! })
+    // With PostgreSQL, SECRET_KEY is required, as for every command that opens the database.
+    const run = janitor(testDb ? { DATABASE_URL: testDb.url!, SECRET_KEY: TEST_SECRET_KEY } : { DATA_DIR: dataDir! })
     expect(run.stderr).toBe('')
     expect(run.status).toBe(0)
     expect(run.stdout).toContain('sessions: 3 removed\n')

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { type AddressInfo, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { afterAll, beforeAll, expect, it, vi } from 'vitest'
@@ -66,6 +67,9 @@ it("sets the old generation's growth factor from HEAP_GROWING_PERCENT, and leave
   expect(v8s.at(-1)).not.toBe('1.4')
 })
 
+/** EX_CONFIG of sysexits(3): what only a change of configuration mends (src/server.ts, README "Operations"). */
+const EX_CONFIG = 78
+
 it('refuses to start on a bad setting, naming the variable', () => {
   // Refused while reading its settings, before the data directory is opened.
   const result = spawnSync(process.execPath, [BUILT_SERVER], {
@@ -73,8 +77,51 @@ it('refuses to start on a bad setting, naming the variable', () => {
     encoding: 'utf8',
     timeout: 90_000,
   })
-  expect(result.status).toBe(1)
+  expect(result.status).toBe(EX_CONFIG)
   expect(result.stderr).toContain('PORT: must be a number')
+})
+
+it('refuses to start on PostgreSQL without SECRET_KEY: one line saying how to make one, before the database is opened', () => {
+  // Nothing listens on port 9: a server that tried the database would say so instead.
+  const result = spawnSync(process.execPath, [BUILT_SERVER], {
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL: 'postgres://gatehouse@127.0.0.1:9/gatehouse' },
+    encoding: 'utf8',
+    timeout: 90_000,
+  })
+  expect(result.status).toBe(EX_CONFIG)
+  expect(result.stdout).toBe('')
+  const lines = result.stderr.trimEnd().split('\n')
+  expect(lines).toEqual([expect.stringMatching(/^SECRET_KEY is required with DATABASE_URL: generate one with /)])
+  // The command it names makes a key the server accepts.
+  const command = /generate one with +(node -p "[^"]+")/.exec(lines[0]!)![1]!
+  const key = spawnSync('sh', ['-c', command], { encoding: 'utf8' }).stdout.trim()
+  expect(key).toMatch(/^[0-9a-f]{64}$/)
+})
+
+it('ends start-up on a port already in use with one line naming it, not a stack trace', async () => {
+  const taken = createServer()
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+  try {
+    const port = (taken.address() as AddressInfo).port
+    const result = spawnSync(process.execPath, [BUILT_SERVER], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATA_DIR: track(await pgliteDataDir('migrated', 'gatehouse-port-')),
+        LOG_LEVEL: 'warn',
+      },
+      encoding: 'utf8',
+      timeout: 90_000,
+    })
+    expect(result.status).toBe(EX_CONFIG)
+    expect(result.stdout).toBe('')
+    expect(result.stderr.trimEnd().split('\n')).toEqual([
+      `Gatehouse cannot listen on 127.0.0.1:${port}: the port is already in use (set PORT to another, or stop what listens there)`,
+    ])
+  } finally {
+    await new Promise<void>((resolve) => taken.close(() => resolve()))
+  }
 })
 
 /*

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { SealedBoxError, createSealedBox } from '../../src/lib/sealed-box.js'
-import { SECRET_KEY_FILE, SecretKeyError, resolveSecretKey } from '../../src/lib/secret-key.js'
+import { SECRET_KEY_FILE, SECRET_KEY_REQUIRED, SecretKeyError, resolveSecretKey } from '../../src/lib/secret-key.js'
 
 /* Sealed secrets (src/lib/sealed-box.ts) and where their key comes from (src/lib/secret-key.ts). */
 
@@ -55,14 +55,17 @@ describe('the key', () => {
   it('is SECRET_KEY when set, whatever the database', async () => {
     const source = await resolveSecretKey({ secretKey: KEY, databaseUrl: 'postgres://x@localhost/x', dataDir: await dataDir() })
     expect(source.kind).toBe('setting')
-    if (source.kind === 'unavailable') throw new Error('no key')
     expect(createSealedBox(KEY).open(source.box.seal('x'))).toBe('x')
   })
 
-  it('is unavailable with PostgreSQL and no SECRET_KEY', async () => {
-    expect((await resolveSecretKey({ secretKey: undefined, databaseUrl: 'postgres://x@localhost/x', dataDir: await dataDir() })).kind).toBe(
-      'unavailable',
-    )
+  it('is refused with PostgreSQL and no SECRET_KEY, with one line saying how to make one, and no key file', async () => {
+    const dir = await dataDir()
+    const refused = resolveSecretKey({ secretKey: undefined, databaseUrl: 'postgres://x@localhost/x', dataDir: dir })
+    await expect(refused).rejects.toThrow(SecretKeyError)
+    await expect(refused).rejects.toThrow(SECRET_KEY_REQUIRED)
+    expect(SECRET_KEY_REQUIRED).not.toContain('\n')
+    expect(SECRET_KEY_REQUIRED).toMatch(/^SECRET_KEY is required with DATABASE_URL: generate one with .*randomBytes\(32\)/)
+    await expect(stat(join(dir, SECRET_KEY_FILE))).rejects.toThrow()
   })
 
   it('with the embedded database, is a key file created once with mode 0600 and reused', async () => {

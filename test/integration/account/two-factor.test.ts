@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest'
 import { SESSION_COOKIE } from '../../../src/http/session.js'
 import { buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
-import { captureLog } from '../../helpers/capture-log.js'
 import { STEP_MS, enrolTotp, secretOnPage, totpCode } from '../../helpers/totp.js'
 import { testAppFile } from '../../helpers/file-set-up.js'
 
@@ -302,38 +301,6 @@ describe('Turning the authenticator app off', () => {
     expect(events.map((e) => e.event)).toContain('user.totp_disabled')
     const next = browser()
     expect((await next.logIn('off@example.com', PASSWORD)).headers.location).toBe('/applications')
-  })
-})
-
-describe('With PostgreSQL and no SECRET_KEY', () => {
-  it('says authenticator apps cannot be set up, warns once at start, and everything else works', async () => {
-    const log = captureLog()
-    const pg = await buildTestApp(
-      { SECRET_KEY: '', DATABASE_URL: 'postgres://gatehouse@127.0.0.1:5432/gatehouse', LOG_LEVEL: 'warn' },
-      t.testDb,
-      {
-        logStream: log.stream,
-      },
-    )
-    try {
-      expect(pg.deps.totpAvailable).toBe(false)
-      expect(log.lines.filter((l) => l.includes('SECRET_KEY is not set'))).toHaveLength(1)
-      const s = await new BrowserSession(pg.app, '203.0.113.9').signUpAndLogIn('nokey@example.com', PASSWORD)
-      const page = await s.get('/account/two-factor')
-      expect(page.statusCode).toBe(200)
-      expect(page.body).toContain('its operator must set <code>SECRET_KEY</code>')
-      expect(page.body).not.toContain('>Set up an authenticator app</button>')
-      expect((await s.post('/account/two-factor/totp', {})).headers.location).toBe('/account/two-factor')
-      expect(
-        await pg.db
-          .selectFrom('totp_enrolments')
-          .selectAll()
-          .where('user_id', '=', await userId('nokey@example.com'))
-          .execute(),
-      ).toHaveLength(0)
-    } finally {
-      await pg.close()
-    }
   })
 })
 

@@ -249,19 +249,6 @@ describe('refusals', () => {
       expect(params.get('state')).toBe('st')
     }
   })
-
-  it('is not offered without signing keys: id_token is an unsupported response type', async () => {
-    const plain = await buildTestApp({ SECRET_KEY: '', DATABASE_URL: 'postgres://gatehouse@127.0.0.1:5432/gatehouse' }, t.testDb)
-    try {
-      const browser = await new BrowserSession(plain.app).signUpAndLogIn('implicit-no-key@example.com')
-      const refused = await browser.get(request({ response_type: 'id_token' }))
-      expect(refused.statusCode).toBe(400)
-      expect(refused.body).toContain('response_type must be code or token')
-      expect(returnLink(refused.body)?.href).toContain('#error=unsupported_response_type')
-    } finally {
-      await plain.close()
-    }
-  })
 })
 
 describe('UserInfo with the access token in a form body (RFC 6750 2.2)', () => {

@@ -212,37 +212,3 @@ describe('an openid-client relying party', () => {
     expect(refused.body).toContain('This application may not request the scope openid')
   })
 })
-
-describe('without a sealing key (PostgreSQL and no SECRET_KEY)', () => {
-  it('is not an OpenID Provider: openid is an unknown scope, discovery, the JWKS and the end-session endpoint answer 404', async () => {
-    const plain = await buildTestApp({ SECRET_KEY: '', DATABASE_URL: 'postgres://gatehouse@127.0.0.1:5432/gatehouse' }, t.testDb)
-    try {
-      expect((await plain.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).statusCode).toBe(404)
-      expect((await plain.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })).statusCode).toBe(404)
-      // No ID Token could have been issued, so no relying party has one to end a session with.
-      expect((await plain.app.inject({ method: 'GET', url: '/oauth/logout' })).statusCode).toBe(404)
-      const metadata = (await plain.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' })).json() as {
-        scopes_supported: string[]
-        response_types_supported: string[]
-      }
-      expect(metadata.scopes_supported).not.toContain('openid')
-      // No ID Token to answer with: the implicit OpenID Connect types are not offered either.
-      expect(metadata.response_types_supported).toEqual(['code', 'token'])
-      const browser = await new BrowserSession(plain.app).signUpAndLogIn('no-key@example.com')
-      const refused = await browser.get(
-        authorizeUrl({
-          client_id: app.clientId,
-          redirect_uri: REDIRECT,
-          response_type: 'code',
-          scope: 'openid',
-          code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
-          code_challenge_method: 'S256',
-        }),
-      )
-      expect(refused.statusCode).toBe(400)
-      expect(refused.body).toContain('Unknown scope: openid')
-    } finally {
-      await plain.close()
-    }
-  })
-})

@@ -84,3 +84,25 @@ describe('on PGlite', () => {
     expect(run.stdout).toContain('apps resource-server <client_id> on|off')
   })
 })
+
+describe('with DATABASE_URL and no SECRET_KEY', () => {
+  // Nothing listens on port 9: a command that tried the database would say so instead.
+  const env = { DATABASE_URL: 'postgres://gatehouse@127.0.0.1:9/gatehouse', SECRET_KEY: '' }
+
+  it("refuses every command that opens the database with the server's one line, before connecting", async () => {
+    for (const args of [['migrate'], ['admin', 'add', 'first@example.com'], ['keys', 'list']]) {
+      const run = await gatehouse(env, ...args)
+      expect(run, args.join(' ')).toMatchObject({ code: 1, stdout: '' })
+      expect(run.stderr).toMatch(/^gatehouse: SECRET_KEY is required with DATABASE_URL: generate one with [^\n]+\n$/)
+    }
+  })
+
+  it('still runs what needs no database: --help and the outbox', async () => {
+    expect(await gatehouse(env, '--help')).toMatchObject({ code: 0 })
+    expect(await gatehouse({ ...env, MAIL_OUTBOX_DIR: '/nonexistent-gatehouse-outbox' }, 'outbox')).toEqual({
+      code: 0,
+      stdout: 'No mail in /nonexistent-gatehouse-outbox.\n',
+      stderr: '',
+    })
+  })
+})

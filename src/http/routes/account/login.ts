@@ -51,8 +51,9 @@ function loginNotice(query: Record<string, string | undefined>): string | undefi
 export async function allowFormRedirectToNext(deps: Services, reply: FastifyReply, next: string | undefined): Promise<void> {
   const destination = next === undefined ? undefined : await deps.oauth.authorizeDestination(next)
   if (destination !== undefined) allowFormRedirectTo(reply, destination)
-  // "Sign in with a passkey" (src/http/routes/account/passkeys.ts) is the log-in page's one script.
-  allowPasskeyScripts(reply, deps.config.publicUrl)
+  // "Sign in with a passkey" (src/http/routes/account/passkeys.ts) is the log-in page's one script,
+  // where passkeys can work (src/lib/passkey-availability.ts).
+  if (deps.passkeysAvailable) allowPasskeyScripts(reply, deps.config.publicUrl)
 }
 
 /** GET /login: the form, prefilled with `email` when the link carries one, and the notice of the page that sent the browser here. */
@@ -72,7 +73,7 @@ async function loginPage(
     notice: loginNotice(request.query),
     mailFailed: request.query.mail === 'failed',
     errors: {},
-    passkeyScripts: true,
+    passkeyScripts: deps.passkeysAvailable,
   })
 }
 
@@ -92,7 +93,16 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
         request,
         reply,
         'account/login.eta',
-        { title: 'Log in', email, next: next ?? '', notice: undefined, mailFailed: false, errors: {}, formError, passkeyScripts: true },
+        {
+          title: 'Log in',
+          email,
+          next: next ?? '',
+          notice: undefined,
+          mailFailed: false,
+          errors: {},
+          formError,
+          passkeyScripts: deps.passkeysAvailable,
+        },
         status,
       )
     }

@@ -3,6 +3,7 @@ import type { Account } from '../../../accounts/use-cases.js'
 import type { AssertionFailure } from '../../../accounts/passkey-login.js'
 import type { PasskeyRegistration } from '../../../accounts/passkeys.js'
 import { MAX_PASSKEYS_PER_USER, type Services, clientAddressKey, databaseUnavailable, fieldText } from '../../../services.js'
+import { PASSKEYS_UNAVAILABLE } from '../../../lib/passkey-availability.js'
 import { actorOf } from '../../audit.js'
 import { cookieNames } from '../../cookies.js'
 import { allowPasskeyScripts } from '../../page-security.js'
@@ -36,7 +37,7 @@ function accountOf(request: FastifyRequest): Account {
 
 export default async function passkeyRoutes(pages: FastifyInstance, deps: Services) {
   passkeyPages(routeScope(pages, { preHandler: [requireUser] }), deps)
-  const api = routeScope(pages, { errorHandler: refusalsAsJson })
+  const api = routeScope(pages, { errorHandler: refusalsAsJson, preHandler: [passkeysOnly(deps)] })
   registrationEndpoints(api, deps)
   signInEndpoints(api, deps)
 }
@@ -52,7 +53,8 @@ function passkeyPages(app: FastifyInstance, deps: Services) {
     view: { notice?: string; formError?: string; status?: number; verification?: string },
   ) => {
     const [passkeys, status] = await Promise.all([accounts.listPasskeys(accountOf(request)), accounts.twoFactorStatus(accountOf(request))])
-    allowPasskeyScripts(reply, deps.config.publicUrl)
+    // Where passkeys cannot work the page says why (views/account/passkeys.eta) and runs no script.
+    if (deps.passkeysAvailable) allowPasskeyScripts(reply, deps.config.publicUrl)
     const list = passkeys.map((p) => ({
       ...p,
       created: formatTime(new Date(p.createdIso)),
@@ -67,7 +69,7 @@ function passkeyPages(app: FastifyInstance, deps: Services) {
       verification: view.verification ?? null,
       // Adding one asks for the password, or a code of the authenticator app when the account has one.
       totp: status.totp,
-      passkeyScripts: true,
+      passkeyScripts: deps.passkeysAvailable,
     }
     return render(request, reply, 'account/passkeys.eta', data, view.status ?? 200)
   }
@@ -121,6 +123,17 @@ export const refusalsAsJson = async (error: FastifyError, _request: FastifyReque
       ? error.message
       : 'The request was not understood. Reload the page and try again.'
   return reply.code(status).header('cache-control', 'no-store').send({ error: message })
+}
+
+/**
+ * Every passkey ceremony's endpoints (adding one, signing in, the log-in's second step) refuse
+ * alike where passkeys cannot work (PUBLIC_URL at an IP address, src/lib/passkey-availability.ts),
+ * with words the script shows instead of the browser's own error; before anything else is checked.
+ */
+export function passkeysOnly(deps: Pick<Services, 'passkeysAvailable'>) {
+  return async (_request: FastifyRequest, reply: FastifyReply) => {
+    if (!deps.passkeysAvailable) return json(reply, 409, { error: PASSKEYS_UNAVAILABLE })
+  }
 }
 
 /** The challenge cookie: the id of the challenge just issued, for its five minutes, sent back with the response. */

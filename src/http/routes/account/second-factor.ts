@@ -5,7 +5,7 @@ import { cookieNames } from '../../cookies.js'
 import { render } from '../../render.js'
 import { allowPasskeyScripts } from '../../page-security.js'
 import { safeNextPath } from '../../session.js'
-import { refusalsAsJson, setChallengeCookie, takeChallengeCookie } from './passkeys.js'
+import { passkeysOnly, refusalsAsJson, setChallengeCookie, takeChallengeCookie } from './passkeys.js'
 import { routeScope } from '../plugin-contexts.js'
 import { LOCKOUT_LOG, SUSPENDED, TOO_MANY, UNDER_ATTACK, allowFormRedirectToNext, startLoggedInSession } from './login.js'
 
@@ -35,13 +35,14 @@ export default async function secondFactorRoutes(app: FastifyInstance, deps: Ser
   const page = async (request: FastifyRequest, reply: FastifyReply, next: string | undefined, formError?: string, status = 200) => {
     const factors = (await deps.accounts.pendingLogInFactors(pendingIdOf(request))) ?? { totp: true, passkeys: 0, recoveryCodes: 1 }
     await allowFormRedirectToNext(deps, reply, next)
-    // The passkey form's scripts, only where the account has a passkey to offer (README "Passkeys").
-    if (factors.passkeys > 0) allowPasskeyScripts(reply, deps.config.publicUrl)
+    // The passkey form's scripts, only where the account has a passkey to offer and passkeys can work (README "Passkeys").
+    const passkeyScripts = factors.passkeys > 0 && deps.passkeysAvailable
+    if (passkeyScripts) allowPasskeyScripts(reply, deps.config.publicUrl)
     return render(
       request,
       reply,
       'account/second-factor.eta',
-      { title: 'Two-factor authentication', next: next ?? '', formError, factors, passkeyScripts: factors.passkeys > 0 },
+      { title: 'Two-factor authentication', next: next ?? '', formError, factors, passkeyScripts },
       status,
     )
   }
@@ -53,7 +54,7 @@ export default async function secondFactorRoutes(app: FastifyInstance, deps: Ser
     return page(request, reply, next)
   })
 
-  passkeyStep(routeScope(app, { errorHandler: refusalsAsJson }), deps, pendingIdOf)
+  passkeyStep(routeScope(app, { errorHandler: refusalsAsJson, preHandler: [passkeysOnly(deps)] }), deps, pendingIdOf)
 
   app.post<{ Body: Record<string, unknown> }>('/login/second-factor', { preHandler: app.csrfProtection }, async (request, reply) => {
     const next = safeNextPath(request.body?.next)

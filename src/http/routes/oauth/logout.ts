@@ -62,7 +62,6 @@ async function answerLogout(request: FastifyRequest, reply: FastifyReply, deps: 
 }
 
 export default async function logoutRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  if (!deps.identity.available) return
   app.get('/oauth/logout', (request, reply) => answerLogout(request, reply, deps, request.query))
   // Section 2: the relying party may POST the same parameters as a form from its own page.
   app.post('/oauth/logout', { config: { crossSiteForm: true } }, (request, reply) => answerLogout(request, reply, deps, request.body))

@@ -13,10 +13,8 @@ export default async function metadataRoutes(app: FastifyInstance, { oauth, iden
     reply.header('cache-control', 'public, max-age=3600').send(metadata),
   )
 
-  // OpenID Connect Discovery 1.0 4, and the JWKS below: not routed (404) when Gatehouse is not an
-  // OpenID Provider (no SECRET_KEY with PostgreSQL). Public and read-only: any origin may read it.
+  // OpenID Connect Discovery 1.0 4: public and read-only, so any origin may read it.
   const discovery = identity.discovery()
-  if (discovery === undefined) return
   const openIdConfiguration = '/.well-known/openid-configuration'
   app.get(openIdConfiguration, { onRequest: openToAnyOrigin(app, openIdConfiguration, READ_ONLY) }, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=3600').send(discovery),
@@ -28,7 +26,7 @@ export default async function metadataRoutes(app: FastifyInstance, { oauth, iden
   // (docs/decisions/014-signing-keys.md).
   const jwksPath = '/.well-known/jwks.json'
   app.get(jwksPath, { onRequest: openToAnyOrigin(app, jwksPath, READ_ONLY) }, async (_request, reply) => {
-    const jwks = (await identity.jwks())!
+    const jwks = await identity.jwks()
     return reply
       .header('cache-control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`)
       .type('application/jwk-set+json; charset=utf-8')
