@@ -127,25 +127,28 @@ it('as shipped, with SECRET_KEY: an OpenID Provider, and the first operator enro
   server = await startGatehouse(env, { built: true, port })
   expect((await fetch(`${server.url}/.well-known/openid-configuration`)).status).toBe(200)
 
-  // Sign up, then the verification mail from the outbox, as `docker compose exec gatehouse gatehouse outbox --last` shows it.
+  // Sign up and log in, then the verification mail from the outbox, as `docker compose exec
+  // gatehouse gatehouse outbox --last` shows it, opened in the same browser: with the account's
+  // own session the link keeps the password (README "Email verification").
   const email = 'operator@example.com'
   const password = 'correct horse battery'
   const browser = new HttpBrowser(server.url)
   await browser.get('/signup')
   expect((await browser.post('/signup', { email, password })).status).toBe(303)
+  await browser.get('/login')
+  expect((await browser.post('/login', { email, password })).location).toBe('/applications')
   const outbox = await runBuiltCli(env, 'outbox', '--to', email, '--last', '--json')
   expect(outbox.code, outbox.stderr).toBe(0)
   const link = (JSON.parse(outbox.stdout) as Array<{ links: string[] }>)[0]!.links.find((l) => l.includes('/verify-email?'))!
   expect(link.startsWith(server.url)).toBe(true)
   const verifyPage = await browser.get(link.slice(server.url.length))
   expect(verifyPage.status).toBe(200)
+  expect(verifyPage.body).not.toContain('name="password"')
   expect((await browser.post('/verify-email', { token: new URL(link).searchParams.get('token')! })).status).toBe(303)
 
   // `docker compose exec gatehouse gatehouse admin add …`: the container's environment, SECRET_KEY included.
   expect(await runBuiltCli(env, 'admin', 'add', email)).toMatchObject({ code: 0, stdout: `${email} is now an operator.\n` })
 
-  await browser.get('/login')
-  expect((await browser.post('/login', { email, password })).location).toBe('/applications')
   // REQUIRE_TWO_FACTOR=operators (the default): a second factor first.
   expect((await browser.get('/admin')).status).not.toBe(200)
 
@@ -154,10 +157,12 @@ it('as shipped, with SECRET_KEY: an OpenID Provider, and the first operator enro
   expect((await browser.post('/account/two-factor/totp', {})).location).toBe('/account/two-factor/totp')
   const secret = secretOnPage((await browser.get('/account/two-factor/totp')).body)
   // RFC 6238 5.2: the step before the server's is accepted too, so a step ending now does not matter.
-  const confirmed = await browser.post('/account/two-factor/totp/confirm', { code: totpCode(secret, new Date()) })
+  const confirmed = await browser.post('/account/two-factor/totp/confirm', { code: totpCode(secret, new Date()), password })
   expect(confirmed.status, confirmed.body.slice(0, 300)).toBe(200)
   const recoveryCodes = recoveryCodesOnPage(confirmed.body)
   expect(recoveryCodes).toHaveLength(10)
+  // The session that set the app up proved it doing so.
+  expect((await browser.get('/admin')).status).toBe(200)
 
   // A log-in with both factors (a recovery code: the app's current code was just used) opens /admin.
   await browser.get('/account')

@@ -110,6 +110,7 @@ describe("the log-in's second step", () => {
     const { options } = start.json()
     const added = await postJson(byName, s, '/account/passkeys/registration', {
       name: 'Laptop',
+      password: PASSWORD,
       response: registrationResponse(newCredential(), options, LOCALHOST),
     })
     expect(added.statusCode, added.body).toBe(200)
