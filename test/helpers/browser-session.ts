@@ -66,6 +66,23 @@ export class BrowserSession {
   }
 
   /**
+   * Posts JSON as views/static/passkeys.js does: the page's cookies and CSRF token, keeping the
+   * cookies set. A string body is sent as it is (no CSRF token added).
+   */
+  async postJson(url: string, body: object | string = {}, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+    const payload = typeof body === 'string' ? body : JSON.stringify({ _csrf: this.lastCsrf, ...body })
+    const res = await this.app.inject({
+      method: 'POST',
+      url,
+      remoteAddress: this.remoteAddress,
+      headers: { cookie: this.cookieHeader, 'content-type': 'application/json', ...headers },
+      payload,
+    })
+    this.remember(res)
+    return res
+  }
+
+  /**
    * Signs up and logs in through the real pages; returns this session, logged in. Unless
    * `verify` is false, the address is verified first as its owner would: the verification link
    * of the mail the app sent (test/helpers/mailbox.ts) is opened and confirmed. An app without a

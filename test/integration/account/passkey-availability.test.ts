@@ -32,22 +32,6 @@ afterAll(async () => {
 let n = 0
 const browser = (t: TestContext) => new BrowserSession(t.app, `198.51.100.${++n}`)
 
-/** Posts JSON as views/static/passkeys.js does: the page's cookies and CSRF token. */
-async function postJson(t: TestContext, s: BrowserSession, url: string, body: object = {}): Promise<LightMyRequestResponse> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url,
-    remoteAddress: s.remoteAddress,
-    headers: { cookie: s.cookieHeader, 'content-type': 'application/json' },
-    payload: JSON.stringify({ _csrf: s.lastCsrf, ...body }),
-  })
-  for (const c of res.cookies as Array<{ name: string; value: string; maxAge?: number }>) {
-    if (c.maxAge === 0 || c.value === '') s.cookies.delete(c.name)
-    else s.cookies.set(c.name, c.value)
-  }
-  return res
-}
-
 const refused = (res: LightMyRequestResponse) => {
   expect(res.statusCode, res.body).toBe(409)
   expect(res.json()).toEqual({ error: UNAVAILABLE })
@@ -60,7 +44,7 @@ describe('the log-in page', () => {
     expect(named.headers['content-security-policy']).toContain('/static/passkeys.js')
     const s = browser(byName)
     await s.get('/login')
-    expect((await postJson(byName, s, '/login/passkey/options')).statusCode).toBe(200)
+    expect((await s.postJson('/login/passkey/options')).statusCode).toBe(200)
 
     const ip = browser(byAddress)
     const page = await ip.get('/login')
@@ -68,8 +52,8 @@ describe('the log-in page', () => {
     expect(page.body).not.toContain('Sign in with a passkey')
     expect(page.body).not.toContain('data-passkey')
     expect(page.headers['content-security-policy']).not.toContain('/static/passkeys.js')
-    refused(await postJson(byAddress, ip, '/login/passkey/options'))
-    refused(await postJson(byAddress, ip, '/login/passkey', { response: {} }))
+    refused(await ip.postJson('/login/passkey/options'))
+    refused(await ip.postJson('/login/passkey', { response: {} }))
   })
 })
 
@@ -94,8 +78,8 @@ describe('the passkeys page and the enrol-first page', () => {
     expect(page.body).toContain(UNAVAILABLE)
     expect(page.body).not.toContain('data-passkey')
     expect(page.headers['content-security-policy']).not.toContain('/static/passkeys.js')
-    refused(await postJson(byAddress, ip, '/account/passkeys/registration-options'))
-    refused(await postJson(byAddress, ip, '/account/passkeys/registration', { name: 'Laptop', response: {} }))
+    refused(await ip.postJson('/account/passkeys/registration-options'))
+    refused(await ip.postJson('/account/passkeys/registration', { name: 'Laptop', response: {} }))
     expect(await byAddress.db.selectFrom('passkeys').select('id').execute()).toHaveLength(0)
   })
 })
@@ -105,10 +89,10 @@ describe("the log-in's second step", () => {
     const email = 'second-step@example.com'
     const s = await browser(byName).signUpAndLogIn(email, PASSWORD)
     await s.get('/account/passkeys')
-    const start = await postJson(byName, s, '/account/passkeys/registration-options')
+    const start = await s.postJson('/account/passkeys/registration-options')
     expect(start.statusCode, start.body).toBe(200)
     const { options } = start.json()
-    const added = await postJson(byName, s, '/account/passkeys/registration', {
+    const added = await s.postJson('/account/passkeys/registration', {
       name: 'Laptop',
       password: PASSWORD,
       response: registrationResponse(newCredential(), options, LOCALHOST),
@@ -125,7 +109,7 @@ describe("the log-in's second step", () => {
     expect(step.statusCode).toBe(200)
     expect(step.body).toContain(UNAVAILABLE)
     expect(step.body).not.toContain('data-passkey')
-    refused(await postJson(byAddress, ip, '/login/second-factor/passkey/options'))
-    refused(await postJson(byAddress, ip, '/login/second-factor/passkey', { response: {} }))
+    refused(await ip.postJson('/login/second-factor/passkey/options'))
+    refused(await ip.postJson('/login/second-factor/passkey', { response: {} }))
   })
 })

@@ -1,4 +1,3 @@
-import type { LightMyRequestResponse } from 'fastify'
 import { describe, expect, it } from 'vitest'
 import { TEST_ISSUER } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
@@ -19,34 +18,12 @@ const { t } = testAppFile({ LOGIN_ADDRESS_FAILURE_LIMIT: '4', LOGIN_ADDRESS_ATTE
 let n = 0
 const browser = () => new BrowserSession(t.app, `198.51.100.${++n}`)
 
-/** Posts JSON as views/static/passkeys.js does: the page's cookies and CSRF token, keeping the cookies set. */
-async function postJson(
-  s: BrowserSession,
-  url: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<LightMyRequestResponse> {
-  const payload = typeof body === 'string' ? body : JSON.stringify({ _csrf: s.lastCsrf, ...(body as object) })
-  const res = await t.app.inject({
-    method: 'POST',
-    url,
-    remoteAddress: s.remoteAddress,
-    headers: { cookie: s.cookieHeader, 'content-type': 'application/json', ...headers },
-    payload,
-  })
-  for (const c of res.cookies as Array<{ name: string; value: string; maxAge?: number }>) {
-    if (c.maxAge === 0 || c.value === '') s.cookies.delete(c.name)
-    else s.cookies.set(c.name, c.value)
-  }
-  return res
-}
-
 async function addPasskey(s: BrowserSession, credential = newCredential(), name = 'Laptop', password = PASSWORD) {
   await s.get('/account/passkeys')
-  const start = await postJson(s, '/account/passkeys/registration-options', {})
+  const start = await s.postJson('/account/passkeys/registration-options', {})
   expect(start.statusCode, start.body).toBe(200)
   const { options } = start.json()
-  const res = await postJson(s, '/account/passkeys/registration', {
+  const res = await s.postJson('/account/passkeys/registration', {
     name,
     password,
     response: registrationResponse(credential, options, ORIGIN),
@@ -56,12 +33,12 @@ async function addPasskey(s: BrowserSession, credential = newCredential(), name 
 
 async function signIn(s: BrowserSession, credential: SoftCredential, next?: string, overrides = {}) {
   await s.get(next ? `/login?next=${encodeURIComponent(next)}` : '/login')
-  const start = await postJson(s, '/login/passkey/options', {})
+  const start = await s.postJson('/login/passkey/options', {})
   expect(start.statusCode, start.body).toBe(200)
   const { options } = start.json()
   const challengeCookie = s.cookies.get('gatehouse_webauthn')!
   const response = authenticationResponse(credential, options, ORIGIN, overrides)
-  return { res: await postJson(s, '/login/passkey', { next: next ?? '', response }), options, response, challengeCookie }
+  return { res: await s.postJson('/login/passkey', { next: next ?? '', response }), options, response, challengeCookie }
 }
 
 const userRow = (email: string) => t.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirstOrThrow()
@@ -121,7 +98,7 @@ describe('adding a passkey', () => {
     expect(t.mailbox.to('add@example.com').at(-1)!.subject).toMatch(/^A passkey was added to your account/)
     // The second options exclude the passkey already registered.
     await s.get('/account/passkeys')
-    const again = (await postJson(s, '/account/passkeys/registration-options', {})).json()
+    const again = (await s.postJson('/account/passkeys/registration-options', {})).json()
     expect(again.options.excludeCredentials).toHaveLength(1)
   })
 
@@ -141,48 +118,48 @@ describe('adding a passkey', () => {
   it('refuses a registration whose challenge is missing, reused, expired or another account’s, and a wrong origin', async () => {
     const s = await browser().signUpAndLogIn('add-refusals@example.com', PASSWORD)
     await s.get('/account/passkeys')
-    const { options } = (await postJson(s, '/account/passkeys/registration-options', {})).json()
+    const { options } = (await s.postJson('/account/passkeys/registration-options', {})).json()
     const response = registrationResponse(newCredential(), options, ORIGIN)
     const cookie = [...s.cookies].find(([k]) => k === 'gatehouse_webauthn')!
     s.cookies.delete('gatehouse_webauthn')
-    const missing = await postJson(s, '/account/passkeys/registration', { password: PASSWORD, response })
+    const missing = await s.postJson('/account/passkeys/registration', { password: PASSWORD, response })
     expect(missing.statusCode).toBe(400)
     expect(missing.json().error).toMatch(/expired or was already used/)
 
     s.cookies.set(...cookie)
-    const wrongOrigin = await postJson(s, '/account/passkeys/registration', {
+    const wrongOrigin = await s.postJson('/account/passkeys/registration', {
       password: PASSWORD,
       response: registrationResponse(newCredential(), options, 'https://evil.example'),
     })
     expect(wrongOrigin.statusCode).toBe(400)
     expect(wrongOrigin.json().error).toMatch(/could not be verified/)
     s.cookies.set(...cookie)
-    const reused = await postJson(s, '/account/passkeys/registration', { password: PASSWORD, response })
+    const reused = await s.postJson('/account/passkeys/registration', { password: PASSWORD, response })
     expect(reused.json().error).toMatch(/expired or was already used/)
 
     const other = await browser().signUpAndLogIn('add-other@example.com', PASSWORD)
     await s.get('/account/passkeys')
-    const fresh = (await postJson(s, '/account/passkeys/registration-options', {})).json()
+    const fresh = (await s.postJson('/account/passkeys/registration-options', {})).json()
     other.cookies.set('gatehouse_webauthn', s.cookies.get('gatehouse_webauthn')!)
     await other.get('/account/passkeys')
-    const stolen = await postJson(other, '/account/passkeys/registration', {
+    const stolen = await other.postJson('/account/passkeys/registration', {
       password: PASSWORD,
       response: registrationResponse(newCredential(), fresh.options, ORIGIN),
     })
     expect(stolen.json().error).toMatch(/expired or was already used/)
 
     await s.get('/account/passkeys')
-    const late = (await postJson(s, '/account/passkeys/registration-options', {})).json()
+    const late = (await s.postJson('/account/passkeys/registration-options', {})).json()
     t.clock.advance(5 * 60_000 + 1)
-    const expired = await postJson(s, '/account/passkeys/registration', {
+    const expired = await s.postJson('/account/passkeys/registration', {
       password: PASSWORD,
       response: registrationResponse(newCredential(), late.options, ORIGIN),
     })
     expect(expired.json().error).toMatch(/expired or was already used/)
 
     await s.get('/account/passkeys')
-    const noUv = (await postJson(s, '/account/passkeys/registration-options', {})).json()
-    const unverified = await postJson(s, '/account/passkeys/registration', {
+    const noUv = (await s.postJson('/account/passkeys/registration-options', {})).json()
+    const unverified = await s.postJson('/account/passkeys/registration', {
       password: PASSWORD,
       response: registrationResponse(newCredential(), noUv.options, ORIGIN, { userVerified: false }),
     })
@@ -199,11 +176,11 @@ describe('adding a passkey', () => {
       '/login/passkey',
       '/login/passkey/options',
     ]) {
-      const bad = await postJson(s, url, '{"_csrf": ')
+      const bad = await s.postJson(url, '{"_csrf": ')
       expect(bad.statusCode, url).toBe(400)
       expect(bad.headers['content-type']).toMatch(/^application\/json/)
       expect(bad.json().error).toMatch(/not understood/)
-      const noCsrf = await postJson(s, url, { _csrf: undefined })
+      const noCsrf = await s.postJson(url, { _csrf: undefined })
       expect(noCsrf.statusCode, url).toBe(403)
       expect(noCsrf.json().error).toMatch(/expired/)
       const foreignHeaders: Array<Record<string, string>> = [
@@ -213,17 +190,17 @@ describe('adding a passkey', () => {
         { origin: 'https://gatehouse.test' },
       ]
       for (const headers of foreignHeaders) {
-        const foreign = await postJson(s, url, {}, headers)
+        const foreign = await s.postJson(url, {}, headers)
         expect(foreign.statusCode, `${url} ${JSON.stringify(headers)}`).toBe(403)
         expect(foreign.json().error).toMatch(/another site/)
       }
-      expect((await postJson(s, url, {}, { origin: ORIGIN, 'sec-fetch-site': 'same-origin' })).statusCode, url).not.toBe(403)
-      const notObject = await postJson(s, url, { response: 'x'.repeat(10) })
+      expect((await s.postJson(url, {}, { origin: ORIGIN, 'sec-fetch-site': 'same-origin' })).statusCode, url).not.toBe(403)
+      const notObject = await s.postJson(url, { response: 'x'.repeat(10) })
       expect(notObject.statusCode, url).toBeLessThan(500)
     }
     const loggedOut = browser()
     await loggedOut.get('/login')
-    const res = await postJson(loggedOut, '/account/passkeys/registration-options', {})
+    const res = await loggedOut.postJson('/account/passkeys/registration-options', {})
     expect(res.statusCode).toBe(401)
   })
 
@@ -242,18 +219,18 @@ describe('adding a passkey', () => {
     await t.db.insertInto('passkeys').values(rows).execute()
     // The options of the tenth are issued, then another tab fills the last place first.
     await s.get('/account/passkeys')
-    const { options } = (await postJson(s, '/account/passkeys/registration-options', {})).json()
+    const { options } = (await s.postJson('/account/passkeys/registration-options', {})).json()
     const first = s.cookies.get('gatehouse_webauthn')!
     expect((await addPasskey(s)).res.statusCode).toBe(200)
     s.cookies.set('gatehouse_webauthn', first)
-    const over = await postJson(s, '/account/passkeys/registration', {
+    const over = await s.postJson('/account/passkeys/registration', {
       password: PASSWORD,
       response: registrationResponse(newCredential(), options, ORIGIN),
     })
     expect(over.statusCode).toBe(400)
     expect(over.json().error).toMatch(/at most 10 passkeys/)
     expect((await s.get('/account/passkeys')).body).toContain('the most it may have')
-    const refused = await postJson(s, '/account/passkeys/registration-options', {})
+    const refused = await s.postJson('/account/passkeys/registration-options', {})
     expect(refused.json().error).toMatch(/at most 10 passkeys/)
   })
 })
@@ -378,15 +355,15 @@ describe('signing in with a passkey', () => {
     const again = browser()
     await again.get('/login')
     again.cookies.set('gatehouse_webauthn', challengeCookie)
-    const replay = await postJson(again, '/login/passkey', { response })
+    const replay = await again.postJson('/login/passkey', { response })
     expect(replay.statusCode).toBe(400)
     expect(replay.json().error).toMatch(/expired or was already used/)
 
     const late = browser()
     await late.get('/login')
-    const { options } = (await postJson(late, '/login/passkey/options', {})).json()
+    const { options } = (await late.postJson('/login/passkey/options', {})).json()
     t.clock.advance(5 * 60_000 + 1)
-    const expired = await postJson(late, '/login/passkey', { response: authenticationResponse(credential, options, ORIGIN) })
+    const expired = await late.postJson('/login/passkey', { response: authenticationResponse(credential, options, ORIGIN) })
     expect(expired.json().error).toMatch(/expired/)
 
     const cases: Array<[string, Parameters<typeof signIn>[3], RegExp, SoftCredential?]> = [
@@ -403,8 +380,8 @@ describe('signing in with a passkey', () => {
     }
     const garbage = browser()
     await garbage.get('/login')
-    await postJson(garbage, '/login/passkey/options', {})
-    const malformed = await postJson(garbage, '/login/passkey', { response: { id: 'x', type: 'public-key', response: 7 } })
+    await garbage.postJson('/login/passkey/options', {})
+    const malformed = await garbage.postJson('/login/passkey', { response: { id: 'x', type: 'public-key', response: 7 } })
     expect(malformed.statusCode).toBe(400)
   })
 
@@ -457,7 +434,7 @@ describe('signing in with a passkey', () => {
     for (let i = 0; i < 12; i++) expect((await signIn(new BrowserSession(t.app, address), credential)).res.statusCode).toBe(200)
     const s = new BrowserSession(t.app, address)
     await s.get('/login')
-    const refused = await postJson(s, '/login/passkey/options', {})
+    const refused = await s.postJson('/login/passkey/options', {})
     expect(refused.statusCode).toBe(429)
     expect(refused.json().error).toMatch(/Too many attempts/)
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0)

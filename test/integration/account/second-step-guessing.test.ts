@@ -1,4 +1,3 @@
-import type { LightMyRequestResponse } from 'fastify'
 import { describe, expect, it } from 'vitest'
 import { SESSION_COOKIE } from '../../../src/http/session.js'
 import { TEST_ISSUER } from '../../helpers/app.js'
@@ -55,27 +54,11 @@ async function passwordStep(email: string, s = browser()): Promise<BrowserSessio
   return s
 }
 
-/** Posts JSON as views/static/passkeys.js does: the page's cookies and CSRF token, keeping the cookies set. */
-async function postJson(s: BrowserSession, url: string, body: object = {}): Promise<LightMyRequestResponse> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url,
-    remoteAddress: s.remoteAddress,
-    headers: { cookie: s.cookieHeader, 'content-type': 'application/json' },
-    payload: JSON.stringify({ _csrf: s.lastCsrf, ...body }),
-  })
-  for (const c of res.cookies as Array<{ name: string; value: string; maxAge?: number }>) {
-    if (c.maxAge === 0 || c.value === '') s.cookies.delete(c.name)
-    else s.cookies.set(c.name, c.value)
-  }
-  return res
-}
-
 async function addPasskey(s: BrowserSession) {
   const credential = newCredential()
   await s.get('/account/passkeys')
-  const { options } = (await postJson(s, '/account/passkeys/registration-options')).json()
-  const res = await postJson(s, '/account/passkeys/registration', {
+  const { options } = (await s.postJson('/account/passkeys/registration-options')).json()
+  const res = await s.postJson('/account/passkeys/registration', {
     name: 'Key',
     password: PASSWORD,
     response: registrationResponse(credential, options, TEST_ISSUER),
@@ -187,8 +170,8 @@ describe('the authenticator app’s lock', () => {
     t.clock.advance(STEP_MS)
     const locked = await passwordStep(email)
     expect((await locked.post('/login/second-factor', { code: totpCode(secret, now()) })).statusCode).toBe(403)
-    const { options } = (await postJson(locked, '/login/second-factor/passkey/options')).json()
-    const done = await postJson(locked, '/login/second-factor/passkey', {
+    const { options } = (await locked.postJson('/login/second-factor/passkey/options')).json()
+    const done = await locked.postJson('/login/second-factor/passkey', {
       response: authenticationResponse(credential, options, TEST_ISSUER),
     })
     expect(done.json()).toEqual({ redirect: '/applications' })
@@ -229,8 +212,8 @@ describe('passkeys at the second step', () => {
     const step = await passwordStep(email)
     for (const reported of [0, 7]) {
       credential.counter = reported === 0 ? 0 : reported - 1 // the authenticator counts up before it signs
-      const { options } = (await postJson(step, '/login/second-factor/passkey/options')).json()
-      const refused = await postJson(step, '/login/second-factor/passkey', {
+      const { options } = (await step.postJson('/login/second-factor/passkey/options')).json()
+      const refused = await step.postJson('/login/second-factor/passkey', {
         response: authenticationResponse(credential, options, TEST_ISSUER),
       })
       expect(refused.statusCode, `counter ${reported}`).toBe(400)
@@ -238,8 +221,8 @@ describe('passkeys at the second step', () => {
     }
     expect(await eventsOf(email, 'user.passkey_counter_refused')).toHaveLength(2)
     credential.counter = 7
-    const { options } = (await postJson(step, '/login/second-factor/passkey/options')).json()
-    const done = await postJson(step, '/login/second-factor/passkey', {
+    const { options } = (await step.postJson('/login/second-factor/passkey/options')).json()
+    const done = await step.postJson('/login/second-factor/passkey', {
       response: authenticationResponse(credential, options, TEST_ISSUER),
     })
     expect(done.json()).toEqual({ redirect: '/applications' })
@@ -251,12 +234,12 @@ describe('WebAuthn challenges', () => {
   it('are handed out within WEBAUTHN_CHALLENGE_LIMIT per account: registration options, then 429 JSON', async () => {
     const s = await browser().signUpAndLogIn('challenges@example.com', PASSWORD)
     await s.get('/account/passkeys')
-    for (let i = 0; i < 3; i++) expect((await postJson(s, '/account/passkeys/registration-options')).statusCode).toBe(200)
+    for (let i = 0; i < 3; i++) expect((await s.postJson('/account/passkeys/registration-options')).statusCode).toBe(200)
     // From another address too: the account's bound.
     const elsewhere = new BrowserSession(t.app, address())
     for (const [k, v] of s.cookies) elsewhere.cookies.set(k, v)
     elsewhere.lastCsrf = s.lastCsrf
-    const refused = await postJson(elsewhere, '/account/passkeys/registration-options')
+    const refused = await elsewhere.postJson('/account/passkeys/registration-options')
     expect(refused.statusCode).toBe(429)
     expect(refused.headers['content-type']).toMatch(/^application\/json/)
     expect(refused.json().error).toMatch(/Too many attempts/)
@@ -269,8 +252,8 @@ describe('WebAuthn challenges', () => {
     await addPasskey(owner)
     t.clock.advance(15 * 60_000)
     const step = await passwordStep(email)
-    for (let i = 0; i < 3; i++) expect((await postJson(step, '/login/second-factor/passkey/options')).statusCode).toBe(200)
-    const refused = await postJson(step, '/login/second-factor/passkey/options')
+    for (let i = 0; i < 3; i++) expect((await step.postJson('/login/second-factor/passkey/options')).statusCode).toBe(200)
+    const refused = await step.postJson('/login/second-factor/passkey/options')
     expect(refused.statusCode).toBe(429)
     expect(refused.json().error).toMatch(/Too many attempts/)
   })

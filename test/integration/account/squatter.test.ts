@@ -1,4 +1,3 @@
-import type { LightMyRequestResponse } from 'fastify'
 import { describe, expect, it } from 'vitest'
 import { TEST_ISSUER } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
@@ -32,37 +31,21 @@ const verificationLink = (email: string) =>
     .map((m) => linkTo(m, '/verify-email'))
     .find((l) => l !== undefined)!
 
-/** Posts JSON as views/static/passkeys.js does: the page's cookies and CSRF token, keeping the cookies set. */
-async function postJson(s: BrowserSession, url: string, body: object): Promise<LightMyRequestResponse> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url,
-    remoteAddress: s.remoteAddress,
-    headers: { cookie: s.cookieHeader, 'content-type': 'application/json' },
-    payload: JSON.stringify({ _csrf: s.lastCsrf, ...body }),
-  })
-  for (const c of res.cookies as Array<{ name: string; value: string; maxAge?: number }>) {
-    if (c.maxAge === 0 || c.value === '') s.cookies.delete(c.name)
-    else s.cookies.set(c.name, c.value)
-  }
-  return res
-}
-
 async function addPasskey(s: BrowserSession, proof: { password?: string; code?: string } = { password: PASSWORD }) {
   const credential = newCredential()
   await s.get('/account/passkeys')
-  const start = await postJson(s, '/account/passkeys/registration-options', {})
+  const start = await s.postJson('/account/passkeys/registration-options', {})
   expect(start.statusCode, start.body).toBe(200)
   const response = registrationResponse(credential, start.json().options, ORIGIN)
-  const res = await postJson(s, '/account/passkeys/registration', { name: 'Key', ...proof, response })
+  const res = await s.postJson('/account/passkeys/registration', { name: 'Key', ...proof, response })
   return { res, credential }
 }
 
 async function passkeySignIn(credential: SoftCredential) {
   const s = browser()
   await s.get('/login')
-  const start = await postJson(s, '/login/passkey/options', {})
-  return postJson(s, '/login/passkey', { next: '', response: authenticationResponse(credential, start.json().options, ORIGIN) })
+  const start = await s.postJson('/login/passkey/options', {})
+  return s.postJson('/login/passkey', { next: '', response: authenticationResponse(credential, start.json().options, ORIGIN) })
 }
 
 async function logInStatus(email: string, password: string) {
@@ -89,7 +72,7 @@ async function squattedAccount(email: string) {
   expect((await squatter.post('/account/profile', { display_name: 'Squatter' })).statusCode).toBe(303)
   // A WebAuthn challenge handed out and never used.
   await squatter.get('/account/passkeys')
-  expect((await postJson(squatter, '/account/passkeys/registration-options', {})).statusCode).toBe(200)
+  expect((await squatter.postJson('/account/passkeys/registration-options', {})).statusCode).toBe(200)
   await verified(null)
   // A fresh log-in with the password and the app: its device cookie is of the current version.
   const again = browser()
@@ -179,7 +162,7 @@ describe('adding a factor', () => {
     const passkeys = await s.get('/account/passkeys')
     expect(passkeys.body).toContain('Resend verification email')
     expect(passkeys.body).not.toContain('data-passkey="register"')
-    const options = await postJson(s, '/account/passkeys/registration-options', {})
+    const options = await s.postJson('/account/passkeys/registration-options', {})
     expect(options.statusCode).toBe(403)
     expect(options.json().error).toMatch(/Verify your email address before you add a passkey/)
     const resent = await s.post('/account/verification-email', { from: 'two-factor' })
