@@ -45,7 +45,7 @@ app.post('/c', async () => {
 
 // D: one durable INSERT and a NOTIFY in the same transaction (one statement, autocommit): what
 // announcing a revocation costs in PostgreSQL, whose NOTIFY takes a lock that serialises the
-// commits of every transaction that notified (issue 25; docs/decisions/003-revocation-propagation.md).
+// commits of every transaction that notified (docs/decisions/003-revocation-propagation.md).
 app.post('/d', async () => {
   await pool.query(
     `with w as (insert into bench_writes (payload, created_at) values ($1, now()) returning id)
@@ -57,7 +57,7 @@ app.post('/d', async () => {
 
 // K: A's route guarded by @gatehouse/verifier's Fastify plugin, as a resource API mounts it
 // (database mode, its cache warm after the first request per token): what guarding a route
-// costs the route, against A in the same process (issue 25: at least 0.95 × A).
+// costs the route, against A in the same process (README "Performance": at least 0.95 × A).
 const verifier = createVerifier({ mode: 'database', database: process.env.DATABASE_URL! })
 await app.register(async (guarded) => {
   await guarded.register(gatehouseVerifier, { verifier })

@@ -28,7 +28,7 @@ const seed: SeedInfo = {
   openid: { RS256: app('rs256'), ES256: app('es256'), EdDSA: app('eddsa') },
 }
 
-describe('growthGroups (issue 25)', () => {
+describe('growthGroups', () => {
   it('runs each growth row beside its baseline and its own work: B and R beside the introspection miss, C and E beside the exchange', () => {
     const groups = growthGroups(seed, 50_000)
     expect(groups.map((g) => g.map((c) => c.id))).toEqual([
@@ -48,7 +48,7 @@ describe('growthGroups (issue 25)', () => {
   })
 })
 
-describe('pgbouncerCases (issue 25)', () => {
+describe('pgbouncerCases', () => {
   it('pairs each path, one process direct then two through PgBouncer, with the request of the main row', () => {
     const cases = pgbouncerCases(seed, 1000)
     expect(cases.map((c) => [c.id, c.server])).toEqual(
@@ -66,7 +66,7 @@ describe('pgbouncerCases (issue 25)', () => {
   })
 })
 
-describe('mainPhaseGroups (issue 25)', () => {
+describe('mainPhaseGroups', () => {
   const groups = mainPhaseGroups(seed, 1000)
   const ids = (g: readonly { id: string }[]) => g.map((c) => c.id)
 
@@ -149,7 +149,7 @@ describe('mainPhaseGroups (issue 25)', () => {
   })
 })
 
-describe('selectGroups (issue 25)', () => {
+describe('selectGroups', () => {
   const groups = mainPhaseGroups(seed, 1000)
   const ids = (gs: readonly (readonly { id: string }[])[]) => gs.map((g) => g.map((c) => c.id))
 
@@ -168,7 +168,7 @@ describe('selectGroups (issue 25)', () => {
   })
 })
 
-describe('rememberedAgain (issue 25)', () => {
+describe('rememberedAgain', () => {
   it('sends each block of sessions REMEMBERED_REPEATS times, a session coming back after its block, every session once per pass', () => {
     const sessions = Array.from({ length: REMEMBERED_BLOCK * 2 + 7 }, (_, i) => `s${i}`)
     const order = rememberedAgain(sessions)

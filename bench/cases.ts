@@ -57,7 +57,7 @@ const enc = encodeURIComponent
 export const MISS_POOL_MIN = 100_000
 
 /**
- * Users whose sessions authorize-remembered cycles through. Issue 12 (README "Limits and
+ * Users whose sessions authorize-remembered cycles through. README "Limits and
  * quotas"): authorize under remembered consent refuses after CODE_ISSUE_LIMIT (60) codes a
  * minute per (user, application). At rate r req/s each user gets r × 60 / REMEMBERED_USERS codes
  * a minute: 6 at 5,000 req/s, so the row measures issuing codes, not refusing them.
@@ -65,7 +65,7 @@ export const MISS_POOL_MIN = 100_000
 export const REMEMBERED_USERS = 50_000
 
 /**
- * The order of authorize-remembered's sessions (issue 25): blocks of REMEMBERED_BLOCK sessions,
+ * The order of authorize-remembered's sessions (README "Performance"): blocks of REMEMBERED_BLOCK sessions,
  * each block sent REMEMBERED_REPEATS times over before the next, so a session comes back after
  * a thousand requests (well within SESSION_CACHE_TTL_MS, and never while its last request is
  * still in flight) and 7 of its 8 requests find it in the session cache, as a browser does that
@@ -247,7 +247,7 @@ export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
   ]
 }
 
-/** The ID Token signing algorithms an application may choose, each a row of its own (issue 24). */
+/** The ID Token signing algorithms an application may choose, each a row of its own (README "Performance"). */
 const OPENID_ROWS: readonly { alg: SigningAlg; suffix: string }[] = [
   { alg: 'RS256', suffix: 'rs256' },
   { alg: 'ES256', suffix: 'es256' },
@@ -255,7 +255,7 @@ const OPENID_ROWS: readonly { alg: SigningAlg; suffix: string }[] = [
 ]
 
 /**
- * Issue 24: the code exchange of an application that signs ID Tokens with `alg`, its codes
+ * The OpenID Connect rows of README "Performance": the code exchange of an application that signs ID Tokens with `alg`, its codes
  * granted `openid email profile`, so the answer carries a signed ID Token beside the access
  * token. Set against `code-exchange` of the same run (bench/stats.ts COMPARISONS), the difference
  * is what `openid` costs: the user's claims read in the same statement, and the signature.
@@ -281,7 +281,7 @@ function openidExchangeCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
 }
 
 /**
- * Issue 24: UserInfo (OpenID Connect Core 5.3) with tokens granted the identity scopes, cached
+ * The OpenID Connect rows of README "Performance": UserInfo (OpenID Connect Core 5.3) with tokens granted the identity scopes, cached
  * and not, as introspection and token info are: the same few tokens again and again (the token
  * cache answers; the user's claims are still read), or a fresh token each (a database lookup).
  */
@@ -404,7 +404,7 @@ export function gatehouseCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
       server: 'gatehouse',
       method: 'GET',
       path: authorize,
-      // One user is enough here: the consent page issues no code, so CODE_ISSUE_LIMIT (issue 12)
+      // One user is enough here: the consent page issues no code, so CODE_ISSUE_LIMIT (README "Limits and quotas")
       // does not apply, and each page forgets the user's pending requests beyond the newest 10
       // in its own INSERT, so every request still answers with the form.
       headers: { cookie: `${SESSION_COOKIE}=${seed.newCookie}` },
@@ -414,7 +414,7 @@ export function gatehouseCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
   ]
 }
 
-/** Issue 5 "growth": the same two paths with 10,000 and with 1,000,000 tokens in the table. */
+/** The growth rows of README "Performance": the same two paths with 10,000 and with 1,000,000 tokens in the table. */
 export function growthCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
   const client = `client_id=${enc(seed.clientId)}&client_secret=${enc(seed.clientSecret)}`
   return [
@@ -487,7 +487,7 @@ export function growthGroups(seed: SeedInfo, freshBatch: number): BenchCase[][] 
 }
 
 /**
- * Issue 25, README "Behind PgBouncer": each of PGBOUNCER_PATHS (bench/stats.ts) as one process
+ * README "Behind PgBouncer": each of PGBOUNCER_PATHS (bench/stats.ts) as one process
  * straight to PostgreSQL and as two processes through PgBouncer, the same request from the same
  * pools, paired so that each round runs the two sides back to back.
  */

@@ -25,7 +25,7 @@ import {
 import { rememberedCodeRow } from './statement-routes.js'
 
 /*
- * npm run bench:explain (issue 25): what PostgreSQL does for each hot path's statements, as
+ * npm run bench:explain (README "Performance"): what PostgreSQL does for each hot path's statements, as
  * `EXPLAIN (ANALYZE, BUFFERS, WAL)` of the statement Gatehouse sends, on a database seeded as
  * the benchmark seeds it (bench/seed.ts), beside baseline C's INSERT. Each statement is
  * captured from Gatehouse's own repository function, prepared as the server prepares it, run

@@ -8,7 +8,7 @@ import { build } from './gatehouse.js'
 /*
  * `npm run bench:guard-cost` (README "Instructions per request", docs/scaling.md "The read
  * paths' ceilings"): what the in-process verifier's cached check is made of, in machine
- * instructions per call under valgrind's callgrind, so that K's distance from A (issue 25: a
+ * instructions per call under valgrind's callgrind, so that K's distance from A (README "Performance": a
  * guarded route at 0.95 × A) can be set against what the check cannot do without. Each piece
  * runs on a fresh `Authorization` header string per call, as the HTTP parser makes one per
  * request, in a plain Node process on the built package (no TypeScript loader to count), run

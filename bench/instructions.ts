@@ -91,7 +91,7 @@ const CASE_IDS = [
   'token-info-cached',
   'token-info-miss',
   'code-exchange',
-  // Issue 24: the exchange with `openid`, its ID Token signed with RS256 (the default).
+  // The OpenID Connect rows of README "Performance": the exchange with `openid`, its ID Token signed with RS256 (the default).
   'code-exchange-openid-rs256',
   // G: the revocation's statement from bare Fastify, so revoke over G is what Gatehouse's layers add.
   'baseline-g',

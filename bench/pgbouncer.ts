@@ -4,7 +4,7 @@ import { type RunningServer, startGatehouse } from './gatehouse.js'
 import { type Child, freePort, spawnPinned } from './proc.js'
 
 /*
- * Issue 25, README "Behind PgBouncer": Gatehouse as several processes through one PgBouncer in
+ * README "Behind PgBouncer": Gatehouse as several processes through one PgBouncer in
  * transaction mode, configured as that section says (DATABASE_URL through PgBouncer,
  * DATABASE_LISTEN_URL direct, DATABASE_PREPARED_STATEMENTS=false). PgBouncer's configuration is
  * the integration test's (test/helpers/pgbouncer.ts); here it runs pinned to the server's CPU,

@@ -125,7 +125,7 @@ export function formatComparisons(lines: readonly ComparisonLine[], connections:
   return table(['path', 'against', ...connections.map((c) => `${c} conn`)], body, new Set(connections.map((_, i) => i + 2)))
 }
 
-/** Printed under the comparisons when the PgBouncer rows are among them (issue 25). */
+/** Printed under the comparisons when the PgBouncer rows are among them (README "Performance"). */
 const PGBOUNCER_NOTE = [
   'PgBouncer: direct-* is one Gatehouse process straight to PostgreSQL; pgbouncer-* is two processes through',
   'PgBouncer in transaction mode (README "Behind PgBouncer": unnamed statements, LISTEN direct), each load',

@@ -140,7 +140,7 @@ async function startServer(name: string, start: () => Promise<RunningServer>): P
 }
 
 /**
- * Issue 25 (README "Behind PgBouncer"): the direct-* rows against one Gatehouse process straight
+ * README "Behind PgBouncer": the direct-* rows against one Gatehouse process straight
  * to PostgreSQL, the pgbouncer-* rows against two through PgBouncer, interleaved in rounds like
  * every phase. Its own phase, after the main one: processes idle beside the main phase's rows
  * would hear the notices of its revocations, on the server's CPU.

@@ -169,7 +169,7 @@ describe('ratio', () => {
   })
 })
 
-describe('pairedRatio (issue 25)', () => {
+describe('pairedRatio', () => {
   const runs = (pairs: readonly (readonly [number, number])[]) => summarizeRuns(pairs.map(([rate, seq]) => sample(rate, { seq })))
 
   it('divides each run by the baseline run nearest to it, and takes the median of those ratios', () => {
@@ -275,7 +275,7 @@ describe('evaluateTargets', () => {
     expect(t.pass).toBe(false)
   })
 
-  it('judges a revocation against baseline D, the INSERT that also notifies (issue 25)', () => {
+  it('judges a revocation against baseline D, the INSERT that also notifies', () => {
     const rows = {
       [rowKey('baseline-c', 16)]: validRow(6_000),
       [rowKey('baseline-d', 16)]: validRow(4_000),
@@ -508,7 +508,7 @@ describe('evaluateComparisons', () => {
   )
 })
 
-describe('the PgBouncer rows (issue 25)', () => {
+describe('the PgBouncer rows', () => {
   const withCpu = (rate: number, server: number, db: number): RowSummary => {
     const row = validRow(rate)
     return { ...row, cpu: { ...row.cpu, server, db } }

@@ -220,7 +220,7 @@ export const RATIO_TARGETS: readonly RatioTarget[] = [
   { path: 'introspection, cache miss', caseId: 'introspect-miss', baselineId: 'baseline-b', min: 0.8 },
   { path: 'token info, cached', caseId: 'token-info-cached', baselineId: 'baseline-a', min: 0.8 },
   { path: 'token info, uncached', caseId: 'token-info-miss', baselineId: 'baseline-b', min: 0.8 },
-  // Each write path against the ceiling of the writes it must make (issue 25): the exchange
+  // Each write path against the ceiling of the writes it must make (README "Performance"): the exchange
   // inserts a token, a remembered consent a code, a revocation writes and announces.
   { path: 'code exchange', caseId: 'code-exchange', baselineId: 'baseline-c', min: 0.8 },
   { path: 'revocation', caseId: 'revoke', baselineId: 'baseline-d', min: 0.8 },
@@ -239,8 +239,8 @@ export type GrowthCase = (typeof GROWTH_CASES)[number]
  *   drift cancels as it does for every other target.
  * - `ceiling`, the row's own database work from bare Fastify (bench/cases.ts growthCeilingCases)
  *   on the same table: its growth ratio over the same baseline is what the larger table costs
- *   the work itself, the ceiling of the row's own (issue 25: "show it with the profile and state
- *   the real ceiling").
+ *   the work itself, the ceiling of the row's own (docs/scaling.md "The write paths' real
+ *   ceilings").
  */
 export const GROWTH_BESIDE: Readonly<Record<GrowthCase, { baseline: string; ceiling: string }>> = {
   'introspect-miss-growth': { baseline: 'baseline-b', ceiling: 'baseline-r' },
@@ -272,7 +272,7 @@ const BASELINE_NAMES: Record<string, string> = {
 }
 
 /**
- * Issue 25: each read path against its own work from bare Fastify (baselines I, J, N and O,
+ * README "Performance": each read path against its own work from bare Fastify (baselines I, J, N and O,
  * bench/cached-routes.ts), and that work against its target's baseline (A, or B for the misses):
  * what Gatehouse's HTTP layers cost, and what the answer itself costs beyond the baseline.
  */
@@ -293,7 +293,7 @@ const WORK_CEILINGS: readonly {
 ]
 
 /**
- * Issue 25: each write path against its own statements sent from bare Fastify (baselines E–H,
+ * README "Performance": each write path against its own statements sent from bare Fastify (baselines E–H,
  * bench/statement-routes.ts), and those statements against the one INSERT (C) or INSERT and
  * NOTIFY (D) of its target. The first ratio is what Gatehouse's layers cost, the second what the
  * statements cost beyond the target's ceiling: together they show where a target is out of reach.
@@ -424,9 +424,9 @@ export function evaluateTargets(
 }
 
 /**
- * Rows set against other rows of the same run, with no target in README "Performance" (issue 24):
+ * Rows set against other rows of the same run, with no target in README "Performance":
  * what `openid` adds to the code exchange, per signing algorithm, and UserInfo beside the paths
- * it resembles; and (issue 25) two Gatehouse processes through PgBouncer against one direct.
+ * it resembles; and (README "Behind PgBouncer") two Gatehouse processes through PgBouncer against one direct.
  */
 export interface Comparison {
   path: string
@@ -440,7 +440,7 @@ export interface Comparison {
 }
 
 /**
- * Issue 25: the database-bound hot paths measured in the PgBouncer phase (bench/run.ts), each
+ * README "Behind PgBouncer": the database-bound hot paths measured in the PgBouncer phase (bench/run.ts), each
  * as `direct-<path>` (one Gatehouse process straight to PostgreSQL) and `pgbouncer-<path>` (two
  * processes through PgBouncer in transaction mode, the load spread over both). Revocation is left
  * out: its NOTIFY reaches every process that listens, so whichever servers sat idle would spend

@@ -51,8 +51,9 @@ try {
 /*
  * V8 starts the next full collection once the old generation has grown by a factor over what the
  * last one left, a factor of up to 4 wherever the heap limit is 2 GB or more (any machine with
- * about 8 GB of memory). Under the benchmark's load a server with 35–63 MB in use let its old
- * space reach 141 MB and passed the 200 MB budget (issue 25, README "Memory").
+ * about 8 GB of memory). Under the benchmark's load a server's old space so grew to several
+ * times what it had in use, past the memory budget (README "Memory"; docs/scaling.md "1. One
+ * process").
  * HEAP_GROWING_PERCENT fixes the factor; V8 reads the flag each time it sets the next limit, so
  * setting it here, after start, takes effect (Node keeps V8's flags writable).
  */

@@ -12,8 +12,8 @@ export const SESSION_CACHE_TTL_MS = 60_000
 /**
  * Sessions' users by stored digest, for GET /oauth/authorize with remembered consent, so that a
  * browser that authorizes again within a minute (single sign-on to a second application, a
- * silent renewal) costs one statement rather than two (issue 25;
- * docs/decisions/004-caching-and-ttl-bounds.md). As with ApplicationCache, a cached user is only
+ * silent renewal) costs one statement rather than two
+ * (docs/decisions/004-caching-and-ttl-bounds.md). As with ApplicationCache, a cached user is only
  * ever acted on through `insertCodeUnderGrant`, which issues the code only while the session is
  * live and the user's checked values (SessionCheck) are the cached ones; any other answer is
  * worked out from a fresh read. So a log-out, a suspension or a removed second factor in any

@@ -31,7 +31,7 @@ export function relyingPartyOf(ctx: Pick<AccountContext, 'publicUrl' | 'serviceN
 
 /**
  * @simplewebauthn/server, loaded by the first passkey ceremony and not at start: it is the
- * costliest import of the whole service graph (about 0.8 s of CPU), and most processes (a CLI
+ * costliest import of the whole service graph, and most processes (a CLI
  * command, a test file, a server whose users have no passkeys yet) never need it.
  */
 export function simpleWebAuthn() {

@@ -48,7 +48,7 @@ export function preparedStatementPool(pool: pg.Pool, availability: DatabaseAvail
   const send = sender(availability, named)
   const checkout = checkouts(pool, availability)
   // One wrapper per pg client, made at its first checkout: the pool hands the same clients out
-  // again and again, and every statement in a transaction checks one out (issue 25: two
+  // again and again, and every statement in a transaction checks one out (README "Instructions per request": two
   // closures and an object per statement otherwise). A client the pool drops takes its wrapper.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>()
   const wrap = (client: pg.PoolClient): PostgresPoolClient => ({

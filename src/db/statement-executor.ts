@@ -20,8 +20,8 @@ export type StatementRunner = <R>(compiled: CompiledQuery) => Promise<QueryResul
  * Kysely's own path to the pool passes each statement through about ten async functions (the
  * executor, its connection provider, the runtime driver, the dialect's driver and connection,
  * the result's plugins, the release), each a promise and a suspended frame, and three hot paths
- * (exchange, revocation, remembered consent) are one statement each (issue 25; the counts before
- * and after are in README "Instructions per request"). Transactions (`withConnectionProvider`)
+ * (exchange, revocation, remembered consent) are one statement each (docs/decisions/007-one-statement-hot-paths.md; the counts
+ * before and after are in README "Instructions per request"). Transactions (`withConnectionProvider`)
  * keep Kysely's executor; plugins (the tests' query counter) still see every result, in order.
  */
 export class StatementExecutor extends DefaultQueryExecutor {

@@ -43,9 +43,8 @@ export type LevelAware = FastifyBaseLogger & { isLevelEnabled(level: string): bo
 /**
  * A request's logger that becomes pino's child (bound to the request id) on the request's first
  * line that its level lets through. Fastify makes the child eagerly for every request, and pino
- * serialises and redacts a child's bindings when it is made: about 5% of a cached token-info
- * request's CPU in a profile of the benchmark (issue 25), although at the default level a
- * request that succeeds writes no line at all.
+ * serialises and redacts a child's bindings when it is made (its measured cost is in README "Instructions per
+ * request"), although at the default level a request that succeeds writes no line at all.
  */
 class LazyRequestLogger {
   #child: FastifyBaseLogger | undefined
@@ -116,8 +115,7 @@ export interface RequestLogging {
  * what the first onRequest hook and the router's refusals (which run no hooks) call on every
  * request. Fastify writes two lines per request at `info` ("incoming request", "request
  * completed"), and for the second it listens for every response's `finish` and `error` events
- * whether or not the level lets the line through: about 8% of a cached token-info request's
- * instructions (issue 25, README "Instructions per request"). At `info` and below Fastify holds
+ * whether or not the level lets the line through (counted in README "Instructions per request"). At `info` and below Fastify holds
  * the log and makes each request's lazy child through `lazyChildLogger`; `bind` does nothing.
  * Above `info` those lines are never written, so Fastify gets no logger of its own and sets up no
  * listeners. It gets no child-logger factory either: Fastify checks the seven methods of every

@@ -72,10 +72,10 @@ export function registerMetrics(
 function countRequests(app: FastifyInstance, requests: RequestMetrics): onSendHookHandler {
   // A request is counted when its answer is sent (onSend), timed from its first hook. Not in
   // onResponse: a hook there makes Fastify listen for every response's `finish` and `error`
-  // events, about 4% of a cached token-info request's instructions (issue 25). Each route counts
+  // events (README "Instructions per request"). Each route counts
   // its answers under its own pattern, taken when the route is added, with the first of the
   // route's own onSend hooks (after its contexts'): Fastify builds an object of the route's
-  // options at every read of `request.routeOptions`, 1% of those instructions (docs/scaling.md
+  // options at every read of `request.routeOptions` (docs/scaling.md
   // "The read paths' ceilings"). A route that hijacks its reply to stream never sends through
   // Fastify: `config.streamed` counts it when the stream ends, unless it was refused with an
   // answer, which onSend has counted.

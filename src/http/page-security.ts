@@ -9,7 +9,7 @@ import { cookieNames } from './cookies.js'
 
 /**
  * helmet's headers for a configuration, computed once. helmet (and @fastify/helmet) rebuild
- * the policy on every response, which profiles showed as a tenth of a page request's CPU;
+ * the policy on every response, a large share of a page request's CPU;
  * the headers depend only on the configuration, so they are captured here and set as is.
  */
 export function securityHeaders(options: HelmetOptions): ReadonlyArray<readonly [string, string]> {

@@ -68,7 +68,7 @@ export const RATE_LIMITS = {
   /**
    * Every log-in attempt per client address, successful or not, device cookie or not: the failure
    * limits let the right password through for free, and each success costs an argon2 hash, a
-   * session row and an audit row (issue 23, finding 6). High enough for a large office behind one
+   * session row and an audit row (README "Limits and quotas"). High enough for a large office behind one
    * address, low enough that one address cannot keep a core busy hashing.
    */
   loginAddressAttempts: { prefix: 'login:addr-all', windowMs: HOUR, setting: 'loginAddressAttempts', env: 'LOGIN_ADDRESS_ATTEMPT_LIMIT' },
@@ -165,7 +165,7 @@ export const QUOTAS = {
 
 /** How long what Gatehouse issues stays usable. */
 export const LIFETIMES = {
-  /** An authorization code (spec 3). */
+  /** An authorization code: the specification §3 (States and transitions), restated in README "Limits and quotas". */
   authorizationCodeMs: 10 * MINUTE,
   /** A held consent request (README "GET /oauth/authorize", "Pending requests"). */
   consentRequestMs: 10 * MINUTE,

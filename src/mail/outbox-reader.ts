@@ -38,7 +38,7 @@ export async function readOutbox(dir: string, options: { to?: string; limit: num
   names.sort().reverse()
   const wanted = options.to?.trim().toLowerCase()
   const mails: OutboxMail[] = []
-  // Loaded here, not at start: mailparser costs about half a second of CPU to import, and only
+  // Loaded here, not at start: mailparser is costly to import, and only
   // `gatehouse outbox` reads mail back, yet every process loads this module through src/services.ts.
   const { simpleParser } = await import('mailparser')
   for (const file of names) {

@@ -32,9 +32,6 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   write_users: 'Change your user information',
 }
 
-/** The scopes of OpenID Connect Core 5.4 Gatehouse offers: `openid` asks for an ID Token. */
-export const IDENTITY_SCOPES = ['openid', 'email', 'profile'] as const satisfies readonly Scope[]
-
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value)
 }

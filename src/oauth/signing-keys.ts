@@ -41,10 +41,6 @@ const KEY_CACHE_TTL_MS = 60_000
 /** A rotated key signs only after every cached JWKS (max-age) and every process's copy has it. */
 export const ROTATION_DELAY_MS = (JWKS_MAX_AGE_SECONDS + (2 * KEY_CACHE_TTL_MS) / 1000) * 1000
 
-export function isSigningAlg(value: unknown): value is SigningAlg {
-  return typeof value === 'string' && (SIGNING_ALGS as readonly string[]).includes(value)
-}
-
 export interface PublicKeyInfo {
   kid: string
   alg: SigningAlg

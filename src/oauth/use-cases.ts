@@ -115,7 +115,7 @@ function metadataOf(issuer: string, openid: boolean): Readonly<Record<string, un
     code_challenge_methods_supported: ['S256', 'plain'],
     // RFC 9207 3: every authorization response carries `iss`.
     authorization_response_iss_parameter_supported: true,
-    // Response types and modes, PAR and request objects (issue 24): src/oauth/authorize-metadata.ts.
+    // Response types and modes, PAR and request objects (README "GET /oauth/authorize"): src/oauth/authorize-metadata.ts.
     ...authorizeRequestMetadata(issuer, openid),
   })
 }

@@ -309,8 +309,3 @@ export async function unsuspendApplicationsOfOwner(db: Db, ownerId: string, at: 
     .execute()
   return rows.length
 }
-
-export async function deleteApplicationRow(db: Db, id: string): Promise<boolean> {
-  const rows = await db.deleteFrom('applications').where('id', '=', id).returning('id').execute()
-  return rows.length > 0
-}

@@ -86,13 +86,14 @@ export interface SessionCheck {
 }
 
 // Written out rather than built with Kysely: on this hot path, building and compiling the
-// query took about a tenth of the request's Node CPU.
+// query on every request cost more than the rest of Gatehouse's own work (docs/scaling.md
+// "The write paths' real ceilings").
 // `order by created_at desc` changes no count: only authorization_codes_user_application_created_idx
 // yields that order, so the prepared statement's generic plan cannot pick the application's
 // index instead. While the table's statistics are younger than its rows (a fresh database, or
 // before autovacuum's first ANALYZE) the two tie on cost, and the application's index reads
-// every code the application was issued in the window: three times the buffers per request in
-// the benchmark (docs/decisions/007-one-statement-hot-paths.md). Exported for the test that
+// every code the application was issued in the window, several times the buffers per request
+// (docs/decisions/007-one-statement-hot-paths.md). Exported for the test that
 // pins that plan (test/postgres/code-quota-plan.test.ts).
 export const INSERT_CODE_UNDER_GRANT = `
 with session_live as (

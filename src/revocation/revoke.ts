@@ -112,7 +112,7 @@ async function revokeInBatches(trx: Db, bus: RevocationBus, owner: Parameters<ty
 /**
  * Revokes the target; idempotent. Returns how many live tokens it revoked (0 for a changed client).
  * RFC 7009's path has a function of its own: suspended at its await, an async function keeps
- * every register of its frame, and this switch's frame is several times that path's (issue 25).
+ * every register of its frame, and this switch's frame is several times that path's (docs/decisions/007-one-statement-hot-paths.md).
  */
 export function revoke(ctx: RevocationContext, target: RevocationTarget, now: Date): Promise<number> {
   if (target.kind === 'token-of-client') return revokeTokenOfItsClient(ctx, target, now)
@@ -169,7 +169,7 @@ async function revokeInTransaction(
     case 'application-tokens-revoked': {
       await deletePendingCodes(trx, { applicationId: target.applicationId })
       // The digests, not a reset, so that resource servers drop these tokens only, and no
-      // one can empty every verifier's cache by deleting an application (issue 12;
+      // one can empty every verifier's cache by deleting an application (README "Limits and quotas";
       // docs/decisions/003-revocation-propagation.md). They go out in batches, before the
       // notice that ends the application's own streams, if it has ended.
       const revoked = await revokeInBatches(trx, bus, { applicationId: target.applicationId }, now)

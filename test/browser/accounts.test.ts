@@ -5,7 +5,7 @@ import { closeBrowserTest, expectAccessible, signUpAndLogInThroughPage, startBro
 import { linkTo } from '../helpers/mailbox.js'
 
 /*
- * The account pages in Chromium without JavaScript (issue 11): the whole path a developer takes,
+ * The account pages in Chromium without JavaScript (README "Your account"): the whole path a developer takes,
  * sign-up → verification link → an application → log out → forgot password → reset → log in
  * with the new password, with axe-core's WCAG 2.1 A/AA check on every page in every state it
  * passes through (empty form, form with errors, success); then the Account pages likewise.

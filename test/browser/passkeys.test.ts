@@ -12,7 +12,7 @@ import {
 } from '../helpers/browser.js'
 
 /*
- * Passkeys in Chromium (issue 23), with the DevTools protocol's virtual authenticator (a
+ * Passkeys in Chromium (README "Passkeys"), with the DevTools protocol's virtual authenticator (a
  * platform authenticator that keeps discoverable credentials and verifies its user): add a
  * passkey on /account/passkeys, log out, sign in with it and no password, remove it, with the
  * keyboard alone where the passkey pages are concerned. axe-core

@@ -39,7 +39,7 @@ async function tokenTableShape(db: Db): Promise<string[]> {
   return rows.map((r) => r.x)
 }
 
-// Issue 25, docs/scaling.md "The token table": the digest's unique constraint is the key, the uuid is gone.
+// docs/scaling.md "The token table": the digest's unique constraint is the key, the uuid is gone.
 it('0015 drops the uuid of access_tokens and keys its rows by the digest, keeps them, and its down restores the uuid', async () => {
   const db = t.handle.db
   await migrateTo(db, '0014_post_logout_redirect_uris')

@@ -14,7 +14,7 @@ import { consentFields } from './oauth/helpers.js'
 
 /*
  * The README's command blocks in "Console", "Protecting your API" and "Try it", run as printed
- * (issue 21), so the README cannot drift from the product. The blocks are read from README.md,
+ * (README "Development"), so the README cannot drift from the product. The blocks are read from README.md,
  * never copied here. A reader's addresses are replaced as a reader on another port would
  * replace them: http://127.0.0.1:3000 is this test's Gatehouse, port 4000 the example's.
  *

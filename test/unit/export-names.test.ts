@@ -3,7 +3,7 @@ import { join, relative } from 'node:path'
 import { expect, it } from 'vitest'
 
 /*
- * Issue 22: no two modules of src/ export a function of the same name, so a name found in a
+ * No two modules of src/ export a function of the same name, so a name found in a
  * stack trace or an import says which function it is (two `requireUser`, one a route hook
  * and one an operator look-up, were easy to mistake for each other).
  */

@@ -1,7 +1,7 @@
 /**
  * Milliseconds, refreshed by a timer every `tickMs` instead of read on every call: reading
- * the system clock costs a few hundred nanoseconds on some virtual machines, as much as the
- * rest of a cached token check. The value lags real time by at most one tick (plus however
+ * the system clock is slow on some virtual machines, as slow as the rest of a cached token
+ * check. The value lags real time by at most one tick (plus however
  * long the event loop is blocked), so a cache using it shortens its TTL by one tick.
  */
 export class CoarseClock {

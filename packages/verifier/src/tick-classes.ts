@@ -6,8 +6,9 @@ import { executionAsyncResource } from 'node:async_hooks'
  * task_queues.js), about seven per HTTP request. No such object outlives its tick, so a full
  * garbage collection frees the hidden classes of the chain, the next tick builds new ones, and
  * V8 marks the literal's property definitions megamorphic: from then on every tick object is
- * built through calls into V8's runtime, 450 ns a tick instead of 40, 9.6% of a cached
- * token-info request's server time (Gatehouse's docs/scaling.md "Node's tick objects"). Bare
+ * built through calls into V8's runtime, several times slower, a share of a cached token-info
+ * request's server time worth keeping (figures in Gatehouse's docs/scaling.md "Node's tick
+ * objects"). Bare
  * Fastify rarely runs a full collection and stays fast; a process with caches, Gatehouse's or a
  * resource API's, runs them all the time. One tick object kept for the life of the process keeps
  * the chain alive. It must be kept before the first full collection: Gatehouse's server does so

@@ -5,7 +5,7 @@ import { type SoftCredential, authenticationResponse, newCredential, registratio
 import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
- * Passkeys (README "Passkeys", issue 23): the page, the JSON endpoints of adding one and of
+ * Passkeys (README "Passkeys"): the page, the JSON endpoints of adding one and of
  * "Sign in with a passkey", and the second-factor step's use case. A software authenticator
  * (test/helpers/soft-authenticator.ts) answers as a browser would; Chromium's virtual
  * authenticator drives the same flows in test/browser/passkeys.test.ts.

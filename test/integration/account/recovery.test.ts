@@ -7,7 +7,7 @@ import { isActive, operator } from '../operator/helpers.js'
 import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
- * Every recovery closes the other doors (issue 23, README "Account recovery",
+ * Every recovery closes the other doors (README "Account recovery",
  * docs/decisions/010-account-recovery.md): a password reset or change, "Log out of all other
  * sessions" and an operator's suspension void every pending mailed link of the account and
  * every device cookie issued before. A change of address is told to the old address at once,

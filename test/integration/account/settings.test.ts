@@ -322,7 +322,7 @@ describe('every new form', () => {
 })
 
 describe('a suspended account', () => {
-  // Issue 23, finding 6: no account changes for a suspended user, by link either.
+  // README "Suspension": no account changes for a suspended user, by link either.
   it('cannot confirm an email change or reset its password with a link mailed before the suspension', async () => {
     const s = await browser().signUpAndLogIn('to-be-suspended@example.com', PASSWORD)
     await s.get('/account/email')

@@ -6,7 +6,7 @@ import { STEP_MS, enrolTotp, secretOnPage, totpCode } from '../../helpers/totp.j
 import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
- * Two-factor authentication (README "Two-factor authentication", issue 23): the authenticator
+ * Two-factor authentication (README "Two-factor authentication"): the authenticator
  * app's set-up and confirmation, the log-in's second step bound to the pending log-in, replay
  * and the ±1 step window, failures counted, recovery codes single-use and regenerated, turning
  * the app off. Codes are computed from the secret the page shows, at the app's clock.

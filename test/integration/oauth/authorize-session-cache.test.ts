@@ -9,7 +9,7 @@ import { type TestClient, authorizeUrl, buildOAuthTestApp, createClient, locatio
 
 /*
  * Remembered consent with the session from this process's cache (src/accounts/session-cache.ts,
- * issue 25): one statement, which issues the code only while the session is live and the user's
+ * docs/decisions/004-caching-and-ttl-bounds.md): one statement, which issues the code only while the session is live and the user's
  * checked values are the cached ones. Every change below is made in the database, as another
  * Gatehouse process would make it, so nothing reaches this process's cache.
  */

@@ -11,7 +11,7 @@ import { listenOnLoopback } from '../../helpers/loopback.js'
 import { signInWithOpenIdClient } from '../../helpers/oidc-sign-in.js'
 
 /*
- * Key rotation as a relying party lives it (issue 24, docs/decisions/014-signing-keys.md):
+ * Key rotation as a relying party lives it (docs/decisions/014-signing-keys.md):
  * openid-client signs a user in before `gatehouse keys rotate`, right after it, and once the next
  * key has taken over. The next key is in the JWKS before it signs anything; openid-client, which
  * caches the JWKS, verifies the next key's ID Tokens (it fetches the key set again for an unknown

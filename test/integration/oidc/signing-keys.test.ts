@@ -6,7 +6,7 @@ import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 
 /*
- * The ID Token signing keys (issue 24, docs/decisions/014-signing-keys.md): made at first need,
+ * The ID Token signing keys (docs/decisions/014-signing-keys.md): made at first need,
  * once across processes; private parts sealed; `gatehouse keys rotate` publishes the next key
  * before it signs; the janitor deletes a retired key once every ID Token it signed has expired.
  */

@@ -7,7 +7,7 @@ import { until } from '../../helpers/oauth-load.js'
 import { operator } from './helpers.js'
 
 /*
- * Issue 10: a suspension is seen by a resource API's verifier within a second. The verifier
+ * README "Suspension": a suspension is seen by a resource API's verifier within a second. The verifier
  * runs as a resource API runs it: introspection mode against a listening Gatehouse, following
  * the revocation stream with a resource server's credentials, its answers cached for a minute.
  */

@@ -31,7 +31,7 @@ export async function oauthApiRoutes(app: FastifyInstance, deps: Services): Prom
 
     // Spec 4.2: Content-Length is required, 0 when the parameters are in the query string.
     // Callback style, not async: every exchange and revocation runs this hook, and an async one
-    // costs each of them a promise and a turn of the microtask queue (issue 25).
+    // costs each of them a promise and a turn of the microtask queue (docs/decisions/007-one-statement-hot-paths.md).
     api.addHook('onRequest', function requireContentLength(request, reply, done) {
       if (request.method === 'POST' && request.headers['content-length'] === undefined) {
         noStore(reply)
