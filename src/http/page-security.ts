@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Services } from '../services.js'
-import { cookieNames } from './cookies.js'
+import { cookieNames, cookieSpec } from './cookies.js'
 
 /**
  * helmet's headers for a configuration, computed once. helmet (and @fastify/helmet) rebuild
@@ -69,10 +69,10 @@ export async function registerPageSecurity(pages: FastifyInstance, deps: Service
     done()
   })
   await pages.register(cookie)
+  const csrfCookie = cookieSpec(deps.config, 'csrf')
   await pages.register(csrf, {
-    cookieKey: cookieNames(deps.config).csrf,
-    // Path=/ and no Domain, as the __Host- prefix requires (src/http/cookies.ts).
-    cookieOpts: { path: '/', httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure },
+    cookieKey: csrfCookie.name,
+    cookieOpts: csrfCookie.options,
     getToken: (request) => {
       const body = request.body as Record<string, unknown> | undefined
       return typeof body?._csrf === 'string' ? body._csrf : undefined

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { SessionUser } from '../accounts/sessions.js'
 import { type Services, enrolmentDemand } from '../services.js'
-import { cookieNames } from './cookies.js'
+import { clearCookie, cookieNames, cookieValue, setCookie } from './cookies.js'
 
 export { SESSION_COOKIE } from './cookies.js'
 
@@ -48,25 +48,16 @@ export async function rereadSession(request: FastifyRequest, deps: Services): Pr
 
 /** The session id the browser sent, under this configuration's cookie name (src/http/cookies.ts). */
 export function sessionIdOf(request: FastifyRequest, deps: Services): string | undefined {
-  return request.cookies[cookieNames(deps.config).session]
+  return cookieValue(request, deps, 'session')
 }
 
-/**
- * Host-only (no Domain), Path=/, HttpOnly, SameSite=Lax; Secure and `__Host-` prefixed when the
- * public URL is https.
- */
+/** The session cookie, for SESSION_TTL; its name and attributes come from src/http/cookies.ts. */
 export function setSessionCookie(reply: FastifyReply, deps: Services, id: string): void {
-  reply.setCookie(cookieNames(deps.config).session, id, {
-    path: '/',
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: deps.config.cookieSecure,
-    maxAge: Math.floor(deps.config.sessionTtlMs / 1000),
-  })
+  setCookie(reply, deps, 'session', id)
 }
 
 export function clearSessionCookie(reply: FastifyReply, deps: Services): void {
-  reply.clearCookie(cookieNames(deps.config).session, { path: '/', httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure })
+  clearCookie(reply, deps, 'session')
 }
 
 /**

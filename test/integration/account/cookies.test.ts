@@ -2,10 +2,13 @@ import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
+import { STEP_MS, enrolTotp, totpCode } from '../../helpers/totp.js'
+import { DEVICE_COOKIE_MAX_AGE_SECONDS, PENDING_LOGIN_MAX_AGE_SECONDS } from '../../../src/services.js'
 
 /*
- * The session and CSRF cookies (src/http/cookies.ts): `__Host-` prefixed when PUBLIC_URL is https,
- * and both rotated at log-in and log-out (OWASP Session Management Cheat Sheet), so nothing a
+ * Every cookie Gatehouse sets (src/http/cookies.ts, their one home): `__Host-` prefixed when
+ * PUBLIC_URL is https, each with its attributes pinned as sent and as cleared; the session and
+ * CSRF cookies rotated at log-in and log-out (OWASP Session Management Cheat Sheet), so nothing a
  * browser held before either moment, possibly planted by someone else, is valid after it.
  */
 
@@ -172,5 +175,62 @@ describe.each([
     expect(stale.statusCode).toBe(303)
     const live = await t.app.inject({ url: '/applications', headers: { cookie: `${SESSION}=${second}` } })
     expect(live.statusCode).toBe(200)
+  })
+})
+
+/** The attributes of the Set-Cookie header for `name`, as sent: everything after `name=value; `. */
+function attributes(res: LightMyRequestResponse, name: string): string | undefined {
+  const header = res.headers['set-cookie']
+  const lines = header === undefined ? [] : Array.isArray(header) ? header : [header]
+  const line = lines.find((l) => l.startsWith(`${name}=`))
+  return line?.slice(line.indexOf(';') + 2)
+}
+
+/** Each cookie Gatehouse sets, and each it clears, through the pages a browser uses (README "Console", "Passkeys", "Two-factor authentication"). */
+async function everyCookie(t: TestContext, prefix: string) {
+  const name = (base: string) => `${prefix}gatehouse_${base}`
+  const seen: Record<string, string | undefined> = {}
+  const s = new BrowserSession(t.app)
+  seen['csrf'] = attributes(await s.get('/login'), name('csrf'))
+  seen['webauthn'] = attributes(await s.postJson('/login/passkey/options', {}), name('webauthn'))
+  seen['webauthn cleared'] = attributes(await s.postJson('/login/passkey', { response: {} }), name('webauthn'))
+
+  const email = `every-cookie${++users}@example.com`
+  // Signs up and verifies the address (adding a factor asks for it), then logs in again to see that response's cookies.
+  await new BrowserSession(t.app).signUpAndLogIn(email, PASSWORD)
+  await s.get('/login')
+  const loggedIn = await s.logIn(email)
+  seen['session'] = attributes(loggedIn, name('session'))
+  seen['device'] = attributes(loggedIn, name('device'))
+  const { secret } = await enrolTotp(s, () => t.clock())
+  t.clock.advance(STEP_MS)
+  await s.get('/applications')
+  seen['session cleared'] = attributes(await s.post('/logout', {}), name('session'))
+
+  await s.get('/login')
+  seen['pending log-in'] = attributes(await s.logIn(email), name('pending_login'))
+  await s.get('/login/second-factor')
+  const code = await s.post('/login/second-factor', { code: totpCode(secret, t.clock()) })
+  expect(code.statusCode).toBe(303)
+  seen['pending log-in cleared'] = attributes(code, name('pending_login'))
+  return seen
+}
+
+describe.each([
+  ['https', () => https, '__Host-', '; Secure'],
+  ['http', () => http, '', ''],
+])('every cookie over %s, as set and as cleared', (_, context, prefix, secure) => {
+  it('has the name and attributes the one cookie module gives it', async () => {
+    const cleared = 'Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly' + secure
+    expect(await everyCookie(context(), prefix)).toEqual({
+      csrf: `Path=/; HttpOnly${secure}; SameSite=Lax`,
+      webauthn: `Max-Age=300; Path=/; HttpOnly${secure}; SameSite=Strict`,
+      'webauthn cleared': `${cleared}; SameSite=Strict`,
+      session: `Max-Age=${14 * 24 * 3600}; Path=/; HttpOnly${secure}; SameSite=Lax`,
+      device: `Max-Age=${DEVICE_COOKIE_MAX_AGE_SECONDS}; Path=/; HttpOnly${secure}; SameSite=Lax`,
+      'session cleared': `${cleared}; SameSite=Lax`,
+      'pending log-in': `Max-Age=${PENDING_LOGIN_MAX_AGE_SECONDS}; Path=/; HttpOnly${secure}; SameSite=Lax`,
+      'pending log-in cleared': `${cleared}; SameSite=Lax`,
+    })
   })
 })

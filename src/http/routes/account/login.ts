@@ -1,15 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ThrottleKind } from '../../../accounts/login.js'
 import { hasControlCharacter } from '../../../lib/text.js'
-import {
-  DEVICE_COOKIE_MAX_AGE_SECONDS,
-  PENDING_LOGIN_MAX_AGE_SECONDS,
-  type Services,
-  clientAddressKey,
-  parseCredentials,
-} from '../../../services.js'
+import { type Services, clientAddressKey, parseCredentials } from '../../../services.js'
 import { actorOf } from '../../audit.js'
-import { cookieNames } from '../../cookies.js'
+import { cookieValue, setCookie } from '../../cookies.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { allowPasskeyScripts, rotateCsrfSecret } from '../../page-security.js'
 import { render } from '../../render.js'
@@ -111,12 +105,11 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
     if (!form.ok && form.malformed) return view(400, 'The email or password contains a control character. Type them again.')
 
     const address = clientAddressKey(request.ip)
-    const names = cookieNames(deps.config)
     const result = await deps.accounts.logIn(actorOf(request), {
       email: form.ok ? form.email : email.trim().toLowerCase(),
       password: form.ok ? form.password : undefined,
       address,
-      deviceCookie: request.cookies[names.device],
+      deviceCookie: cookieValue(request, deps, 'device'),
     })
     if (result.kind === 'refused') {
       reply.header('retry-after', String(result.retryAfterSeconds))
@@ -138,17 +131,11 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
 }
 
 /**
- * The pending log-in's cookie (src/accounts/pending-login.ts): the session cookie's attributes,
- * for the five minutes the pending log-in lives; cleared by the second step's end.
+ * The pending log-in's cookie (src/accounts/pending-login.ts), for the five minutes the pending
+ * log-in lives (src/http/cookies.ts); cleared by the second step's end.
  */
 function setPendingLogInCookie(reply: FastifyReply, deps: Services, pendingId: string): void {
-  reply.setCookie(cookieNames(deps.config).pendingLogin, pendingId, {
-    path: '/',
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: deps.config.cookieSecure,
-    maxAge: PENDING_LOGIN_MAX_AGE_SECONDS,
-  })
+  setCookie(reply, deps, 'pendingLogin', pendingId)
 }
 
 /**
@@ -161,15 +148,8 @@ export async function startLoggedInSession(
   deps: Services,
   result: { userId: string; deviceCookie: string; amr?: readonly string[] },
 ): Promise<void> {
-  const names = cookieNames(deps.config)
-  // Issued at every successful log-in, with the session cookie's attributes (src/http/cookies.ts).
-  reply.setCookie(names.device, result.deviceCookie, {
-    path: '/',
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: deps.config.cookieSecure,
-    maxAge: DEVICE_COOKIE_MAX_AGE_SECONDS,
-  })
+  // Issued at every successful log-in (src/http/cookies.ts).
+  setCookie(reply, deps, 'device', result.deviceCookie)
 
   // A fresh session id (src/accounts/use-cases.ts completeLogIn) and a fresh CSRF secret at every
   // log-in defeat session fixation (OWASP Session Management Cheat Sheet, "Renew the Session ID

@@ -5,7 +5,7 @@ import type { PasskeyRegistration } from '../../../accounts/passkeys.js'
 import { MAX_PASSKEYS_PER_USER, type Services, clientAddressKey, databaseUnavailable, fieldText } from '../../../services.js'
 import { PASSKEYS_UNAVAILABLE } from '../../../lib/passkey-availability.js'
 import { actorOf } from '../../audit.js'
-import { cookieNames } from '../../cookies.js'
+import { clearCookie, cookieValue, setCookie } from '../../cookies.js'
 import { allowPasskeyScripts } from '../../page-security.js'
 import { render } from '../../render.js'
 import { confirmedRecently, reauthLocation, requireRecentAuth } from '../../recent-auth.js'
@@ -138,14 +138,12 @@ export function passkeysOnly(deps: Pick<Services, 'passkeysAvailable'>) {
 
 /** The challenge cookie: the id of the challenge just issued, for its five minutes, sent back with the response. */
 export function setChallengeCookie(reply: FastifyReply, deps: Services, challengeId: string): void {
-  const cookie = { path: '/', httpOnly: true, sameSite: 'strict' as const, secure: deps.config.cookieSecure }
-  reply.setCookie(cookieNames(deps.config).webauthn, challengeId, { ...cookie, maxAge: 300 })
+  setCookie(reply, deps, 'webauthn', challengeId)
 }
 
 export function takeChallengeCookie(request: FastifyRequest, reply: FastifyReply, deps: Services): string | undefined {
-  const name = cookieNames(deps.config).webauthn
-  reply.clearCookie(name, { path: '/', httpOnly: true, sameSite: 'strict', secure: deps.config.cookieSecure })
-  return request.cookies[name]
+  clearCookie(reply, deps, 'webauthn')
+  return cookieValue(request, deps, 'webauthn')
 }
 
 const json = (reply: FastifyReply, status: number, body: Record<string, unknown>) =>
@@ -237,7 +235,7 @@ function signInEndpoints(app: FastifyInstance, deps: Services) {
       response: request.body?.response,
       challengeId: takeChallengeCookie(request, reply, deps),
       address,
-      deviceCookie: request.cookies[cookieNames(deps.config).device],
+      deviceCookie: cookieValue(request, deps, 'device'),
     })
     switch (result.kind) {
       case 'refused':

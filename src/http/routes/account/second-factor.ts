@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { type Services, clientAddressKey, fieldText } from '../../../services.js'
 import { actorOf } from '../../audit.js'
-import { cookieNames } from '../../cookies.js'
+import { clearCookie, cookieValue } from '../../cookies.js'
 import { render } from '../../render.js'
 import { allowPasskeyScripts } from '../../page-security.js'
 import { safeNextPath } from '../../session.js'
@@ -22,7 +22,7 @@ function startAgain(reply: FastifyReply, deps: Services, next: string | undefine
 
 /** Ends the pending log-in's cookie: its log-in finished, or it must start again (also for a passkey's second step). */
 export function clearPendingLogInCookie(reply: FastifyReply, deps: Services): void {
-  reply.clearCookie(cookieNames(deps.config).pendingLogin, { path: '/', httpOnly: true, sameSite: 'lax', secure: deps.config.cookieSecure })
+  clearCookie(reply, deps, 'pendingLogin')
 }
 
 /**
@@ -31,7 +31,7 @@ export function clearPendingLogInCookie(reply: FastifyReply, deps: Services): vo
  * and comes here for a code of its authenticator app, or one of its recovery codes.
  */
 export default async function secondFactorRoutes(app: FastifyInstance, deps: Services) {
-  const pendingIdOf = (request: FastifyRequest) => request.cookies[cookieNames(deps.config).pendingLogin]
+  const pendingIdOf = (request: FastifyRequest) => cookieValue(request, deps, 'pendingLogin')
   const page = async (request: FastifyRequest, reply: FastifyReply, next: string | undefined, formError?: string, status = 200) => {
     const factors = (await deps.accounts.pendingLogInFactors(pendingIdOf(request))) ?? { totp: true, passkeys: 0, recoveryCodes: 1 }
     await allowFormRedirectToNext(deps, reply, next)
@@ -62,7 +62,7 @@ export default async function secondFactorRoutes(app: FastifyInstance, deps: Ser
     const result = await deps.accounts.submitSecondFactor(actorOf(request), pendingIdOf(request), {
       code: fieldText(request.body, 'code'),
       address,
-      deviceCookie: request.cookies[cookieNames(deps.config).device],
+      deviceCookie: cookieValue(request, deps, 'device'),
     })
     switch (result.kind) {
       case 'expired':
@@ -121,7 +121,7 @@ function passkeyStep(app: FastifyInstance, deps: Services, pendingIdOf: (request
         code: '',
         passkey: { response: request.body?.response, challengeId: takeChallengeCookie(request, reply, deps) },
         address,
-        deviceCookie: request.cookies[cookieNames(deps.config).device],
+        deviceCookie: cookieValue(request, deps, 'device'),
       })
       switch (result.kind) {
         case 'expired':
