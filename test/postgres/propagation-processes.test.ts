@@ -139,7 +139,7 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
     await revokeAndMeasure(duringOutage)
 
     await expect
-      .poll(async () => (await listenBackends()).filter((pid) => !before.includes(pid)).length, { timeout: 5000, interval: 50 })
+      .poll(async () => (await listenBackends()).filter((pid) => !before.includes(pid)).length, { timeout: NOTICE_WAIT_MS, interval: 50 })
       .toBe(3)
     await warm(afterReconnect)
     await revokeAndMeasure(afterReconnect)
@@ -211,7 +211,7 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
       expect(await verifier.verify(`Bearer ${tok.token}`)).toMatchObject({ ok: false, status: 401 })
 
       proxy.restore()
-      await expect.poll(() => verifier.notifications, { timeout: 5000 }).toBe('connected')
+      await expect.poll(() => verifier.notifications, { timeout: NOTICE_WAIT_MS }).toBe('connected')
       const next = await newToken()
       expect(await introspectC(next.token)).toBe(true)
       expect((await verifier.verify(`Bearer ${next.token}`)).ok).toBe(true)
