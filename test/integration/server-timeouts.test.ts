@@ -36,7 +36,10 @@ it('takes them from HTTP_REQUEST_TIMEOUT_MS, HTTP_CONNECTION_TIMEOUT_MS and HTTP
   expect(short.app.server.keepAliveTimeout).toBe(200)
 })
 
-/** Opens a raw connection to the short-timeout app; resolves with how long until the server closed it (or null after 5 s). */
+/**
+ * Opens a raw connection to the short-timeout app; resolves with how long until the server closed it,
+ * or null after 20 s: far past the timeouts under test, so a loaded machine cannot reach it.
+ */
 function closedAfter(send?: string, onData?: (socket: Socket, data: string) => void): Promise<number | null> {
   const { port } = short.app.server.address() as AddressInfo
   return new Promise((resolve) => {
@@ -47,7 +50,7 @@ function closedAfter(send?: string, onData?: (socket: Socket, data: string) => v
     const giveUp = setTimeout(() => {
       socket.destroy()
       resolve(null)
-    }, 5_000)
+    }, 20_000)
     socket.setEncoding('utf8')
     socket.on('data', (data: string) => onData?.(socket, data))
     socket.on('error', () => {})

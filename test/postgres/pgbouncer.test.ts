@@ -8,7 +8,7 @@ import { type AccessTokenFixture, type ApplicationFixture, type UserFixture, bas
 import { ensureBuilt } from '../helpers/build.js'
 import { type GatehouseProcess, freePort, runBuiltCli, startGatehouses } from '../helpers/gatehouse-process.js'
 import { type PgBouncer, startPgBouncer } from '../helpers/pgbouncer.js'
-import { isActive, msUntil, revokeThrough, seed } from '../helpers/propagation.js'
+import { NOTICE_WAIT_MS, isActive, msUntil, revokeThrough, seed } from '../helpers/propagation.js'
 
 /*
  * README "Behind PgBouncer": three Gatehouse processes whose queries go through a PgBouncer in
@@ -74,15 +74,14 @@ describe('three Gatehouse processes behind PgBouncer in transaction mode (needs 
 
   const newToken = () => createAccessToken(testDb.handle.db, { userId: user.id, applicationId: app.id })
 
-  it('a token revoked through one process is refused by the introspection of the other two within a second', async () => {
+  it('a token revoked through one process is refused by the introspection of the other two once the notice arrives', async () => {
     const [first, ...others] = processes
     for (let i = 0; i < 5; i++) {
       const tok: AccessTokenFixture = await newToken()
       for (const p of others) expect(await isActive(p.url, rs, tok.token)).toBe(true)
-      const started = performance.now()
       await revokeThrough(first!.url, app, tok)
-      const ms = await Promise.all(others.map((p) => msUntil(async () => !(await isActive(p.url, rs, tok.token)), 1000, started, 10)))
-      for (const m of ms) expect(m).toBeLessThan(1000)
+      // The event, not its speed (NOTICE_WAIT_MS is a safety net; docs/decisions/003-revocation-propagation.md).
+      await Promise.all(others.map((p) => msUntil(async () => !(await isActive(p.url, rs, tok.token)), NOTICE_WAIT_MS, undefined, 10)))
     }
   })
 

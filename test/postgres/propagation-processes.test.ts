@@ -11,15 +11,31 @@ import { TEST_ISSUER, TEST_SECRET_KEY } from '../helpers/app.js'
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js'
 import { type AccessTokenFixture, type ApplicationFixture, type UserFixture, basicAuth, createAccessToken } from '../helpers/factories.js'
 import { type GatehouseProcess, startGatehouses } from '../helpers/gatehouse-process.js'
-import { isActive, msUntil, refuses, revokeThrough, seed, summarize, tokenInfoStatus } from '../helpers/propagation.js'
+import {
+  NOTICE_WAIT_MS,
+  awaitNotice,
+  isActive,
+  msUntil,
+  refuses,
+  revokeThrough,
+  seed,
+  summarize,
+  tokenInfoStatus,
+} from '../helpers/propagation.js'
 import { type TcpProxy, relayDatabase } from '../helpers/tcp-proxy.js'
 import { Mailbox } from '../helpers/mailbox.js'
 
 /*
- * A revocation reaches every cache within a second (docs/decisions/003-revocation-propagation.md):
+ * A revocation reaches every cache through its notice (docs/decisions/003-revocation-propagation.md):
  * other Gatehouse instances, database-mode verifiers (LISTEN) and introspection-mode
  * verifiers (the revocation stream). Across processes needs a Postgres server; with PGlite the
  * same is shown between two app instances sharing the one embedded database.
+ *
+ * The propagation time is measured and logged, not asserted: the one-second target of 003 is a
+ * product figure (README "Revocation propagation, measured", `npm run bench:propagation`), and as
+ * a pass/fail bound it would let a loaded machine fail the suite. What is asserted is the event:
+ * each cache refuses the token once the notice arrives, within NOTICE_WAIT_MS, a safety net far
+ * below the caches' TTL, so a lost notice still fails the test.
  */
 
 describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', () => {
@@ -43,14 +59,14 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
     expect(await tokenInfoStatus(B.url, tok.token)).toBe(200)
   }
 
-  /** Revokes through B and returns how long each cache took to refuse the token. */
+  /** Revokes through B and returns how long each cache took to refuse the token (measured, not asserted). */
   async function revokeAndMeasure(tok: AccessTokenFixture) {
     const started = performance.now()
     await revokeThrough(B.url, app, tok)
     const [stream, database, introspection] = await Promise.all([
-      msUntil(refuses(streamVerifier, tok.token), 1000, started),
-      msUntil(refuses(dbVerifier, tok.token), 1000, started),
-      msUntil(async () => !(await isActive(A.url, rs, tok.token)), 1000, started),
+      msUntil(refuses(streamVerifier, tok.token), NOTICE_WAIT_MS, started),
+      msUntil(refuses(dbVerifier, tok.token), NOTICE_WAIT_MS, started),
+      msUntil(async () => !(await isActive(A.url, rs, tok.token)), NOTICE_WAIT_MS, started),
     ])
     expect(await tokenInfoStatus(B.url, tok.token)).toBe(401)
     return { stream, database, introspection }
@@ -85,7 +101,7 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
     await testDb?.destroy()
   })
 
-  it('a verifier warmed through one process refuses a token revoked through the other within a second', async () => {
+  it('a verifier warmed through one process refuses a token revoked through the other once the notice arrives', async () => {
     const samples = { stream: [] as number[], database: [] as number[], introspection: [] as number[] }
     for (let i = 0; i < 20; i++) {
       const tok = await newToken()
@@ -109,7 +125,7 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
     )
   })
 
-  it('after pg_terminate_backend on every LISTEN connection, everyone reconnects and refuses within a second', async () => {
+  it('after pg_terminate_backend on every LISTEN connection, everyone reconnects and refuses once the notice arrives', async () => {
     const before = await listenBackends()
     expect(before).toHaveLength(3) // A, B and the database-mode verifier
     const duringOutage = await newToken()
@@ -123,11 +139,10 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
     await revokeAndMeasure(duringOutage)
 
     await expect
-      .poll(async () => (await listenBackends()).filter((pid) => !before.includes(pid)).length, { timeout: 5000, interval: 50 })
+      .poll(async () => (await listenBackends()).filter((pid) => !before.includes(pid)).length, { timeout: NOTICE_WAIT_MS, interval: 50 })
       .toBe(3)
     await warm(afterReconnect)
-    const ms = await revokeAndMeasure(afterReconnect)
-    for (const v of Object.values(ms)) expect(v).toBeLessThan(1000)
+    await revokeAndMeasure(afterReconnect)
   })
 
   describe('while the notification connection is down', () => {
@@ -172,15 +187,22 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
       await proxy?.close()
     })
 
-    it('no cached answer outlives the TTL, and after reconnecting a revocation is refused within a second', async () => {
+    it('no cached answer outlives the TTL, and after reconnecting a revocation is refused once the notice arrives', async () => {
       const tok = await newToken()
       expect(await introspectC(tok.token)).toBe(true)
       expect((await verifier.verify(`Bearer ${tok.token}`)).ok).toBe(true)
 
       proxy.cut()
       await expect.poll(() => verifier.notifications).toBe('disconnected')
-      await revokeThrough(B.url, app, tok)
-      await new Promise((resolve) => setTimeout(resolve, 200)) // the notice would have arrived by now
+      // A listener beside the relay hears the notice: had the relay carried it, C and the
+      // verifier would have heard it too, so what they still answer below is their TTL at work.
+      const notice = await awaitNotice(testDb.handle, tok.digest)
+      try {
+        await revokeThrough(B.url, app, tok)
+        await notice.heard
+      } finally {
+        await notice.stop()
+      }
       clock.advance(1_999)
       expect(await introspectC(tok.token)).toBe(true)
       expect(verifier.verifyCached(`Bearer ${tok.token}`)).toMatchObject({ ok: true })
@@ -189,14 +211,13 @@ describe('two Gatehouse processes on one Postgres (needs TEST_DATABASE_URL)', ()
       expect(await verifier.verify(`Bearer ${tok.token}`)).toMatchObject({ ok: false, status: 401 })
 
       proxy.restore()
-      await expect.poll(() => verifier.notifications, { timeout: 5000 }).toBe('connected')
+      await expect.poll(() => verifier.notifications, { timeout: NOTICE_WAIT_MS }).toBe('connected')
       const next = await newToken()
       expect(await introspectC(next.token)).toBe(true)
       expect((await verifier.verify(`Bearer ${next.token}`)).ok).toBe(true)
-      const started = performance.now()
       await revokeThrough(B.url, app, next)
-      await msUntil(refuses(verifier, next.token), 1000, started)
-      await msUntil(async () => !(await introspectC(next.token)), 1000, started)
+      await msUntil(refuses(verifier, next.token), NOTICE_WAIT_MS)
+      await msUntil(async () => !(await introspectC(next.token)), NOTICE_WAIT_MS)
     })
   })
 })

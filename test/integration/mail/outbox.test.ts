@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { ensureBuilt } from '../../helpers/build.js'
 import { type GatehouseProcess, startGatehouse } from '../../helpers/gatehouse-process.js'
 import { pgliteDataDir } from '../../helpers/pglite-data-dir.js'
+import { until } from '../../helpers/oauth-load.js'
 
 /*
  * Outbox mode (README "Mail"): Gatehouse started as `npm start` starts it, with no SMTP_URL,
@@ -54,8 +55,9 @@ it('writes the verification mail to DATA_DIR/outbox and logs its file name, not 
   // The link works: its page asks to confirm.
   expect((await fetch(link!)).status).toBe(200)
 
-  // The request's log line may still be on its way through the pipe.
-  for (let i = 0; i < 50 && !server.stdout().includes('/verify-email?'); i++) await new Promise((r) => setTimeout(r, 100))
+  // The request's log line may still be on its way through the pipe: wait for it to arrive (the
+  // bound only names the failure; a loaded machine slows the pipe but cannot fail the test).
+  await until(() => server!.stdout().includes('/verify-email?'), 20_000, 'the request’s log line', 20)
   const log = server.stdout()
   const line = log.split('\n').find((l) => l.includes('mail written to the outbox'))
   expect(line).toBeDefined()

@@ -3,13 +3,13 @@ import { NotFoundError, deleteUser } from '../../../src/operator/moderation.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
 import { createApplicationViaConsole } from '../../helpers/console.js'
 import { type TestClient, authorizeUrl, createClient, exchange, expectOAuthError, loggedInUser } from '../oauth/helpers.js'
-import { INACTIVE, inactiveWithinASecond, introspect, isActive, operator, userIdOf } from './helpers.js'
+import { INACTIVE, inactiveOnceNoticed, introspect, isActive, operator, userIdOf } from './helpers.js'
 import { readTokenFor, twoInstancesTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
  * An operator deletes an account (README "Operating Gatehouse"): its applications, grants and
  * tokens go, and every token that dies with it is announced, so another Gatehouse instance's
- * cache drops it within a second, as a resource server's would.
+ * cache drops it once the notice arrives, as a resource server's would.
  */
 
 const { t, b, rs } = twoInstancesTestFile()
@@ -40,12 +40,10 @@ it('announces every token that goes with the account, deletes its applications a
     expect(await isActive(b, rs, token)).toBe(true)
   }
 
-  const started = performance.now()
   expect(await deleteUser(operator(t), victimId, t.clock())).toEqual({ email: victim.email, applications: 1 })
   // This process heard it before the call returned; the other instance through LISTEN/NOTIFY.
   for (const token of [victimsToken, alicesTokenForVictimsApp]) expect((await introspect(t, rs, token)).body).toBe(INACTIVE)
-  for (const token of [victimsToken, alicesTokenForVictimsApp]) await inactiveWithinASecond(b, rs, token)
-  expect(performance.now() - started).toBeLessThan(1000)
+  for (const token of [victimsToken, alicesTokenForVictimsApp]) await inactiveOnceNoticed(b, rs, token)
   expect(await isActive(t, rs, alicesTokenForOthersApp)).toBe(true)
   expect(await isActive(b, rs, alicesTokenForOthersApp)).toBe(true)
 

@@ -4,10 +4,14 @@ import { suspendApplication, suspendUser } from '../../../src/operator/moderatio
 import { type TestContext, buildTestApp, listenOnFreePort } from '../../helpers/app.js'
 import { type ApplicationFixture, createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
 import { until } from '../../helpers/oauth-load.js'
+import { NOTICE_WAIT_MS } from '../../helpers/propagation.js'
 import { operator } from './helpers.js'
 
 /*
- * README "Suspension": a suspension is seen by a resource API's verifier within a second. The verifier
+ * README "Suspension": a suspension is seen by a resource API's verifier through the revocation
+ * stream, long before its cached answers expire (the tests wait on that event; NOTICE_WAIT_MS in
+ * test/helpers/propagation.ts is a safety net, not a latency bound, and the verifier's clock is
+ * the test's manual one, so without the notice its entries would never expire). The verifier
  * runs as a resource API runs it: introspection mode against a listening Gatehouse, following
  * the revocation stream with a resource server's credentials, its answers cached for a minute.
  */
@@ -38,7 +42,7 @@ afterAll(async () => {
 
 const cachedOk = (token: string) => verifier.verifyCached(`Bearer ${token}`)?.ok === true
 
-it("drops an application's tokens within a second of its suspension", async () => {
+it("drops an application's tokens once the stream brings its suspension", async () => {
   const app = await createApplication(t.db)
   const user = await createUser(t.db)
   const tokens = [
@@ -49,17 +53,16 @@ it("drops an application's tokens within a second of its suspension", async () =
   for (const { token } of tokens) expect(cachedOk(token)).toBe(true)
 
   await suspendApplication(operator(t), app.id, t.clock())
-  const ms = await until(() => tokens.every(({ token }) => !cachedOk(token)), 1000, 'the verifier drops the suspended application’s tokens')
-  expect(ms).toBeLessThan(1000)
+  await until(() => tokens.every(({ token }) => !cachedOk(token)), NOTICE_WAIT_MS, 'the verifier drops the suspended application’s tokens')
   for (const { token } of tokens) expect((await verifier.verify(`Bearer ${token}`)).ok).toBe(false)
 })
 
-it("drops a suspended user's tokens within a second", async () => {
+it("drops a suspended user's tokens once the stream brings the suspension", async () => {
   const app = await createApplication(t.db)
   const user = await createUser(t.db)
   const { token } = await createAccessToken(t.db, { userId: user.id, applicationId: app.id })
   expect((await verifier.verify(`Bearer ${token}`)).ok).toBe(true)
   await suspendUser(operator(t), user.id, t.clock())
-  await until(() => !cachedOk(token), 1000, 'the verifier drops the suspended user’s token')
+  await until(() => !cachedOk(token), NOTICE_WAIT_MS, 'the verifier drops the suspended user’s token')
   expect((await verifier.verify(`Bearer ${token}`)).ok).toBe(false)
 })

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { basicAuth, createAccessToken } from '../../helpers/factories.js'
 import { resourceServerTestFile } from '../../helpers/file-set-up.js'
 import { freePort } from '../../helpers/gatehouse-process.js'
-import { msUntil } from '../../helpers/propagation.js'
+import { NOTICE_WAIT_MS, msUntil } from '../../helpers/propagation.js'
 import { listenOnFreePort } from '../../helpers/app.js'
 
 /*
@@ -99,6 +99,6 @@ it('walks through a token that works, lacks a scope, and stops working after rev
     body: `token=${readOnly.token}`,
   })
   expect(revoked.status).toBe(200)
-  await msUntil(async () => (await get(readOnly.token)).status === 401, 1000, started)
+  await msUntil(async () => (await get(readOnly.token)).status === 401, NOTICE_WAIT_MS, started)
   expect((await get(writer.token)).status).toBe(200)
 })
