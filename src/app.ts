@@ -54,14 +54,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
 
   await app.register(formbody)
 
-  const countUnmatched = registerMetrics(
-    app,
-    deps.database.availability,
-    deps.janitor,
-    deps.audit,
-    deps.tokenQuota,
-    deps.config.metricsToken,
-  )
+  const countUnmatched = registerMetrics(app, deps.probes, deps.config.metricsToken)
   // Route modules join the context they are added to (src/http/routes/plugin-contexts.ts).
   await addRoutes(app, deps, healthRoutes, oauthApiRoutes, resourceRoutes)
   await staticRoutes(app, { viewsDir: VIEWS_DIR, webauthnBrowserScript: WEBAUTHN_BROWSER_SCRIPT })
@@ -111,7 +104,7 @@ async function registerPages(pages: FastifyInstance, deps: Services, eta: Eta, c
   await registerPageSecurity(pages, deps)
   registerSession(pages, deps)
   registerTwoFactorPolicy(pages, deps)
-  setHtmlErrorHandler(pages, deps.database.availability, deps.config.serviceName)
+  setHtmlErrorHandler(pages, deps.probes, deps.config.serviceName)
   // The not-found handler answers here (src/http/error-pages.ts), so /metrics counts it here.
   pages.addHook('onSend', countUnmatched)
   await addRoutes(pages, deps, accountRoutes, consoleRoutes, oauthPageRoutes, adminRoutes)

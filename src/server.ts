@@ -2,7 +2,7 @@ import { setFlagsFromString } from 'node:v8'
 import { keepTickClasses } from '@gatehouse/verifier/shared'
 import { buildApp } from './app.js'
 import { ConfigError, loadProcessConfig } from './config.js'
-import { SecretKeyError, type Services, createServices } from './services.js'
+import { type AssembledServices, SecretKeyError, createServices } from './services.js'
 
 /*
  * The server's process entry, as src/cli.ts is the command line's: the only modules that touch
@@ -59,7 +59,7 @@ try {
  */
 if (config.heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`)
 
-let services: Services
+let services: AssembledServices
 try {
   services = await createServices(config)
 } catch (err) {

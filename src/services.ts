@@ -1,4 +1,5 @@
 import { QUOTAS } from './limits/policy.js'
+import { connectionLost } from './db/availability.js'
 import type { Logger } from 'pino'
 import { AuditLog } from './audit/audit-log.js'
 import { type ConsoleUseCases, consoleUseCases } from './console/use-cases.js'
@@ -32,7 +33,7 @@ export type { Role }
  * failures the command line tells in one line (src/cli/run.ts). Part of the
  * services' face (docs/architecture.md "Layers and imports").
  */
-export { RETRY_AFTER_SECONDS, connectionLost, databaseUnavailable, describeFailure } from './db/availability.js'
+export { RETRY_AFTER_SECONDS, databaseUnavailable, describeFailure } from './db/availability.js'
 export { DataDirInUseError } from './db/data-dir-lock.js'
 export { SecretKeyError } from './lib/secret-key.js'
 export { NotFoundError, RefusedError } from './operator/moderation.js'
@@ -106,21 +107,55 @@ export interface Services {
   readonly clock: Clock
   /** Whether passkeys can work: PUBLIC_URL's host is a domain name, not an IP address (src/lib/passkey-availability.ts). */
   readonly passkeysAvailable: boolean
-  /*
-   * The parts below are what the error handlers (the database's availability) and /metrics read,
-   * and what the revocation stream writes its events from; no route calls a domain function
-   * through them.
+  /** What the revocation stream tells its subscribers; the HTTP layer writes the events (GET /oauth/revocations/stream). */
+  readonly revocationFeed: RevocationFeed
+  /** What /readyz, /metrics and the error handlers read of the parts below the face, and nothing more. */
+  readonly probes: Probes
+  close(): Promise<void>
+}
+
+/**
+ * The narrow view of the process's state that the health, metrics and error-handling code of the
+ * edge reads (docs/architecture.md "Composition root"), so that none of it reaches into the
+ * database handle, the janitor, the audit log or the token quota. Each read is of the moment: a
+ * gauge or total copies it at every scrape.
+ */
+export interface Probes {
+  /**
+   * /readyz: whether the database answers a query now, asked afresh; a lost connection is told to
+   * the database's availability, which logs the outage once (docs/decisions/008-database-faults.md).
    */
+  databaseReachable(): Promise<boolean>
+  /** The error handlers: a request answered 503 because the database could not serve it (`databaseUnavailable`). */
+  refused(error: unknown): void
+  /** 1 for gatehouse_database_up while the database answers. */
+  readonly databaseUp: boolean
+  /** Requests answered 503 for the database's sake since start-up. */
+  readonly refusedRequests: number
+  /** Rows the janitor of this process deleted, by table (README "Limits and quotas"). */
+  readonly janitorRowsRemoved: Readonly<Record<string, number>>
+  readonly janitorFailedRuns: number
+  /** Audit events this process could not write (README "Audit log"). */
+  readonly auditEventsUnrecorded: number
+  /** Live tokens revoked to keep MAX_TOKENS_PER_GRANT, and its statements that failed. */
+  readonly tokensEvicted: number
+  readonly tokenQuotaFailures: number
+}
+
+/**
+ * The stateful parts behind the face, which `createServices` returns alongside it: for the
+ * composition root itself (src/server.ts names the database in its start-up line), the tests
+ * and the benchmarks. The edges see only `Services`, whose type leaves these out.
+ */
+export interface ServiceParts {
   readonly database: DatabaseHandle
   /** Every revocation reaches every receiver below through it. */
   readonly bus: RevocationBus
-  /** What GET /oauth/revocations/stream tells its subscribers; the HTTP layer writes the events. */
-  readonly revocationFeed: RevocationFeed
   /** Deletes expired rows every JANITOR_INTERVAL_SECONDS (README "Limits and quotas"). */
   readonly janitor: Janitor
   /** Keeps MAX_TOKENS_PER_GRANT after tokens are issued (README "Limits and quotas"). */
   readonly tokenQuota: TokenQuota
-  /** Records security events (README "Audit log"); routes bind it to a request with `trail()`. */
+  /** Records security events (README "Audit log"). */
   readonly audit: AuditLog
   /** SMTP, or the outbox directory (README "Mail"). */
   readonly mailer: Mailer
@@ -130,8 +165,10 @@ export interface Services {
     readonly applications: ApplicationCache
     readonly sessions: SessionCache
   }
-  close(): Promise<void>
 }
+
+/** What `createServices` builds: the face the edges are given, and the parts behind it. */
+export type AssembledServices = Services & ServiceParts
 
 export interface ServiceOverrides {
   /** 'server' unless said otherwise. */
@@ -188,11 +225,52 @@ function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
 }
 
 /**
+ * The probes over the parts they read (`Probes`). Getters, so that each read is of the moment; the
+ * request path never calls them, only /readyz, a scrape and a refused request.
+ */
+function probesOf({ database, janitor, audit, tokenQuota }: Pick<ServiceParts, 'database' | 'janitor' | 'audit' | 'tokenQuota'>): Probes {
+  const { availability } = database
+  return {
+    async databaseReachable() {
+      try {
+        await database.query('select 1', [])
+        return true
+      } catch (err) {
+        if (connectionLost(err)) availability.lost(err)
+        return false
+      }
+    },
+    refused: (error) => availability.refused(error),
+    get databaseUp() {
+      return availability.up
+    },
+    get refusedRequests() {
+      return availability.refusedTotal
+    },
+    get janitorRowsRemoved() {
+      return janitor.removedTotal
+    },
+    get janitorFailedRuns() {
+      return janitor.failedRuns
+    },
+    get auditEventsUnrecorded() {
+      return audit.unrecorded
+    },
+    get tokensEvicted() {
+      return tokenQuota.evicted
+    },
+    get tokenQuotaFailures() {
+      return tokenQuota.failures
+    },
+  }
+}
+
+/**
  * Opens the database, builds the caches and the use cases; a server also migrates, listens for
  * revocations and starts the janitor's schedule. The command line migrates as its first step
  * (src/cli/run.ts) through `maintenance.migrate()`, the same path.
  */
-export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
+export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<AssembledServices> {
   const role = overrides.role ?? 'server'
   const log = loggerFor(config, role, overrides.logStream)
   const clock = overrides.clock ?? systemClock
@@ -243,6 +321,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     audit,
     mailer,
     caches,
+    probes: probesOf({ database, janitor, audit, tokenQuota }),
     close: closing({ stopReporting, mailer, janitor, tokenQuota, revocationFeed, bus, database, ownsDatabase: !overrides.database }),
   }
 }

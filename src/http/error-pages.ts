@@ -1,18 +1,17 @@
 import type { Eta } from 'eta'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { DatabaseAvailability } from '../db/availability.js'
-import { RETRY_AFTER_SECONDS, databaseUnavailable } from '../services.js'
+import { type Probes, RETRY_AFTER_SECONDS, databaseUnavailable } from '../services.js'
 import { render } from './render.js'
 
 /**
  * Page contexts answer every failure with an HTML error page: a 4xx says what was wrong; an
- * unreachable database is a 503 with Retry-After, told once per outage by `availability`;
+ * unreachable database is a 503 with Retry-After, told once per outage through `probes`;
  * anything else is logged and shown as a plain 500 without detail.
  */
-export function setHtmlErrorHandler(app: FastifyInstance, availability: DatabaseAvailability, serviceName: string): void {
+export function setHtmlErrorHandler(app: FastifyInstance, probes: Pick<Probes, 'refused'>, serviceName: string): void {
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     if (databaseUnavailable(error)) {
-      availability.refused(error)
+      probes.refused(error)
       reply.header('retry-after', String(RETRY_AFTER_SECONDS))
       const message = `${serviceName} cannot reach its database right now. Nothing was changed; please try again in a few seconds.`
       return render(request, reply, 'error.eta', { title: 'Temporarily unavailable', message }, 503)

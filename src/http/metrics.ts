@@ -1,11 +1,8 @@
 import type { FastifyInstance, FastifyRequest, onResponseHookHandler, onSendHookHandler } from 'fastify'
 import { isIP } from 'node:net'
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
-import type { AuditLog } from '../audit/audit-log.js'
-import type { DatabaseAvailability } from '../db/availability.js'
 import { constantTimeEqual } from '../lib/crypto.js'
-import type { Janitor } from '../limits/janitor.js'
-import type { TokenQuota } from '../revocation/token-quota.js'
+import type { Probes } from '../services.js'
 import { RequestMetrics } from './request-metrics.js'
 
 declare module 'fastify' {
@@ -26,17 +23,11 @@ const COUNTED = -1
  * Prometheus metrics at GET /metrics: request counts and latencies by route pattern (never
  * the raw URL, which can carry secrets and has unbounded cardinality), the database's
  * availability and the requests refused for its sake, the janitor's work, audit events that could
- * not be written, plus process metrics.
+ * not be written, plus process metrics. What the services count is read through `probes` alone, at
+ * each scrape (docs/architecture.md "Composition root").
  * One registry per app, so several apps in one process (tests) do not collide.
  */
-export function registerMetrics(
-  app: FastifyInstance,
-  availability: Pick<DatabaseAvailability, 'up' | 'refusedTotal'>,
-  janitor: Pick<Janitor, 'removedTotal' | 'failedRuns'>,
-  audit: Pick<AuditLog, 'unrecorded'>,
-  tokenQuota: Pick<TokenQuota, 'evicted' | 'failures'>,
-  metricsToken: string | undefined,
-): onSendHookHandler {
+export function registerMetrics(app: FastifyInstance, probes: Probes, metricsToken: string | undefined): onSendHookHandler {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   const requests = new RequestMetrics()
@@ -46,10 +37,10 @@ export function registerMetrics(
     help: '1 while the database answers, 0 during an outage (README "Failures and recovery").',
     registers: [registry],
     collect() {
-      this.set(availability.up ? 1 : 0)
+      this.set(probes.databaseUp ? 1 : 0)
     },
   })
-  registerServiceMetrics(registry, availability, janitor, audit, tokenQuota)
+  registerServiceMetrics(registry, probes)
   const countUnmatched = countRequests(app, requests)
 
   app.get('/metrics', async (request, reply) => {
@@ -109,13 +100,7 @@ function countRequests(app: FastifyInstance, requests: RequestMetrics): onSendHo
 }
 
 /** The gauges and totals the services keep for the process (README "Failures and recovery", "Limits and quotas", "Audit log"). */
-function registerServiceMetrics(
-  registry: Registry,
-  availability: Pick<DatabaseAvailability, 'up' | 'refusedTotal'>,
-  janitor: Pick<Janitor, 'removedTotal' | 'failedRuns'>,
-  audit: Pick<AuditLog, 'unrecorded'>,
-  tokenQuota: Pick<TokenQuota, 'evicted' | 'failures'>,
-): void {
+function registerServiceMetrics(registry: Registry, probes: Probes): void {
   // Totals the services keep for the process; each scrape copies them.
   const copied = (name: string, help: string, read: () => number) =>
     new Counter({
@@ -130,7 +115,7 @@ function registerServiceMetrics(
   copied(
     'gatehouse_database_refused_requests_total',
     'Requests answered 503 because the database could not serve them.',
-    () => availability.refusedTotal,
+    () => probes.refusedRequests,
   )
   new Counter({
     name: 'gatehouse_janitor_rows_removed_total',
@@ -139,28 +124,28 @@ function registerServiceMetrics(
     registers: [registry],
     collect() {
       this.reset()
-      for (const [table, n] of Object.entries(janitor.removedTotal)) this.inc({ table }, n)
+      for (const [table, n] of Object.entries(probes.janitorRowsRemoved)) this.inc({ table }, n)
     },
   })
   copied(
     'gatehouse_janitor_failed_runs_total',
     'Janitor runs that failed (each is retried at the next interval).',
-    () => janitor.failedRuns,
+    () => probes.janitorFailedRuns,
   )
   copied(
     'gatehouse_audit_events_unrecorded_total',
     'Audit events this process could not write (each is logged once; the action it records went ahead).',
-    () => audit.unrecorded,
+    () => probes.auditEventsUnrecorded,
   )
   copied(
     'gatehouse_tokens_evicted_total',
     'Live tokens this process revoked to keep MAX_TOKENS_PER_GRANT (README "Limits and quotas").',
-    () => tokenQuota.evicted,
+    () => probes.tokensEvicted,
   )
   copied(
     'gatehouse_token_quota_failures_total',
     'MAX_TOKENS_PER_GRANT statements that failed; each grant concerned is checked again at its next token.',
-    () => tokenQuota.failures,
+    () => probes.tokenQuotaFailures,
   )
 }
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { manualClock } from '../../src/lib/clock.js'
-import { type Services, createServices } from '../../src/services.js'
+import { type AssembledServices, createServices } from '../../src/services.js'
 import { createTestDatabase, type TestDatabase } from './db.js'
 import { Mailbox, mailboxes } from './mailbox.js'
 import { type QueryCounter, countQueries } from './query-counter.js'
@@ -18,9 +18,9 @@ export interface TestContext {
   db: TestDatabase['handle']['db']
   clock: ReturnType<typeof manualClock>
   config: Config
-  deps: Services
+  deps: AssembledServices
   /** What revocations made by a test need to reach the app's caches, as the app's own do. */
-  revocation: { db: TestDatabase['handle']['db']; bus: Services['bus'] }
+  revocation: { db: TestDatabase['handle']['db']; bus: AssembledServices['bus'] }
   /** Every query and transaction the app runs, counted (the test's own `db` is not). */
   queries: QueryCounter
   /** Every mail the app sent (the app's mailer; mail-smtp.test.ts and mail-outbox.test.ts use real ones). */

@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { connectionLost } from '../../src/db/availability.js'
 import { type DatabaseHandle, createDatabase } from '../../src/db/connect.js'
-import { type Services, createServices } from '../../src/services.js'
+import { type AssembledServices, createServices } from '../../src/services.js'
 import { BrowserSession } from '../helpers/browser-session.js'
 import { TEST_SECRET_KEY } from '../helpers/app.js'
 import { type TestDatabase, createTestDatabase, serverUrl } from '../helpers/db.js'
@@ -85,7 +85,7 @@ describe('an outage seen through the app (needs TEST_DATABASE_URL)', () => {
   let testDb: TestDatabase
   let proxy: TcpProxy
   let relayed: DatabaseHandle
-  let services: Services
+  let services: AssembledServices
   let app: FastifyInstance
   let logLines: Array<{ level: number; msg: string; [k: string]: unknown }>
   let client: Awaited<ReturnType<typeof createApplication>>

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { registerMetrics } from '../../src/http/metrics.js'
 import type { RowsRemoved } from '../../src/limits/janitor.js'
 import { JANITOR_TABLES } from '../../src/repositories/janitor.js'
+import type { Probes } from '../../src/services.js'
 
 /*
  * What the latency histogram of /metrics times (src/http/metrics.ts): from the request's first
@@ -11,11 +12,17 @@ import { JANITOR_TABLES } from '../../src/repositories/janitor.js'
  * is faked: the requests themselves run on real timers.
  */
 
-const SERVICES = {
-  availability: { up: true, refusedTotal: 0 },
-  janitor: { removedTotal: Object.fromEntries(JANITOR_TABLES.map((t) => [t, 0])) as RowsRemoved, failedRuns: 0 },
-  audit: { unrecorded: 0 },
-  tokenQuota: { evicted: 0, failures: 0 },
+/** What /metrics reads of the services, at rest: only the histogram is under test here. */
+const PROBES: Probes = {
+  databaseReachable: async () => true,
+  refused: () => {},
+  databaseUp: true,
+  refusedRequests: 0,
+  janitorRowsRemoved: Object.fromEntries(JANITOR_TABLES.map((t) => [t, 0])) as RowsRemoved,
+  janitorFailedRuns: 0,
+  auditEventsUnrecorded: 0,
+  tokensEvicted: 0,
+  tokenQuotaFailures: 0,
 }
 
 /** The cumulative count of `route`'s duration bucket `le`. */
@@ -32,8 +39,7 @@ describe('the latency histogram', () => {
   beforeEach(async () => {
     vi.useFakeTimers({ toFake: ['performance'] })
     app = Fastify()
-    const { availability, janitor, audit, tokenQuota } = SERVICES
-    registerMetrics(app, availability, janitor, audit, tokenQuota, undefined)
+    registerMetrics(app, PROBES, undefined)
     // The route's own onRequest hook (after the app's) takes 100 ms and its handler 200 ms; after
     // the answer is handed over, its own onSend hook (after the app's) takes five seconds more.
     app.get(

@@ -27,7 +27,7 @@ export async function oauthPageRoutes(app: FastifyInstance, deps: Services): Pro
 export async function oauthApiRoutes(app: FastifyInstance, deps: Services): Promise<void> {
   await addRoutes(app, deps, metadataRoutes)
   await app.register(async (api) => {
-    setOAuthJsonErrorHandler(api, deps.database.availability)
+    setOAuthJsonErrorHandler(api, deps.probes)
 
     // Spec 4.2: Content-Length is required, 0 when the parameters are in the query string.
     // Callback style, not async: every exchange and revocation runs this hook, and an async one

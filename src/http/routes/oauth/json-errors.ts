@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import type { DatabaseAvailability } from '../../../db/availability.js'
 import {
   InvalidRequestError,
   OAuthError,
+  type Probes,
   RETRY_AFTER_SECONDS,
   ServerError,
   TemporarilyUnavailableError,
@@ -24,14 +24,14 @@ function send(reply: FastifyReply, error: OAuthError): FastifyReply {
  * The single mapping of failures to the wire for client-facing OAuth endpoints: OAuthError as
  * RFC 6749 5.2 JSON; Fastify's own 4xx (malformed body, too large) as invalid_request, never
  * Fastify's default error shape; an unreachable database as 503 temporarily_unavailable, told
- * once per outage by `availability` rather than logged per request; anything else as
+ * once per outage through `probes` rather than logged per request; anything else as
  * server_error with the detail only logged.
  */
-export function setOAuthJsonErrorHandler(app: FastifyInstance, availability: DatabaseAvailability): void {
+export function setOAuthJsonErrorHandler(app: FastifyInstance, probes: Pick<Probes, 'refused'>): void {
   app.setErrorHandler(async (err: FastifyError, request, reply) => {
     if (err instanceof OAuthError) return send(reply, err)
     if (databaseUnavailable(err)) {
-      availability.refused(err)
+      probes.refused(err)
       return send(reply, new TemporarilyUnavailableError('The service is temporarily unavailable; try again shortly', RETRY_AFTER_SECONDS))
     }
     const status = err.statusCode ?? 500

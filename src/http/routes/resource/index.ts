@@ -14,7 +14,7 @@ import userInfoRoute from './userinfo.js'
  */
 export default async function resourceRoutes(app: FastifyInstance, services: Services): Promise<void> {
   await app.register(async (api) => {
-    setOAuthJsonErrorHandler(api, services.database.availability)
+    setOAuthJsonErrorHandler(api, services.probes)
     await addRoutes(api, services, introspectRoute, tokenInfoRoute, userInfoRoute, revocationStreamRoute)
   })
 }
