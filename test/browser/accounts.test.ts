@@ -207,3 +207,45 @@ it('the Account pages, in each state, have no WCAG 2.1 A/AA violation', async ()
   await expectAccessible(page, 'home after deletion')
   await context.close()
 }, 120_000)
+
+it('the pages of the first proof elsewhere, of factors before verification, of passkeys at an IP address and of an email change before logging in', async () => {
+  const email = 'second-walker@example.com'
+  const page = await (await browser.newContext({ javaScriptEnabled: false })).newPage()
+  await signUpAndLogInThroughPage(page, baseUrl, email, 'second walk password')
+  await page.waitForURL(`${baseUrl}/applications`)
+  // No factor before the address is verified (README "Two-factor authentication").
+  await page.goto(`${baseUrl}/account/two-factor`)
+  expect(await page.getByRole('button', { name: 'Resend verification email' }).isVisible()).toBe(true)
+  await expectAccessible(page, 'two-factor, unverified')
+  // This app listens at 127.0.0.1, where browsers refuse passkeys (README "Passkeys").
+  await page.goto(`${baseUrl}/account/passkeys`)
+  expect(await page.getByText('IP address').first().isVisible()).toBe(true)
+  await expectAccessible(page, 'passkeys at an IP address')
+
+  // The verification link opened without the account's session asks for a new password.
+  const elsewhere = await (await browser.newContext({ javaScriptEnabled: false })).newPage()
+  await elsewhere.goto(mailedLink(email, '/verify-email'))
+  await expectAccessible(elsewhere, 'verify email, choose a password')
+  await elsewhere.getByLabel('New password').fill('password123')
+  await elsewhere.getByRole('button', { name: 'Verify and set the password' }).click()
+  expect(await elsewhere.locator('#password-error').isVisible()).toBe(true)
+  await expectAccessible(elsewhere, 'verify email, choose a password, with errors')
+  await elsewhere.getByLabel('New password').fill('second walk password 2')
+  await elsewhere.getByRole('button', { name: 'Verify and set the password' }).click()
+  await elsewhere.waitForURL(`${baseUrl}/login?verified=1`)
+
+  // An email change's link opened without a session names no account and asks to log in.
+  await page.goto(`${baseUrl}/login`)
+  await page.getByLabel('Email').fill(email)
+  await page.getByLabel('Password').fill('second walk password 2')
+  await page.getByRole('button', { name: 'Log in', exact: true }).click()
+  await page.waitForURL(`${baseUrl}/applications`)
+  await page.goto(`${baseUrl}/account/email`)
+  await page.getByLabel('New email address').fill('second-walker-moved@example.com')
+  await page.getByLabel('Current password').fill('second walk password 2')
+  await page.getByRole('button', { name: 'Send confirmation link' }).click()
+  await elsewhere.goto(mailedLink('second-walker-moved@example.com', '/confirm-email'))
+  expect(await elsewhere.getByRole('link', { name: 'Log in to confirm' }).isVisible()).toBe(true)
+  expect(await elsewhere.content()).not.toContain(email)
+  await expectAccessible(elsewhere, 'confirm email, not logged in')
+})
