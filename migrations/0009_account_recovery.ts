@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
 /*
- * Every recovery closes the other doors (issue 23, docs/decisions/010-account-recovery.md).
+ * Every recovery closes the other doors (docs/decisions/010-account-recovery.md).
  * - users.credential_version: counts the recoveries of the account (password reset or change,
  *   "Log out of all other sessions", an operator's suspension, the first proof of its address).
  *   Device cookies are signed over it (src/accounts/device-cookies.ts), so each recovery voids

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
 /*
- * A second factor and re-authentication (issue 23, docs/decisions/011-second-factor.md).
+ * A second factor and re-authentication (docs/decisions/011-second-factor.md).
  * - sessions.amr: the authentication methods the session's log-in used (RFC 8176 values: pwd,
  *   otp, hwk, mfa), which tokens and ID Tokens state; authenticated_at: when that log-in
  *   happened (OpenID Connect auth_time); reauthenticated_at: the last password or factor

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
 /*
- * Gatehouse as an OpenID Provider (issue 24, docs/decisions/014-signing-keys.md).
+ * Gatehouse as an OpenID Provider (docs/decisions/014-signing-keys.md).
  * - signing_keys: the ID Token signing keys. The public JWK is published in the JWKS from
  *   not_before on (before the key signs anything, so relying parties' cached key sets already
  *   hold it); the private JWK is sealed with AES-256-GCM (src/lib/sealed-box.ts) under SECRET_KEY

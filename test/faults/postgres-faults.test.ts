@@ -88,7 +88,7 @@ const show = (replies: readonly Reply[]) =>
     .map((r) => `${r.kind} via ${r.base}: ${r.status} retry-after=${r.retryAfter} ${r.body}`)
     .join('\n')
 
-describe('Gatehouse survives its database (issue #14; needs TEST_DATABASE_URL)', () => {
+describe('Gatehouse survives its database (README "Failures and recovery"; needs TEST_DATABASE_URL)', () => {
   let testDb: TestDatabase
   let name: string
   let admin: PgAdmin
