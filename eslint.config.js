@@ -69,7 +69,7 @@ export default tseslint.config(
     },
   },
 
-  // No function over 60 lines in src/ (issue 22): a route plugin registers named handlers, the
+  // No function over 60 lines in src/ (docs/architecture.md): a route plugin registers named handlers, the
   // command line's commands are a table of small ones (src/cli/commands.ts).
   {
     files: ['src/**/*.ts'],

@@ -1,5 +1,4 @@
 import { QUOTAS } from './limits/policy.js'
-import { connectionLost } from './db/availability.js'
 import type { Logger } from 'pino'
 import { AuditLog } from './audit/audit-log.js'
 import { type ConsoleUseCases, consoleUseCases } from './console/use-cases.js'
@@ -23,9 +22,11 @@ import { RevocationBus } from './revocation/bus.js'
 import { RevocationFeed } from './revocation/stream-feed.js'
 import { TokenQuota } from './revocation/token-quota.js'
 import { passkeysWorkAt } from './lib/passkey-availability.js'
+import { type Probes, probesOf } from './probes.js'
 import { type Role, closing, loggerFor, openDatabase, reportOutages, sealingKey, startServing } from './service-lifecycle.js'
 
 export type { Role }
+export type { Probes }
 
 /*
  * What the edges (src/http/, src/cli/) translate into responses and output besides the services
@@ -115,34 +116,6 @@ export interface Services {
 }
 
 /**
- * The narrow view of the process's state that the health, metrics and error-handling code of the
- * edge reads (docs/architecture.md "Composition root"), so that none of it reaches into the
- * database handle, the janitor, the audit log or the token quota. Each read is of the moment: a
- * gauge or total copies it at every scrape.
- */
-export interface Probes {
-  /**
-   * /readyz: whether the database answers a query now, asked afresh; a lost connection is told to
-   * the database's availability, which logs the outage once (docs/decisions/008-database-faults.md).
-   */
-  databaseReachable(): Promise<boolean>
-  /** The error handlers: a request answered 503 because the database could not serve it (`databaseUnavailable`). */
-  refused(error: unknown): void
-  /** 1 for gatehouse_database_up while the database answers. */
-  readonly databaseUp: boolean
-  /** Requests answered 503 for the database's sake since start-up. */
-  readonly refusedRequests: number
-  /** Rows the janitor of this process deleted, by table (README "Limits and quotas"). */
-  readonly janitorRowsRemoved: Readonly<Record<string, number>>
-  readonly janitorFailedRuns: number
-  /** Audit events this process could not write (README "Audit log"). */
-  readonly auditEventsUnrecorded: number
-  /** Live tokens revoked to keep MAX_TOKENS_PER_GRANT, and its statements that failed. */
-  readonly tokensEvicted: number
-  readonly tokenQuotaFailures: number
-}
-
-/**
  * The stateful parts behind the face, which `createServices` returns alongside it: for the
  * composition root itself (src/server.ts names the database in its start-up line), the tests
  * and the benchmarks. The edges see only `Services`, whose type leaves these out.
@@ -221,47 +194,6 @@ function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
     }),
     applications: new ApplicationCache(db, clock),
     sessions: new SessionCache(clock, config.sessionCacheMaxEntries),
-  }
-}
-
-/**
- * The probes over the parts they read (`Probes`). Getters, so that each read is of the moment; the
- * request path never calls them, only /readyz, a scrape and a refused request.
- */
-function probesOf({ database, janitor, audit, tokenQuota }: Pick<ServiceParts, 'database' | 'janitor' | 'audit' | 'tokenQuota'>): Probes {
-  const { availability } = database
-  return {
-    async databaseReachable() {
-      try {
-        await database.query('select 1', [])
-        return true
-      } catch (err) {
-        if (connectionLost(err)) availability.lost(err)
-        return false
-      }
-    },
-    refused: (error) => availability.refused(error),
-    get databaseUp() {
-      return availability.up
-    },
-    get refusedRequests() {
-      return availability.refusedTotal
-    },
-    get janitorRowsRemoved() {
-      return janitor.removedTotal
-    },
-    get janitorFailedRuns() {
-      return janitor.failedRuns
-    },
-    get auditEventsUnrecorded() {
-      return audit.unrecorded
-    },
-    get tokensEvicted() {
-      return tokenQuota.evicted
-    },
-    get tokenQuotaFailures() {
-      return tokenQuota.failures
-    },
   }
 }
 

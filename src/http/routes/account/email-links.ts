@@ -108,26 +108,36 @@ function resetRoutes(app: FastifyInstance, deps: Services) {
 /** The log-in page, then back to the email-change link's page (request logs redact the token inside `next`). */
 const loginBackTo = (token: string) => `/login?${new URLSearchParams({ next: `/confirm-email?${new URLSearchParams({ token })}` })}`
 
+/** The confirmation's refusals that show an error page: status, title, message. */
+const CHANGE_REFUSALS = {
+  'other-account': [
+    403,
+    'Request refused',
+    'This link belongs to another account than the one you are logged in to. Log out, then open the link again.',
+  ],
+  taken: [409, 'Address in use', 'Another account now uses this address, so it cannot be yours. Your address did not change.'],
+} as const
+
 /** Email change: the second half; the first is /account/email. */
 function emailChangeRoutes(app: FastifyInstance, deps: Services) {
   const accounts = deps.accounts
-  /* Email change: the second half; the first is /account/email. */
+  const title = 'Confirm your new email address'
   const changeRetry = { href: '/account/email', label: 'Ask for a new link' }
 
   app.get<TokenQuery>('/confirm-email', async (request, reply) => {
     const token = tokenOf(request.query.token)
     const link = await accounts.emailChangeLink(token)
-    if (!link) return deadLink(request, reply, { title: 'Confirm your new email address', retry: changeRetry })
+    if (!link) return deadLink(request, reply, { title, retry: changeRetry })
     // Only the account that asked may confirm (README "Your account"): a browser without a
-    // session logs in first and comes back here.
-    const otherAccount = request.user !== null && request.user.id !== link.user_id
+    // session logs in first and comes back here. The account is named to the requester only:
+    // the holder of the new mailbox learns nothing of it.
+    const requester = request.user?.id === link.user_id
     return render(request, reply, 'account/confirm-email.eta', {
-      title: 'Confirm your new email address',
+      title,
       token,
       newEmail: link.email,
-      // Named to the requester only: the holder of the new mailbox learns nothing of the account.
-      accountEmail: request.user?.id === link.user_id ? link.accountEmail : undefined,
-      otherAccount,
+      accountEmail: requester ? link.accountEmail : undefined,
+      otherAccount: request.user !== null && !requester,
       loginHref: loginBackTo(token),
     })
   })
@@ -137,40 +147,19 @@ function emailChangeRoutes(app: FastifyInstance, deps: Services) {
     const result = await accounts.confirmEmailChange(actorOf(request), token)
     switch (result.kind) {
       case 'invalid':
-        return deadLink(request, reply, { title: 'Confirm your new email address', retry: changeRetry })
-      case 'other-account':
-        return render(
-          request,
-          reply,
-          'error.eta',
-          {
-            title: 'Request refused',
-            message: 'This link belongs to another account than the one you are logged in to. Log out, then open the link again.',
-          },
-          403,
-        )
+        return deadLink(request, reply, { title, retry: changeRetry })
       case 'needs-login':
         return reply.redirect(loginBackTo(token), 303)
       case 'suspended':
         return suspendedAccount(request, reply, 'email address')
-      case 'taken':
-        return render(
-          request,
-          reply,
-          'error.eta',
-          {
-            title: 'Address in use',
-            message: 'Another account now uses this address, so it cannot be yours. Your address did not change.',
-          },
-          409,
-        )
+      case 'other-account':
+      case 'taken': {
+        const [status, refusal, message] = CHANGE_REFUSALS[result.kind]
+        return render(request, reply, 'error.eta', { title: refusal, message }, status)
+      }
+      // Only the requester's own session confirms, and it stays logged in.
       case 'changed':
-        return reply.redirect(
-          request.user?.id === result.userId
-            ? '/account?email_changed=1'
-            : `/login?${new URLSearchParams({ email_changed: '1', email: result.newEmail })}`,
-          303,
-        )
+        return reply.redirect('/account?email_changed=1', 303)
     }
   })
 }

@@ -33,7 +33,6 @@ function loginNotice(query: Record<string, string | undefined>): string | undefi
   }
   if (query.verified === '1') return 'Your email address is verified. Log in to register applications.'
   if (query.reset === '1') return 'Your password was changed and every session of the account was logged out. Log in with the new password.'
-  if (query.email_changed === '1') return 'Your email address was changed. Log in with the new address.'
   if (query.second_factor === 'expired') return 'The log-in was not finished in time, or too many codes were wrong. Log in again.'
   return undefined
 }

@@ -42,37 +42,44 @@ export default async function passkeyRoutes(pages: FastifyInstance, deps: Servic
   signInEndpoints(api, deps)
 }
 
+interface PasskeysView {
+  notice?: string
+  formError?: string
+  status?: number
+  verification?: string
+}
+
+/** The passkeys page: the account's passkeys, and the form to add one where passkeys can work. */
+async function passkeysPage(request: FastifyRequest, reply: FastifyReply, deps: Services, view: PasskeysView) {
+  const { accounts } = deps
+  const [passkeys, status] = await Promise.all([accounts.listPasskeys(accountOf(request)), accounts.twoFactorStatus(accountOf(request))])
+  // Where passkeys cannot work the page says why (views/account/passkeys.eta) and runs no script.
+  if (deps.passkeysAvailable) allowPasskeyScripts(reply, deps.config.publicUrl)
+  const list = passkeys.map((p) => ({
+    ...p,
+    created: formatTime(new Date(p.createdIso)),
+    lastUsed: p.lastUsedIso === null ? 'never' : formatTime(new Date(p.lastUsedIso)),
+  }))
+  const data = {
+    title: 'Passkeys',
+    passkeys: list,
+    max: MAX_PASSKEYS_PER_USER,
+    notice: view.notice,
+    formError: view.formError,
+    verification: view.verification ?? null,
+    // Adding one asks for the password, or a code of the authenticator app when the account has one.
+    totp: status.totp,
+    passkeyScripts: deps.passkeysAvailable,
+  }
+  return render(request, reply, 'account/passkeys.eta', data, view.status ?? 200)
+}
+
 /** GET /account/passkeys and its two forms, which work without JavaScript. */
 function passkeyPages(app: FastifyInstance, deps: Services) {
   const { accounts } = deps
   // Second-factor changes are sensitive actions ("sudo mode", README "Re-authentication").
   const recent = requireRecentAuth(deps, () => '/account/passkeys')
-  const page = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    view: { notice?: string; formError?: string; status?: number; verification?: string },
-  ) => {
-    const [passkeys, status] = await Promise.all([accounts.listPasskeys(accountOf(request)), accounts.twoFactorStatus(accountOf(request))])
-    // Where passkeys cannot work the page says why (views/account/passkeys.eta) and runs no script.
-    if (deps.passkeysAvailable) allowPasskeyScripts(reply, deps.config.publicUrl)
-    const list = passkeys.map((p) => ({
-      ...p,
-      created: formatTime(new Date(p.createdIso)),
-      lastUsed: p.lastUsedIso === null ? 'never' : formatTime(new Date(p.lastUsedIso)),
-    }))
-    const data = {
-      title: 'Passkeys',
-      passkeys: list,
-      max: MAX_PASSKEYS_PER_USER,
-      notice: view.notice,
-      formError: view.formError,
-      verification: view.verification ?? null,
-      // Adding one asks for the password, or a code of the authenticator app when the account has one.
-      totp: status.totp,
-      passkeyScripts: deps.passkeysAvailable,
-    }
-    return render(request, reply, 'account/passkeys.eta', data, view.status ?? 200)
-  }
+  const page = (request: FastifyRequest, reply: FastifyReply, view: PasskeysView) => passkeysPage(request, reply, deps, view)
 
   app.get<{ Querystring: Record<string, string | undefined> }>('/account/passkeys', { preHandler: recent }, async (request, reply) => {
     const notice = Object.keys(PASSKEY_NOTICES).find((k) => request.query[k] === '1')

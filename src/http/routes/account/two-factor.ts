@@ -35,6 +35,43 @@ function accountOf(request: FastifyRequest): Account {
 /** The form's password and code, for turning the app off or new recovery codes. */
 const proofOf = (body: unknown) => ({ password: fieldText(body, 'password'), code: fieldText(body, 'code') })
 
+interface StatusView {
+  notice?: string
+  formError?: string
+  form?: string
+  verification?: string
+}
+
+/** The two-factor page: what the account has, with the forms to change it. */
+async function twoFactorPage(request: FastifyRequest, reply: FastifyReply, deps: Services, view: StatusView, status = 200) {
+  const data = {
+    title: 'Two-factor authentication',
+    ...(await deps.accounts.twoFactorStatus(accountOf(request))),
+    notice: null,
+    formError: null,
+    form: null,
+    verification: null,
+    ...view,
+  }
+  return render(request, reply, 'account/two-factor.eta', data, status)
+}
+
+/** The two-factor page again with the refusal of its form `form` (turning the app off, new recovery codes). */
+function refusedPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: Services,
+  form: 'off' | 'codes',
+  result: { kind: keyof typeof REFUSALS; retryAfterSeconds?: number },
+) {
+  if (result.kind === 'limited') reply.header('retry-after', String(result.retryAfterSeconds))
+  return twoFactorPage(request, reply, deps, { form, formError: REFUSALS[result.kind] }, result.kind === 'limited' ? 429 : 400)
+}
+
+/** The recovery codes, shown once: at the app's confirmation (`enabled`) or when made anew. */
+const codesPage = (request: FastifyRequest, reply: FastifyReply, recoveryCodes: readonly string[], enabled: boolean) =>
+  render(request, reply, 'account/recovery-codes.eta', { title: 'Your recovery codes', recoveryCodes, enabled })
+
 /**
  * Account → Two-factor authentication (README "Two-factor authentication"): the authenticator
  * app's set-up, its confirmation, turning it off, and recovery codes. Codes and secrets appear
@@ -48,29 +85,8 @@ export default async function twoFactorRoutes(pages: FastifyInstance, deps: Serv
   const recent = requireRecentAuth(deps, () => '/account/two-factor')
   const guarded = { preHandler: [app.csrfProtection, recent] }
 
-  const statusPage = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    view: { notice?: string; formError?: string; form?: string; verification?: string },
-    status = 200,
-  ) =>
-    render(
-      request,
-      reply,
-      'account/two-factor.eta',
-      {
-        title: 'Two-factor authentication',
-        ...(await accounts.twoFactorStatus(accountOf(request))),
-        notice: null,
-        formError: null,
-        form: null,
-        verification: null,
-        ...view,
-      },
-      status,
-    )
-  const codesPage = (request: FastifyRequest, reply: FastifyReply, recoveryCodes: readonly string[], enabled: boolean) =>
-    render(request, reply, 'account/recovery-codes.eta', { title: 'Your recovery codes', recoveryCodes, enabled })
+  const statusPage = (request: FastifyRequest, reply: FastifyReply, view: StatusView, status = 200) =>
+    twoFactorPage(request, reply, deps, view, status)
 
   app.get<{ Querystring: Record<string, string | undefined> }>('/account/two-factor', { preHandler: recent }, async (request, reply) => {
     const notice = Object.keys(NOTICES).find((k) => request.query[k] === '1')
@@ -85,13 +101,12 @@ export default async function twoFactorRoutes(pages: FastifyInstance, deps: Serv
     return reply.redirect(started === 'started' ? '/account/two-factor/totp' : '/account/two-factor', 303)
   })
 
-  setupRoutes(app, deps, codesPage, { recent, guarded })
+  setupRoutes(app, deps, { recent, guarded })
 
   app.post<FormBody>('/account/two-factor/totp/off', guarded, async (request, reply) => {
     const result = await accounts.turnOffTotp(accountOf(request), proofOf(request.body))
     if (result.kind === 'done') return reply.redirect('/account/two-factor?totp_off=1', 303)
-    if (result.kind === 'limited') reply.header('retry-after', String(result.retryAfterSeconds))
-    return statusPage(request, reply, { form: 'off', formError: REFUSALS[result.kind] }, result.kind === 'limited' ? 429 : 400)
+    return refusedPage(request, reply, deps, 'off', result)
   })
 
   app.post<FormBody>('/account/two-factor/recovery-codes', guarded, async (request, reply) => {
@@ -100,18 +115,14 @@ export default async function twoFactorRoutes(pages: FastifyInstance, deps: Serv
       keepSessionKey: request.user?.sessionKey,
     })
     if (result.kind === 'done') return codesPage(request, reply, result.recoveryCodes, false)
-    if (result.kind === 'limited') reply.header('retry-after', String(result.retryAfterSeconds))
-    return statusPage(request, reply, { form: 'codes', formError: REFUSALS[result.kind] }, result.kind === 'limited' ? 429 : 400)
+    return refusedPage(request, reply, deps, 'codes', result)
   })
 }
-
-type CodesPage = (request: FastifyRequest, reply: FastifyReply, recoveryCodes: readonly string[], enabled: boolean) => Promise<FastifyReply>
 
 /** The authenticator app's set-up: the QR code and secret, and the confirming code. */
 function setupRoutes(
   app: FastifyInstance,
   deps: Services,
-  codesPage: CodesPage,
   { recent, guarded }: { recent: preHandlerAsyncHookHandler; guarded: RouteShorthandOptions },
 ) {
   const { accounts } = deps
