@@ -175,6 +175,9 @@ function scratchFor(browser: Browser) {
  * page, which may run scripts.
  */
 export async function axeViolations(page: Page): Promise<string[]> {
+  // A click on a link returns once the navigation has begun: the next document is then still
+  // empty (no title, no lang) until it has loaded.
+  await page.waitForLoadState('load')
   const html = (await page.content()).replace(/<head>/i, `<head><base href="${new URL(page.url()).origin}/">`)
   const scratch = scratchFor(page.context().browser()!)
   const check = scratch.queue.then(async () => {
