@@ -63,117 +63,129 @@ export async function subscribePg(
   events: ListenEvents = {},
   options: ListenOptions = {},
 ): Promise<PgSubscription> {
-  const heartbeatMs = options.heartbeatMs ?? 15_000
-  const heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 5_000
-  const connectTimeoutMs = options.connectTimeoutMs ?? 2_000
-  let stopped = false
-  let client: pg.Client | undefined
-  let connecting = false
-  let retryTimer: NodeJS.Timeout | undefined
-  let heartbeat: NodeJS.Timeout | undefined
-  let probing = false
-  let delay = MIN_DELAY_MS
+  const subscription = new Subscription(url, channel, handler, events, options)
+  await subscription.connect()
+  return subscription
+}
 
-  const connect = async (): Promise<void> => {
+/**
+ * The state of one subscription: at most one client, one connection attempt and one retry timer
+ * at a time, so that reconnecting never piles up clients or timers.
+ */
+class Subscription implements PgSubscription {
+  readonly #heartbeatMs: number
+  readonly #heartbeatTimeoutMs: number
+  readonly #connectTimeoutMs: number
+  #stopped = false
+  #client: pg.Client | undefined
+  #connecting = false
+  #retryTimer: NodeJS.Timeout | undefined
+  #heartbeat: NodeJS.Timeout | undefined
+  #probing = false
+  #delay = MIN_DELAY_MS
+
+  constructor(
+    private readonly url: string,
+    private readonly channel: string,
+    private readonly handler: NotificationHandler,
+    private readonly events: ListenEvents,
+    options: ListenOptions,
+  ) {
+    this.#heartbeatMs = options.heartbeatMs ?? 15_000
+    this.#heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 5_000
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? 2_000
+  }
+
+  async connect(): Promise<void> {
     const c = new pg.Client({
-      connectionString: url,
+      connectionString: this.url,
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
-      connectionTimeoutMillis: connectTimeoutMs,
+      connectionTimeoutMillis: this.#connectTimeoutMs,
     })
     c.on('notification', (msg) => {
-      if (msg.channel === channel) handler(msg.payload ?? '')
+      if (msg.channel === this.channel) this.handler(msg.payload ?? '')
     })
-    c.on('error', (err) => dropped(c, err))
-    c.on('end', () => dropped(c))
+    c.on('error', (err) => this.#dropped(c, err))
+    c.on('end', () => this.#dropped(c))
     try {
       await c.connect()
-      await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
+      await c.query(`LISTEN ${pg.escapeIdentifier(this.channel)}`)
     } catch (err) {
       c.end().catch(() => {})
       throw err
     }
-    if (stopped) {
+    if (this.#stopped) {
       await c.end().catch(() => {})
       return
     }
-    client = c
-    delay = MIN_DELAY_MS
-    heartbeat = setInterval(() => probe(c), heartbeatMs)
-    heartbeat.unref()
-    events.onConnected?.()
+    this.#client = c
+    this.#delay = MIN_DELAY_MS
+    this.#heartbeat = setInterval(() => this.#probe(c), this.#heartbeatMs)
+    this.#heartbeat.unref()
+    this.events.onConnected?.()
   }
 
   // At most one probe in flight: a stuck connection must not collect one query per interval.
-  const probe = (c: pg.Client) => {
-    if (probing) return
-    probing = true
+  #probe(c: pg.Client): void {
+    if (this.#probing) return
+    this.#probing = true
     const timeout = setTimeout(
-      () => dropped(c, new Error(`LISTEN connection unresponsive for ${heartbeatTimeoutMs} ms`)),
-      heartbeatTimeoutMs,
+      () => this.#dropped(c, new Error(`LISTEN connection unresponsive for ${this.#heartbeatTimeoutMs} ms`)),
+      this.#heartbeatTimeoutMs,
     )
     timeout.unref()
-    c.query('select 1').then(
-      () => {
-        probing = false
-        clearTimeout(timeout)
-      },
-      (err: Error) => {
-        probing = false
-        clearTimeout(timeout)
-        dropped(c, err)
-      },
-    )
+    const settle = (err?: Error) => {
+      this.#probing = false
+      clearTimeout(timeout)
+      if (err) this.#dropped(c, err)
+    }
+    c.query('select 1').then(() => settle(), settle)
   }
 
-  const dropped = (c: pg.Client, err?: Error) => {
-    if (client !== c || stopped) return
-    client = undefined
-    if (heartbeat) clearInterval(heartbeat)
-    heartbeat = undefined
-    events.onDisconnected?.(err)
+  #dropped(c: pg.Client, err?: Error): void {
+    if (this.#client !== c || this.#stopped) return
+    this.#client = undefined
+    if (this.#heartbeat) clearInterval(this.#heartbeat)
+    this.#heartbeat = undefined
+    this.events.onDisconnected?.(err)
     c.end().catch(() => {})
-    scheduleRetry()
+    this.#scheduleRetry()
   }
 
-  // One attempt at a time, one timer at most: reconnecting never piles up clients or timers.
-  const attempt = () => {
-    if (stopped || connecting || client) return
-    if (retryTimer) clearTimeout(retryTimer)
-    retryTimer = undefined
-    connecting = true
-    connect().then(
+  reconnectNow(): void {
+    if (this.#stopped || this.#connecting || this.#client) return
+    if (this.#retryTimer) clearTimeout(this.#retryTimer)
+    this.#retryTimer = undefined
+    this.#connecting = true
+    this.connect().then(
       () => {
-        connecting = false
+        this.#connecting = false
       },
       () => {
-        connecting = false
-        delay = Math.min(delay * 2, MAX_DELAY_MS)
-        scheduleRetry()
+        this.#connecting = false
+        this.#delay = Math.min(this.#delay * 2, MAX_DELAY_MS)
+        this.#scheduleRetry()
       },
     )
   }
 
-  const scheduleRetry = () => {
-    if (stopped || retryTimer || connecting) return
-    retryTimer = setTimeout(() => {
-      retryTimer = undefined
-      attempt()
-    }, delay)
-    retryTimer.unref()
+  #scheduleRetry(): void {
+    if (this.#stopped || this.#retryTimer || this.#connecting) return
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined
+      this.reconnectNow()
+    }, this.#delay)
+    this.#retryTimer.unref()
   }
 
-  await connect()
-  return {
-    reconnectNow: attempt,
-    async stop() {
-      stopped = true
-      if (retryTimer) clearTimeout(retryTimer)
-      if (heartbeat) clearInterval(heartbeat)
-      const c = client
-      client = undefined
-      await c?.end().catch(() => {})
-    },
+  async stop(): Promise<void> {
+    this.#stopped = true
+    if (this.#retryTimer) clearTimeout(this.#retryTimer)
+    if (this.#heartbeat) clearInterval(this.#heartbeat)
+    const c = this.#client
+    this.#client = undefined
+    await c?.end().catch(() => {})
   }
 }
 

@@ -68,73 +68,85 @@ export class EventStreamParser {
 
 /** Follows the stream until `stop` is called. */
 export function followRevocationStream(options: StreamOptions): { stop(): Promise<void> } {
-  let stopped = false
-  let controller: AbortController | undefined
-  let retryTimer: NodeJS.Timeout | undefined
-  let delay = MIN_DELAY_MS
-  let running: Promise<void> = Promise.resolve()
+  const follower = new StreamFollower(options)
+  follower.loop()
+  return { stop: () => follower.stop() }
+}
 
-  const connectOnce = async (): Promise<void> => {
-    controller = new AbortController()
-    const abort = controller
+/** One connection at a time, one retry timer at most; the delay doubles up to its cap. */
+class StreamFollower {
+  #stopped = false
+  #controller: AbortController | undefined
+  #retryTimer: NodeJS.Timeout | undefined
+  #delay = MIN_DELAY_MS
+  #running: Promise<void> = Promise.resolve()
+
+  constructor(private readonly options: StreamOptions) {}
+
+  loop(): void {
+    if (this.#stopped) return
+    this.#running = this.#connectOnce().then(() => {
+      if (this.#stopped) return
+      this.#retryTimer = setTimeout(() => this.loop(), this.#delay)
+      this.#retryTimer.unref()
+      if (this.#delay < MAX_DELAY_MS) this.#delay = Math.min(this.#delay * 2, MAX_DELAY_MS)
+    })
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true
+    if (this.#retryTimer) clearTimeout(this.#retryTimer)
+    this.#controller?.abort()
+    await this.#running
+  }
+
+  /** One connection, until it fails, ends or goes idle; never throws. */
+  async #connectOnce(): Promise<void> {
+    const abort = (this.#controller = new AbortController())
     let idle: NodeJS.Timeout | undefined
     const armIdle = () => {
       if (idle) clearTimeout(idle)
-      idle = setTimeout(() => abort.abort(new Error('revocation stream idle')), options.idleTimeoutMs)
+      idle = setTimeout(() => abort.abort(new Error('revocation stream idle')), this.options.idleTimeoutMs)
       idle.unref()
     }
-    let connected = false
     try {
       armIdle()
-      const res = await fetch(options.url, {
-        headers: { authorization: options.authorization, accept: 'text/event-stream' },
-        signal: abort.signal,
-      })
-      if (res.status !== 200 || !res.body) {
-        await res.body?.cancel().catch(() => {})
-        const err = new Error(`revocation stream answered ${res.status}`)
-        if (res.status === 401 || res.status === 403) delay = REFUSED_DELAY_MS
-        throw err
-      }
-      const parser = new EventStreamParser((event) => {
-        if (event.event === 'ready') {
-          connected = true
-          delay = MIN_DELAY_MS
-          options.onConnected()
-        } else if (connected) {
-          options.onEvent(event)
-        }
-      })
-      const decoder = new TextDecoder()
-      for await (const chunk of res.body) {
-        armIdle()
-        parser.push(decoder.decode(chunk as Uint8Array, { stream: true }))
-      }
-      throw new Error('revocation stream ended')
+      await this.#read(await this.#open(abort.signal), armIdle)
     } catch (err) {
-      if (!stopped) options.onDisconnected(err instanceof Error ? err : new Error(String(err)))
+      if (!this.#stopped) this.options.onDisconnected(err instanceof Error ? err : new Error(String(err)))
     } finally {
       if (idle) clearTimeout(idle)
     }
   }
 
-  const loop = () => {
-    if (stopped) return
-    running = connectOnce().then(() => {
-      if (stopped) return
-      retryTimer = setTimeout(loop, delay)
-      retryTimer.unref()
-      if (delay < MAX_DELAY_MS) delay = Math.min(delay * 2, MAX_DELAY_MS)
+  async #open(signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+    const res = await fetch(this.options.url, {
+      headers: { authorization: this.options.authorization, accept: 'text/event-stream' },
+      signal,
     })
+    if (res.status === 200 && res.body) return res.body
+    await res.body?.cancel().catch(() => {})
+    if (res.status === 401 || res.status === 403) this.#delay = REFUSED_DELAY_MS
+    throw new Error(`revocation stream answered ${res.status}`)
   }
-  loop()
 
-  return {
-    async stop() {
-      stopped = true
-      if (retryTimer) clearTimeout(retryTimer)
-      controller?.abort()
-      await running
-    },
+  /** Events after the server's `ready`; throws when the stream ends. */
+  async #read(body: ReadableStream<Uint8Array>, armIdle: () => void): Promise<never> {
+    let connected = false
+    const parser = new EventStreamParser((event) => {
+      if (event.event === 'ready') {
+        connected = true
+        this.#delay = MIN_DELAY_MS
+        this.options.onConnected()
+      } else if (connected) {
+        this.options.onEvent(event)
+      }
+    })
+    const decoder = new TextDecoder()
+    for await (const chunk of body as AsyncIterable<Uint8Array>) {
+      armIdle()
+      parser.push(decoder.decode(chunk, { stream: true }))
+    }
+    throw new Error('revocation stream ended')
   }
 }
