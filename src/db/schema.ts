@@ -1,3 +1,4 @@
+import type { LIVE_TOKEN_VIEW } from '@gatehouse/verifier/shared'
 import type { ColumnType, Generated, Selectable } from 'kysely'
 
 type Timestamp = ColumnType<Date, Date, Date>
@@ -114,6 +115,24 @@ export interface AccessTokensTable {
   authorization_code_id: string | null
   created_at: Timestamp
   revoked_at: Timestamp | null
+}
+
+/** A column of a view: read, never written. */
+type ViewColumn<T> = ColumnType<T, never, never>
+
+/**
+ * The live tokens (migrations/0017_live_token_view.ts): the one definition of a valid token,
+ * read by the server and by every database-mode verifier. Its columns never change
+ * (docs/decisions/017-live-token-view.md).
+ */
+export interface LiveTokensView {
+  token_hash: ViewColumn<string>
+  user_id: ViewColumn<string>
+  application_id: ViewColumn<string>
+  scopes: ViewColumn<string[]>
+  created_at: ViewColumn<Date>
+  client_id: ViewColumn<string>
+  email: ViewColumn<string>
 }
 
 export interface PendingAuthorizationsTable {
@@ -257,6 +276,7 @@ export interface Database {
   grants: GrantsTable
   authorization_codes: AuthorizationCodesTable
   access_tokens: AccessTokensTable
+  [LIVE_TOKEN_VIEW]: LiveTokensView
   pending_authorizations: PendingAuthorizationsTable
   pushed_authorization_requests: PushedAuthorizationRequestsTable
   rate_limits: RateLimitsTable

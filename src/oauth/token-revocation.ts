@@ -1,6 +1,6 @@
 import { sha256Hex } from '../lib/crypto.js'
 import { isWellFormedAccessToken } from '@gatehouse/verifier/shared'
-import { findAccessTokenByHash } from '../repositories/access-tokens.js'
+import { findLiveTokenApplication } from '../repositories/access-tokens.js'
 import { revoke } from '../revocation/revoke.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
 import { UnauthorizedClientError } from './errors.js'
@@ -27,8 +27,8 @@ export async function revokeForClient(ctx: ClientEndpointContext, params: Params
   )
   if (revoked > 0) return
   const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
-  const row = await findAccessTokenByHash(ctx.db, tokenHash)
-  if (row && row.revoked_at === null && row.application_id !== application.id) {
+  const owner = await findLiveTokenApplication(ctx.db, tokenHash)
+  if (owner !== undefined && owner !== application.id) {
     // RFC 7009 2.1: the request is refused and the token stays active.
     throw new UnauthorizedClientError('This token was not issued to this client')
   }

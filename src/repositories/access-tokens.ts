@@ -1,3 +1,4 @@
+import { LIVE_TOKEN_VIEW } from '@gatehouse/verifier/shared'
 import { CompiledQuery, sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import { PLANNED_EACH_TIME } from '../db/prepared-pool.js'
@@ -27,9 +28,13 @@ export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<Acces
     .executeTakeFirstOrThrow()
 }
 
-/** By digest, the table's key (access_tokens_token_hash_key). */
-export function findAccessTokenByHash(db: Db, tokenHash: string): Promise<AccessToken | undefined> {
-  return db.selectFrom('access_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst()
+/**
+ * The application of a live token, by digest; undefined for an unknown or dead one. Live as the
+ * view that defines it says, for the server as for every verifier (docs/decisions/017-live-token-view.md).
+ */
+export async function findLiveTokenApplication(db: Db, tokenHash: string): Promise<string | undefined> {
+  const row = await db.selectFrom(LIVE_TOKEN_VIEW).select('application_id').where('token_hash', '=', tokenHash).executeTakeFirst()
+  return row?.application_id
 }
 
 /** Marks the live tokens exchanged for the code revoked; their digests (access_tokens_authorization_code_id_idx). */

@@ -68,3 +68,34 @@ it('0015 drops the uuid of access_tokens and keys its rows by the digest, keeps 
     select count(*)::int as n from access_tokens where token_hash = ${tokenHash} and id is not null`.execute(db)
   expect(restored.rows).toEqual([{ n: 1 }])
 })
+
+/** Whether the view of live tokens exists, and which digests it holds. */
+async function liveTokenView(db: Db): Promise<string[] | undefined> {
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_views where viewname = 'gatehouse_live_tokens_v1'`.execute(db)
+  if (rows[0]!.n === 0) return undefined
+  const live = await sql<{ token_hash: string }>`select token_hash from gatehouse_live_tokens_v1 order by token_hash`.execute(db)
+  return live.rows.map((r) => r.token_hash)
+}
+
+// docs/decisions/017-live-token-view.md: the one definition of a live token, over rows already there.
+it('0017 makes the view of live tokens over the tokens already issued, and its down drops it', async () => {
+  const db = t.handle.db
+  await migrateTo(db, '0016_totp_failed_codes')
+  expect(await liveTokenView(db)).toBeUndefined()
+  const user = await createUser(db)
+  const application = await createApplication(db)
+  const [live, revoked] = ['b'.repeat(64), 'c'.repeat(64)]
+  await sql`insert into access_tokens (token_hash, application_id, user_id, scopes, created_at, revoked_at)
+            values (${live}, ${application.id}::uuid, ${user.id}::uuid, array['read'], now(), null),
+                   (${revoked}, ${application.id}::uuid, ${user.id}::uuid, array['read'], now(), now())`.execute(db)
+
+  await migrateToLatest(db)
+  const holds = await liveTokenView(db)
+  expect(holds).toContain(live)
+  expect(holds).not.toContain(revoked)
+
+  await migrateTo(db, '0016_totp_failed_codes')
+  expect(await liveTokenView(db)).toBeUndefined()
+  await migrateToLatest(db)
+  expect(await liveTokenView(db)).toContain(live)
+})

@@ -21,15 +21,22 @@ export interface VerifierDatabase {
 export type DatabaseOption = string | VerifierDatabase
 
 /**
- * A live token with its application's client_id and its user's email: one SELECT by the unique
- * digest index, joins by primary key. The one definition of "a valid token" in SQL, used by
- * Gatehouse's own introspection and token info as well as by database-mode verifiers.
+ * The database view whose rows are the live tokens, with their application's client_id and their
+ * user's email: the one definition of "a valid token", created by Gatehouse's migration 0017 and
+ * read by Gatehouse's own introspection, token info and RFC 7009 check as well as by every
+ * database-mode verifier. Its columns never change; Gatehouse may change which rows it holds
+ * (expiry, say), and a verifier deployed earlier follows without an upgrade. Another shape would
+ * be a `_v2` view beside it (Gatehouse's docs/decisions/017-live-token-view.md).
  */
-export const LIVE_TOKEN_SQL = `select t.user_id, t.application_id, t.scopes, t.created_at, a.client_id, u.email
-from access_tokens t
-join applications a on a.id = t.application_id
-join users u on u.id = t.user_id
-where t.token_hash = $1 and t.revoked_at is null`
+export const LIVE_TOKEN_VIEW = 'gatehouse_live_tokens_v1'
+
+/**
+ * One SELECT by the unique digest index; PostgreSQL inlines the view, so its joins are by
+ * primary key, as if written out here.
+ */
+export const LIVE_TOKEN_SQL = `select user_id, application_id, scopes, created_at, client_id, email
+from ${LIVE_TOKEN_VIEW}
+where token_hash = $1`
 
 interface LiveTokenRow {
   user_id: string

@@ -1,6 +1,6 @@
 /*
  * `@gatehouse/verifier/shared`: what Gatehouse itself and its verifiers must agree on (the token
- * format, revocation notices, the scope rule, the live-token query) and the cache both use.
+ * format, revocation notices, the scope rule, the live-token view and query) and the cache both use.
  * Gatehouse's server imports these from here; the verifier imports nothing of the server.
  * Not a stable API for resource APIs: use the package's main entry.
  */
@@ -16,7 +16,7 @@ export {
 export { scopeSatisfies } from './scope.js'
 export { TtlLru } from './ttl-lru.js'
 export { DEFAULT_NEGATIVE_TTL_MS, MAX_TTL_MS, TokenCache, type TokenCacheOptions } from './token-cache.js'
-export { LIVE_TOKEN_SQL, type VerifierDatabase, lookUpInDatabase, toVerifiedToken } from './database-source.js'
+export { LIVE_TOKEN_SQL, LIVE_TOKEN_VIEW, type VerifierDatabase, lookUpInDatabase, toVerifiedToken } from './database-source.js'
 export {
   type ListenEvents,
   type ListenOptions,
