@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { TWO_FACTOR_POLICIES } from './accounts/two-factor-policy.js'
+import { TWO_FACTOR_POLICIES } from './accounts/second-factor/policy.js'
 import { bool, nonNegativeInt, port, positiveInt, postgresUrl, trustProxy } from './config-values.js'
 
 /*

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import type { AccountLimits } from './accounts/context.js'
-import type { TwoFactorPolicy } from './accounts/two-factor-policy.js'
+import type { TwoFactorPolicy } from './accounts/second-factor/policy.js'
 import type { PoolSettings } from './db/connect.js'
 import type { MailSettings } from './mail/mailer.js'
 import type { StreamLimits } from './revocation/stream-feed.js'
@@ -32,7 +32,7 @@ export interface Config {
    * sensitive actions (REAUTH_WINDOW_MINUTES; docs/decisions/012-reauthentication-and-policy.md).
    */
   readonly reauthWindowMs: number
-  /** Who must have a second factor before using what (REQUIRE_TWO_FACTOR; src/accounts/two-factor-policy.ts). */
+  /** Who must have a second factor before using what (REQUIRE_TWO_FACTOR; src/accounts/second-factor/policy.ts). */
   readonly requireTwoFactor: TwoFactorPolicy
   readonly logLevel: string
   /** Passed to Fastify's trustProxy; never `true` (see TRUST_PROXY in src/config-schema.ts). */
@@ -43,7 +43,7 @@ export interface Config {
   /** How long an ID Token is valid, and a retired signing key stays published (ID_TOKEN_TTL, seconds). */
   readonly idTokenTtlMs: number
   readonly tokenCacheMaxEntries: number
-  /** Sessions' users cached per process for remembered consent (src/accounts/session-cache.ts); 0: none. */
+  /** Sessions' users cached per process for remembered consent (src/accounts/sessions/session-cache.ts); 0: none. */
   readonly sessionCacheMaxEntries: number
   /** Log-in throttling and the sign-up limit (README "Limits and quotas"). */
   readonly limits: AccountLimits

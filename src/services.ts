@@ -11,13 +11,13 @@ import type { DatabaseHandle } from './db/connect.js'
 import { type Clock, systemClock } from './lib/clock.js'
 import { Janitor } from './limits/janitor.js'
 import { type Mailer, createMailer } from './mail/mailer.js'
-import { ApplicationCache } from './oauth/application-cache.js'
-import { SessionCache } from './accounts/session-cache.js'
+import { ApplicationCache } from './oauth/clients/application-cache.js'
+import { SessionCache } from './accounts/sessions/session-cache.js'
 import { type OAuthDeps, type OAuthUseCases, type ResourceUseCases, oauthUseCases, resourceUseCases } from './oauth/use-cases.js'
-import { ClientAuthCache } from './oauth/client-auth-cache.js'
-import { type ServerTokenCache, createServerTokenCache } from './oauth/token-validity.js'
-import { type IdentityUseCases, identityUseCases } from './oauth/identity.js'
-import { SigningKeys } from './oauth/signing-keys.js'
+import { ClientAuthCache } from './oauth/token/client-auth-cache.js'
+import { type ServerTokenCache, createServerTokenCache } from './oauth/token/token-validity.js'
+import { type IdentityUseCases, identityUseCases } from './oauth/identity/identity.js'
+import { SigningKeys } from './oauth/identity/signing-keys.js'
 import { RevocationBus } from './revocation/bus.js'
 import { RevocationFeed } from './revocation/stream-feed.js'
 import { TokenQuota } from './revocation/token-quota.js'
@@ -56,23 +56,23 @@ export {
  * address as the audit log keeps it and as the per-address limits count it.
  */
 export { requestParams, singleParams } from './oauth/params.js'
-export { SCOPES, SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from './oauth/scope.js'
+export { SCOPES, SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from './oauth/grants/scope.js'
 /** The JWKS's Cache-Control max-age (docs/decisions/014-signing-keys.md). */
-export { JWKS_MAX_AGE_SECONDS } from './oauth/signing-keys.js'
-export { unicodeHostOf } from './oauth/redirect-uri-registration.js'
-export { type ClientResponse, describeRedirectTarget, responseLocation } from './oauth/redirect-uri.js'
+export { JWKS_MAX_AGE_SECONDS } from './oauth/identity/signing-keys.js'
+export { unicodeHostOf } from './oauth/clients/redirect-uri-registration.js'
+export { type ClientResponse, describeRedirectTarget, responseLocation } from './oauth/clients/redirect-uri.js'
 export { clientAddressForAudit, clientAddressKey } from './limits/client-address.js'
 /** How long the log-in's device cookie lives (README "Limits and quotas"). */
-export { DEVICE_COOKIE_MAX_AGE_SECONDS } from './accounts/device-cookies.js'
-export { MAX_PASSKEYS_PER_USER } from './accounts/passkeys.js'
+export { DEVICE_COOKIE_MAX_AGE_SECONDS } from './accounts/login/device-cookies.js'
+export { MAX_PASSKEYS_PER_USER } from './accounts/second-factor/passkeys.js'
 /** How long the pending log-in's cookie lives: as long as the pending log-in (README "Two-factor authentication"). */
-export { PENDING_LOGIN_MAX_AGE_SECONDS } from './accounts/pending-login.js'
+export { PENDING_LOGIN_MAX_AGE_SECONDS } from './accounts/second-factor/pending-login.js'
 export { AUDIT_EVENTS, describeAuditEvent, isAuditEventName } from './audit/audit-log.js'
 /* The forms' parsers: what a submitted field or form becomes before a use case sees it. */
-export { emailField, fieldText, newPasswordField, parseCredentials, parseField } from './accounts/credentials.js'
-export { applicationFormValues, newApplicationFormValues, parseApplicationForm } from './console/application-form.js'
-/** REQUIRE_TWO_FACTOR's decision, which the page hook applies (src/http/two-factor-gate.ts). */
-export { enrolmentDemand, usedSecondFactor } from './accounts/two-factor-policy.js'
+export { emailField, fieldText, newPasswordField, parseCredentials, parseField } from './accounts/login/credentials.js'
+export { applicationFormValues, newApplicationFormValues, parseApplicationForm } from './applications/application-form.js'
+/** REQUIRE_TWO_FACTOR's decision, which the page hook applies (src/http/second-factor-gate.ts). */
+export { enrolmentDemand, usedSecondFactor } from './accounts/second-factor/policy.js'
 /** Rows per page of the operator's user and application searches. */
 export { PAGE_SIZE as OPERATOR_PAGE_SIZE } from './operator/moderation.js'
 
@@ -99,7 +99,7 @@ export interface Services {
   readonly oauth: OAuthUseCases
   /** Introspection, token info and the revocation stream's subscribers (src/oauth/use-cases.ts). */
   readonly resource: ResourceUseCases
-  /** OpenID Connect: the signing keys, JWKS, discovery and UserInfo (src/oauth/identity.ts). */
+  /** OpenID Connect: the signing keys, JWKS, discovery and UserInfo (src/oauth/identity/identity.ts). */
   readonly identity: IdentityUseCases
   /** What the HTTP edge itself reads: cookie settings, page security, timeouts, the service's name. */
   readonly config: Config
@@ -180,7 +180,7 @@ function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'c
   }
 }
 
-/** The caches: tokens, clients and applications hear every revocation through the bus; sessions need not (src/accounts/session-cache.ts). */
+/** The caches: tokens, clients and applications hear every revocation through the bus; sessions need not (src/accounts/sessions/session-cache.ts). */
 function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
   const { db } = database
   return {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { SessionUser } from '../accounts/sessions.js'
+import type { SessionUser } from '../accounts/sessions/sessions.js'
 import { type Services, enrolmentDemand } from '../services.js'
 import { clearCookie, cookieNames, cookieValue, setCookie } from './cookies.js'
 
@@ -14,7 +14,7 @@ declare module 'fastify' {
 
 /**
  * Loads the session user for every request of this context (pages, never the token API). GET
- * /oauth/authorize takes this process's cached read when there is one (src/accounts/session-cache.ts),
+ * /oauth/authorize takes this process's cached read when there is one (src/accounts/sessions/session-cache.ts),
  * unless the two-factor policy would stop that user here: the route acts on a cached user only
  * through the statement that re-checks the session, and otherwise reads it again (rereadSession).
  */

@@ -59,7 +59,7 @@ it('no route outside the pages runs a hook of theirs, and every page runs all of
   for (const [route, hooks] of pages) expect({ route, onRequest: hooks.onRequest }).toEqual({ route, onRequest: PAGES })
 })
 
-describe('REQUIRE_TWO_FACTOR: each page route runs the gate of its own area first (src/http/two-factor-gate.ts)', () => {
+describe('REQUIRE_TWO_FACTOR: each page route runs the gate of its own area first (src/http/second-factor-gate.ts)', () => {
   /** The pages never gated (README "Who must enrol"), by pattern prefix: kept by hand, apart from the gate's own list. */
   const OPEN = ['/logout', '/oauth/logout', '/account/delete', '/login', '/signup', '/forgot-password', '/reset-password']
   OPEN.push('/verify-email', '/confirm-email', '/cancel-email-change', '/account/two-factor', '/account/passkeys', '/reauth')

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { ThrottleKind } from '../../../accounts/login.js'
+import type { ThrottleKind } from '../../../accounts/login/login.js'
 import { hasControlCharacter } from '../../../lib/text.js'
 import { type Services, clientAddressKey, parseCredentials } from '../../../services.js'
 import { actorOf } from '../../audit.js'
@@ -130,7 +130,7 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
 }
 
 /**
- * The pending log-in's cookie (src/accounts/pending-login.ts), for the five minutes the pending
+ * The pending log-in's cookie (src/accounts/second-factor/pending-login.ts), for the five minutes the pending
  * log-in lives (src/http/cookies.ts); cleared by the second step's end.
  */
 function setPendingLogInCookie(reply: FastifyReply, deps: Services, pendingId: string): void {

@@ -15,7 +15,7 @@ const DEFAULT_NEXT = '/applications'
  * the sensitive actions are open to this session for REAUTH_WINDOW_MINUTES
  * (src/http/recent-auth.ts). `next` is where the refused page or form came from; only a local
  * path (safeNextPath) is followed. A current code of the account's authenticator app is the
- * second way to confirm (src/accounts/confirm-session.ts).
+ * second way to confirm (src/accounts/sessions/confirm-session.ts).
  */
 export default async function reauthRoutes(app: FastifyInstance, deps: Services) {
   const page = async (request: FastifyRequest, reply: FastifyReply, view: { next: string; error?: string }, status = 200) =>

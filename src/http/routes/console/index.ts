@@ -15,7 +15,7 @@ import applicationsRoutes from './applications.js'
  */
 export default async function consoleRoutes(app: FastifyInstance, deps: Services) {
   await addRoutes(
-    // Registering and managing applications: the two-factor policy's `applications` area (src/http/two-factor-gate.ts).
+    // Registering and managing applications: the two-factor policy's `applications` area (src/http/second-factor-gate.ts).
     routeScope(app, { preHandler: [requireUser], config: { twoFactorArea: 'applications' } }),
     deps,
     applicationsRoutes,

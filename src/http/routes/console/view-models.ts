@@ -1,4 +1,4 @@
-import type { ApplicationFormErrors, ApplicationFormValues } from '../../../console/application-form.js'
+import type { ApplicationFormErrors, ApplicationFormValues } from '../../../applications/application-form.js'
 import type { Application } from '../../../db/schema.js'
 import { SCOPES, SCOPE_DESCRIPTIONS, unicodeHostOf } from '../../../services.js'
 
