@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import type { AccountLimits } from './accounts/context.js'
-import type { TwoFactorPolicy } from './accounts/second-factor/policy.js'
+import type { SecondFactorPolicy } from './accounts/second-factor/policy.js'
 import type { PoolSettings } from './db/connect.js'
 import type { MailSettings } from './mail/mailer.js'
 import type { StreamLimits } from './revocation/stream-feed.js'
@@ -33,7 +33,7 @@ export interface Config {
    */
   readonly reauthWindowMs: number
   /** Who must have a second factor before using what (REQUIRE_TWO_FACTOR; src/accounts/second-factor/policy.ts). */
-  readonly requireTwoFactor: TwoFactorPolicy
+  readonly requireSecondFactor: SecondFactorPolicy
   readonly logLevel: string
   /** Passed to Fastify's trustProxy; never `true` (see TRUST_PROXY in src/config-schema.ts). */
   readonly trustProxy: TrustProxy
@@ -175,7 +175,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     cookieSecure: e.COOKIE_SECURE ?? publicUrl.startsWith('https:'),
     sessionTtlMs: e.SESSION_TTL_HOURS * 3600_000,
     reauthWindowMs: e.REAUTH_WINDOW_MINUTES * 60_000,
-    requireTwoFactor: e.REQUIRE_TWO_FACTOR,
+    requireSecondFactor: e.REQUIRE_TWO_FACTOR,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY ?? false,
     metricsToken: e.METRICS_TOKEN,

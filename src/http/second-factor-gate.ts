@@ -15,8 +15,8 @@ import { safeNextPath } from './session.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The two-factor policy's area of the route, set by its route scope (src/http/second-factor-gate.ts). */
-    twoFactorArea?: PolicyArea
+    /** The second-factor policy's area of the route, set by its route scope (src/http/second-factor-gate.ts). */
+    secondFactorArea?: PolicyArea
   }
 }
 
@@ -48,8 +48,8 @@ const under = (path: string, prefix: string) => path === prefix || path.startsWi
  * The area of a page route, from what it was added with: its scope's config, else 'exempt' for
  * the patterns above, else 'console' (every other page, so that a new page is gated by default).
  */
-export function policyAreaOfRoute(route: { url: string; config?: { twoFactorArea?: PolicyArea } }): PolicyArea {
-  const declared = route.config?.twoFactorArea
+export function policyAreaOfRoute(route: { url: string; config?: { secondFactorArea?: PolicyArea } }): PolicyArea {
+  const declared = route.config?.secondFactorArea
   if (declared !== undefined) return declared
   return EXEMPT.some((prefix) => under(route.url, prefix)) ? 'exempt' : 'console'
 }
@@ -80,23 +80,23 @@ function silentPrompt(query: unknown): boolean {
  * is resolved before, in onRequest: registerSession); the exempt routes get none. One named
  * function per area, so the route tree says which each route runs (test/integration/route-hooks.test.ts).
  */
-export function registerTwoFactorPolicy(app: FastifyInstance, deps: Pick<Services, 'config'>): void {
-  if (deps.config.requireTwoFactor === 'none') return
+export function registerSecondFactorPolicy(app: FastifyInstance, deps: Pick<Services, 'config'>): void {
+  if (deps.config.requireSecondFactor === 'none') return
   const gates: Record<Exclude<PolicyArea, 'exempt'>, preHandlerAsyncHookHandler> = {
-    admin: async function twoFactorAdmin(request, reply) {
+    admin: async function secondFactorAdmin(request, reply) {
       await enrolFirst(request, reply, deps, 'admin')
     },
-    applications: async function twoFactorApplications(request, reply) {
+    applications: async function secondFactorApplications(request, reply) {
       await enrolFirst(request, reply, deps, 'applications')
     },
-    authorize: async function twoFactorAuthorize(request, reply) {
+    authorize: async function secondFactorAuthorize(request, reply) {
       await enrolFirst(request, reply, deps, 'authorize')
     },
-    console: async function twoFactorConsole(request, reply) {
+    console: async function secondFactorConsole(request, reply) {
       await enrolFirst(request, reply, deps, 'console')
     },
   }
-  app.addHook('onRoute', function twoFactorArea(route) {
+  app.addHook('onRoute', function secondFactorArea(route) {
     const area = policyAreaOfRoute(route)
     if (area !== 'exempt') route.preHandler = [gates[area], ...[route.preHandler ?? []].flat()]
   })
@@ -113,7 +113,7 @@ export async function enrolFirst(
   deps: Pick<Services, 'config'>,
   area: PolicyArea,
 ): Promise<boolean> {
-  const policy = deps.config.requireTwoFactor
+  const policy = deps.config.requireSecondFactor
   // Most requests stop here: the authorize request's remembered consent is a hot path
   // (docs/decisions/007-one-statement-hot-paths.md).
   if (policy === 'none' || request.user === null || usedSecondFactor(request.user)) return false

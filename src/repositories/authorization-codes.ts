@@ -74,7 +74,7 @@ const SESSION_PARAMS = [0, 1, 2, 3].map((i) => `$${15 + CODE_FLOW_SETTINGS.lengt
 
 /**
  * The browser session a code is issued under, as the authorize request read it: its stored
- * digest, and the user's values the answer depends on (the two-factor policy's, and what the
+ * digest, and the user's values the answer depends on (the second-factor policy's, and what the
  * page shows). The statement issues only while the session is live with these values, so the
  * session may come from this process's cache (src/accounts/sessions/session-cache.ts).
  */

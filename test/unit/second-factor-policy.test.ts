@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { TWO_FACTOR_POLICIES, type PolicyArea, enrolmentDemand, usedSecondFactor } from '../../src/accounts/second-factor/policy.js'
+import { SECOND_FACTOR_POLICIES, type PolicyArea, enrolmentDemand, usedSecondFactor } from '../../src/accounts/second-factor/policy.js'
 import { policyAreaOfRoute } from '../../src/http/second-factor-gate.js'
 
 /* REQUIRE_TWO_FACTOR's one decision (README "Who must enrol") and the areas of the pages. */
@@ -11,7 +11,7 @@ const MFA = ['pwd', 'otp', 'mfa']
 
 describe('enrolmentDemand', () => {
   it('never stops a visitor without a session, a session that used the second factor, the exempt pages, or anyone under none', () => {
-    for (const policy of TWO_FACTOR_POLICIES) {
+    for (const policy of SECOND_FACTOR_POLICIES) {
       for (const area of AREAS) {
         expect(enrolmentDemand(policy, null, area)).toBeUndefined()
         expect(enrolmentDemand(policy, { is_operator: true, secondFactor: true, amr: MFA }, area)).toBeUndefined()
@@ -57,9 +57,9 @@ describe("a session that did not use the account's second factor", () => {
 
 describe('policyAreaOfRoute', () => {
   it('takes the area the route scope declares, whatever the pattern', () => {
-    expect(policyAreaOfRoute({ url: '/admin/users/:id', config: { twoFactorArea: 'admin' } })).toBe('admin')
-    expect(policyAreaOfRoute({ url: '/applications/:id', config: { twoFactorArea: 'applications' } })).toBe('applications')
-    expect(policyAreaOfRoute({ url: '/oauth/authorize', config: { twoFactorArea: 'authorize' } })).toBe('authorize')
+    expect(policyAreaOfRoute({ url: '/admin/users/:id', config: { secondFactorArea: 'admin' } })).toBe('admin')
+    expect(policyAreaOfRoute({ url: '/applications/:id', config: { secondFactorArea: 'applications' } })).toBe('applications')
+    expect(policyAreaOfRoute({ url: '/oauth/authorize', config: { secondFactorArea: 'authorize' } })).toBe('authorize')
   })
 
   // Without a declared area: the exempt pages by their registered patterns, every other page the console.

@@ -42,12 +42,12 @@ function openSecret(ctx: AccountContext, sealed: string | undefined): string | u
   }
 }
 
-export interface TwoFactorStatus {
+export interface SecondFactorStatus {
   readonly totp: boolean
   readonly recoveryCodesLeft: number
 }
 
-export async function twoFactorStatus(ctx: AccountContext, userId: string): Promise<TwoFactorStatus> {
+export async function secondFactorStatus(ctx: AccountContext, userId: string): Promise<SecondFactorStatus> {
   const [secret, left] = await Promise.all([findTotpSecret(ctx.db, userId), countRecoveryCodes(ctx.db, userId)])
   return { totp: secret !== undefined, recoveryCodesLeft: left }
 }

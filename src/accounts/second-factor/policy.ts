@@ -5,9 +5,9 @@
  */
 
 /** From the least to the most demanding; `operators` is the default. */
-export const TWO_FACTOR_POLICIES = ['none', 'operators', 'developers', 'all'] as const
+export const SECOND_FACTOR_POLICIES = ['none', 'operators', 'developers', 'all'] as const
 
-export type TwoFactorPolicy = (typeof TWO_FACTOR_POLICIES)[number]
+export type SecondFactorPolicy = (typeof SECOND_FACTOR_POLICIES)[number]
 
 /**
  * What a page request reaches, as the policy sees it: the admin pages; registering and managing
@@ -45,7 +45,7 @@ export function usedSecondFactor(user: PolicySubject): boolean {
  * themselves decide who may see them (the admin pages answer 404 to anyone but an operator, so
  * the policy speaks to operators only there and never advertises the pages).
  */
-export function enrolmentDemand(policy: TwoFactorPolicy, user: PolicySubject | null, area: PolicyArea): EnrolmentDemand | undefined {
+export function enrolmentDemand(policy: SecondFactorPolicy, user: PolicySubject | null, area: PolicyArea): EnrolmentDemand | undefined {
   if (user === null || usedSecondFactor(user) || area === 'exempt' || policy === 'none') return undefined
   if (area === 'admin') return user.is_operator ? 'operator' : undefined
   if (policy === 'all') return 'everyone'

@@ -28,7 +28,7 @@ import {
   shownEnrolment,
   startTotpEnrolment,
   turnOffTotp,
-  twoFactorStatus,
+  secondFactorStatus,
 } from './factors.js'
 import { markSecondFactorUsed } from '../sessions/sessions.js'
 
@@ -39,7 +39,7 @@ import { markSecondFactorUsed } from '../sessions/sessions.js'
  */
 
 export function secondFactorUseCases(ctx: AccountContext, audit: AuditLog) {
-  return { ...secondStepUseCases(ctx, audit), ...twoFactorUseCases(ctx, audit), ...passkeyUseCases(ctx, audit) }
+  return { ...secondStepUseCases(ctx, audit), ...appAndCodeUseCases(ctx, audit), ...passkeyUseCases(ctx, audit) }
 }
 
 /**
@@ -63,9 +63,9 @@ function secondStepUseCases(ctx: AccountContext, audit: AuditLog) {
 }
 
 /** The Two-factor authentication page (README "Two-factor authentication"): the authenticator app and recovery codes. */
-function twoFactorUseCases(ctx: AccountContext, audit: AuditLog) {
+function appAndCodeUseCases(ctx: AccountContext, audit: AuditLog) {
   return {
-    twoFactorStatus: (account: Pick<Account, 'userId'>) => twoFactorStatus(ctx, account.userId),
+    secondFactorStatus: (account: Pick<Account, 'userId'>) => secondFactorStatus(ctx, account.userId),
     startTotpEnrolment: (account: Account) => startTotpEnrolment(ctx, account.userId),
     /** The secret waiting for its confirming code, as the set-up page shows it. */
     shownTotpEnrolment: (account: Account) => shownEnrolment(ctx, account.userId),

@@ -104,9 +104,9 @@ describe('none', () => {
 
 describe('operators (the default)', () => {
   it('is the default', async () => {
-    expect(shared.config.requireTwoFactor).toBe('none') // buildTestApp's own default, for the other tests
+    expect(shared.config.requireSecondFactor).toBe('none') // buildTestApp's own default, for the other tests
     const { loadConfig } = await import('../../../src/config.js')
-    expect(loadConfig({}).requireTwoFactor).toBe('operators')
+    expect(loadConfig({}).requireSecondFactor).toBe('operators')
   })
 
   it('refuses /admin to an operator without a second factor, pages and actions alike, saying why', async () => {

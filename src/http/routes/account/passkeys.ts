@@ -52,7 +52,7 @@ interface PasskeysView {
 /** The passkeys page: the account's passkeys, and the form to add one where passkeys can work. */
 async function passkeysPage(request: FastifyRequest, reply: FastifyReply, deps: Services, view: PasskeysView) {
   const { accounts } = deps
-  const [passkeys, status] = await Promise.all([accounts.listPasskeys(accountOf(request)), accounts.twoFactorStatus(accountOf(request))])
+  const [passkeys, status] = await Promise.all([accounts.listPasskeys(accountOf(request)), accounts.secondFactorStatus(accountOf(request))])
   // Where passkeys cannot work the page says why (views/account/passkeys.eta) and runs no script.
   if (deps.passkeysAvailable) allowPasskeyScripts(reply, deps.config.publicUrl)
   const list = passkeys.map((p) => ({

@@ -30,7 +30,7 @@ export default async function reauthRoutes(app: FastifyInstance, deps: Services)
         error: view.error ?? null,
         windowMinutes: Math.round(deps.config.reauthWindowMs / 60_000),
         // A second way to confirm, for an account with an authenticator app.
-        totp: request.user ? (await deps.accounts.twoFactorStatus({ userId: request.user.id })).totp : false,
+        totp: request.user ? (await deps.accounts.secondFactorStatus({ userId: request.user.id })).totp : false,
       },
       status,
     )

@@ -30,7 +30,7 @@ export function clearPendingLogInCookie(reply: FastifyReply, deps: Services): vo
  * an account with a second factor, the browser holds a pending log-in (src/accounts/second-factor/pending-login.ts)
  * and comes here for a code of its authenticator app, or one of its recovery codes.
  */
-export default async function secondFactorRoutes(app: FastifyInstance, deps: Services) {
+export default async function secondFactorStepRoutes(app: FastifyInstance, deps: Services) {
   const pendingIdOf = (request: FastifyRequest) => cookieValue(request, deps, 'pendingLogin')
   const page = async (request: FastifyRequest, reply: FastifyReply, next: string | undefined, formError?: string, status = 200) => {
     const factors = (await deps.accounts.pendingLogInFactors(pendingIdOf(request))) ?? { totp: true, passkeys: 0, recoveryCodes: 1 }

@@ -42,11 +42,11 @@ interface StatusView {
   verification?: string
 }
 
-/** The two-factor page: what the account has, with the forms to change it. */
-async function twoFactorPage(request: FastifyRequest, reply: FastifyReply, deps: Services, view: StatusView, status = 200) {
+/** The second-factor page: what the account has, with the forms to change it. */
+async function secondFactorPage(request: FastifyRequest, reply: FastifyReply, deps: Services, view: StatusView, status = 200) {
   const data = {
     title: 'Two-factor authentication',
-    ...(await deps.accounts.twoFactorStatus(accountOf(request))),
+    ...(await deps.accounts.secondFactorStatus(accountOf(request))),
     notice: null,
     formError: null,
     form: null,
@@ -56,7 +56,7 @@ async function twoFactorPage(request: FastifyRequest, reply: FastifyReply, deps:
   return render(request, reply, 'account/two-factor.eta', data, status)
 }
 
-/** The two-factor page again with the refusal of its form `form` (turning the app off, new recovery codes). */
+/** The second-factor page again with the refusal of its form `form` (turning the app off, new recovery codes). */
 function refusedPage(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -65,7 +65,7 @@ function refusedPage(
   result: { kind: keyof typeof REFUSALS; retryAfterSeconds?: number },
 ) {
   if (result.kind === 'limited') reply.header('retry-after', String(result.retryAfterSeconds))
-  return twoFactorPage(request, reply, deps, { form, formError: REFUSALS[result.kind] }, result.kind === 'limited' ? 429 : 400)
+  return secondFactorPage(request, reply, deps, { form, formError: REFUSALS[result.kind] }, result.kind === 'limited' ? 429 : 400)
 }
 
 /** The recovery codes, shown once: at the app's confirmation (`enabled`) or when made anew. */
@@ -77,7 +77,7 @@ const codesPage = (request: FastifyRequest, reply: FastifyReply, recoveryCodes: 
  * app's set-up, its confirmation, turning it off, and recovery codes. Codes and secrets appear
  * only in the response that creates them (render() sends no-store).
  */
-export default async function twoFactorRoutes(pages: FastifyInstance, deps: Services) {
+export default async function secondFactorRoutes(pages: FastifyInstance, deps: Services) {
   const app = routeScope(pages, { preHandler: [requireUser] })
   const { accounts } = deps
   // Second-factor changes are sensitive actions ("sudo mode", README "Re-authentication"): the
@@ -86,7 +86,7 @@ export default async function twoFactorRoutes(pages: FastifyInstance, deps: Serv
   const guarded = { preHandler: [app.csrfProtection, recent] }
 
   const statusPage = (request: FastifyRequest, reply: FastifyReply, view: StatusView, status = 200) =>
-    twoFactorPage(request, reply, deps, view, status)
+    secondFactorPage(request, reply, deps, view, status)
 
   app.get<{ Querystring: Record<string, string | undefined> }>('/account/two-factor', { preHandler: recent }, async (request, reply) => {
     const notice = Object.keys(NOTICES).find((k) => request.query[k] === '1')

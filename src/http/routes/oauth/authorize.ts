@@ -122,7 +122,7 @@ export default async function authorizeRoutes(app: FastifyInstance, deps: Servic
   const answer = (request: FastifyRequest) => {
     const user = request.user
     // Only prompt=none gets this far while the policy asks to enrol (src/http/second-factor-gate.ts).
-    const mustEnrol = user !== null && enrolmentDemand(config.requireTwoFactor, user, 'authorize') !== undefined
+    const mustEnrol = user !== null && enrolmentDemand(config.requireSecondFactor, user, 'authorize') !== undefined
     return oauth.authorize(request.query, user && mustEnrol ? { ...user, mustEnrol } : user)
   }
 

@@ -16,8 +16,8 @@ import tokenRoutes from './token.js'
  * Register inside the page context, which provides the session, CSRF and HTML error pages.
  */
 export async function oauthPageRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  // The consent flow is the two-factor policy's `authorize` area (src/http/second-factor-gate.ts).
-  await addRoutes(routeScope(app, { config: { twoFactorArea: 'authorize' } }), deps, authorizeRoutes)
+  // The consent flow is the second-factor policy's `authorize` area (src/http/second-factor-gate.ts).
+  await addRoutes(routeScope(app, { config: { secondFactorArea: 'authorize' } }), deps, authorizeRoutes)
   await addRoutes(app, deps, authorizedApplicationsRoutes, logoutRoutes)
 }
 
