@@ -1,6 +1,7 @@
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { DEVICE_COOKIE_MAX_AGE_SECONDS, PENDING_LOGIN_MAX_AGE_SECONDS, type Services } from '../services.js'
+import { DEVICE_COOKIE_MAX_AGE_SECONDS, PENDING_LOGIN_MAX_AGE_SECONDS } from '../accounts/index.js'
+import type { Services } from '../services.js'
 
 /*
  * Every cookie Gatehouse sets, its name and its attributes, in this one module (README "Console"):

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
-import type { EnrolmentDemand, PolicyArea } from '../accounts/second-factor/policy.js'
-import { type Services, enrolmentDemand, usedSecondFactor } from '../services.js'
+import { type EnrolmentDemand, type PolicyArea, enrolmentDemand, usedSecondFactor } from '../accounts/index.js'
+import type { Services } from '../services.js'
 import { render } from './render.js'
 import { safeNextPath } from './session.js'
 

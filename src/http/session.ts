@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { SessionUser } from '../accounts/sessions/sessions.js'
-import { type Services, enrolmentDemand } from '../services.js'
+import { type SessionUser, enrolmentDemand } from '../accounts/index.js'
+import type { Services } from '../services.js'
 import { clearCookie, cookieNames, cookieValue, setCookie } from './cookies.js'
 
 export { SESSION_COOKIE } from './cookies.js'

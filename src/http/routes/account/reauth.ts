@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type Services, fieldText } from '../../../services.js'
+import type { Services } from '../../../services.js'
+import { fieldText } from '../../../accounts/index.js'
 import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { requireUser, safeNextPath, sessionIdOf } from '../../session.js'

@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type Services, clientAddressKey, fieldText } from '../../../services.js'
+import type { Services } from '../../../services.js'
+import { clientAddressKey } from '../../../limits/index.js'
+import { fieldText } from '../../../accounts/index.js'
 import { actorOf } from '../../audit.js'
 import { clearCookie, cookieValue } from '../../cookies.js'
 import { render } from '../../render.js'

@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { AuthorizeAnswer } from '../../../oauth/authorize/authorize.js'
 import {
+  type AuthorizeAnswer,
   type ClientResponse,
   SCOPE_DESCRIPTIONS,
-  type Services,
   describeRedirectTarget,
-  enrolmentDemand,
   responseLocation,
-} from '../../../services.js'
+} from '../../../oauth/index.js'
+import type { Services } from '../../../services.js'
+import { enrolmentDemand } from '../../../accounts/index.js'
 import { actorOf } from '../../audit.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { allowInlineScript } from '../../page-security.js'

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { InvalidRequestError, type Services } from '../../../services.js'
+import { InvalidRequestError } from '../../../oauth/index.js'
+import type { Services } from '../../../services.js'
 import authorizeRoutes from './authorize.js'
 import authorizedApplicationsRoutes from './authorized-applications.js'
 import { noStore, setOAuthJsonErrorHandler } from './json-errors.js'

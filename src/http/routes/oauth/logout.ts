@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { LogoutRequest } from '../../../oauth/logout/logout.js'
-import { type Services, describeRedirectTarget } from '../../../services.js'
+import { type LogoutRequest, describeRedirectTarget } from '../../../oauth/index.js'
+import type { Services } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { render } from '../../render.js'
