@@ -27,7 +27,7 @@ import type { Params } from './params.js'
 import { SCOPES } from './grants/scope.js'
 import { authorizeRequestMetadata } from './authorize/authorize-metadata.js'
 import { type PushContext, type PushedRequestResponse, pushAuthorizationRequest } from './authorize/pushed-requests.js'
-import { type TokenResponse, exchangeAuthorizationCode } from './token/token-exchange.js'
+import { TOKEN_GRANT_TYPES, type TokenResponse, exchangeAuthorizationCode } from './token/token-exchange.js'
 import { revokeForClient } from './token/token-revocation.js'
 import type { ServerTokenCache, ServerTokenEntry } from './token/token-validity.js'
 
@@ -108,7 +108,7 @@ function metadataOf(issuer: string, openid: boolean): Readonly<Record<string, un
     introspection_endpoint: `${issuer}/oauth/introspect`,
     // Without signing keys `openid` is refused as unknown (src/oauth/identity/identity.ts).
     scopes_supported: SCOPES.filter((s) => openid || s !== 'openid'),
-    grant_types_supported: ['authorization_code', 'implicit'],
+    grant_types_supported: [...TOKEN_GRANT_TYPES, 'implicit'],
     token_endpoint_auth_methods_supported: authMethods,
     revocation_endpoint_auth_methods_supported: authMethods,
     introspection_endpoint_auth_methods_supported: authMethods,

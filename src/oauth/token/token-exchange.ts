@@ -23,6 +23,12 @@ export interface TokenResponse {
 }
 
 /**
+ * The grant types POST /oauth/token answers (RFC 6749 4.1.3), as the RFC 8414 metadata lists them
+ * (src/oauth/use-cases.ts adds `implicit`, which GET /oauth/authorize answers).
+ */
+export const TOKEN_GRANT_TYPES = ['authorization_code'] as const
+
+/**
  * POST /oauth/token, grant_type=authorization_code (RFC 6749 4.1.3). The common case is one
  * SQL statement; only a failed exchange pays for the queries that explain the failure.
  */
