@@ -54,7 +54,7 @@ export type LogoutOutcome = { kind: 'ok'; request: LogoutRequest } | { kind: 're
 /** The parameters section 2 defines that Gatehouse reads; ui_locales and logout_hint are accepted and ignored. */
 const CARRIED = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state'] as const
 
-/** Bounds the Location header a state makes; an ID Token's length is bounded in id-token-hint.ts. */
+/** Bounds the Location header a state makes; an ID Token's length is bounded in src/oauth/identity/id-token-hint.ts. */
 export const LOGOUT_STATE_MAX_LENGTH = 2048
 
 const refused = (message: string): LogoutOutcome => ({ kind: 'refused', message })
