@@ -8,11 +8,11 @@ import loginRoutes from './login.js'
 import logoutRoutes from './logout.js'
 import passkeyRoutes from './passkeys.js'
 import reauthRoutes from './reauth.js'
-import secondFactorStepRoutes from './second-factor-step.js'
+import secondFactorStepRoutes from './second-factor.js'
 import securityLogRoutes from './security-log.js'
 import settingsRoutes from './settings.js'
 import signupRoutes from './signup.js'
-import secondFactorRoutes from './second-factor.js'
+import secondFactorRoutes from './second-factor-settings.js'
 
 export default async function accountRoutes(app: FastifyInstance, deps: Services) {
   app.get<{ Querystring: { account_deleted?: string } }>('/', async (request, reply) => {

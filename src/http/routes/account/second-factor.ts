@@ -1,165 +1,151 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions, preHandlerAsyncHookHandler } from 'fastify'
-import { type Account, fieldText } from '../../../accounts/index.js'
-import { qrCodeSvg } from '../../../lib/qr-code.js'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../../../services.js'
+import { clientAddressKey } from '../../../limits/index.js'
+import { fieldText } from '../../../accounts/index.js'
 import { actorOf } from '../../audit.js'
-import { routeScope } from '../plugin-contexts.js'
+import { clearCookie, cookieValue } from '../../cookies.js'
 import { render } from '../../render.js'
-import { requireRecentAuth } from '../../recent-auth.js'
-import { requireUser } from '../../session.js'
+import { allowPasskeyScripts } from '../../page-security.js'
+import { safeNextPath } from '../../session.js'
+import { passkeysOnly, refusalsAsJson, setChallengeCookie, takeChallengeCookie } from './passkeys.js'
+import { routeScope } from '../plugin-contexts.js'
+import { LOCKOUT_LOG, SUSPENDED, TOO_MANY, UNDER_ATTACK, allowFormRedirectToNext, startLoggedInSession } from './login.js'
 
-type FormBody = { Body: Record<string, unknown> }
+const WRONG_CODE = 'That code is not right. Type the current code of your authenticator app, or a recovery code.'
+/** SECOND_FACTOR_LOCK_AFTER wrong codes in a row (README "Two-factor authentication"): the app's codes wait for another factor. */
+const LOCKED =
+  'Too many wrong codes were typed for this account, so authenticator app codes are not accepted now. Use a recovery code or a passkey; that unlocks the app.'
 
-/** What the page says after a change or a refusal (fixed words: nothing from the query is echoed). */
-const NOTICES: Record<string, string> = {
-  totp_off: 'The authenticator app was turned off. Log-ins no longer ask for its code.',
-  enrolment_expired: 'The set-up was not confirmed within 10 minutes. Start again.',
+/** Back to the log-in page to start again: the pending log-in ended or never was. */
+function startAgain(reply: FastifyReply, deps: Services, next: string | undefined) {
+  clearPendingLogInCookie(reply, deps)
+  return reply.redirect(`/login?second_factor=expired${next ? `&next=${encodeURIComponent(next)}` : ''}`, 303)
 }
 
-const REFUSALS: Record<string, string> = {
-  'wrong-password': 'The password is not right.',
-  'wrong-code': 'The code is not right: type the current code of your authenticator app, or an unused recovery code.',
-  limited: 'Too many wrong passwords or codes. Wait a few minutes and try again.',
-  'not-enabled': 'Two-factor authentication is not set up.',
+/** Ends the pending log-in's cookie: its log-in finished, or it must start again (also for a passkey's second step). */
+export function clearPendingLogInCookie(reply: FastifyReply, deps: Services): void {
+  clearCookie(reply, deps, 'pendingLogin')
 }
-
-/** No factor before the address is verified (README "Two-factor authentication"). */
-const UNVERIFIED =
-  'Verify your email address before you add a second factor: open the link we mailed you, or ask for a new one below. A factor added before would be removed when the address is verified.'
-
-function accountOf(request: FastifyRequest): Account {
-  if (!request.user) throw new Error('account route reached without a user')
-  return { ...actorOf(request), userId: request.user.id }
-}
-
-/** The form's password and code, for turning the app off or new recovery codes. */
-const proofOf = (body: unknown) => ({ password: fieldText(body, 'password'), code: fieldText(body, 'code') })
-
-interface StatusView {
-  notice?: string
-  formError?: string
-  form?: string
-  verification?: string
-}
-
-/** The second-factor page: what the account has, with the forms to change it. */
-async function secondFactorPage(request: FastifyRequest, reply: FastifyReply, deps: Services, view: StatusView, status = 200) {
-  const data = {
-    title: 'Two-factor authentication',
-    ...(await deps.accounts.secondFactorStatus(accountOf(request))),
-    notice: null,
-    formError: null,
-    form: null,
-    verification: null,
-    ...view,
-  }
-  return render(request, reply, 'account/two-factor.eta', data, status)
-}
-
-/** The second-factor page again with the refusal of its form `form` (turning the app off, new recovery codes). */
-function refusedPage(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  deps: Services,
-  form: 'off' | 'codes',
-  result: { kind: keyof typeof REFUSALS; retryAfterSeconds?: number },
-) {
-  if (result.kind === 'limited') reply.header('retry-after', String(result.retryAfterSeconds))
-  return secondFactorPage(request, reply, deps, { form, formError: REFUSALS[result.kind] }, result.kind === 'limited' ? 429 : 400)
-}
-
-/** The recovery codes, shown once: at the app's confirmation (`enabled`) or when made anew. */
-const codesPage = (request: FastifyRequest, reply: FastifyReply, recoveryCodes: readonly string[], enabled: boolean) =>
-  render(request, reply, 'account/recovery-codes.eta', { title: 'Your recovery codes', recoveryCodes, enabled })
 
 /**
- * Account → Two-factor authentication (README "Two-factor authentication"): the authenticator
- * app's set-up, its confirmation, turning it off, and recovery codes. Codes and secrets appear
- * only in the response that creates them (render() sends no-store).
+ * The log-in's second step (README "Two-factor authentication"): after the right password for
+ * an account with a second factor, the browser holds a pending log-in (src/accounts/second-factor/pending-login.ts)
+ * and comes here for a code of its authenticator app, or one of its recovery codes.
  */
-export default async function secondFactorRoutes(pages: FastifyInstance, deps: Services) {
-  const app = routeScope(pages, { preHandler: [requireUser] })
-  const { accounts } = deps
-  // Second-factor changes are sensitive actions ("sudo mode", README "Re-authentication"): the
-  // pages ask for a recent confirmation before they show their forms, and the forms again.
-  const recent = requireRecentAuth(deps, () => '/account/two-factor')
-  const guarded = { preHandler: [app.csrfProtection, recent] }
-
-  const statusPage = (request: FastifyRequest, reply: FastifyReply, view: StatusView, status = 200) =>
-    secondFactorPage(request, reply, deps, view, status)
-
-  app.get<{ Querystring: Record<string, string | undefined> }>('/account/two-factor', { preHandler: recent }, async (request, reply) => {
-    const notice = Object.keys(NOTICES).find((k) => request.query[k] === '1')
-    // "Resend verification email" comes back here; the partial shows fixed words per value.
-    const verification = request.query.verification
-    return statusPage(request, reply, { ...(notice ? { notice: NOTICES[notice] } : {}), ...(verification ? { verification } : {}) })
-  })
-
-  app.post('/account/two-factor/totp', guarded, async (request, reply) => {
-    const started = await accounts.startTotpEnrolment(accountOf(request))
-    if (started === 'unverified') return statusPage(request, reply, { formError: UNVERIFIED, form: 'setup' }, 403)
-    return reply.redirect(started === 'started' ? '/account/two-factor/totp' : '/account/two-factor', 303)
-  })
-
-  setupRoutes(app, deps, { recent, guarded })
-
-  app.post<FormBody>('/account/two-factor/totp/off', guarded, async (request, reply) => {
-    const result = await accounts.turnOffTotp(accountOf(request), proofOf(request.body))
-    if (result.kind === 'done') return reply.redirect('/account/two-factor?totp_off=1', 303)
-    return refusedPage(request, reply, deps, 'off', result)
-  })
-
-  app.post<FormBody>('/account/two-factor/recovery-codes', guarded, async (request, reply) => {
-    const result = await accounts.regenerateRecoveryCodes(accountOf(request), {
-      ...proofOf(request.body),
-      keepSessionKey: request.user?.sessionKey,
-    })
-    if (result.kind === 'done') return codesPage(request, reply, result.recoveryCodes, false)
-    return refusedPage(request, reply, deps, 'codes', result)
-  })
-}
-
-/** The authenticator app's set-up: the QR code and secret, and the confirming code. */
-function setupRoutes(
-  app: FastifyInstance,
-  deps: Services,
-  { recent, guarded }: { recent: preHandlerAsyncHookHandler; guarded: RouteShorthandOptions },
-) {
-  const { accounts } = deps
-  const setupPage = async (request: FastifyRequest, reply: FastifyReply, formError?: string, status = 400) => {
-    const shown = await accounts.shownTotpEnrolment(accountOf(request))
-    if (!shown) return reply.redirect('/account/two-factor?enrolment_expired=1', 303)
-    const qrCode = await qrCodeSvg(shown.uri, 'QR code of the secret shown below as text')
+export default async function secondFactorStepRoutes(app: FastifyInstance, deps: Services) {
+  const pendingIdOf = (request: FastifyRequest) => cookieValue(request, deps, 'pendingLogin')
+  const page = async (request: FastifyRequest, reply: FastifyReply, next: string | undefined, formError?: string, status = 200) => {
+    const factors = (await deps.accounts.pendingLogInFactors(pendingIdOf(request))) ?? { totp: true, passkeys: 0, recoveryCodes: 1 }
+    await allowFormRedirectToNext(deps, reply, next)
+    // The passkey form's scripts, only where the account has a passkey to offer and passkeys can work (README "Passkeys").
+    const passkeyScripts = factors.passkeys > 0 && deps.passkeysAvailable
+    if (passkeyScripts) allowPasskeyScripts(reply, deps.config.publicUrl)
     return render(
       request,
       reply,
-      'account/totp-setup.eta',
-      { title: 'Set up an authenticator app', qrCode, secret: shown.secret, formError },
-      formError ? status : 200,
+      'account/second-factor.eta',
+      { title: 'Two-factor authentication', next: next ?? '', formError, factors, passkeyScripts },
+      status,
     )
   }
-  app.get('/account/two-factor/totp', { preHandler: recent }, async (request, reply) => setupPage(request, reply))
 
-  app.post<FormBody>('/account/two-factor/totp/confirm', guarded, async (request, reply) => {
-    const result = await accounts.confirmTotpEnrolment(accountOf(request), {
+  app.get<{ Querystring: Record<string, string | undefined> }>('/login/second-factor', async (request, reply) => {
+    const next = safeNextPath(request.query.next)
+    if (request.user) return reply.redirect(next ?? '/applications', 303)
+    if (!(await deps.accounts.pendingLogIn(pendingIdOf(request)))) return startAgain(reply, deps, next)
+    return page(request, reply, next)
+  })
+
+  passkeyStep(routeScope(app, { errorHandler: refusalsAsJson, preHandler: [passkeysOnly(deps)] }), deps, pendingIdOf)
+
+  app.post<{ Body: Record<string, unknown> }>('/login/second-factor', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const next = safeNextPath(request.body?.next)
+    const address = clientAddressKey(request.ip)
+    const result = await deps.accounts.submitSecondFactor(actorOf(request), pendingIdOf(request), {
       code: fieldText(request.body, 'code'),
-      password: fieldText(request.body, 'password'),
-      keepSessionKey: request.user?.sessionKey,
+      address,
+      deviceCookie: cookieValue(request, deps, 'device'),
     })
     switch (result.kind) {
-      case 'enabled':
-        return codesPage(request, reply, result.recoveryCodes, true)
-      case 'wrong-code':
-        return setupPage(request, reply, 'That code is not right. Type the code your app shows now.')
-      case 'wrong-password':
-        return setupPage(request, reply, 'The password is not right. The app was not turned on.')
-      case 'limited':
-        reply.header('retry-after', String(result.retryAfterSeconds))
-        return setupPage(request, reply, REFUSALS.limited, 429)
       case 'expired':
-        return reply.redirect('/account/two-factor?enrolment_expired=1', 303)
-      case 'unverified':
-        return reply.redirect('/account/two-factor', 303)
+        return startAgain(reply, deps, next)
+      case 'suspended':
+        clearPendingLogInCookie(reply, deps)
+        return page(request, reply, next, SUSPENDED, 403)
+      case 'refused':
+        reply.header('retry-after', String(result.retryAfterSeconds))
+        return page(request, reply, next, result.throttle === 'account-under-attack' ? UNDER_ATTACK : TOO_MANY, 429)
+      case 'locked':
+        return page(request, reply, next, LOCKED, 403)
+      case 'failed':
+        for (const kind of result.filled) request.log.warn({ throttle: kind, address }, LOCKOUT_LOG[kind])
+        return result.ended ? startAgain(reply, deps, next) : page(request, reply, next, WRONG_CODE, 401)
+      case 'ok':
+        clearPendingLogInCookie(reply, deps)
+        await startLoggedInSession(request, reply, deps, result)
+        return reply.redirect(next ?? '/applications', 303)
     }
   })
+}
+
+const json = (reply: FastifyReply, status: number, body: Record<string, unknown>) =>
+  reply.code(status).header('cache-control', 'no-store').send(body)
+
+const EXPIRED_JSON = { error: 'This log-in expired. Log in again.', redirect: '/login?second_factor=expired' }
+
+/**
+ * A passkey as the second step (README "Passkeys"): options limited to the pending log-in's
+ * account's passkeys, then the assertion, which counts like a code (src/accounts/second-factor/pending-login.ts).
+ * JSON, called by /static/passkeys.js; the challenge is held in the WebAuthn cookie as on /login.
+ */
+function passkeyStep(app: FastifyInstance, deps: Services, pendingIdOf: (request: FastifyRequest) => string | undefined) {
+  app.post('/login/second-factor/passkey/options', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const pending = await deps.accounts.pendingLogIn(pendingIdOf(request))
+    if (!pending) return json(reply, 400, EXPIRED_JSON)
+    const start = await deps.accounts.passkeyOptionsForUser(pending.userId, request.ip)
+    if (start.kind === 'none')
+      return json(reply, 400, { error: 'This account has no passkey. Use your authenticator app or a recovery code.' })
+    if (start.kind === 'refused') {
+      reply.header('retry-after', String(start.retryAfterSeconds))
+      return json(reply, 429, { error: TOO_MANY })
+    }
+    setChallengeCookie(reply, deps, start.challengeId)
+    return json(reply, 200, { options: start.options })
+  })
+
+  app.post<{ Body: Record<string, unknown> | undefined }>(
+    '/login/second-factor/passkey',
+    { preHandler: app.csrfProtection },
+    async (request, reply) => {
+      const next = safeNextPath(request.body?.next)
+      const address = clientAddressKey(request.ip)
+      const result = await deps.accounts.submitSecondFactor(actorOf(request), pendingIdOf(request), {
+        code: '',
+        passkey: { response: request.body?.response, challengeId: takeChallengeCookie(request, reply, deps) },
+        address,
+        deviceCookie: cookieValue(request, deps, 'device'),
+      })
+      switch (result.kind) {
+        case 'expired':
+          clearPendingLogInCookie(reply, deps)
+          return json(reply, 400, EXPIRED_JSON)
+        case 'suspended':
+          clearPendingLogInCookie(reply, deps)
+          return json(reply, 403, { error: SUSPENDED })
+        case 'refused':
+          reply.header('retry-after', String(result.retryAfterSeconds))
+          return json(reply, 429, { error: result.throttle === 'account-under-attack' ? UNDER_ATTACK : TOO_MANY })
+        case 'locked':
+          return json(reply, 403, { error: LOCKED })
+        case 'failed':
+          for (const kind of result.filled) request.log.warn({ throttle: kind, address }, LOCKOUT_LOG[kind])
+          if (result.ended) clearPendingLogInCookie(reply, deps)
+          return json(reply, 400, result.ended ? EXPIRED_JSON : { error: 'The passkey could not be verified. Try again.' })
+        case 'ok':
+          clearPendingLogInCookie(reply, deps)
+          await startLoggedInSession(request, reply, deps, result)
+          return json(reply, 200, { redirect: next ?? '/applications' })
+      }
+    },
+  )
 }
