@@ -30,30 +30,43 @@ const layer = (files, patterns, paths = []) => ({
 })
 
 /*
- * The services' face (docs/architecture.md "Layers and imports"): of the server outside their own
- * folder, src/http/ and src/cli/ import values only from src/services.ts and src/lib/; types may
- * come from any folder below, since they leave no import in the built code. A second rule
- * (typescript-eslint's, for `allowTypeImports`), so that it adds to the layer's own. The regex
- * counts the `../` that lead out of the folder, so it is written once per depth of file.
+ * The doors (docs/architecture.md "Doors"): each domain folder has one public module, its
+ * index.ts, and the edges (src/http/, src/cli/, src/app.ts) import a domain only through it,
+ * values and types alike; never a file behind it. src/services.ts is the composition root: the
+ * edges receive the built `Services` and may import its type only (as the configuration's), and
+ * no file of src/ but the entry points that build the services (src/server.ts, src/cli.ts)
+ * imports a value from it. typescript-eslint's rule, for `allowTypeImports`, so that it adds to
+ * a layer's own. The regex counts the `../` that lead out of the folder, so it is written once
+ * per depth of file.
  */
-const face = (folder, maxDepth) =>
-  Array.from({ length: maxDepth }, (_, i) => ({
-    files: [`src/${folder}/${'*/'.repeat(i)}*.ts`],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: `^(\\.\\./){${i + 1}}(?!services\\.js$|lib/|${folder}/)`,
-              allowTypeImports: true,
-              message: `src/${folder}/ calls the services' face (src/services.ts), not the folders behind it; types may come from anywhere (docs/architecture.md).`,
-            },
-          ],
-        },
-      ],
-    },
-  }))
+const DOMAINS = ['accounts', 'oauth', 'applications', 'console', 'operator', 'revocation', 'limits', 'audit', 'mail', 'db']
+const doorOrLib = `lib/|(${DOMAINS.join('|')})/index\\.js$|(services|config)\\.js$`
+const rootTypesOnly = (up) => ({
+  regex: `^${up}(services|config)\\.js$`,
+  allowTypeImports: true,
+  message:
+    'src/services.ts is the composition root: an edge receives the built Services and imports its type only, as it does the configuration\'s (docs/architecture.md "Doors").',
+})
+const doorRule = (files, up, own) => ({
+  files,
+  rules: {
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex: `^${up}(?!${own}${doorOrLib})`,
+            message:
+              'An edge imports a domain only through its door, the folder\'s index.ts, values and types alike (docs/architecture.md "Doors").',
+          },
+          rootTypesOnly(up),
+        ],
+      },
+    ],
+  },
+})
+const doors = (folder, maxDepth) =>
+  Array.from({ length: maxDepth }, (_, i) => doorRule([`src/${folder}/${'*/'.repeat(i)}*.ts`], `(\\.\\./){${i + 1}}`, `${folder}/|`))
 
 export default tseslint.config(
   { ignores: ['**/dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'data/**'] },
@@ -134,6 +147,14 @@ export default tseslint.config(
     ],
     [sqlBuilders],
   ),
-  ...face('http', 4),
-  ...face('cli', 2),
+  ...doors('http', 4),
+  ...doors('cli', 2),
+  // src/app.ts builds the HTTP edge: its own routes and hooks, the views' paths, and the doors.
+  doorRule(['src/app.ts'], '\\./', 'http/|paths\\.js$|'),
+  // The other top-level modules do not import the composition root; the entry points build it.
+  {
+    files: ['src/*.ts'],
+    ignores: ['src/app.ts', 'src/server.ts', 'src/cli.ts', 'src/services.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [rootTypesOnly('\\./')] }] },
+  },
 )

@@ -5,10 +5,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { loadConfig } from '../src/config.js'
 import type { DatabaseHandle } from '../src/db/connect.js'
 import { systemClock } from '../src/lib/clock.js'
-import { ClientAuthCache } from '../src/oauth/client-auth-cache.js'
-import { introspect } from '../src/oauth/introspection.js'
+import { ClientAuthCache } from '../src/oauth/token/client-auth-cache.js'
+import { introspect } from '../src/oauth/token/introspection.js'
 import { singleParams } from '../src/oauth/params.js'
-import { createServerTokenCache } from '../src/oauth/token-validity.js'
+import { createServerTokenCache } from '../src/oauth/token/token-validity.js'
 
 /*
  * Baselines I, J, L and Q (README "Performance"): the cached introspection's and the
@@ -41,7 +41,7 @@ export function cachedRoutes(app: FastifyInstance, database: DatabaseHandle): vo
     failureLimit: config.tokenAuthFailureLimit,
   })
 
-  // Introspection's own work (src/oauth/introspection.ts) with a token cache, the body as Gatehouse sends it.
+  // Introspection's own work (src/oauth/token/introspection.ts) with a token cache, the body as Gatehouse sends it.
   const introspection =
     (cache: typeof tokens) =>
     async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import pg from 'pg'
-import { resolveSession, startSession } from '../src/accounts/sessions.js'
+import { resolveSession, startSession } from '../src/accounts/sessions/sessions.js'
 import { createDatabase, type DatabaseHandle, type Db } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import type { SigningAlg } from '../src/db/schema.js'
@@ -245,7 +245,7 @@ export async function insertTokens(db: Db, seed: SeedInfo, n: number, target: Se
  * the exchange inserts its token with foreign keys checked.
  *
  * With an `identity` target (the OpenID Connect rows of README "Performance") each code also carries what an authorize with `openid`
- * records for the ID Token (src/oauth/authorization.ts): a nonce, auth_time, amr and the
+ * records for the ID Token (src/oauth/authorize/authorization.ts): a nonce, auth_time, amr and the
  * session's sid, so the signed ID Token has the claims and the size of a real one.
  */
 export async function insertCodes(db: Db, seed: SeedInfo, n: number, target: SeedTarget = plainTarget(seed)): Promise<string[]> {
@@ -278,7 +278,7 @@ export async function insertCodes(db: Db, seed: SeedInfo, n: number, target: See
  * returns their session cookies. README "Limits and quotas": authorize under
  * remembered consent issues at most CODE_ISSUE_LIMIT codes a minute per (user, application), so
  * authorize-remembered cycles over many users' sessions. Cookie values and their digests are
- * made with the functions startSession uses (src/accounts/sessions.ts), and one of them is
+ * made with the functions startSession uses (src/accounts/sessions/sessions.ts), and one of them is
  * resolved by Gatehouse's own resolveSession before the benchmark relies on them.
  */
 export async function insertConsentedSessions(db: Db, seed: SeedInfo, n: number): Promise<string[]> {

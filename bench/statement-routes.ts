@@ -1,6 +1,6 @@
 import { decodeNotice } from '@gatehouse/verifier/shared'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type SessionUser, resolveSession } from '../src/accounts/sessions.js'
+import { type SessionUser, resolveSession } from '../src/accounts/sessions/sessions.js'
 import { loadConfig } from '../src/config.js'
 import type { DatabaseHandle } from '../src/db/connect.js'
 import { SESSION_COOKIE } from '../src/http/session.js'
@@ -45,7 +45,7 @@ interface ClientBody {
   client_secret: string
 }
 
-/** The code remembered consent inserts for a plain `read` request (src/oauth/authorization.ts newCode). */
+/** The code remembered consent inserts for a plain `read` request (src/oauth/authorize/authorization.ts newCode). */
 export function rememberedCodeRow(code: string, userId: string, redirectUri: string, now: Date) {
   return {
     codeHash: sha256Hex(code),

@@ -7,7 +7,7 @@ import { type Kysely, sql } from 'kysely'
  *   exist when this migration runs count as verified, stamped with the migration's time: they
  *   were made before verification existed, and their owners must not lose their applications.
  * - sessions.user_agent, ip, last_seen_at: what "Active sessions" shows. last_seen_at is written
- *   at log-in and then at most every five minutes per session (src/accounts/sessions.ts), never on
+ *   at log-in and then at most every five minutes per session (src/accounts/sessions/sessions.ts), never on
  *   every request.
  * - email_tokens: the single-use links mailed for verification, password reset and email
  *   change, stored as SHA-256 digests like every secret; `email` is the address the link was

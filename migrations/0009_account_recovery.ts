@@ -4,7 +4,7 @@ import { type Kysely, sql } from 'kysely'
  * Every recovery closes the other doors (docs/decisions/010-account-recovery.md).
  * - users.credential_version: counts the recoveries of the account (password reset or change,
  *   "Log out of all other sessions", an operator's suspension, the first proof of its address).
- *   Device cookies are signed over it (src/accounts/device-cookies.ts), so each recovery voids
+ *   Device cookies are signed over it (src/accounts/login/device-cookies.ts), so each recovery voids
  *   every device cookie issued before it. Existing cookies were signed at version 0 and stay
  *   valid until the account's first recovery.
  * - email_tokens purpose 'cancel-email-change': the link mailed to the old address when a change

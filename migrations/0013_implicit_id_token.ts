@@ -3,7 +3,7 @@ import { type Kysely, sql } from 'kysely'
 /*
  * OpenID Connect's implicit flow (OpenID Connect Core 3.2): a request held for the
  * consent page may have response_type `id_token` or `id_token token` (always written in that
- * order, src/oauth/authorize-request.ts). Hybrid types are not offered, so never stored.
+ * order, src/oauth/authorize/authorize-request.ts). Hybrid types are not offered, so never stored.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('pending_authorizations').dropConstraint('pending_authorizations_response_type').execute()

@@ -15,7 +15,7 @@ import resourceRoutes from './http/routes/resource/index.js'
 import staticRoutes from './http/routes/static.js'
 import { addRoutes } from './http/routes/plugin-contexts.js'
 import { registerSession } from './http/session.js'
-import { registerTwoFactorPolicy } from './http/two-factor-gate.js'
+import { registerSecondFactorPolicy } from './http/second-factor-gate.js'
 import adminRoutes from './http/routes/admin/index.js'
 import { VIEWS_DIR, WEBAUTHN_BROWSER_SCRIPT } from './paths.js'
 import { PASSKEYS_UNAVAILABLE } from './lib/passkey-availability.js'
@@ -103,7 +103,7 @@ async function registerPages(pages: FastifyInstance, deps: Services, eta: Eta, c
   })
   await registerPageSecurity(pages, deps)
   registerSession(pages, deps)
-  registerTwoFactorPolicy(pages, deps)
+  registerSecondFactorPolicy(pages, deps)
   setHtmlErrorHandler(pages, deps.probes, deps.config.serviceName)
   // The not-found handler answers here (src/http/error-pages.ts), so /metrics counts it here.
   pages.addHook('onSend', countUnmatched)

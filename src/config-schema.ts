@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { TWO_FACTOR_POLICIES } from './accounts/two-factor-policy.js'
+import { SECOND_FACTOR_POLICIES } from './accounts/second-factor/policy.js'
 import { bool, nonNegativeInt, port, positiveInt, postgresUrl, trustProxy } from './config-values.js'
 
 /*
@@ -24,7 +24,7 @@ export const EnvSchema = z.object({
   COOKIE_SECURE: bool.optional(),
   SESSION_TTL_HOURS: positiveInt(24 * 90).default(24 * 14),
   REAUTH_WINDOW_MINUTES: positiveInt(24 * 60).default(10),
-  REQUIRE_TWO_FACTOR: z.enum(TWO_FACTOR_POLICIES, { message: 'must be one of none, operators, developers, all' }).default('operators'),
+  REQUIRE_TWO_FACTOR: z.enum(SECOND_FACTOR_POLICIES, { message: 'must be one of none, operators, developers, all' }).default('operators'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',

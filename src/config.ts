@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import type { AccountLimits } from './accounts/context.js'
-import type { TwoFactorPolicy } from './accounts/two-factor-policy.js'
+import type { SecondFactorPolicy } from './accounts/second-factor/policy.js'
 import type { PoolSettings } from './db/connect.js'
 import type { MailSettings } from './mail/mailer.js'
 import type { StreamLimits } from './revocation/stream-feed.js'
@@ -32,8 +32,8 @@ export interface Config {
    * sensitive actions (REAUTH_WINDOW_MINUTES; docs/decisions/012-reauthentication-and-policy.md).
    */
   readonly reauthWindowMs: number
-  /** Who must have a second factor before using what (REQUIRE_TWO_FACTOR; src/accounts/two-factor-policy.ts). */
-  readonly requireTwoFactor: TwoFactorPolicy
+  /** Who must have a second factor before using what (REQUIRE_TWO_FACTOR; src/accounts/second-factor/policy.ts). */
+  readonly requireSecondFactor: SecondFactorPolicy
   readonly logLevel: string
   /** Passed to Fastify's trustProxy; never `true` (see TRUST_PROXY in src/config-schema.ts). */
   readonly trustProxy: TrustProxy
@@ -43,7 +43,7 @@ export interface Config {
   /** How long an ID Token is valid, and a retired signing key stays published (ID_TOKEN_TTL, seconds). */
   readonly idTokenTtlMs: number
   readonly tokenCacheMaxEntries: number
-  /** Sessions' users cached per process for remembered consent (src/accounts/session-cache.ts); 0: none. */
+  /** Sessions' users cached per process for remembered consent (src/accounts/sessions/session-cache.ts); 0: none. */
   readonly sessionCacheMaxEntries: number
   /** Log-in throttling and the sign-up limit (README "Limits and quotas"). */
   readonly limits: AccountLimits
@@ -175,7 +175,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     cookieSecure: e.COOKIE_SECURE ?? publicUrl.startsWith('https:'),
     sessionTtlMs: e.SESSION_TTL_HOURS * 3600_000,
     reauthWindowMs: e.REAUTH_WINDOW_MINUTES * 60_000,
-    requireTwoFactor: e.REQUIRE_TWO_FACTOR,
+    requireSecondFactor: e.REQUIRE_TWO_FACTOR,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY ?? false,
     metricsToken: e.METRICS_TOKEN,

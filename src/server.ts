@@ -2,7 +2,8 @@ import { setFlagsFromString } from 'node:v8'
 import { keepTickClasses } from '@gatehouse/verifier/shared'
 import { buildApp } from './app.js'
 import { ConfigError, loadProcessConfig } from './config.js'
-import { type AssembledServices, SecretKeyError, createServices } from './services.js'
+import { type AssembledServices, createServices } from './services.js'
+import { SecretKeyError } from './lib/secret-key.js'
 
 /*
  * The server's process entry, as src/cli.ts is the command line's: the only modules that touch

@@ -1,4 +1,3 @@
-import { QUOTAS } from './limits/policy.js'
 import type { Logger } from 'pino'
 import { AuditLog } from './audit/audit-log.js'
 import { type ConsoleUseCases, consoleUseCases } from './console/use-cases.js'
@@ -11,13 +10,13 @@ import type { DatabaseHandle } from './db/connect.js'
 import { type Clock, systemClock } from './lib/clock.js'
 import { Janitor } from './limits/janitor.js'
 import { type Mailer, createMailer } from './mail/mailer.js'
-import { ApplicationCache } from './oauth/application-cache.js'
-import { SessionCache } from './accounts/session-cache.js'
+import { ApplicationCache } from './oauth/clients/application-cache.js'
+import { SessionCache } from './accounts/sessions/session-cache.js'
 import { type OAuthDeps, type OAuthUseCases, type ResourceUseCases, oauthUseCases, resourceUseCases } from './oauth/use-cases.js'
-import { ClientAuthCache } from './oauth/client-auth-cache.js'
-import { type ServerTokenCache, createServerTokenCache } from './oauth/token-validity.js'
-import { type IdentityUseCases, identityUseCases } from './oauth/identity.js'
-import { SigningKeys } from './oauth/signing-keys.js'
+import { ClientAuthCache } from './oauth/token/client-auth-cache.js'
+import { type ServerTokenCache, createServerTokenCache } from './oauth/token/token-validity.js'
+import { type IdentityUseCases, identityUseCases } from './oauth/identity/identity.js'
+import { SigningKeys } from './oauth/identity/signing-keys.js'
 import { RevocationBus } from './revocation/bus.js'
 import { RevocationFeed } from './revocation/stream-feed.js'
 import { TokenQuota } from './revocation/token-quota.js'
@@ -27,54 +26,6 @@ import { type Role, closing, loggerFor, openDatabase, reportOutages, sealingKey,
 
 export type { Role }
 export type { Probes }
-
-/*
- * What the edges (src/http/, src/cli/) translate into responses and output besides the services
- * themselves: the OAuth errors the protocol throws, the database's outage answers, and the
- * failures the command line tells in one line (src/cli/run.ts). Part of the
- * services' face (docs/architecture.md "Layers and imports").
- */
-export { RETRY_AFTER_SECONDS, databaseUnavailable, describeFailure } from './db/availability.js'
-export { DataDirInUseError } from './db/data-dir-lock.js'
-export { SecretKeyError } from './lib/secret-key.js'
-export { NotFoundError, RefusedError } from './operator/moderation.js'
-export { COMMAND_LINE } from './audit/actor.js'
-export { readOutbox } from './mail/outbox-reader.js'
-/** The stream writer's bound on a subscriber's unsent output (src/limits/policy.ts). */
-export const STREAM_BUFFER_BYTES = QUOTAS.streamBufferBytes.max
-export {
-  InvalidRequestError,
-  OAuthError,
-  ResourceServerOnlyError,
-  ServerError,
-  SlowDownError,
-  TemporarilyUnavailableError,
-} from './oauth/errors.js'
-/*
- * Pure helpers the edge formats requests and pages with: the OAuth parameters as RFC 6749 3.1 and
- * 3.2 read them, the scopes' descriptions, a redirect URI's host and CSP source, and the client's
- * address as the audit log keeps it and as the per-address limits count it.
- */
-export { requestParams, singleParams } from './oauth/params.js'
-export { SCOPES, SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from './oauth/scope.js'
-/** The JWKS's Cache-Control max-age (docs/decisions/014-signing-keys.md). */
-export { JWKS_MAX_AGE_SECONDS } from './oauth/signing-keys.js'
-export { unicodeHostOf } from './oauth/redirect-uri-registration.js'
-export { type ClientResponse, describeRedirectTarget, responseLocation } from './oauth/redirect-uri.js'
-export { clientAddressForAudit, clientAddressKey } from './limits/client-address.js'
-/** How long the log-in's device cookie lives (README "Limits and quotas"). */
-export { DEVICE_COOKIE_MAX_AGE_SECONDS } from './accounts/device-cookies.js'
-export { MAX_PASSKEYS_PER_USER } from './accounts/passkeys.js'
-/** How long the pending log-in's cookie lives: as long as the pending log-in (README "Two-factor authentication"). */
-export { PENDING_LOGIN_MAX_AGE_SECONDS } from './accounts/pending-login.js'
-export { AUDIT_EVENTS, describeAuditEvent, isAuditEventName } from './audit/audit-log.js'
-/* The forms' parsers: what a submitted field or form becomes before a use case sees it. */
-export { emailField, fieldText, newPasswordField, parseCredentials, parseField } from './accounts/credentials.js'
-export { applicationFormValues, newApplicationFormValues, parseApplicationForm } from './console/application-form.js'
-/** REQUIRE_TWO_FACTOR's decision, which the page hook applies (src/http/two-factor-gate.ts). */
-export { enrolmentDemand, usedSecondFactor } from './accounts/two-factor-policy.js'
-/** Rows per page of the operator's user and application searches. */
-export { PAGE_SIZE as OPERATOR_PAGE_SIZE } from './operator/moderation.js'
 
 /** Client authentications held by the resource-server endpoints' cache. */
 const CLIENT_CACHE_MAX_ENTRIES = 10_000
@@ -99,7 +50,7 @@ export interface Services {
   readonly oauth: OAuthUseCases
   /** Introspection, token info and the revocation stream's subscribers (src/oauth/use-cases.ts). */
   readonly resource: ResourceUseCases
-  /** OpenID Connect: the signing keys, JWKS, discovery and UserInfo (src/oauth/identity.ts). */
+  /** OpenID Connect: the signing keys, JWKS, discovery and UserInfo (src/oauth/identity/identity.ts). */
   readonly identity: IdentityUseCases
   /** What the HTTP edge itself reads: cookie settings, page security, timeouts, the service's name. */
   readonly config: Config
@@ -180,7 +131,7 @@ function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'c
   }
 }
 
-/** The caches: tokens, clients and applications hear every revocation through the bus; sessions need not (src/accounts/session-cache.ts). */
+/** The caches: tokens, clients and applications hear every revocation through the bus; sessions need not (src/accounts/sessions/session-cache.ts). */
 function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
   const { db } = database
   return {

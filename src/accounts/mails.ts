@@ -187,7 +187,7 @@ function whenAndWhere(at: Date, address: string | null): string {
   return address === null ? `at ${when}` : `at ${when} from the address ${address}`
 }
 
-/** The first wrong second-factor code of a burst (src/accounts/second-factor-guessing.ts): one mail, not one per code. */
+/** The first wrong second-factor code of a burst (src/accounts/second-factor/guessing.ts): one mail, not one per code. */
 export function wrongSecondFactorCodesMail(frame: MailFrame, to: string, event: { at: Date; address: string | null }): Mail {
   return compose(frame, to, 'A wrong two-factor code was typed for your account', [
     `A wrong authenticator-app or recovery code was typed for your ${frame.serviceName} account ${whenAndWhere(event.at, event.address)}, after the right password or in one of your sessions. Further wrong codes in the next hour are not mailed one by one.`,

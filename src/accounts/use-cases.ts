@@ -1,8 +1,8 @@
 import { type Actor, trailOf } from '../audit/actor.js'
 import type { AuditLog } from '../audit/audit-log.js'
 import { readSecurityLog } from '../audit/audit-pages.js'
-import type { ParsedCredentials } from './credentials.js'
-import { emailField, newPasswordField, parseField } from './credentials.js'
+import type { ParsedCredentials } from './login/credentials.js'
+import { emailField, newPasswordField, parseField } from './login/credentials.js'
 import { clientAddressKey } from '../limits/client-address.js'
 import { RATE_LIMITS, rateRule } from '../limits/policy.js'
 import { takeSlots } from '../limits/rate-limiter.js'
@@ -17,20 +17,20 @@ import {
   emailChangeCancelLink,
   emailChangeLink,
   requestEmailChange,
-} from './account-settings.js'
+} from './settings/account-settings.js'
 import type { AccountContext } from './context.js'
-import { requestPasswordReset, resetLinkEmail, resetPassword } from './password-reset.js'
-import { type SessionView, endOtherSessions, listSessions } from './sessions.js'
-import type { SessionCache } from './session-cache.js'
-import { type SessionSettings, sessionUseCases } from './session-use-cases.js'
-import { secondFactorUseCases } from './second-factor-use-cases.js'
+import { requestPasswordReset, resetLinkEmail, resetPassword } from './recovery/password-reset.js'
+import { type SessionView, endOtherSessions, listSessions } from './sessions/sessions.js'
+import type { SessionCache } from './sessions/session-cache.js'
+import { type SessionSettings, sessionUseCases } from './sessions/session-use-cases.js'
+import { secondFactorUseCases } from './second-factor/use-cases.js'
 import { type Account, passwordCannotBeRight } from './account.js'
 
 export type { Account }
-import { type ReauthProof, type SessionConfirmation, confirmSession } from './confirm-session.js'
-import { signUp } from './signup.js'
-import { changeDisplayName, displayNameOf } from './profile.js'
-import { type BrowserSessionRef, confirmVerification, resendVerification, verificationLinkState } from './verification.js'
+import { type ReauthProof, type SessionConfirmation, confirmSession } from './sessions/confirm-session.js'
+import { signUp } from './sign-up/signup.js'
+import { changeDisplayName, displayNameOf } from './settings/profile.js'
+import { type BrowserSessionRef, confirmVerification, resendVerification, verificationLinkState } from './sign-up/verification.js'
 
 /*
  * The account's use cases (README "Your account"), built once in src/services.ts: sign-up within
@@ -58,14 +58,14 @@ function refusals(currentPassword: string, other: { newPassword?: string; newEma
   return Object.keys(errors).length > 0 ? { kind: 'invalid', errors } : undefined
 }
 
-/** The mailed links (src/accounts/email-links.ts): each is peeked at on the GET and used on the POST. */
+/** The mailed links (src/accounts/sign-up/email-links.ts): each is peeked at on the GET and used on the POST. */
 function emailLinkUseCases(ctx: AccountContext, audit: AuditLog) {
   return {
     resendVerification: (account: Account) => resendVerification(ctx, account.userId),
     /** `loggedInUserId`: the browser's account; the page asks for a new password unless it is the link's. */
     verificationLinkState: (token: unknown, loggedInUserId: string | undefined) => verificationLinkState(ctx, token, loggedInUserId),
     /**
-     * `session`: the browser's own, which a first proof of the address keeps (src/accounts/recovery.ts);
+     * `session`: the browser's own, which a first proof of the address keeps (src/accounts/recovery/recovery.ts);
      * `newPassword`: typed on the link's page, needed for a first proof without the account's session.
      */
     confirmVerification: (
@@ -110,7 +110,7 @@ export function accountUseCases(ctx: AccountContext, audit: AuditLog, sessions: 
   }
 }
 
-/** "Confirm it's you" ("sudo mode", src/accounts/confirm-session.ts, README "Re-authentication"). */
+/** "Confirm it's you" ("sudo mode", src/accounts/sessions/confirm-session.ts, README "Re-authentication"). */
 function confirmationUseCases(ctx: AccountContext, audit: AuditLog) {
   return {
     /** The proof opens the sensitive actions to the browser's session `sessionId` for REAUTH_WINDOW_MINUTES. */
@@ -125,7 +125,7 @@ function confirmationUseCases(ctx: AccountContext, audit: AuditLog) {
 /** The Account pages (README "Account settings"): password, email, sessions, closing the account. */
 function settingsUseCases(ctx: AccountContext, audit: AuditLog) {
   return {
-    /** A new password, asked with the current one; the other sessions end (src/accounts/account-settings.ts). */
+    /** A new password, asked with the current one; the other sessions end (src/accounts/settings/account-settings.ts). */
     async changePassword(
       account: Account,
       change: { sessionId: string | undefined; currentPassword: string; newPassword: string },

@@ -175,7 +175,7 @@ const CHANGE_WORDS: Record<keyof ApplicationChange, string> = {
   requirePushedRequests: 'pushed request requirement',
 }
 
-/** What an approved authorization issued, by response type (src/oauth/authorize-request.ts). */
+/** What an approved authorization issued, by response type (src/oauth/authorize/authorize-request.ts). */
 const ISSUED_WORDS = {
   code: 'authorization code',
   token: 'access token (token flow)',
@@ -202,7 +202,7 @@ export const auditDetail = {
   /** The end_session_endpoint (OpenID Connect RP-Initiated Logout 1.0); the application is the row's own. */
   loggedOutByApplication: () => 'At the request of the application (OpenID Connect RP-Initiated Logout)',
   loginFailed: (accountExists: boolean) => (accountExists ? 'Wrong password' : 'No account has the email address typed (not recorded)'),
-  /** A log-in completed by its second step (src/accounts/pending-login.ts): `method` names the factor in plain words. */
+  /** A log-in completed by its second step (src/accounts/second-factor/pending-login.ts): `method` names the factor in plain words. */
   loggedInWithSecondFactor: (method: string) => `Password and ${method}`,
   secondFactorFailed: () => 'Right password, wrong second-factor code',
   secondFactorFailuresMailed: () => 'The first wrong code of a burst; the next in the hour are not mailed',

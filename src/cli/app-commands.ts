@@ -1,4 +1,4 @@
-import { COMMAND_LINE } from '../services.js'
+import { COMMAND_LINE } from '../audit/index.js'
 import { type Command, type Invocation, type Output, UsageError, argument, done, page, stateChange } from './command.js'
 import { formatRecord, formatTable, iso } from './output.js'
 

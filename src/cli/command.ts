@@ -1,5 +1,5 @@
 import type { MigrationResult } from 'kysely'
-import type { MailSettings } from '../mail/mailer.js'
+import type { MailSettings } from '../mail/index.js'
 import type { Services } from '../services.js'
 
 /*

@@ -1,4 +1,6 @@
-import { COMMAND_LINE, type Services, readOutbox } from '../services.js'
+import { COMMAND_LINE } from '../audit/index.js'
+import type { Services } from '../services.js'
+import { readOutbox } from '../mail/index.js'
 import { type Command, UsageError, done } from './command.js'
 import { formatTable, iso } from './output.js'
 

@@ -14,7 +14,7 @@ import {
   regenerateSecret,
   registerApplication,
   updateApplication,
-} from './applications.js'
+} from '../applications/applications.js'
 
 /*
  * "Your Applications" (README "Your account"), built once in src/services.ts: every use case acts
@@ -41,7 +41,7 @@ export interface ConsoleUseCases {
   /** The owner's application; undefined for another owner's, as for one that does not exist. */
   findApplication(owner: Owner, id: string): Promise<Application | undefined>
   /** Saves the settings of `before` (as the edit form read it, so the audit log says what changed). */
-  /** `verificationCleared`: the change withdrew an operator's verification (src/console/applications.ts). */
+  /** `verificationCleared`: the change withdrew an operator's verification (src/applications/applications.ts). */
   updateApplication(
     owner: Owner,
     before: Application,

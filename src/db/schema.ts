@@ -30,7 +30,7 @@ export interface SessionsTable {
   expires_at: Timestamp
   user_agent: string | null
   ip: string | null
-  /** Written at log-in, then at most every few minutes (src/accounts/sessions.ts); defaults to now. */
+  /** Written at log-in, then at most every few minutes (src/accounts/sessions/sessions.ts); defaults to now. */
   last_seen_at: ColumnType<Date, Date | undefined, Date>
   /** RFC 8176 methods of the log-in (migrations/0010_second_factor.ts). */
   amr: ColumnType<string[], string[] | undefined, string[]>

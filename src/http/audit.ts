@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
-import type { Actor } from '../audit/actor.js'
-import { clientAddressForAudit } from '../services.js'
+import type { Actor } from '../audit/index.js'
+import { clientAddressForAudit } from '../limits/index.js'
 
 /**
  * Who this request acts as, for the use cases' audit records (src/audit/actor.ts): the

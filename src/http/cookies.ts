@@ -1,6 +1,7 @@
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { DEVICE_COOKIE_MAX_AGE_SECONDS, PENDING_LOGIN_MAX_AGE_SECONDS, type Services } from '../services.js'
+import { DEVICE_COOKIE_MAX_AGE_SECONDS, PENDING_LOGIN_MAX_AGE_SECONDS } from '../accounts/index.js'
+import type { Services } from '../services.js'
 
 /*
  * Every cookie Gatehouse sets, its name and its attributes, in this one module (README "Console"):
@@ -10,11 +11,11 @@ import { DEVICE_COOKIE_MAX_AGE_SECONDS, PENDING_LOGIN_MAX_AGE_SECONDS, type Serv
 /** The unprefixed names, as sent over plain http (and by tests and the benchmark there). */
 export const SESSION_COOKIE = 'gatehouse_session'
 export const CSRF_COOKIE = 'gatehouse_csrf'
-/** The log-in device cookie (src/accounts/device-cookies.ts). */
+/** The log-in device cookie (src/accounts/login/device-cookies.ts). */
 export const DEVICE_COOKIE = 'gatehouse_device'
 /** The id of a pending WebAuthn challenge (src/http/routes/account/passkeys.ts), for five minutes. */
 export const WEBAUTHN_COOKIE = 'gatehouse_webauthn'
-/** The log-in waiting for its second factor (src/accounts/pending-login.ts): a random id, five minutes. */
+/** The log-in waiting for its second factor (src/accounts/second-factor/pending-login.ts): a random id, five minutes. */
 export const PENDING_LOGIN_COOKIE = 'gatehouse_pending_login'
 
 export interface CookieNames {

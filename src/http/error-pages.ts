@@ -1,6 +1,7 @@
 import type { Eta } from 'eta'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type Probes, RETRY_AFTER_SECONDS, databaseUnavailable } from '../services.js'
+import type { Probes } from '../services.js'
+import { RETRY_AFTER_SECONDS, databaseUnavailable } from '../db/index.js'
 import { render } from './render.js'
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import { describeRedirectTarget } from '../services.js'
+import { describeRedirectTarget } from '../oauth/index.js'
 
 /**
  * Lets this page's forms end at a client's redirect URI. Browsers apply CSP form-action to

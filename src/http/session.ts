@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { SessionUser } from '../accounts/sessions.js'
-import { type Services, enrolmentDemand } from '../services.js'
+import { type SessionUser, enrolmentDemand } from '../accounts/index.js'
+import type { Services } from '../services.js'
 import { clearCookie, cookieNames, cookieValue, setCookie } from './cookies.js'
 
 export { SESSION_COOKIE } from './cookies.js'
@@ -14,13 +14,13 @@ declare module 'fastify' {
 
 /**
  * Loads the session user for every request of this context (pages, never the token API). GET
- * /oauth/authorize takes this process's cached read when there is one (src/accounts/session-cache.ts),
- * unless the two-factor policy would stop that user here: the route acts on a cached user only
+ * /oauth/authorize takes this process's cached read when there is one (src/accounts/sessions/session-cache.ts),
+ * unless the second-factor policy would stop that user here: the route acts on a cached user only
  * through the statement that re-checks the session, and otherwise reads it again (rereadSession).
  */
 export function registerSession(app: FastifyInstance, deps: Services): void {
   const name = cookieNames(deps.config).session
-  const policy = deps.config.requireTwoFactor
+  const policy = deps.config.requireSecondFactor
   const passesPolicy = (user: SessionUser) => enrolmentDemand(policy, user, 'authorize') === undefined
   app.addHook('onRequest', async function readSession(request) {
     const id = request.cookies[name]

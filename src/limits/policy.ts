@@ -122,7 +122,7 @@ export const RATE_LIMITS = {
  * of wrong codes sends one mail rather than one per code. Fixed.
  */
 export const ALERTS = {
-  /** Wrong second-factor codes (src/accounts/second-factor-guessing.ts). */
+  /** Wrong second-factor codes (src/accounts/second-factor/guessing.ts). */
   secondFactorFailures: { prefix: 'alert:second-factor', windowMs: HOUR, max: 1 },
 } as const
 
@@ -185,9 +185,9 @@ export const LIFETIMES = {
   deviceCookieMs: 400 * DAY,
   /** A WebAuthn challenge (registration or sign-in): as long as the browser's own timeout we ask for. */
   webauthnChallengeMs: 5 * MINUTE,
-  /** A log-in past its password, waiting for the second factor (src/accounts/pending-login.ts), and its cookie. */
+  /** A log-in past its password, waiting for the second factor (src/accounts/second-factor/pending-login.ts), and its cookie. */
   pendingLoginMs: 5 * MINUTE,
-  /** An authenticator app's secret shown and waiting for its confirming code (src/accounts/two-factor.ts). */
+  /** An authenticator app's secret shown and waiting for its confirming code (src/accounts/second-factor/factors.ts). */
   totpEnrolmentMs: 10 * MINUTE,
 } as const
 

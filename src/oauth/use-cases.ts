@@ -1,4 +1,4 @@
-import { listAuthorizedApplications, revokeAccess } from '../accounts/authorized-applications.js'
+import { listAuthorizedApplications, revokeAccess } from './grants/authorized-applications.js'
 import { type Actor, trailOf } from '../audit/actor.js'
 import type { AuditLog } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
@@ -7,29 +7,29 @@ import type { GrantListing } from '../repositories/grants.js'
 import type { RevocationBus } from '../revocation/bus.js'
 import type { RevocationFeed, StreamClient, StreamRefusal } from '../revocation/stream-feed.js'
 import type { TokenQuota } from '../revocation/token-quota.js'
-import type { ApplicationCache } from './application-cache.js'
-import type { AuthorizingUser, IssueQuotas } from './authorization.js'
-import type { SigningKeys } from './signing-keys.js'
-import { verifyIdTokenHint } from './id-token-hint.js'
+import type { ApplicationCache } from './clients/application-cache.js'
+import type { AuthorizingUser, IssueQuotas } from './authorize/authorization.js'
+import type { SigningKeys } from './identity/signing-keys.js'
+import { verifyIdTokenHint } from './identity/id-token-hint.js'
 import {
   type AuthorizeAnswer,
   type AuthorizeContext,
   type AuthorizeUser,
   answerAuthorizeRequest,
   authorizeDestination,
-} from './authorize.js'
-import { answerConsent } from './consent-answer.js'
-import type { ClientAuthCache } from './client-auth-cache.js'
-import { extractClientCredentials } from './client-auth.js'
+} from './authorize/authorize.js'
+import { answerConsent } from './authorize/consent-answer.js'
+import type { ClientAuthCache } from './token/client-auth-cache.js'
+import { extractClientCredentials } from './token/client-auth.js'
 import { ResourceServerOnlyError } from './errors.js'
-import { type IntrospectionContext, introspect } from './introspection.js'
+import { type IntrospectionContext, introspect } from './token/introspection.js'
 import type { Params } from './params.js'
-import { SCOPES } from './scope.js'
-import { authorizeRequestMetadata } from './authorize-metadata.js'
-import { type PushContext, type PushedRequestResponse, pushAuthorizationRequest } from './pushed-requests.js'
-import { type TokenResponse, exchangeAuthorizationCode } from './token-exchange.js'
-import { revokeForClient } from './token-revocation.js'
-import type { ServerTokenCache, ServerTokenEntry } from './token-validity.js'
+import { SCOPES } from './grants/scope.js'
+import { authorizeRequestMetadata } from './authorize/authorize-metadata.js'
+import { type PushContext, type PushedRequestResponse, pushAuthorizationRequest } from './authorize/pushed-requests.js'
+import { TOKEN_GRANT_TYPES, type TokenResponse, exchangeAuthorizationCode } from './token/token-exchange.js'
+import { revokeForClient } from './token/token-revocation.js'
+import type { ServerTokenCache, ServerTokenEntry } from './token/token-validity.js'
 
 /*
  * The OAuth endpoints' and the resource-server endpoints' use cases, built once in
@@ -106,16 +106,16 @@ function metadataOf(issuer: string, openid: boolean): Readonly<Record<string, un
     token_endpoint: `${issuer}/oauth/token`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
-    // Without signing keys `openid` is refused as unknown (src/oauth/identity.ts).
+    // Without signing keys `openid` is refused as unknown (src/oauth/identity/identity.ts).
     scopes_supported: SCOPES.filter((s) => openid || s !== 'openid'),
-    grant_types_supported: ['authorization_code', 'implicit'],
+    grant_types_supported: [...TOKEN_GRANT_TYPES, 'implicit'],
     token_endpoint_auth_methods_supported: authMethods,
     revocation_endpoint_auth_methods_supported: authMethods,
     introspection_endpoint_auth_methods_supported: authMethods,
     code_challenge_methods_supported: ['S256', 'plain'],
     // RFC 9207 3: every authorization response carries `iss`.
     authorization_response_iss_parameter_supported: true,
-    // Response types and modes, PAR and request objects (README "GET /oauth/authorize"): src/oauth/authorize-metadata.ts.
+    // Response types and modes, PAR and request objects (README "GET /oauth/authorize"): src/oauth/authorize/authorize-metadata.ts.
     ...authorizeRequestMetadata(issuer, openid),
   })
 }

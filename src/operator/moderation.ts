@@ -1,7 +1,7 @@
-import { deleteUserAccount } from '../accounts/delete-account.js'
-import { closeOtherDoors } from '../accounts/recovery.js'
+import { deleteUserAccount } from '../accounts/settings/delete-account.js'
+import { closeOtherDoors } from '../accounts/recovery/recovery.js'
 import type { AuditEvent, AuditEventName } from '../audit/audit-log.js'
-import { removeApplication } from '../console/applications.js'
+import { removeApplication } from '../applications/applications.js'
 import type { Db } from '../db/connect.js'
 import {
   type ApplicationListing,

@@ -47,11 +47,11 @@ export async function insertAuthorizationCode(db: Db, c: NewCode): Promise<void>
 
 /**
  * The application columns the code-flow checks of an authorization request read
- * (src/oauth/authorize-request.ts). A code issued under remembered consent is inserted only
+ * (src/oauth/authorize/authorize-request.ts). A code issued under remembered consent is inserted only
  * while the application still has the values the request was validated against, so the
  * request may be validated against a cached copy. This list is the one definition of "the
  * settings are unchanged": the statement below compares these columns, and
- * `sameCodeFlowSettings` (src/oauth/authorize.ts) compares the same ones in TypeScript.
+ * `sameCodeFlowSettings` (src/oauth/authorize/authorize.ts) compares the same ones in TypeScript.
  */
 export const CODE_FLOW_SETTINGS = ['id', 'client_id', 'redirect_uris', 'allowed_scopes', 'require_pkce', 'require_pushed_requests'] as const
 export type CodeFlowSettings = Pick<Application, (typeof CODE_FLOW_SETTINGS)[number]>
@@ -74,9 +74,9 @@ const SESSION_PARAMS = [0, 1, 2, 3].map((i) => `$${15 + CODE_FLOW_SETTINGS.lengt
 
 /**
  * The browser session a code is issued under, as the authorize request read it: its stored
- * digest, and the user's values the answer depends on (the two-factor policy's, and what the
+ * digest, and the user's values the answer depends on (the second-factor policy's, and what the
  * page shows). The statement issues only while the session is live with these values, so the
- * session may come from this process's cache (src/accounts/session-cache.ts).
+ * session may come from this process's cache (src/accounts/sessions/session-cache.ts).
  */
 export interface SessionCheck {
   readonly sessionKey: string

@@ -73,7 +73,7 @@ export async function voidEmailTokens(db: Db, userId: string, purpose: EmailToke
     .execute()
 }
 
-/** Marks every unused link of the user used, whatever its purpose: a recovery closed them (src/accounts/recovery.ts). */
+/** Marks every unused link of the user used, whatever its purpose: a recovery closed them (src/accounts/recovery/recovery.ts). */
 export async function voidAllEmailTokens(db: Db, userId: string, now: Date): Promise<void> {
   await db.updateTable('email_tokens').set({ used_at: now }).where('user_id', '=', userId).where('used_at', 'is', null).execute()
 }

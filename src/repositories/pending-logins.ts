@@ -59,7 +59,7 @@ export async function deletePendingLogin(db: Db, idHash: string): Promise<void> 
   await db.deleteFrom('pending_logins').where('id_hash', '=', idHash).execute()
 }
 
-/** Every pending log-in of the account (a recovery closes them: src/accounts/recovery.ts). */
+/** Every pending log-in of the account (a recovery closes them: src/accounts/recovery/recovery.ts). */
 export async function deletePendingLoginsOfUser(db: Db, userId: string): Promise<void> {
   await db.deleteFrom('pending_logins').where('user_id', '=', userId).execute()
 }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 
-/** A live session's user as stored (src/accounts/sessions.ts adds what is derived from the session's key). */
+/** A live session's user as stored (src/accounts/sessions/sessions.ts adds what is derived from the session's key). */
 export interface StoredSessionUser {
   id: string
   email: string

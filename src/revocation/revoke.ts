@@ -39,7 +39,7 @@ export type RevocationTarget =
   /**
    * RFC 7009 at POST /oauth/revoke, in one statement: the client is authenticated by its secret
    * digest and the token revoked only if it is that client's and live. None revoked sends the
-   * caller to the slower path that explains why (src/oauth/token-revocation.ts).
+   * caller to the slower path that explains why (src/oauth/token/token-revocation.ts).
    */
   | { kind: 'token-of-client'; clientId: string; secretHash: string; tokenHash: string }
   /** Every token exchanged for this code: the code was presented twice (RFC 6749 4.1.2). */
@@ -68,7 +68,7 @@ export type RevocationTarget =
    * The account's earlier holders evicted: its grants and open consent requests go too, as
    * "Revoke access" does for one application, whatever the application. The account was claimed
    * by the owner of its address, or its reset asked to revoke every application's access
-   * (src/accounts/recovery.ts, docs/decisions/010-account-recovery.md).
+   * (src/accounts/recovery/recovery.ts, docs/decisions/010-account-recovery.md).
    */
   | { kind: 'user-evicted'; userId: string }
   /**

@@ -43,8 +43,8 @@ export async function buildTestApp(
   const testDb = shared ?? (await createTestDatabase())
   // Most files sign up many users from one test address; the sign-up limit has its own tests
   // (test/integration/account/rate-limit.test.ts), which set SIGNUP_LIMIT themselves. Most
-  // operators of the tests log in with a password alone: the two-factor policy has its own tests
-  // (test/integration/account/two-factor-policy.test.ts), which set REQUIRE_TWO_FACTOR themselves.
+  // operators of the tests log in with a password alone: the second-factor policy has its own tests
+  // (test/integration/account/second-factor-policy.test.ts), which set REQUIRE_TWO_FACTOR themselves.
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     PUBLIC_URL: TEST_ISSUER,

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { startSession } from '../../src/accounts/sessions.js'
+import { startSession } from '../../src/accounts/sessions/sessions.js'
 import type { Db } from '../../src/db/connect.js'
 import { SESSION_COOKIE } from '../../src/http/session.js'
-import { computeS256Challenge } from '../../src/oauth/pkce.js'
+import { computeS256Challenge } from '../../src/oauth/token/pkce.js'
 import { upsertGrant } from '../../src/repositories/grants.js'
 import { type ApplicationFixture, basicAuth, createApplication, createUser } from './factories.js'
 

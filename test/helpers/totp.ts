@@ -4,7 +4,7 @@ import type { BrowserSession } from './browser-session.js'
 
 /*
  * An authenticator app for tests: reads the secret the set-up page shows, and computes codes from
- * it at the app's clock (RFC 6238: SHA-1, 6 digits, 30 s, as src/accounts/totp.ts).
+ * it at the app's clock (RFC 6238: SHA-1, 6 digits, 30 s, as src/accounts/second-factor/totp.ts).
  */
 
 export const STEP_MS = 30_000

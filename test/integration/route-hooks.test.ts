@@ -59,19 +59,19 @@ it('no route outside the pages runs a hook of theirs, and every page runs all of
   for (const [route, hooks] of pages) expect({ route, onRequest: hooks.onRequest }).toEqual({ route, onRequest: PAGES })
 })
 
-describe('REQUIRE_TWO_FACTOR: each page route runs the gate of its own area first (src/http/two-factor-gate.ts)', () => {
+describe('REQUIRE_TWO_FACTOR: each page route runs the gate of its own area first (src/http/second-factor-gate.ts)', () => {
   /** The pages never gated (README "Who must enrol"), by pattern prefix: kept by hand, apart from the gate's own list. */
   const OPEN = ['/logout', '/oauth/logout', '/account/delete', '/login', '/signup', '/forgot-password', '/reset-password']
   OPEN.push('/verify-email', '/confirm-email', '/cancel-email-change', '/account/two-factor', '/account/passkeys', '/reauth')
   const under = (pattern: string, prefix: string) => pattern === prefix || pattern.startsWith(`${prefix}/`)
   const gateOf = (pattern: string): string | undefined => {
     if (OPEN.some((prefix) => under(pattern, prefix))) return undefined
-    if (under(pattern, '/admin')) return 'twoFactorAdmin'
-    if (under(pattern, '/applications')) return 'twoFactorApplications'
-    if (pattern === '/oauth/authorize') return 'twoFactorAuthorize'
-    return 'twoFactorConsole'
+    if (under(pattern, '/admin')) return 'secondFactorAdmin'
+    if (under(pattern, '/applications')) return 'secondFactorApplications'
+    if (pattern === '/oauth/authorize') return 'secondFactorAuthorize'
+    return 'secondFactorConsole'
   }
-  const GATES = new Set(['twoFactorAdmin', 'twoFactorApplications', 'twoFactorAuthorize', 'twoFactorConsole'])
+  const GATES = new Set(['secondFactorAdmin', 'secondFactorApplications', 'secondFactorAuthorize', 'secondFactorConsole'])
 
   let strict: TestContext
   let strictRoutes: Map<string, RouteHooks>
@@ -100,7 +100,7 @@ describe('REQUIRE_TWO_FACTOR: each page route runs the gate of its own area firs
   it("GET /oauth/authorize runs one gate, the consent flow's", () => {
     expect(strictRoutes.get('GET /oauth/authorize')).toEqual({
       onRequest: PAGES,
-      preHandler: ['twoFactorAuthorize'],
+      preHandler: ['secondFactorAuthorize'],
       onSend: ['fastifyCookieOnSendHandler', 'countUnmatched', 'countAnswer'],
     })
   })

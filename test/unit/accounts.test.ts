@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { newPasswordField, parseCredentials } from '../../src/accounts/credentials.js'
+import { newPasswordField, parseCredentials } from '../../src/accounts/login/credentials.js'
 import { passwordResetNoAccountMail, signUpAttemptMail, verificationMail } from '../../src/accounts/mails.js'
 import { isCommonPassword } from '../../src/lib/common-passwords.js'
 import { generateEmailLinkToken, isEmailLinkToken } from '../../src/lib/tokens.js'

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import type { AuthorizationRequest } from '../../src/oauth/authorize-request.js'
-import type { LogInDemand } from '../../src/oauth/login-demand.js'
-import { checkHint, logInFor, sessionSuffices } from '../../src/oauth/authorize-session.js'
-import type { IdTokenHint } from '../../src/oauth/id-token-hint.js'
+import type { AuthorizationRequest } from '../../src/oauth/authorize/authorize-request.js'
+import type { LogInDemand } from '../../src/oauth/authorize/login-demand.js'
+import { checkHint, logInFor, sessionSuffices } from '../../src/oauth/authorize/authorize-session.js'
+import type { IdTokenHint } from '../../src/oauth/identity/id-token-hint.js'
 
 const NOW = new Date('2026-11-26T12:00:00Z')
 const minutesAgo = (m: number) => new Date(NOW.getTime() - m * 60_000)

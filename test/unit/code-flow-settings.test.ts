@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { sameCodeFlowSettings } from '../../src/oauth/authorize.js'
+import { sameCodeFlowSettings } from '../../src/oauth/authorize/authorize.js'
 import { CODE_FLOW_SETTINGS, type CodeFlowSettings } from '../../src/repositories/authorization-codes.js'
 
 /*

@@ -27,7 +27,7 @@ describe('loadConfig', () => {
       cookieSecure: false,
       sessionTtlMs: 14 * 24 * 3600_000,
       reauthWindowMs: 10 * 60_000,
-      requireTwoFactor: 'operators',
+      requireSecondFactor: 'operators',
       logLevel: 'info',
       trustProxy: false,
       dbPool: { max: 10, connectTimeoutMs: 3_000, idleTimeoutMs: 30_000, statementTimeoutMs: 10_000 },
@@ -213,10 +213,10 @@ describe('loadConfig', () => {
   it('reads REAUTH_WINDOW_MINUTES and REQUIRE_TWO_FACTOR', () => {
     expect(loadConfig({ REAUTH_WINDOW_MINUTES: '5', REQUIRE_TWO_FACTOR: 'all' })).toMatchObject({
       reauthWindowMs: 5 * 60_000,
-      requireTwoFactor: 'all',
+      requireSecondFactor: 'all',
     })
     for (const policy of ['none', 'operators', 'developers', 'all']) {
-      expect(loadConfig({ REQUIRE_TWO_FACTOR: policy }).requireTwoFactor).toBe(policy)
+      expect(loadConfig({ REQUIRE_TWO_FACTOR: policy }).requireSecondFactor).toBe(policy)
     }
   })
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { parseDisplayName } from '../../src/accounts/profile.js'
-import { accessTokenHash } from '../../src/oauth/id-token.js'
+import { parseDisplayName } from '../../src/accounts/settings/profile.js'
+import { accessTokenHash } from '../../src/oauth/identity/id-token.js'
 
 describe('at_hash (OpenID Connect Core 3.1.3.6)', () => {
   it('is the left half of the hash of the access token: SHA-256 for RS256 and ES256, SHA-512 for EdDSA', () => {

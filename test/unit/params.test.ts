@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { extractClientCredentials } from '../../src/oauth/client-auth.js'
+import { extractClientCredentials } from '../../src/oauth/token/client-auth.js'
 import { InvalidClientError, InvalidRequestError } from '../../src/oauth/errors.js'
 import { basicCredentials, optional, readParams, requestParams, required, singleParams } from '../../src/oauth/params.js'
 

@@ -7,7 +7,7 @@ import {
   parseChallengeMethod,
   validateChallenge,
   verifyCodeVerifier,
-} from '../../src/oauth/pkce.js'
+} from '../../src/oauth/token/pkce.js'
 
 // RFC 7636 appendix B.
 const RFC_VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { RESPONSE_PARAMETERS, buildRedirect, describeRedirectTarget, findMatchingRedirectUri } from '../../src/oauth/redirect-uri.js'
-import { unicodeHostOf, validateRegisteredRedirectUri } from '../../src/oauth/redirect-uri-registration.js'
+import {
+  RESPONSE_PARAMETERS,
+  buildRedirect,
+  describeRedirectTarget,
+  findMatchingRedirectUri,
+} from '../../src/oauth/clients/redirect-uri.js'
+import { unicodeHostOf, validateRegisteredRedirectUri } from '../../src/oauth/clients/redirect-uri-registration.js'
 
 const REG = ['https://app.example.com/cb']
 

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { InvalidRequestError, UnauthorizedClientError, UnsupportedResponseTypeError } from '../../src/oauth/errors.js'
-import { checkResponseMode, checkResponseType, issuesAccessToken, issuesIdToken, responseModeFor } from '../../src/oauth/response-types.js'
+import {
+  checkResponseMode,
+  checkResponseType,
+  issuesAccessToken,
+  issuesIdToken,
+  responseModeFor,
+} from '../../src/oauth/authorize/response-types.js'
 
 const implicit = { allow_implicit: true }
 const codeOnly = { allow_implicit: false }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { InvalidScopeError } from '../../src/oauth/errors.js'
-import { SCOPES, SCOPE_DESCRIPTIONS, formatScope, normalizeScopes, parseScope } from '../../src/oauth/scope.js'
+import { SCOPES, SCOPE_DESCRIPTIONS, formatScope, normalizeScopes, parseScope } from '../../src/oauth/grants/scope.js'
 import { scopeSatisfies } from '@gatehouse/verifier/shared'
 
 describe('parseScope', () => {

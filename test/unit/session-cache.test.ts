@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { SESSION_CACHE_TTL_MS, SessionCache } from '../../src/accounts/session-cache.js'
-import type { SessionUser } from '../../src/accounts/sessions.js'
+import { SESSION_CACHE_TTL_MS, SessionCache } from '../../src/accounts/sessions/session-cache.js'
+import type { SessionUser } from '../../src/accounts/sessions/sessions.js'
 import { manualClock } from '../../src/lib/clock.js'
 
 const user = (key: string): SessionUser => ({
@@ -16,7 +16,7 @@ const user = (key: string): SessionUser => ({
   sessionKey: key,
 })
 
-describe('SessionCache (src/accounts/session-cache.ts)', () => {
+describe('SessionCache (src/accounts/sessions/session-cache.ts)', () => {
   it('hands out a copy marked cached, never the fresh read it was given, until SESSION_CACHE_TTL_MS passes', () => {
     const clock = manualClock()
     const cache = new SessionCache(clock, 10)

@@ -6,9 +6,9 @@ import {
   parseRegistrationResponse,
   relyingPartyOf,
   userHandleBase64Url,
-} from '../../src/accounts/webauthn.js'
+} from '../../src/accounts/second-factor/webauthn.js'
 
-/* The pure parts of passkeys (src/accounts/webauthn.ts): the relying party, names, and the shape checks before the library reads a response. */
+/* The pure parts of passkeys (src/accounts/second-factor/webauthn.ts): the relying party, names, and the shape checks before the library reads a response. */
 
 describe('relyingPartyOf', () => {
   it('takes the RP ID from PUBLIC_URL’s host and the origin from its origin, ignoring a path', () => {

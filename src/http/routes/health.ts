@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { RETRY_AFTER_SECONDS, type Services } from '../../services.js'
+import { RETRY_AFTER_SECONDS } from '../../db/index.js'
+import type { Services } from '../../services.js'
 
 /**
  * /healthz: the process can serve (a supervisor restarts it otherwise). /readyz: it can serve

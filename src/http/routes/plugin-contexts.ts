@@ -24,7 +24,7 @@ export interface RouteScope {
   errorHandler?: RouteOptions['errorHandler']
   /**
    * Each route's config, under what the route sets itself: what the context's hooks read of the
-   * route, as the two-factor policy reads its area (src/http/two-factor-gate.ts).
+   * route, as the second-factor policy reads its area (src/http/second-factor-gate.ts).
    */
   config?: FastifyContextConfig
 }

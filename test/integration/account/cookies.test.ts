@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { STEP_MS, enrolTotp, totpCode } from '../../helpers/totp.js'
-import { DEVICE_COOKIE_MAX_AGE_SECONDS, PENDING_LOGIN_MAX_AGE_SECONDS } from '../../../src/services.js'
+import { DEVICE_COOKIE_MAX_AGE_SECONDS, PENDING_LOGIN_MAX_AGE_SECONDS } from '../../../src/accounts/index.js'
 
 /*
  * Every cookie Gatehouse sets (src/http/cookies.ts, their one home): `__Host-` prefixed when

@@ -1,9 +1,9 @@
 import fc from 'fast-check'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { issueEmailLink } from '../../../src/accounts/email-links.js'
-import { beginPendingLogIn } from '../../../src/accounts/pending-login.js'
-import { newRecoveryCodes, recoveryCodeHash } from '../../../src/accounts/recovery-codes.js'
-import { newTotpSecret } from '../../../src/accounts/totp.js'
+import { issueEmailLink } from '../../../src/accounts/sign-up/email-links.js'
+import { beginPendingLogIn } from '../../../src/accounts/second-factor/pending-login.js'
+import { newRecoveryCodes, recoveryCodeHash } from '../../../src/accounts/second-factor/recovery-codes.js'
+import { newTotpSecret } from '../../../src/accounts/second-factor/totp.js'
 import { createSealedBox } from '../../../src/lib/sealed-box.js'
 import { TEST_SECRET_KEY } from '../../helpers/app.js'
 import { totpCode } from '../../helpers/totp.js'
@@ -30,7 +30,7 @@ const links: Record<EmailTokenPurpose, string[]> = {
 
 /**
  * Four live links of the purpose. Issued just before its page is fuzzed: a reset (or a change of
- * address) voids every pending link of the account (src/accounts/recovery.ts).
+ * address) voids every pending link of the account (src/accounts/recovery/recovery.ts).
  */
 async function issueLinks(purpose: EmailTokenPurpose): Promise<void> {
   const { t, user } = h.world

@@ -3,7 +3,7 @@ import { SignJWT, generateKeyPair } from 'jose'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type Harness, REDIRECT_URI, VERIFIER, browserRequest, createHarness, knownValues, requests } from './harness.js'
 import { encodeText, pathOf, text, unknownPath } from './wire.js'
-import { computeS256Challenge } from '../../../src/oauth/pkce.js'
+import { computeS256Challenge } from '../../../src/oauth/token/pkce.js'
 
 /*
  * Property-based fuzz of the browser-facing pages and forms (README "Development"): /oauth/authorize, log-in,

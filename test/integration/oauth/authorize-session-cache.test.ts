@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { SESSION_CACHE_TTL_MS } from '../../../src/accounts/session-cache.js'
-import { LAST_SEEN_GRANULARITY_MS } from '../../../src/accounts/sessions.js'
+import { SESSION_CACHE_TTL_MS } from '../../../src/accounts/sessions/session-cache.js'
+import { LAST_SEEN_GRANULARITY_MS } from '../../../src/accounts/sessions/sessions.js'
 import { TEST_ISSUER, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { enrolTotp } from '../../helpers/totp.js'
@@ -8,7 +8,7 @@ import { consentedUser, oauthTestFile } from '../../helpers/oauth-set-up.js'
 import { type TestClient, authorizeUrl, buildOAuthTestApp, createClient, locationParams, loggedInUser } from './helpers.js'
 
 /*
- * Remembered consent with the session from this process's cache (src/accounts/session-cache.ts,
+ * Remembered consent with the session from this process's cache (src/accounts/sessions/session-cache.ts,
  * docs/decisions/004-caching-and-ttl-bounds.md): one statement, which issues the code only while the session is live and the user's
  * checked values are the cached ones. Every change below is made in the database, as another
  * Gatehouse process would make it, so nothing reaches this process's cache.
@@ -202,7 +202,7 @@ describe('REQUIRE_TWO_FACTOR=all and a cached session', () => {
     const s = await loggedInUser(strict.app)
     const { id: userId } = await strict.db.selectFrom('users').select('id').where('email', '=', s.email).executeTakeFirstOrThrow()
     // As if enrolled in this session: the policy reads users.second_factor and the session's amr
-    // (src/accounts/two-factor-policy.ts usedSecondFactor).
+    // (src/accounts/second-factor/policy.ts usedSecondFactor).
     await strict.db.updateTable('users').set({ second_factor: true }).where('id', '=', userId).execute()
     await strict.db
       .updateTable('sessions')

@@ -1,15 +1,15 @@
 import type { CompiledQuery } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { regenerateSecret } from '../../../src/console/applications.js'
+import { regenerateSecret } from '../../../src/applications/applications.js'
 import { manualClock } from '../../../src/lib/clock.js'
-import { ClientAuthCache } from '../../../src/oauth/client-auth-cache.js'
+import { ClientAuthCache } from '../../../src/oauth/token/client-auth-cache.js'
 import { InvalidClientError } from '../../../src/oauth/errors.js'
 import { RevocationBus } from '../../../src/revocation/bus.js'
 import { type TestDatabase, createTestDatabase } from '../../helpers/db.js'
 import { createApplication } from '../../helpers/factories.js'
 
 /*
- * ClientAuthCache (src/oauth/client-auth-cache.ts) against a real database, its lookups
+ * ClientAuthCache (src/oauth/token/client-auth-cache.ts) against a real database, its lookups
  * observed where they hand back their connection: a lookup that read the old secret while a regeneration
  * committed and was announced must not store that secret, or the old secret would keep
  * authenticating at the resource-server endpoints until the TTL ran out.

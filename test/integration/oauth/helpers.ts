@@ -4,7 +4,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'
 import type { Db } from '../../../src/db/connect.js'
 import { generateClientId, generateClientSecret } from '../../../src/lib/tokens.js'
-import { computeS256Challenge } from '../../../src/oauth/pkce.js'
+import { computeS256Challenge } from '../../../src/oauth/token/pkce.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { TEST_ISSUER, buildTestApp, type TestContext } from '../../helpers/app.js'
 

@@ -2,7 +2,7 @@ import { type JSONWebKeySet, createLocalJWKSet, decodeProtectedHeader, jwtVerify
 import * as client from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../../../src/cli/run.js'
-import { ROTATION_DELAY_MS } from '../../../src/oauth/signing-keys.js'
+import { ROTATION_DELAY_MS } from '../../../src/oauth/identity/signing-keys.js'
 import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
@@ -23,7 +23,7 @@ let issuer: URL
 let app: TestClient
 let browser: BrowserSession
 const REDIRECT = 'http://127.0.0.1:53683/callback'
-/** How long each process trusts its copy of the published keys (src/oauth/signing-keys.ts KEY_CACHE_TTL_MS). */
+/** How long each process trusts its copy of the published keys (src/oauth/identity/signing-keys.ts KEY_CACHE_TTL_MS). */
 const KEY_CACHE_TTL_MS = 60_000
 
 beforeAll(async () => {

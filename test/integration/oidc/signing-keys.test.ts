@@ -1,7 +1,7 @@
 import { type JSONWebKeySet, createLocalJWKSet, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../../../src/cli/run.js'
-import { ROTATION_DELAY_MS } from '../../../src/oauth/signing-keys.js'
+import { ROTATION_DELAY_MS } from '../../../src/oauth/identity/signing-keys.js'
 import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 

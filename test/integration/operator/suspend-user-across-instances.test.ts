@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { startSession } from '../../../src/accounts/sessions.js'
+import { startSession } from '../../../src/accounts/sessions/sessions.js'
 import { SESSION_COOKIE } from '../../../src/http/session.js'
 import { suspendApplication, suspendUser, unsuspendUser } from '../../../src/operator/moderation.js'
 import { BrowserSession } from '../../helpers/browser-session.js'

@@ -1,7 +1,7 @@
 import { sha256Hex } from '../../../src/lib/crypto.js'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { deleteApplication } from '../../../src/console/applications.js'
+import { deleteApplication } from '../../../src/applications/applications.js'
 import { generateAccessToken, generateClientSecret } from '../../../src/lib/tokens.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { REVOCATION_CHANNEL } from '@gatehouse/verifier/shared'

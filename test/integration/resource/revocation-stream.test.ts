@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { deleteApplication, regenerateSecret } from '../../../src/console/applications.js'
+import { deleteApplication, regenerateSecret } from '../../../src/applications/applications.js'
 import { revokeApplicationTokens } from '../../../src/operator/moderation.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'

@@ -210,7 +210,7 @@ describe('verifier cache', () => {
     const doomed = await createApplication(t.db, { ownerId: owner.id })
     const tok = await createAccessToken(t.db, { userId: owner.id, applicationId: doomed.id })
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(200)
-    const { deleteApplication } = await import('../../../src/console/applications.js')
+    const { deleteApplication } = await import('../../../src/applications/applications.js')
     await deleteApplication(t.db, t.deps.bus, doomed.id, owner.id, t.clock(), t.deps.audit.trail(owner.id, null))
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(401)
   })

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type Services, fieldText, newPasswordField, parseField } from '../../../services.js'
+import type { Services } from '../../../services.js'
+import { fieldText, newPasswordField, parseField } from '../../../accounts/index.js'
 import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { forgetSession, sessionIdOf } from '../../session.js'

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { hasControlCharacter } from '../../../lib/text.js'
-import { type Services, emailField, fieldText, parseField } from '../../../services.js'
+import type { Services } from '../../../services.js'
+import { emailField, fieldText, parseField } from '../../../accounts/index.js'
 import { render } from '../../render.js'
 
 /**

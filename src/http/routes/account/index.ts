@@ -8,11 +8,11 @@ import loginRoutes from './login.js'
 import logoutRoutes from './logout.js'
 import passkeyRoutes from './passkeys.js'
 import reauthRoutes from './reauth.js'
-import secondFactorRoutes from './second-factor.js'
+import secondFactorStepRoutes from './second-factor.js'
 import securityLogRoutes from './security-log.js'
 import settingsRoutes from './settings.js'
 import signupRoutes from './signup.js'
-import twoFactorRoutes from './two-factor.js'
+import secondFactorRoutes from './second-factor-settings.js'
 
 export default async function accountRoutes(app: FastifyInstance, deps: Services) {
   app.get<{ Querystring: { account_deleted?: string } }>('/', async (request, reply) => {
@@ -24,7 +24,7 @@ export default async function accountRoutes(app: FastifyInstance, deps: Services
     deps,
     signupRoutes,
     loginRoutes,
-    secondFactorRoutes,
+    secondFactorStepRoutes,
     logoutRoutes,
     securityLogRoutes,
     forgotPasswordRoutes,
@@ -32,6 +32,6 @@ export default async function accountRoutes(app: FastifyInstance, deps: Services
     settingsRoutes,
     passkeyRoutes,
     reauthRoutes,
-    twoFactorRoutes,
+    secondFactorRoutes,
   )
 }

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { ThrottleKind } from '../../../accounts/login.js'
+import { type ThrottleKind, parseCredentials } from '../../../accounts/index.js'
 import { hasControlCharacter } from '../../../lib/text.js'
-import { type Services, clientAddressKey, parseCredentials } from '../../../services.js'
+import type { Services } from '../../../services.js'
+import { clientAddressKey } from '../../../limits/index.js'
 import { actorOf } from '../../audit.js'
 import { cookieValue, setCookie } from '../../cookies.js'
 import { allowFormRedirectTo } from '../../form-action.js'
@@ -130,7 +131,7 @@ export default async function loginRoutes(app: FastifyInstance, deps: Services) 
 }
 
 /**
- * The pending log-in's cookie (src/accounts/pending-login.ts), for the five minutes the pending
+ * The pending log-in's cookie (src/accounts/second-factor/pending-login.ts), for the five minutes the pending
  * log-in lives (src/http/cookies.ts); cleared by the second step's end.
  */
 function setPendingLogInCookie(reply: FastifyReply, deps: Services, pendingId: string): void {

@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Account } from '../../../accounts/use-cases.js'
-import type { AssertionFailure } from '../../../accounts/passkey-login.js'
-import type { PasskeyRegistration } from '../../../accounts/passkeys.js'
-import { MAX_PASSKEYS_PER_USER, type Services, clientAddressKey, databaseUnavailable, fieldText } from '../../../services.js'
+import { type Account, type AssertionFailure, MAX_PASSKEYS_PER_USER, type PasskeyRegistration, fieldText } from '../../../accounts/index.js'
+import type { Services } from '../../../services.js'
+import { clientAddressKey } from '../../../limits/index.js'
+import { databaseUnavailable } from '../../../db/index.js'
 import { PASSKEYS_UNAVAILABLE } from '../../../lib/passkey-availability.js'
 import { actorOf } from '../../audit.js'
 import { clearCookie, cookieValue, setCookie } from '../../cookies.js'
@@ -52,7 +52,7 @@ interface PasskeysView {
 /** The passkeys page: the account's passkeys, and the form to add one where passkeys can work. */
 async function passkeysPage(request: FastifyRequest, reply: FastifyReply, deps: Services, view: PasskeysView) {
   const { accounts } = deps
-  const [passkeys, status] = await Promise.all([accounts.listPasskeys(accountOf(request)), accounts.twoFactorStatus(accountOf(request))])
+  const [passkeys, status] = await Promise.all([accounts.listPasskeys(accountOf(request)), accounts.secondFactorStatus(accountOf(request))])
   // Where passkeys cannot work the page says why (views/account/passkeys.eta) and runs no script.
   if (deps.passkeysAvailable) allowPasskeyScripts(reply, deps.config.publicUrl)
   const list = passkeys.map((p) => ({

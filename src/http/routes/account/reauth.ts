@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type Services, fieldText } from '../../../services.js'
+import type { Services } from '../../../services.js'
+import { fieldText } from '../../../accounts/index.js'
 import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { requireUser, safeNextPath, sessionIdOf } from '../../session.js'
@@ -15,7 +16,7 @@ const DEFAULT_NEXT = '/applications'
  * the sensitive actions are open to this session for REAUTH_WINDOW_MINUTES
  * (src/http/recent-auth.ts). `next` is where the refused page or form came from; only a local
  * path (safeNextPath) is followed. A current code of the account's authenticator app is the
- * second way to confirm (src/accounts/confirm-session.ts).
+ * second way to confirm (src/accounts/sessions/confirm-session.ts).
  */
 export default async function reauthRoutes(app: FastifyInstance, deps: Services) {
   const page = async (request: FastifyRequest, reply: FastifyReply, view: { next: string; error?: string }, status = 200) =>
@@ -30,7 +31,7 @@ export default async function reauthRoutes(app: FastifyInstance, deps: Services)
         error: view.error ?? null,
         windowMinutes: Math.round(deps.config.reauthWindowMs / 60_000),
         // A second way to confirm, for an account with an authenticator app.
-        totp: request.user ? (await deps.accounts.twoFactorStatus({ userId: request.user.id })).totp : false,
+        totp: request.user ? (await deps.accounts.secondFactorStatus({ userId: request.user.id })).totp : false,
       },
       status,
     )

@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type Services, clientAddressKey, fieldText } from '../../../services.js'
+import type { Services } from '../../../services.js'
+import { clientAddressKey } from '../../../limits/index.js'
+import { fieldText } from '../../../accounts/index.js'
 import { actorOf } from '../../audit.js'
 import { clearCookie, cookieValue } from '../../cookies.js'
 import { render } from '../../render.js'
@@ -27,10 +29,10 @@ export function clearPendingLogInCookie(reply: FastifyReply, deps: Services): vo
 
 /**
  * The log-in's second step (README "Two-factor authentication"): after the right password for
- * an account with a second factor, the browser holds a pending log-in (src/accounts/pending-login.ts)
+ * an account with a second factor, the browser holds a pending log-in (src/accounts/second-factor/pending-login.ts)
  * and comes here for a code of its authenticator app, or one of its recovery codes.
  */
-export default async function secondFactorRoutes(app: FastifyInstance, deps: Services) {
+export default async function secondFactorStepRoutes(app: FastifyInstance, deps: Services) {
   const pendingIdOf = (request: FastifyRequest) => cookieValue(request, deps, 'pendingLogin')
   const page = async (request: FastifyRequest, reply: FastifyReply, next: string | undefined, formError?: string, status = 200) => {
     const factors = (await deps.accounts.pendingLogInFactors(pendingIdOf(request))) ?? { totp: true, passkeys: 0, recoveryCodes: 1 }
@@ -93,7 +95,7 @@ const EXPIRED_JSON = { error: 'This log-in expired. Log in again.', redirect: '/
 
 /**
  * A passkey as the second step (README "Passkeys"): options limited to the pending log-in's
- * account's passkeys, then the assertion, which counts like a code (src/accounts/pending-login.ts).
+ * account's passkeys, then the assertion, which counts like a code (src/accounts/second-factor/pending-login.ts).
  * JSON, called by /static/passkeys.js; the challenge is held in the WebAuthn cookie as on /login.
  */
 function passkeyStep(app: FastifyInstance, deps: Services, pendingIdOf: (request: FastifyRequest) => string | undefined) {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { type Services, describeAuditEvent } from '../../../services.js'
+import type { Services } from '../../../services.js'
+import { describeAuditEvent } from '../../../audit/index.js'
 import { render } from '../../render.js'
 import { requireUser } from '../../session.js'
 

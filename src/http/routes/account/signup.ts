@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { type Services, parseCredentials } from '../../../services.js'
+import type { Services } from '../../../services.js'
+import { parseCredentials } from '../../../accounts/index.js'
 import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { safeNextPath } from '../../session.js'

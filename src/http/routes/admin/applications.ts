@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Actor } from '../../../audit/actor.js'
-import type { OperatorUseCases } from '../../../operator/use-cases.js'
+import type { Actor } from '../../../audit/index.js'
+import type { OperatorUseCases } from '../../../operator/index.js'
 import type { Services } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { requireRecentAuth } from '../../recent-auth.js'

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { AUDIT_EVENTS, type Services, describeAuditEvent, isAuditEventName } from '../../../services.js'
+import { AUDIT_EVENTS, describeAuditEvent, isAuditEventName } from '../../../audit/index.js'
+import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { searchQuery } from './query.js'
 

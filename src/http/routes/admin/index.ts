@@ -25,8 +25,8 @@ export default async function adminRoutes(pages: FastifyInstance, deps: Services
   const recentForEveryAction = async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return recentForActions(request, reply)
   }
-  // The two-factor policy's area (src/http/two-factor-gate.ts) is the scope's, not the URL's.
-  const app = routeScope(pages, { preHandler: [operatorOnly, recentForEveryAction], config: { twoFactorArea: 'admin' } })
+  // The second-factor policy's area (src/http/second-factor-gate.ts) is the scope's, not the URL's.
+  const app = routeScope(pages, { preHandler: [operatorOnly, recentForEveryAction], config: { secondFactorArea: 'admin' } })
 
   app.get('/admin', async (request, reply) => render(request, reply, 'admin/index.eta', { title: 'Operator' }))
 

@@ -1,5 +1,5 @@
 import { hasControlCharacter } from '../../../lib/text.js'
-import { OPERATOR_PAGE_SIZE } from '../../../services.js'
+import { OPERATOR_PAGE_SIZE } from '../../../operator/index.js'
 
 /** A search box's text: a single string without control characters, at most 200 characters. */
 export function searchQuery(v: unknown): string {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Application } from '../../../db/schema.js'
-import { type Services, applicationFormValues, parseApplicationForm } from '../../../services.js'
+import { type Application, applicationFormValues, parseApplicationForm } from '../../../applications/index.js'
+import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { ownerOf } from './owner.js'
 import { applicationFormView, applicationView } from './view-models.js'

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type Services, newApplicationFormValues, parseApplicationForm } from '../../../services.js'
+import type { Services } from '../../../services.js'
+import { newApplicationFormValues, parseApplicationForm } from '../../../applications/index.js'
 import { render } from '../../render.js'
 import { ownerOf } from './owner.js'
 import { renderApplicationPage } from './application.js'

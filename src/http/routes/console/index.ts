@@ -15,8 +15,8 @@ import applicationsRoutes from './applications.js'
  */
 export default async function consoleRoutes(app: FastifyInstance, deps: Services) {
   await addRoutes(
-    // Registering and managing applications: the two-factor policy's `applications` area (src/http/two-factor-gate.ts).
-    routeScope(app, { preHandler: [requireUser], config: { twoFactorArea: 'applications' } }),
+    // Registering and managing applications: the second-factor policy's `applications` area (src/http/second-factor-gate.ts).
+    routeScope(app, { preHandler: [requireUser], config: { secondFactorArea: 'applications' } }),
     deps,
     applicationsRoutes,
     applicationRoutes,

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import type { Owner } from '../../../console/use-cases.js'
+import type { Owner } from '../../../console/index.js'
 import { actorOf } from '../../audit.js'
 
 /** The logged-in owner the console acts for (src/console/use-cases.ts); requireUser has turned everyone else away. */

@@ -1,6 +1,5 @@
-import type { ApplicationFormErrors, ApplicationFormValues } from '../../../console/application-form.js'
-import type { Application } from '../../../db/schema.js'
-import { SCOPES, SCOPE_DESCRIPTIONS, unicodeHostOf } from '../../../services.js'
+import type { Application, ApplicationFormErrors, ApplicationFormValues } from '../../../applications/index.js'
+import { SCOPES, SCOPE_DESCRIPTIONS, unicodeHostOf } from '../../../oauth/index.js'
 
 /*
  * Templates get strings and booleans only (so a template cannot leak what it was never given): never a row, never a digest.

@@ -1,19 +1,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { AuthorizeAnswer } from '../../../oauth/authorize.js'
 import {
+  type AuthorizeAnswer,
   type ClientResponse,
   SCOPE_DESCRIPTIONS,
-  type Services,
   describeRedirectTarget,
-  enrolmentDemand,
   responseLocation,
-} from '../../../services.js'
+} from '../../../oauth/index.js'
+import type { Services } from '../../../services.js'
+import { enrolmentDemand } from '../../../accounts/index.js'
 import { actorOf } from '../../audit.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { allowInlineScript } from '../../page-security.js'
 import { render } from '../../render.js'
 import { rereadSession, safeNextPath } from '../../session.js'
-import { enrolFirst } from '../../two-factor-gate.js'
+import { enrolFirst } from '../../second-factor-gate.js'
 
 /**
  * The form_post page's one script (OAuth 2.0 Form Post Response Mode 2): it submits the form at
@@ -121,15 +121,15 @@ export default async function authorizeRoutes(app: FastifyInstance, deps: Servic
   const { oauth, config } = deps
   const answer = (request: FastifyRequest) => {
     const user = request.user
-    // Only prompt=none gets this far while the policy asks to enrol (src/http/two-factor-gate.ts).
-    const mustEnrol = user !== null && enrolmentDemand(config.requireTwoFactor, user, 'authorize') !== undefined
+    // Only prompt=none gets this far while the policy asks to enrol (src/http/second-factor-gate.ts).
+    const mustEnrol = user !== null && enrolmentDemand(config.requireSecondFactor, user, 'authorize') !== undefined
     return oauth.authorize(request.query, user && mustEnrol ? { ...user, mustEnrol } : user)
   }
 
   app.get('/oauth/authorize', async (request, reply) => {
     let answered = await answer(request)
     // A cached session read, or a session that changed while the request was answered: read it
-    // again and answer from that (src/accounts/session-cache.ts). Each pass reads the session
+    // again and answer from that (src/accounts/sessions/session-cache.ts). Each pass reads the session
     // anew; a session that keeps changing under the request gets the error page.
     for (let pass = 0; answered.kind === 'confirm-session' && pass < 2; pass++) {
       await rereadSession(request, deps)

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { SCOPE_DESCRIPTIONS, type Services, isScope, normalizeScopes } from '../../../services.js'
+import { SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from '../../../oauth/index.js'
+import type { Services } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
 import { requireUser } from '../../session.js'

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { InvalidRequestError, type Services } from '../../../services.js'
+import { InvalidRequestError } from '../../../oauth/index.js'
+import type { Services } from '../../../services.js'
 import authorizeRoutes from './authorize.js'
 import authorizedApplicationsRoutes from './authorized-applications.js'
 import { noStore, setOAuthJsonErrorHandler } from './json-errors.js'
@@ -16,8 +17,8 @@ import tokenRoutes from './token.js'
  * Register inside the page context, which provides the session, CSRF and HTML error pages.
  */
 export async function oauthPageRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  // The consent flow is the two-factor policy's `authorize` area (src/http/two-factor-gate.ts).
-  await addRoutes(routeScope(app, { config: { twoFactorArea: 'authorize' } }), deps, authorizeRoutes)
+  // The consent flow is the second-factor policy's `authorize` area (src/http/second-factor-gate.ts).
+  await addRoutes(routeScope(app, { config: { secondFactorArea: 'authorize' } }), deps, authorizeRoutes)
   await addRoutes(app, deps, authorizedApplicationsRoutes, logoutRoutes)
 }
 

@@ -1,13 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import {
-  InvalidRequestError,
-  OAuthError,
-  type Probes,
-  RETRY_AFTER_SECONDS,
-  ServerError,
-  TemporarilyUnavailableError,
-  databaseUnavailable,
-} from '../../../services.js'
+import { InvalidRequestError, OAuthError, ServerError, TemporarilyUnavailableError } from '../../../oauth/index.js'
+import type { Probes } from '../../../services.js'
+import { RETRY_AFTER_SECONDS, databaseUnavailable } from '../../../db/index.js'
 
 /** RFC 6749 5.1 / 5.2: token responses, errors included, must not be cached. */
 export function noStore(reply: FastifyReply): FastifyReply {

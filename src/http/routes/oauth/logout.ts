@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { LogoutRequest } from '../../../oauth/logout.js'
-import { type Services, describeRedirectTarget } from '../../../services.js'
+import { type LogoutRequest, describeRedirectTarget } from '../../../oauth/index.js'
+import type { Services } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { allowFormRedirectTo } from '../../form-action.js'
 import { render } from '../../render.js'
 import { forgetSession, sessionIdOf } from '../../session.js'
 
 /*
- * The end_session_endpoint (OpenID Connect RP-Initiated Logout 1.0 2; src/oauth/logout.ts):
+ * The end_session_endpoint (OpenID Connect RP-Initiated Logout 1.0 2; src/oauth/logout/logout.ts):
  * GET, and POST with a form as section 2 allows, both sent by the relying party's page. A hint
  * of this very session ends it at once; otherwise "Sign out of <service>?" asks, and its form
  * (CSRF-protected, same-origin only) carries the request's parameters to /oauth/logout/confirm,

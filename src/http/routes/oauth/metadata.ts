@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { JWKS_MAX_AGE_SECONDS, type Services } from '../../../services.js'
+import { JWKS_MAX_AGE_SECONDS } from '../../../oauth/index.js'
+import type { Services } from '../../../services.js'
 import { openToAnyOrigin } from '../../cors.js'
 
 /** Public and read-only documents: any origin may read them, with GET (src/http/cors.ts). */

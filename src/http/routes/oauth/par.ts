@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { type Services, singleParams } from '../../../services.js'
+import type { Services } from '../../../services.js'
+import { singleParams } from '../../../oauth/index.js'
 import { noStore } from './json-errors.js'
 
 /** POST /oauth/par (RFC 9126 2): the parameters in the form body, the client authenticated as at the token endpoint. */

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { type Services, requestParams } from '../../../services.js'
+import type { Services } from '../../../services.js'
+import { requestParams } from '../../../oauth/index.js'
 import { noStore } from './json-errors.js'
 
 /** POST /oauth/revoke (RFC 7009 2): 200 with an empty body on success. */

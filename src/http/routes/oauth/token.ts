@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { type Services, requestParams } from '../../../services.js'
+import type { Services } from '../../../services.js'
+import { requestParams } from '../../../oauth/index.js'
 import { noStore } from './json-errors.js'
 
 /** POST /oauth/token (RFC 6749 4.1.3 / 5.1). */

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { type Services, singleParams } from '../../../services.js'
+import type { Services } from '../../../services.js'
+import { singleParams } from '../../../oauth/index.js'
 import { noStore } from '../oauth/json-errors.js'
 
 /** POST /oauth/introspect (RFC 7662 2): form parameters in the body, never the query string. */

@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http'
-import { STREAM_BUFFER_BYTES } from '../../../services.js'
-import type { RevocationFeed, StreamClient } from '../../../revocation/stream-feed.js'
+import { type RevocationFeed, STREAM_BUFFER_BYTES, type StreamClient } from '../../../revocation/index.js'
 
 /*
  * The revocation stream's transport: server-sent events on node:http responses, fed by the

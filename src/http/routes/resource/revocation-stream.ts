@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
-import { type Services, SlowDownError, TemporarilyUnavailableError } from '../../../services.js'
-import type { StreamRefusal } from '../../../revocation/stream-feed.js'
+import type { Services } from '../../../services.js'
+import { SlowDownError, TemporarilyUnavailableError } from '../../../oauth/index.js'
+import type { StreamRefusal } from '../../../revocation/index.js'
 import { RevocationEventStreams } from './revocation-events.js'
 
 /** A refused subscription as the OAuth JSON error it is answered with: 429 or 503, with Retry-After. */

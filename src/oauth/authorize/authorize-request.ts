@@ -1,0 +1,258 @@
+import type { Application } from '../../db/schema.js'
+import { isClientIdWithinBound } from '../../lib/tokens.js'
+import { InvalidRequestError, OAuthError, RequestNotSupportedError, RequestUriNotSupportedError } from '../errors.js'
+import { ID_TOKEN_HINT_MAX_LENGTH } from '../identity/id-token-hint.js'
+import { type ParamReading, describeProblem, optional } from '../params.js'
+import { type ChallengeMethod, parseChallengeMethod, validateChallenge } from '../token/pkce.js'
+import { type ClientResponse, type ResponseMode, clientResponse, findMatchingRedirectUri } from '../clients/redirect-uri.js'
+import { type ResponseType, checkResponseMode, checkResponseType, issuesIdToken, responseModeFor } from './response-types.js'
+import { type Scope, parseScope } from '../grants/scope.js'
+import { type LogInDemand, logInDemand, promptOf } from './login-demand.js'
+
+/*
+ * Validation of an authorization request (RFC 6749 4.1.1, 4.2.1) in the two phases of
+ * RFC 6749 4.1.2.1: until the client and its redirect URI are established, nothing may be
+ * sent to the redirect URI (an open redirector otherwise, RFC 9700 4.11); afterwards every
+ * error goes back to the client.
+ */
+
+/** The application with its owner's email and whether they verified it, for the consent page. */
+export type AuthorizeApplication = Application & { owner_email: string; owner_email_verified: boolean }
+
+/** How the client_id is resolved: a database read, or the remembered-consent path's cache. */
+export type ApplicationLoader = (clientId: string) => AuthorizeApplication | undefined | Promise<AuthorizeApplication | undefined>
+
+export interface AuthorizationRequest {
+  application: AuthorizeApplication
+  /** Where the browser is sent: the sent redirect_uri, or the only registered one. */
+  redirectUri: string
+  /** As sent, byte for byte; bound to the code so the token request must repeat it (4.1.3). */
+  sentRedirectUri: string | null
+  responseType: ResponseType
+  /** response_mode, or the response type's default (query for code, fragment for the others). */
+  responseMode: ResponseMode
+  scopes: Scope[]
+  state: string | undefined
+  codeChallenge: string | null
+  codeChallengeMethod: ChallengeMethod | null
+  /** prompt=none or prompt=consent (OpenID Connect Core 3.1.2.1); login is `freshLogIn`. */
+  prompt: 'consent' | 'none' | undefined
+  /** The log-in the request needs, beyond a session (OpenID Connect Core 3.1.2.1). */
+  logIn: LogInDemand
+  /** OpenID Connect Core 3.1.2.1: echoed in the ID Token. */
+  nonce: string | undefined
+  /**
+   * OpenID Connect Core 3.1.2.1: an ID Token naming the user the client expects, as sent; its
+   * signature is checked by the answer (src/oauth/authorize/authorize.ts), which may need a key read.
+   */
+  idTokenHint: string | undefined
+}
+
+export type AuthorizeOutcome =
+  | { kind: 'ok'; request: AuthorizationRequest }
+  /** Client or redirect URI unusable: show an error page, never redirect (4.1.2.1). */
+  | { kind: 'fatal'; message: string }
+  /**
+   * Anything else: the error response for the client. Whether the browser is sent there
+   * automatically depends on trust (RFC 9700 4.11.2, src/oauth/authorize/authorize-answers.ts).
+   */
+  | {
+      kind: 'redirect'
+      response: ClientResponse
+      /** The error itself, for the pushed-request endpoint, which answers it as JSON (RFC 9126 2.3). */
+      error: OAuthError
+      application: AuthorizeApplication
+      redirectUri: string
+      description: string
+    }
+
+/**
+ * Where an authorize request's parameters come from: the query (`plain`), a pushed request
+ * (RFC 9126), or a request held for consent, validated when it was held. Only a plain request
+ * is refused for an application that requires pushed requests.
+ */
+export type RequestOrigin = 'plain' | 'pushed' | 'held'
+
+/** The error response of RFC 6749 4.1.2.1 / 4.2.2.1, with `iss` (RFC 9207 2). */
+export function errorResponse(
+  target: { redirectUri: string; state: string | undefined; mode: ResponseMode },
+  error: OAuthError,
+  issuer: string,
+): ClientResponse {
+  return clientResponse(
+    target.redirectUri,
+    { error: error.error, error_description: error.description, state: target.state, iss: issuer },
+    target.mode,
+  )
+}
+
+/**
+ * For the code flow this reads only the application's CODE_FLOW_SETTINGS
+ * (src/repositories/authorization-codes.ts), which insertCodeUnderGrant re-checks.
+ */
+export type ClientTarget =
+  | { kind: 'ok'; application: AuthorizeApplication; redirectUri: string; sentRedirectUri: string | null }
+  | { kind: 'fatal'; message: string }
+
+/**
+ * Phase 1 (RFC 6749 4.1.2.1): the client and the redirect URI, the only place a response may
+ * go. Also tells the log-in page where an authorize request will end (CSP form-action).
+ */
+export async function establishClient(reading: ParamReading, load: ApplicationLoader): Promise<ClientTarget> {
+  for (const name of ['client_id', 'redirect_uri']) {
+    const problem = reading.problems.find((p) => p.name === name)?.problem
+    if (problem === 'repeated') return { kind: 'fatal', message: `The request repeats ${name}.` }
+    if (problem !== undefined) return { kind: 'fatal', message: `${describeProblem(name, problem)}.` }
+  }
+  const clientId = optional(reading.params, 'client_id')
+  if (!clientId) return { kind: 'fatal', message: 'The request has no client_id.' }
+  const application = isClientIdWithinBound(clientId) ? await load(clientId) : undefined
+  if (!application) return { kind: 'fatal', message: 'No application is registered with this client_id.' }
+  // Before the redirect URI: nothing goes to a suspended application, not even an error.
+  if (application.suspended_at !== null) {
+    return { kind: 'fatal', message: 'This application has been suspended by the operator of this service.' }
+  }
+
+  const sentRedirectUri = optional(reading.params, 'redirect_uri') ?? null
+  if (sentRedirectUri !== null) {
+    if (findMatchingRedirectUri(sentRedirectUri, application.redirect_uris) === null) {
+      return { kind: 'fatal', message: 'The redirect_uri is not covered by any redirect URI registered for this application.' }
+    }
+    return { kind: 'ok', application, redirectUri: sentRedirectUri, sentRedirectUri }
+  }
+  if (application.redirect_uris.length === 1)
+    return { kind: 'ok', application, redirectUri: application.redirect_uris[0]!, sentRedirectUri }
+  return { kind: 'fatal', message: 'This application has several redirect URIs, so the request must name one in redirect_uri.' }
+}
+
+export async function validateAuthorizationRequest(
+  reading: ParamReading,
+  issuer: string,
+  load: ApplicationLoader,
+  origin: RequestOrigin = 'plain',
+  identity: IdentityRequestOptions = OPENID_AVAILABLE,
+): Promise<AuthorizeOutcome> {
+  const raw = reading.params
+  const single = (name: string): string | undefined => optional(raw, name)
+
+  const client = await establishClient(reading, load)
+  if (client.kind === 'fatal') return client
+  const { application, redirectUri, sentRedirectUri } = client
+
+  // Phase 2: everything else, reported to the client.
+  const responseType = single('response_type')
+  const state = single('state')
+  const target = { redirectUri, state, mode: responseModeFor(responseType, single('response_mode')) }
+  try {
+    return {
+      kind: 'ok',
+      request: { application, redirectUri, sentRedirectUri, state, ...checkedParameters(reading, application, origin, identity) },
+    }
+  } catch (err) {
+    if (err instanceof OAuthError) {
+      return {
+        kind: 'redirect',
+        response: errorResponse(target, err, issuer),
+        error: err,
+        application,
+        redirectUri,
+        description: err.description,
+      }
+    }
+    throw err
+  }
+}
+
+/**
+ * Phase 2 of validateAuthorizationRequest: every parameter but the client and its redirect URI,
+ * checked in order; the first problem is thrown as the OAuth error the client receives.
+ */
+function checkedParameters(
+  reading: ParamReading,
+  application: AuthorizeApplication,
+  origin: RequestOrigin,
+  identity: IdentityRequestOptions,
+) {
+  const raw = reading.params
+  const single = (name: string): string | undefined => optional(raw, name)
+  const responseType = single('response_type')
+  const first = reading.problems[0]
+  if (first !== undefined) throw new InvalidRequestError(describeProblem(first.name, first.problem))
+  refuseRequestObjects(single)
+  if (origin === 'plain' && application.require_pushed_requests) {
+    throw new InvalidRequestError(
+      'This application requires pushed authorization requests (RFC 9126): push the request to the PAR endpoint first',
+    )
+  }
+  const checkedType = checkResponseType(responseType, application, identity.openid)
+  const responseMode = checkResponseMode(checkedType, single('response_mode'))
+  const scoped = scopesAndNonce(raw.scope, single('nonce'), application, identity)
+  checkIdTokenRequest(checkedType, scoped)
+  const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
+  const { prompt, fresh } = promptOf(single('prompt'))
+  const logIn = logInDemand(raw, single, fresh)
+  const idTokenHint = single('id_token_hint')
+  if (idTokenHint !== undefined && idTokenHint.length > ID_TOKEN_HINT_MAX_LENGTH) {
+    throw new InvalidRequestError(`id_token_hint must be at most ${ID_TOKEN_HINT_MAX_LENGTH} characters`)
+  }
+  return { responseType: checkedType, responseMode, ...scoped, codeChallenge, codeChallengeMethod, prompt, logIn, idTokenHint }
+}
+
+/** Whether `openid` may be requested: false without signing keys (src/oauth/identity/identity.ts). */
+export interface IdentityRequestOptions {
+  readonly openid: boolean
+}
+const OPENID_AVAILABLE: IdentityRequestOptions = { openid: true }
+
+/** The ID Token repeats the nonce; its length is bounded so a code row stays small. */
+export const NONCE_MAX_LENGTH = 512
+
+/** The scopes (RFC 6749 3.3) and OpenID Connect's nonce; throws the error the client is sent. */
+function scopesAndNonce(
+  scope: string | undefined,
+  nonce: string | undefined,
+  application: { allowed_scopes: readonly string[] },
+  identity: IdentityRequestOptions,
+): { scopes: Scope[]; nonce: string | undefined } {
+  const scopes = parseScope(scope, application.allowed_scopes, identity.openid)
+  if (nonce !== undefined && nonce.length > NONCE_MAX_LENGTH) {
+    throw new InvalidRequestError(`nonce must be at most ${NONCE_MAX_LENGTH} characters`)
+  }
+  return { scopes, nonce }
+}
+
+/**
+ * OpenID Connect Core 3.2.2.1: an ID Token answers an OpenID request only, and in the browser its
+ * nonce is required, the relying party's one defence against a replayed ID Token (15.5.2).
+ */
+function checkIdTokenRequest(responseType: ResponseType, { scopes, nonce }: { scopes: Scope[]; nonce: string | undefined }): void {
+  if (!issuesIdToken(responseType)) return
+  if (!scopes.includes('openid')) throw new InvalidRequestError(`response_type=${responseType} requires the scope openid`)
+  if (nonce === undefined) throw new InvalidRequestError(`response_type=${responseType} requires a nonce`)
+}
+
+const NO_PKCE = { codeChallenge: null, codeChallengeMethod: null } as const
+
+/** The code flow's PKCE parameters (RFC 7636 4.3); throws the error the client is sent. */
+function pkceOf(
+  single: (name: string) => string | undefined,
+  application: { require_pkce: boolean },
+): { codeChallenge: string | null; codeChallengeMethod: ChallengeMethod | null } {
+  const challenge = single('code_challenge')
+  const method = single('code_challenge_method')
+  if (challenge !== undefined) {
+    const codeChallengeMethod = parseChallengeMethod(method)
+    validateChallenge(challenge, codeChallengeMethod)
+    return { codeChallenge: challenge, codeChallengeMethod }
+  }
+  if (method !== undefined) throw new InvalidRequestError('code_challenge_method was sent without code_challenge')
+  // RFC 7636 4.4.1: a server requiring PKCE answers invalid_request.
+  if (application.require_pkce) throw new InvalidRequestError('This application requires PKCE: send code_challenge (S256 recommended)')
+  return NO_PKCE
+}
+
+/** Request objects (OpenID Connect Core 6) are not supported; PAR's request_uri is read before this. */
+function refuseRequestObjects(single: (name: string) => string | undefined): void {
+  if (single('request') !== undefined) throw new RequestNotSupportedError('Request objects (the request parameter) are not supported')
+  if (single('request_uri') !== undefined) throw new RequestUriNotSupportedError('request_uri is not supported here')
+}

@@ -1,0 +1,83 @@
+import { randomToken, sha256Hex } from '../../lib/crypto.js'
+import { LIFETIMES, QUOTAS } from '../../limits/policy.js'
+import { findPushedRequest, insertPushedRequest } from '../../repositories/pushed-requests.js'
+import type { ApplicationCache } from '../clients/application-cache.js'
+import { type IdentityRequestOptions, validateAuthorizationRequest } from './authorize-request.js'
+import { LOGIN_ASKED_PARAM } from './login-demand.js'
+import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from '../token/client-auth.js'
+import { InvalidRequestError } from '../errors.js'
+import { type Params, optional, readParams } from '../params.js'
+
+/*
+ * Pushed Authorization Requests (RFC 9126): the client posts the authorize parameters with its
+ * credentials, Gatehouse validates them as GET /oauth/authorize would and keeps them for a
+ * minute under a single-use request_uri, which the browser then carries with client_id alone.
+ */
+
+/** RFC 9126 2.2: the request_uri's URN prefix; the rest is random, and only its digest is stored. */
+export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:'
+
+export interface PushContext extends ClientEndpointContext {
+  issuer: string
+  applications: Pick<ApplicationCache, 'load'>
+  /** Whether `openid` may be requested (src/oauth/identity/identity.ts). */
+  identity: IdentityRequestOptions
+}
+
+/** RFC 9126 2.2: the 201 response. */
+export interface PushedRequestResponse {
+  request_uri: string
+  expires_in: number
+}
+
+/**
+ * POST /oauth/par. The client authenticates as at the token endpoint (RFC 9126 2); the request is
+ * then validated whole, and any problem is answered to the client as JSON (2.3), never to a
+ * redirect URI.
+ */
+export async function pushAuthorizationRequest(
+  ctx: PushContext,
+  params: Params,
+  authorization: string | undefined,
+): Promise<PushedRequestResponse> {
+  const creds = extractClientCredentials(params, authorization)
+  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+  if (optional(params, 'request_uri') !== undefined) throw new InvalidRequestError('request_uri cannot be pushed (RFC 9126 2.1)')
+  const pushed: Record<string, string> = {}
+  for (const [name, value] of Object.entries(params)) {
+    // The credentials stay out of storage; the asking time is Gatehouse's own, never a client's.
+    if (name !== 'client_secret' && name !== LOGIN_ASKED_PARAM && value !== '') pushed[name] = value
+  }
+  pushed.client_id = creds.clientId
+  const outcome = await validateAuthorizationRequest(
+    readParams(pushed),
+    ctx.issuer,
+    (id) => ctx.applications.load(id),
+    'pushed',
+    ctx.identity,
+  )
+  if (outcome.kind === 'fatal') throw new InvalidRequestError(outcome.message)
+  if (outcome.kind === 'redirect') throw outcome.error
+  const random = randomToken(32)
+  const now = ctx.clock()
+  await insertPushedRequest(ctx.db, {
+    requestUriHash: sha256Hex(random),
+    applicationId: application.id,
+    params: pushed,
+    now,
+    expiresAt: new Date(now.getTime() + LIFETIMES.pushedRequestMs),
+    keepPerApplication: QUOTAS.pushedPerApplication.max,
+  })
+  return { request_uri: `${REQUEST_URI_PREFIX}${random}`, expires_in: LIFETIMES.pushedRequestMs / 1000 }
+}
+
+/** Whether an authorize request names a pushed request (RFC 9126 4) rather than a request object. */
+export function isPushedRequestUri(requestUri: string | undefined): requestUri is string {
+  return requestUri !== undefined && requestUri.startsWith(REQUEST_URI_PREFIX)
+}
+
+/** The live pushed request a request_uri names, if it is shaped like one Gatehouse issued. */
+export function findPushed(ctx: Pick<PushContext, 'db'>, requestUri: string, now: Date) {
+  const random = requestUri.slice(REQUEST_URI_PREFIX.length)
+  return /^[A-Za-z0-9_-]{16,128}$/.test(random) ? findPushedRequest(ctx.db, sha256Hex(random), now) : Promise.resolve(undefined)
+}

@@ -1,0 +1,52 @@
+import { type RevocationNotice, TtlLru } from '@gatehouse/verifier/shared'
+import type { Db } from '../../db/connect.js'
+import type { Clock } from '../../lib/clock.js'
+import { findApplicationWithOwnerByClientId } from '../../repositories/applications.js'
+import type { RevocationReceiver } from '../../revocation/bus.js'
+import type { AuthorizeApplication } from '../authorize/authorize-request.js'
+
+export const APPLICATION_CACHE_TTL_MS = 5_000
+export const APPLICATION_CACHE_MAX_ENTRIES = 1_000
+
+/**
+ * Applications by client_id for GET /oauth/authorize with remembered consent, so that path
+ * costs the session lookup and one statement (docs/decisions/004-caching-and-ttl-bounds.md). A
+ * cached copy is only ever used to issue a code through `insertCodeUnderGrant`, which re-checks
+ * the settings in the same statement; every other answer comes from `load`. So an edit in any
+ * process takes effect at once, and the bus drops deleted applications.
+ */
+export class ApplicationCache implements RevocationReceiver {
+  readonly #lru: TtlLru<AuthorizeApplication>
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly ttlMs = APPLICATION_CACHE_TTL_MS,
+    maxEntries = APPLICATION_CACHE_MAX_ENTRIES,
+  ) {
+    this.#lru = new TtlLru(maxEntries)
+  }
+
+  /** The cached copy, if any and not expired. */
+  get(clientId: string): AuthorizeApplication | undefined {
+    return this.#lru.get(clientId, this.clock().getTime())
+  }
+
+  /** Reads the application from the database, remembering it (or forgetting it when gone). */
+  async load(clientId: string): Promise<AuthorizeApplication | undefined> {
+    const app = await findApplicationWithOwnerByClientId(this.db, clientId)
+    if (app === undefined) this.#lru.delete(clientId)
+    else this.#lru.set(clientId, app, this.clock().getTime() + this.ttlMs)
+    return app
+  }
+
+  /** A deleted or suspended application goes at once; credentials are never read from this cache. */
+  apply(notice: RevocationNotice): void {
+    if (notice.kind === 'application-deleted' || notice.kind === 'application-suspended')
+      this.#lru.deleteWhere((app) => app.id === notice.applicationId)
+  }
+
+  clear(): void {
+    this.#lru.clear()
+  }
+}

@@ -1,0 +1,26 @@
+/*
+ * The OAuth domain's door (docs/architecture.md "Doors"): what the edges, src/http/ and src/cli/,
+ * may import of src/oauth/. The use cases themselves reach the edges built, through `Services`;
+ * this module adds their types, the errors the edges translate into answers (RFC 6749 5.2,
+ * RFC 6750 3.1) and the pure helpers pages and answers are formatted with.
+ */
+export type { OAuthUseCases, ResourceUseCases } from './use-cases.js'
+export type { IdentityUseCases } from './identity/identity.js'
+export type { AuthorizeAnswer } from './authorize/authorize-answers.js'
+export type { LogoutRequest } from './logout/logout.js'
+export {
+  InvalidRequestError,
+  OAuthError,
+  ResourceServerOnlyError,
+  ServerError,
+  SlowDownError,
+  TemporarilyUnavailableError,
+} from './errors.js'
+/* The OAuth parameters as RFC 6749 3.1 and 3.2 read them. */
+export { requestParams, singleParams } from './params.js'
+export { SCOPES, SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from './grants/scope.js'
+/** The JWKS's Cache-Control max-age (docs/decisions/014-signing-keys.md). */
+export { JWKS_MAX_AGE_SECONDS } from './identity/signing-keys.js'
+/* A redirect URI's host as people read it, and where an answer to the client goes. */
+export { unicodeHostOf } from './clients/redirect-uri-registration.js'
+export { type ClientResponse, describeRedirectTarget, responseLocation } from './clients/redirect-uri.js'

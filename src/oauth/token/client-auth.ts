@@ -1,0 +1,85 @@
+import type { Db } from '../../db/connect.js'
+import type { Application } from '../../db/schema.js'
+import type { Clock } from '../../lib/clock.js'
+import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js'
+import { RATE_LIMITS, rateRule } from '../../limits/policy.js'
+import { takeSlots } from '../../limits/rate-limiter.js'
+import { isClientIdWithinBound } from '../../lib/tokens.js'
+import { findApplicationByClientId } from '../../repositories/applications.js'
+import type { RevocationBus } from '../../revocation/bus.js'
+import { InvalidClientError, InvalidRequestError, SlowDownError } from '../errors.js'
+import { basicCredentials, optional, type Params } from '../params.js'
+
+/** What an endpoint that authenticates clients (token, revoke) needs. */
+export interface ClientEndpointContext {
+  db: Db
+  clock: Clock
+  /** Revocations made here (a replayed code, RFC 7009) reach this process's caches through it. */
+  bus: RevocationBus
+  /** Failed authentications per client in the window before 429 (TOKEN_AUTH_FAILURE_LIMIT). */
+  clientAuthFailureLimit: number
+}
+
+export interface ClientCredentials {
+  clientId: string
+  clientSecret: string
+  /** Whether HTTP Basic was used: an invalid_client answer then carries WWW-Authenticate. */
+  usedBasic: boolean
+}
+
+/**
+ * Client credentials from the Authorization header or the parameters, never both
+ * (RFC 6749 2.3: "MUST NOT use more than one authentication method in each request").
+ * A client_id parameter next to Basic is tolerated when it names the same client.
+ */
+export function extractClientCredentials(params: Params, authorization: string | undefined): ClientCredentials {
+  const bodyId = optional(params, 'client_id')
+  const bodySecret = optional(params, 'client_secret')
+  if (authorization !== undefined && /^basic\s/i.test(authorization)) {
+    const basic = basicCredentials(authorization)
+    if (bodySecret !== undefined) throw new InvalidRequestError('Use HTTP Basic or client_secret in the request, not both')
+    if (bodyId !== undefined && bodyId !== basic.id) throw new InvalidRequestError('client_id does not match the HTTP Basic credentials')
+    return { clientId: basic.id, clientSecret: basic.secret, usedBasic: true }
+  }
+  if (bodyId === undefined) throw new InvalidClientError('Client authentication is required: client_id and client_secret')
+  if (bodySecret === undefined) throw new InvalidClientError('client_secret is required')
+  return { clientId: bodyId, clientSecret: bodySecret, usedBasic: false }
+}
+
+/** The application registered with this client_id, if any; an overlong one is not looked up. */
+export function findClient(db: Db, clientId: string): Promise<Application | undefined> {
+  return isClientIdWithinBound(clientId) ? findApplicationByClientId(db, clientId) : Promise.resolve(undefined)
+}
+
+/**
+ * The one check of client credentials (RFC 6749 2.3.1), for `app` as read by findClient: the
+ * secret's digest must match the stored one, and the application must not be suspended.
+ * Throws invalid_client, saying why for a suspended application's right credentials (README
+ * "Operating Gatehouse") and not counting those as a failure; wrong credentials are counted
+ * per existing client, and past the limit the answer is 429 until the window ends. The count
+ * is consulted only after the credentials were found wrong, so a client holding its real
+ * secret is never locked out.
+ */
+export async function verifyClient(
+  db: Db,
+  clock: Clock,
+  creds: ClientCredentials,
+  app: Application | undefined,
+  failureLimit: number,
+): Promise<Application> {
+  if (app && constantTimeEqual(sha256Hex(creds.clientSecret), app.secret_hash)) {
+    if (app.suspended_at !== null) throw new InvalidClientError('This application is suspended by the operator', creds.usedBasic)
+    return app
+  }
+  if (app) {
+    const rule = rateRule(RATE_LIMITS.clientAuthentication, creds.clientId, { clientAuthFailures: failureLimit })
+    const decision = await takeSlots(db, clock, [rule])
+    if (!decision.allowed) throw new SlowDownError('Too many failed client authentications; retry later', decision.retryAfterSeconds)
+  }
+  throw new InvalidClientError('Client authentication failed', creds.usedBasic)
+}
+
+/** Reads the client and checks its credentials (verifyClient); throws invalid_client (or 429). */
+export async function authenticateClient(db: Db, clock: Clock, creds: ClientCredentials, failureLimit: number): Promise<Application> {
+  return verifyClient(db, clock, creds, await findClient(db, creds.clientId), failureLimit)
+}

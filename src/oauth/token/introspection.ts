@@ -1,0 +1,49 @@
+import type { TokenCache } from '@gatehouse/verifier/shared'
+import type { VerifiedToken } from '@gatehouse/verifier/shared'
+import type { ClientAuthCache } from './client-auth-cache.js'
+import { extractClientCredentials } from './client-auth.js'
+import { type Params, required } from '../params.js'
+
+/*
+ * POST /oauth/introspect (RFC 7662). An application an operator marked as a resource server
+ * may introspect any token, since it must check every token presented to it whoever it was
+ * issued to, and sees `username`. Any other application learns about its own tokens only,
+ * without `username`: anyone can register an application, and a leaked token must not tell a
+ * stranger whose it is. Another application's token answers exactly `{"active":false}` (RFC
+ * 7662 4 lets the answer depend on the caller). The answer for a token that is not active says
+ * nothing else (2.2), so it cannot tell unknown from revoked or malformed.
+ */
+
+export const INACTIVE_RESPONSE = '{"active":false}'
+
+/**
+ * RFC 7662 2.2, serialised once per cache entry. Tokens do not expire, so there is no `exp`.
+ * `withUsername`: the resource servers' answer; the token's own client gets it without.
+ */
+export function activeResponse(token: VerifiedToken, withUsername = true): string {
+  return JSON.stringify({
+    active: true,
+    scope: token.scopes.join(' '),
+    client_id: token.clientId,
+    username: withUsername ? (token.username ?? undefined) : undefined,
+    sub: token.userId,
+    token_type: 'Bearer',
+    iat: token.issuedAt,
+  })
+}
+
+export interface IntrospectionContext {
+  clients: ClientAuthCache
+  tokens: TokenCache<{ readonly token: VerifiedToken; readonly introspection: string; readonly ownIntrospection: string }>
+}
+
+/** The response body; throws invalid_client (401) or invalid_request. */
+export async function introspect(ctx: IntrospectionContext, params: Params, authorization: string | undefined): Promise<string> {
+  // RFC 7662 2.1: the caller authenticates before anything is said about the token.
+  const caller = await ctx.clients.authenticate(extractClientCredentials(params, authorization))
+  // `token_type_hint` may be ignored (2.1): access tokens are the only kind.
+  const entry = await ctx.tokens.check(required(params, 'token'))
+  if (entry === null) return INACTIVE_RESPONSE
+  if (caller.isResourceServer) return entry.introspection
+  return entry.token.clientId === caller.clientId ? entry.ownIntrospection : INACTIVE_RESPONSE
+}

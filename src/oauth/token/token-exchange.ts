@@ -1,0 +1,122 @@
+import { sha256Hex } from '../../lib/crypto.js'
+import { generateAccessToken } from '../../lib/tokens.js'
+import { revoke } from '../../revocation/revoke.js'
+import type { TokenQuota } from '../../revocation/token-quota.js'
+import { findCodeByHash } from '../../repositories/authorization-codes.js'
+import { consumeCodeAndInsertToken } from '../../repositories/code-exchange.js'
+import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
+import { InvalidGrantError, InvalidRequestError, UnsupportedGrantTypeError } from '../errors.js'
+import { optional, type Params, required } from '../params.js'
+import { computeS256Challenge, isValidVerifier, verifyCodeVerifier } from './pkce.js'
+import { formatScope, normalizeScopes } from '../grants/scope.js'
+import { type IdTokenIssuer, issueIdToken } from '../identity/id-token.js'
+
+/** Successful token response (RFC 6749 5.1); no expires_in: tokens live until revoked. */
+export interface TokenResponse {
+  access_token: string
+  token_type: 'Bearer'
+  scope: string
+  /** Seconds since the epoch, as Doorkeeper reports it. */
+  created_at: number
+  /** OpenID Connect Core 3.1.3.3: when the scopes include `openid`. */
+  id_token?: string
+}
+
+/**
+ * The grant types POST /oauth/token answers (RFC 6749 4.1.3), as the RFC 8414 metadata lists them
+ * (src/oauth/use-cases.ts adds `implicit`, which GET /oauth/authorize answers).
+ */
+export const TOKEN_GRANT_TYPES = ['authorization_code'] as const
+
+/**
+ * POST /oauth/token, grant_type=authorization_code (RFC 6749 4.1.3). The common case is one
+ * SQL statement; only a failed exchange pays for the queries that explain the failure.
+ */
+export async function exchangeAuthorizationCode(
+  ctx: ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'>; idTokens: IdTokenIssuer | undefined },
+  params: Params,
+  authorization: string | undefined,
+): Promise<TokenResponse> {
+  const creds = extractClientCredentials(params, authorization)
+  const grantType = required(params, 'grant_type')
+  if (grantType !== 'authorization_code') throw new UnsupportedGrantTypeError('Only grant_type=authorization_code is supported')
+  const code = required(params, 'code')
+  const redirectUri = optional(params, 'redirect_uri')
+  const verifier = optional(params, 'code_verifier')
+  if (verifier !== undefined && !isValidVerifier(verifier)) {
+    throw new InvalidRequestError('code_verifier must be 43-128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636 4.1)')
+  }
+
+  const now = ctx.clock()
+  const token = generateAccessToken()
+  const codeHash = sha256Hex(code)
+  const issued = await consumeCodeAndInsertToken(ctx.db, {
+    clientId: creds.clientId,
+    secretHash: sha256Hex(creds.clientSecret),
+    codeHash,
+    tokenHash: sha256Hex(token),
+    now,
+    redirectUri,
+    verifier: verifier === undefined ? undefined : { plain: verifier, s256: computeS256Challenge(verifier) },
+  })
+  if (issued) {
+    ctx.tokenQuota.issued({ userId: issued.user_id, applicationId: issued.application_id })
+    const response: TokenResponse = {
+      access_token: token,
+      token_type: 'Bearer',
+      scope: formatScope(normalizeScopes(issued.scopes)),
+      created_at: Math.floor(issued.created_at.getTime() / 1000),
+    }
+    // No signing keys (no SECRET_KEY with PostgreSQL): `openid` is not granted any more; a code
+    // granted before gets its access token alone.
+    if (issued.identity && ctx.idTokens) {
+      response.id_token = await issueIdToken(
+        ctx.idTokens,
+        { user_id: issued.user_id, identity: issued.identity },
+        creds.clientId,
+        token,
+        now,
+      )
+    }
+    return response
+  }
+  throw await explainFailure(ctx, creds, codeHash, { redirectUri, verifier }, now)
+}
+
+/** Why the one-statement exchange issued nothing, checked in RFC order: client, then grant. */
+async function explainFailure(
+  ctx: ClientEndpointContext,
+  creds: Parameters<typeof authenticateClient>[2],
+  codeHash: string,
+  sent: { redirectUri: string | undefined; verifier: string | undefined },
+  now: Date,
+): Promise<Error> {
+  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+  const row = await findCodeByHash(ctx.db, codeHash)
+  // A code of another client is "invalid" to this one, never evidence of its replay.
+  if (!row || row.application_id !== application.id) return new InvalidGrantError('The authorization code is invalid')
+  if (row.consumed_at !== null) {
+    // RFC 6749 4.1.2 / 10.5: a code used twice may have leaked; revoke what it produced.
+    await revoke(ctx, { kind: 'code-replayed', authorizationCodeId: row.id }, now)
+    return new InvalidGrantError('The authorization code has already been used; tokens issued from it are revoked')
+  }
+  if (row.expires_at.getTime() <= now.getTime()) return new InvalidGrantError('The authorization code has expired')
+  if (row.redirect_uri !== null && sent.redirectUri === undefined) {
+    return new InvalidGrantError('redirect_uri is required: the authorization request included one')
+  }
+  if (sent.redirectUri !== undefined && row.redirect_uri !== sent.redirectUri) {
+    if (row.redirect_uri !== null || !application.redirect_uris.includes(sent.redirectUri)) {
+      return new InvalidGrantError('redirect_uri does not match the one in the authorization request')
+    }
+  }
+  if (row.code_challenge === null && sent.verifier !== undefined) {
+    return new InvalidGrantError('code_verifier was sent but the authorization request had no code_challenge')
+  }
+  if (row.code_challenge !== null && sent.verifier === undefined) return new InvalidGrantError('code_verifier is required')
+  if (row.code_challenge !== null && !verifyCodeVerifier(sent.verifier!, row.code_challenge, row.code_challenge_method ?? 'plain')) {
+    return new InvalidGrantError('code_verifier does not match the code_challenge')
+  }
+  // Every binding holds now, so something changed between the two statements (e.g. the
+  // client's secret was regenerated): refuse rather than guess.
+  return new InvalidGrantError('The authorization code is invalid')
+}

@@ -1,0 +1,35 @@
+import { sha256Hex } from '../../lib/crypto.js'
+import { isWellFormedAccessToken } from '@gatehouse/verifier/shared'
+import { findLiveTokenApplication } from '../../repositories/access-tokens.js'
+import { revoke } from '../../revocation/revoke.js'
+import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
+import { UnauthorizedClientError } from '../errors.js'
+import { type Params, required } from '../params.js'
+
+/**
+ * POST /oauth/revoke (RFC 7009 2.1): authenticate the client, then revoke the token if it was
+ * issued to that client. Unknown, malformed or already revoked tokens succeed silently (2.2:
+ * "invalid tokens do not cause an error response"). `token_type_hint` may be ignored (2.1):
+ * access tokens are the only kind. The common case is one statement; the rest explains a miss.
+ */
+export async function revokeForClient(ctx: ClientEndpointContext, params: Params, authorization: string | undefined): Promise<void> {
+  const creds = extractClientCredentials(params, authorization)
+  const token = required(params, 'token')
+  if (!isWellFormedAccessToken(token)) {
+    await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+    return
+  }
+  const tokenHash = sha256Hex(token)
+  const revoked = await revoke(
+    ctx,
+    { kind: 'token-of-client', clientId: creds.clientId, secretHash: sha256Hex(creds.clientSecret), tokenHash },
+    ctx.clock(),
+  )
+  if (revoked > 0) return
+  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+  const owner = await findLiveTokenApplication(ctx.db, tokenHash)
+  if (owner !== undefined && owner !== application.id) {
+    // RFC 7009 2.1: the request is refused and the token stays active.
+    throw new UnauthorizedClientError('This token was not issued to this client')
+  }
+}

@@ -1,0 +1,9 @@
+/*
+ * The operator's door (docs/architecture.md "Doors"): the types of the operator's use cases
+ * (built in `Services`), the failures the admin pages and the command line tell, and the size
+ * of a search's page.
+ */
+export type { OperatorUseCases } from './use-cases.js'
+export { NotFoundError, RefusedError } from './moderation.js'
+/** Rows per page of the operator's user and application searches. */
+export { PAGE_SIZE as OPERATOR_PAGE_SIZE } from './moderation.js'
