@@ -46,7 +46,7 @@ interface ClientBody {
 }
 
 /** The code remembered consent inserts for a plain `read` request (src/oauth/authorization.ts newCode). */
-export function rememberedCodeRow(code: string, userId: string, redirectUri: string, now: Date) {
+function rememberedCodeRow(code: string, userId: string, redirectUri: string, now: Date) {
   return {
     codeHash: sha256Hex(code),
     userId,
