@@ -1,12 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import type { MemoryBreakdown } from './memory.js'
+import { RESULTS_DIR, type WrittenResult, writeResult } from './results.js'
 import type { ComparisonLine, RowSummary, RunSample, TargetResult } from './stats.js'
 import { formatStatuses } from './stats.js'
 
-/* Output: a table on stdout and bench/results/<date>.json with every run. */
-
-const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url))
+/* Output: a table on stdout and `<date>.json` with every run (bench/results.ts says where). */
 
 export interface ReportRow {
   key: string
@@ -194,10 +191,17 @@ export function formatReport(report: BenchReport, file: string, connections: rea
   ].join('\n')
 }
 
-export function writeReport(report: BenchReport): string {
-  mkdirSync(RESULTS_DIR, { recursive: true })
+/**
+ * A complete run (`complete`: full settings, every row) replaces the earlier one of its machine
+ * kind in bench/results/; any other goes to bench/results/scratch/ (bench/results.ts).
+ */
+export function writeReport(report: BenchReport, complete: boolean): WrittenResult {
   const name = report.startedAt.replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z')
-  const file = `${RESULTS_DIR}${name}${report.mode === 'quick' ? '-quick' : ''}.json`
-  writeFileSync(file, JSON.stringify(report, null, 2) + '\n')
-  return file
+  return writeResult(RESULTS_DIR, {
+    family: 'bench',
+    name: `${name}${report.mode === 'quick' ? '-quick' : ''}`,
+    kind: String(report.machine.kind),
+    complete,
+    data: report,
+  })
 }

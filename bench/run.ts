@@ -1,5 +1,4 @@
 import os from 'node:os'
-import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
 import type { DatabaseHandle } from '../src/db/connect.js'
@@ -38,6 +37,7 @@ import {
   serverDatabaseUrl,
   vacuumAll,
 } from './seed.js'
+import { machineKind, RESULTS_DIR, thisMachine } from './results.js'
 import { evaluateComparisons, evaluateTargets, selectCaseIds } from './stats.js'
 import { measureVerifier } from './verifier.js'
 
@@ -183,8 +183,9 @@ async function machineInfo(handle: DatabaseHandle) {
     select name, current_setting(name) as setting from pg_settings
     where name in ('shared_buffers', 'effective_cache_size', 'work_mem', 'max_connections') order by name`.execute(handle.db)
   return {
-    cpuModel: os.cpus()[0]?.model,
-    cpus: os.availableParallelism(),
+    ...thisMachine(),
+    // Which committed result file this run replaces (bench/results.ts).
+    kind: machineKind(thisMachine()),
     memoryGB: Math.round(os.totalmem() / 1024 ** 3),
     os: `${os.type()} ${os.release()}`,
     node: process.version,
@@ -303,7 +304,7 @@ async function main(): Promise<number> {
     log('main phase')
     await startBaselineServer(ctx, bench.url)
     if (gatehouseReady) {
-      const profDir = args['cpu-prof'] ? fileURLToPath(new URL('./results/', import.meta.url)) : undefined
+      const profDir = args['cpu-prof'] ? `${RESULTS_DIR}scratch/` : undefined
       if (profDir) notes.push(`V8 CPU profile of the main Gatehouse process: ${profDir}CPU.*.cpuprofile (written when it stops)`)
       await startGatehouseServer('gatehouse', 'gatehouse', bench.url, {}, profDir)
     }
@@ -383,7 +384,11 @@ async function main(): Promise<number> {
     memoryAtEnd,
     notes,
   }
-  const file = writeReport(report)
+  // Only a full run of every row stands for its machine kind in bench/results/; a profiled
+  // run's throughput is not quoted (README "Running it").
+  const complete = !quick && !settings.only && !args['cpu-prof']
+  const { file, replaced } = writeReport(report, complete)
+  for (const old of replaced) log(`replaced ${old} (an earlier run on ${machine.kind}; git history keeps it)`)
 
   process.stdout.write(formatReport(report, file, settings.connections))
   return 0
