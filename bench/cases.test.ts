@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest'
+import { SESSION_COOKIE as SERVER_SESSION_COOKIE } from '../src/http/cookies.js'
 import {
   BASELINE_CASES,
   type BenchCase,
   REMEMBERED_BLOCK,
   REMEMBERED_REPEATS,
+  SESSION_COOKIE,
   gatehouseCases,
   growthGroups,
   mainPhaseCases,
@@ -27,6 +29,12 @@ const seed: SeedInfo = {
   newCookie: 'cookie',
   openid: { RS256: app('rs256'), ES256: app('es256'), EdDSA: app('eddsa') },
 }
+
+describe('the session cookie the rows send', () => {
+  it('is the name the server sets over http (README "Console")', () => {
+    expect(SESSION_COOKIE).toBe(SERVER_SESSION_COOKIE)
+  })
+})
 
 describe('growthGroups', () => {
   it('runs each growth row beside its baseline and its own work: B and R beside the introspection miss, C and E beside the exchange', () => {

@@ -1,5 +1,4 @@
 import type { SigningAlg } from '../src/db/schema.js'
-import { SESSION_COOKIE } from '../src/http/session.js'
 import type { LoadSpec } from './load.js'
 import type { SeedInfo } from './seed.js'
 import { directRowId, GROWTH_BESIDE, type GrowthCase, PGBOUNCER_PATHS, pgbouncerRowId } from './stats.js'
@@ -49,6 +48,13 @@ export interface BenchCase {
    */
   warmupOverPool?: boolean
 }
+
+/**
+ * The session cookie's name, as a browser sees it (README "Console"): the benchmark's servers
+ * listen on http, so it has no `__Host-` prefix. Taken from the documentation rather than from
+ * the server's modules, so that the rows send what any client would.
+ */
+export const SESSION_COOKIE = 'gatehouse_session'
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
 const enc = encodeURIComponent
