@@ -10,13 +10,12 @@ import {
   growthGroups,
   mainPhaseCases,
   mainPhaseGroups,
-  pgbouncerCases,
   rememberedAgain,
   selectGroups,
   statementCases,
 } from './cases.js'
 import type { BenchApplication, SeedInfo } from './seed.js'
-import { COMPARISONS, PGBOUNCER_PATHS, RATIO_TARGETS } from './stats.js'
+import { COMPARISONS, RATIO_TARGETS } from './stats.js'
 
 const app = (name: string): BenchApplication => ({ clientId: `${name}-id`, clientSecret: `${name}-secret`, applicationId: `${name}-app` })
 
@@ -53,24 +52,6 @@ describe('growthGroups', () => {
 
   it('runs R in the growth phases only', () => {
     expect(mainPhaseCases(seed, 1000).map((c) => c.id)).not.toContain('baseline-r')
-  })
-})
-
-describe('pgbouncerCases', () => {
-  it('pairs each path, one process direct then two through PgBouncer, with the request of the main row', () => {
-    const cases = pgbouncerCases(seed, 1000)
-    expect(cases.map((c) => [c.id, c.server])).toEqual(
-      PGBOUNCER_PATHS.flatMap((path) => [
-        [`direct-${path}`, 'gatehouse'],
-        [`pgbouncer-${path}`, 'pgbouncer'],
-      ]),
-    )
-    const main = new Map(gatehouseCases(seed, 1000).map((c) => [c.id, c]))
-    for (const c of cases) {
-      const { id: _id, title: _title, server: _server, ...request } = c
-      const { id: _mainId, title: _mainTitle, server: _mainServer, ...mainRequest } = main.get(c.id.replace(/^(direct|pgbouncer)-/, ''))!
-      expect(request).toEqual(mainRequest)
-    }
   })
 })
 

@@ -3,22 +3,12 @@ import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
 import type { DatabaseHandle } from '../src/db/connect.js'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
-import {
-  type BenchCase,
-  growthGroups,
-  mainPhaseGroups,
-  pgbouncerCases,
-  REMEMBERED_USERS,
-  rememberedAgain,
-  selectGroups,
-  type ServerKind,
-} from './cases.js'
+import { type BenchCase, growthGroups, mainPhaseGroups, REMEMBERED_USERS, rememberedAgain, selectGroups, type ServerKind } from './cases.js'
 import { peakRssBytes } from './cpu.js'
 import { type MemoryBreakdown, readMemory } from './memory.js'
-import { build, builtServerExists, type RunningServer, serverChildren, startGatehouse } from './gatehouse.js'
+import { build, builtServerExists, type RunningServer, startGatehouse } from './gatehouse.js'
 import { LoadGenerator } from './load.js'
 import type { MeasureContext } from './measure.js'
-import { pgbouncerMissing, startPooledGatehouses } from './pgbouncer.js'
 import { FixedPool, removePoolFiles } from './pools.js'
 import { type BenchReport, formatReport, writeReport } from './report.js'
 import { RowBook } from './rounds.js'
@@ -98,7 +88,6 @@ const selectedGroups = (groups: BenchCase[][]) =>
       settings.only,
     ),
   )
-const selected = (cases: BenchCase[]) => selectedGroups([cases]).flat()
 
 const notes: string[] = []
 const peakRss: Record<string, number | null> = {}
@@ -112,11 +101,9 @@ async function stopServer(ctx: MeasureContext, name: ServerKind): Promise<void> 
   const s = ctx.servers[name]
   delete ctx.servers[name]
   if (!s) return
-  const children = serverChildren(s)
-  if (!s.group && name !== 'baseline') memoryAtEnd.push({ server: name, memory: await readMemory(s.origin) })
-  peakRss[name] = Math.max(peakRss[name] ?? 0, ...children.map((c) => peakRssBytes(c.pid) ?? 0)) || null
-  // The processes in front first: Gatehouse before the PgBouncer it goes through.
-  for (const c of [...children].reverse()) await c.stop()
+  if (name !== 'baseline') memoryAtEnd.push({ server: name, memory: await readMemory(s.origin) })
+  peakRss[name] = Math.max(peakRss[name] ?? 0, peakRssBytes(s.child.pid) ?? 0) || null
+  await s.child.stop()
 }
 
 /** The baseline server (A–R) on the benchmark database at `url`: the main phase's, and the growth phases' for B, C, E and R. */
@@ -137,42 +124,6 @@ async function startServer(name: string, start: () => Promise<RunningServer>): P
     log(msg)
     return undefined
   }
-}
-
-/**
- * README "Behind PgBouncer": the direct-* rows against one Gatehouse process straight
- * to PostgreSQL, the pgbouncer-* rows against two through PgBouncer, interleaved in rounds like
- * every phase. Its own phase, after the main one: processes idle beside the main phase's rows
- * would hear the notices of its revocations, on the server's CPU.
- */
-async function pgbouncerPhase(
-  ctx: MeasureContext,
-  databaseUrl: string,
-  cases: readonly BenchCase[],
-  startDirect: () => Promise<void>,
-): Promise<void> {
-  const missing = pgbouncerMissing()
-  if (missing) {
-    const msg = `PgBouncer rows not measured: ${missing}`
-    notes.push(msg)
-    log(msg)
-    return
-  }
-  log('PgBouncer phase: one Gatehouse process direct, two through PgBouncer')
-  if (cases.some((c) => c.server === 'gatehouse')) await startDirect()
-  if (cases.some((c) => c.server === 'pgbouncer')) {
-    ctx.servers.pgbouncer = await startServer('Gatehouse through PgBouncer', () =>
-      startPooledGatehouses({
-        cpu: settings.serverCpu,
-        databaseUrl: serverDatabaseUrl(databaseUrl, 'pgbouncer'),
-        processes: 2,
-        poolMax: settings.dbPoolMax,
-      }),
-    )
-  }
-  await book.runPhase(ctx, [cases])
-  await stopServer(ctx, 'gatehouse')
-  await stopServer(ctx, 'pgbouncer')
 }
 
 async function machineInfo(handle: DatabaseHandle) {
@@ -320,11 +271,6 @@ async function main(): Promise<number> {
       if (!verifier.ok) log(`verifier: ${String(verifier.error)}`)
     }
 
-    const pooledRows = selected(pgbouncerCases(bench.seed, freshBatch))
-    if (gatehouseReady && pooledRows.length > 0) {
-      await pgbouncerPhase(ctx, bench.url, pooledRows, () => startGatehouseServer('gatehouse', 'gatehouse (direct)', bench.url))
-    }
-
     // Growth phases: a fresh database, 10,000 tokens, then filled to 1,000,000.
     bench = await reopenBenchDatabase(bench)
     const growth = selectedGroups(growthGroups(bench.seed, freshBatch))
@@ -353,7 +299,7 @@ async function main(): Promise<number> {
       await stopServer(ctx, 'baseline')
     }
   } finally {
-    for (const s of running) for (const c of [...serverChildren(s)].reverse()) await c.stop()
+    for (const s of running) await s.child.stop()
     await ctx.load.stop()
     await bench.handle.close()
     if (!args['keep-db']) await dropDatabase(settings.adminUrl, settings.dbName)
@@ -395,7 +341,7 @@ async function main(): Promise<number> {
 }
 
 process.on('SIGINT', () => {
-  for (const s of running) for (const c of serverChildren(s)) c.process.kill('SIGTERM')
+  for (const s of running) s.child.process.kill('SIGTERM')
   process.exit(130)
 })
 
@@ -403,7 +349,7 @@ main().then(
   (code) => process.exit(code),
   (err: unknown) => {
     console.error(err)
-    for (const s of running) for (const c of serverChildren(s)) c.process.kill('SIGTERM')
+    for (const s of running) s.child.process.kill('SIGTERM')
     process.exit(1)
   },
 )
