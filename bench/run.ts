@@ -11,6 +11,7 @@ import { LoadGenerator } from './load.js'
 import type { MeasureContext } from './measure.js'
 import { FixedPool, removePoolFiles } from './pools.js'
 import { type BenchReport, formatReport, writeReport } from './report.js'
+import { machineKind, RESULTS_DIR, thisMachine } from './results.js'
 import { RowBook } from './rounds.js'
 import {
   countTokens,
@@ -27,7 +28,6 @@ import {
   serverDatabaseUrl,
   vacuumAll,
 } from './seed.js'
-import { machineKind, RESULTS_DIR, thisMachine } from './results.js'
 import { evaluateComparisons, evaluateTargets, selectCaseIds } from './stats.js'
 import { measureVerifier } from './verifier.js'
 
