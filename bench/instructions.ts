@@ -370,7 +370,7 @@ async function main(): Promise<number> {
 
 /**
  * `instructions-<date>.json`; an incomplete run's has the rows counted before it failed. A count
- * of every row at full settings replaces the earlier one of its machine kind in bench/results/,
+ * of every row, not `--quick`, replaces the earlier one of its machine kind in bench/results/,
  * any other goes to bench/results/scratch/ (bench/results.ts).
  */
 function writeResults(valgrind: string, rows: Row[], incomplete: boolean): void {

@@ -179,7 +179,7 @@ export function formatReport(report: BenchReport, file: string, connections: rea
 }
 
 /**
- * A complete run (`complete`: full settings, every row) replaces the earlier one of its machine
+ * A complete run (`complete`: every row, not `--quick`) replaces the earlier one of its machine
  * kind in bench/results/; any other goes to bench/results/scratch/ (bench/results.ts).
  */
 export function writeReport(report: BenchReport, complete: boolean): WrittenResult {
