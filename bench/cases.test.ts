@@ -1,20 +1,21 @@
 import { describe, expect, it } from 'vitest'
+import { SESSION_COOKIE as SERVER_SESSION_COOKIE } from '../src/http/cookies.js'
 import {
   BASELINE_CASES,
   type BenchCase,
   REMEMBERED_BLOCK,
   REMEMBERED_REPEATS,
+  SESSION_COOKIE,
   gatehouseCases,
   growthGroups,
   mainPhaseCases,
   mainPhaseGroups,
-  pgbouncerCases,
   rememberedAgain,
   selectGroups,
   statementCases,
 } from './cases.js'
 import type { BenchApplication, SeedInfo } from './seed.js'
-import { COMPARISONS, PGBOUNCER_PATHS, RATIO_TARGETS } from './stats.js'
+import { COMPARISONS, RATIO_TARGETS } from './stats.js'
 
 const app = (name: string): BenchApplication => ({ clientId: `${name}-id`, clientSecret: `${name}-secret`, applicationId: `${name}-app` })
 
@@ -27,6 +28,12 @@ const seed: SeedInfo = {
   newCookie: 'cookie',
   openid: { RS256: app('rs256'), ES256: app('es256'), EdDSA: app('eddsa') },
 }
+
+describe('the session cookie the rows send', () => {
+  it('is the name the server sets over http (README "Console")', () => {
+    expect(SESSION_COOKIE).toBe(SERVER_SESSION_COOKIE)
+  })
+})
 
 describe('growthGroups', () => {
   it('runs each growth row beside its baseline and its own work: B and R beside the introspection miss, C and E beside the exchange', () => {
@@ -45,24 +52,6 @@ describe('growthGroups', () => {
 
   it('runs R in the growth phases only', () => {
     expect(mainPhaseCases(seed, 1000).map((c) => c.id)).not.toContain('baseline-r')
-  })
-})
-
-describe('pgbouncerCases', () => {
-  it('pairs each path, one process direct then two through PgBouncer, with the request of the main row', () => {
-    const cases = pgbouncerCases(seed, 1000)
-    expect(cases.map((c) => [c.id, c.server])).toEqual(
-      PGBOUNCER_PATHS.flatMap((path) => [
-        [`direct-${path}`, 'gatehouse'],
-        [`pgbouncer-${path}`, 'pgbouncer'],
-      ]),
-    )
-    const main = new Map(gatehouseCases(seed, 1000).map((c) => [c.id, c]))
-    for (const c of cases) {
-      const { id: _id, title: _title, server: _server, ...request } = c
-      const { id: _mainId, title: _mainTitle, server: _mainServer, ...mainRequest } = main.get(c.id.replace(/^(direct|pgbouncer)-/, ''))!
-      expect(request).toEqual(mainRequest)
-    }
   })
 })
 

@@ -1,8 +1,7 @@
 import type { SigningAlg } from '../src/db/schema.js'
-import { SESSION_COOKIE } from '../src/http/session.js'
 import type { LoadSpec } from './load.js'
 import type { SeedInfo } from './seed.js'
-import { directRowId, GROWTH_BESIDE, type GrowthCase, PGBOUNCER_PATHS, pgbouncerRowId } from './stats.js'
+import { GROWTH_BESIDE, type GrowthCase } from './stats.js'
 
 /*
  * Every row of the benchmark as a small declarative entry: which server, which request,
@@ -10,8 +9,7 @@ import { directRowId, GROWTH_BESIDE, type GrowthCase, PGBOUNCER_PATHS, pgbouncer
  * path, a header or the body is replaced per request by the next item of the case's pool.
  */
 
-/** `pgbouncer`: two Gatehouse processes through PgBouncer, the load spread over both (bench/pgbouncer.ts). */
-export type ServerKind = 'baseline' | 'gatehouse' | 'growth' | 'pgbouncer'
+export type ServerKind = 'baseline' | 'gatehouse' | 'growth'
 
 export type PoolRef =
   /** Fresh live access tokens, each sent once; `openid`: granted the identity scopes (UserInfo). */
@@ -49,6 +47,13 @@ export interface BenchCase {
    */
   warmupOverPool?: boolean
 }
+
+/**
+ * The session cookie's name, as a browser sees it (README "Console"): the benchmark's servers
+ * listen on http, so it has no `__Host-` prefix. Taken from the documentation rather than from
+ * the server's modules, so that the rows send what any client would.
+ */
+export const SESSION_COOKIE = 'gatehouse_session'
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
 const enc = encodeURIComponent
@@ -484,21 +489,6 @@ export function growthGroups(seed: SeedInfo, freshBatch: number): BenchCase[][] 
     const { baseline, ceiling } = GROWTH_BESIDE[c.id as GrowthCase]
     return [byId.get(baseline)!, byId.get(ceiling)!, c]
   })
-}
-
-/**
- * README "Behind PgBouncer": each of PGBOUNCER_PATHS (bench/stats.ts) as one process
- * straight to PostgreSQL and as two processes through PgBouncer, the same request from the same
- * pools, paired so that each round runs the two sides back to back.
- */
-export function pgbouncerCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
-  const paths: readonly string[] = PGBOUNCER_PATHS
-  return gatehouseCases(seed, freshBatch)
-    .filter((c) => paths.includes(c.id))
-    .flatMap((c): BenchCase[] => [
-      { ...c, id: directRowId(c.id), title: `${c.title}, one process direct` },
-      { ...c, id: pgbouncerRowId(c.id), title: `${c.title}, two processes through PgBouncer`, server: 'pgbouncer' },
-    ])
 }
 
 /**

@@ -36,15 +36,7 @@ export const builtServerExists = (): boolean => existsSync(SERVER_ENTRY)
 export interface RunningServer {
   child: Child
   origin: string
-  /**
-   * A server of several processes (bench/pgbouncer.ts): every process, whose CPU counts as the
-   * server's and any of whose exits ends its rows, and the origins the load is spread over.
-   */
-  group?: { children: readonly Child[]; origins: readonly string[] }
 }
-
-export const serverChildren = (s: RunningServer): readonly Child[] => s.group?.children ?? [s.child]
-export const serverOrigins = (s: RunningServer): readonly string[] => s.group?.origins ?? [s.origin]
 
 export interface GatehouseOptions {
   cpu: number

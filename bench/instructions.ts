@@ -1,15 +1,15 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
 import { callgrindTotal, NO_VALGRIND, valgrindVersion } from './callgrind.js'
 import { type BenchCase, mainPhaseCases, REMEMBERED_REPEATS } from './cases.js'
 import { build, type RunningServer, startGatehouse } from './gatehouse.js'
 import { answerProblem, caseRequest, insertFresh } from './measure.js'
+import { machineKind, RESULTS_DIR, thisMachine, writeResult } from './results.js'
 import { median } from './stats.js'
 import {
   createBaselineTables,
@@ -368,10 +368,21 @@ async function main(): Promise<number> {
   }
 }
 
-/** bench/results/instructions-<date>.json; an incomplete run's has the rows counted before it failed. */
+/**
+ * `instructions-<date>.json`; an incomplete run's has the rows counted before it failed. A count
+ * of every row, not `--quick`, replaces the earlier one of its machine kind in bench/results/,
+ * any other goes to bench/results/scratch/ (bench/results.ts).
+ */
 function writeResults(valgrind: string, rows: Row[], incomplete: boolean): void {
-  const file = fileURLToPath(new URL(`./results/instructions-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, import.meta.url))
-  writeFileSync(file, JSON.stringify({ valgrind, node: process.version, settings, incomplete, rows }, null, 2) + '\n')
+  const machine = { ...thisMachine(), kind: machineKind(thisMachine()) }
+  const { file, replaced } = writeResult(RESULTS_DIR, {
+    family: 'instructions',
+    name: `instructions-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+    kind: machine.kind,
+    complete: !incomplete && !args.quick && !settings.only,
+    data: { valgrind, node: process.version, machine, settings, incomplete, rows },
+  })
+  for (const old of replaced) log(`replaced ${old} (an earlier count on ${machine.kind}; git history keeps it)`)
   log(`written ${file}${incomplete ? ' (incomplete)' : ''}`)
 }
 

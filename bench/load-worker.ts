@@ -122,7 +122,7 @@ function cannon(p: Prepared, length: { durationS: number } | { amount: number },
   return new Promise<Record<string, unknown>>((resolve, reject) => {
     const instance = autocannon(
       {
-        url: p.spec.origins ? [...p.spec.origins] : p.spec.origin,
+        url: p.spec.origin,
         connections: p.spec.connections,
         ...('amount' in length ? { amount: length.amount } : { duration: length.durationS }),
         timeout: 10,

@@ -10,11 +10,6 @@ import type { RawRun } from './stats.js'
 export interface LoadSpec {
   /** http://127.0.0.1:<port> */
   origin: string
-  /**
-   * Several servers instead of `origin` (bench/pgbouncer.ts): autocannon opens connection i to
-   * origins[i mod n], so each gets the same share of the connections, as a balancer would.
-   */
-  origins?: readonly string[]
   method: 'GET' | 'POST'
   /** Path, header values and body may hold `{item}`, replaced by the next pool item per request. */
   path: string

@@ -1,7 +1,7 @@
 import type { Db } from '../src/db/connect.js'
 import type { BenchCase, PoolRef, ServerKind } from './cases.js'
 import { coreShare, cpuShare, markCpu, pinPids } from './cpu.js'
-import { type RunningServer, serverChildren, serverOrigins } from './gatehouse.js'
+import type { RunningServer } from './gatehouse.js'
 import type { LoadGenerator, LoadSpec } from './load.js'
 import { FixedPool, Pool } from './pools.js'
 import {
@@ -97,10 +97,9 @@ function fixedPool(ctx: MeasureContext, c: BenchCase): FixedPool | undefined {
   return undefined
 }
 
-/** Why the server of case `c` cannot answer now (one of its processes ended), or null. */
+/** Why the server of case `c` cannot answer now (its process ended), or null. */
 function serverExited(c: BenchCase, s: RunningServer): string | null {
-  const gone = serverChildren(s).find((child) => child.exited())
-  return gone ? `${c.server} server: ${gone.name} exited:\n${gone.output()}` : null
+  return s.child.exited() ? `${c.server} server: ${s.child.name} exited:\n${s.child.output()}` : null
 }
 
 function server(ctx: MeasureContext, c: BenchCase): RunningServer {
@@ -150,13 +149,11 @@ export async function probe(ctx: MeasureContext, c: BenchCase): Promise<string |
     if (c.pool?.kind === 'cached-tokens' && c.pool.openid) await cachedOpenidPool(ctx)
     const fixed = fixedPool(ctx, c)
     const fresh = freshPool(ctx, c)
-    // Each process of the server; every cached token once: a correct answer for each, and a warm cache afterwards.
-    for (const origin of serverOrigins(srv)) {
-      const items = fixed ? fixed.items.slice(0, 10) : fresh ? [await fresh.take()] : [undefined]
-      for (const item of items) {
-        const problem = await probeOnce(origin, c, item)
-        if (problem) return problem
-      }
+    // Every cached token once: a correct answer for each, and a warm cache afterwards.
+    const items = fixed ? fixed.items.slice(0, 10) : fresh ? [await fresh.take()] : [undefined]
+    for (const item of items) {
+      const problem = await probeOnce(srv.origin, c, item)
+      if (problem) return problem
     }
     return null
   } catch (err) {
@@ -193,7 +190,6 @@ export async function measureRun(ctx: MeasureContext, c: BenchCase, connections:
   const fixed = fixedPool(ctx, c)
   const spec: LoadSpec = {
     origin: srv.origin,
-    ...(srv.group ? { origins: srv.group.origins } : {}),
     method: c.method,
     path: c.path,
     headers: c.headers ?? {},
@@ -231,7 +227,7 @@ export async function measureRun(ctx: MeasureContext, c: BenchCase, connections:
 
 /** The server under test on the server's CPU, every other running server on `idleCpu`, before the warm-up. */
 async function placeServers(ctx: MeasureContext, srv: RunningServer): Promise<void> {
-  const pids = (s: RunningServer | undefined) => (s ? serverChildren(s).map((child) => child.pid) : [])
+  const pids = (s: RunningServer | undefined) => (s ? [s.child.pid] : [])
   const idle = Object.values(ctx.servers).filter((s) => s !== srv)
   await Promise.all([pinPids(pids(srv), ctx.serverCpu, true), pinPids(idle.flatMap(pids), ctx.idleCpu, true)])
 }
@@ -256,7 +252,7 @@ async function measuredRun(
   const idleBackends = running.filter((b) => idleNames.has(b.applicationName)).map((b) => b.pid)
   const servingBackends = running.filter((b) => !idleNames.has(b.applicationName)).map((b) => b.pid)
   await Promise.all([pinPids(servingBackends, ctx.dbCpu), pinPids(idleBackends, ctx.idleCpu)])
-  const serverPids = serverChildren(srv).map((child) => child.pid)
+  const serverPids = [srv.child.pid]
   const all = [...serverPids, ctx.load.pid, ...servingBackends]
   const txBefore = await transactionCount(ctx.db, ctx.dbName)
   const before = markCpu(all)

@@ -1,12 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import type { MemoryBreakdown } from './memory.js'
+import { RESULTS_DIR, type WrittenResult, writeResult } from './results.js'
 import type { ComparisonLine, RowSummary, RunSample, TargetResult } from './stats.js'
 import { formatStatuses } from './stats.js'
 
-/* Output: a table on stdout and bench/results/<date>.json with every run. */
-
-const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url))
+/* Output: a table on stdout and `<date>.json` with every run (bench/results.ts says where). */
 
 export interface ReportRow {
   key: string
@@ -125,24 +122,12 @@ export function formatComparisons(lines: readonly ComparisonLine[], connections:
   return table(['path', 'against', ...connections.map((c) => `${c} conn`)], body, new Set(connections.map((_, i) => i + 2)))
 }
 
-/** Printed under the comparisons when the PgBouncer rows are among them (README "Performance"). */
-const PGBOUNCER_NOTE = [
-  'PgBouncer: direct-* is one Gatehouse process straight to PostgreSQL; pgbouncer-* is two processes through',
-  'PgBouncer in transaction mode (README "Behind PgBouncer": unnamed statements, LISTEN direct), each load',
-  'connection to one of them in turn; their "server" is both processes and PgBouncer, "pg CPU over" the',
-  "backends' CPU per response over direct. Both processes, PgBouncer and PostgreSQL share the server's one",
-  'CPU, so on this machine the ratio is the overhead of PgBouncer, unnamed statements and a second process,',
-  'not scaling.',
-]
-
 function comparisonSection(report: BenchReport, connections: readonly number[]): string[] {
   if (report.comparisons.length === 0) return []
-  const pgbouncer = report.comparisons.some((l) => l.path.includes('PgBouncer'))
   return [
     'Comparisons (no target), within this run: ratios of rates; "server CPU over" is the server process\'s CPU',
     'per response less that of the row named (share of a core over the rate): for the openid exchanges, what the',
     "ID Token adds (the user's claims, at_hash, the signature), and between algorithms, the signature alone.",
-    ...(pgbouncer ? PGBOUNCER_NOTE : []),
     '',
     formatComparisons(report.comparisons, connections),
     '',
@@ -178,8 +163,7 @@ export function formatReport(report: BenchReport, file: string, connections: rea
       ? `in-process verifier, one core: ${perSecond(v.checksPerSecond)} checks as the Fastify plugin makes them ` +
         `(verifyCached, verify on a miss); ${perSecond(v.asyncChecksPerSecond)} with await verify()`
       : `in-process verifier: not measured (${v.error})`,
-    `peak RSS: gatehouse ${mb(rss.gatehouse ?? null)}, growth server ${mb(rss.growth ?? null)}, baseline server ${mb(rss.baseline ?? null)}` +
-      (rss.pgbouncer === undefined ? '' : `, largest process through PgBouncer ${mb(rss.pgbouncer)}`),
+    `peak RSS: gatehouse ${mb(rss.gatehouse ?? null)}, growth server ${mb(rss.growth ?? null)}, baseline server ${mb(rss.baseline ?? null)}`,
     ...memoryLines(report.memoryAtEnd ?? []),
     '',
     'Targets (README "Performance"), ratios within this run:',
@@ -194,10 +178,17 @@ export function formatReport(report: BenchReport, file: string, connections: rea
   ].join('\n')
 }
 
-export function writeReport(report: BenchReport): string {
-  mkdirSync(RESULTS_DIR, { recursive: true })
+/**
+ * A complete run (`complete`: every row, not `--quick`) replaces the earlier one of its machine
+ * kind in bench/results/; any other goes to bench/results/scratch/ (bench/results.ts).
+ */
+export function writeReport(report: BenchReport, complete: boolean): WrittenResult {
   const name = report.startedAt.replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z')
-  const file = `${RESULTS_DIR}${name}${report.mode === 'quick' ? '-quick' : ''}.json`
-  writeFileSync(file, JSON.stringify(report, null, 2) + '\n')
-  return file
+  return writeResult(RESULTS_DIR, {
+    family: 'bench',
+    name: `${name}${report.mode === 'quick' ? '-quick' : ''}`,
+    kind: String(report.machine.kind),
+    complete,
+    data: report,
+  })
 }

@@ -1,27 +1,17 @@
 import os from 'node:os'
-import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
 import type { DatabaseHandle } from '../src/db/connect.js'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
-import {
-  type BenchCase,
-  growthGroups,
-  mainPhaseGroups,
-  pgbouncerCases,
-  REMEMBERED_USERS,
-  rememberedAgain,
-  selectGroups,
-  type ServerKind,
-} from './cases.js'
+import { type BenchCase, growthGroups, mainPhaseGroups, REMEMBERED_USERS, rememberedAgain, selectGroups, type ServerKind } from './cases.js'
 import { peakRssBytes } from './cpu.js'
 import { type MemoryBreakdown, readMemory } from './memory.js'
-import { build, builtServerExists, type RunningServer, serverChildren, startGatehouse } from './gatehouse.js'
+import { build, builtServerExists, type RunningServer, startGatehouse } from './gatehouse.js'
 import { LoadGenerator } from './load.js'
 import type { MeasureContext } from './measure.js'
-import { pgbouncerMissing, startPooledGatehouses } from './pgbouncer.js'
 import { FixedPool, removePoolFiles } from './pools.js'
 import { type BenchReport, formatReport, writeReport } from './report.js'
+import { machineKind, RESULTS_DIR, thisMachine } from './results.js'
 import { RowBook } from './rounds.js'
 import {
   countTokens,
@@ -98,7 +88,6 @@ const selectedGroups = (groups: BenchCase[][]) =>
       settings.only,
     ),
   )
-const selected = (cases: BenchCase[]) => selectedGroups([cases]).flat()
 
 const notes: string[] = []
 const peakRss: Record<string, number | null> = {}
@@ -112,11 +101,9 @@ async function stopServer(ctx: MeasureContext, name: ServerKind): Promise<void> 
   const s = ctx.servers[name]
   delete ctx.servers[name]
   if (!s) return
-  const children = serverChildren(s)
-  if (!s.group && name !== 'baseline') memoryAtEnd.push({ server: name, memory: await readMemory(s.origin) })
-  peakRss[name] = Math.max(peakRss[name] ?? 0, ...children.map((c) => peakRssBytes(c.pid) ?? 0)) || null
-  // The processes in front first: Gatehouse before the PgBouncer it goes through.
-  for (const c of [...children].reverse()) await c.stop()
+  if (name !== 'baseline') memoryAtEnd.push({ server: name, memory: await readMemory(s.origin) })
+  peakRss[name] = Math.max(peakRss[name] ?? 0, peakRssBytes(s.child.pid) ?? 0) || null
+  await s.child.stop()
 }
 
 /** The baseline server (A–R) on the benchmark database at `url`: the main phase's, and the growth phases' for B, C, E and R. */
@@ -139,42 +126,6 @@ async function startServer(name: string, start: () => Promise<RunningServer>): P
   }
 }
 
-/**
- * README "Behind PgBouncer": the direct-* rows against one Gatehouse process straight
- * to PostgreSQL, the pgbouncer-* rows against two through PgBouncer, interleaved in rounds like
- * every phase. Its own phase, after the main one: processes idle beside the main phase's rows
- * would hear the notices of its revocations, on the server's CPU.
- */
-async function pgbouncerPhase(
-  ctx: MeasureContext,
-  databaseUrl: string,
-  cases: readonly BenchCase[],
-  startDirect: () => Promise<void>,
-): Promise<void> {
-  const missing = pgbouncerMissing()
-  if (missing) {
-    const msg = `PgBouncer rows not measured: ${missing}`
-    notes.push(msg)
-    log(msg)
-    return
-  }
-  log('PgBouncer phase: one Gatehouse process direct, two through PgBouncer')
-  if (cases.some((c) => c.server === 'gatehouse')) await startDirect()
-  if (cases.some((c) => c.server === 'pgbouncer')) {
-    ctx.servers.pgbouncer = await startServer('Gatehouse through PgBouncer', () =>
-      startPooledGatehouses({
-        cpu: settings.serverCpu,
-        databaseUrl: serverDatabaseUrl(databaseUrl, 'pgbouncer'),
-        processes: 2,
-        poolMax: settings.dbPoolMax,
-      }),
-    )
-  }
-  await book.runPhase(ctx, [cases])
-  await stopServer(ctx, 'gatehouse')
-  await stopServer(ctx, 'pgbouncer')
-}
-
 async function machineInfo(handle: DatabaseHandle) {
   const pgVersion = await sql<{ v: string }>`select version() as v`.execute(handle.db)
   // The settings the growth rows depend on (docs/scaling.md "The token table"): a run on a tuned
@@ -183,8 +134,9 @@ async function machineInfo(handle: DatabaseHandle) {
     select name, current_setting(name) as setting from pg_settings
     where name in ('shared_buffers', 'effective_cache_size', 'work_mem', 'max_connections') order by name`.execute(handle.db)
   return {
-    cpuModel: os.cpus()[0]?.model,
-    cpus: os.availableParallelism(),
+    ...thisMachine(),
+    // Which committed result file this run replaces (bench/results.ts).
+    kind: machineKind(thisMachine()),
     memoryGB: Math.round(os.totalmem() / 1024 ** 3),
     os: `${os.type()} ${os.release()}`,
     node: process.version,
@@ -303,7 +255,7 @@ async function main(): Promise<number> {
     log('main phase')
     await startBaselineServer(ctx, bench.url)
     if (gatehouseReady) {
-      const profDir = args['cpu-prof'] ? fileURLToPath(new URL('./results/', import.meta.url)) : undefined
+      const profDir = args['cpu-prof'] ? `${RESULTS_DIR}scratch/` : undefined
       if (profDir) notes.push(`V8 CPU profile of the main Gatehouse process: ${profDir}CPU.*.cpuprofile (written when it stops)`)
       await startGatehouseServer('gatehouse', 'gatehouse', bench.url, {}, profDir)
     }
@@ -317,11 +269,6 @@ async function main(): Promise<number> {
         ...(await measureVerifier({ cpu: settings.loadCpu, databaseUrl: bench.url, tokens: cached.items, durationS: settings.verifierS })),
       }
       if (!verifier.ok) log(`verifier: ${String(verifier.error)}`)
-    }
-
-    const pooledRows = selected(pgbouncerCases(bench.seed, freshBatch))
-    if (gatehouseReady && pooledRows.length > 0) {
-      await pgbouncerPhase(ctx, bench.url, pooledRows, () => startGatehouseServer('gatehouse', 'gatehouse (direct)', bench.url))
     }
 
     // Growth phases: a fresh database, 10,000 tokens, then filled to 1,000,000.
@@ -352,7 +299,7 @@ async function main(): Promise<number> {
       await stopServer(ctx, 'baseline')
     }
   } finally {
-    for (const s of running) for (const c of [...serverChildren(s)].reverse()) await c.stop()
+    for (const s of running) await s.child.stop()
     await ctx.load.stop()
     await bench.handle.close()
     if (!args['keep-db']) await dropDatabase(settings.adminUrl, settings.dbName)
@@ -383,14 +330,18 @@ async function main(): Promise<number> {
     memoryAtEnd,
     notes,
   }
-  const file = writeReport(report)
+  // Only a full run of every row stands for its machine kind in bench/results/; a profiled
+  // run's throughput is not quoted (README "Running it").
+  const complete = !quick && !settings.only && !args['cpu-prof']
+  const { file, replaced } = writeReport(report, complete)
+  for (const old of replaced) log(`replaced ${old} (an earlier run on ${machine.kind}; git history keeps it)`)
 
   process.stdout.write(formatReport(report, file, settings.connections))
   return 0
 }
 
 process.on('SIGINT', () => {
-  for (const s of running) for (const c of serverChildren(s)) c.process.kill('SIGTERM')
+  for (const s of running) s.child.process.kill('SIGTERM')
   process.exit(130)
 })
 
@@ -398,7 +349,7 @@ main().then(
   (code) => process.exit(code),
   (err: unknown) => {
     console.error(err)
-    for (const s of running) for (const c of serverChildren(s)) c.process.kill('SIGTERM')
+    for (const s of running) s.child.process.kill('SIGTERM')
     process.exit(1)
   },
 )

@@ -3,13 +3,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { type SessionUser, resolveSession } from '../src/accounts/sessions/sessions.js'
 import { loadConfig } from '../src/config.js'
 import type { DatabaseHandle } from '../src/db/connect.js'
-import { SESSION_COOKIE } from '../src/http/session.js'
 import { sha256Hex } from '../src/lib/crypto.js'
 import { generateAccessToken, generateAuthorizationCode } from '../src/lib/tokens.js'
 import { LIFETIMES, QUOTAS } from '../src/limits/policy.js'
 import { revokeTokenOfClient } from '../src/repositories/access-tokens.js'
 import { type CodeFlowSettings, insertCodeUnderGrant } from '../src/repositories/authorization-codes.js'
 import { consumeCodeAndInsertToken } from '../src/repositories/code-exchange.js'
+import { SESSION_COOKIE } from './cases.js'
 
 /*
  * Baselines E–H and P (README "Performance"): each write path's own statements, sent through
@@ -46,7 +46,7 @@ interface ClientBody {
 }
 
 /** The code remembered consent inserts for a plain `read` request (src/oauth/authorize/authorization.ts newCode). */
-export function rememberedCodeRow(code: string, userId: string, redirectUri: string, now: Date) {
+function rememberedCodeRow(code: string, userId: string, redirectUri: string, now: Date) {
   return {
     codeHash: sha256Hex(code),
     userId,

@@ -508,31 +508,15 @@ describe('evaluateComparisons', () => {
   )
 })
 
-describe('the PgBouncer rows', () => {
-  const withCpu = (rate: number, server: number, db: number): RowSummary => {
-    const row = validRow(rate)
-    return { ...row, cpu: { ...row.cpu, server, db } }
-  }
-
-  it('sets two processes through PgBouncer against one direct, with the server and PostgreSQL CPU each response adds', () => {
-    const rows = {
-      [rowKey('direct-code-exchange', 16)]: withCpu(3000, 0.4, 0.55),
-      [rowKey('pgbouncer-code-exchange', 16)]: withCpu(2400, 0.45, 0.5),
-    }
-    const lines = evaluateComparisons(rows, [16])
-    expect(lines.map((l) => [l.path, l.against, l.unit])).toEqual([
-      ['code-exchange, 2 processes via PgBouncer', 'direct-code-exchange', 'ratio'],
-      ['code-exchange, 2 processes via PgBouncer', 'server CPU over direct-code-exchange', 'us'],
-      ['code-exchange, 2 processes via PgBouncer', 'pg CPU over direct-code-exchange', 'us'],
+describe('a comparison whose other row is missing', () => {
+  it('gives no number, and says the row was not measured', () => {
+    const row = validRow(900)
+    const lines = evaluateComparisons({ [rowKey('code-exchange', 64)]: { ...row, cpu: { ...row.cpu, server: 0.3, db: 0.6 } } }, [64])
+    expect(lines.map((l) => [l.path, l.against])).toEqual([
+      ['code exchange over its statements', 'baseline E'],
+      ['code exchange over its statements', 'server CPU over baseline-e'],
+      ['code exchange over its statements', 'pg CPU over baseline-e'],
     ])
-    const [rate, server, pg] = lines.map((l) => l.cells[0]!.value!)
-    expect(rate).toBeCloseTo(0.8)
-    expect(server).toBeCloseTo(0.45e6 / 2400 - 0.4e6 / 3000)
-    expect(pg).toBeCloseTo(0.5e6 / 2400 - 0.55e6 / 3000)
-  })
-
-  it('gives no number when the direct row is missing', () => {
-    const lines = evaluateComparisons({ [rowKey('pgbouncer-introspect-miss', 64)]: withCpu(7000, 0.8, 0.2) }, [64])
     expect(lines.map((l) => l.cells[0])).toEqual([
       { connections: 64, value: null, note: 'not measured' },
       { connections: 64, value: null, note: 'not measured' },
@@ -542,16 +526,7 @@ describe('the PgBouncer rows', () => {
 })
 
 describe('selectCaseIds', () => {
-  const ids = [
-    'baseline-c',
-    'code-exchange',
-    'code-exchange-openid-rs256',
-    'introspect-miss',
-    'direct-introspect-miss',
-    'pgbouncer-introspect-miss',
-    'direct-code-exchange',
-    'pgbouncer-code-exchange',
-  ]
+  const ids = ['baseline-c', 'code-exchange', 'code-exchange-openid-rs256', 'introspect-miss', 'baseline-n']
   const sorted = (s: Set<string>) => [...s].sort()
 
   it('selects every case without --only', () => {
@@ -559,14 +534,9 @@ describe('selectCaseIds', () => {
   })
 
   it('adds the rows a selected row is compared with, and only those', () => {
-    expect(sorted(selectCaseIds(ids, ['pgbouncer']))).toEqual([
-      'direct-code-exchange',
-      'direct-introspect-miss',
-      'pgbouncer-code-exchange',
-      'pgbouncer-introspect-miss',
-    ])
+    expect(sorted(selectCaseIds(ids, ['introspect-miss']))).toEqual(['baseline-n', 'introspect-miss'])
     expect(sorted(selectCaseIds(ids, ['code-exchange-openid']))).toEqual(['baseline-c', 'code-exchange', 'code-exchange-openid-rs256'])
-    expect(sorted(selectCaseIds(ids, ['direct-introspect']))).toEqual(['direct-introspect-miss'])
+    expect(sorted(selectCaseIds(ids, ['baseline-c']))).toEqual(['baseline-c'])
   })
 
   it('adds the baseline and the ceiling a growth row runs beside (GROWTH_BESIDE)', () => {
@@ -577,6 +547,6 @@ describe('selectCaseIds', () => {
   })
 
   it('adds no compared row that is not among the cases', () => {
-    expect(sorted(selectCaseIds(['pgbouncer-code-exchange'], ['pgbouncer']))).toEqual(['pgbouncer-code-exchange'])
+    expect(sorted(selectCaseIds(['code-exchange-openid-rs256'], ['code-exchange-openid']))).toEqual(['code-exchange-openid-rs256'])
   })
 })

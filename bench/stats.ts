@@ -426,7 +426,7 @@ export function evaluateTargets(
 /**
  * Rows set against other rows of the same run, with no target in README "Performance":
  * what `openid` adds to the code exchange, per signing algorithm, and UserInfo beside the paths
- * it resembles; and (README "Behind PgBouncer") two Gatehouse processes through PgBouncer against one direct.
+ * it resembles.
  */
 export interface Comparison {
   path: string
@@ -438,17 +438,6 @@ export interface Comparison {
   /** Also PostgreSQL's CPU per request over `costOver`'s (the backends serving the benchmark database). */
   dbCostOver?: true
 }
-
-/**
- * README "Behind PgBouncer": the database-bound hot paths measured in the PgBouncer phase (bench/run.ts), each
- * as `direct-<path>` (one Gatehouse process straight to PostgreSQL) and `pgbouncer-<path>` (two
- * processes through PgBouncer in transaction mode, the load spread over both). Revocation is left
- * out: its NOTIFY reaches every process that listens, so whichever servers sat idle would spend
- * the shared core on notices during the other's row.
- */
-export const PGBOUNCER_PATHS = ['introspect-miss', 'code-exchange'] as const
-export const directRowId = (path: string): string => `direct-${path}`
-export const pgbouncerRowId = (path: string): string => `pgbouncer-${path}`
 
 export const COMPARISONS: readonly Comparison[] = [
   ...(
@@ -493,13 +482,6 @@ export const COMPARISONS: readonly Comparison[] = [
   ]),
   // K against M, the same request (its bearer token) to the same route unguarded: what the guard alone costs.
   { path: 'route guarded by the verifier', caseId: 'baseline-k', against: ['baseline-m'], costOver: 'baseline-m' },
-  ...PGBOUNCER_PATHS.map((path): Comparison => ({
-    path: `${path}, 2 processes via PgBouncer`,
-    caseId: pgbouncerRowId(path),
-    against: [directRowId(path)],
-    costOver: directRowId(path),
-    dbCostOver: true,
-  })),
 ]
 
 export interface ComparisonCell {
@@ -518,8 +500,8 @@ export interface ComparisonLine {
 
 /**
  * CPU per response, in µs: a share of one core over the rate. `server`: the server's processes
- * alone (the signature and the claims are made there; behind PgBouncer, both Gatehouse processes
- * and PgBouncer); `db`: the PostgreSQL backends serving the benchmark database.
+ * alone (the signature and the claims are made there); `db`: the PostgreSQL backends serving
+ * the benchmark database.
  */
 export function cpuPerRequestUs(row: RowSummary | undefined, of: 'server' | 'db'): number | null {
   const share = row?.cpu[of] ?? null
@@ -546,7 +528,7 @@ function costLine(
 
 /**
  * Case ids selected by `--only` (prefixes; null: every case), with the rows each selected row
- * is compared with (COMPARISONS), so that `--only pgbouncer` measures both sides of its ratio.
+ * is compared with (COMPARISONS), so that `--only code-exchange-openid` measures both sides of its ratios.
  */
 export function selectCaseIds(ids: readonly string[], only: readonly string[] | null): Set<string> {
   const chosen = new Set(ids.filter((id) => !only || only.some((o) => id.startsWith(o))))

@@ -9,7 +9,7 @@ import { freePort } from './gatehouse-process.js'
 const CANDIDATES = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin/pgbouncer']
 
 /** The pgbouncer binary, or a failure that says how to get it: a missing binary must not pass as a skipped test. */
-export function pgbouncerBinary(): string {
+function pgbouncerBinary(): string {
   for (const path of CANDIDATES) {
     try {
       accessSync(path, constants.X_OK)
@@ -56,10 +56,9 @@ export interface PgBouncerConfig {
  * The configuration of a PgBouncer in transaction mode (pool_mode=transaction) in front of
  * `serverUrl`, listening on `port` of 127.0.0.1, trusting its clients as the CI PostgreSQL does,
  * without a unix socket or admin console, logging to stderr. Run as root (CI containers), it
- * drops to the `postgres` user, since PgBouncer refuses to run as root. Shared with
- * bench/pgbouncer.ts, which starts it pinned to a CPU.
+ * drops to the `postgres` user, since PgBouncer refuses to run as root.
  */
-export function writePgBouncerConfig(serverUrl: string, databases: readonly PgBouncerDatabase[], port: number): PgBouncerConfig {
+function writePgBouncerConfig(serverUrl: string, databases: readonly PgBouncerDatabase[], port: number): PgBouncerConfig {
   const server = new URL(serverUrl)
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-pgbouncer-'))
   const user = decodeURIComponent(server.username || 'postgres')
@@ -138,7 +137,7 @@ export async function startPgBouncer(serverUrl: string, databases: readonly PgBo
 }
 
 /** Resolves once `port` accepts TCP connections; fails if the process ends first or after 10 s. */
-export async function untilListening(port: number, proc: ChildProcess, output: () => string): Promise<void> {
+async function untilListening(port: number, proc: ChildProcess, output: () => string): Promise<void> {
   const deadline = Date.now() + 10_000
   for (;;) {
     if (proc.exitCode !== null || proc.signalCode !== null)
