@@ -23,6 +23,11 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism()),
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll waits for an event (a notice heard, a stream closed), so its bound is a safety
+    // net, not the assertion: vitest's default of one second is a wall-clock deadline a busy
+    // machine can miss. 20 s as NOTICE_WAIT_MS (test/helpers/propagation.ts), below testTimeout,
+    // so an event that never comes fails with the poll's message.
+    expect: { poll: { timeout: 20_000 } },
     coverage: {
       provider: 'v8',
       include: ['src/**/*.ts', 'packages/*/src/**/*.ts'],

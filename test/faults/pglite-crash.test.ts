@@ -42,9 +42,10 @@ it('kill -9 under write load loses no acknowledged token, revocation or consumed
   server = await startGatehouse(env, { built: true })
   const first = server
   const load = startLoad([first.url], party, { loops: 4, introspect: false, revokeEvery: 3 })
+  // The bound only names the failure: a loaded machine slows the load down but cannot fail the test.
   await until(
     () => (load.issued.length >= 60 && load.revoked.size >= 15) || load.running() === 0,
-    20_000,
+    60_000,
     `60 tokens and 15 revocations acknowledged (${load.issued.length}, ${load.revoked.size})`,
   )
   expect(load.running(), first.output()).toBe(4)
@@ -88,4 +89,4 @@ it('kill -9 under write load loses no acknowledged token, revocation or consumed
     expect(r.error).toBe('invalid_grant')
   }
   expect(await server.stop()).toBe(0)
-}, 90_000)
+}, 180_000)

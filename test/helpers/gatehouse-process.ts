@@ -45,7 +45,10 @@ export interface StartOptions {
    * instead of src/server.ts through tsx as `npm run dev` does.
    */
   built?: boolean
-  /** How long to wait for /healthz, default 30 s. */
+  /**
+   * How long to wait for /healthz, default 60 s: a safety net that names the failure (a start takes
+   * a few seconds, more on a loaded machine, which may slow the start but must not fail it).
+   */
   timeoutMs?: number
   /** Node's own options before the script, e.g. V8's tracing flags. */
   nodeArgs?: readonly string[]
@@ -84,7 +87,7 @@ export async function startGatehouse(env: Record<string, string>, options: Start
   // 'close', not 'exit': by then every byte the process wrote has been read.
   const exited = new Promise<ProcessExit>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })))
   const url = `http://127.0.0.1:${port}`
-  const timeoutMs = options.timeoutMs ?? 30_000
+  const timeoutMs = options.timeoutMs ?? 60_000
   const deadline = Date.now() + timeoutMs
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {

@@ -6,6 +6,7 @@ import type { BrowserSession } from '../helpers/browser-session.js'
 import { applicationForm } from '../helpers/console.js'
 import { captureLog } from '../helpers/capture-log.js'
 import { until } from '../helpers/oauth-load.js'
+import { NOTICE_WAIT_MS } from '../helpers/propagation.js'
 import { type TestClient, authorizeUrl, consentFields, createClient, exchange, locationParams, loggedInUser } from './oauth/helpers.js'
 import { consentedUser, oauthTestFile } from '../helpers/oauth-set-up.js'
 
@@ -265,7 +266,7 @@ describe('live tokens per (user, application) (MAX_TOKENS_PER_GRANT, default 10)
       expect(await active(client, tokens[0]!, second)).toBe(true)
       tick()
       await newToken(s, client)
-      await until(async () => !(await active(client, tokens[0]!, second)), 5000, 'the other process drops the evicted token')
+      await until(async () => !(await active(client, tokens[0]!, second)), NOTICE_WAIT_MS, 'the other process drops the evicted token')
     } finally {
       await second.close()
     }

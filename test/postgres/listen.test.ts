@@ -47,7 +47,7 @@ describe('LISTEN connection (needs TEST_DATABASE_URL)', () => {
       proxy.cut()
       await expect.poll(() => s.states).toEqual(['connected', 'disconnected'])
       proxy.restore()
-      await expect.poll(() => s.states, { timeout: 5000 }).toEqual(['connected', 'disconnected', 'connected'])
+      await expect.poll(() => s.states).toEqual(['connected', 'disconnected', 'connected'])
       await s.notify('two')
       await expect.poll(() => s.received).toEqual(['one', 'two'])
     } finally {
@@ -59,7 +59,7 @@ describe('LISTEN connection (needs TEST_DATABASE_URL)', () => {
     const s = await subscribe({ heartbeatMs: 100, heartbeatTimeoutMs: 200 })
     try {
       proxy.freeze()
-      await expect.poll(() => s.states, { timeout: 2000 }).toEqual(['connected', 'disconnected', 'connected'])
+      await expect.poll(() => s.states).toEqual(['connected', 'disconnected', 'connected'])
       await s.notify('after')
       await expect.poll(() => s.received).toEqual(['after'])
     } finally {

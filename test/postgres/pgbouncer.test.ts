@@ -14,7 +14,8 @@ import { NOTICE_WAIT_MS, isActive, msUntil, revokeThrough, seed } from '../helpe
  * README "Behind PgBouncer": three Gatehouse processes whose queries go through a PgBouncer in
  * transaction mode (DATABASE_URL, DATABASE_PREPARED_STATEMENTS=false) and whose LISTEN goes
  * straight to PostgreSQL (DATABASE_LISTEN_URL) keep the contract of one process: a revocation
- * through one is refused by the others within a second (docs/decisions/003-revocation-propagation.md),
+ * through one is refused by the others once its notice arrives (the one-second target of
+ * docs/decisions/003-revocation-propagation.md is what `npm run bench:propagation` measures),
  * a code is exchanged once (RFC 6749 4.1.2), and an outage answers 503, not 500.
  * Real time, as in the other multi-process tests: the processes cannot share an injected clock.
  */
@@ -107,7 +108,7 @@ describe('three Gatehouse processes behind PgBouncer in transaction mode (needs 
       await bouncer.restart()
     }
     const tok = await newToken()
-    await expect.poll(async () => (await introspect(p!.url, tok.token)).status, { timeout: 10_000, interval: 100 }).toBe(200)
+    await expect.poll(async () => (await introspect(p!.url, tok.token)).status, { interval: 100 }).toBe(200)
     for (const q of processes) expect(await isActive(q.url, rs, tok.token)).toBe(true)
   })
 

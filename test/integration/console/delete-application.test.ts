@@ -55,7 +55,7 @@ describe('deleting an application', () => {
       const res = await alice.post(`/applications/${created.id}/delete`, {})
       expect(res.statusCode).toBe(303)
       expect(res.headers.location).toBe('/applications?deleted=1')
-      await expect.poll(() => notices, { timeout: 2000 }).toContain(`app-deleted:${created.id}`)
+      await expect.poll(() => notices).toContain(`app-deleted:${created.id}`)
     } finally {
       await unlisten()
     }

@@ -2,7 +2,10 @@ import { execFile } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { runCli } from '../../../src/cli/run.js'
+import { loadConfig } from '../../../src/config.js'
 import { createDatabase } from '../../../src/db/connect.js'
+import { createServices } from '../../../src/services.js'
 import { ensureBuilt } from '../../helpers/build.js'
 import { createUser } from '../../helpers/factories.js'
 import { runBuiltCli, startGatehouse } from '../../helpers/gatehouse-process.js'
@@ -54,16 +57,13 @@ describe('on PGlite', () => {
       /^gatehouse: The embedded database in .* is in use by another Gatehouse process \(pid \d+\).*nothing was changed\.\n$/,
     )
 
-    const check = await createDatabase({ dataDir })
-    const before = await check.db
-      .selectFrom('users')
-      .select('is_operator')
-      .where('email', '=', 'pglite-operator@example.com')
-      .executeTakeFirstOrThrow()
-    await check.close()
-    expect(before.is_operator).toBe(false)
-
-    expect(await gatehouse({ DATA_DIR: dataDir }, 'admin', 'add', 'pglite-operator@example.com')).toMatchObject({ code: 0 })
+    // "now", not "already": the refused command left the user as it was.
+    expect(await gatehouse({ DATA_DIR: dataDir }, 'admin', 'add', 'pglite-operator@example.com')).toEqual({
+      code: 0,
+      stdout: 'pglite-operator@example.com is now an operator.\n',
+      stderr: '',
+    })
+    // Written to the data directory before the command exited.
     const after = await createDatabase({ dataDir })
     const row = await after.db
       .selectFrom('users')
@@ -88,17 +88,25 @@ describe('on PGlite', () => {
 describe('with DATABASE_URL and no SECRET_KEY', () => {
   // Nothing listens on port 9: a command that tried the database would say so instead.
   const env = { DATABASE_URL: 'postgres://gatehouse@127.0.0.1:9/gatehouse', SECRET_KEY: '' }
+  const refusal = /^gatehouse: SECRET_KEY is required with DATABASE_URL: generate one with [^\n]+\n$/
 
+  /*
+   * The process shows what src/cli.ts adds: the environment read as the server reads it, the one
+   * line on stderr and the exit code. Which commands open the database, and so are refused, is the
+   * command line's own behaviour: run in this process as src/cli.ts runs it (services built
+   * with role 'cli' from that environment), with no process to start per command.
+   */
   it("refuses every command that opens the database with the server's one line, before connecting", async () => {
+    expect(await gatehouse(env, 'keys', 'list')).toMatchObject({ code: 1, stdout: '', stderr: expect.stringMatching(refusal) })
     for (const args of [['migrate'], ['admin', 'add', 'first@example.com'], ['keys', 'list']]) {
-      const run = await gatehouse(env, ...args)
+      const run = await inProcess(env, args)
       expect(run, args.join(' ')).toMatchObject({ code: 1, stdout: '' })
-      expect(run.stderr).toMatch(/^gatehouse: SECRET_KEY is required with DATABASE_URL: generate one with [^\n]+\n$/)
+      expect(run.stderr).toMatch(refusal)
     }
   })
 
   it('still runs what needs no database: --help and the outbox', async () => {
-    expect(await gatehouse(env, '--help')).toMatchObject({ code: 0 })
+    expect(await inProcess(env, ['--help'])).toMatchObject({ code: 0, stdout: expect.stringContaining('admin add <email>') })
     expect(await gatehouse({ ...env, MAIL_OUTBOX_DIR: '/nonexistent-gatehouse-outbox' }, 'outbox')).toEqual({
       code: 0,
       stdout: 'No mail in /nonexistent-gatehouse-outbox.\n',
@@ -106,3 +114,16 @@ describe('with DATABASE_URL and no SECRET_KEY', () => {
     })
   })
 })
+
+/** `gatehouse …` as src/cli.ts runs it, in this process: `env` is the whole environment; console.log and console.error each end a line. */
+async function inProcess(env: Record<string, string>, argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = ''
+  let stderr = ''
+  const config = loadConfig(env)
+  const code = await runCli(
+    argv,
+    { open: () => createServices(config, { role: 'cli' }), mail: config.mail },
+    { out: (text) => (stdout += `${text}\n`), err: (text) => (stderr += `${text}\n`) },
+  )
+  return { code, stdout, stderr }
+}

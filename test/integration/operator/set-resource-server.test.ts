@@ -87,7 +87,7 @@ async function subscribe(base: string, caller: ApplicationFixture) {
     }
     state.ended = true
   })()
-  await until(() => events.some((e) => e.event === 'ready'), 2000, 'the ready event')
+  await until(() => events.some((e) => e.event === 'ready'), NOTICE_WAIT_MS, 'the ready event')
   return {
     get ended() {
       return state.ended

@@ -197,12 +197,12 @@ describe('verifier cache', () => {
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(401)
   })
 
-  it('drops a token named by a NOTIFY within a second', async () => {
+  it('drops a token once a NOTIFY names it', async () => {
     const tok = await token(['read'])
     expect((await get(`Bearer ${tok.token}`)).statusCode).toBe(200)
     await t.db.updateTable('access_tokens').set({ revoked_at: new Date() }).where('token_hash', '=', tok.digest).execute()
     await sql`select pg_notify(${REVOCATION_CHANNEL}, ${tok.digest})`.execute(t.db)
-    await expect.poll(async () => (await get(`Bearer ${tok.token}`)).statusCode, { timeout: 1000, interval: 10 }).toBe(401)
+    await expect.poll(async () => (await get(`Bearer ${tok.token}`)).statusCode, { interval: 10 }).toBe(401)
   })
 
   it('drops every token of an application when it is deleted', async () => {
