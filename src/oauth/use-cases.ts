@@ -11,6 +11,7 @@ import type { ApplicationCache } from './clients/application-cache.js'
 import type { AuthorizingUser, IssueQuotas } from './authorize/authorization.js'
 import type { SigningKeys } from './identity/signing-keys.js'
 import { verifyIdTokenHint } from './identity/id-token-hint.js'
+import type { IdTokenIssuer } from './identity/id-token.js'
 import {
   type AuthorizeAnswer,
   type AuthorizeContext,
@@ -88,17 +89,14 @@ export interface OAuthDeps {
   tokenQuota: Pick<TokenQuota, 'issued'>
   /** TOKEN_AUTH_FAILURE_LIMIT. */
   clientAuthFailureLimit: number
-  /**
-   * The ID Token signing keys; the server always has them (src/lib/secret-key.ts). Undefined
-   * refuses `openid`, as the protocol functions still allow (docs/decisions/014-signing-keys.md).
-   */
-  keys: SigningKeys | undefined
+  /** The ID Token signing keys (docs/decisions/014-signing-keys.md). */
+  keys: SigningKeys
   /** ID_TOKEN_TTL. */
   idTokenTtlMs: number
 }
 
 /** RFC 8414 2, 3. */
-function metadataOf(issuer: string, openid: boolean): Readonly<Record<string, unknown>> {
+function metadataOf(issuer: string): Readonly<Record<string, unknown>> {
   const authMethods = ['client_secret_basic', 'client_secret_post']
   return Object.freeze({
     issuer,
@@ -106,8 +104,7 @@ function metadataOf(issuer: string, openid: boolean): Readonly<Record<string, un
     token_endpoint: `${issuer}/oauth/token`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
-    // Without signing keys `openid` is refused as unknown (src/oauth/identity/identity.ts).
-    scopes_supported: SCOPES.filter((s) => openid || s !== 'openid'),
+    scopes_supported: [...SCOPES],
     grant_types_supported: [...TOKEN_GRANT_TYPES, 'implicit'],
     token_endpoint_auth_methods_supported: authMethods,
     revocation_endpoint_auth_methods_supported: authMethods,
@@ -116,15 +113,14 @@ function metadataOf(issuer: string, openid: boolean): Readonly<Record<string, un
     // RFC 9207 3: every authorization response carries `iss`.
     authorization_response_iss_parameter_supported: true,
     // Response types and modes, PAR and request objects (README "GET /oauth/authorize"): src/oauth/authorize/authorize-metadata.ts.
-    ...authorizeRequestMetadata(issuer, openid),
+    ...authorizeRequestMetadata(issuer),
   })
 }
 
 export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
   const { db, clock, bus, audit } = deps
-  const idTokens = deps.keys && { keys: deps.keys, issuer: deps.issuer, ttlMs: deps.idTokenTtlMs }
+  const idTokens: IdTokenIssuer = { keys: deps.keys, issuer: deps.issuer, ttlMs: deps.idTokenTtlMs }
   const authorizing: AuthorizeContext = {
-    identity: { openid: deps.keys !== undefined },
     verifyHint: (hint) => verifyIdTokenHint({ keys: deps.keys, issuer: deps.issuer }, hint),
     db,
     clock,
@@ -142,8 +138,8 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     tokenQuota: deps.tokenQuota,
     idTokens,
   }
-  const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications, identity: authorizing.identity }
-  const metadata = metadataOf(deps.issuer, deps.keys !== undefined)
+  const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications }
+  const metadata = metadataOf(deps.issuer)
   return {
     authorize: (query, user) => answerAuthorizeRequest(authorizing, query, user),
     // The session's log-in (auth_time, amr, sid) goes into an ID Token; the actor is who answered.

@@ -155,12 +155,12 @@ export function releaseHeldRequest(db: Db, id: string, userId: string, now: Date
   return consumePendingAuthorization(db, id, userId, now)
 }
 
-/** What issuing needs besides the database: the quotas, and the ID Token signer (absent without signing keys). */
+/** What issuing needs besides the database: the quotas, and the ID Token signer. */
 export interface ApproveContext {
   db: Db
   quotas: IssueQuotas
   tokenQuota: Pick<TokenQuota, 'issued'>
-  idTokens: IdTokenIssuer | undefined
+  idTokens: IdTokenIssuer
 }
 
 /**
@@ -240,8 +240,6 @@ async function implicitIdToken(
   accessToken: string | undefined,
   now: Date,
 ): Promise<string> {
-  // The request was refused as unsupported_response_type without keys (authorize-request.ts).
-  if (!ctx.idTokens) throw new Error('An ID Token was requested without signing keys')
   const alg = req.application.id_token_alg
   let extra: Record<string, unknown>
   if (accessToken !== undefined) extra = { at_hash: accessTokenHash(accessToken, alg) }

@@ -5,7 +5,7 @@ import type { TokenQuota } from '../../revocation/token-quota.js'
 import type { ApplicationCache } from '../clients/application-cache.js'
 import type { SessionCheck } from '../../repositories/authorization-codes.js'
 import type { AuthorizingUser, IssueQuotas, Issued } from './authorization.js'
-import { type AuthorizationRequest, type AuthorizeOutcome, type IdentityRequestOptions, errorResponse } from './authorize-request.js'
+import { type AuthorizationRequest, type AuthorizeOutcome, errorResponse } from './authorize-request.js'
 import type { LogInAnswer } from './authorize-session.js'
 import { type OAuthError, TemporarilyUnavailableError } from '../errors.js'
 import type { IdTokenHint } from '../identity/id-token-hint.js'
@@ -43,8 +43,6 @@ export type AuthorizeAnswer =
   | { kind: 'confirm-session' }
 
 export interface AuthorizeContext {
-  /** Whether `openid` may be requested (signing keys exist; src/oauth/identity/identity.ts). */
-  identity: IdentityRequestOptions
   /** An id_token_hint's claims when Gatehouse signed it (src/oauth/identity/id-token-hint.ts). */
   verifyHint: (hint: string) => Promise<IdTokenHint | undefined>
   db: Db
@@ -54,8 +52,8 @@ export interface AuthorizeContext {
   quotas: IssueQuotas
   /** Keeps MAX_TOKENS_PER_GRANT after a token-flow token is issued. */
   tokenQuota: Pick<TokenQuota, 'issued'>
-  /** Signs the implicit flow's ID Tokens (OpenID Connect Core 3.2.2.10); absent without signing keys. */
-  idTokens: IdTokenIssuer | undefined
+  /** Signs the implicit flow's ID Tokens (OpenID Connect Core 3.2.2.10). */
+  idTokens: IdTokenIssuer
 }
 
 /**

@@ -7,20 +7,18 @@
 export const RESPONSE_MODES_SUPPORTED = ['query', 'fragment', 'form_post'] as const
 
 /**
- * The response types GET /oauth/authorize answers (src/oauth/authorize/authorize-request.ts): the ID Token
- * ones only while Gatehouse is an OpenID Provider. Hybrid types (code with id_token or token,
- * OpenID Connect Core 3.3) are not offered: they are refused with unsupported_response_type.
+ * The response types GET /oauth/authorize answers (src/oauth/authorize/response-types.ts). Hybrid
+ * types (code with id_token or token, OpenID Connect Core 3.3) are not offered: they are refused
+ * with unsupported_response_type.
  */
-function responseTypesSupported(openid: boolean): string[] {
-  return openid ? ['code', 'token', 'id_token', 'id_token token'] : ['code', 'token']
-}
+const RESPONSE_TYPES_SUPPORTED = ['code', 'token', 'id_token', 'id_token token'] as const
 
 /** The PAR endpoint's path (RFC 9126 2). */
 export const PAR_PATH = '/oauth/par'
 
-export function authorizeRequestMetadata(issuer: string, openid: boolean) {
+export function authorizeRequestMetadata(issuer: string) {
   return {
-    response_types_supported: responseTypesSupported(openid),
+    response_types_supported: [...RESPONSE_TYPES_SUPPORTED],
     response_modes_supported: [...RESPONSE_MODES_SUPPORTED],
     pushed_authorization_request_endpoint: `${issuer}${PAR_PATH}`,
     // RFC 9126 5: true only if every client had to push; each application decides for itself.

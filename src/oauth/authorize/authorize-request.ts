@@ -130,7 +130,6 @@ export async function validateAuthorizationRequest(
   issuer: string,
   load: ApplicationLoader,
   origin: RequestOrigin = 'plain',
-  identity: IdentityRequestOptions = OPENID_AVAILABLE,
 ): Promise<AuthorizeOutcome> {
   const raw = reading.params
   const single = (name: string): string | undefined => optional(raw, name)
@@ -146,7 +145,7 @@ export async function validateAuthorizationRequest(
   try {
     return {
       kind: 'ok',
-      request: { application, redirectUri, sentRedirectUri, state, ...checkedParameters(reading, application, origin, identity) },
+      request: { application, redirectUri, sentRedirectUri, state, ...checkedParameters(reading, application, origin) },
     }
   } catch (err) {
     if (err instanceof OAuthError) {
@@ -167,12 +166,7 @@ export async function validateAuthorizationRequest(
  * Phase 2 of validateAuthorizationRequest: every parameter but the client and its redirect URI,
  * checked in order; the first problem is thrown as the OAuth error the client receives.
  */
-function checkedParameters(
-  reading: ParamReading,
-  application: AuthorizeApplication,
-  origin: RequestOrigin,
-  identity: IdentityRequestOptions,
-) {
+function checkedParameters(reading: ParamReading, application: AuthorizeApplication, origin: RequestOrigin) {
   const raw = reading.params
   const single = (name: string): string | undefined => optional(raw, name)
   const responseType = single('response_type')
@@ -184,9 +178,9 @@ function checkedParameters(
       'This application requires pushed authorization requests (RFC 9126): push the request to the PAR endpoint first',
     )
   }
-  const checkedType = checkResponseType(responseType, application, identity.openid)
+  const checkedType = checkResponseType(responseType, application)
   const responseMode = checkResponseMode(checkedType, single('response_mode'))
-  const scoped = scopesAndNonce(raw.scope, single('nonce'), application, identity)
+  const scoped = scopesAndNonce(raw.scope, single('nonce'), application)
   checkIdTokenRequest(checkedType, scoped)
   const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
   const { prompt, fresh } = promptOf(single('prompt'))
@@ -198,12 +192,6 @@ function checkedParameters(
   return { responseType: checkedType, responseMode, ...scoped, codeChallenge, codeChallengeMethod, prompt, logIn, idTokenHint }
 }
 
-/** Whether `openid` may be requested: false without signing keys (src/oauth/identity/identity.ts). */
-export interface IdentityRequestOptions {
-  readonly openid: boolean
-}
-const OPENID_AVAILABLE: IdentityRequestOptions = { openid: true }
-
 /** The ID Token repeats the nonce; its length is bounded so a code row stays small. */
 export const NONCE_MAX_LENGTH = 512
 
@@ -212,9 +200,8 @@ function scopesAndNonce(
   scope: string | undefined,
   nonce: string | undefined,
   application: { allowed_scopes: readonly string[] },
-  identity: IdentityRequestOptions,
 ): { scopes: Scope[]; nonce: string | undefined } {
-  const scopes = parseScope(scope, application.allowed_scopes, identity.openid)
+  const scopes = parseScope(scope, application.allowed_scopes)
   if (nonce !== undefined && nonce.length > NONCE_MAX_LENGTH) {
     throw new InvalidRequestError(`nonce must be at most ${NONCE_MAX_LENGTH} characters`)
   }

@@ -46,7 +46,6 @@ export async function answerConsent(
     ctx.issuer,
     (id) => ctx.applications.load(id),
     'held',
-    ctx.identity,
   )
   if (outcome.kind === 'fatal') return { kind: 'error-page', message: outcome.message }
   if (outcome.kind === 'redirect') return deliverError(ctx, outcome, user)

@@ -2,7 +2,7 @@ import { randomToken, sha256Hex } from '../../lib/crypto.js'
 import { LIFETIMES, QUOTAS } from '../../limits/policy.js'
 import { findPushedRequest, insertPushedRequest } from '../../repositories/pushed-requests.js'
 import type { ApplicationCache } from '../clients/application-cache.js'
-import { type IdentityRequestOptions, validateAuthorizationRequest } from './authorize-request.js'
+import { validateAuthorizationRequest } from './authorize-request.js'
 import { LOGIN_ASKED_PARAM } from './login-demand.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from '../token/client-auth.js'
 import { InvalidRequestError } from '../errors.js'
@@ -20,8 +20,6 @@ export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:'
 export interface PushContext extends ClientEndpointContext {
   issuer: string
   applications: Pick<ApplicationCache, 'load'>
-  /** Whether `openid` may be requested (src/oauth/identity/identity.ts). */
-  identity: IdentityRequestOptions
 }
 
 /** RFC 9126 2.2: the 201 response. */
@@ -49,13 +47,7 @@ export async function pushAuthorizationRequest(
     if (name !== 'client_secret' && name !== LOGIN_ASKED_PARAM && value !== '') pushed[name] = value
   }
   pushed.client_id = creds.clientId
-  const outcome = await validateAuthorizationRequest(
-    readParams(pushed),
-    ctx.issuer,
-    (id) => ctx.applications.load(id),
-    'pushed',
-    ctx.identity,
-  )
+  const outcome = await validateAuthorizationRequest(readParams(pushed), ctx.issuer, (id) => ctx.applications.load(id), 'pushed')
   if (outcome.kind === 'fatal') throw new InvalidRequestError(outcome.message)
   if (outcome.kind === 'redirect') throw outcome.error
   const random = randomToken(32)

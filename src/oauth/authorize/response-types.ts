@@ -70,22 +70,23 @@ export function checkResponseMode(responseType: ResponseType, sent: string | und
   return responseModeFor(responseType, sent)
 }
 
+/** The response types answered, as an error description names them. */
+const OFFERED = 'code, token, id_token or id_token token'
+
 /**
  * response_type (RFC 6749 3.1.1), in its one spelling; throws the error the client is sent.
  * Everything but code answers in the browser, which only applications that allow the token flow
- * may use; `id_token` types only while Gatehouse is an OpenID Provider.
+ * may use.
  */
-export function checkResponseType(sent: string | undefined, application: { allow_implicit: boolean }, openid: boolean): ResponseType {
-  const offered = openid ? 'code, token, id_token or id_token token' : 'code or token'
-  if (!sent) throw new InvalidRequestError(`response_type is required: ${offered}`)
+export function checkResponseType(sent: string | undefined, application: { allow_implicit: boolean }): ResponseType {
+  if (!sent) throw new InvalidRequestError(`response_type is required: ${OFFERED}`)
   const responseType = canonicalResponseType(sent)
   if (responseType === 'code') return responseType
   if (HYBRID_TYPES.has(responseType)) {
-    throw new UnsupportedResponseTypeError(`Hybrid response types are not offered: response_type must be ${offered}`)
+    throw new UnsupportedResponseTypeError(`Hybrid response types are not offered: response_type must be ${OFFERED}`)
   }
-  const idToken = responseType === 'id_token' || responseType === 'id_token token'
-  if (responseType !== 'token' && !(idToken && openid)) {
-    throw new UnsupportedResponseTypeError(`response_type must be ${offered}`)
+  if (responseType !== 'token' && responseType !== 'id_token' && responseType !== 'id_token token') {
+    throw new UnsupportedResponseTypeError(`response_type must be ${OFFERED}`)
   }
   if (!application.allow_implicit) throw new UnauthorizedClientError(`This application may not use response_type=${responseType}`)
   return responseType

@@ -45,10 +45,9 @@ export function normalizeScopes(scopes: Iterable<string>): Scope[] {
 /**
  * Parses the `scope` parameter (RFC 6749 3.3: space-delimited). Absent or blank means `read`
  * (docs/decisions/006-scopes.md); repeated tokens are tolerated. Throws InvalidScopeError for an unknown
- * scope or one the application may not request. `openid: false` (no signing keys, README "Sign in
- * with Gatehouse (OpenID Connect)") refuses `openid` as an unknown scope.
+ * scope or one the application may not request.
  */
-export function parseScope(raw: string | undefined, allowed?: readonly string[], openid = true): Scope[] {
+export function parseScope(raw: string | undefined, allowed?: readonly string[]): Scope[] {
   const tokens = (raw ?? '').split(' ').filter((t) => t !== '')
   if (tokens.length === 0) tokens.push(DEFAULT_SCOPE)
   // RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). Anything else is malformed, and
@@ -58,7 +57,7 @@ export function parseScope(raw: string | undefined, allowed?: readonly string[],
       'The scope parameter is malformed: scopes are separated by spaces and use no quotes, backslashes or non-ASCII',
     )
   }
-  const unknown = tokens.find((t) => !isScope(t) || (!openid && t === 'openid'))
+  const unknown = tokens.find((t) => !isScope(t))
   if (unknown !== undefined) throw new InvalidScopeError(`Unknown scope: ${shown(unknown)}`)
   if (allowed) {
     const refused = tokens.find((t) => !allowed.includes(t))

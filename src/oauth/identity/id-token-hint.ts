@@ -26,11 +26,8 @@ export const ID_TOKEN_HINT_MAX_LENGTH = 8192
 const decoder = new TextDecoder()
 
 /** The hint's claims when Gatehouse signed it; undefined for anything else (forged, malformed, another issuer's). */
-export async function verifyIdTokenHint(
-  ctx: { keys: SigningKeys | undefined; issuer: string },
-  hint: string,
-): Promise<IdTokenHint | undefined> {
-  if (!ctx.keys || hint.length > ID_TOKEN_HINT_MAX_LENGTH) return undefined
+export async function verifyIdTokenHint(ctx: { keys: SigningKeys; issuer: string }, hint: string): Promise<IdTokenHint | undefined> {
+  if (hint.length > ID_TOKEN_HINT_MAX_LENGTH) return undefined
   const payload = await ctx.keys.verify(hint)
   if (!payload) return undefined
   let claims: unknown

@@ -27,7 +27,7 @@ import type { SigningKeys } from '../identity/signing-keys.js'
 export const LOGOUT_PATH = '/oauth/logout'
 
 export interface LogoutContext {
-  keys: SigningKeys | undefined
+  keys: SigningKeys
   issuer: string
   /** The application by client_id, fresh from the database. */
   load: (clientId: string) => Promise<AuthorizeApplication | undefined>

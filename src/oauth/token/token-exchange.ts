@@ -33,7 +33,7 @@ export const TOKEN_GRANT_TYPES = ['authorization_code'] as const
  * SQL statement; only a failed exchange pays for the queries that explain the failure.
  */
 export async function exchangeAuthorizationCode(
-  ctx: ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'>; idTokens: IdTokenIssuer | undefined },
+  ctx: ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'>; idTokens: IdTokenIssuer },
   params: Params,
   authorization: string | undefined,
 ): Promise<TokenResponse> {
@@ -67,9 +67,7 @@ export async function exchangeAuthorizationCode(
       scope: formatScope(normalizeScopes(issued.scopes)),
       created_at: Math.floor(issued.created_at.getTime() / 1000),
     }
-    // No signing keys (no SECRET_KEY with PostgreSQL): `openid` is not granted any more; a code
-    // granted before gets its access token alone.
-    if (issued.identity && ctx.idTokens) {
+    if (issued.identity) {
       response.id_token = await issueIdToken(
         ctx.idTokens,
         { user_id: issued.user_id, identity: issued.identity },
