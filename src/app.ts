@@ -1,10 +1,10 @@
 import formbody from '@fastify/formbody'
 import view from '@fastify/view'
 import { Eta } from 'eta'
-import Fastify, { type FastifyInstance, type onSendHookHandler } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type onSendHookHandler } from 'fastify'
 import { endConnectionsOnClose } from './http/connections.js'
 import { routerRefusalPage, setHtmlErrorHandler } from './http/error-pages.js'
-import { type LevelAware, type RequestLogging, requestIdOptions, requestLogging } from './http/logging.js'
+import { requestIdOptions } from './http/logging.js'
 import { pageSecurityHeaders, registerPageSecurity } from './http/page-security.js'
 import { registerMetrics } from './http/metrics.js'
 import accountRoutes from './http/routes/account/index.js'
@@ -39,15 +39,11 @@ function fastifyTrustProxy(trust: TrustProxy): false | string[] | ((address: str
  */
 export async function buildApp(deps: Services): Promise<FastifyInstance> {
   const eta = new Eta({ views: VIEWS_DIR, cache: true, autoEscape: true })
-  const logging = requestLogging(deps.log as LevelAware)
-  const app = createFastify(deps, eta, logging)
+  const app = createFastify(deps, eta)
   endConnectionsOnClose(app)
   app.decorateRequest('user', null)
-  // Every request, API or page: its logger (src/http/logging.ts requestLogging); every
-  // response: its request id, and no MIME sniffing of JSON bodies.
-  const bindLog = logging.bind
+  // Every response, API or page: its request id, and no MIME sniffing of JSON bodies.
   app.addHook('onRequest', function requestIdentity(request, reply, done) {
-    bindLog(request, reply)
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
     done()
   })
@@ -63,10 +59,12 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
 }
 
 /** The Fastify server and its options: logging, request ids, proxies, limits and timeouts. */
-function createFastify(deps: Services, eta: Eta, logging: RequestLogging): FastifyInstance {
+function createFastify(deps: Services, eta: Eta): FastifyInstance {
   const refusal = routerRefusalPage(eta, pageSecurityHeaders(deps.config), deps.config.serviceName)
   return Fastify({
-    ...logging.fastifyOptions,
+    // The process's pino logger: Fastify makes each request's child of it (`request.log`, bound
+    // to the request id) and writes its own request lines through it (README "Logging").
+    loggerInstance: deps.log as FastifyBaseLogger,
     ...requestIdOptions(deps.config.trustProxy),
     trustProxy: fastifyTrustProxy(deps.config.trustProxy),
     bodyLimit: 64 * 1024,
@@ -77,12 +75,8 @@ function createFastify(deps: Services, eta: Eta, logging: RequestLogging): Fasti
     connectionTimeout: deps.config.http.connectionTimeoutMs,
     keepAliveTimeout: deps.config.http.keepAliveTimeoutMs,
     // The router's refusals (a path that does not percent-decode, a parameter past its length limit)
-    // are error pages like any unknown address, never Fastify's JSON error body. They run no
-    // hooks, so they bind the request's logger themselves.
-    frameworkErrors(error, request, reply) {
-      logging.bind(request, reply)
-      refusal(error, request, reply)
-    },
+    // are error pages like any unknown address, never Fastify's JSON error body.
+    frameworkErrors: refusal,
   })
 }
 
