@@ -13,7 +13,6 @@ import healthRoutes from './http/routes/health.js'
 import { oauthApiRoutes, oauthPageRoutes } from './http/routes/oauth/index.js'
 import resourceRoutes from './http/routes/resource/index.js'
 import staticRoutes from './http/routes/static.js'
-import { addRoutes } from './http/routes/plugin-contexts.js'
 import { registerSession } from './http/session.js'
 import { registerTwoFactorPolicy } from './http/two-factor-gate.js'
 import adminRoutes from './http/routes/admin/index.js'
@@ -51,8 +50,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
   await app.register(formbody)
 
   const countUnmatched = registerMetrics(app, deps.probes, deps.config.metricsToken)
-  // Route modules join the context they are added to (src/http/routes/plugin-contexts.ts).
-  await addRoutes(app, deps, healthRoutes, oauthApiRoutes, resourceRoutes)
+  for (const routes of [healthRoutes, oauthApiRoutes, resourceRoutes]) await routes(app, deps)
   await staticRoutes(app, { viewsDir: VIEWS_DIR, webauthnBrowserScript: WEBAUTHN_BROWSER_SCRIPT })
   await app.register(async (pages) => registerPages(pages, deps, eta, countUnmatched))
   return app
@@ -80,10 +78,10 @@ function createFastify(deps: Services, eta: Eta): FastifyInstance {
   })
 }
 
-/** Browser-facing pages, in a plugin context of their own: views, session, CSRF, HTML errors. */
+/** Browser-facing pages, an encapsulated plugin of their own: views, session, CSRF, HTML errors. */
 async function registerPages(pages: FastifyInstance, deps: Services, eta: Eta, countUnmatched: onSendHookHandler): Promise<void> {
   // Only pages render views. At the root, @fastify/view's onRequest hook (`reply.locals = {}`)
-  // and its reply properties ran on every API request too (docs/scaling.md "Plugin contexts").
+  // and its reply properties ran on every API request too (docs/decisions/016-hot-path-rules.md).
   await pages.register(view, {
     engine: { eta },
     root: VIEWS_DIR,
@@ -101,5 +99,5 @@ async function registerPages(pages: FastifyInstance, deps: Services, eta: Eta, c
   setHtmlErrorHandler(pages, deps.probes, deps.config.serviceName)
   // The not-found handler answers here (src/http/error-pages.ts), so /metrics counts it here.
   pages.addHook('onSend', countUnmatched)
-  await addRoutes(pages, deps, accountRoutes, consoleRoutes, oauthPageRoutes, adminRoutes)
+  for (const routes of [accountRoutes, consoleRoutes, oauthPageRoutes, adminRoutes]) await routes(pages, deps)
 }
