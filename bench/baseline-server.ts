@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
 import { createVerifier, gatehouseVerifier } from '@gatehouse/verifier'
-import { keepTickClasses } from '@gatehouse/verifier/shared'
 import Fastify from 'fastify'
 import pg from 'pg'
 import { createDatabase } from '../src/db/connect.js'
@@ -15,10 +14,6 @@ import { statementRoutes } from './statement-routes.js'
  * I, J, L, N and O: the read paths' own work through Gatehouse's protocol functions (bench/cached-routes.ts).
  * K: A's route behind the in-process verifier; M: A's route sent K's request.
  */
-
-// As Gatehouse does (src/server.ts): the database routes' full collections would otherwise
-// slow every later row of this process, A's among them, by up to a tenth.
-void keepTickClasses()
 
 const port = Number(process.env.PORT)
 const rows = Number(process.env.BASELINE_ROWS)

@@ -1,10 +1,10 @@
 import formbody from '@fastify/formbody'
 import view from '@fastify/view'
 import { Eta } from 'eta'
-import Fastify, { type FastifyInstance, type onSendHookHandler } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type onSendHookHandler } from 'fastify'
 import { endConnectionsOnClose } from './http/connections.js'
 import { routerRefusalPage, setHtmlErrorHandler } from './http/error-pages.js'
-import { type LevelAware, type RequestLogging, requestIdOptions, requestLogging } from './http/logging.js'
+import { requestIdOptions } from './http/logging.js'
 import { pageSecurityHeaders, registerPageSecurity } from './http/page-security.js'
 import { registerMetrics } from './http/metrics.js'
 import accountRoutes from './http/routes/account/index.js'
@@ -13,7 +13,6 @@ import healthRoutes from './http/routes/health.js'
 import { oauthApiRoutes, oauthPageRoutes } from './http/routes/oauth/index.js'
 import resourceRoutes from './http/routes/resource/index.js'
 import staticRoutes from './http/routes/static.js'
-import { addRoutes } from './http/routes/plugin-contexts.js'
 import { registerSession } from './http/session.js'
 import { registerSecondFactorPolicy } from './http/second-factor-gate.js'
 import adminRoutes from './http/routes/admin/index.js'
@@ -39,15 +38,11 @@ function fastifyTrustProxy(trust: TrustProxy): false | string[] | ((address: str
  */
 export async function buildApp(deps: Services): Promise<FastifyInstance> {
   const eta = new Eta({ views: VIEWS_DIR, cache: true, autoEscape: true })
-  const logging = requestLogging(deps.log as LevelAware)
-  const app = createFastify(deps, eta, logging)
+  const app = createFastify(deps, eta)
   endConnectionsOnClose(app)
   app.decorateRequest('user', null)
-  // Every request, API or page: its logger (src/http/logging.ts requestLogging); every
-  // response: its request id, and no MIME sniffing of JSON bodies.
-  const bindLog = logging.bind
+  // Every response, API or page: its request id, and no MIME sniffing of JSON bodies.
   app.addHook('onRequest', function requestIdentity(request, reply, done) {
-    bindLog(request, reply)
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
     done()
   })
@@ -55,18 +50,19 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
   await app.register(formbody)
 
   const countUnmatched = registerMetrics(app, deps.probes, deps.config.metricsToken)
-  // Route modules join the context they are added to (src/http/routes/plugin-contexts.ts).
-  await addRoutes(app, deps, healthRoutes, oauthApiRoutes, resourceRoutes)
+  for (const routes of [healthRoutes, oauthApiRoutes, resourceRoutes]) await routes(app, deps)
   await staticRoutes(app, { viewsDir: VIEWS_DIR, webauthnBrowserScript: WEBAUTHN_BROWSER_SCRIPT })
   await app.register(async (pages) => registerPages(pages, deps, eta, countUnmatched))
   return app
 }
 
 /** The Fastify server and its options: logging, request ids, proxies, limits and timeouts. */
-function createFastify(deps: Services, eta: Eta, logging: RequestLogging): FastifyInstance {
+function createFastify(deps: Services, eta: Eta): FastifyInstance {
   const refusal = routerRefusalPage(eta, pageSecurityHeaders(deps.config), deps.config.serviceName)
   return Fastify({
-    ...logging.fastifyOptions,
+    // The process's pino logger: Fastify makes each request's child of it (`request.log`, bound
+    // to the request id) and writes its own request lines through it (README "Logging").
+    loggerInstance: deps.log as FastifyBaseLogger,
     ...requestIdOptions(deps.config.trustProxy),
     trustProxy: fastifyTrustProxy(deps.config.trustProxy),
     bodyLimit: 64 * 1024,
@@ -77,19 +73,15 @@ function createFastify(deps: Services, eta: Eta, logging: RequestLogging): Fasti
     connectionTimeout: deps.config.http.connectionTimeoutMs,
     keepAliveTimeout: deps.config.http.keepAliveTimeoutMs,
     // The router's refusals (a path that does not percent-decode, a parameter past its length limit)
-    // are error pages like any unknown address, never Fastify's JSON error body. They run no
-    // hooks, so they bind the request's logger themselves.
-    frameworkErrors(error, request, reply) {
-      logging.bind(request, reply)
-      refusal(error, request, reply)
-    },
+    // are error pages like any unknown address, never Fastify's JSON error body.
+    frameworkErrors: refusal,
   })
 }
 
-/** Browser-facing pages, in a plugin context of their own: views, session, CSRF, HTML errors. */
+/** Browser-facing pages, an encapsulated plugin of their own: views, session, CSRF, HTML errors. */
 async function registerPages(pages: FastifyInstance, deps: Services, eta: Eta, countUnmatched: onSendHookHandler): Promise<void> {
   // Only pages render views. At the root, @fastify/view's onRequest hook (`reply.locals = {}`)
-  // and its reply properties ran on every API request too (docs/scaling.md "Plugin contexts").
+  // and its reply properties ran on every API request too (docs/decisions/016-hot-path-rules.md).
   await pages.register(view, {
     engine: { eta },
     root: VIEWS_DIR,
@@ -107,5 +99,5 @@ async function registerPages(pages: FastifyInstance, deps: Services, eta: Eta, c
   setHtmlErrorHandler(pages, deps.probes, deps.config.serviceName)
   // The not-found handler answers here (src/http/error-pages.ts), so /metrics counts it here.
   pages.addHook('onSend', countUnmatched)
-  await addRoutes(pages, deps, accountRoutes, consoleRoutes, oauthPageRoutes, adminRoutes)
+  for (const routes of [accountRoutes, consoleRoutes, oauthPageRoutes, adminRoutes]) await routes(pages, deps)
 }

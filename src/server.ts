@@ -1,5 +1,4 @@
 import { setFlagsFromString } from 'node:v8'
-import { keepTickClasses } from '@gatehouse/verifier/shared'
 import { buildApp } from './app.js'
 import { ConfigError, loadProcessConfig } from './config.js'
 import { type AssembledServices, createServices } from './services.js'
@@ -9,9 +8,6 @@ import { SecretKeyError } from './lib/secret-key.js'
  * The server's process entry, as src/cli.ts is the command line's: the only modules that touch
  * the process (environment, listening, signals, exit codes; docs/architecture.md "Composition root").
  */
-
-// Before the first full collection: see packages/verifier/src/tick-classes.ts.
-void keepTickClasses()
 
 /*
  * The last line of defence (README "Failures and recovery"): an exception nothing caught leaves

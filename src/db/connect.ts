@@ -4,8 +4,7 @@ import { CompiledQuery, Kysely, PostgresDialect } from 'kysely'
 import { DatabaseAvailability } from './availability.js'
 import { lockDataDir } from './data-dir-lock.js'
 import type { Database } from './schema.js'
-import { preparedStatementPool, statementRunner } from './prepared-pool.js'
-import { kyselyWithRunner } from './statement-executor.js'
+import { preparedStatementPool } from './prepared-pool.js'
 
 export type Db = Kysely<Database>
 export type { ListenEvents, NotificationHandler }
@@ -111,12 +110,11 @@ async function createPostgres(
     keepAlive: true,
   })
   pool.on('connect', () => availability.reachable())
-  // Statements outside transactions go straight to the pool (src/db/statement-executor.ts);
-  // transactions take their connection through the dialect.
-  const db = await kyselyWithRunner<Database>(
-    new PostgresDialect({ pool: preparedStatementPool(pool, availability, session.preparedStatements) }),
-    statementRunner(pool, availability, session.preparedStatements),
-  )
+  // Kysely's own executor and PostgresDialect, over a pool whose clients send DML as named
+  // prepared statements and tell `availability` what they see (src/db/prepared-pool.ts).
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: preparedStatementPool(pool, availability, session.preparedStatements) }),
+  })
   // LISTEN is bound to its session: it goes to `listenUrl`, a direct connection when `url` is a
   // transaction pooler. NOTIFY is sent inside the revoking transaction, so it goes through `url`.
   const listeners = listenerSet(session.listenUrl)

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto'
-import type { CompiledQuery, PostgresPool, PostgresPoolClient, QueryResult } from 'kysely'
+import type { PostgresPool, PostgresPoolClient } from 'kysely'
 import type pg from 'pg'
 import { type DatabaseAvailability, DatabaseUnavailableError } from './availability.js'
-import type { StatementRunner } from './statement-executor.js'
 
 /** Statements worth preparing: DML only (DDL in migrations and SET/BEGIN/COMMIT stay plain). */
 const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i
@@ -48,8 +47,8 @@ export function preparedStatementPool(pool: pg.Pool, availability: DatabaseAvail
   const send = sender(availability, named)
   const checkout = checkouts(pool, availability)
   // One wrapper per pg client, made at its first checkout: the pool hands the same clients out
-  // again and again, and every statement in a transaction checks one out (README "Instructions per request": two
-  // closures and an object per statement otherwise). A client the pool drops takes its wrapper.
+  // again and again, and every statement checks one out (two closures and an object per statement
+  // otherwise). A client the pool drops takes its wrapper.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>()
   const wrap = (client: pg.PoolClient): PostgresPoolClient => ({
     query: ((sqlOrCursor: string | object, parameters?: ReadonlyArray<unknown>) =>
@@ -68,28 +67,6 @@ export function preparedStatementPool(pool: pg.Pool, availability: DatabaseAvail
     end: () => pool.end(),
   }
 }
-
-/**
- * What a statement outside a transaction takes (src/db/statement-executor.ts): a client, the
- * statement as above, the client back; the result in Kysely's shape, as its PostgresConnection
- * gives it.
- */
-export function statementRunner(pool: pg.Pool, availability: DatabaseAvailability, named = true): StatementRunner {
-  const send = sender(availability, named)
-  const checkout = checkouts(pool, availability)
-  return async <R>(compiled: CompiledQuery): Promise<QueryResult<R>> => {
-    const client = await checkout()
-    try {
-      const { command, rowCount, rows } = await send(client, compiled.sql, compiled.parameters)
-      return { numAffectedRows: AFFECTING.has(command) ? BigInt(rowCount ?? 0) : undefined, rows: (rows ?? []) as R[] }
-    } finally {
-      client.release()
-    }
-  }
-}
-
-/** The commands whose row count Kysely reports as `numAffectedRows`. */
-const AFFECTING = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE'])
 
 /**
  * A client of the pool; a pool that cannot give one marks the database down, unless it was

@@ -44,6 +44,6 @@ export function endConnectionsOnClose(app: FastifyInstance): void {
  * headers are read until the answer is finished (lib/_http_server.js, `assignSocket` and
  * `detachSocket`); its socket timeout reads it there too. Reading it at the close spares a second
  * `request` listener, which cost every request an emit through a copied list of listeners and a
- * map entry (docs/scaling.md "The read paths' ceilings").
+ * map entry (docs/decisions/016-hot-path-rules.md).
  */
 type SocketWithAnswer = Socket & { _httpMessage?: ServerResponse | null }

@@ -63,11 +63,10 @@ export function registerMetrics(app: FastifyInstance, probes: Probes, metricsTok
 function countRequests(app: FastifyInstance, requests: RequestMetrics): onSendHookHandler {
   // A request is counted when its answer is sent (onSend), timed from its first hook. Not in
   // onResponse: a hook there makes Fastify listen for every response's `finish` and `error`
-  // events (README "Instructions per request"). Each route counts
+  // events (docs/decisions/016-hot-path-rules.md). Each route counts
   // its answers under its own pattern, taken when the route is added, with the first of the
   // route's own onSend hooks (after its contexts'): Fastify builds an object of the route's
-  // options at every read of `request.routeOptions` (docs/scaling.md
-  // "The read paths' ceilings"). A route that hijacks its reply to stream never sends through
+  // options at every read of `request.routeOptions`. A route that hijacks its reply to stream never sends through
   // Fastify: `config.streamed` counts it when the stream ends, unless it was refused with an
   // answer, which onSend has counted.
   app.decorateRequest('metricsStartedAt', 0)

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { type EnrolmentDemand, type PolicyArea, enrolmentDemand, usedSecondFactor } from '../accounts/index.js'
 import type { Services } from '../services.js'
 import { render } from './render.js'
@@ -7,15 +7,15 @@ import { safeNextPath } from './session.js'
 /*
  * REQUIRE_TWO_FACTOR applied to every page request (README "Who must enrol"): the decision is
  * enrolmentDemand (src/accounts/second-factor/policy.ts); this file says which area a route is in and
- * what a user who must enrol first is answered. The area belongs to the route, fixed when the
- * route is added: the admin scope, the console scope and the authorize routes name theirs in their
- * route config; the request's URL is never read, since the router matches the percent-decoded path
+ * what a user who must enrol first is answered. The area belongs to the route: the admin and
+ * console groups of pages (src/http/routes/admin/index.ts, src/http/routes/console/index.ts) and
+ * the authorize routes name theirs in their route config; the request's URL is never read, since the router matches the percent-decoded path
  * (`/%61dmin` is `/admin`, RFC 3986 2.3) and a test of the raw URL would miss it.
  */
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The second-factor policy's area of the route, set by its route scope (src/http/second-factor-gate.ts). */
+    /** The second-factor policy's area of the route, set by its group of pages or the route itself (src/http/second-factor-gate.ts). */
     secondFactorArea?: PolicyArea
   }
 }
@@ -45,7 +45,7 @@ const EXEMPT = [
 const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`)
 
 /**
- * The area of a page route, from what it was added with: its scope's config, else 'exempt' for
+ * The area of a page route, from what it was added with: its config, else 'exempt' for
  * the patterns above, else 'console' (every other page, so that a new page is gated by default).
  */
 export function policyAreaOfRoute(route: { url: string; config?: { secondFactorArea?: PolicyArea } }): PolicyArea {
@@ -75,30 +75,25 @@ function silentPrompt(query: unknown): boolean {
 
 /**
  * The hook: a logged-in user the policy asks to enrol first gets a page saying so (403), with the
- * ways to enrol, whatever the method; nothing behind it runs. Each page route added after this
- * call gets the preHandler of its area first, before its scope's and its own checks (the session
- * is resolved before, in onRequest: registerSession); the exempt routes get none. One named
- * function per area, so the route tree says which each route runs (test/integration/route-hooks.test.ts).
+ * ways to enrol, whatever the method; nothing behind it runs. A preHandler hook of the pages'
+ * context, so it runs before the hooks of every group of pages inside it (the admin pages'
+ * operator check among them) and before each route's own checks; the session is resolved
+ * before, in onRequest (registerSession). The area is the route's (`policyAreaOfRoute`), worked
+ * out at its first request and kept with its config; the not-found handler has none.
  */
 export function registerSecondFactorPolicy(app: FastifyInstance, deps: Pick<Services, 'config'>): void {
   if (deps.config.requireSecondFactor === 'none') return
-  const gates: Record<Exclude<PolicyArea, 'exempt'>, preHandlerAsyncHookHandler> = {
-    admin: async function secondFactorAdmin(request, reply) {
-      await enrolFirst(request, reply, deps, 'admin')
-    },
-    applications: async function secondFactorApplications(request, reply) {
-      await enrolFirst(request, reply, deps, 'applications')
-    },
-    authorize: async function secondFactorAuthorize(request, reply) {
-      await enrolFirst(request, reply, deps, 'authorize')
-    },
-    console: async function secondFactorConsole(request, reply) {
-      await enrolFirst(request, reply, deps, 'console')
-    },
+  const areas = new WeakMap<object, PolicyArea>()
+  const areaOf = (request: FastifyRequest): PolicyArea => {
+    const route = request.routeOptions
+    let area = areas.get(route.config)
+    if (area === undefined) areas.set(route.config, (area = policyAreaOfRoute({ url: route.url ?? '', config: route.config })))
+    return area
   }
-  app.addHook('onRoute', function secondFactorArea(route) {
-    const area = policyAreaOfRoute(route)
-    if (area !== 'exempt') route.preHandler = [gates[area], ...[route.preHandler ?? []].flat()]
+  app.addHook('preHandler', async function secondFactorGate(request, reply) {
+    if (request.is404) return
+    const area = areaOf(request)
+    if (area !== 'exempt') await enrolFirst(request, reply, deps, area)
   })
 }
 

@@ -56,7 +56,7 @@ describe("a session that did not use the account's second factor", () => {
 })
 
 describe('policyAreaOfRoute', () => {
-  it('takes the area the route scope declares, whatever the pattern', () => {
+  it('takes the area the route declares in its config, whatever the pattern', () => {
     expect(policyAreaOfRoute({ url: '/admin/users/:id', config: { secondFactorArea: 'admin' } })).toBe('admin')
     expect(policyAreaOfRoute({ url: '/applications/:id', config: { secondFactorArea: 'applications' } })).toBe('applications')
     expect(policyAreaOfRoute({ url: '/oauth/authorize', config: { secondFactorArea: 'authorize' } })).toBe('authorize')

@@ -4,7 +4,6 @@ import { CoarseClock } from './coarse-clock.js'
 import { type DatabaseOption, databaseSource } from './database-source.js'
 import { introspectionSource } from './introspection-source.js'
 import type { NoticeSink } from './source.js'
-import { keepTickClasses } from './tick-classes.js'
 import { DEFAULT_MAX_ENTRIES, DEFAULT_NEGATIVE_TTL_MS, DEFAULT_TTL_MS, MAX_TTL_MS, TokenCache } from './token-cache.js'
 import type { VerifiedToken, VerifyResult } from './types.js'
 
@@ -88,8 +87,6 @@ export function hasScope(token: VerifiedToken, scope: string): boolean {
 }
 
 export function createVerifier(options: VerifierOptions): Verifier {
-  // Node's tick objects stay built inline in the host process (tick-classes.ts).
-  void keepTickClasses()
   const ttlMs = seconds(options.cacheTtlSeconds, DEFAULT_TTL_MS, 'cacheTtlSeconds', MAX_TTL_MS)
   const negativeTtlMs = seconds(options.negativeCacheTtlSeconds, DEFAULT_NEGATIVE_TTL_MS, 'negativeCacheTtlSeconds', MAX_TTL_MS)
   const onError = options.onError ?? (() => {})

@@ -28,5 +28,4 @@ export {
 } from './pg-listen.js'
 export { resilientPool } from './pg-pool.js'
 export { BearerChallenges, bearerToken, failureBody, failureHeaders } from './bearer.js'
-export { keepTickClasses } from './tick-classes.js'
 export type { VerifiedToken } from './types.js'

@@ -33,7 +33,7 @@ for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 /**
  * True when the string has the shape and checksum of a Gatehouse access token. The checksum is
  * read as a number rather than the CRC written out as text: every cache miss and revocation
- * checks one, and the text costs a buffer and a string each time (Gatehouse's README "Instructions per request"). Six characters
+ * checks one, and the text costs a buffer and a string each time (Gatehouse's docs/decisions/016-hot-path-rules.md). Six characters
  * carry 36 bits: the CRC's 32 and 4 that base64url leaves zero, so that only the one text
  * `checksum` writes is accepted.
  */

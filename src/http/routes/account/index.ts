@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
-import { addRoutes } from '../plugin-contexts.js'
 import emailLinkRoutes from './email-links.js'
 import forgotPasswordRoutes from './forgot-password.js'
 import loginRoutes from './login.js'
@@ -19,9 +18,7 @@ export default async function accountRoutes(app: FastifyInstance, deps: Services
     if (request.user) return reply.redirect('/applications', 303)
     return render(request, reply, 'home.eta', { title: deps.config.serviceName, accountDeleted: request.query.account_deleted === '1' })
   })
-  await addRoutes(
-    app,
-    deps,
+  for (const routes of [
     signupRoutes,
     loginRoutes,
     secondFactorStepRoutes,
@@ -33,5 +30,6 @@ export default async function accountRoutes(app: FastifyInstance, deps: Services
     passkeyRoutes,
     reauthRoutes,
     secondFactorRoutes,
-  )
+  ])
+    await routes(app, deps)
 }

@@ -11,7 +11,6 @@ import { render } from '../../render.js'
 import { confirmedRecently, reauthLocation, requireRecentAuth } from '../../recent-auth.js'
 import { requireUser, safeNextPath } from '../../session.js'
 import { formatTime } from '../console/view-models.js'
-import { routeScope } from '../plugin-contexts.js'
 import { startLoggedInSession } from './login.js'
 
 /*
@@ -36,10 +35,17 @@ function accountOf(request: FastifyRequest): Account {
 }
 
 export default async function passkeyRoutes(pages: FastifyInstance, deps: Services) {
-  passkeyPages(routeScope(pages, { preHandler: [requireUser] }), deps)
-  const api = routeScope(pages, { errorHandler: refusalsAsJson, preHandler: [passkeysOnly(deps)] })
-  registrationEndpoints(api, deps)
-  signInEndpoints(api, deps)
+  await pages.register(async function passkeyPagesOfUser(app) {
+    app.addHook('preHandler', requireUser)
+    passkeyPages(app, deps)
+  })
+  // The passkey script's JSON endpoints: their own error handler and check.
+  await pages.register(async function passkeyApi(api) {
+    api.setErrorHandler(refusalsAsJson)
+    api.addHook('preHandler', passkeysOnly(deps))
+    registrationEndpoints(api, deps)
+    signInEndpoints(api, deps)
+  })
 }
 
 interface PasskeysView {
@@ -138,7 +144,7 @@ export const refusalsAsJson = async (error: FastifyError, _request: FastifyReque
  * with words the script shows instead of the browser's own error; before anything else is checked.
  */
 export function passkeysOnly(deps: Pick<Services, 'passkeysAvailable'>) {
-  return async (_request: FastifyRequest, reply: FastifyReply) => {
+  return async function passkeysOnly(_request: FastifyRequest, reply: FastifyReply) {
     if (!deps.passkeysAvailable) return json(reply, 409, { error: PASSKEYS_UNAVAILABLE })
   }
 }

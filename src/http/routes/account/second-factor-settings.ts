@@ -3,7 +3,6 @@ import { type Account, fieldText } from '../../../accounts/index.js'
 import { qrCodeSvg } from '../../../lib/qr-code.js'
 import type { Services } from '../../../services.js'
 import { actorOf } from '../../audit.js'
-import { routeScope } from '../plugin-contexts.js'
 import { render } from '../../render.js'
 import { requireRecentAuth } from '../../recent-auth.js'
 import { requireUser } from '../../session.js'
@@ -78,7 +77,13 @@ const codesPage = (request: FastifyRequest, reply: FastifyReply, recoveryCodes: 
  * only in the response that creates them (render() sends no-store).
  */
 export default async function secondFactorRoutes(pages: FastifyInstance, deps: Services) {
-  const app = routeScope(pages, { preHandler: [requireUser] })
+  await pages.register(async function secondFactorPages(app) {
+    app.addHook('preHandler', requireUser)
+    secondFactorPageRoutes(app, deps)
+  })
+}
+
+function secondFactorPageRoutes(app: FastifyInstance, deps: Services) {
   const { accounts } = deps
   // Second-factor changes are sensitive actions ("sudo mode", README "Re-authentication"): the
   // pages ask for a recent confirmation before they show their forms, and the forms again.

@@ -8,7 +8,6 @@ import { render } from '../../render.js'
 import { allowPasskeyScripts } from '../../page-security.js'
 import { safeNextPath } from '../../session.js'
 import { passkeysOnly, refusalsAsJson, setChallengeCookie, takeChallengeCookie } from './passkeys.js'
-import { routeScope } from '../plugin-contexts.js'
 import { LOCKOUT_LOG, SUSPENDED, TOO_MANY, UNDER_ATTACK, allowFormRedirectToNext, startLoggedInSession } from './login.js'
 
 const WRONG_CODE = 'That code is not right. Type the current code of your authenticator app, or a recovery code.'
@@ -56,7 +55,12 @@ export default async function secondFactorStepRoutes(app: FastifyInstance, deps:
     return page(request, reply, next)
   })
 
-  passkeyStep(routeScope(app, { errorHandler: refusalsAsJson, preHandler: [passkeysOnly(deps)] }), deps, pendingIdOf)
+  // The passkey step's JSON endpoints: their own error handler and check, in a plugin of their own.
+  await app.register(async function passkeyStepApi(api) {
+    api.setErrorHandler(refusalsAsJson)
+    api.addHook('preHandler', passkeysOnly(deps))
+    passkeyStep(api, deps, pendingIdOf)
+  })
 
   app.post<{ Body: Record<string, unknown> }>('/login/second-factor', { preHandler: app.csrfProtection }, async (request, reply) => {
     const next = safeNextPath(request.body?.next)

@@ -3,7 +3,6 @@ import { type Account, type FieldRefusals, fieldText } from '../../../accounts/i
 import { hasControlCharacter } from '../../../lib/text.js'
 import type { Services } from '../../../services.js'
 import { actorOf } from '../../audit.js'
-import { routeScope } from '../plugin-contexts.js'
 import { render } from '../../render.js'
 import { forgetSession, requireUser, sessionIdOf } from '../../session.js'
 import { formatTime } from '../console/view-models.js'
@@ -49,7 +48,13 @@ const ACCOUNT_NOTICES: Record<string, string> = {
 const RESEND_FROM: Record<string, string> = { account: '/account', 'two-factor': '/account/two-factor', passkeys: '/account/passkeys' }
 
 export default async function settingsRoutes(pages: FastifyInstance, deps: Services) {
-  const app = routeScope(pages, { preHandler: [requireUser] })
+  await pages.register(async function accountSettingsPages(app) {
+    app.addHook('preHandler', requireUser)
+    settingsPages(app, deps)
+  })
+}
+
+function settingsPages(app: FastifyInstance, deps: Services) {
   const { accounts } = deps
 
   app.get<Notices>('/account', async (request, reply) => {

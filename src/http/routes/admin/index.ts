@@ -5,7 +5,6 @@ import adminAuditRoutes from './audit.js'
 import adminUserRoutes from './users.js'
 import { requireRecentAuth } from '../../recent-auth.js'
 import { render } from '../../render.js'
-import { addRoutes, routeScope } from '../plugin-contexts.js'
 
 /**
  * /admin, the operator's pages (README "Operating Gatehouse"). For anyone who is not an
@@ -25,10 +24,16 @@ export default async function adminRoutes(pages: FastifyInstance, deps: Services
   const recentForEveryAction = async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return recentForActions(request, reply)
   }
-  // The second-factor policy's area (src/http/second-factor-gate.ts) is the scope's, not the URL's.
-  const app = routeScope(pages, { preHandler: [operatorOnly, recentForEveryAction], config: { secondFactorArea: 'admin' } })
+  await pages.register(async function adminPages(app) {
+    // The second-factor policy's area (src/http/second-factor-gate.ts) is the group's, not the URL's.
+    app.addHook('onRoute', (route) => {
+      route.config = { secondFactorArea: 'admin', ...route.config }
+    })
+    app.addHook('preHandler', operatorOnly)
+    app.addHook('preHandler', recentForEveryAction)
 
-  app.get('/admin', async (request, reply) => render(request, reply, 'admin/index.eta', { title: 'Operator' }))
+    app.get('/admin', async (request, reply) => render(request, reply, 'admin/index.eta', { title: 'Operator' }))
 
-  await addRoutes(app, deps, adminUserRoutes, adminApplicationRoutes, adminAuditRoutes)
+    for (const routes of [adminUserRoutes, adminApplicationRoutes, adminAuditRoutes]) await routes(app, deps)
+  })
 }

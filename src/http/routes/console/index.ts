@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Services } from '../../../services.js'
 import { requireUser } from '../../session.js'
-import { addRoutes, routeScope } from '../plugin-contexts.js'
 import applicationDeleteRoutes from './application-delete.js'
 import applicationSecretRoutes from './application-secret.js'
 import applicationRoutes from './application.js'
@@ -10,17 +9,16 @@ import applicationsRoutes from './applications.js'
 /**
  * "Your Applications" (docs/architecture.md, "Where things live"). Registered inside the pages context, which
  * provides the session, CSRF and HTML error pages; everything here needs a logged-in user.
- * The scope's preHandler runs before each route's own, csrfProtection among them, so a logged-out POST
- * goes to the log-in page rather than to a CSRF error.
+ * A plugin of its own (Fastify encapsulation): its preHandler hook runs before each route's own,
+ * csrfProtection among them, so a logged-out POST goes to the log-in page rather than to a CSRF
+ * error; and its routes are the second-factor policy's `applications` area (src/http/second-factor-gate.ts).
  */
-export default async function consoleRoutes(app: FastifyInstance, deps: Services) {
-  await addRoutes(
-    // Registering and managing applications: the second-factor policy's `applications` area (src/http/second-factor-gate.ts).
-    routeScope(app, { preHandler: [requireUser], config: { secondFactorArea: 'applications' } }),
-    deps,
-    applicationsRoutes,
-    applicationRoutes,
-    applicationSecretRoutes,
-    applicationDeleteRoutes,
-  )
+export default async function consoleRoutes(pages: FastifyInstance, deps: Services) {
+  await pages.register(async function consolePages(app) {
+    app.addHook('onRoute', (route) => {
+      route.config = { secondFactorArea: 'applications', ...route.config }
+    })
+    app.addHook('preHandler', requireUser)
+    for (const routes of [applicationsRoutes, applicationRoutes, applicationSecretRoutes, applicationDeleteRoutes]) await routes(app, deps)
+  })
 }

@@ -118,15 +118,17 @@ function consentPage(request: FastifyRequest, reply: FastifyReply, answer: Extra
 
 /** GET and POST /oauth/authorize (RFC 6749 4.1.1 / 4.2.1). */
 export default async function authorizeRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  const { oauth, config } = deps
+  const { oauth } = deps
   const answer = (request: FastifyRequest) => {
     const user = request.user
     // Only prompt=none gets this far while the policy asks to enrol (src/http/second-factor-gate.ts).
-    const mustEnrol = user !== null && enrolmentDemand(config.requireSecondFactor, user, 'authorize') !== undefined
+    const mustEnrol = user !== null && enrolmentDemand(deps.config.requireSecondFactor, user, 'authorize') !== undefined
     return oauth.authorize(request.query, user && mustEnrol ? { ...user, mustEnrol } : user)
   }
 
-  app.get('/oauth/authorize', async (request, reply) => {
+  // The consent flow is the second-factor policy's `authorize` area (src/http/second-factor-gate.ts).
+  const config = { secondFactorArea: 'authorize' } as const
+  app.get('/oauth/authorize', { config }, async (request, reply) => {
     let answered = await answer(request)
     // A cached session read, or a session that changed while the request was answered: read it
     // again and answer from that (src/accounts/sessions/session-cache.ts). Each pass reads the session
@@ -141,7 +143,7 @@ export default async function authorizeRoutes(app: FastifyInstance, deps: Servic
 
   // The consent answer: CSRF-protected, and it names the held request by id only. 303, never
   // 307: the browser must not re-POST the form to the client (RFC 9700 4.12).
-  app.post<{ Body: Record<string, unknown> }>('/oauth/authorize', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post<{ Body: Record<string, unknown> }>('/oauth/authorize', { config, preHandler: app.csrfProtection }, async (request, reply) => {
     const body = request.body ?? {}
     const answer = await oauth.answerConsent(actorOf(request), { heldId: body.request_id, decision: body.decision }, request.user)
     return send(request, reply, answer, 303)

@@ -7,7 +7,6 @@ import { noStore, setOAuthJsonErrorHandler } from './json-errors.js'
 import logoutRoutes from './logout.js'
 import metadataRoutes from './metadata.js'
 import parRoutes from './par.js'
-import { addRoutes, routeScope } from '../plugin-contexts.js'
 import revokeRoutes from './revoke.js'
 import tokenRoutes from './token.js'
 
@@ -17,16 +16,16 @@ import tokenRoutes from './token.js'
  * Register inside the page context, which provides the session, CSRF and HTML error pages.
  */
 export async function oauthPageRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  // The consent flow is the second-factor policy's `authorize` area (src/http/second-factor-gate.ts).
-  await addRoutes(routeScope(app, { config: { secondFactorArea: 'authorize' } }), deps, authorizeRoutes)
-  await addRoutes(app, deps, authorizedApplicationsRoutes, logoutRoutes)
+  await authorizeRoutes(app, deps)
+  await authorizedApplicationsRoutes(app, deps)
+  await logoutRoutes(app, deps)
 }
 
 /**
  * Client-facing endpoints: JSON in, JSON out, no session or cookies. Register at the root.
  */
 export async function oauthApiRoutes(app: FastifyInstance, deps: Services): Promise<void> {
-  await addRoutes(app, deps, metadataRoutes)
+  await metadataRoutes(app, deps)
   await app.register(async (api) => {
     setOAuthJsonErrorHandler(api, deps.probes)
 
@@ -56,6 +55,8 @@ export async function oauthApiRoutes(app: FastifyInstance, deps: Services): Prom
       done(new InvalidRequestError('Send the parameters as application/x-www-form-urlencoded or application/json'))
     })
 
-    await addRoutes(api, deps, tokenRoutes, revokeRoutes, parRoutes)
+    await tokenRoutes(api, deps)
+    await revokeRoutes(api, deps)
+    await parRoutes(api, deps)
   })
 }

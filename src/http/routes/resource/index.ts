@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Services } from '../../../services.js'
 import { setOAuthJsonErrorHandler } from '../oauth/json-errors.js'
-import { addRoutes } from '../plugin-contexts.js'
 import introspectRoute from './introspect.js'
 import revocationStreamRoute from './revocation-stream.js'
 import tokenInfoRoute from './token-info.js'
@@ -15,6 +14,6 @@ import userInfoRoute from './userinfo.js'
 export default async function resourceRoutes(app: FastifyInstance, services: Services): Promise<void> {
   await app.register(async (api) => {
     setOAuthJsonErrorHandler(api, services.probes)
-    await addRoutes(api, services, introspectRoute, tokenInfoRoute, userInfoRoute, revocationStreamRoute)
+    for (const routes of [introspectRoute, tokenInfoRoute, userInfoRoute, revocationStreamRoute]) await routes(api, services)
   })
 }

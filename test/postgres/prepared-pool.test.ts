@@ -1,37 +1,30 @@
-import { type CompiledQuery, Kysely, type KyselyPlugin, PostgresDialect, type QueryResult, sql } from 'kysely'
+import { Kysely, type KyselyPlugin, PostgresDialect, type QueryResult, sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DatabaseAvailability } from '../../src/db/availability.js'
-import { preparedStatementPool, statementRunner } from '../../src/db/prepared-pool.js'
-import { kyselyWithRunner } from '../../src/db/statement-executor.js'
+import { preparedStatementPool } from '../../src/db/prepared-pool.js'
 import { type TestDatabase, createTestDatabase } from '../helpers/db.js'
 
 /*
- * src/db/statement-executor.ts: statements outside transactions go straight to the runner,
- * transactions through the dialect, and either way the results are Kysely's (row counts
- * included) and every plugin sees them. Built here as src/db/connect.ts builds it, with a
- * runner that counts what reaches it.
+ * src/db/prepared-pool.ts under Kysely's own executor and PostgresDialect, built as
+ * src/db/connect.ts builds it: DML goes out as named prepared statements, the results are
+ * Kysely's (row counts included), every plugin sees them, and a connection always goes back.
  */
 interface Table {
   executor_rows: { id: number; label: string }
 }
 
-describe('the statement executor (needs TEST_DATABASE_URL)', () => {
+describe('the prepared-statement pool under Kysely (needs TEST_DATABASE_URL)', () => {
   let testDb: TestDatabase
   let pool: pg.Pool
   let db: Kysely<Table>
   let availability: DatabaseAvailability
-  const ran: string[] = []
 
   beforeAll(async () => {
     testDb = await createTestDatabase()
     pool = new pg.Pool({ connectionString: testDb.url!, max: 2 })
     availability = new DatabaseAvailability()
-    const run = statementRunner(pool, availability)
-    db = await kyselyWithRunner<Table>(new PostgresDialect({ pool: preparedStatementPool(pool, availability) }), <R>(c: CompiledQuery) => {
-      ran.push(c.sql)
-      return run<R>(c)
-    })
+    db = new Kysely<Table>({ dialect: new PostgresDialect({ pool: preparedStatementPool(pool, availability) }) })
     await sql`create table executor_rows (id int primary key, label text not null)`.execute(db)
   })
   afterAll(async () => {
@@ -39,8 +32,7 @@ describe('the statement executor (needs TEST_DATABASE_URL)', () => {
     await testDb?.destroy()
   })
 
-  it("runs statements outside a transaction through the runner, with Kysely's row counts", async () => {
-    ran.length = 0
+  it("answers with Kysely's row counts", async () => {
     const inserted = await db
       .insertInto('executor_rows')
       .values([
@@ -59,20 +51,22 @@ describe('the statement executor (needs TEST_DATABASE_URL)', () => {
       { id: 1, label: 'x' },
       { id: 2, label: 'x' },
     ])
-    expect(ran).toHaveLength(4)
   })
 
-  it('runs a transaction on one connection of the dialect, never through the runner, and rolls it back', async () => {
-    ran.length = 0
+  it('sends DML as a named prepared statement, and runs a transaction on one connection that rolls back', async () => {
     await expect(
       db.transaction().execute(async (trx) => {
         await trx.insertInto('executor_rows').values({ id: 10, label: 'in transaction' }).execute()
         const seen = await trx.selectFrom('executor_rows').select('id').where('id', '=', 10).execute()
         expect(seen).toEqual([{ id: 10 }])
+        // The same connection: it holds the statements this transaction prepared.
+        const prepared = await sql<{ statement: string }>`select statement from pg_prepared_statements where name like 'gh\_%'`.execute(trx)
+        expect(prepared.rows.map((r) => r.statement)).toEqual(
+          expect.arrayContaining([expect.stringMatching(/^insert into "executor_rows"/)]),
+        )
         throw new Error('roll back')
       }),
     ).rejects.toThrow('roll back')
-    expect(ran).toEqual([])
     expect(await db.selectFrom('executor_rows').select('id').where('id', '=', 10).execute()).toEqual([])
   })
 
@@ -91,10 +85,8 @@ describe('the statement executor (needs TEST_DATABASE_URL)', () => {
     const inside = await tagged.transaction().execute((trx) => trx.selectFrom('executor_rows').select('id').where('id', '=', 2).execute())
     expect(inside).toEqual([{ id: 2, first: true, second: true }])
     expect(seen).toEqual(['first', 'second', 'first', 'second'])
-    ran.length = 0
     await tagged.withoutPlugins().selectFrom('executor_rows').select('id').execute()
     expect(seen).toHaveLength(4)
-    expect(ran).toHaveLength(1)
   })
 
   it('gives the connection back after a failed statement', async () => {
@@ -106,7 +98,7 @@ describe('the statement executor (needs TEST_DATABASE_URL)', () => {
   // Last: it closes the handle.
   it('refuses a statement after the handle is closed without taking it for an outage', async () => {
     await db.destroy()
-    await expect(sql`select 1`.execute(db)).rejects.toThrow(/after calling end/)
+    await expect(sql`select 1`.execute(db)).rejects.toThrow(/destroyed|after calling end/)
     expect(availability.up).toBe(true)
   })
 })
