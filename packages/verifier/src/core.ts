@@ -3,7 +3,7 @@ import { BearerChallenges, bearerToken } from './bearer.js'
 import { CoarseClock } from './coarse-clock.js'
 import { type DatabaseOption, databaseSource } from './database-source.js'
 import { introspectionSource } from './introspection-source.js'
-import type { NoticeSink } from './source.js'
+import type { NoticeSink, TokenSource } from './source.js'
 import { DEFAULT_MAX_ENTRIES, DEFAULT_NEGATIVE_TTL_MS, DEFAULT_TTL_MS, MAX_TTL_MS, TokenCache } from './token-cache.js'
 import type { VerifiedToken, VerifyResult } from './types.js'
 
@@ -87,56 +87,13 @@ export function hasScope(token: VerifiedToken, scope: string): boolean {
 }
 
 export function createVerifier(options: VerifierOptions): Verifier {
-  const ttlMs = seconds(options.cacheTtlSeconds, DEFAULT_TTL_MS, 'cacheTtlSeconds', MAX_TTL_MS)
-  const negativeTtlMs = seconds(options.negativeCacheTtlSeconds, DEFAULT_NEGATIVE_TTL_MS, 'negativeCacheTtlSeconds', MAX_TTL_MS)
   const onError = options.onError ?? (() => {})
   const coarse = options.now ? undefined : new CoarseClock()
   const challenges = new BearerChallenges(options.realm ?? 'gatehouse')
-  const cache = new TokenCache<Entry>({
-    maxEntries: options.maxEntries ?? DEFAULT_MAX_ENTRIES,
-    // A coarse clock lags by up to one tick: shorten the TTL so no answer outlives it.
-    ttlMs: coarse ? Math.max(1, ttlMs - coarse.tickMs) : ttlMs,
-    negativeTtlMs,
-    now: options.now ?? coarse!.now,
-    wrap: (token) => ({ token, result: Object.freeze({ ok: true, token: Object.freeze(token) }) }),
-    lookup: (token, d) => source.lookup(token, d),
-  })
-
-  let notifications: NotificationState = 'disconnected'
-  let markReady!: () => void
-  const readiness = new Promise<void>((resolve) => (markReady = resolve))
-  const sink: NoticeSink = {
-    apply: (notice, origin) => cache.apply(notice, origin),
-    reset: () => cache.clear(),
-    connected() {
-      // Notices may have been missed while no connection was up: forget every answer.
-      cache.clear()
-      notifications = 'connected'
-      markReady()
-    },
-    disconnected(err) {
-      notifications = 'disconnected'
-      onError(err ?? new Error('revocation notifications disconnected'))
-    },
-  }
-  const source =
-    options.mode === 'database'
-      ? databaseSource(options.database, sink)
-      : introspectionSource(
-          {
-            introspectionUrl: options.introspectionUrl,
-            clientId: options.clientId,
-            clientSecret: options.clientSecret,
-            revocationStreamUrl: options.revocationStreamUrl,
-            timeoutMs: options.timeoutMs ?? 5000,
-            streamIdleTimeoutMs: options.streamIdleTimeoutMs ?? 45_000,
-          },
-          sink,
-        )
-  if (!source.notifies) {
-    notifications = 'none'
-    markReady()
-  }
+  const cache = entryCache(options, coarse, (token, d) => source.lookup(token, d))
+  const notifications = new Notifications()
+  const source = tokenSource(options, notifications.sinkFor(cache, onError))
+  if (!source.notifies) notifications.none()
 
   const decide = (entry: Entry | null, requiredScope: string | undefined): VerifyResult => {
     if (entry === null) return challenges.invalid
@@ -144,15 +101,13 @@ export function createVerifier(options: VerifierOptions): Verifier {
     return challenges.forbidden(requiredScope)
   }
 
-  const verifyCached = (authorization: string | undefined, requiredScope?: string): VerifyResult | undefined => {
-    const token = bearerToken(authorization)
-    if (token === undefined) return challenges.missing
-    const entry = cache.peek(token)
-    return entry === undefined ? undefined : decide(entry, requiredScope)
-  }
-
   return {
-    verifyCached,
+    verifyCached(authorization, requiredScope) {
+      const token = bearerToken(authorization)
+      if (token === undefined) return challenges.missing
+      const entry = cache.peek(token)
+      return entry === undefined ? undefined : decide(entry, requiredScope)
+    },
     async verify(authorization, requiredScope) {
       const token = bearerToken(authorization)
       if (token === undefined) return challenges.missing
@@ -164,12 +119,81 @@ export function createVerifier(options: VerifierOptions): Verifier {
       }
     },
     get notifications() {
-      return notifications
+      return notifications.state
     },
-    ready: () => readiness,
+    ready: () => notifications.ready,
     async close() {
       coarse?.stop()
       await source.close()
     },
+  }
+}
+
+/** The verifier's cache of answers, bounded by the options' TTLs and size. */
+function entryCache(
+  options: VerifierOptions,
+  coarse: CoarseClock | undefined,
+  lookup: (token: string, digest: string) => Promise<VerifiedToken | undefined>,
+): TokenCache<Entry> {
+  const ttlMs = seconds(options.cacheTtlSeconds, DEFAULT_TTL_MS, 'cacheTtlSeconds', MAX_TTL_MS)
+  const negativeTtlMs = seconds(options.negativeCacheTtlSeconds, DEFAULT_NEGATIVE_TTL_MS, 'negativeCacheTtlSeconds', MAX_TTL_MS)
+  return new TokenCache<Entry>({
+    maxEntries: options.maxEntries ?? DEFAULT_MAX_ENTRIES,
+    // A coarse clock lags by up to one tick: shorten the TTL so no answer outlives it.
+    ttlMs: coarse ? Math.max(1, ttlMs - coarse.tickMs) : ttlMs,
+    negativeTtlMs,
+    now: options.now ?? coarse!.now,
+    wrap: (token) => ({ token, result: Object.freeze({ ok: true, token: Object.freeze(token) }) }),
+    lookup,
+  })
+}
+
+/** Where tokens are looked up and revocation notices come from: the database, or Gatehouse's HTTP endpoints. */
+function tokenSource(options: VerifierOptions, sink: NoticeSink): TokenSource {
+  if (options.mode === 'database') return databaseSource(options.database, sink)
+  return introspectionSource(
+    {
+      introspectionUrl: options.introspectionUrl,
+      clientId: options.clientId,
+      clientSecret: options.clientSecret,
+      revocationStreamUrl: options.revocationStreamUrl,
+      timeoutMs: options.timeoutMs ?? 5000,
+      streamIdleTimeoutMs: options.streamIdleTimeoutMs ?? 45_000,
+    },
+    sink,
+  )
+}
+
+/** The state of the revocation notices' connection, and what the cache does as it changes. */
+class Notifications {
+  state: NotificationState = 'disconnected'
+  readonly ready: Promise<void>
+  #markReady!: () => void
+
+  constructor() {
+    this.ready = new Promise<void>((resolve) => (this.#markReady = resolve))
+  }
+
+  /** The source sends no notices: the cache's TTL is the only bound, and the verifier is ready at once. */
+  none(): void {
+    this.state = 'none'
+    this.#markReady()
+  }
+
+  sinkFor(cache: TokenCache<Entry>, onError: (err: Error) => void): NoticeSink {
+    return {
+      apply: (notice, origin) => cache.apply(notice, origin),
+      reset: () => cache.clear(),
+      connected: () => {
+        // Notices may have been missed while no connection was up: forget every answer.
+        cache.clear()
+        this.state = 'connected'
+        this.#markReady()
+      },
+      disconnected: (err) => {
+        this.state = 'disconnected'
+        onError(err ?? new Error('revocation notifications disconnected'))
+      },
+    }
   }
 }
