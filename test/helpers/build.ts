@@ -1,46 +1,16 @@
 import { execFile } from 'node:child_process'
-import { mkdirSync, readdirSync, statSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { DataDirInUseError, lockDataDir } from '../../src/db/data-dir-lock.js'
+import { staleBuild as staleBuildUnder } from '../../scripts/build-if-stale.mjs'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
-/** What `npm run build` compiles, and what it produces that a started server loads. */
-const SOURCES = [
-  'src',
-  'migrations',
-  'packages/verifier/src',
-  'tsconfig.json',
-  'tsconfig.build.json',
-  'packages/verifier/tsconfig.build.json',
-]
-const OUTPUTS = ['dist/src/server.js', 'dist/src/cli.js', 'packages/verifier/dist/index.js', 'packages/verifier/dist/shared.js']
-
-/** Modification time of a file, or of the newest file below a directory; 0 if absent. */
-function newest(path: string): number {
-  let stat
-  try {
-    stat = statSync(path)
-  } catch {
-    return 0
-  }
-  if (!stat.isDirectory()) return stat.mtimeMs
-  let latest = 0
-  for (const entry of readdirSync(path)) latest = Math.max(latest, newest(join(path, entry)))
-  return latest
-}
-
-/** Why dist/ cannot be used as it is, or undefined when it is current. */
+/** Why dist/ cannot be used as it is, or undefined when it is current (the rule `npm start` uses). */
 export function staleBuild(): string | undefined {
-  const sourceTime = Math.max(...SOURCES.map((p) => newest(join(ROOT, p))))
-  for (const output of OUTPUTS) {
-    const t = newest(join(ROOT, output))
-    if (t === 0) return `${output} is missing`
-    if (t < sourceTime) return `${output} is older than the sources`
-  }
-  return undefined
+  return staleBuildUnder(ROOT)
 }
 
 /**
