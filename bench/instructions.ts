@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { benchArguments } from './arguments.js'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
 import { callgrindTotal, NO_VALGRIND, valgrindVersion } from './callgrind.js'
 import { type BenchCase, mainPhaseCases, REMEMBERED_REPEATS } from './cases.js'
@@ -45,8 +45,9 @@ import {
  * `npm run bench`; it does not replace them.
  */
 
-const { values: args } = parseArgs({
-  options: {
+const args = benchArguments(
+  'npm run bench:instructions --',
+  {
     'no-build': { type: 'boolean', default: false },
     quick: { type: 'boolean', default: false },
     warmup: { type: 'string' },
@@ -56,7 +57,8 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     mixed: { type: 'string' },
   },
-})
+  'README "Performance", "Instructions per request"',
+)
 
 const settings = {
   warmup: Number(args.warmup ?? (args.quick ? 1500 : 5000)),

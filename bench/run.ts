@@ -1,5 +1,5 @@
 import os from 'node:os'
-import { parseArgs } from 'node:util'
+import { benchArguments } from './arguments.js'
 import { sql } from 'kysely'
 import type { DatabaseHandle } from '../src/db/connect.js'
 import { BASELINE_ROWS, startBaselines } from './baselines.js'
@@ -37,8 +37,9 @@ import { measureVerifier } from './verifier.js'
  * cases so that drift hits every row alike; the median of the runs is reported.
  */
 
-const { values: args } = parseArgs({
-  options: {
+const args = benchArguments(
+  'npm run bench --',
+  {
     quick: { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
     'keep-db': { type: 'boolean', default: false },
@@ -50,7 +51,8 @@ const { values: args } = parseArgs({
     'growth-max': { type: 'string' },
     only: { type: 'string' },
   },
-})
+  'README "Performance", "Running it"',
+)
 
 const quick = args.quick
 const settings = {
