@@ -85,6 +85,8 @@ export const API_ROUTES: ReadonlyMap<string, RouteAnswer> = new Map<string, Rout
   ['HEAD /metrics', 'other'],
   ['GET /static/app.css', 'other'],
   ['HEAD /static/app.css', 'other'],
+  ['GET /static/favicon.svg', 'other'],
+  ['HEAD /static/favicon.svg', 'other'],
   ['GET /static/webauthn-browser.js', 'other'],
   ['HEAD /static/webauthn-browser.js', 'other'],
   ['GET /static/passkeys.js', 'other'],
