@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
 /*
- * Issue 25, docs/scaling.md "The token table": the uuid `id` of access_tokens, which nothing
+ * docs/scaling.md "The token table": the uuid `id` of access_tokens, which nothing
  * needs, goes with its index, one index entry less for every insert and every revocation. The
  * digest's unique constraint, access_tokens_token_hash_key (token_hash is not null), stays the
  * table's key. It is not made the primary key: PostgreSQL cannot promote a constraint's index

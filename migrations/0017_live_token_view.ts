@@ -10,6 +10,8 @@ import type { Kysely } from 'kysely'
  * view `_v2` beside this one. PostgreSQL inlines a simple view into the statement that reads it,
  * so the lookup keeps the plan it had as a join of the tables (test/integration/resource/live-token-view.test.ts).
  * The view runs with its owner's rights, so a resource API's role needs SELECT on it only.
+ * A view keeps no rows of its own, so the janitor has nothing to expire here: access_tokens'
+ * own rule (src/repositories/janitor.ts) bounds what it shows.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema

@@ -30,7 +30,8 @@ export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<Acces
 
 /**
  * The application of a live token, by digest; undefined for an unknown or dead one. Live as the
- * view that defines it says, for the server as for every verifier (docs/decisions/017-live-token-view.md).
+ * view that defines it says, for the server as for every verifier (docs/decisions/017-live-token-view.md);
+ * the view is inlined, so this is a lookup by access_tokens_token_hash_key.
  */
 export async function findLiveTokenApplication(db: Db, tokenHash: string): Promise<string | undefined> {
   const row = await db.selectFrom(LIVE_TOKEN_VIEW).select('application_id').where('token_hash', '=', tokenHash).executeTakeFirst()

@@ -28,7 +28,7 @@ export interface TokenQuotaOptions {
  * MAX_TOKENS_PER_GRANT (README "Limits and quotas"): after a token is issued, the grant's live
  * tokens beyond the newest MAX_TOKENS_PER_GRANT are revoked, announced like any revocation.
  *
- * Issue 12 allows the quota "after the response is decided", and it is kept there: the token
+ * The quota is kept after the response is decided (docs/decisions/007-one-statement-hot-paths.md): the token
  * endpoint's one statement stays as it was, and its plan never depends on how a grant's tokens
  * are spread. Grants issued within FLUSH_DELAY_MS share one statement. A failed statement is
  * logged and dropped: the grant's next issue re-checks all its live tokens, so an excess never
