@@ -7,7 +7,7 @@ import { clearCookie, cookieValue } from '../../cookies.js'
 import { render } from '../../render.js'
 import { allowPasskeyScripts } from '../../page-security.js'
 import { safeNextPath } from '../../session.js'
-import { passkeysOnly, refusalsAsJson, setChallengeCookie, takeChallengeCookie } from './passkeys.js'
+import { passkeysOnly, refusalsAsJson, setChallengeCookie, takeChallengeCookie } from './passkey-ceremony.js'
 import { LOCKOUT_LOG, SUSPENDED, TOO_MANY, UNDER_ATTACK, allowFormRedirectToNext, startLoggedInSession } from './login.js'
 
 const WRONG_CODE = 'That code is not right. Type the current code of your authenticator app, or a recovery code.'
