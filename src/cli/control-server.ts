@@ -144,9 +144,11 @@ function answer(socket: Socket, run: Run, log: Log): void {
   const finish = (code: number) => {
     send({ exit: code })
     finished = true
+    socket.setTimeout(0)
     socket.end(() => socket.destroy())
   }
   const refuse = (reason: string) => {
+    if (finished) return
     asked = true
     log.warn({ reason }, 'a request on the command line socket was refused')
     send({ err: `gatehouse: ${reason}` })
