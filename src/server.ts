@@ -3,6 +3,7 @@ import { buildApp } from './app.js'
 import { ConfigError, loadProcessConfig } from './config.js'
 import { type AssembledServices, createServices } from './services.js'
 import { SecretKeyError } from './lib/secret-key.js'
+import { type ControlSocket, answerCommands } from './cli/control-server.js'
 
 /*
  * The server's process entry, as src/cli.ts is the command line's: the only modules that touch
@@ -72,6 +73,7 @@ try {
 const { database, log } = services
 logFatal = (err, kind) => log.fatal({ err }, `${kind}: exiting so that a supervisor restarts Gatehouse`)
 const app = await buildApp(services)
+let commands: ControlSocket | undefined
 
 let closing = false
 async function shutdown(signal: string) {
@@ -81,6 +83,8 @@ async function shutdown(signal: string) {
   const force = setTimeout(() => process.exit(1), 10_000)
   force.unref()
   try {
+    // Commands beside the server first: one under way finishes while the services are open.
+    await commands?.close()
     await app.close()
     await services.close()
     process.exit(0)
@@ -108,6 +112,10 @@ try {
   console.error(`Gatehouse cannot listen on ${address}: ${why}`)
   await services.close().catch(() => {})
   process.exit(EX_CONFIG)
+}
+// With the embedded database, `gatehouse …` runs its commands here (src/cli/control-socket.ts).
+if (database.kind === 'pglite' && !config.dataDir.startsWith('memory://')) {
+  commands = await answerCommands({ dataDir: config.dataDir, services, mail: config.mail, log })
 }
 log.info(
   { url: config.publicUrl, database: database.kind === 'pglite' ? `embedded (${config.dataDir})` : 'postgres' },

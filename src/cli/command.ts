@@ -34,6 +34,11 @@ export interface Command {
   run(call: Invocation): Promise<Output>
   /** A command that reads files only (the outbox): run without opening the database, which the server may hold. */
   offline?: (call: { flags: Flags; mail: Pick<MailSettings, 'smtpUrl' | 'outboxDir'> }) => Promise<Output>
+  /**
+   * Why the command is refused when sent to the running embedded server (src/cli/control-server.ts),
+   * for one that needs the database to itself; unset, it runs there as it runs alone.
+   */
+  notBesideServer?: string
   /** How a failure is introduced instead of "gatehouse:" (`npm run migrate` and `npm run janitor` have always said so). */
   failure?: string
 }

@@ -7,6 +7,10 @@ import { formatTable, iso } from './output.js'
 const migrate: Command = {
   arity: 0,
   failure: 'Migration failed',
+  // The running server applied its own migrations when it started; newer code's migrations
+  // need that code started, and the database to themselves.
+  notBesideServer:
+    'migrate does not run beside the running server, which applied its migrations when it started: restart it to apply new ones (it migrates at start-up), or stop it and run gatehouse migrate',
   // The command line has migrated already, as before every command: this one says what that did.
   async run({ migrated }) {
     const text = migrated.length === 0 ? 'The database is up to date.' : migrated.map((m) => `${m.status}: ${m.migrationName}`).join('\n')

@@ -71,6 +71,16 @@ function messageOf(err: unknown): string {
 export interface CliEnvironment {
   open(): Promise<CliServices>
   mail: Pick<MailSettings, 'smtpUrl' | 'outboxDir'>
+  /**
+   * With the embedded database held by a running server: the command sent to that server to run
+   * (src/cli/control-client.ts); its exit code, or undefined when no server answers.
+   */
+  forward?(argv: readonly string[], io: CliIo): Promise<number | undefined>
+  /**
+   * The command runs inside the server, sent over its socket (src/cli/control-server.ts): the
+   * server migrated when it started, and a command that needs the database to itself is refused.
+   */
+  inServer?: boolean
 }
 
 /** Runs one command; returns the exit code. */
@@ -88,7 +98,7 @@ export async function runCli(argv: readonly string[], env: CliEnvironment, io: C
   } catch (err) {
     return refuse(io, 'gatehouse', usage(err instanceof Error ? err.message : String(err)))
   }
-  return found.command.offline ? runOffline(found.command, parsed, env, io) : run(found, parsed, env.open, io)
+  return found.command.offline ? runOffline(found.command, parsed, env, io) : run(found, parsed, argv, env, io)
 }
 
 async function runOffline(command: Command, { flags }: Parsed, env: CliEnvironment, io: CliIo): Promise<number> {
@@ -104,18 +114,23 @@ async function runOffline(command: Command, { flags }: Parsed, env: CliEnvironme
 async function run(
   { command, args }: { command: Command; args: readonly string[] },
   { flags }: Parsed,
-  open: () => Promise<CliServices>,
+  argv: readonly string[],
+  env: CliEnvironment,
   io: CliIo,
 ): Promise<number> {
+  if (env.inServer && command.notBesideServer !== undefined) return refuse(io, 'gatehouse', command.notBesideServer)
   let services: CliServices | undefined
   try {
-    services = await open()
-    // Every command migrates first, as start-up does.
-    const migrated = await services.maintenance.migrate()
+    services = await env.open()
+    // Every command migrates first, as start-up does; inside the server, its start-up has.
+    const migrated = env.inServer ? [] : await services.maintenance.migrate()
     const result = await command.run({ args, flags, services, migrated })
     io.out(flags.json ? JSON.stringify(result.json, null, 2) : result.text)
     return 0
   } catch (err) {
+    // The embedded database is the running server's: it runs the command, if it answers.
+    const forwarded = err instanceof DataDirInUseError && env.forward ? await env.forward(argv, io) : undefined
+    if (forwarded !== undefined) return forwarded
     // A refused configuration (no SECRET_KEY with DATABASE_URL) is not the command's failure.
     return refuse(io, err instanceof SecretKeyError ? 'gatehouse' : (command.failure ?? 'gatehouse'), messageOf(err))
   } finally {

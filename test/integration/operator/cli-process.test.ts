@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process'
-import { rmSync } from 'node:fs'
+import { rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { runCli } from '../../../src/cli/run.js'
 import { loadConfig } from '../../../src/config.js'
 import { createDatabase } from '../../../src/db/connect.js'
+import { lockDataDir } from '../../../src/db/data-dir-lock.js'
 import { createServices } from '../../../src/services.js'
 import { ensureBuilt } from '../../helpers/build.js'
 import { createUser } from '../../helpers/factories.js'
@@ -17,8 +19,9 @@ vi.setConfig({ testTimeout: 120_000 })
 
 /*
  * The built `gatehouse` binary (dist/src/cli.js, what the Docker image runs) as a child process,
- * with the server's environment variables, on PGlite, including the refusal while a server
- * holds the data directory (on PostgreSQL: test/postgres/cli-process.test.ts).
+ * with the server's environment variables, on PGlite, including commands run through the server
+ * that holds the data directory (both sides in one process: cli-beside-server.test.ts; on
+ * PostgreSQL: test/postgres/cli-process.test.ts).
  */
 
 const BIN = fileURLToPath(new URL('../../../bin/gatehouse.js', import.meta.url))
@@ -39,39 +42,83 @@ describe('on PGlite', () => {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true })
   })
 
-  it('refuses plainly while the server holds the data directory and changes nothing, then works once it stopped', async () => {
+  it('runs commands through the running server, as they run alone, and opens the database itself once it is gone', async () => {
     const seed = await createDatabase({ dataDir })
     await createUser(seed.db, { email: 'pglite-operator@example.com', emailVerified: true })
     await seed.close()
+    const env = { DATA_DIR: dataDir }
+    const socket = join(dataDir, 'control', 'cli.sock')
 
-    const server = await startGatehouse({ DATA_DIR: dataDir }, { built: true })
+    let server = await startGatehouse(env, { built: true })
+    // Only the server's user may reach the socket (README "Beside a running server").
+    expect(statSync(join(dataDir, 'control')).mode & 0o777).toBe(0o700)
+    expect(statSync(socket).mode & 0o777).toBe(0o600)
+    let beside
+    try {
+      beside = {
+        add: await gatehouse(env, 'admin', 'add', 'pglite-operator@example.com'),
+        list: await gatehouse(env, 'users', 'list', '--json'),
+        unknown: await gatehouse(env, 'users', 'show', 'nobody@example.com'),
+      }
+    } finally {
+      // Killed: its lock file and its socket stay behind.
+      expect((await server.kill()).signal).toBe('SIGKILL')
+    }
+    expect(statSync(socket).isSocket()).toBe(true)
+    expect(beside.add).toEqual({ code: 0, stdout: 'pglite-operator@example.com is now an operator.\n', stderr: '' })
+    expect(beside.unknown).toEqual({ code: 1, stdout: '', stderr: 'gatehouse: No user has the email nobody@example.com.\n' })
+
+    // With no server, the command line takes the data directory over, as before: same answers,
+    // and "already", since the command run by the server was written.
+    expect(await gatehouse(env, 'users', 'list', '--json')).toEqual(beside.list)
+    expect(await gatehouse(env, 'users', 'show', 'nobody@example.com')).toEqual(beside.unknown)
+    expect(await gatehouse(env, 'admin', 'add', 'pglite-operator@example.com')).toEqual({
+      code: 0,
+      stdout: 'pglite-operator@example.com is already an operator.\n',
+      stderr: '',
+    })
+
+    // The socket the killed server left does not stop the next start, which answers on a new one.
+    server = await startGatehouse(env, { built: true })
+    try {
+      expect(await gatehouse(env, 'admin', 'remove', 'pglite-operator@example.com')).toEqual({
+        code: 0,
+        stdout: 'pglite-operator@example.com is no longer an operator.\n',
+        stderr: '',
+      })
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+    expect(() => statSync(socket)).toThrow(/ENOENT/)
+
+    const after = await createDatabase({ dataDir })
+    const events = await after.db.selectFrom('audit_events').select(['event', 'detail']).orderBy('occurred_at').execute()
+    await after.close()
+    // The server's commands recorded as the command line's own.
+    expect(events).toEqual([
+      { event: 'operator.added', detail: 'From the command line' },
+      { event: 'operator.removed', detail: 'From the command line' },
+    ])
+  })
+
+  it('refuses plainly while another command holds the data directory, and changes nothing', async () => {
+    // This test process holds the lock, as a command would, and answers no socket.
+    const unlock = lockDataDir(dataDir)
     let refused
     try {
       refused = await gatehouse({ DATA_DIR: dataDir }, 'admin', 'add', 'pglite-operator@example.com')
     } finally {
-      expect(await server.stop()).toBe(0)
+      unlock()
     }
     expect(refused.code).toBe(1)
     expect(refused.stdout).toBe('')
     expect(refused.stderr).toMatch(
       /^gatehouse: The embedded database in .* is in use by another Gatehouse process \(pid \d+\).*nothing was changed\.\n$/,
     )
-
     // "now", not "already": the refused command left the user as it was.
-    expect(await gatehouse({ DATA_DIR: dataDir }, 'admin', 'add', 'pglite-operator@example.com')).toEqual({
-      code: 0,
-      stdout: 'pglite-operator@example.com is now an operator.\n',
-      stderr: '',
-    })
-    // Written to the data directory before the command exited.
-    const after = await createDatabase({ dataDir })
-    const row = await after.db
-      .selectFrom('users')
-      .select('is_operator')
-      .where('email', '=', 'pglite-operator@example.com')
-      .executeTakeFirstOrThrow()
-    await after.close()
-    expect(row.is_operator).toBe(true)
+    expect((await gatehouse({ DATA_DIR: dataDir }, 'admin', 'add', 'pglite-operator@example.com')).stdout).toBe(
+      'pglite-operator@example.com is now an operator.\n',
+    )
   })
 
   it('runs from a checkout as bin/gatehouse.js, on the sources', async () => {
