@@ -24,7 +24,7 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/packages/verifier/package.json ./packages/verifier/
 COPY --from=build /app/packages/verifier/dist ./packages/verifier/dist
 COPY views ./views
-# `gatehouse …`, the operator's command line (README "Operating Gatehouse"): without sources
+# `gatehouse …`, the operator's command line (docs/operating/command-line.md): without sources
 # in the image, bin/gatehouse.js runs the build.
 COPY bin ./bin
 RUN ln -s /app/bin/gatehouse.js /usr/local/bin/gatehouse \
@@ -33,7 +33,7 @@ USER node
 EXPOSE 3000
 VOLUME ["/app/data"]
 # Liveness, not readiness: during a database outage the process answers 503s and recovers by
-# itself (README "Failures and recovery"); /readyz is for load balancers.
+# itself (docs/operating/backups-and-upgrades.md "Failures and recovery"); /readyz is for load balancers.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:3000/healthz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # Migrations run on start-up (idempotent), so a new image upgrades the schema by itself.

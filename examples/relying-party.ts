@@ -10,8 +10,8 @@ import * as oidc from 'openid-client'
  * It knows nothing but the discovery URL, a client ID and a secret; openid-client does the
  * protocol (discovery, code flow with PKCE, nonce and state, ID Token validation, UserInfo).
  *
- * Register an application in the Gatehouse console with redirect URI http://localhost:4000/callback
- * and post-logout redirect URI http://localhost:4000/, then:
+ * Register an application in the Gatehouse console with redirect URI http://localhost:4001/callback
+ * and post-logout redirect URI http://localhost:4001/, then:
  *   GATEHOUSE_ISSUER=http://127.0.0.1:3000 CLIENT_ID=… CLIENT_SECRET=… npm run example:relying-party
  *
  *   GET  /          "Sign in with Gatehouse", or the claims of the signed-in user
@@ -206,7 +206,7 @@ async function main(env: Record<string, string | undefined>): Promise<void> {
     issuer,
     clientId: env.CLIENT_ID,
     clientSecret: env.CLIENT_SECRET,
-    port: Number(env.PORT ?? 4000),
+    port: Number(env.PORT ?? 4001),
   }).catch((err: Error) => {
     console.error(`Could not start against ${issuer} (is Gatehouse running there?): ${err.message}`)
     process.exit(1)

@@ -61,14 +61,14 @@ function createFastify(deps: Services, eta: Eta): FastifyInstance {
   const refusal = routerRefusalPage(eta, pageSecurityHeaders(deps.config), deps.config.serviceName)
   return Fastify({
     // The process's pino logger: Fastify makes each request's child of it (`request.log`, bound
-    // to the request id) and writes its own request lines through it (README "Logging").
+    // to the request id) and writes its own request lines through it (docs/operating/backups-and-upgrades.md "Logging").
     loggerInstance: deps.log as FastifyBaseLogger,
     ...requestIdOptions(deps.config.trustProxy),
     trustProxy: fastifyTrustProxy(deps.config.trustProxy),
     bodyLimit: 64 * 1024,
     // Without these a slow client (slowloris) holds a connection as long as it likes: Fastify
     // sets requestTimeout and connectionTimeout to 0, "none" (OWASP Denial of Service Cheat
-    // Sheet: a timeout on every connection). Values and reasons in README "Configuration".
+    // Sheet: a timeout on every connection). Values and reasons in docs/operating/configuration.md.
     requestTimeout: deps.config.http.requestTimeoutMs,
     connectionTimeout: deps.config.http.connectionTimeoutMs,
     keepAliveTimeout: deps.config.http.keepAliveTimeoutMs,

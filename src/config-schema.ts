@@ -4,16 +4,16 @@ import { bool, nonNegativeInt, port, positiveInt, postgresUrl, trustProxy } from
 
 /*
  * Every environment variable Gatehouse reads, with its bounds and default: the one schema
- * src/config.ts parses the environment with, once, at start-up. README "Configuration" has a
+ * src/config.ts parses the environment with, once, at start-up. docs/operating/configuration.md has a
  * row for each (test/unit/config.test.ts).
  */
 export const EnvSchema = z.object({
   PORT: port.default(3000),
   HOST: z.string().min(1, 'must not be empty').default('127.0.0.1'),
   DATABASE_URL: postgresUrl.optional(),
-  /** A direct connection for LISTEN when DATABASE_URL is a transaction pooler (README "Behind PgBouncer"). */
+  /** A direct connection for LISTEN when DATABASE_URL is a transaction pooler (docs/operating/pgbouncer.md). */
   DATABASE_LISTEN_URL: postgresUrl.optional(),
-  /** False: statements go unnamed, as a transaction-pooling PgBouncer needs (README "Behind PgBouncer"). */
+  /** False: statements go unnamed, as a transaction-pooling PgBouncer needs (docs/operating/pgbouncer.md). */
   DATABASE_PREPARED_STATEMENTS: bool.optional(),
   DATA_DIR: z.string().min(1, 'must not be empty').default('./data'),
   PUBLIC_URL: z
@@ -42,9 +42,9 @@ export const EnvSchema = z.object({
   TOKEN_CACHE_MAX_ENTRIES: positiveInt().default(10_000),
   /**
    * At most what a process can fill in the cache's minute (SESSION_CACHE_TTL_MS): remembered
-   * consent's rate on one process (README "Latest results") bounds that below 100,000 sessions;
+   * consent's rate on one process (docs/performance.md) bounds that below 100,000 sessions;
    * past that an entry expires before it could be found. The memory a full cache holds is in
-   * README "Memory".
+   * docs/performance.md.
    */
   SESSION_CACHE_MAX_ENTRIES: nonNegativeInt(100_000).default(10_000),
   LOGIN_FAILURE_LIMIT: positiveInt().optional(),

@@ -9,7 +9,7 @@ import { EnvSchema, type Env } from './config-schema.js'
 
 export type { TrustProxy } from './config-values.js'
 
-/** Every variable Gatehouse reads; README "Configuration" has a row for each (test/unit/config.test.ts). */
+/** Every variable Gatehouse reads; docs/operating/configuration.md has a row for each (test/unit/config.test.ts). */
 export const SETTING_NAMES: readonly string[] = Object.freeze(Object.keys(EnvSchema.shape))
 
 export interface Config {
@@ -37,7 +37,7 @@ export interface Config {
   readonly logLevel: string
   /** Passed to Fastify's trustProxy; never `true` (see TRUST_PROXY in src/config-schema.ts). */
   readonly trustProxy: TrustProxy
-  /** The PostgreSQL pool (README "Failures and recovery"); unused with PGlite. */
+  /** The PostgreSQL pool (docs/operating/backups-and-upgrades.md "Failures and recovery"); unused with PGlite. */
   readonly dbPool: PoolSettings
   readonly tokenCacheTtlMs: number
   /** How long an ID Token is valid, and a retired signing key stays published (ID_TOKEN_TTL, seconds). */
@@ -45,25 +45,25 @@ export interface Config {
   readonly tokenCacheMaxEntries: number
   /** Sessions' users cached per process for remembered consent (src/accounts/sessions/session-cache.ts); 0: none. */
   readonly sessionCacheMaxEntries: number
-  /** Log-in throttling and the sign-up limit (README "Limits and quotas"). */
+  /** Log-in throttling and the sign-up limit (docs/operating/limits.md). */
   readonly limits: AccountLimits
   /** Failed client authentications per client_id within a 15-minute window before 429. */
   readonly tokenAuthFailureLimit: number
-  /** Node's HTTP server timeouts (README "Configuration"); never unbounded. */
+  /** Node's HTTP server timeouts (docs/operating/configuration.md); never unbounded. */
   readonly http: HttpTimeouts
   /**
    * How far V8 lets the old generation grow past what survived the last full collection, in
    * percent (V8's --heap-growing-percent, set by src/server.ts); 0 leaves V8's own factor
-   * (README "Memory", docs/scaling.md).
+   * (docs/performance.md, docs/scaling.md).
    */
   readonly heapGrowingPercent: number
-  /** The janitor's schedule and what it keeps (README "Limits and quotas"). */
+  /** The janitor's schedule and what it keeps (docs/operating/limits.md). */
   readonly janitor: JanitorSettings
-  /** Concurrent revocation streams this process serves (README "Limits and quotas"). */
+  /** Concurrent revocation streams this process serves (docs/operating/limits.md). */
   readonly streams: StreamLimits
-  /** What one account may hold or issue (README "Limits and quotas"). */
+  /** What one account may hold or issue (docs/operating/limits.md). */
   readonly quotas: Quotas
-  /** How mail leaves (README "Mail"). */
+  /** How mail leaves (docs/accounts.md "Mail"). */
   readonly mail: MailSettings
   /** GET /metrics needs `Authorization: Bearer <this>`; unset: only loopback clients are answered. */
   readonly metricsToken: string | undefined
@@ -135,7 +135,7 @@ function mailSettingsOf(
   })
 }
 
-/** The account limits (README "Limits and quotas"); LOGIN_RATE_LIMIT is the older name of LOGIN_FAILURE_LIMIT. */
+/** The account limits (docs/operating/limits.md); LOGIN_RATE_LIMIT is the older name of LOGIN_FAILURE_LIMIT. */
 function accountLimitsOf(e: Env): AccountLimits {
   return Object.freeze({
     loginFailures: e.LOGIN_FAILURE_LIMIT ?? e.LOGIN_RATE_LIMIT ?? 10,

@@ -22,10 +22,10 @@ export interface Probes {
   readonly databaseUp: boolean
   /** Requests answered 503 for the database's sake since start-up. */
   readonly refusedRequests: number
-  /** Rows the janitor of this process deleted, by table (README "Limits and quotas"). */
+  /** Rows the janitor of this process deleted, by table (docs/operating/limits.md). */
   readonly janitorRowsRemoved: Readonly<Record<string, number>>
   readonly janitorFailedRuns: number
-  /** Audit events this process could not write (README "Audit log"). */
+  /** Audit events this process could not write (docs/operating/admin.md "Audit log"). */
   readonly auditEventsUnrecorded: number
   /** Live tokens revoked to keep MAX_TOKENS_PER_GRANT, and its statements that failed. */
   readonly tokensEvicted: number

@@ -11,7 +11,7 @@ import { type ControlSocket, answerCommands } from './cli/control-server.js'
  */
 
 /*
- * The last line of defence (README "Failures and recovery"): an exception nothing caught leaves
+ * The last line of defence (docs/operating/backups-and-upgrades.md "Failures and recovery"): an exception nothing caught leaves
  * the process in a state nobody planned for, so it is logged once and the process exits
  * non-zero for its supervisor to restart, never swallowed and never left half alive. Database
  * faults never get here: every pg client has its error listener (resilientPool).
@@ -30,7 +30,7 @@ process.on('unhandledRejection', (reason) => die('unhandledRejection', reason))
 /*
  * A start-up refused for its configuration (a bad setting, no SECRET_KEY with PostgreSQL, a port
  * it cannot listen on) prints one plain line and exits 78, EX_CONFIG of sysexits(3): a supervisor
- * told not to restart on it (systemd's RestartPreventExitStatus=78, README "Operations") does not
+ * told not to restart on it (systemd's RestartPreventExitStatus=78, docs/operating/backups-and-upgrades.md "Operations") does not
  * restart in a loop what only a change of configuration can mend.
  */
 const EX_CONFIG = 78
@@ -50,7 +50,7 @@ try {
  * V8 starts the next full collection once the old generation has grown by a factor over what the
  * last one left, a factor of up to 4 wherever the heap limit is 2 GB or more (any machine with
  * about 8 GB of memory). Under the benchmark's load a server's old space so grew to several
- * times what it had in use, past the memory budget (README "Memory"; docs/scaling.md "1. One
+ * times what it had in use, past the memory budget (docs/performance.md; docs/scaling.md "1. One
  * process").
  * HEAP_GROWING_PERCENT fixes the factor; V8 reads the flag each time it sets the next limit, so
  * setting it here, after start, takes effect (Node keeps V8's flags writable).

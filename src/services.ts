@@ -75,13 +75,13 @@ export interface ServiceParts {
   readonly database: DatabaseHandle
   /** Every revocation reaches every receiver below through it. */
   readonly bus: RevocationBus
-  /** Deletes expired rows every JANITOR_INTERVAL_SECONDS (README "Limits and quotas"). */
+  /** Deletes expired rows every JANITOR_INTERVAL_SECONDS (docs/operating/limits.md). */
   readonly janitor: Janitor
-  /** Keeps MAX_TOKENS_PER_GRANT after tokens are issued (README "Limits and quotas"). */
+  /** Keeps MAX_TOKENS_PER_GRANT after tokens are issued (docs/operating/limits.md). */
   readonly tokenQuota: TokenQuota
-  /** Records security events (README "Audit log"). */
+  /** Records security events (docs/operating/admin.md "Audit log"). */
   readonly audit: AuditLog
-  /** SMTP, or the outbox directory (README "Mail"). */
+  /** SMTP, or the outbox directory (docs/accounts.md "Mail"). */
   readonly mailer: Mailer
   readonly caches: {
     readonly tokens: ServerTokenCache

@@ -25,5 +25,5 @@ export interface AccountContext {
   readonly reauthWindowMs: number
 }
 
-/** The account limits, as configured (README "Limits and quotas"; each is described in src/limits/policy.ts). */
+/** The account limits, as configured (docs/operating/limits.md; each is described in src/limits/policy.ts). */
 export type AccountLimits = Omit<LimitSettings, 'clientAuthFailures'>

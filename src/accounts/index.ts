@@ -10,10 +10,10 @@ export type { SessionUser } from './sessions/sessions.js'
 export type { ThrottleKind } from './login/login-limits.js'
 export type { AssertionFailure } from './second-factor/passkey-login.js'
 export type { PasskeyRegistration } from './second-factor/passkeys.js'
-/** How long the log-in's device cookie lives (README "Limits and quotas"). */
+/** How long the log-in's device cookie lives (docs/operating/limits.md). */
 export { DEVICE_COOKIE_MAX_AGE_SECONDS } from './login/device-cookies.js'
 export { MAX_PASSKEYS_PER_USER } from './second-factor/passkeys.js'
-/** How long the pending log-in's cookie lives: as long as the pending log-in (README "Two-factor authentication"). */
+/** How long the pending log-in's cookie lives: as long as the pending log-in (docs/accounts.md "Two-factor authentication"). */
 export { PENDING_LOGIN_MAX_AGE_SECONDS } from './second-factor/pending-login.js'
 /* The forms' parsers: what a submitted field or form becomes before a use case sees it. */
 export { emailField, fieldText, newPasswordField, parseCredentials, parseField } from './login/credentials.js'

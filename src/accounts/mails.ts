@@ -144,7 +144,7 @@ export function secondFactorResetMail(frame: MailFrame, to: string): Mail {
   ])
 }
 
-/* Second factor (README "Two-factor authentication"): every change, and every recovery code used, is told. */
+/* Second factor (docs/accounts.md "Two-factor authentication"): every change, and every recovery code used, is told. */
 
 const SECOND_FACTOR_WARNING = 'If this was not you, someone else knows your password and has had a second factor of your account:'
 

@@ -33,7 +33,7 @@ import { changeDisplayName, displayNameOf } from './settings/profile.js'
 import { type BrowserSessionRef, confirmVerification, resendVerification, verificationLinkState } from './sign-up/verification.js'
 
 /*
- * The account's use cases (README "Your account"), built once in src/services.ts: sign-up within
+ * The account's use cases (docs/accounts.md "Your account"), built once in src/services.ts: sign-up within
  * SIGNUP_LIMIT, the mailed links, and the Account pages, each recording its audit event through
  * the actor's trail.
  */
@@ -90,7 +90,7 @@ export function accountUseCases(ctx: AccountContext, audit: AuditLog, sessions: 
   return {
     ...sessionUseCases(ctx, audit, sessions, cache),
     /**
-     * Attempts per address only (README "Limits and quotas"): a key per email would let anyone
+     * Attempts per address only (docs/operating/limits.md): a key per email would let anyone
      * stop a stranger from signing up by trying their address first. Created or already
      * registered answer alike, so sign-up does not tell which emails have accounts.
      */
@@ -110,7 +110,7 @@ export function accountUseCases(ctx: AccountContext, audit: AuditLog, sessions: 
   }
 }
 
-/** "Confirm it's you" ("sudo mode", src/accounts/sessions/confirm-session.ts, README "Re-authentication"). */
+/** "Confirm it's you" ("sudo mode", src/accounts/sessions/confirm-session.ts, docs/accounts.md "Re-authentication"). */
 function confirmationUseCases(ctx: AccountContext, audit: AuditLog) {
   return {
     /** The proof opens the sensitive actions to the browser's session `sessionId` for REAUTH_WINDOW_MINUTES. */
@@ -122,7 +122,7 @@ function confirmationUseCases(ctx: AccountContext, audit: AuditLog) {
   }
 }
 
-/** The Account pages (README "Account settings"): password, email, sessions, closing the account. */
+/** The Account pages (docs/accounts.md "Account settings"): password, email, sessions, closing the account. */
 function settingsUseCases(ctx: AccountContext, audit: AuditLog) {
   return {
     /** A new password, asked with the current one; the other sessions end (src/accounts/settings/account-settings.ts). */
@@ -163,7 +163,7 @@ function settingsUseCases(ctx: AccountContext, audit: AuditLog) {
       return closeAccount(ctx, account.userId, password, trailOf(audit, account))
     },
 
-    /** The account's own security events (README "Audit log"), newest first, one page from `cursor` on. */
+    /** The account's own security events (docs/operating/admin.md "Audit log"), newest first, one page from `cursor` on. */
     securityLog: (account: Pick<Account, 'userId'>, cursor: unknown) => readSecurityLog(ctx.db, account.userId, cursor),
     listSessions: (account: Account, sessionId: string | undefined): Promise<SessionView[]> =>
       listSessions(ctx.db, account.userId, sessionId, ctx.clock()),

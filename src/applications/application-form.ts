@@ -37,7 +37,7 @@ export interface ApplicationFormValues {
   scopes: string[]
   requirePkce: boolean
   allowImplicit: boolean
-  /** RS256, ES256 or EdDSA (README "Sign in with Gatehouse (OpenID Connect)"). */
+  /** RS256, ES256 or EdDSA (docs/openid-connect.md). */
   idTokenAlg: string
   requirePushedRequests: boolean
 }

@@ -53,7 +53,7 @@ function recordCreated(audit: AuditTrail, application: Application): Promise<voi
   return recordOwnerEvent(audit, 'application.created', application, auditDetail.scopes(application.allowed_scopes))
 }
 
-/** An owner's action on their application, recorded with the application as it is now (README "Audit log"). */
+/** An owner's action on their application, recorded with the application as it is now (docs/operating/admin.md "Audit log"). */
 function recordOwnerEvent(audit: AuditTrail, event: AuditEventName, application: Application, detail: string): Promise<void> {
   return audit.record({
     event,
@@ -71,8 +71,7 @@ export async function mayRegisterApplication(db: Db, ownerId: string, maxApplica
 export type Registration = { kind: 'created'; application: Application; clientSecret: string } | { kind: 'quota-reached'; limit: number }
 
 /**
- * "Register application" in the console, within MAX_APPLICATIONS_PER_USER (README "Limits and
- * quotas"). The owner's row is locked while counting, so two registrations sent at once cannot
+ * "Register application" in the console, within MAX_APPLICATIONS_PER_USER (docs/operating/limits.md). The owner's row is locked while counting, so two registrations sent at once cannot
  * both take the last place.
  */
 export async function registerApplication(

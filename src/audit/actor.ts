@@ -1,7 +1,7 @@
 import type { AuditLog, AuditTrail } from './audit-log.js'
 
 /**
- * Who asks a use case to act, for the audit log (README "Audit log"): the logged-in user (null:
+ * Who asks a use case to act, for the audit log (docs/operating/admin.md "Audit log"): the logged-in user (null:
  * nobody) and the client's address as the HTTP edge works it out (src/http/audit.ts), or the
  * command line, which has neither and says so in each event's detail.
  */

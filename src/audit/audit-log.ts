@@ -5,7 +5,7 @@ import { boundedLine } from '../lib/text.js'
 import { insertAuditEvent } from '../repositories/audit-events.js'
 
 /*
- * The audit log (README "Audit log"): a row per security event with its time, the account it
+ * The audit log (docs/operating/admin.md "Audit log"): a row per security event with its time, the account it
  * concerns, who did it, the application concerned, the client's address and a short detail.
  *
  * What a row may hold is decided here and nowhere else: an event name from the vocabulary

@@ -3,7 +3,7 @@ import { type AuditEventFilter, type AuditEventRow, listAuditEvents } from '../r
 import type { AuditEventName } from './audit-log.js'
 
 /*
- * Reading the audit log (README "Audit log"): the user's Security log page and the operator's
+ * Reading the audit log (docs/operating/admin.md "Audit log"): the user's Security log page and the operator's
  * audit page, through one pager. What a row may hold is decided where it is written
  * (src/audit/audit-log.ts).
  */
@@ -63,7 +63,7 @@ export interface OperatorAuditFilter {
   to?: Date
 }
 
-/** One page of every event matching `filter`, newest first, for the operator (README "Operating Gatehouse"). */
+/** One page of every event matching `filter`, newest first, for the operator (docs/operating/admin.md). */
 export function readAuditLog(
   db: Db,
   filter: OperatorAuditFilter,

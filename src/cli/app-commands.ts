@@ -115,7 +115,7 @@ const tokensRevoke: Command = {
   },
 }
 
-/** Applications and their tokens (README "Operating Gatehouse"). */
+/** Applications and their tokens (docs/operating/command-line.md). */
 export const APP_COMMANDS: Readonly<Record<string, Command>> = {
   'apps list': appsList,
   'apps show': appsShow,

@@ -3,7 +3,7 @@ import type { MailSettings } from '../mail/index.js'
 import type { Services } from '../services.js'
 
 /*
- * What every command of the command line is (README "Operating Gatehouse"): one small handler
+ * What every command of the command line is (docs/operating/command-line.md): one small handler
  * that reads its arguments, makes one call into the services' operator or maintenance use cases,
  * and says what happened as text for people and as JSON for scripts; and the helpers they share.
  */

@@ -4,7 +4,7 @@ import { MAINTENANCE_COMMANDS } from './maintenance-commands.js'
 import { USER_COMMANDS } from './user-commands.js'
 
 /*
- * The command line's commands (README "Operating Gatehouse"), one small handler each
+ * The command line's commands (docs/operating/command-line.md), one small handler each
  * (src/cli/command.ts), in three tables by what they act on. A new command is one more entry in
  * its table (and a line of USAGE in output.ts).
  */

@@ -69,7 +69,7 @@ function keyRow(k: KeyInfo) {
 
 const KEY_COLUMNS = ['kid', 'alg', 'created', 'signs_from', 'retired', 'unpublished_after']
 
-/** The ID Token signing keys, newest first (README "Sign in with Gatehouse (OpenID Connect)"). */
+/** The ID Token signing keys, newest first (docs/openid-connect.md). */
 const keysList: Command = {
   arity: 0,
   async run({ services }) {
@@ -97,7 +97,7 @@ const keysRotate: Command = {
   },
 }
 
-/** The database, the outbox and the signing keys (README "Operating Gatehouse"). */
+/** The database, the outbox and the signing keys (docs/operating/command-line.md). */
 export const MAINTENANCE_COMMANDS: Readonly<Record<string, Command>> = {
   'keys list': keysList,
   'keys rotate': keysRotate,

@@ -26,7 +26,7 @@ export const USAGE = `Usage: gatehouse <command> [--json]
   janitor                           delete expired rows once now
   outbox [--to EMAIL] [--last]      the newest mails of the outbox (no SMTP_URL), decoded, with their links
 
-The configuration is the server's: DATABASE_URL or DATA_DIR, and the other variables of README "Configuration".`
+The configuration is the server's: DATABASE_URL or DATA_DIR, and the other variables of docs/operating/configuration.md.`
 
 export type Row = Record<string, string | number | boolean | null>
 

@@ -9,7 +9,7 @@ import { findCommand } from './commands.js'
 import { USAGE } from './output.js'
 
 /*
- * `gatehouse …`, the operator's command line (README "Operating Gatehouse"). It reads the
+ * `gatehouse …`, the operator's command line (docs/operating/command-line.md). It reads the
  * server's configuration (the same environment variables), does one thing, and exits: 0 on
  * success; 1 with one line on stderr for a user error (an unknown email or client_id, a bad
  * argument, the embedded database held by the server) or a failure, never a stack trace.
@@ -50,7 +50,7 @@ function parse(argv: readonly string[]): Parsed {
 const usage = (message: string): string => `${message} (gatehouse --help lists the commands)`
 
 /**
- * Writes a failure as the one line the command line promises (README "The command line") and
+ * Writes a failure as the one line the command line promises (docs/operating/command-line.md) and
  * gives the exit code. Some messages come worded over several lines (node:util's parseArgs, a
  * driver's error), so every line break is folded here, for every command.
  */

@@ -105,7 +105,7 @@ const usersResetSecondFactor = onUser(async ({ operator }, user) => {
   return done(text, { email: user.email, factors, ended_sessions: endedSessions, mail_sent: mailSent })
 })
 
-/** Operators and users (README "Operating Gatehouse"). */
+/** Operators and users (docs/operating/command-line.md). */
 export const USER_COMMANDS: Readonly<Record<string, Command>> = {
   'admin add': operatorRole(true),
   'admin remove': operatorRole(false),

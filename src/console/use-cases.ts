@@ -17,7 +17,7 @@ import {
 } from '../applications/applications.js'
 
 /*
- * "Your Applications" (README "Your account"), built once in src/services.ts: every use case acts
+ * "Your Applications" (docs/accounts.md "Your account"), built once in src/services.ts: every use case acts
  * for the logged-in owner, only on their own applications, within MAX_APPLICATIONS_PER_USER, and
  * registers only for a verified address.
  */
@@ -70,7 +70,7 @@ export function consoleUseCases({ db, bus, clock, audit, applicationsPerUser: li
       if (!owner.emailVerified) return { kind: 'unverified' }
       return (await mayRegisterApplication(db, owner.userId, limit)) ? { kind: 'allowed' } : { kind: 'quota-reached', limit }
     },
-    // Its owner's email is the developer's identity on consent pages (README "Your account").
+    // Its owner's email is the developer's identity on consent pages (docs/accounts.md "Your account").
     needsVerification: (owner) => !owner.emailVerified,
     async registerApplication(owner, settings) {
       if (!owner.emailVerified) return { kind: 'unverified' }

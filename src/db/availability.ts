@@ -1,5 +1,5 @@
 /*
- * Whether the database can be reached, as the connections see it (README "Failures and
+ * Whether the database can be reached, as the connections see it (docs/operating/backups-and-upgrades.md "Failures and
  * recovery"). A request that cannot be served for that reason answers 503 with Retry-After
  * (RFC 9110 15.6.4, 10.2.3) instead of a 500 and a stack trace; the outage is told once when it
  * starts and once when it ends.

@@ -25,13 +25,13 @@ export interface DatabaseHandle {
    * Runs `work` over one connection whose session lasts the whole call, for what holds session
    * state across statements: the migrator's `pg_advisory_lock` and `SET statement_timeout`
    * (src/db/migrate.ts). PostgreSQL: a connection of its own to the LISTEN URL, the direct one
-   * when DATABASE_URL is a transaction pooler, closed afterwards (README "Behind PgBouncer").
+   * when DATABASE_URL is a transaction pooler, closed afterwards (docs/operating/pgbouncer.md).
    */
   session<T>(work: (db: Db) => Promise<T>): Promise<T>
   close(): Promise<void>
 }
 
-/** The PostgreSQL pool's settings (README "Failures and recovery"). */
+/** The PostgreSQL pool's settings (docs/operating/backups-and-upgrades.md "Failures and recovery"). */
 export interface PoolSettings {
   max: number
   /** How long a query waits for a connection, opening one included, before it fails. */
@@ -62,7 +62,7 @@ export interface DatabaseOptions {
   pool?: Partial<PoolSettings>
   /**
    * PostgreSQL only: where the LISTEN connection goes, default `url`. Behind a transaction-pooling
-   * PgBouncer `url` is the pooler, which cannot hold a session's LISTEN (README "Behind PgBouncer").
+   * PgBouncer `url` is the pooler, which cannot hold a session's LISTEN (docs/operating/pgbouncer.md).
    */
   listenUrl?: string | undefined
   /**

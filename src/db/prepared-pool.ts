@@ -40,8 +40,7 @@ function statementName(text: string): string {
  * extended protocol with its parameters, but parsed and planned on every execution. A named
  * statement belongs to one server connection, and a transaction-pooling PgBouncer (1.18, Debian
  * 12's) hands each transaction whichever connection is free, so the next execution of a name may
- * land where it was never prepared, or where another client prepared it already (README "Behind
- * PgBouncer").
+ * land where it was never prepared, or where another client prepared it already (docs/operating/pgbouncer.md).
  */
 export function preparedStatementPool(pool: pg.Pool, availability: DatabaseAvailability, named = true): PostgresPool {
   const send = sender(availability, named)

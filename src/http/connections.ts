@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify'
  *   HTTP_CONNECTION_TIMEOUT_MS (60 s): browsers open these ahead of need (Chromium's preconnect);
  * - one whose request was in flight, answered with `Connection: keep-alive` and then left idle
  *   until HTTP_KEEP_ALIVE_TIMEOUT_MS (72 s).
- * Either made a SIGTERM take a minute, past most supervisors' grace period (README "Failures and
+ * Either made a SIGTERM take a minute, past most supervisors' grace period (docs/operating/backups-and-upgrades.md "Failures and
  * recovery"). Now the first is ended at once, as is one accepted after the close began, and the
  * second is answered with `Connection: close` (RFC 9112 §9.6), or ended once its answer is out.
  */

@@ -4,7 +4,7 @@ import { DEVICE_COOKIE_MAX_AGE_SECONDS, PENDING_LOGIN_MAX_AGE_SECONDS } from '..
 import type { Services } from '../services.js'
 
 /*
- * Every cookie Gatehouse sets, its name and its attributes, in this one module (README "Console"):
+ * Every cookie Gatehouse sets, its name and its attributes, in this one module (docs/applications.md "Console"):
  * routes set, clear and read cookies only through setCookie, clearCookie and cookieValue below.
  */
 
@@ -65,7 +65,7 @@ function tableOf(config: CookieConfig): CookieTable {
  * stay as they are.
  *
  * The attributes: all host-only (no Domain) with Path=/, as the prefix requires; HttpOnly, since
- * no script reads any of them; Secure whenever COOKIE_SECURE is (README "Configuration").
+ * no script reads any of them; Secure whenever COOKIE_SECURE is (docs/operating/configuration.md).
  * SameSite=Lax, so that a log-in or consent reached by a link from another site still carries the
  * session; Strict for the WebAuthn challenge, which only Gatehouse's own script sends back.
  */

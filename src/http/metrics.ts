@@ -34,7 +34,7 @@ export function registerMetrics(app: FastifyInstance, probes: Probes, metricsTok
 
   new Gauge({
     name: 'gatehouse_database_up',
-    help: '1 while the database answers, 0 during an outage (README "Failures and recovery").',
+    help: '1 while the database answers, 0 during an outage (docs/operating/backups-and-upgrades.md "Failures and recovery").',
     registers: [registry],
     collect() {
       this.set(probes.databaseUp ? 1 : 0)
@@ -98,7 +98,7 @@ function countRequests(app: FastifyInstance, requests: RequestMetrics): onSendHo
   }
 }
 
-/** The gauges and totals the services keep for the process (README "Failures and recovery", "Limits and quotas", "Audit log"). */
+/** The gauges and totals the services keep for the process (docs/operating/backups-and-upgrades.md "Failures and recovery", docs/operating/limits.md, docs/operating/admin.md "Audit log"). */
 function registerServiceMetrics(registry: Registry, probes: Probes): void {
   // Totals the services keep for the process; each scrape copies them.
   const copied = (name: string, help: string, read: () => number) =>
@@ -118,7 +118,7 @@ function registerServiceMetrics(registry: Registry, probes: Probes): void {
   )
   new Counter({
     name: 'gatehouse_janitor_rows_removed_total',
-    help: 'Expired rows the janitor of this process deleted, by table (README "Limits and quotas").',
+    help: 'Expired rows the janitor of this process deleted, by table (docs/operating/limits.md).',
     labelNames: ['table'] as const,
     registers: [registry],
     collect() {
@@ -138,7 +138,7 @@ function registerServiceMetrics(registry: Registry, probes: Probes): void {
   )
   copied(
     'gatehouse_tokens_evicted_total',
-    'Live tokens this process revoked to keep MAX_TOKENS_PER_GRANT (README "Limits and quotas").',
+    'Live tokens this process revoked to keep MAX_TOKENS_PER_GRANT (docs/operating/limits.md).',
     () => probes.tokensEvicted,
   )
   copied(

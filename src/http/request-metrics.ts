@@ -2,8 +2,7 @@
  * The request counter and latency histogram of GET /metrics, tallied here and written in
  * Prometheus's text format (0.0.4) at each scrape, in the form prom-client writes them.
  * prom-client turns a request's labels into a hash string on every count and every observation,
- * and its counter sorts the label names again each time (counted in README "Instructions per
- * request"). Here a request costs
+ * and its counter sorts the label names again each time (counted in docs/performance.md). Here a request costs
  * two map lookups and a few additions; the label text of a route is built once.
  * The series stay bounded: the route is Fastify's pattern (or `unmatched`), never the URL, and
  * the method and status come from Node's HTTP parser and Fastify's reply.

@@ -5,7 +5,7 @@ import { render } from './render.js'
 import { safeNextPath } from './session.js'
 
 /*
- * REQUIRE_TWO_FACTOR applied to every page request (README "Who must enrol"): the decision is
+ * REQUIRE_TWO_FACTOR applied to every page request (docs/accounts.md "Who must enrol"): the decision is
  * enrolmentDemand (src/accounts/second-factor/policy.ts); this file says which area a route is in and
  * what a user who must enrol first is answered. The area belongs to the route: the admin and
  * console groups of pages (src/http/routes/admin/index.ts, src/http/routes/console/index.ts) and

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net'
 
 /*
- * Where passkeys can work (README "Passkeys"): WebAuthn's relying party id is PUBLIC_URL's host,
+ * Where passkeys can work (docs/accounts.md "Passkeys"): WebAuthn's relying party id is PUBLIC_URL's host,
  * and it must be a domain (WebAuthn Level 3, 5.1.4.1 and 13.4.9: an RP ID is a valid domain
  * string; browsers refuse an IP address). At an IP address every ceremony would end in the
  * browser's own error, so the pages say why instead and the endpoints refuse.

@@ -5,7 +5,7 @@ import { type SealedBox, createSealedBox } from './sealed-box.js'
 
 /*
  * Where the key-encryption key of sealed secrets (src/lib/sealed-box.ts: TOTP secrets and the ID
- * Token signing keys) comes from (docs/decisions/011-second-factor.md, README "Configuration"):
+ * Token signing keys) comes from (docs/decisions/011-second-factor.md, docs/operating/configuration.md):
  * SECRET_KEY when set; else, with the embedded database, a key file beside the data
  * (DATA_DIR/secret-key), created once. PostgreSQL without SECRET_KEY is refused: a key file on one
  * host would not reach the other processes sharing the database, a key stored in the database
@@ -30,7 +30,7 @@ export interface SecretKeySource {
  * The one line a server or a command prints when DATABASE_URL is set without SECRET_KEY: how to
  * make a key (any text of at least 32 characters; src/config-schema.ts).
  */
-export const SECRET_KEY_REQUIRED = `SECRET_KEY is required with DATABASE_URL: generate one with  node -p "require('crypto').randomBytes(32).toString('hex')"  and set it (keep it with your database backups; README "Configuration")`
+export const SECRET_KEY_REQUIRED = `SECRET_KEY is required with DATABASE_URL: generate one with  node -p "require('crypto').randomBytes(32).toString('hex')"  and set it (keep it with your database backups; docs/operating/configuration.md)`
 
 export interface SecretKeySettings {
   readonly secretKey: string | undefined

@@ -5,7 +5,7 @@ import { JANITOR_TABLES, type JanitorTable, deleteOlderBatch, tryJanitorLock } f
 import { RETENTION } from './policy.js'
 
 /*
- * The janitor (README "Limits and quotas"): every table that grows with traffic loses its
+ * The janitor (docs/operating/limits.md): every table that grows with traffic loses its
  * dead rows every few minutes, so nothing an anonymous client can do fills the database.
  * Every process runs one; on PostgreSQL an advisory lock lets one of them work at a time.
  */

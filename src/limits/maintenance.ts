@@ -4,8 +4,8 @@ import { migrateToLatest } from '../db/migrate.js'
 import type { Janitor, JanitorRun } from './janitor.js'
 
 /*
- * What keeps the database in shape, for `gatehouse migrate` and `gatehouse janitor` (README
- * "Operating Gatehouse") and for start-up: the one migrate path and the one janitor run, built
+ * What keeps the database in shape, for `gatehouse migrate` and `gatehouse janitor` (docs/operating/command-line.md)
+ * and for start-up: the one migrate path and the one janitor run, built
  * once in src/services.ts.
  */
 export interface MaintenanceUseCases {

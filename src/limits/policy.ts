@@ -3,7 +3,7 @@ import type { JanitorTable } from '../repositories/janitor.js'
 import type { SlotRule } from './rate-limiter.js'
 
 /*
- * Every rate limit, quota and expiry of Gatehouse, in one table (README "Limits and quotas",
+ * Every rate limit, quota and expiry of Gatehouse, in one table (docs/operating/limits.md,
  * docs/architecture.md "Limits"). Each entry says what it counts or keeps, over which window or
  * for how long, and which setting sets its number: `setting` is the field of the settings object
  * the caller passes in (src/config.ts builds those objects; this module does not read them
@@ -68,7 +68,7 @@ export const RATE_LIMITS = {
   /**
    * Every log-in attempt per client address, successful or not, device cookie or not: the failure
    * limits let the right password through for free, and each success costs an argon2 hash, a
-   * session row and an audit row (README "Limits and quotas"). High enough for a large office behind one
+   * session row and an audit row (docs/operating/limits.md). High enough for a large office behind one
    * address, low enough that one address cannot keep a core busy hashing.
    */
   loginAddressAttempts: { prefix: 'login:addr-all', windowMs: HOUR, setting: 'loginAddressAttempts', env: 'LOGIN_ADDRESS_ATTEMPT_LIMIT' },
@@ -77,7 +77,7 @@ export const RATE_LIMITS = {
   /**
    * Wrong second-factor codes and passkey assertions per account, from anywhere, whatever device
    * cookie is shown: the log-in's second step and /reauth's code count here together, so that
-   * neither device cookies nor addresses multiply one account's guesses (README "Limits and quotas").
+   * neither device cookies nor addresses multiply one account's guesses (docs/operating/limits.md).
    */
   secondFactorAccount: { prefix: 'second-factor:acct', windowMs: 15 * MINUTE, setting: 'loginFailures', env: 'LOGIN_FAILURE_LIMIT' },
   /** WebAuthn challenges handed out per account: a passkey's registration, or the second step of its pending log-in. */
@@ -165,15 +165,15 @@ export const QUOTAS = {
 
 /** How long what Gatehouse issues stays usable. */
 export const LIFETIMES = {
-  /** An authorization code: the specification §3 (States and transitions), restated in README "Limits and quotas". */
+  /** An authorization code: the specification §3 (States and transitions), restated in docs/operating/limits.md. */
   authorizationCodeMs: 10 * MINUTE,
-  /** A held consent request (README "GET /oauth/authorize", "Pending requests"). */
+  /** A held consent request (docs/oauth-endpoints.md "`GET /oauth/authorize`", "Pending requests"). */
   consentRequestMs: 10 * MINUTE,
   /** A pushed authorization request's request_uri (RFC 9126 2.2: short-lived; "5 to 600 seconds"). */
   pushedRequestMs: MINUTE,
   /** A console session: set by the configuration, not fixed here. */
   session: { setting: 'sessionTtlMs', env: 'SESSION_TTL_HOURS' },
-  /** Mailed links, by purpose (README "Links and what is stored"). */
+  /** Mailed links, by purpose (docs/accounts.md "Links and what is stored"). */
   emailLinkMs: {
     'verify-email': DAY,
     'reset-password': HOUR,

@@ -3,7 +3,7 @@ import { releaseRateLimits, reserveRateLimit } from '../repositories/rate-limits
 import type { Clock } from '../lib/clock.js'
 
 /*
- * The one rate limiter: fixed windows counted in the database (README "Limits and quotas"), so
+ * The one rate limiter: fixed windows counted in the database (docs/operating/limits.md), so
  * every process enforces the same limit. The rules come from src/limits/policy.ts (rateRule).
  */
 

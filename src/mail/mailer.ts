@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import nodemailer, { type Transporter } from 'nodemailer'
 
 /*
- * How mail leaves Gatehouse (README "Mail"): through SMTP when SMTP_URL is set, else as .eml
+ * How mail leaves Gatehouse (docs/accounts.md "Mail"): through SMTP when SMTP_URL is set, else as .eml
  * files in MAIL_OUTBOX_DIR, for local use. Built once, in src/services.ts; the account use cases
  * receive it. A mail carries live links (verification, password reset), so neither its body nor
  * its links are ever logged: a line names the recipient's mail only by subject and, in outbox

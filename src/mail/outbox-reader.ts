@@ -2,7 +2,7 @@ import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 
 /*
- * Reads back the mails OutboxMailer wrote (README "Mail"), for `gatehouse outbox`: the .eml
+ * Reads back the mails OutboxMailer wrote (docs/accounts.md "Mail"), for `gatehouse outbox`: the .eml
  * files are quoted-printable, so their links cannot be copied or grepped as they stand. The
  * decoding is mailparser's, the parser the mail tests already read these files with, so the
  * command and the tests agree on what a mail says. Nothing here logs: the links are live.

@@ -70,7 +70,7 @@ export class UnauthorizedClientError extends OAuthError {
 
 /**
  * The client authenticated but may not use this endpoint: the revocation stream is for
- * resource servers (README "Resource APIs"). 403, as RFC 6750 3.1 answers a token that lacks
+ * resource servers (docs/resource-apis.md). 403, as RFC 6750 3.1 answers a token that lacks
  * what the request needs.
  */
 export class ResourceServerOnlyError extends OAuthError {

@@ -73,7 +73,7 @@ export interface ResourceUseCases {
   tokenInfo(token: string): ServerTokenEntry | null | Promise<ServerTokenEntry | null>
   /** The revocation stream's subscriber, authenticated by HTTP Basic; only a resource server may subscribe. */
   authenticateSubscriber(authorization: string | undefined): Promise<StreamClient>
-  /** Why the feed refuses this subscriber now, if it does (README "Limits and quotas"). */
+  /** Why the feed refuses this subscriber now, if it does (docs/operating/limits.md). */
   streamRefusal(client: StreamClient): StreamRefusal | undefined
 }
 
@@ -112,7 +112,7 @@ function metadataOf(issuer: string): Readonly<Record<string, unknown>> {
     code_challenge_methods_supported: ['S256', 'plain'],
     // RFC 9207 3: every authorization response carries `iss`.
     authorization_response_iss_parameter_supported: true,
-    // Response types and modes, PAR and request objects (README "GET /oauth/authorize"): src/oauth/authorize/authorize-metadata.ts.
+    // Response types and modes, PAR and request objects (docs/oauth-endpoints.md "`GET /oauth/authorize`"): src/oauth/authorize/authorize-metadata.ts.
     ...authorizeRequestMetadata(issuer),
   })
 }

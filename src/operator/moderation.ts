@@ -28,7 +28,7 @@ import type { RevocationBus } from '../revocation/bus.js'
 import { revoke } from '../revocation/revoke.js'
 
 /*
- * What an operator can do (README "Operating Gatehouse"), once, for both of their tools: the
+ * What an operator can do (docs/operating/admin.md), once, for both of their tools: the
  * command line (src/cli/) and the admin pages (src/http/routes/admin/). Each action runs in one
  * transaction, revokes through src/revocation/revoke.ts (so every cache and resource server
  * hears of it), and is recorded in the audit log by the caller's `record`.

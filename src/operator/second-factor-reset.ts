@@ -13,7 +13,7 @@ export interface SecondFactorReset {
 }
 
 /**
- * An operator's reset of a user's second factor (README "Account recovery", for the user who lost
+ * An operator's reset of a user's second factor (docs/accounts.md "Account recovery", for the user who lost
  * their phone and their recovery codes): the account's TOTP secret, passkeys, recovery codes,
  * unfinished enrolments and pending log-ins go, and every session ends, so that the next log-in
  * is with the password alone and under the policy's eyes (REQUIRE_TWO_FACTOR asks them to enrol

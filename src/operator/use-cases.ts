@@ -34,7 +34,7 @@ import {
 import { type SecondFactorReset, resetSecondFactor } from './second-factor-reset.js'
 
 /*
- * The operator's use cases (README "Operating Gatehouse"), built once in src/services.ts for both
+ * The operator's use cases (docs/operating/admin.md), built once in src/services.ts for both
  * of their tools, the admin pages and the command line: each takes the acting operator, reads the
  * time from the clock, and records its audit event through the actor's trail.
  */
@@ -78,7 +78,7 @@ export interface OperatorUseCases {
   /** `gatehouse tokens revoke`: every token of the application, or one user's. */
   revokeTokens(actor: Actor, applicationId: string, userId?: string): Promise<{ revoked: number }>
   /**
-   * One page of the audit log (README "Audit log"), newest first, from `cursor` on; the account
+   * One page of the audit log (docs/operating/admin.md "Audit log"), newest first, from `cursor` on; the account
    * is named by email, and `unknownUser` says that no account has it (then no events).
    */
   readAuditLog(filter: AuditSearch, cursor: unknown): Promise<AuditLogPage & { unknownUser: boolean }>

@@ -60,7 +60,7 @@ export type RevocationTarget =
   | { kind: 'application-tokens-revoked'; applicationId: string }
   /**
    * Every token and pending code of one user, whatever the application: a suspended or
-   * deleted account (README "Operating Gatehouse"). Grants stay; deletion removes them.
+   * deleted account (docs/operating/admin.md). Grants stay; deletion removes them.
    */
   | { kind: 'user-suspended'; userId: string }
   | { kind: 'user-deleted'; userId: string }
@@ -169,7 +169,7 @@ async function revokeInTransaction(
     case 'application-tokens-revoked': {
       await deletePendingCodes(trx, { applicationId: target.applicationId })
       // The digests, not a reset, so that resource servers drop these tokens only, and no
-      // one can empty every verifier's cache by deleting an application (README "Limits and quotas";
+      // one can empty every verifier's cache by deleting an application (docs/operating/limits.md;
       // docs/decisions/003-revocation-propagation.md). They go out in batches, before the
       // notice that ends the application's own streams, if it has ended.
       const revoked = await revokeInBatches(trx, bus, { applicationId: target.applicationId }, now)

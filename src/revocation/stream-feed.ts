@@ -18,7 +18,7 @@ import type { BusLog, RevocationReceiver } from './bus.js'
  * application deletion arrives as the digests of its tokens (revoke() announces them before
  * the rows go).
  *
- * Bounds (README "Limits and quotas"), per process: STREAMS_PER_APPLICATION streams per
+ * Bounds (docs/operating/limits.md), per process: STREAMS_PER_APPLICATION streams per
  * application and STREAMS_TOTAL in all, beyond which a subscription is refused before the
  * stream starts; and the streams of an application end when it is deleted or suspended, its
  * secret regenerated or its resource-server flag changed, since their credentials no longer

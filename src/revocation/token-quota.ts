@@ -25,7 +25,7 @@ export interface TokenQuotaOptions {
 }
 
 /**
- * MAX_TOKENS_PER_GRANT (README "Limits and quotas"): after a token is issued, the grant's live
+ * MAX_TOKENS_PER_GRANT (docs/operating/limits.md): after a token is issued, the grant's live
  * tokens beyond the newest MAX_TOKENS_PER_GRANT are revoked, announced like any revocation.
  *
  * The quota is kept after the response is decided (docs/decisions/007-one-statement-hot-paths.md): the token

@@ -5,7 +5,7 @@ import { closeBrowserTest, expectAccessible, signUpAndLogInThroughPage, startBro
 import { linkTo } from '../helpers/mailbox.js'
 
 /*
- * The account pages in Chromium without JavaScript (README "Your account"): the whole path a developer takes,
+ * The account pages in Chromium without JavaScript (docs/accounts.md "Your account"): the whole path a developer takes,
  * sign-up → verification link → an application → log out → forgot password → reset → log in
  * with the new password, with axe-core's WCAG 2.1 A/AA check on every page in every state it
  * passes through (empty form, form with errors, success); then the Account pages likewise.
@@ -213,11 +213,11 @@ it('the pages of the first proof elsewhere, of factors before verification, of p
   const page = await (await browser.newContext({ javaScriptEnabled: false })).newPage()
   await signUpAndLogInThroughPage(page, baseUrl, email, 'second walk password')
   await page.waitForURL(`${baseUrl}/applications`)
-  // No factor before the address is verified (README "Two-factor authentication").
+  // No factor before the address is verified (docs/accounts.md "Two-factor authentication").
   await page.goto(`${baseUrl}/account/two-factor`)
   expect(await page.getByRole('button', { name: 'Resend verification email' }).isVisible()).toBe(true)
   await expectAccessible(page, 'two-factor, unverified')
-  // This app listens at 127.0.0.1, where browsers refuse passkeys (README "Passkeys").
+  // This app listens at 127.0.0.1, where browsers refuse passkeys (docs/accounts.md "Passkeys").
   await page.goto(`${baseUrl}/account/passkeys`)
   expect(await page.getByText('IP address').first().isVisible()).toBe(true)
   await expectAccessible(page, 'passkeys at an IP address')

@@ -7,7 +7,7 @@ import { closeBrowserTest, expectAccessible, logInThroughPage, startBrowserTest 
 import { type AccessTokenFixture, createAccessToken, createApplication, createUser } from '../helpers/factories.js'
 
 /*
- * README "The admin pages": every /admin page about a user or an application names that subject, not the
+ * docs/operating/admin.md "The admin pages": every /admin page about a user or an application names that subject, not the
  * operator looking at it, and its controls act on that subject. Driven in Chromium without
  * JavaScript by clicking, as an operator would: the page's own `user` was once overwritten by
  * the logged-in one (src/http/render.ts), which tests posting to the routes could not see.

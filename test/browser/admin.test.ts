@@ -6,7 +6,7 @@ import { closeBrowserTest, expectAccessible, logInThroughPage, startBrowserTest 
 import { createAccessToken, createApplication, createUser } from '../helpers/factories.js'
 
 /*
- * The admin pages in Chromium without JavaScript (README "The admin pages"; every page works without scripts): an
+ * The admin pages in Chromium without JavaScript (docs/operating/admin.md "The admin pages"; every page works without scripts): an
  * operator reaches them from the user menu, suspends an application through its confirmation
  * page, and filters the audit log; axe-core finds no WCAG 2.1 A/AA fault on any of them.
  */

@@ -79,7 +79,7 @@ it('denies in the browser', async () => {
 })
 
 /*
- * Returning users (README "GET /oauth/authorize"): logged out, they start the flow again, log in, and
+ * Returning users (docs/oauth-endpoints.md "`GET /oauth/authorize`"): logged out, they start the flow again, log in, and
  * the log-in form's submission ends at the client through Gatehouse's redirects
  * (POST /login → 303 /oauth/authorize → 302 client). Chromium applies form-action to that
  * whole chain, so the log-in page must allow the client's origin.

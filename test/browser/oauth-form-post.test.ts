@@ -5,7 +5,7 @@ import type { TestContext } from '../helpers/app.js'
 import { type TestClient, buildOAuthTestApp, createClient, exchange, grantAccess } from '../integration/oauth/helpers.js'
 
 /*
- * response_mode=form_post in Chromium (OAuth 2.0 Form Post Response Mode, README "Response modes (`response_mode`)"): with
+ * response_mode=form_post in Chromium (OAuth 2.0 Form Post Response Mode, docs/oauth-endpoints.md "Response modes (`response_mode`)"): with
  * JavaScript the page's one script, allowed by its CSP hash, posts the form at once; without it
  * the button does. Either way the client receives code, state and iss in a POST body, which
  * proves the page's CSP form-action lets the form reach the client.

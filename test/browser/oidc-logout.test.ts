@@ -5,7 +5,7 @@ import type { TestContext } from '../helpers/app.js'
 import { type TestClient, buildOAuthTestApp, createClient, grantAccess } from '../integration/oauth/helpers.js'
 
 /*
- * The end_session_endpoint's pages in Chromium (OpenID Connect RP-Initiated Logout 1.0, README "Sign in with Gatehouse (OpenID Connect)"),
+ * The end_session_endpoint's pages in Chromium (OpenID Connect RP-Initiated Logout 1.0, docs/openid-connect.md),
  * with JavaScript off: "Sign out of Gatehouse?", "You are signed out" and the refusal pass axe, and the
  * confirmation's plain form ends the session and reaches the registered post-logout URI, which
  * proves its CSP form-action lets the redirect through.

@@ -8,7 +8,7 @@ import type { TestContext } from '../helpers/app.js'
 import { type TestClient, buildOAuthTestApp, createClient } from '../integration/oauth/helpers.js'
 
 /*
- * The consent page's honesty about the application (README "Operating Gatehouse"), in Chromium
+ * The consent page's honesty about the application (docs/operating/admin.md), in Chromium
  * without JavaScript: an unverified application's page says Gatehouse has not verified it and
  * shows no owner email; once an operator verified it, "Verified by Gatehouse". Both pass axe-core,
  * as does the owner's page of a suspended application.

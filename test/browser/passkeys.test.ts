@@ -12,7 +12,7 @@ import {
 } from '../helpers/browser.js'
 
 /*
- * Passkeys in Chromium (README "Passkeys"), with the DevTools protocol's virtual authenticator (a
+ * Passkeys in Chromium (docs/accounts.md "Passkeys"), with the DevTools protocol's virtual authenticator (a
  * platform authenticator that keeps discoverable credentials and verifies its user): add a
  * passkey on /account/passkeys, log out, sign in with it and no password, remove it, with the
  * keyboard alone where the passkey pages are concerned. axe-core
@@ -97,7 +97,7 @@ it('add a passkey → log out → sign in with it, no password → remove it', a
   // With the keyboard alone: the name, then Enter submits the form to the script.
   await tabTo(page, '#passkey-name')
   await page.keyboard.type('Virtual key')
-  // Adding a factor asks for the password on the same form (README "Passkeys").
+  // Adding a factor asks for the password on the same form (docs/accounts.md "Passkeys").
   await tabTo(page, '#passkey-password')
   await page.keyboard.type(PASSWORD)
   await page.keyboard.press('Enter')

@@ -7,7 +7,7 @@ import { closeBrowserTest, expectAccessible, listenOnLoopback, logInThroughPage,
 import { createUser } from '../helpers/factories.js'
 
 /*
- * Sudo mode and the operator's second-factor reset in Chromium without JavaScript (README "Re-authentication", "Lost second factor: the operator's reset"): an
+ * Sudo mode and the operator's second-factor reset in Chromium without JavaScript (docs/accounts.md "Re-authentication", "Lost second factor: the operator's reset"): an
  * operator whose log-in is older than REAUTH_WINDOW_MINUTES opens a user's reset, is asked
  * "Confirm it's you", types the password, comes back to the confirmation and resets the user's
  * second factor; the admin user page, /reauth and the confirmation are axe-clean, and so are the

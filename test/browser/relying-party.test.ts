@@ -8,7 +8,7 @@ import { applicationForm, textById } from '../helpers/console.js'
 import { buildOAuthTestApp } from '../integration/oauth/helpers.js'
 
 /*
- * README "Try it: the example relying party", in Chromium: examples/relying-party.ts, configured with nothing but
+ * docs/openid-connect.md "Try it: the example relying party", in Chromium: examples/relying-party.ts, configured with nothing but
  * the issuer, a client ID and a secret from the console, signs a user in (discovery, code +
  * PKCE + nonce, ID Token, UserInfo) and out again through the end_session_endpoint
  * (RP-Initiated Logout 1.0): the Gatehouse session ends and the browser is back on the

@@ -5,7 +5,7 @@ import { closeBrowserTest, expectAccessible, logInThroughPage, startBrowserTest,
 import { STEP_MS, totpCode } from '../helpers/totp.js'
 
 /*
- * Two-factor authentication in Chromium without JavaScript (README "Two-factor authentication"): set up an authenticator
+ * Two-factor authentication in Chromium without JavaScript (docs/accounts.md "Two-factor authentication"): set up an authenticator
  * app from the Account page (QR code and secret, a wrong code, the right one, the recovery codes),
  * log out, log in with the password and then the app's code; axe-core's WCAG 2.1 A/AA check on
  * every page in every state it passes through.

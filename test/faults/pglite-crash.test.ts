@@ -6,7 +6,7 @@ import { pgliteDataDir } from '../helpers/pglite-data-dir.js'
 import { type FlowParty, exchange, forbidden, introspect, seedFlowParty, startLoad, tally, until } from '../helpers/oauth-load.js'
 
 /*
- * README "Failures and recovery": the built server (`node dist/src/server.js`) on embedded PGlite, killed with
+ * docs/operating/backups-and-upgrades.md "Failures and recovery": the built server (`node dist/src/server.js`) on embedded PGlite, killed with
  * SIGKILL in the middle of writes (codes issued and consumed, tokens issued and revoked), then
  * started again on the same data directory. Whatever it acknowledged before dying holds.
  */
@@ -18,8 +18,7 @@ let env: Record<string, string>
 let server: GatehouseProcess | undefined
 beforeAll(async () => {
   dataDir = await pgliteDataDir('migrated', 'gatehouse-crash-')
-  // One user and one client drive all the load: the per-(user, application) quotas (README "Limits
-  // and quotas", tested in test/integration/quotas.test.ts) would refuse codes and revoke tokens.
+  // One user and one client drive all the load: the per-(user, application) quotas (docs/operating/limits.md, tested in test/integration/quotas.test.ts) would refuse codes and revoke tokens.
   env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', CODE_ISSUE_LIMIT: '100000', MAX_TOKENS_PER_GRANT: '10000' }
 })
 afterAll(async () => {

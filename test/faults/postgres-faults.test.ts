@@ -24,7 +24,7 @@ import { type PgAdmin, type TerminatedBackend, connectPgAdmin } from '../helpers
 import { NOTICE_WAIT_MS } from '../helpers/propagation.js'
 
 /*
- * README "Failures and recovery" (docs/decisions/008-database-faults.md): the built server (`node dist/src/server.js`),
+ * docs/operating/backups-and-upgrades.md "Failures and recovery" (docs/decisions/008-database-faults.md): the built server (`node dist/src/server.js`),
  * two processes on a database of their own on the CI PostgreSQL, under bounded OAuth load from
  * this file, while the database is cut from under them the way operators and DBAs do it.
  */
@@ -98,7 +98,7 @@ const show = (replies: readonly Reply[]) =>
     .map((r) => `${r.kind} via ${r.base}: ${r.status} retry-after=${r.retryAfter} ${r.body}`)
     .join('\n')
 
-describe('Gatehouse survives its database (README "Failures and recovery"; needs TEST_DATABASE_URL)', () => {
+describe('Gatehouse survives its database (docs/operating/backups-and-upgrades.md "Failures and recovery"; needs TEST_DATABASE_URL)', () => {
   let testDb: TestDatabase
   let name: string
   let admin: PgAdmin
@@ -137,8 +137,7 @@ describe('Gatehouse survives its database (README "Failures and recovery"; needs
     }
   }
 
-  // One user and one client drive all the load: the per-(user, application) quotas (README "Limits
-  // and quotas", tested in test/integration/quotas.test.ts) would refuse codes and revoke tokens.
+  // One user and one client drive all the load: the per-(user, application) quotas (docs/operating/limits.md, tested in test/integration/quotas.test.ts) would refuse codes and revoke tokens.
   const start = () =>
     startGatehouse(
       { DATABASE_URL: testDb.url!, DATABASE_POOL_MAX: '6', LOG_LEVEL: 'info', CODE_ISSUE_LIMIT: '100000', MAX_TOKENS_PER_GRANT: '10000' },

@@ -97,7 +97,7 @@ export class BrowserSession {
       mailbox && options.verify !== false
         ? linkTo(mailbox.to(email.trim().toLowerCase()).at(-1) ?? { text: '' }, '/verify-email')
         : undefined
-    // Opened before any log-in, so the page asks for the password again (README "Account
+    // Opened before any log-in, so the page asks for the password again (docs/accounts.md "Account
     // recovery"): the same one is chosen, and the account ends as a verified one with it.
     if (link) await this.verifyEmail(link, password)
     await this.logIn(email, password)

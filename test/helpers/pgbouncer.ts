@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from './gatehouse-process.js'
 
-/** Debian's path; .ci/run installs the package when it is missing (README "Behind PgBouncer"). */
+/** Debian's path; .ci/run installs the package when it is missing (docs/operating/pgbouncer.md). */
 const CANDIDATES = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin/pgbouncer']
 
 /** The pgbouncer binary, or a failure that says how to get it: a missing binary must not pass as a skipped test. */
@@ -19,7 +19,7 @@ function pgbouncerBinary(): string {
     }
   }
   throw new Error(
-    `pgbouncer is not installed (looked in ${CANDIDATES.join(', ')}): apt-get install -y pgbouncer, as .ci/run does (README "Behind PgBouncer")`,
+    `pgbouncer is not installed (looked in ${CANDIDATES.join(', ')}): apt-get install -y pgbouncer, as .ci/run does (docs/operating/pgbouncer.md)`,
   )
 }
 
@@ -86,7 +86,7 @@ function writePgBouncerConfig(serverUrl: string, databases: readonly PgBouncerDa
       'default_pool_size = 8',
       'max_client_conn = 200',
       // pg sends DATABASE_STATEMENT_TIMEOUT_MS as a startup parameter, which PgBouncer refuses
-      // unless told to ignore it (README "Behind PgBouncer").
+      // unless told to ignore it (docs/operating/pgbouncer.md).
       'ignore_startup_parameters = statement_timeout',
       'admin_users =',
       'stats_users =',

@@ -7,7 +7,7 @@ import { migrateToLatest } from '../../src/db/migrate.js'
 
 /*
  * DATA_DIRs for the tests that start Gatehouse processes on embedded PGlite. A new data
- * directory costs initdb, about 5 s of CPU on a quiet two-core machine (README "Development"), and most of
+ * directory costs initdb, about 5 s of CPU on a quiet two-core machine (docs/development.md), and most of
  * these tests are about something else: the server's shutdown, the CLI's lock, outbox mail. So each gets a copy
  * of a data directory Gatehouse itself made (src/db/connect.ts), in the state it needs:
  *  - 'initialized': initdb has run, no migration has (for `gatehouse migrate`);

@@ -20,7 +20,7 @@ export async function revokeThrough(baseUrl: string, application: ApplicationFix
 /**
  * How long a test waits for a revocation notice to reach a cache before it fails: a safety net,
  * not the assertion. What a test asserts is the event: the cache drops the token once the notice
- * arrives, which takes milliseconds (README "Revocation propagation, measured"), while without a
+ * arrives, which takes milliseconds (docs/resource-apis.md "Revocation propagation, measured"), while without a
  * notice a cache keeps the token for its TTL (a minute by default, for ever under a test's manual
  * clock), so the wait still fails. The one-second target of
  * docs/decisions/003-revocation-propagation.md is a figure `npm run bench:propagation` measures;

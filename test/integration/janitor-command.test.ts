@@ -44,7 +44,7 @@ function janitor(env: Record<string, string>) {
 }
 
 it('`npm run janitor` removes expired rows once, prints how many per table and exits 0', async () => {
-  // README "The janitor": `npm run janitor` runs it once, here on the sources through tsx.
+  // docs/operating/limits.md "The janitor": `npm run janitor` runs it once, here on the sources through tsx.
   expect(janitorScript).toBe('tsx --conditions=source src/cli.ts janitor')
   const testDb = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL ? await createTestDatabase() : undefined
   // On PGlite, a copy of a migrated data directory (test/helpers/pglite-data-dir.ts): initdb is not under test here.

@@ -8,7 +8,7 @@ import { type TestContext, buildTestApp } from '../helpers/app.js'
 import { type ApplicationFixture, type UserFixture, createApplication, createUser } from '../helpers/factories.js'
 
 /*
- * The janitor (README "Limits and quotas") on the test's database, PGlite or PostgreSQL. Rows
+ * The janitor (docs/operating/limits.md) on the test's database, PGlite or PostgreSQL. Rows
  * are written with old timestamps directly and the injected clock is moved; nothing sleeps.
  */
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type TestContext, buildTestApp } from '../helpers/app.js'
 
 /*
- * GET /metrics is not for everyone (README "Operations"): without METRICS_TOKEN only a loopback
+ * GET /metrics is not for everyone (docs/operating/backups-and-upgrades.md "Operations"): without METRICS_TOKEN only a loopback
  * client is answered; with it, only a scraper sending it as a bearer token.
  */
 

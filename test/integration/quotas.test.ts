@@ -11,7 +11,7 @@ import { type TestClient, authorizeUrl, consentFields, createClient, exchange, l
 import { consentedUser, oauthTestFile } from '../helpers/oauth-set-up.js'
 
 /*
- * README "Limits and quotas": applications per user, live tokens per (user, application), and
+ * docs/operating/limits.md: applications per user, live tokens per (user, application), and
  * authorization codes per (user, application) a minute, each at its default.
  */
 

@@ -104,7 +104,7 @@ describe('each group of pages is a plugin whose hooks and error handler reach it
 })
 
 describe('REQUIRE_TWO_FACTOR: every page runs the gate first, and the area comes from the route (src/http/second-factor-gate.ts)', () => {
-  /** The pages never gated (README "Who must enrol"), by pattern prefix: kept by hand, apart from the gate's own list. */
+  /** The pages never gated (docs/accounts.md "Who must enrol"), by pattern prefix: kept by hand, apart from the gate's own list. */
   const OPEN = ['/logout', '/oauth/logout', '/account/delete', '/login', '/signup', '/forgot-password', '/reset-password']
   OPEN.push('/verify-email', '/confirm-email', '/cancel-email-change', '/account/two-factor', '/account/passkeys', '/reauth')
   const under = (pattern: string, prefix: string) => pattern === prefix || pattern.startsWith(`${prefix}/`)

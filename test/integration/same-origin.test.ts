@@ -8,7 +8,7 @@ import { oauthClientTestFile } from '../helpers/oauth-set-up.js'
 
 /*
  * Every state-changing request in the page context must come from Gatehouse's own pages: a
- * cross-site POST is refused even with a valid CSRF token (README "Operations"). The CSRF token
+ * cross-site POST is refused even with a valid CSRF token (docs/operating/backups-and-upgrades.md "Operations"). The CSRF token
  * stays the first line; Sec-Fetch-Site and Origin are the second (src/http/page-security.ts).
  * Every case below carries a valid token, so only the headers decide.
  */

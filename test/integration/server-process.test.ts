@@ -67,7 +67,7 @@ it("sets the old generation's growth factor from HEAP_GROWING_PERCENT, and leave
   expect(v8s.at(-1)).not.toBe('1.4')
 })
 
-/** EX_CONFIG of sysexits(3): what only a change of configuration mends (src/server.ts, README "Operations"). */
+/** EX_CONFIG of sysexits(3): what only a change of configuration mends (src/server.ts, docs/operating/backups-and-upgrades.md "Operations"). */
 const EX_CONFIG = 78
 
 it('refuses to start on a bad setting, naming the variable', () => {
@@ -132,7 +132,7 @@ it('ends start-up on a port already in use with one line naming it, not a stack 
 const migrateScript = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.migrate!
 
 it('`npm run migrate` applies the migrations to a new database and says which; `gatehouse migrate` is then a no-op', async () => {
-  // README "Development": `npm run migrate` applies pending migrations, here the sources through tsx.
+  // docs/development.md: `npm run migrate` applies pending migrations, here the sources through tsx.
   expect(migrateScript).toBe('tsx --conditions=source src/cli.ts migrate')
   // initdb has run and no migration has: every migration is still to apply, as on a new DATA_DIR,
   // without a second initdb (the first test pays for one; test/helpers/pglite-data-dir.ts).

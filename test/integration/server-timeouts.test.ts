@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestContext } from '../helpers/app.js'
 
 /*
- * Node's HTTP server timeouts (src/app.ts, README "Configuration"): Fastify leaves requestTimeout
+ * Node's HTTP server timeouts (src/app.ts, docs/operating/configuration.md): Fastify leaves requestTimeout
  * and connectionTimeout at 0, so before these settings a client that opened a connection and sent
  * nothing held it for ever.
  */

@@ -6,7 +6,7 @@ import { expect, it } from 'vitest'
 import { ensureBuilt } from '../helpers/build.js'
 
 /*
- * `npm start` on an unchanged checkout serves at once (README "Development"): its prestart step
+ * `npm start` on an unchanged checkout serves at once (docs/development.md): its prestart step
  * (scripts/build-if-stale.mjs) finds the build current, prints nothing and compiles nothing.
  * The rule itself is tested in test/unit/build-if-stale.test.ts.
  */

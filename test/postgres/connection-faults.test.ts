@@ -18,7 +18,7 @@ import { Mailbox } from '../helpers/mailbox.js'
 /*
  * Faults of the connections to PostgreSQL, inside one process (test/faults/ has the same
  * against a running Gatehouse process under load). Before resilientPool, the first two tests
- * ended the test worker with "Unhandled 'error' event" (README "Failures and recovery").
+ * ended the test worker with "Unhandled 'error' event" (docs/operating/backups-and-upgrades.md "Failures and recovery").
  */
 
 async function adminQuery(text: string, values: unknown[] = []): Promise<pg.QueryResult> {

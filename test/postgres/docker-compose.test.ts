@@ -12,7 +12,7 @@ import { recoveryCodesOnPage, secretOnPage, totpCode } from '../helpers/totp.js'
 vi.setConfig({ testTimeout: 120_000 })
 
 /*
- * docker-compose.yml as shipped (README "Docker", "The first operator"): the built server started
+ * docker-compose.yml as shipped (docs/operating/docker.md, docs/operating/admin.md "The first operator"): the built server started
  * with the environment the compose file gives the gatehouse service (and the Dockerfile's ENV
  * beneath it), read from the files, never copied here. Only what must differ outside a container
  * is replaced: DATABASE_URL (the test's own database), PORT and PUBLIC_URL (a free port, still on
@@ -112,7 +112,7 @@ async function containerEnv(dotenv: Record<string, string>, port: number): Promi
 }
 
 it('requires SECRET_KEY: Compose refuses without it, and the server started without it exits with one line', async () => {
-  expect(() => composeEnv({})).toThrow(/SECRET_KEY is missing a value: set SECRET_KEY in \.env — see README "Docker"/)
+  expect(() => composeEnv({})).toThrow(/SECRET_KEY is missing a value: set SECRET_KEY in \.env — see docs\/operating\/docker\.md/)
   // As if Compose passed it empty: the server itself refuses, before it touches the database.
   const env = await containerEnv({ SECRET_KEY: 'placeholder' }, await freePort())
   await expect(startGatehouse({ ...env, SECRET_KEY: '' }, { built: true, port: Number(env.PORT) })).rejects.toThrow(
@@ -129,7 +129,7 @@ it('as shipped, with SECRET_KEY: an OpenID Provider, and the first operator enro
 
   // Sign up and log in, then the verification mail from the outbox, as `docker compose exec
   // gatehouse gatehouse outbox --last` shows it, opened in the same browser: with the account's
-  // own session the link keeps the password (README "Email verification").
+  // own session the link keeps the password (docs/accounts.md "Email verification").
   const email = 'operator@example.com'
   const password = 'correct horse battery'
   const browser = new HttpBrowser(server.url)

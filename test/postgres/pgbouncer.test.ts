@@ -11,7 +11,7 @@ import { type PgBouncer, startPgBouncer } from '../helpers/pgbouncer.js'
 import { NOTICE_WAIT_MS, isActive, msUntil, revokeThrough, seed } from '../helpers/propagation.js'
 
 /*
- * README "Behind PgBouncer": three Gatehouse processes whose queries go through a PgBouncer in
+ * docs/operating/pgbouncer.md: three Gatehouse processes whose queries go through a PgBouncer in
  * transaction mode (DATABASE_URL, DATABASE_PREPARED_STATEMENTS=false) and whose LISTEN goes
  * straight to PostgreSQL (DATABASE_LISTEN_URL) keep the contract of one process: a revocation
  * through one is refused by the others once its notice arrives (the one-second target of

@@ -32,7 +32,7 @@ import { Mailbox } from '../helpers/mailbox.js'
  * same is shown between two app instances sharing the one embedded database.
  *
  * The propagation time is measured and logged, not asserted: the one-second target of 003 is a
- * product figure (README "Revocation propagation, measured", `npm run bench:propagation`), and as
+ * product figure (docs/resource-apis.md "Revocation propagation, measured", `npm run bench:propagation`), and as
  * a pass/fail bound it would let a loaded machine fail the suite. What is asserted is the event:
  * each cache refuses the token once the notice arrives, within NOTICE_WAIT_MS, a safety net far
  * below the caches' TTL, so a lost notice still fails the test.

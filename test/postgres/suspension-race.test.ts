@@ -6,7 +6,7 @@ import { createClient, exchange, loggedInUser, obtainCode } from '../integration
 import { oauthTestFile } from '../helpers/oauth-set-up.js'
 
 /*
- * A code exchange racing an application's suspension (README "Operating Gatehouse"): the
+ * A code exchange racing an application's suspension (docs/operating/admin.md): the
  * suspension deletes the application's pending codes in the transaction that revokes its
  * tokens, so an exchange that arrives meanwhile waits on the code's row lock and then finds
  * the code gone; the hot path needs no lock of its own. Without the deletion it would insert a

@@ -15,7 +15,7 @@ import {
 import { oauthTestFile } from '../helpers/oauth-set-up.js'
 
 /*
- * A user's suspension racing a request whose session was read before it committed (README "Suspension",
+ * A user's suspension racing a request whose session was read before it committed (docs/operating/admin.md "Suspension",
  * finding 5). suspendUser locks the user's row FOR UPDATE, ends the sessions and deletes the
  * pending codes; every statement that issues a code takes the user's row FOR KEY SHARE with
  * `suspended_at is null`, so it waits for the suspension and then issues nothing. Without that

@@ -5,7 +5,7 @@ import { afterEach, expect, it } from 'vitest'
 import { OUTPUTS, SOURCES, staleBuild } from '../../scripts/build-if-stale.mjs'
 
 /*
- * The rule `npm start` builds by (scripts/build-if-stale.mjs, README "Development"): only when
+ * The rule `npm start` builds by (scripts/build-if-stale.mjs, docs/development.md): only when
  * an output is missing or older than a source, so a start on an unchanged clone does not compile.
  */
 

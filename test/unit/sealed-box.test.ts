@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -65,6 +66,9 @@ describe('the key', () => {
     await expect(refused).rejects.toThrow(SECRET_KEY_REQUIRED)
     expect(SECRET_KEY_REQUIRED).not.toContain('\n')
     expect(SECRET_KEY_REQUIRED).toMatch(/^SECRET_KEY is required with DATABASE_URL: generate one with .*randomBytes\(32\)/)
+    // Where an operator reads more: the configuration reference, which exists.
+    expect(SECRET_KEY_REQUIRED).toContain('docs/operating/configuration.md')
+    expect(existsSync(join(import.meta.dirname, '../../docs/operating/configuration.md'))).toBe(true)
     await expect(stat(join(dir, SECRET_KEY_FILE))).rejects.toThrow()
   })
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { SECOND_FACTOR_POLICIES, type PolicyArea, enrolmentDemand, usedSecondFactor } from '../../src/accounts/second-factor/policy.js'
 import { policyAreaOfRoute } from '../../src/http/second-factor-gate.js'
 
-/* REQUIRE_TWO_FACTOR's one decision (README "Who must enrol") and the areas of the pages. */
+/* REQUIRE_TWO_FACTOR's one decision (docs/accounts.md "Who must enrol") and the areas of the pages. */
 
 const AREAS: PolicyArea[] = ['admin', 'applications', 'authorize', 'console', 'exempt']
 const operator = { is_operator: true, secondFactor: false, amr: ['pwd'] }

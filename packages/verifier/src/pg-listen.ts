@@ -30,7 +30,7 @@ export interface PgSubscription {
 
 /*
  * Retry delays while the connection is down. The cap is low on purpose: revocations must reach
- * this process within a second of the database accepting connections again (README "Failures
+ * this process within a second of the database accepting connections again (docs/operating/backups-and-upgrades.md "Failures
  * and recovery"); one small connection attempt every 250 ms of an outage costs nothing.
  */
 const MIN_DELAY_MS = 50

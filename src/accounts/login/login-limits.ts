@@ -5,7 +5,7 @@ import type { SlotRule } from '../../limits/rate-limiter.js'
 import type { AccountLimits } from '../context.js'
 import { type DeviceCookieOwner, verifyDeviceCookie } from './device-cookies.js'
 
-/* Which limits a log-in attempt counts under (README "Limits and quotas"), password or second step. */
+/* Which limits a log-in attempt counts under (docs/operating/limits.md), password or second step. */
 
 export type ThrottleKind = 'account-address' | 'address' | 'account-under-attack' | 'device' | 'address-attempts' | 'second-factor'
 

@@ -37,7 +37,7 @@ export type LogInResult =
 
 /**
  * Log-in throttling after OWASP's "Slow Down Online Guessing Attacks with Device Cookies"
- * (README "Limits and quotas"). Only failures count: every attempt takes a slot under its
+ * (docs/operating/limits.md). Only failures count: every attempt takes a slot under its
  * limits before the password is checked (so parallel guesses cannot overshoot a limit) and a
  * success gives them back — except one high limit per address that counts every attempt, since
  * each costs an argon2 hash (RATE_LIMITS.loginAddressAttempts). A browser holding a valid

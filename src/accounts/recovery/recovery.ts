@@ -9,7 +9,7 @@ import type { RevocationBus } from '../../revocation/bus.js'
 import { revoke } from '../../revocation/revoke.js'
 
 /*
- * Every recovery closes the other doors (README "Account recovery",
+ * Every recovery closes the other doors (docs/accounts.md "Account recovery",
  * docs/decisions/010-account-recovery.md). Whoever learned the password may have asked for a
  * change of address and be waiting for the link, or collected a device cookie that skips the
  * account-under-attack limit; a password reset or change, "Log out of all other sessions" and an

@@ -23,7 +23,7 @@ import { newRecoveryCodes, recoveryCodeHash } from './recovery-codes.js'
 import { groupedSecret, isTotpCode, newTotpSecret, totpStep, totpUri } from './totp.js'
 
 /*
- * The authenticator app (TOTP) and recovery codes of an account (README "Two-factor
+ * The authenticator app (TOTP) and recovery codes of an account (docs/accounts.md "Two-factor
  * authentication", docs/decisions/011-second-factor.md): set up, confirmed with a code, turned
  * off, recovery codes regenerated; and the check of a code, shared by the log-in's second step.
  */
@@ -31,7 +31,7 @@ import { groupedSecret, isTotpCode, newTotpSecret, totpStep, totpUri } from './t
 /**
  * The secret a sealed value holds; undefined without one, or when it was sealed under another
  * key (SECRET_KEY changed, key file lost): then no code matches and the owner logs in with a
- * recovery code (README "Two-factor authentication").
+ * recovery code (docs/accounts.md "Two-factor authentication").
  */
 function openSecret(ctx: AccountContext, sealed: string | undefined): string | undefined {
   if (sealed === undefined) return undefined
@@ -53,7 +53,7 @@ export async function secondFactorStatus(ctx: AccountContext, userId: string): P
 }
 
 /**
- * What adding a factor asks for at that moment, on the same form (README "Two-factor
+ * What adding a factor asks for at that moment, on the same form (docs/accounts.md "Two-factor
  * authentication"): the password, or a current code of the account's authenticator app. A recent
  * log-in alone is not enough: whoever holds an open session could otherwise add a factor of their
  * own that outlives the session.

@@ -10,7 +10,7 @@ import { isTotpCode } from './totp.js'
 
 /*
  * What bounds guessing the second factor (docs/decisions/011-second-factor.md, "Guessing the
- * second step"; README "Limits and quotas"). A six-digit code matches one guess in about 333,000
+ * second step"; docs/operating/limits.md). A six-digit code matches one guess in about 333,000
  * (three steps are accepted), so the number of guesses, not their speed, is what must be bounded:
  * - every wrong code, at the log-in's second step or at /reauth, counts in one bucket per
  *   account (RATE_LIMITS.secondFactorAccount), whatever device cookie or address it comes with;

@@ -21,7 +21,7 @@ import {
 } from './webauthn.js'
 
 /*
- * Signing in with a passkey (README "Passkeys", docs/decisions/011-second-factor.md): without a
+ * Signing in with a passkey (docs/accounts.md "Passkeys", docs/decisions/011-second-factor.md): without a
  * password ("Sign in with a passkey"), and as the second factor of a password log-in, where the
  * assertion must come from one of that account's passkeys.
  */

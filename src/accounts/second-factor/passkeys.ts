@@ -21,7 +21,7 @@ import {
 } from './webauthn.js'
 
 /*
- * An account's passkeys (README "Passkeys", docs/decisions/011-second-factor.md): registering
+ * An account's passkeys (docs/accounts.md "Passkeys", docs/decisions/011-second-factor.md): registering
  * one, naming and removing them. Every change refreshes users.second_factor in its transaction
  * (src/repositories/second-factor.ts), records an audit event, and an addition or removal mails
  * the account's address.
@@ -52,7 +52,7 @@ export async function listPasskeys(ctx: AccountContext, userId: string): Promise
 export type RegistrationOptions =
   | { readonly kind: 'ok'; readonly options: PublicKeyCredentialCreationOptionsJSON; readonly challengeId: string }
   | { readonly kind: 'limit-reached' }
-  /** The account's address is not verified yet: no factor before it is (README "Passkeys"). */
+  /** The account's address is not verified yet: no factor before it is (docs/accounts.md "Passkeys"). */
   | { readonly kind: 'unverified' }
 
 /**
@@ -186,7 +186,7 @@ export interface SessionLogIn {
  * Removes a passkey, asked with the current password (counted like every re-authentication), so
  * that a session left open cannot take away the owner's passkeys. When it is the account's last
  * second factor (no other passkey, no authenticator app), removing it turns the second factor off,
- * which needs the password and a current factor (README "Passkeys"): the session must have
+ * which needs the password and a current factor (docs/accounts.md "Passkeys"): the session must have
  * logged in with a second factor within REAUTH_WINDOW_MINUTES. The check is made in the
  * transaction that deletes, so two removals at once cannot both pass it.
  */

@@ -23,7 +23,7 @@ import { secondFactorProven, secondStepRules, totpCodeLocked, wrongSecondFactorC
 import { type FactorMethod, useSecondFactorCode } from './factors.js'
 
 /*
- * The log-in's second step (README "Two-factor authentication", docs/decisions/011-second-factor.md).
+ * The log-in's second step (docs/accounts.md "Two-factor authentication", docs/decisions/011-second-factor.md).
  * The right password for an account with a second factor starts a pending log-in: a row that
  * lives LIFETIMES.pendingLoginMs (5 minutes), named by a random id that only the browser's cookie holds (the database
  * keeps its digest). The second step is bound to that row, so a factor proves nothing without

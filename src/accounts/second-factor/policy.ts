@@ -1,5 +1,5 @@
 /*
- * REQUIRE_TWO_FACTOR (README "Who must enrol", docs/decisions/012-reauthentication-and-policy.md):
+ * REQUIRE_TWO_FACTOR (docs/accounts.md "Who must enrol", docs/decisions/012-reauthentication-and-policy.md):
  * who must have a second factor (a TOTP secret or a passkey) before using what. One pure decision,
  * applied to every page request by one hook (src/http/second-factor-gate.ts).
  */

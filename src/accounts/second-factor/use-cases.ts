@@ -33,7 +33,7 @@ import {
 import { markSecondFactorUsed } from '../sessions/sessions.js'
 
 /*
- * The second factor's use cases (README "Two-factor authentication", "Passkeys"): the log-in's
+ * The second factor's use cases (docs/accounts.md "Two-factor authentication", "Passkeys"): the log-in's
  * second step, the authenticator app and recovery codes, and passkeys. Part of the account's use
  * cases (src/accounts/use-cases.ts), each recording its audit event through the actor's trail.
  */
@@ -62,7 +62,7 @@ function secondStepUseCases(ctx: AccountContext, audit: AuditLog) {
   }
 }
 
-/** The Two-factor authentication page (README "Two-factor authentication"): the authenticator app and recovery codes. */
+/** The Two-factor authentication page (docs/accounts.md "Two-factor authentication"): the authenticator app and recovery codes. */
 function appAndCodeUseCases(ctx: AccountContext, audit: AuditLog) {
   return {
     secondFactorStatus: (account: Pick<Account, 'userId'>) => secondFactorStatus(ctx, account.userId),
@@ -92,7 +92,7 @@ function appAndCodeUseCases(ctx: AccountContext, audit: AuditLog) {
 }
 
 /**
- * Passkeys (README "Passkeys"): the account's own (src/accounts/second-factor/passkeys.ts), signing in with one
+ * Passkeys (docs/accounts.md "Passkeys"): the account's own (src/accounts/second-factor/passkeys.ts), signing in with one
  * (src/accounts/second-factor/passkey-login.ts), and the two calls of the second-factor step of a password log-in.
  */
 function passkeyUseCases(ctx: AccountContext, audit: AuditLog) {

@@ -16,7 +16,7 @@ import type { AccountContext } from '../context.js'
 /**
  * The relying party is PUBLIC_URL: its host is the RP ID and its origin the only origin an
  * assertion may come from (WebAuthn Level 3, 5.1.4.1 and 7.2 step 9). A credential is bound to
- * the RP ID, so changing PUBLIC_URL's host makes every passkey unusable (README "Passkeys").
+ * the RP ID, so changing PUBLIC_URL's host makes every passkey unusable (docs/accounts.md "Passkeys").
  */
 export interface RelyingParty {
   readonly id: string

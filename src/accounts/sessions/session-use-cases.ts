@@ -5,10 +5,10 @@ import { type LogInAttempt, type LogInResult, logIn } from '../login/login.js'
 import type { SessionCache } from './session-cache.js'
 import { type SeenFrom, type SessionUser, endSession, logOut, resolveSessionByKey, sessionKeyOf, startSession } from './sessions.js'
 
-/** How long a console log-in session lives: SESSION_TTL_HOURS (README "Configuration"). */
+/** How long a console log-in session lives: SESSION_TTL_HOURS (docs/operating/configuration.md). */
 export interface SessionSettings {
   readonly ttlMs: number
-  /** MAX_SESSIONS_PER_USER: a log-in beyond it ends the oldest (README "Limits and quotas"). */
+  /** MAX_SESSIONS_PER_USER: a log-in beyond it ends the oldest (docs/operating/limits.md). */
   readonly maxSessions: number
 }
 
@@ -18,7 +18,7 @@ function forget(cache: SessionCache, sessionId: string): void {
   if (key !== undefined) cache.forget(key)
 }
 
-/** Log-in, log-out and the session of every page request (README "Your account"). */
+/** Log-in, log-out and the session of every page request (docs/accounts.md "Your account"). */
 export function sessionUseCases(ctx: AccountContext, audit: AuditLog, sessions: SessionSettings, cache: SessionCache) {
   return { ...logInUseCases(ctx, audit, sessions, cache), ...pageSessionUseCases(ctx, cache) }
 }

@@ -21,7 +21,7 @@ import { type Reauthentication, reauthenticate } from '../sessions/reauthenticat
 import { closeOtherDoors } from '../recovery/recovery.js'
 
 /*
- * The "Account" pages' use cases (README "Your account"). Each change is one function, so that
+ * The "Account" pages' use cases (docs/accounts.md "Your account"). Each change is one function, so that
  * an audit event can be added in one place. Each that could take the account over asks for
  * the current password first (reauthenticate).
  */
@@ -75,7 +75,7 @@ export async function requestEmailChange(
   if (check.kind !== 'ok') return check
   if (check.email === change.newEmail) return { kind: 'same-address' }
   // Each request mails the new address and stores a link for a day: bounded per account, and per
-  // address so that many accounts cannot flood one inbox (README "Limits and quotas").
+  // address so that many accounts cannot flood one inbox (docs/operating/limits.md).
   const slots = await takeSlots(ctx.db, ctx.clock, [
     rateRule(RATE_LIMITS.emailChange, change.userId, ctx.limits),
     rateRule(RATE_LIMITS.emailChangeAddress, change.newEmail, ctx.limits),

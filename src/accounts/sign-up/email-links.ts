@@ -6,7 +6,7 @@ import { generateEmailLinkToken, isEmailLinkToken } from '../../lib/tokens.js'
 import { type LiveEmailToken, consumeEmailToken, findLiveEmailToken, insertEmailToken } from '../../repositories/email-tokens.js'
 
 /*
- * The single-use links Gatehouse mails (README "Your account"). The token is 32 random bytes
+ * The single-use links Gatehouse mails (docs/accounts.md "Your account"). The token is 32 random bytes
  * with a prefix naming its purpose; the database holds only its SHA-256 digest, and it is
  * looked up by that digest, never compared as text. A link is used by one UPDATE … WHERE
  * used_at IS NULL RETURNING, so two uses of one link cannot both succeed.

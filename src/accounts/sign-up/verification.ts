@@ -69,7 +69,7 @@ export interface BrowserSessionRef {
 /**
  * Uses the verification link: the account's address is verified if it is still the address the
  * link was sent to. The first proof of the account's address evicts whoever opened the account
- * with it (README "Account recovery", docs/decisions/010-account-recovery.md): grants, tokens,
+ * with it (docs/accounts.md "Account recovery", docs/decisions/010-account-recovery.md): grants, tokens,
  * sessions, device cookies (evictEarlierHolders), factors and profile (forgetUnprovenSetUp). The
  * browser that proves it with the account's own session stays logged in and keeps the password;
  * any other browser must choose a new password (`newPassword`, already checked against the rules),

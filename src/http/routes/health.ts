@@ -5,7 +5,7 @@ import type { Services } from '../../services.js'
 /**
  * /healthz: the process can serve (a supervisor restarts it otherwise). /readyz: it can serve
  * what needs the database, asked afresh on every call through the probes, so it says 200 as soon
- * as the database is back (README "Failures and recovery"). A failing /readyz is not logged per
+ * as the database is back (docs/operating/backups-and-upgrades.md "Failures and recovery"). A failing /readyz is not logged per
  * call: the outage is, once, by the database's availability.
  */
 export default async function healthRoutes(app: FastifyInstance, deps: Pick<Services, 'probes'>) {

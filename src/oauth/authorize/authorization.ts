@@ -29,7 +29,7 @@ import { type IdTokenIssuer, type IdTokenSubject, accessTokenHash, signIdToken }
 import { formatScope } from '../grants/scope.js'
 import { claimsOfScopes } from '../identity/userinfo.js'
 
-/** The quota an issuing step keeps (CODE_ISSUE_LIMIT, README "Limits and quotas"). */
+/** The quota an issuing step keeps (CODE_ISSUE_LIMIT, docs/operating/limits.md). */
 export interface IssueQuotas {
   /** Authorization codes issued per (user, application) in a minute. */
   readonly codesPerMinute: number
@@ -166,7 +166,7 @@ export interface ApproveContext {
 /**
  * Issues the response to an approved held request and records the consent, in one
  * transaction that also deletes the held request: a second submission of the form finds it
- * gone ('gone'), never a second code or token. The quotas of README "Limits and quotas" hold
+ * gone ('gone'), never a second code or token. The quotas of docs/operating/limits.md hold
  * here too: a code past CODE_ISSUE_LIMIT is refused and the request stays held; after a token,
  * TokenQuota revokes the grant's oldest live ones beyond MAX_TOKENS_PER_GRANT once this commits.
  */
@@ -189,7 +189,7 @@ export async function approveAuthorization(
   const inBrowser = req.responseType === 'code' ? undefined : await browserResponse(ctx, req, user, now, issuer)
   const issued = await ctx.db.transaction().execute(async (trx): Promise<Exclude<Issued, { kind: 'session-changed' }>> => {
     // The application or the user suspended since the request was validated or the session read
-    // (README "Operating Gatehouse"): nothing is issued.
+    // (docs/operating/admin.md): nothing is issued.
     if (!(await lockActiveApplicationAndUser(trx, applicationId, userId))) return { kind: 'gone' }
     if (!(await consumePendingAuthorization(trx, heldId, userId, now))) return { kind: 'gone' }
     const grant = { userId, applicationId, scopes: req.scopes, now }

@@ -53,7 +53,7 @@ export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unkno
     // The session's checks are comparisons in memory: the hot path stays one statement.
     // An id_token_hint needs its signature checked: not the one-statement path. Nor a user whom
     // REQUIRE_TWO_FACTOR stops (only prompt=none gets here then): no code, and interaction_required
-    // from the path below, which the session read already decided (README "Who must enrol").
+    // from the path below, which the session read already decided (docs/accounts.md "Who must enrol").
     const hinted = outcome.kind === 'ok' && outcome.request.idTokenHint !== undefined
     if (
       outcome.kind === 'ok' &&

@@ -13,7 +13,7 @@ const RESPONSE_MODES: readonly string[] = ['query', 'fragment', 'form_post']
  * The response types answered (RFC 6749 3.1.1; OpenID Connect Core 3.2.2.1 for `id_token` and
  * `id_token token`), each written with its values in one order: the order sent does not matter
  * (RFC 6749 3.1.1), so "token id_token" is `id_token token`. Hybrid types are not offered
- * (README "Sign in with Gatehouse (OpenID Connect)").
+ * (docs/openid-connect.md).
  */
 export type ResponseType = 'code' | 'token' | 'id_token' | 'id_token token'
 

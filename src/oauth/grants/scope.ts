@@ -20,7 +20,7 @@ export type Scope = (typeof SCOPES)[number]
 export const DEFAULT_SCOPE: Scope = 'read'
 
 export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
-  // OpenID Connect Core 5.4: what the identity scopes share (README "Sign in with Gatehouse").
+  // OpenID Connect Core 5.4: what the identity scopes share (docs/openid-connect.md).
   openid: 'Know who you are (a stable identifier)',
   email: 'See your email address and whether it is verified',
   profile: 'See your display name',

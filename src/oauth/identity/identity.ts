@@ -11,7 +11,7 @@ import { LOGOUT_PATH, type LogoutRequest, hintMatchesSession, validateLogoutRequ
 import { hasGrant } from '../../repositories/grants.js'
 
 /*
- * Gatehouse as an OpenID Provider (README "Sign in with Gatehouse (OpenID Connect)"): the signing
+ * Gatehouse as an OpenID Provider (docs/openid-connect.md): the signing
  * keys' use cases. There is always a sealing key for the keys (src/lib/secret-key.ts: a server on
  * PostgreSQL without SECRET_KEY does not start), so every deployment is an OpenID Provider.
  */

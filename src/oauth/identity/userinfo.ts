@@ -38,7 +38,7 @@ export function claimsOfScopes(
   const claims: Record<string, unknown> = {}
   if (scopes.includes('email')) {
     claims.email = user.email
-    // Only an address proven by a mailed link is verified (README "Email verification").
+    // Only an address proven by a mailed link is verified (docs/accounts.md "Email verification").
     claims.email_verified = user.email_verified_at !== null
   }
   if (scopes.includes('profile')) {

@@ -49,7 +49,7 @@ export class ClientAuthCache {
 
     const generation = this.#generation
     const app = await findClient(db, creds.clientId)
-    // A suspended application authenticates nowhere, and is not cached (README "Operating Gatehouse").
+    // A suspended application authenticates nowhere, and is not cached (docs/operating/admin.md).
     if (app === undefined || app.suspended_at !== null) {
       this.#cache.delete(creds.clientId)
     } else if (generation === this.#generation) {

@@ -54,8 +54,8 @@ export function findClient(db: Db, clientId: string): Promise<Application | unde
 /**
  * The one check of client credentials (RFC 6749 2.3.1), for `app` as read by findClient: the
  * secret's digest must match the stored one, and the application must not be suspended.
- * Throws invalid_client, saying why for a suspended application's right credentials (README
- * "Operating Gatehouse") and not counting those as a failure; wrong credentials are counted
+ * Throws invalid_client, saying why for a suspended application's right credentials (docs/operating/admin.md
+ * "Suspension") and not counting those as a failure; wrong credentials are counted
  * per existing client, and past the limit the answer is 429 until the window ends. The count
  * is consulted only after the credentials were found wrong, so a client holding its real
  * secret is never locked out.

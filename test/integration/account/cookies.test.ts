@@ -186,7 +186,7 @@ function attributes(res: LightMyRequestResponse, name: string): string | undefin
   return line?.slice(line.indexOf(';') + 2)
 }
 
-/** Each cookie Gatehouse sets, and each it clears, through the pages a browser uses (README "Console", "Passkeys", "Two-factor authentication"). */
+/** Each cookie Gatehouse sets, and each it clears, through the pages a browser uses (docs/applications.md "Console", docs/accounts.md "Passkeys", "Two-factor authentication"). */
 async function everyCookie(t: TestContext, prefix: string) {
   const name = (base: string) => `${prefix}gatehouse_${base}`
   const seen: Record<string, string | undefined> = {}

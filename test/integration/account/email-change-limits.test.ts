@@ -3,7 +3,7 @@ import { BrowserSession } from '../../helpers/browser-session.js'
 import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
- * Email-change requests are bounded (README "Limits and quotas"): each mails the new address and stores
+ * Email-change requests are bounded (docs/operating/limits.md): each mails the new address and stores
  * a link for a day, so an account may ask EMAIL_CHANGE_LIMIT times an hour, and one new address
  * may be named EMAIL_CHANGE_ADDRESS_LIMIT times an hour whatever the accounts.
  */

@@ -5,7 +5,7 @@ import { BrowserSession } from '../../helpers/browser-session.js'
 import { newCredential, registrationResponse } from '../../helpers/soft-authenticator.js'
 
 /*
- * Passkeys are offered only where WebAuthn can work (README "Passkeys",
+ * Passkeys are offered only where WebAuthn can work (docs/accounts.md "Passkeys",
  * src/lib/passkey-availability.ts): PUBLIC_URL's host must be a domain name (localhost included),
  * never an IP address, which browsers refuse as a relying party id. Two apps on one database,
  * the same but for PUBLIC_URL: at http://localhost:3000 the pages offer passkeys; at

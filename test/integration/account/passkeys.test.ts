@@ -5,7 +5,7 @@ import { type SoftCredential, authenticationResponse, newCredential, registratio
 import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
- * Passkeys (README "Passkeys"): the page, the JSON endpoints of adding one and of
+ * Passkeys (docs/accounts.md "Passkeys"): the page, the JSON endpoints of adding one and of
  * "Sign in with a passkey", and the second-factor step's use case. A software authenticator
  * (test/helpers/soft-authenticator.ts) answers as a browser would; Chromium's virtual
  * authenticator drives the same flows in test/browser/passkeys.test.ts.
@@ -271,7 +271,7 @@ describe('renaming and removing', () => {
     expect(wrong.body).toContain('The password is not right')
     expect((await passwordOnly.post('/account/passkeys/remove', { id })).statusCode).toBe(400)
     // The account's last second factor: the password alone, in a session logged in with the
-    // password alone, does not remove it (README "Passkeys").
+    // password alone, does not remove it (docs/accounts.md "Passkeys").
     const kept = await passwordOnly.post('/account/passkeys/remove', { id, password: PASSWORD })
     expect(kept.statusCode).toBe(400)
     expect(kept.body).toContain('last second factor')

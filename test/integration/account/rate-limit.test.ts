@@ -4,7 +4,7 @@ import { buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 
 /*
- * Log-in throttling (OWASP device cookies) and the sign-up limit, README "Limits and quotas".
+ * Log-in throttling (OWASP device cookies) and the sign-up limit, docs/operating/limits.md.
  * Time moves only by the injected clock; counters that would take long to fill are set directly.
  */
 

@@ -7,7 +7,7 @@ import { loggedInUser } from '../oauth/helpers.js'
 import { STEP_MS, enrolTotp, totpCode } from '../../helpers/totp.js'
 
 /*
- * "Sudo mode" (README "Re-authentication"): the sensitive actions need a log-in or a
+ * "Sudo mode" (docs/accounts.md "Re-authentication"): the sensitive actions need a log-in or a
  * password typed again at /reauth within REAUTH_WINDOW_MINUTES of the clock's now. A stale GET
  * comes back to itself after /reauth, a stale POST does nothing and comes back to the page its
  * form was on. Time moves by the injected clock only.

@@ -7,7 +7,7 @@ import { isActive, operator } from '../operator/helpers.js'
 import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
- * Every recovery closes the other doors (README "Account recovery",
+ * Every recovery closes the other doors (docs/accounts.md "Account recovery",
  * docs/decisions/010-account-recovery.md): a password reset or change, "Log out of all other
  * sessions" and an operator's suspension void every pending mailed link of the account and
  * every device cookie issued before. A change of address is told to the old address at once,
@@ -257,7 +257,7 @@ describe('the first proof of an address', () => {
 
     // The owner of the address opens the verification link mailed to it.
     const owner = browser()
-    // Without that account's session, the page asks for a new password (README "Account recovery").
+    // Without that account's session, the page asks for a new password (docs/accounts.md "Account recovery").
     await owner.verifyEmail(linkTo(t.mailbox.last('pre-hijacked@example.com'), '/verify-email')!, NEW_PASSWORD)
 
     expect(await held.tokenActive()).toBe(false)

@@ -9,7 +9,7 @@ import { createClient, loggedInUser } from '../oauth/helpers.js'
 import { STEP_MS, enrolTotp, totpCode } from '../../helpers/totp.js'
 
 /*
- * REQUIRE_TWO_FACTOR (README "Who must enrol"): each value on one app over one shared
+ * REQUIRE_TWO_FACTOR (docs/accounts.md "Who must enrol"): each value on one app over one shared
  * database. An account gets its second factor as the TOTP and passkey pages give it: a row of
  * totp_secrets or passkeys, users.second_factor refreshed from them, and the enrolling session's
  * amr marked with the factor (src/accounts/sessions/sessions.ts markSecondFactorUsed). The last describe

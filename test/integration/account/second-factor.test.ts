@@ -6,7 +6,7 @@ import { STEP_MS, enrolTotp, secretOnPage, totpCode } from '../../helpers/totp.j
 import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
- * Two-factor authentication (README "Two-factor authentication"): the authenticator
+ * Two-factor authentication (docs/accounts.md "Two-factor authentication"): the authenticator
  * app's set-up and confirmation, the log-in's second step bound to the pending log-in, replay
  * and the ±1 step window, failures counted, recovery codes single-use and regenerated, turning
  * the app off. Codes are computed from the secret the page shows, at the app's clock.
@@ -95,7 +95,7 @@ describe('Setting up an authenticator app', () => {
     await s.post('/account/two-factor/totp', {})
     const secret = secretOnPage((await s.get('/account/two-factor/totp')).body)
     t.clock.advance(11 * 60_000)
-    // Past the re-authentication window too (README "Re-authentication"): confirmed again first.
+    // Past the re-authentication window too (docs/accounts.md "Re-authentication"): confirmed again first.
     await s.get('/reauth')
     expect((await s.post('/reauth', { password: PASSWORD, next: '/account/two-factor' })).statusCode).toBe(303)
     const late = await s.post('/account/two-factor/totp/confirm', { code: totpCode(secret, now()), password: PASSWORD })

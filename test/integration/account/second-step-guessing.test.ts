@@ -7,8 +7,7 @@ import { authenticationResponse, newCredential, registrationResponse } from '../
 import { STEP_MS, enrolTotp, totpCode } from '../../helpers/totp.js'
 
 /*
- * What bounds guessing the second factor (README "Two-factor authentication", "Limits and
- * quotas"; docs/decisions/011-second-factor.md, "Guessing the second step"): one bucket of wrong
+ * What bounds guessing the second factor (docs/accounts.md "Two-factor authentication", docs/operating/limits.md; docs/decisions/011-second-factor.md, "Guessing the second step"): one bucket of wrong
  * codes per account whatever the device cookie or address, /reauth's codes in it too, the
  * authenticator app's lock after SECOND_FACTOR_LOCK_AFTER wrong codes in a row, one mail to the
  * owner per burst, the pending log-in's five tries taken atomically, the passkey signature counter

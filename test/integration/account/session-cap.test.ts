@@ -3,7 +3,7 @@ import { BrowserSession } from '../../helpers/browser-session.js'
 import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
- * MAX_SESSIONS_PER_USER (README "Limits and quotas"): each log-in stores a session row for 14 days, so a
+ * MAX_SESSIONS_PER_USER (docs/operating/limits.md): each log-in stores a session row for 14 days, so a
  * stolen password could pile them up; a log-in beyond the cap ends the oldest session.
  */
 

@@ -9,7 +9,7 @@ import { linkTo } from '../../helpers/mailbox.js'
 import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
- * The Account pages (README "Your account"): change password, change email, active sessions,
+ * The Account pages (docs/accounts.md "Your account"): change password, change email, active sessions,
  * delete account, and "Resend verification email". Mail goes to the test mailbox; the real
  * transports have their own tests (test/integration/mail/).
  */
@@ -322,7 +322,7 @@ describe('every new form', () => {
 })
 
 describe('a suspended account', () => {
-  // README "Suspension": no account changes for a suspended user, by link either.
+  // docs/operating/admin.md "Suspension": no account changes for a suspended user, by link either.
   it('cannot confirm an email change or reset its password with a link mailed before the suspension', async () => {
     const s = await browser().signUpAndLogIn('to-be-suspended@example.com', PASSWORD)
     await s.get('/account/email')
@@ -335,7 +335,7 @@ describe('a suspended account', () => {
     const before = await userRow('to-be-suspended@example.com')
     await t.db.updateTable('users').set({ suspended_at: t.clock() }).where('id', '=', before!.id).execute()
 
-    // Only the requester's session may confirm (README "Your account"), and a suspended account has none.
+    // Only the requester's session may confirm (docs/accounts.md "Your account"), and a suspended account has none.
     expect((await s.get('/account')).statusCode).toBe(303)
     await anonymous.get(change)
     const confirmed = await anonymous.post('/confirm-email', { token: tokenOf(change) })

@@ -7,7 +7,7 @@ import { STEP_MS, enrolTotp, totpCode } from '../../helpers/totp.js'
 import { testAppFile } from '../../helpers/file-set-up.js'
 
 /*
- * Identity that holds (README "Account recovery", "Two-factor authentication",
+ * Identity that holds (docs/accounts.md "Account recovery", "Two-factor authentication",
  * docs/decisions/010-account-recovery.md, 011-second-factor.md). Someone opens an account with
  * another person's address, which sign-up allows before the address is proven, and sets up a
  * password, factors and a profile. The owner's first proof of the address (the verification link

@@ -10,7 +10,7 @@ import { applicationForm, createApplicationViaConsole, textById } from '../../he
 import { authorizeUrl, basic, consentFields, exchange, locationParams } from '../oauth/helpers.js'
 
 /*
- * The audit log (README "Audit log") through the real pages: a row for each event with the
+ * The audit log (docs/operating/admin.md "Audit log") through the real pages: a row for each event with the
  * expected fields, no secret in any row, nothing written on the token and introspection paths
  * or under remembered consent, and a recorder whose failure never fails the action.
  */
@@ -154,7 +154,7 @@ describe('the audit log', () => {
     expect(events.map(({ occurred_at: _, ...rest }) => rest)).toEqual([
       mine('user.signed_up', ''),
       { ...mine('user.signup_email_taken', 'The account was not changed'), actor_id: null },
-      // Verified without a session of the account: the page asked for the password again (README "Account recovery").
+      // Verified without a session of the account: the page asked for the password again (docs/accounts.md "Account recovery").
       mine(
         'user.email_verified',
         'First proof of the address: a new password chosen, every factor removed, every grant revoked, 0 tokens revoked, 0 other sessions ended',

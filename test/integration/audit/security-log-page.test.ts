@@ -4,7 +4,7 @@ import { BrowserSession } from '../../helpers/browser-session.js'
 import { createApplicationViaConsole, expectAccessiblePage } from '../../helpers/console.js'
 import { testAppFile } from '../../helpers/file-set-up.js'
 
-/* GET /account/security-log: a user's own events, newest first, 50 a page (README "Audit log"). */
+/* GET /account/security-log: a user's own events, newest first, 50 a page (docs/operating/admin.md "Audit log"). */
 
 const { t } = testAppFile()
 

@@ -144,7 +144,7 @@ describe('regenerating the secret', () => {
 })
 
 describe("an operator's verification and the owner's edits", () => {
-  // README "Verified applications and the consent page": a verified application, renamed and pointed elsewhere, stayed verified.
+  // docs/operating/admin.md "Verified applications and the consent page": a verified application, renamed and pointed elsewhere, stayed verified.
   const base = {
     name: 'Vouched For',
     redirect_uris: 'https://vouched.example.com/cb',

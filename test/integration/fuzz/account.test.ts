@@ -12,7 +12,7 @@ import { type Harness, browserRequest, createHarness, live, liveOneOf, requests 
 import { pathOf, text } from './wire.js'
 
 /*
- * Property-based fuzz of the account pages (README "Your account"): forgot/reset password, the mailed links'
+ * Property-based fuzz of the account pages (docs/accounts.md "Your account"): forgot/reset password, the mailed links'
  * pages (verify email, reset password, confirm email, cancel an email change) with real, used, malformed and foreign
  * tokens, and the Account pages with their forms, logged out and logged in with a valid CSRF
  * token. The properties are those of every page (harness.ts): no 5xx, nothing logged at error

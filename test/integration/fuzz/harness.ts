@@ -25,7 +25,7 @@ import {
 } from './wire.js'
 
 /*
- * The harness of the property-based fuzz (README "Development"): a Gatehouse over a real database, a user
+ * The harness of the property-based fuzz (docs/development.md): a Gatehouse over a real database, a user
  * logged in through the real pages with a valid CSRF token, an application of theirs with live
  * tokens, authorization codes, held consent requests and a grant, so that generated requests can
  * reach past authentication and the CSRF check into every handler; and the properties every

@@ -4,7 +4,7 @@ import { type Harness, REDIRECT_URI, VERIFIER, createHarness, knownValues, reque
 import { pathOf, text, unknownPath } from './wire.js'
 
 /*
- * Property-based fuzz of the client-facing endpoints (README "Development"): generated hostile requests to
+ * Property-based fuzz of the client-facing endpoints (docs/development.md): generated hostile requests to
  * the token, revocation, introspection and token-info endpoints, the revocation stream's
  * refusals, discovery, health, metrics and the stylesheet. Every response: no 5xx, nothing
  * logged at error level, no unhandled rejection, and from the OAuth endpoints RFC 6749 JSON.
@@ -67,7 +67,7 @@ it(
   TIMEOUT,
 )
 
-/** The OpenID Connect request parameters and response modes (README "Sign in with Gatehouse (OpenID Connect)"), as clients and attackers send them. */
+/** The OpenID Connect request parameters and response modes (docs/openid-connect.md), as clients and attackers send them. */
 const oidcRequestParams = {
   prompt: fc.constantFrom('', 'none', 'consent', 'login', 'select_account', 'none consent', 'login consent', 'bogus', 'none\u0000'),
   max_age: fc.oneof(fc.constantFrom('', '0', '60', '-1', '1.5', '1e3', '99999999999999999999'), text(8)),

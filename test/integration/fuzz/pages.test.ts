@@ -6,7 +6,7 @@ import { encodeText, pathOf, text, unknownPath } from './wire.js'
 import { computeS256Challenge } from '../../../src/oauth/token/pkce.js'
 
 /*
- * Property-based fuzz of the browser-facing pages and forms (README "Development"): /oauth/authorize, log-in,
+ * Property-based fuzz of the browser-facing pages and forms (docs/development.md): /oauth/authorize, log-in,
  * sign-up, log-out, the console, Authorized Applications, the Security log, /reauth, the home page and paths no route has,
  * logged out and logged in with a valid CSRF token (so forms get past the CSRF check). Every
  * response: no 5xx, nothing logged at error level, no unhandled rejection, and errors as HTML
@@ -70,7 +70,7 @@ it(
       state: text(),
       code_challenge: fc.constantFrom(computeS256Challenge(VERIFIER), VERIFIER, 'short', ''),
       code_challenge_method: fc.constantFrom('S256', 'plain', 's256', 'none', ''),
-      // OpenID Connect request parameters and response modes (README "Sign in with Gatehouse (OpenID Connect)").
+      // OpenID Connect request parameters and response modes (docs/openid-connect.md).
       prompt: fc.constantFrom('', 'none', 'consent', 'login', 'select_account', 'none consent', 'login consent', 'bogus'),
       max_age: fc.constantFrom('', '0', '3600', '-1', '1.5', '99999999999999999999', 'x'),
       login_hint: fc.oneof(fc.constantFrom('', 'a@example.com', '"><script>', 'x'.repeat(300)), text(40)),

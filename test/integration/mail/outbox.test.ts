@@ -8,7 +8,7 @@ import { pgliteDataDir } from '../../helpers/pglite-data-dir.js'
 import { until } from '../../helpers/oauth-load.js'
 
 /*
- * Outbox mode (README "Mail"): Gatehouse started as `npm start` starts it, with no SMTP_URL,
+ * Outbox mode (docs/accounts.md "Mail"): Gatehouse started as `npm start` starts it, with no SMTP_URL,
  * writes each mail as an .eml file under DATA_DIR/outbox, and its log names the file, never the link.
  * DATA_DIR is a copy of a migrated one (test/helpers/pglite-data-dir.ts) with no outbox yet.
  */

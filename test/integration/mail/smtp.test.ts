@@ -10,7 +10,7 @@ import { freePort } from '../../helpers/gatehouse-process.js'
 import { SMTP_PASSWORD, type TestSmtpServer, mailLinkTo, mailLinks, startSmtpServer } from '../../helpers/smtp.js'
 
 /*
- * Mail over a real SMTP exchange (README "Mail"): an SMTP server in this process, Gatehouse pointed at
+ * Mail over a real SMTP exchange (docs/accounts.md "Mail"): an SMTP server in this process, Gatehouse pointed at
  * it with SMTP_URL (user and password), and the received mails' links followed over HTTP. Single
  * use, expiry (the injected clock) and the same-answer rules are checked on what arrives.
  */

@@ -43,7 +43,7 @@ describe('consent page', () => {
       .select('users.email')
       .where('applications.id', '=', client.id)
       .executeTakeFirstOrThrow()
-    // An unverified email is anyone's claim: no owner line until its owner verified it (README "Email verification").
+    // An unverified email is anyone's claim: no owner line until its owner verified it (docs/accounts.md "Email verification").
     expect(res.body).not.toContain(owner.email)
     expect(res.body).not.toContain('Registered by')
     expect(res.body).toContain('Gatehouse has not verified this application.')

@@ -6,7 +6,7 @@ import { consentedUser, oauthTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
  * The OpenID Connect request parameters of GET /oauth/authorize (OpenID Connect Core 3.1.2.1):
- * prompt, max_age, login_hint, and request objects refused (3.1.2.6), README "Silent sign-in and fresh log-ins (`prompt`, `max_age`, `login_hint`)".
+ * prompt, max_age, login_hint, and request objects refused (3.1.2.6), docs/oauth-endpoints.md "Silent sign-in and fresh log-ins (`prompt`, `max_age`, `login_hint`)".
  */
 
 const { t } = oauthTestFile()

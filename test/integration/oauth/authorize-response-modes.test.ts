@@ -6,7 +6,7 @@ import { consentedUser, oauthTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
  * response_mode on GET /oauth/authorize (OAuth 2.0 Multiple Response Type Encoding Practices,
- * OAuth 2.0 Form Post Response Mode), README "Response modes (`response_mode`)".
+ * OAuth 2.0 Form Post Response Mode), docs/oauth-endpoints.md "Response modes (`response_mode`)".
  */
 
 const { t } = oauthTestFile()

@@ -16,7 +16,7 @@ import {
 import { oauthTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
- * Pushed Authorization Requests (RFC 9126), README "Pushed authorization requests": POST /oauth/par, then GET /oauth/authorize
+ * Pushed Authorization Requests (RFC 9126), docs/oauth-endpoints.md "Pushed authorization requests": POST /oauth/par, then GET /oauth/authorize
  * with client_id and the request_uri alone.
  */
 

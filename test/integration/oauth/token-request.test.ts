@@ -14,7 +14,7 @@ const params = (code: string, extra: Record<string, string> = {}) =>
     ...extra,
   })
 
-describe('parameter encodings (README, POST /oauth/token)', () => {
+describe('parameter encodings (docs/oauth-endpoints.md, POST /oauth/token)', () => {
   it('answers a form body with {access_token, token_type, scope, created_at}, no-store and no-cache', async () => {
     const code = await obtainCode(s, client, { scope: 'write_teams read' })
     const res = await exchange(t.app, client, { code })

@@ -9,7 +9,7 @@ import { type TestClient, authorizeUrl, consentFields, createClient, grantAccess
 import { listenOnLoopback } from '../../helpers/loopback.js'
 
 /*
- * OpenID Connect's implicit flow (OpenID Connect Core 3.2, README "Sign in with Gatehouse (OpenID Connect)"): response_type id_token,
+ * OpenID Connect's implicit flow (OpenID Connect Core 3.2, docs/openid-connect.md): response_type id_token,
  * validated by openid-client as a relying party nobody here wrote, and id_token token, whose ID
  * Token is verified with jose against the JWKS and whose at_hash is computed here (3.2.2.10).
  * The user's part (log-in, Authorize) is played through HTTP with the session cookie.

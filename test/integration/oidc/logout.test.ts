@@ -7,7 +7,7 @@ import { type TestClient, authorizeUrl, consentFields, createClient, hiddenField
 import { listenOnLoopback } from '../../helpers/loopback.js'
 
 /*
- * OpenID Connect RP-Initiated Logout 1.0 (README "Sign in with Gatehouse (OpenID Connect)"), with openid-client as the relying party: it
+ * OpenID Connect RP-Initiated Logout 1.0 (docs/openid-connect.md), with openid-client as the relying party: it
  * discovers end_session_endpoint, signs a user in with the code flow, and builds the sign-out URL
  * with buildEndSessionUrl. Also id_token_hint at /oauth/authorize (OpenID Connect Core 3.1.2.1).
  */

@@ -9,7 +9,7 @@ import { listenOnLoopback } from '../../helpers/loopback.js'
 import { signInWithOpenIdClient } from '../../helpers/oidc-sign-in.js'
 
 /*
- * Gatehouse as an OpenID Provider (README "Sign in with Gatehouse (OpenID Connect)"), seen by a relying party nobody here wrote:
+ * Gatehouse as an OpenID Provider (docs/openid-connect.md), seen by a relying party nobody here wrote:
  * openid-client runs discovery, the code flow with PKCE and a nonce, validates the ID Token and
  * calls UserInfo against a listening server; the ID Token is verified again with jose against
  * the JWKS. Only the user's part (log-in, Authorize) is played through HTTP with the session cookie.

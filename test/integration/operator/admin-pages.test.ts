@@ -120,7 +120,7 @@ describe('actions', () => {
   })
 
   it("shows each user's verification state on the list and on the user's page", async () => {
-    // An unverified address proves nothing about who holds the account (README "The first operator").
+    // An unverified address proves nothing about who holds the account (docs/operating/admin.md "The first operator").
     const unverified = await createUser(t.db, { email: 'unproven-holder@example.com' })
     const verified = await createUser(t.db, { email: 'proven-holder@example.com', emailVerified: true })
     const list = await operator.get('/admin/users?q=-holder%40example.com')

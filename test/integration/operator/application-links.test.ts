@@ -8,8 +8,7 @@ import {
 } from '../../helpers/console.js'
 
 /*
- * "Homepage URL" and "Privacy policy URL" in the console's application form (README "Operating
- * Gatehouse"): optional, shown on the consent page, so https only, without userinfo (which
+ * "Homepage URL" and "Privacy policy URL" in the console's application form (docs/operating/admin.md): optional, shown on the consent page, so https only, without userinfo (which
  * makes a link read as another host), without control characters, at most 500 characters.
  * Empty means none.
  */

@@ -92,7 +92,7 @@ describe('admin', () => {
   })
 
   it('refuses an account whose address was never verified, in one line, and changes nothing', async () => {
-    // Anyone may sign up first with the operator's address (README "The first operator").
+    // Anyone may sign up first with the operator's address (docs/operating/admin.md "The first operator").
     const squatter = await createUser(t.db, { email: 'squatted-ops@example.com' })
     const refused = await cli('admin', 'add', 'squatted-ops@example.com')
     expect(refused).toMatchObject({ code: 1, out: '' })

@@ -7,7 +7,7 @@ import { INACTIVE, inactiveOnceNoticed, introspect, isActive, operator, userIdOf
 import { readTokenFor, twoInstancesTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
- * An operator deletes an account (README "Operating Gatehouse"): its applications, grants and
+ * An operator deletes an account (docs/operating/admin.md): its applications, grants and
  * tokens go, and every token that dies with it is announced, so another Gatehouse instance's
  * cache drops it once the notice arrives, as a resource server's would.
  */

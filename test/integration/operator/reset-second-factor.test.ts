@@ -10,7 +10,7 @@ import { loggedInUser } from '../oauth/helpers.js'
 import { userIdOf } from './helpers.js'
 
 /*
- * The operator's reset of a user's second factor (README "Account recovery"): from the
+ * The operator's reset of a user's second factor (docs/accounts.md "Account recovery"): from the
  * admin user page, through its confirmation, and from the command line. The user's TOTP secret,
  * passkeys, recovery codes, enrolment and pending log-ins go, their sessions end, and nothing
  * they granted is revoked; an audit event and a mail say so.

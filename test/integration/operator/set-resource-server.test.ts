@@ -16,7 +16,7 @@ import {
 import { INACTIVE, introspect, operator } from './helpers.js'
 
 /*
- * An operator marks an application as a resource server, or stops (README "Resource APIs"):
+ * An operator marks an application as a resource server, or stops (docs/resource-apis.md):
  * unmarked, it learns nothing of another application's token and may not subscribe to the
  * revocation stream; marked, it gets the full answer with `username` at once, because the change
  * is announced like a new secret and drops the cached authentication of the client (here at

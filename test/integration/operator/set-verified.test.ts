@@ -18,7 +18,7 @@ import { operator } from './helpers.js'
 import { oauthTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
- * Verified applications and an honest consent page (README "Operating Gatehouse"): an operator
+ * Verified applications and an honest consent page (docs/operating/admin.md): an operator
  * vouches for a verified application, so its error responses are redirected like those of an
  * application the user once granted (docs/decisions/005-trusted-redirects.md); the consent page
  * says whether <SERVICE_NAME> verified the application, shows its homepage and privacy policy,

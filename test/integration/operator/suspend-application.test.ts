@@ -21,7 +21,7 @@ import { INACTIVE, inactiveOnceNoticed, introspect, isActive, operator, sameBrow
 import { twoInstancesTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
- * An operator suspends an application (README "Operating Gatehouse"): its tokens and pending
+ * An operator suspends an application (docs/operating/admin.md): its tokens and pending
  * codes are revoked and announced (this process's caches drop them at once, another instance's
  * once the notice arrives), it authenticates nowhere, /oauth/authorize shows an error page for it
  * (never a redirect), and its owner is told on its page. Unsuspending allows new authorizations;

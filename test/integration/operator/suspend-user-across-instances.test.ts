@@ -9,7 +9,7 @@ import { INACTIVE, inactiveOnceNoticed, introspect, isActive, operator, userIdOf
 import { readTokenFor, twoInstancesTestFile } from '../../helpers/oauth-set-up.js'
 
 /*
- * An operator suspends an account (README "Operating Gatehouse"): its sessions end, its tokens
+ * An operator suspends an account (docs/operating/admin.md): its sessions end, its tokens
  * are revoked, its applications are suspended with it, and its log-in is refused with a
  * neutral message that only the right password reveals. Unsuspending restores the log-in and
  * the applications suspended with the account, not one the operator had suspended on its own.

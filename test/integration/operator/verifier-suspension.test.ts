@@ -8,7 +8,7 @@ import { NOTICE_WAIT_MS } from '../../helpers/propagation.js'
 import { operator } from './helpers.js'
 
 /*
- * README "Suspension": a suspension is seen by a resource API's verifier through the revocation
+ * docs/operating/admin.md "Suspension": a suspension is seen by a resource API's verifier through the revocation
  * stream, long before its cached answers expire (the tests wait on that event; NOTICE_WAIT_MS in
  * test/helpers/propagation.ts is a safety net, not a latency bound, and the verifier's clock is
  * the test's manual one, so without the notice its entries would never expire). The verifier

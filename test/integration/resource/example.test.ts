@@ -8,7 +8,7 @@ import { NOTICE_WAIT_MS, msUntil } from '../../helpers/propagation.js'
 import { listenOnFreePort } from '../../helpers/app.js'
 
 /*
- * The README's walk-through: `npm run example:resource` (examples/resource-api.ts) as its own
+ * The walk-through of docs/resource-apis.md: `npm run example:resource` (examples/resource-api.ts) as its own
  * process, checking tokens against a listening Gatehouse by introspection and following its
  * revocation stream.
  */

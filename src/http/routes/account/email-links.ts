@@ -42,7 +42,7 @@ export default async function emailLinkRoutes(app: FastifyInstance, deps: Servic
 
 /**
  * The verification link: GET shows a button, POST verifies. The first proof of an address opened
- * without the account's own session asks for a new password on the same form (README "Account
+ * without the account's own session asks for a new password on the same form (docs/accounts.md "Account
  * recovery"): the password chosen at sign-up may be a squatter's.
  */
 function verificationRoutes(app: FastifyInstance, deps: Services) {
@@ -129,7 +129,7 @@ function emailChangeRoutes(app: FastifyInstance, deps: Services) {
     const token = tokenOf(request.query.token)
     const link = await accounts.emailChangeLink(token)
     if (!link) return deadLink(request, reply, { title, retry: changeRetry })
-    // Only the account that asked may confirm (README "Your account"): a browser without a
+    // Only the account that asked may confirm (docs/accounts.md "Your account"): a browser without a
     // session logs in first and comes back here. The account is named to the requester only:
     // the holder of the new mailbox learns nothing of it.
     const requester = request.user?.id === link.user_id

@@ -6,7 +6,7 @@ import { render } from '../../render.js'
 
 /**
  * "Forgot your password?": GET /forgot-password, POST /forgot-password. The answer is the same
- * for an email with an account and one without (README "Your account"); only a mail that could
+ * for an email with an account and one without (docs/accounts.md "Your account"); only a mail that could
  * not be sent, or the rate limit, answers otherwise, and those alike for both.
  */
 export default async function forgotPasswordRoutes(app: FastifyInstance, deps: Services) {

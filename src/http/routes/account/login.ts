@@ -17,7 +17,7 @@ export const TOO_MANY = 'Too many attempts. Wait a few minutes and try again.'
 export const UNDER_ATTACK =
   'Too many failed attempts to log in to this account. Log in from a browser you have logged in with before, or wait and try again.'
 
-/** What a log line says when a limit fills up (README "Limits and quotas"). */
+/** What a log line says when a limit fills up (docs/operating/limits.md). */
 export const LOCKOUT_LOG: Record<ThrottleKind, string> = {
   'account-address': 'log-in failures for one account from one address reached the limit; that pair is refused until the window ends',
   address: 'log-in failures from one address reached the limit (password spraying?); it is refused until the window ends',

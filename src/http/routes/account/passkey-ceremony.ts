@@ -5,7 +5,7 @@ import { PASSKEYS_UNAVAILABLE } from '../../../lib/passkey-availability.js'
 import { clearCookie, cookieValue, setCookie } from '../../cookies.js'
 
 /*
- * What every passkey ceremony's JSON endpoints share (README "Passkeys"): adding a passkey and
+ * What every passkey ceremony's JSON endpoints share (docs/accounts.md "Passkeys"): adding a passkey and
  * signing in with one (./passkeys.ts), and the log-in's second step (./second-factor.ts).
  */
 

@@ -13,7 +13,7 @@ import { startLoggedInSession } from './login.js'
 import { json, passkeysOnly, refusalsAsJson, setChallengeCookie, takeChallengeCookie } from './passkey-ceremony.js'
 
 /*
- * Passkeys (README "Passkeys"): the page /account/passkeys with its rename and remove forms, and
+ * Passkeys (docs/accounts.md "Passkeys"): the page /account/passkeys with its rename and remove forms, and
  * the JSON endpoints the passkey script (views/static/passkeys.js) calls to add a passkey and to
  * sign in with one. The JSON endpoints are CSRF- and same-origin-protected like every form of the
  * pages (the script sends the page's `_csrf` in the body) and answer every refusal as JSON.
@@ -82,7 +82,7 @@ async function passkeysPage(request: FastifyRequest, reply: FastifyReply, deps: 
 /** GET /account/passkeys and its two forms, which work without JavaScript. */
 function passkeyPages(app: FastifyInstance, deps: Services) {
   const { accounts } = deps
-  // Second-factor changes are sensitive actions ("sudo mode", README "Re-authentication").
+  // Second-factor changes are sensitive actions ("sudo mode", docs/accounts.md "Re-authentication").
   const recent = requireRecentAuth(deps, () => '/account/passkeys')
   const page = (request: FastifyRequest, reply: FastifyReply, view: PasskeysView) => passkeysPage(request, reply, deps, view)
 
@@ -136,7 +136,7 @@ const REGISTRATION_REFUSALS: Record<Exclude<PasskeyRegistration['kind'], 'added'
 function registrationEndpoints(app: FastifyInstance, deps: Services) {
   const { accounts } = deps
   const notLoggedIn = (reply: FastifyReply) => json(reply, 401, { error: 'You are no longer logged in. Log in and try again.' })
-  // "Sudo mode" (README "Re-authentication"), answered as JSON the script shows, with where to confirm.
+  // "Sudo mode" (docs/accounts.md "Re-authentication"), answered as JSON the script shows, with where to confirm.
   const unconfirmed = (reply: FastifyReply) =>
     json(reply, 403, { error: 'Confirm it is you first: reload the page.', redirect: reauthLocation('/account/passkeys') })
 
@@ -164,7 +164,7 @@ function registrationEndpoints(app: FastifyInstance, deps: Services) {
       response: request.body?.response,
       challengeId,
       name: request.body?.name,
-      // Typed on the same form: a recent log-in alone does not add a factor (README "Passkeys").
+      // Typed on the same form: a recent log-in alone does not add a factor (docs/accounts.md "Passkeys").
       proof: { password: fieldText(request.body, 'password'), appCode: fieldText(request.body, 'code') },
       keepSessionKey: request.user.sessionKey,
     })

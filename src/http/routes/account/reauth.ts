@@ -12,7 +12,7 @@ type FormBody = { Body: Record<string, unknown> }
 const DEFAULT_NEXT = '/applications'
 
 /**
- * "Confirm it's you" ("sudo mode", README "Re-authentication"): the password again, after which
+ * "Confirm it's you" ("sudo mode", docs/accounts.md "Re-authentication"): the password again, after which
  * the sensitive actions are open to this session for REAUTH_WINDOW_MINUTES
  * (src/http/recent-auth.ts). `next` is where the refused page or form came from; only a local
  * path (safeNextPath) is followed. A current code of the account's authenticator app is the

@@ -22,7 +22,7 @@ const REFUSALS: Record<string, string> = {
   'not-enabled': 'Two-factor authentication is not set up.',
 }
 
-/** No factor before the address is verified (README "Two-factor authentication"). */
+/** No factor before the address is verified (docs/accounts.md "Two-factor authentication"). */
 const UNVERIFIED =
   'Verify your email address before you add a second factor: open the link we mailed you, or ask for a new one below. A factor added before would be removed when the address is verified.'
 
@@ -72,7 +72,7 @@ const codesPage = (request: FastifyRequest, reply: FastifyReply, recoveryCodes: 
   render(request, reply, 'account/recovery-codes.eta', { title: 'Your recovery codes', recoveryCodes, enabled })
 
 /**
- * Account → Two-factor authentication (README "Two-factor authentication"): the authenticator
+ * Account → Two-factor authentication (docs/accounts.md "Two-factor authentication"): the authenticator
  * app's set-up, its confirmation, turning it off, and recovery codes. Codes and secrets appear
  * only in the response that creates them (render() sends no-store).
  */
@@ -85,7 +85,7 @@ export default async function secondFactorRoutes(pages: FastifyInstance, deps: S
 
 function secondFactorPageRoutes(app: FastifyInstance, deps: Services) {
   const { accounts } = deps
-  // Second-factor changes are sensitive actions ("sudo mode", README "Re-authentication"): the
+  // Second-factor changes are sensitive actions ("sudo mode", docs/accounts.md "Re-authentication"): the
   // pages ask for a recent confirmation before they show their forms, and the forms again.
   const recent = requireRecentAuth(deps, () => '/account/two-factor')
   const guarded = { preHandler: [app.csrfProtection, recent] }

@@ -11,7 +11,7 @@ import { passkeysOnly, refusalsAsJson, setChallengeCookie, takeChallengeCookie }
 import { LOCKOUT_LOG, SUSPENDED, TOO_MANY, UNDER_ATTACK, allowFormRedirectToNext, startLoggedInSession } from './login.js'
 
 const WRONG_CODE = 'That code is not right. Type the current code of your authenticator app, or a recovery code.'
-/** SECOND_FACTOR_LOCK_AFTER wrong codes in a row (README "Two-factor authentication"): the app's codes wait for another factor. */
+/** SECOND_FACTOR_LOCK_AFTER wrong codes in a row (docs/accounts.md "Two-factor authentication"): the app's codes wait for another factor. */
 const LOCKED =
   'Too many wrong codes were typed for this account, so authenticator app codes are not accepted now. Use a recovery code or a passkey; that unlocks the app.'
 
@@ -27,7 +27,7 @@ export function clearPendingLogInCookie(reply: FastifyReply, deps: Services): vo
 }
 
 /**
- * The log-in's second step (README "Two-factor authentication"): after the right password for
+ * The log-in's second step (docs/accounts.md "Two-factor authentication"): after the right password for
  * an account with a second factor, the browser holds a pending log-in (src/accounts/second-factor/pending-login.ts)
  * and comes here for a code of its authenticator app, or one of its recovery codes.
  */
@@ -36,7 +36,7 @@ export default async function secondFactorStepRoutes(app: FastifyInstance, deps:
   const page = async (request: FastifyRequest, reply: FastifyReply, next: string | undefined, formError?: string, status = 200) => {
     const factors = (await deps.accounts.pendingLogInFactors(pendingIdOf(request))) ?? { totp: true, passkeys: 0, recoveryCodes: 1 }
     await allowFormRedirectToNext(deps, reply, next)
-    // The passkey form's scripts, only where the account has a passkey to offer and passkeys can work (README "Passkeys").
+    // The passkey form's scripts, only where the account has a passkey to offer and passkeys can work (docs/accounts.md "Passkeys").
     const passkeyScripts = factors.passkeys > 0 && deps.passkeysAvailable
     if (passkeyScripts) allowPasskeyScripts(reply, deps.config.publicUrl)
     return render(
@@ -98,7 +98,7 @@ const json = (reply: FastifyReply, status: number, body: Record<string, unknown>
 const EXPIRED_JSON = { error: 'This log-in expired. Log in again.', redirect: '/login?second_factor=expired' }
 
 /**
- * A passkey as the second step (README "Passkeys"): options limited to the pending log-in's
+ * A passkey as the second step (docs/accounts.md "Passkeys"): options limited to the pending log-in's
  * account's passkeys, then the assertion, which counts like a code (src/accounts/second-factor/pending-login.ts).
  * JSON, called by /static/passkeys.js; the challenge is held in the WebAuthn cookie as on /login.
  */

@@ -10,7 +10,7 @@ function formatSecond(d: Date): string {
 }
 
 /**
- * GET /account/security-log: the logged-in user's own security events (README "Audit log"),
+ * GET /account/security-log: the logged-in user's own security events (docs/operating/admin.md "Audit log"),
  * newest first, 50 a page, with an "Older events" link carrying where the page ended.
  */
 export default async function securityLogRoutes(app: FastifyInstance, deps: Services) {

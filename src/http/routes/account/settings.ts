@@ -40,7 +40,7 @@ const ACCOUNT_NOTICES: Record<string, string> = {
 }
 
 /**
- * "Account" in the user menu (README "Your account"): GET /account, and the change-password,
+ * "Account" in the user menu (docs/accounts.md "Your account"): GET /account, and the change-password,
  * change-email, active-sessions and delete-account pages below it, plus "Resend verification
  * email". Everything here needs a logged-in user.
  */

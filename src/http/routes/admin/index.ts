@@ -7,7 +7,7 @@ import { requireRecentAuth } from '../../recent-auth.js'
 import { render } from '../../render.js'
 
 /**
- * /admin, the operator's pages (README "Operating Gatehouse"). For anyone who is not an
+ * /admin, the operator's pages (docs/operating/admin.md). For anyone who is not an
  * operator, logged in or not, every address here answers the same 404 as an address that does
  * not exist: the pages' existence is not advertised. Registered inside the pages context
  * (session, CSRF, same-origin POSTs, HTML errors); every action has a confirmation page whose

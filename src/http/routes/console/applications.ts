@@ -10,7 +10,7 @@ import { applicationFormView, conversionNotice, formatTime } from './view-models
 const VERIFICATION_NOTICES = new Set(['sent', 'not-sent', 'limited', 'already-verified'])
 
 /**
- * Registering an application needs a verified address (README "Your account"): its owner's email
+ * Registering an application needs a verified address (docs/accounts.md "Your account"): its owner's email
  * is the developer's identity on consent pages. The page says why and how to verify.
  */
 function unverified(request: FastifyRequest, reply: FastifyReply) {

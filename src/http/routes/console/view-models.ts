@@ -75,7 +75,7 @@ export interface ApplicationView {
   requirePushedRequests: boolean
   homepageUrl: string | null
   privacyPolicyUrl: string | null
-  /** Set by an operator (README "Operating Gatehouse"). */
+  /** Set by an operator (docs/operating/admin.md). */
   suspended: boolean
   verified: boolean
   isResourceServer: boolean

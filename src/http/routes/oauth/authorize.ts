@@ -103,7 +103,7 @@ function consentPage(request: FastifyRequest, reply: FastifyReply, answer: Extra
     title: `Authorize ${req.application.name}`,
     appName: req.application.name,
     // The owner's email is shown only once the owner has verified it; an unverified address
-    // is anyone's claim (README "GET /oauth/authorize").
+    // is anyone's claim (docs/oauth-endpoints.md "`GET /oauth/authorize`").
     ownerEmail: req.application.owner_email_verified ? req.application.owner_email : undefined,
     verified: req.application.verified_at !== null,
     homepageUrl: req.application.homepage_url,

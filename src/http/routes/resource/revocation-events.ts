@@ -12,7 +12,7 @@ import { type RevocationFeed, STREAM_BUFFER_BYTES, type StreamClient } from '../
  *                     dropped)
  *   : ping            every 15 s, so a dead connection is noticed
  *
- * A subscriber whose unsent output passes MAX_BUFFERED_BYTES is cut (README "Limits and quotas").
+ * A subscriber whose unsent output passes MAX_BUFFERED_BYTES is cut (docs/operating/limits.md).
  */
 
 const HEARTBEAT_MS = 15_000
