@@ -51,7 +51,7 @@ export async function insertSession(db: Db, s: NewSession): Promise<void> {
  * The live session's user, by primary key (sessions_pkey), and in the same statement the
  * session marked seen now, from `seen`, when it was last marked before `seen.staleBefore`: one
  * round trip whether or not it writes, so page views and authorize requests pay no extra
- * statement for "Active sessions" (README "Performance"). Without `seen`, nothing is written.
+ * statement for "Active sessions" (docs/performance.md). Without `seen`, nothing is written.
  */
 export async function findSessionUser(
   db: Db,

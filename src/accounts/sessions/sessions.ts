@@ -33,7 +33,7 @@ export interface SessionUser extends StoredSessionUser {
 
 /**
  * How stale "last seen" may get. Writing it on every request would add a write to every page
- * view and every authorize request (README "Performance"); at most once per five minutes per
+ * view and every authorize request (docs/performance.md); at most once per five minutes per
  * session costs nothing measurable, and "Active sessions" needs no finer grain.
  */
 export const LAST_SEEN_GRANULARITY_MS = 5 * 60_000
