@@ -11,9 +11,9 @@
  */
 import { createVerifier } from '@gatehouse/verifier'
 import { createTestDatabase, serverUrl } from '../test/helpers/db.js'
-import { basicAuth, createAccessToken, createApplication, createUser } from '../test/helpers/factories.js'
+import { basicAuth, createAccessToken } from '../test/helpers/factories.js'
 import { startGatehouse } from '../test/helpers/gatehouse-process.js'
-import { msUntil, revokeThrough } from '../test/helpers/propagation.js'
+import { msUntil, revokeThrough, seed } from '../test/helpers/propagation.js'
 import { benchArguments } from './arguments.js'
 import { median, percentile } from './stats.js'
 
@@ -28,9 +28,9 @@ const testDb = await createTestDatabase()
 const env = { DATABASE_URL: testDb.url!, DATABASE_POOL_MAX: '4' }
 const [A, B] = await Promise.all([startGatehouse(env), startGatehouse(env)])
 const db = testDb.handle.db
-const user = await createUser(db)
-const app = await createApplication(db, { ownerId: user.id })
-const rs = await createApplication(db, { name: 'Resource server' })
+// The test's own seed: the user, their application, and an application the operator marked as a
+// resource server, which alone may introspect and follow the revocation stream.
+const { user, application: app, resourceServer: rs } = await seed(db)
 const streamVerifier = createVerifier({
   mode: 'introspection',
   introspectionUrl: `${A.url}/oauth/introspect`,
