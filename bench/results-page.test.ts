@@ -31,6 +31,9 @@ describe('summaryLines', () => {
   it('names the commit the report records, else the one given', () => {
     expect(summaryLines({ ...fixture(), commit: 'abc1234' }, { file: 'x.json', commit: 'fff0000' })[0]).toContain(' at abc1234: ')
     expect(summaryLines(fixture(), { file: 'x.json', commit: 'fff0000' })[0]).toContain(' at fff0000: ')
+    expect(summaryLines({ ...fixture(), commit: 'abc1234', uncommittedChanges: true }, { file: 'x.json' })[0]).toContain(
+      ' at abc1234 with uncommitted changes: ',
+    )
   })
 })
 

@@ -52,7 +52,7 @@ export function summaryLines(report: BenchReport, source: PageSource): [string, 
   const failed = report.targets.filter((t) => t.pass === false).map((t) => t.path)
   const unmeasured = report.targets.filter((t) => t.pass === null).map((t) => t.path)
   const invalid = report.rows.filter((r) => !r.summary.valid).length
-  const commit = report.commit ?? source.commit
+  const commit = report.commit ? `${report.commit}${report.uncommittedChanges ? ' with uncommitted changes' : ''}` : source.commit
   return [
     `${runLabel(report)} of ${when(report.startedAt)} on ${kindOf(m)} (Node ${String(m.node)}, ` +
       `${postgresVersion(m.postgres)})${commit ? ` at ${commit}` : ''}: ` +

@@ -12,7 +12,7 @@ import type { MeasureContext } from './measure.js'
 import { FixedPool, removePoolFiles } from './pools.js'
 import { type BenchReport, formatReport, writeReport } from './report.js'
 import { machineKind, RESULTS_DIR, thisMachine } from './results.js'
-import { writeResultsPage } from './results-page.js'
+import { summaryLines, writeResultsPage } from './results-page.js'
 import { RowBook } from './rounds.js'
 import {
   countTokens,
@@ -373,7 +373,8 @@ async function main(): Promise<number> {
   for (const old of replaced) log(`replaced ${old} (an earlier run on ${String(report.machine.kind)}; git history keeps it)`)
   const page = writeResultsPage(report, file)
   process.stdout.write(formatReport(report, file, settings.connections))
-  process.stdout.write(`results page: ${page}\n`)
+  // The summary the performance guide quotes at its top (docs/performance.md "Result files").
+  process.stdout.write(`results page: ${page}\n\n${summaryLines(report, { file }).join('\n')}\n`)
   return 0
 }
 
