@@ -7,7 +7,7 @@ import { cachedRoutes } from './cached-routes.js'
 import { statementRoutes } from './statement-routes.js'
 
 /*
- * The ceilings Gatehouse is judged against (README "Performance", baselines A–J): a bare Fastify server
+ * The ceilings Gatehouse is judged against (docs/performance.md "The baselines"): a bare Fastify server
  * with the same pool size as Gatehouse, run as its own process by bench/baselines.ts.
  * A–D: plain `pool.query(text, values)`, as Kysely issues it: no prepared-statement shortcut.
  * E–H and P: Gatehouse's own statements through its database layer (bench/statement-routes.ts).
@@ -52,7 +52,7 @@ app.post('/d', async () => {
 
 // K: A's route guarded by @gatehouse/verifier's Fastify plugin, as a resource API mounts it
 // (database mode, its cache warm after the first request per token): what guarding a route
-// costs the route, against A in the same process (README "Performance": at least 0.95 × A).
+// costs the route, against A in the same process (docs/performance.md "Targets": at least 0.95 × A).
 const verifier = createVerifier({ mode: 'database', database: process.env.DATABASE_URL! })
 await app.register(async (guarded) => {
   await guarded.register(gatehouseVerifier, { verifier })

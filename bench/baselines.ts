@@ -3,7 +3,7 @@ import type { RunningServer } from './gatehouse.js'
 import { freePort, spawnPinned, waitForHttp } from './proc.js'
 
 /*
- * Baselines A–G (README "Performance"): the bare Fastify server of bench/baseline-server.ts, started as its
+ * Baselines A–G (docs/performance.md): the bare Fastify server of bench/baseline-server.ts, started as its
  * own process on the server's CPU, against the same database and with the same pool size.
  * The routes are the BASELINE_CASES and statementCases of bench/cases.ts; their tables come from seed.ts.
  */

@@ -11,7 +11,7 @@ import { singleParams } from '../src/oauth/params.js'
 import { createServerTokenCache } from '../src/oauth/token/token-validity.js'
 
 /*
- * Baselines I, J, L and Q (README "Performance"): the cached introspection's and the
+ * Baselines I, J, L and Q (docs/performance.md): the cached introspection's and the
  * cached token info's own work, through Gatehouse's protocol functions and caches from bare
  * Fastify, with none of Gatehouse's HTTP layers (its hooks, headers, logging, metrics and error
  * mapping). What each answer cannot avoid: parsing the request, a SHA-256 of the token (and for

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 
 /*
- * What bench:instructions needs of valgrind's callgrind (README "Instructions per request").
+ * What bench:instructions needs of valgrind's callgrind (docs/performance.md "Instructions per request").
  */
 
 /** valgrind's version, or null when it is not installed. */

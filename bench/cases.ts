@@ -70,7 +70,7 @@ export const MISS_POOL_MIN = 100_000
 export const REMEMBERED_USERS = 50_000
 
 /**
- * The order of authorize-remembered's sessions (README "Performance"): blocks of REMEMBERED_BLOCK sessions,
+ * The order of authorize-remembered's sessions (docs/performance.md): blocks of REMEMBERED_BLOCK sessions,
  * each block sent REMEMBERED_REPEATS times over before the next, so a session comes back after
  * a thousand requests (well within SESSION_CACHE_TTL_MS, and never while its last request is
  * still in flight) and 7 of its 8 requests find it in the session cache, as a browser does that
@@ -252,7 +252,7 @@ export function statementCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
   ]
 }
 
-/** The ID Token signing algorithms an application may choose, each a row of its own (README "Performance"). */
+/** The ID Token signing algorithms an application may choose, each a row of its own (docs/performance.md). */
 const OPENID_ROWS: readonly { alg: SigningAlg; suffix: string }[] = [
   { alg: 'RS256', suffix: 'rs256' },
   { alg: 'ES256', suffix: 'es256' },
@@ -260,7 +260,7 @@ const OPENID_ROWS: readonly { alg: SigningAlg; suffix: string }[] = [
 ]
 
 /**
- * The OpenID Connect rows of README "Performance": the code exchange of an application that signs ID Tokens with `alg`, its codes
+ * The OpenID Connect rows of docs/performance.md: the code exchange of an application that signs ID Tokens with `alg`, its codes
  * granted `openid email profile`, so the answer carries a signed ID Token beside the access
  * token. Set against `code-exchange` of the same run (bench/stats.ts COMPARISONS), the difference
  * is what `openid` costs: the user's claims read in the same statement, and the signature.
@@ -286,7 +286,7 @@ function openidExchangeCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
 }
 
 /**
- * The OpenID Connect rows of README "Performance": UserInfo (OpenID Connect Core 5.3) with tokens granted the identity scopes, cached
+ * The OpenID Connect rows of docs/performance.md: UserInfo (OpenID Connect Core 5.3) with tokens granted the identity scopes, cached
  * and not, as introspection and token info are: the same few tokens again and again (the token
  * cache answers; the user's claims are still read), or a fresh token each (a database lookup).
  */
@@ -419,7 +419,7 @@ export function gatehouseCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
   ]
 }
 
-/** The growth rows of README "Performance": the same two paths with 10,000 and with 1,000,000 tokens in the table. */
+/** The growth rows of docs/performance.md: the same two paths with 10,000 and with 1,000,000 tokens in the table. */
 export function growthCases(seed: SeedInfo, freshBatch: number): BenchCase[] {
   const client = `client_id=${enc(seed.clientId)}&client_secret=${enc(seed.clientSecret)}`
   return [
@@ -498,7 +498,7 @@ export function growthGroups(seed: SeedInfo, freshBatch: number): BenchCase[][] 
  * that every ratio compares runs made seconds apart (bench/stats.ts `pairedRatio`). Rows far
  * apart in a round were measured under different conditions: on these VMs baseline A moved by
  * up to half between runs a minute apart while the rows beside it held, and K over A moved from
- * 0.85 to 1.05 between rounds of one run when A ran ten rows before K (README "Latest results").
+ * 0.85 to 1.05 between rounds of one run when A ran ten rows before K (docs/scaling.md "Where the numbers come from", the 19:16 run).
  */
 const MAIN_PHASE_GROUPS: readonly (readonly string[])[] = [
   ['baseline-a', 'baseline-m', 'baseline-k'],

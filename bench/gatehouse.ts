@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -20,6 +20,19 @@ export async function build(): Promise<string | null> {
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string }
     return `${e.stdout ?? ''}${e.stderr ?? ''}`.trim() || e.message
+  }
+}
+
+/**
+ * The commit the benchmark measures, as its results page names it (docs/performance.md "Result
+ * files"), and whether the work tree differs from it; null outside a git checkout.
+ */
+export function sourceCommit(): { commit: string; uncommittedChanges: boolean } | null {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+  try {
+    return { commit: git('rev-parse', '--short', 'HEAD'), uncommittedChanges: git('status', '--porcelain', '--untracked-files=no') !== '' }
+  } catch {
+    return null
   }
 }
 

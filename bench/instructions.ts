@@ -23,7 +23,7 @@ import {
 } from './seed.js'
 
 /*
- * `npm run bench:instructions` (README "Performance", "Instructions per request"). Throughput on
+ * `npm run bench:instructions` (docs/performance.md "Instructions per request"). Throughput on
  * a shared two-core machine moves by several percent from one run to the next: V8 decides at run
  * time which functions to optimise and what to inline into them, and one server process can
  * settle on different code than the next. A difference of 5% between two builds then needs many
@@ -57,7 +57,7 @@ const args = benchArguments(
     only: { type: 'string' },
     mixed: { type: 'string' },
   },
-  'README "Performance", "Instructions per request"',
+  'docs/performance.md "Instructions per request"',
 )
 
 const settings = {
@@ -73,7 +73,7 @@ const settings = {
   dbName: `gatehouse_bench_instructions_${process.pid}`,
 }
 
-/** The rows: the bare-Fastify baselines A and B, A's route behind the verifier (K), the cached answers' own work (I, J; L: J with the headers of Gatehouse's answer; Q: I with them; N: I with a fresh token; O: J with a fresh token; G: the revocation's statement; P: G with its notice heard), and Gatehouse's hot paths (README "Performance"). */
+/** The rows: the bare-Fastify baselines A and B, A's route behind the verifier (K), the cached answers' own work (I, J; L: J with the headers of Gatehouse's answer; Q: I with them; N: I with a fresh token; O: J with a fresh token; G: the revocation's statement; P: G with its notice heard), and Gatehouse's hot paths (docs/performance.md). */
 const CASE_IDS = [
   'baseline-a',
   'baseline-b',
@@ -93,7 +93,7 @@ const CASE_IDS = [
   'token-info-cached',
   'token-info-miss',
   'code-exchange',
-  // The OpenID Connect rows of README "Performance": the exchange with `openid`, its ID Token signed with RS256 (the default).
+  // The OpenID Connect rows of docs/performance.md: the exchange with `openid`, its ID Token signed with RS256 (the default).
   'code-exchange-openid-rs256',
   // G: the revocation's statement from bare Fastify, so revoke over G is what Gatehouse's layers add.
   'baseline-g',

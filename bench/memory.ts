@@ -1,6 +1,6 @@
 /*
  * Where a Gatehouse process's memory is, read from its own GET /metrics (prom-client's process
- * and V8 metrics; loopback may read it while METRICS_TOKEN is unset): README "Performance" asks what the
+ * and V8 metrics; loopback may read it while METRICS_TOKEN is unset): docs/performance.md asks what the
  * resident memory under load is beyond an idle server's. Read when a server's load ends, so it
  * shows what stayed, not the peak (bench/cpu.ts peakRssBytes).
  */

@@ -11,25 +11,26 @@
  */
 import { createVerifier } from '@gatehouse/verifier'
 import { createTestDatabase, serverUrl } from '../test/helpers/db.js'
-import { basicAuth, createAccessToken, createApplication, createUser } from '../test/helpers/factories.js'
+import { basicAuth, createAccessToken } from '../test/helpers/factories.js'
 import { startGatehouse } from '../test/helpers/gatehouse-process.js'
-import { msUntil, revokeThrough } from '../test/helpers/propagation.js'
+import { msUntil, revokeThrough, seed } from '../test/helpers/propagation.js'
+import { benchArguments } from './arguments.js'
 import { median, percentile } from './stats.js'
 
+const args = benchArguments('npm run bench:propagation --', { runs: { type: 'string' } }, 'docs/performance.md "Revocation propagation"')
 if (!serverUrl) {
   console.error('Set TEST_DATABASE_URL (or DATABASE_URL) to a Postgres server: propagation across processes needs one.')
   process.exit(1)
 }
-const runsArg = process.argv.indexOf('--runs')
-const runs = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 100
+const runs = Number(args.runs ?? 100)
 
 const testDb = await createTestDatabase()
 const env = { DATABASE_URL: testDb.url!, DATABASE_POOL_MAX: '4' }
 const [A, B] = await Promise.all([startGatehouse(env), startGatehouse(env)])
 const db = testDb.handle.db
-const user = await createUser(db)
-const app = await createApplication(db, { ownerId: user.id })
-const rs = await createApplication(db, { name: 'Resource server' })
+// The test's own seed: the user, their application, and an application the operator marked as a
+// resource server, which alone may introspect and follow the revocation stream.
+const { user, application: app, resourceServer: rs } = await seed(db)
 const streamVerifier = createVerifier({
   mode: 'introspection',
   introspectionUrl: `${A.url}/oauth/introspect`,

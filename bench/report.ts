@@ -3,7 +3,10 @@ import { RESULTS_DIR, type WrittenResult, writeResult } from './results.js'
 import type { ComparisonLine, RowSummary, RunSample, TargetResult } from './stats.js'
 import { formatStatuses } from './stats.js'
 
-/* Output: a table on stdout and `<date>.json` with every run (bench/results.ts says where). */
+/*
+ * Output: a table on stdout, `<date>.json` with every run (bench/results.ts says where) and the
+ * results page beside it (bench/results-page.ts).
+ */
 
 export interface ReportRow {
   key: string
@@ -22,6 +25,10 @@ export interface BenchReport {
   mode: 'quick' | 'full'
   settings: Record<string, unknown>
   machine: Record<string, unknown>
+  /** The commit measured (`git rev-parse --short HEAD`); absent in results written before it was recorded. */
+  commit?: string | null
+  /** The work tree differed from the commit when the run started. */
+  uncommittedChanges?: boolean
   rows: ReportRow[]
   targets: TargetResult[]
   /** Rows against rows of the same run, no target (bench/stats.ts COMPARISONS). */
@@ -36,7 +43,7 @@ const pct = (share: number | null) => (share === null ? '–' : `${Math.round(sh
 const num = (n: number, digits = 0) =>
   Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '–'
 /** Where each server's memory was when its load ended, from its own /metrics. */
-function memoryLines(memory: readonly { server: string; memory: MemoryBreakdown | null }[]): string[] {
+export function memoryLines(memory: readonly { server: string; memory: MemoryBreakdown | null }[]): string[] {
   return memory.map(({ server: name, memory: m }) =>
     m === null
       ? `memory of ${name} at the end of its load: not read`
@@ -93,12 +100,24 @@ export function formatRows(rows: readonly ReportRow[]): string {
   )
 }
 
-function cellText(t: TargetResult, i: number): string {
+/** One cell of a target: its value and pass or FAIL, or why it has no value. */
+export function cellText(t: TargetResult, i: number): string {
   const c = t.cells[i]
   if (!c) return ''
   if (c.value === null) return c.note ?? 'not measured'
-  const v = t.path.startsWith('peak RSS') ? mb(c.value) : t.path.startsWith('in-process') ? `${num(c.value)}/s` : `${c.value.toFixed(2)}×`
+  const v = t.path.startsWith('peak RSS')
+    ? mb(c.value)
+    : t.path.startsWith('in-process')
+      ? `${num(c.value)}/s`
+      : `${ratioText(t, c.value, c.pass)}×`
   return `${v} ${c.pass ? 'pass' : 'FAIL'}`
+}
+
+/** Two decimals, or three where two would round a ratio across its target (0.7987 shown as 0.80 and FAIL). */
+function ratioText(t: TargetResult, value: number, pass: boolean | null): string {
+  const min = Number(/≥ ([\d.]+)/.exec(t.target)?.[1])
+  const shown = value.toFixed(2)
+  return Number.isFinite(min) && pass !== null && Number(shown) >= min !== pass ? value.toFixed(3) : shown
 }
 
 export function formatTargets(targets: readonly TargetResult[], connections: readonly number[]): string {
@@ -141,12 +160,25 @@ function disturbedNote(rows: readonly ReportRow[]): string[] {
     : [`WARNING: ${n} row(s) shared the server CPU with other processes (other ≥ 25%); rerun on a quiet machine before quoting them.`]
 }
 
+const perSecond = (n: number | undefined) => `${Math.round(n ?? 0).toLocaleString('en-US')}/s`
+
+/** The in-process verifier's rate, or why it was not measured. */
+export function verifierLine(report: BenchReport): string {
+  const v = report.verifier as { ok?: boolean; checksPerSecond?: number; asyncChecksPerSecond?: number; error?: string }
+  return v.ok
+    ? `in-process verifier, one core: ${perSecond(v.checksPerSecond)} checks as the Fastify plugin makes them ` +
+        `(verifyCached, verify on a miss); ${perSecond(v.asyncChecksPerSecond)} with await verify()`
+    : `in-process verifier: not measured (${v.error})`
+}
+
+export function peakRssLine(report: BenchReport): string {
+  const rss = report.peakRss
+  return `peak RSS: gatehouse ${mb(rss.gatehouse ?? null)}, growth server ${mb(rss.growth ?? null)}, baseline server ${mb(rss.baseline ?? null)}`
+}
+
 /** Everything printed on stdout at the end of a run. */
 export function formatReport(report: BenchReport, file: string, connections: readonly number[]): string {
   const s = report.settings as { runs: number; durationS: number; serverCpu: number; loadCpu: number }
-  const v = report.verifier as { ok?: boolean; checksPerSecond?: number; asyncChecksPerSecond?: number; error?: string }
-  const perSecond = (n: number | undefined) => `${Math.round(n ?? 0).toLocaleString('en-US')}/s`
-  const rss = report.peakRss
   return [
     '',
     `Gatehouse benchmark (${report.mode}): ${s.runs} run(s) of ${s.durationS} s per row, median shown; ` +
@@ -159,14 +191,11 @@ export function formatReport(report: BenchReport, file: string, connections: rea
     'load generator; server + pg + other well under 100% means the server waited (commits, locks).',
     'tx/req: database transactions per response (pg_stat_database, approximate: backends report at most once a second).',
     '',
-    v.ok
-      ? `in-process verifier, one core: ${perSecond(v.checksPerSecond)} checks as the Fastify plugin makes them ` +
-        `(verifyCached, verify on a miss); ${perSecond(v.asyncChecksPerSecond)} with await verify()`
-      : `in-process verifier: not measured (${v.error})`,
-    `peak RSS: gatehouse ${mb(rss.gatehouse ?? null)}, growth server ${mb(rss.growth ?? null)}, baseline server ${mb(rss.baseline ?? null)}`,
+    verifierLine(report),
+    peakRssLine(report),
     ...memoryLines(report.memoryAtEnd ?? []),
     '',
-    'Targets (README "Performance"), ratios within this run:',
+    'Targets (docs/performance.md "Targets"), ratios within this run:',
     '',
     formatTargets(report.targets, connections),
     '',

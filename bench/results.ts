@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /*
- * Where result files go (README "Performance", "Result files"). bench/results/ holds the latest
+ * Where result files go (docs/performance.md "Result files"). bench/results/ holds the latest
  * complete run of each family (`npm run bench`, `npm run bench:instructions`) per machine kind,
  * and nothing else: a complete run replaces the earlier one of its family and kind there, and
  * git history keeps the rest. Every other run (`--quick`, `--only`, `--cpu-prof`, a count that failed)

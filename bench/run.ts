@@ -6,12 +6,13 @@ import { BASELINE_ROWS, startBaselines } from './baselines.js'
 import { type BenchCase, growthGroups, mainPhaseGroups, REMEMBERED_USERS, rememberedAgain, selectGroups, type ServerKind } from './cases.js'
 import { peakRssBytes } from './cpu.js'
 import { type MemoryBreakdown, readMemory } from './memory.js'
-import { build, builtServerExists, type RunningServer, startGatehouse } from './gatehouse.js'
+import { build, builtServerExists, type RunningServer, sourceCommit, startGatehouse } from './gatehouse.js'
 import { LoadGenerator } from './load.js'
 import type { MeasureContext } from './measure.js'
 import { FixedPool, removePoolFiles } from './pools.js'
 import { type BenchReport, formatReport, writeReport } from './report.js'
 import { machineKind, RESULTS_DIR, thisMachine } from './results.js'
+import { summaryLines, writeResultsPage } from './results-page.js'
 import { RowBook } from './rounds.js'
 import {
   countTokens,
@@ -32,7 +33,7 @@ import { evaluateComparisons, evaluateTargets, selectCaseIds } from './stats.js'
 import { measureVerifier } from './verifier.js'
 
 /*
- * `npm run bench [-- --quick]` (README "Performance"). Baselines and Gatehouse on one CPU (with the
+ * `npm run bench [-- --quick]` (docs/performance.md). Baselines and Gatehouse on one CPU (with the
  * PostgreSQL backends serving them), the load generator on the other; rounds interleave the
  * cases so that drift hits every row alike; the median of the runs is reported.
  */
@@ -51,7 +52,7 @@ const args = benchArguments(
     'growth-max': { type: 'string' },
     only: { type: 'string' },
   },
-  'README "Performance", "Running it"',
+  'docs/performance.md "Running it"',
 )
 
 const quick = args.quick
@@ -169,24 +170,24 @@ async function reopenBenchDatabase(previous: BenchDatabase): Promise<BenchDataba
   return openBenchDatabase()
 }
 
-async function main(): Promise<number> {
+/** Builds Gatehouse unless `--no-build`; whether there is a built server to measure. */
+async function buildGatehouse(): Promise<boolean> {
   if (settings.loadCpu === settings.serverCpu) notes.push('one CPU only: server and load generator share it')
-  let gatehouseReady = true
   if (!args['no-build']) {
     log('npm run build')
     const err = await build()
     if (err) {
-      gatehouseReady = builtServerExists()
-      const msg = `npm run build failed${gatehouseReady ? '; using the previous dist/' : ''}:\n${err.slice(0, 2000)}`
+      const msg = `npm run build failed${builtServerExists() ? '; using the previous dist/' : ''}:\n${err.slice(0, 2000)}`
       notes.push(msg)
       log(msg)
     }
   }
-  if (!builtServerExists()) {
-    gatehouseReady = false
-    notes.push('dist/src/server.js does not exist: no Gatehouse rows')
-  }
+  if (builtServerExists()) return true
+  notes.push('dist/src/server.js does not exist: no Gatehouse rows')
+  return false
+}
 
+function setupNotes(): void {
   notes.push(
     `PostgreSQL runs as a system service (not started by the benchmark); before each run the backends serving ` +
       `${settings.dbName} are pinned to CPU ${settings.dbCpu}` +
@@ -198,18 +199,16 @@ async function main(): Promise<number> {
       "Beside them run each row's own database work from bare Fastify (R: the introspection's lookup with no token " +
       "cache; E: the exchange's statement), whose growth ratio over the same baseline is the row's ceiling.",
   )
+}
 
-  // Main phase: baselines, every Gatehouse row, the verifier.
-  let bench = await openBenchDatabase()
-  const machine = await machineInfo(bench.handle)
+/** The main phase's database seeded for every row, and the context the rows are measured in. */
+async function mainPhaseContext(bench: BenchDatabase): Promise<MeasureContext> {
   await createBaselineTables(bench.handle.db, BASELINE_ROWS)
   const cached = new FixedPool('cached', await insertTokens(bench.handle.db, bench.seed, 10))
   log(`seeding ${count(REMEMBERED_USERS)} users with a grant and a session (authorize-remembered)`)
   const sessions = await insertConsentedSessions(bench.handle.db, bench.seed, REMEMBERED_USERS)
-  const remembered = new FixedPool('remembered-sessions', sessions)
-  const rememberedAgainPool = new FixedPool('remembered-again', rememberedAgain(sessions))
   await vacuumAll(bench.handle.db)
-  const ctx: MeasureContext = {
+  return {
     db: bench.handle.db,
     dbName: settings.dbName,
     seed: bench.seed,
@@ -220,8 +219,8 @@ async function main(): Promise<number> {
     dbCpu: settings.dbCpu,
     cached,
     growth: cached,
-    rememberedSessions: remembered,
-    rememberedAgain: rememberedAgainPool,
+    rememberedSessions: new FixedPool('remembered-sessions', sessions),
+    rememberedAgain: new FixedPool('remembered-again', rememberedAgain(sessions)),
     durationS: settings.durationS,
     warmupS: settings.warmupS,
     warmupRequestsPerConnection: settings.warmupRequestsPerConnection,
@@ -230,76 +229,98 @@ async function main(): Promise<number> {
     pools: new Map(),
     rateHints: new Map(),
   }
-  /** A Gatehouse process as the server of `kind` (ctx.servers), named `name` in the notes. */
-  const startGatehouseServer = async (
-    kind: ServerKind,
-    name: string,
-    dbUrl: string,
-    env: Record<string, string> = {},
-    cpuProfDir?: string,
-  ): Promise<void> => {
-    ctx.servers[kind] = await startServer(name, () =>
-      startGatehouse({
-        cpu: settings.serverCpu,
-        databaseUrl: serverDatabaseUrl(dbUrl, kind),
-        name,
-        env: { DATABASE_POOL_MAX: String(settings.dbPoolMax), ...env },
-        ...(cpuProfDir ? { cpuProfDir } : {}),
-      }),
-    )
+}
+
+/** A Gatehouse process as the server of `kind` (ctx.servers), named `name` in the notes. */
+async function startGatehouseServer(
+  ctx: MeasureContext,
+  kind: ServerKind,
+  name: string,
+  dbUrl: string,
+  env: Record<string, string> = {},
+  cpuProfDir?: string,
+): Promise<void> {
+  ctx.servers[kind] = await startServer(name, () =>
+    startGatehouse({
+      cpu: settings.serverCpu,
+      databaseUrl: serverDatabaseUrl(dbUrl, kind),
+      name,
+      env: { DATABASE_POOL_MAX: String(settings.dbPoolMax), ...env },
+      ...(cpuProfDir ? { cpuProfDir } : {}),
+    }),
+  )
+}
+
+const freshBatch = quick ? 20_000 : 50_000
+const phaseNames = { small: count(settings.growthSmall), large: count(settings.growthLarge) }
+
+/** Baselines and every Gatehouse row of the main phase, side by side in groups. */
+async function runMainPhase(ctx: MeasureContext, bench: BenchDatabase, gatehouseReady: boolean): Promise<void> {
+  log('main phase')
+  await startBaselineServer(ctx, bench.url)
+  if (gatehouseReady) {
+    const profDir = args['cpu-prof'] ? `${RESULTS_DIR}scratch/` : undefined
+    if (profDir) notes.push(`V8 CPU profile of the main Gatehouse process: ${profDir}CPU.*.cpuprofile (written when it stops)`)
+    await startGatehouseServer(ctx, 'gatehouse', 'gatehouse', bench.url, {}, profDir)
   }
-  const freshBatch = quick ? 20_000 : 50_000
-  const small = count(settings.growthSmall)
-  let large = count(settings.growthLarge)
+  await book.runPhase(ctx, selectedGroups(mainPhaseGroups(bench.seed, freshBatch)))
+  await stopServer(ctx, 'gatehouse')
+  await stopServer(ctx, 'baseline')
+}
+
+/** The in-process verifier's checks per second, unless `--only` leaves it out. */
+async function runVerifier(bench: BenchDatabase, tokens: FixedPool): Promise<Record<string, unknown>> {
+  if (settings.only && !settings.only.some((o) => 'verifier'.startsWith(o))) return { ok: false, error: 'not run' }
+  log('in-process verifier')
+  const verifier = await measureVerifier({
+    cpu: settings.loadCpu,
+    databaseUrl: bench.url,
+    tokens: tokens.items,
+    durationS: settings.verifierS,
+  })
+  if (!verifier.ok) log(`verifier: ${String(verifier.error)}`)
+  return { ...verifier }
+}
+
+/** Growth phases on a fresh database: 10,000 tokens, then filled to `--growth-max`. */
+async function runGrowthPhases(ctx: MeasureContext, bench: BenchDatabase): Promise<void> {
+  const growth = selectedGroups(growthGroups(bench.seed, freshBatch))
+  if (!growth.flat().some((c) => c.server === 'growth')) return
+  Object.assign(ctx, { db: bench.handle.db, seed: bench.seed, pools: new Map() })
+  ctx.growth = new FixedPool('growth', await insertTokens(bench.handle.db, bench.seed, settings.growthSmall))
+  // B and C, and the rows' own work R and E, run beside the growth rows in both phases
+  // (GROWTH_BESIDE, bench/stats.ts).
+  await createBaselineTables(bench.handle.db, BASELINE_ROWS)
+  await vacuumAll(bench.handle.db)
+  await startBaselineServer(ctx, bench.url)
+  for (const phase of ['small', 'large'] as const) {
+    if (phase === 'large') {
+      log(`filling access_tokens to ${phaseNames.large}`)
+      const fillStart = Date.now()
+      const total = await fillTokens(bench.handle.db, bench.seed, settings.growthLarge)
+      log(`filled in ${((Date.now() - fillStart) / 1000).toFixed(1)} s`)
+      phaseNames.large = count(total)
+    }
+    log(`growth phase: ${await countTokens(bench.handle.db)} tokens`)
+    await startGatehouseServer(ctx, 'growth', 'gatehouse (growth)', bench.url, { TOKEN_CACHE_MAX_ENTRIES: '1' })
+    ctx.phaseStart = await databaseNow(bench.handle.db)
+    await book.runPhase(ctx, growth, phaseNames[phase])
+    await stopServer(ctx, 'growth')
+  }
+  await stopServer(ctx, 'baseline')
+}
+
+/** Every phase in turn: the machine and the verifier's result. Stops every server and drops the database, however it ends. */
+async function measureAll(gatehouseReady: boolean): Promise<{ machine: Record<string, unknown>; verifier: Record<string, unknown> }> {
+  let bench = await openBenchDatabase()
+  const machine = await machineInfo(bench.handle)
+  const ctx = await mainPhaseContext(bench)
   let verifier: Record<string, unknown> = { ok: false, error: 'not run' }
-
   try {
-    log('main phase')
-    await startBaselineServer(ctx, bench.url)
-    if (gatehouseReady) {
-      const profDir = args['cpu-prof'] ? `${RESULTS_DIR}scratch/` : undefined
-      if (profDir) notes.push(`V8 CPU profile of the main Gatehouse process: ${profDir}CPU.*.cpuprofile (written when it stops)`)
-      await startGatehouseServer('gatehouse', 'gatehouse', bench.url, {}, profDir)
-    }
-    await book.runPhase(ctx, selectedGroups(mainPhaseGroups(bench.seed, freshBatch)))
-    await stopServer(ctx, 'gatehouse')
-    await stopServer(ctx, 'baseline')
-
-    if (gatehouseReady && (!settings.only || settings.only.some((o) => 'verifier'.startsWith(o)))) {
-      log('in-process verifier')
-      verifier = {
-        ...(await measureVerifier({ cpu: settings.loadCpu, databaseUrl: bench.url, tokens: cached.items, durationS: settings.verifierS })),
-      }
-      if (!verifier.ok) log(`verifier: ${String(verifier.error)}`)
-    }
-
-    // Growth phases: a fresh database, 10,000 tokens, then filled to 1,000,000.
+    await runMainPhase(ctx, bench, gatehouseReady)
+    if (gatehouseReady) verifier = await runVerifier(bench, ctx.cached)
     bench = await reopenBenchDatabase(bench)
-    const growth = selectedGroups(growthGroups(bench.seed, freshBatch))
-    if (gatehouseReady && growth.flat().some((c) => c.server === 'growth')) {
-      Object.assign(ctx, { db: bench.handle.db, seed: bench.seed, pools: new Map() })
-      ctx.growth = new FixedPool('growth', await insertTokens(bench.handle.db, bench.seed, settings.growthSmall))
-      // B and C, and the rows' own work R and E, run beside the growth rows in both phases
-      // (GROWTH_BESIDE, bench/stats.ts).
-      await createBaselineTables(bench.handle.db, BASELINE_ROWS)
-      await vacuumAll(bench.handle.db)
-      await startBaselineServer(ctx, bench.url)
-      for (const phase of ['small', 'large'] as const) {
-        if (phase === 'large') {
-          log(`filling access_tokens to ${large}`)
-          const fillStart = Date.now()
-          const total = await fillTokens(bench.handle.db, bench.seed, settings.growthLarge)
-          log(`filled in ${((Date.now() - fillStart) / 1000).toFixed(1)} s`)
-          large = count(total)
-        }
-        log(`growth phase: ${await countTokens(bench.handle.db)} tokens`)
-        await startGatehouseServer('growth', 'gatehouse (growth)', bench.url, { TOKEN_CACHE_MAX_ENTRIES: '1' })
-        ctx.phaseStart = await databaseNow(bench.handle.db)
-        await book.runPhase(ctx, growth, phase === 'small' ? small : large)
-        await stopServer(ctx, 'growth')
-      }
-      await stopServer(ctx, 'baseline')
-    }
+    if (gatehouseReady) await runGrowthPhases(ctx, bench)
   } finally {
     for (const s of running) await s.child.stop()
     await ctx.load.stop()
@@ -307,38 +328,53 @@ async function main(): Promise<number> {
     if (!args['keep-db']) await dropDatabase(settings.adminUrl, settings.dbName)
     removePoolFiles()
   }
+  return { machine, verifier }
+}
 
-  const { rows, summaries } = book.summarize([small, large])
+/** The run as its results file holds it: every row, the targets, the comparisons, memory and notes. */
+function buildReport(machine: Record<string, unknown>, verifier: Record<string, unknown>): BenchReport {
+  const phases = [phaseNames.small, phaseNames.large] as const
+  const { rows, summaries } = book.summarize(phases)
   const verifierRate = verifier.ok ? Number(verifier.checksPerSecond) : null
-  const targets = evaluateTargets(summaries, settings.connections, {
-    verifierRate,
-    peakRssBytes: peakRss.gatehouse ?? null,
-    growthPhases: [small, large],
-  })
-
   const finishedAt = new Date()
-  const report: BenchReport = {
+  const source = sourceCommit()
+  return {
     startedAt: startedAt.toISOString(),
     finishedAt: finishedAt.toISOString(),
     elapsedS: Math.round((finishedAt.getTime() - startedAt.getTime()) / 1000),
     mode: quick ? 'quick' : 'full',
     settings,
     machine: { ...machine, loadAverageAtEnd: os.loadavg() },
+    commit: source?.commit ?? null,
+    uncommittedChanges: source?.uncommittedChanges ?? false,
     rows,
-    targets,
-    comparisons: evaluateComparisons(summaries, settings.connections, [small, large]),
+    targets: evaluateTargets(summaries, settings.connections, {
+      verifierRate,
+      peakRssBytes: peakRss.gatehouse ?? null,
+      growthPhases: phases,
+    }),
+    comparisons: evaluateComparisons(summaries, settings.connections, phases),
     verifier,
     peakRss,
     memoryAtEnd,
     notes,
   }
-  // Only a full run of every row stands for its machine kind in bench/results/; a profiled
-  // run's throughput is not quoted (README "Running it").
+}
+
+async function main(): Promise<number> {
+  const gatehouseReady = await buildGatehouse()
+  setupNotes()
+  const { machine, verifier } = await measureAll(gatehouseReady)
+  const report = buildReport(machine, verifier)
+  // Only a full run of every row stands for its machine kind in bench/results/ and gets its page
+  // there (LATEST.md); a profiled run's throughput is not quoted (docs/performance.md "Result files").
   const complete = !quick && !settings.only && !args['cpu-prof']
   const { file, replaced } = writeReport(report, complete)
-  for (const old of replaced) log(`replaced ${old} (an earlier run on ${machine.kind}; git history keeps it)`)
-
+  for (const old of replaced) log(`replaced ${old} (an earlier run on ${String(report.machine.kind)}; git history keeps it)`)
+  const page = writeResultsPage(report, file)
   process.stdout.write(formatReport(report, file, settings.connections))
+  // The summary the performance guide quotes at its top (docs/performance.md "Result files").
+  process.stdout.write(`results page: ${page}\n\n${summaryLines(report, { file }).join('\n')}\n`)
   return 0
 }
 

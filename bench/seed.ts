@@ -244,7 +244,7 @@ export async function insertTokens(db: Db, seed: SeedInfo, n: number, target: Se
  * case, rather than one user holding every token the benchmark seeded. The users are real rows:
  * the exchange inserts its token with foreign keys checked.
  *
- * With an `identity` target (the OpenID Connect rows of README "Performance") each code also carries what an authorize with `openid`
+ * With an `identity` target (the OpenID Connect rows of docs/performance.md) each code also carries what an authorize with `openid`
  * records for the ID Token (src/oauth/authorize/authorization.ts): a nonce, auth_time, amr and the
  * session's sid, so the signed ID Token has the claims and the size of a real one.
  */

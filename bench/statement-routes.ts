@@ -12,7 +12,7 @@ import { consumeCodeAndInsertToken } from '../src/repositories/code-exchange.js'
 import { SESSION_COOKIE } from './cases.js'
 
 /*
- * Baselines E–H and P (README "Performance"): each write path's own statements, sent through
+ * Baselines E–H and P (docs/performance.md): each write path's own statements, sent through
  * Gatehouse's repository functions from bare Fastify, with none of Gatehouse's HTTP or protocol
  * layers. They are the real ceiling of a path with today's schema: the PostgreSQL work the path
  * cannot avoid, plus the least Node work that can send it. A Gatehouse row over its own

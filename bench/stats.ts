@@ -1,7 +1,7 @@
 /*
  * The arithmetic of the benchmark, kept pure so that a unit test can pin it down
- * (test/unit/bench-stats.test.ts): parsing one load-generator run, the median of several
- * runs, ratios against the baselines of the same run, and the targets in README "Performance".
+ * (bench/stats.test.ts): parsing one load-generator run, the median of several
+ * runs, ratios against the baselines of the same run, and the targets in docs/performance.md.
  */
 
 /** CPU time of a process (or group of processes) over a run, as a share of one core. */
@@ -191,7 +191,7 @@ export function ratio(row: RowSummary | undefined, baseline: RowSummary | undefi
  * baseline's run nearest to it in the phase (the same group of the same round, bench/cases.ts
  * mainPhaseGroups), the median of those ratios. On these VMs the machine's speed moves by up
  * to half within a minute and back, so a ratio of two medians taken minutes apart measures the
- * machine as much as the rows (README "Latest results"). Without places (results written before
+ * machine as much as the rows (docs/performance.md "What is measured, and why as ratios"). Without places (results written before
  * them), the ratio of the medians.
  */
 export function pairedRatio(row: RowSummary | undefined, baseline: RowSummary | undefined): number | null {
@@ -207,7 +207,7 @@ export function pairedRatio(row: RowSummary | undefined, baseline: RowSummary | 
 export const rowKey = (caseId: string, connections: number, phase?: string): string =>
   phase ? `${caseId}@${connections}#${phase}` : `${caseId}@${connections}`
 
-/** The ratio targets of README "Performance". */
+/** The ratio targets of docs/performance.md. */
 export interface RatioTarget {
   path: string
   caseId: string
@@ -220,7 +220,7 @@ export const RATIO_TARGETS: readonly RatioTarget[] = [
   { path: 'introspection, cache miss', caseId: 'introspect-miss', baselineId: 'baseline-b', min: 0.8 },
   { path: 'token info, cached', caseId: 'token-info-cached', baselineId: 'baseline-a', min: 0.8 },
   { path: 'token info, uncached', caseId: 'token-info-miss', baselineId: 'baseline-b', min: 0.8 },
-  // Each write path against the ceiling of the writes it must make (README "Performance"): the exchange
+  // Each write path against the ceiling of the writes it must make (docs/performance.md): the exchange
   // inserts a token, a remembered consent a code, a revocation writes and announces.
   { path: 'code exchange', caseId: 'code-exchange', baselineId: 'baseline-c', min: 0.8 },
   { path: 'revocation', caseId: 'revoke', baselineId: 'baseline-d', min: 0.8 },
@@ -234,8 +234,8 @@ export type GrowthCase = (typeof GROWTH_CASES)[number]
 /**
  * The rows each growth row runs beside in both phases:
  * - `baseline`, as its main-phase row does: the growth target compares two phases minutes apart,
- *   with the fill between them, and the VM's speed drifts over that time (README "Latest
- *   results", 12:51). Each phase's rate is taken over its baseline's, paired run by run, so the
+ *   with the fill between them, and the VM's speed drifts over that time (docs/performance.md
+ *   "What is measured, and why as ratios"). Each phase's rate is taken over its baseline's, paired run by run, so the
  *   drift cancels as it does for every other target.
  * - `ceiling`, the row's own database work from bare Fastify (bench/cases.ts growthCeilingCases)
  *   on the same table: its growth ratio over the same baseline is what the larger table costs
@@ -272,7 +272,7 @@ const BASELINE_NAMES: Record<string, string> = {
 }
 
 /**
- * README "Performance": each read path against its own work from bare Fastify (baselines I, J, N and O,
+ * docs/performance.md: each read path against its own work from bare Fastify (baselines I, J, N and O,
  * bench/cached-routes.ts), and that work against its target's baseline (A, or B for the misses):
  * what Gatehouse's HTTP layers cost, and what the answer itself costs beyond the baseline.
  */
@@ -293,7 +293,7 @@ const WORK_CEILINGS: readonly {
 ]
 
 /**
- * README "Performance": each write path against its own statements sent from bare Fastify (baselines E–H,
+ * docs/performance.md: each write path against its own statements sent from bare Fastify (baselines E–H,
  * bench/statement-routes.ts), and those statements against the one INSERT (C) or INSERT and
  * NOTIFY (D) of its target. The first ratio is what Gatehouse's layers cost, the second what the
  * statements cost beyond the target's ceiling: together they show where a target is out of reach.
@@ -424,7 +424,7 @@ export function evaluateTargets(
 }
 
 /**
- * Rows set against other rows of the same run, with no target in README "Performance":
+ * Rows set against other rows of the same run, with no target in docs/performance.md:
  * what `openid` adds to the code exchange, per signing algorithm, and UserInfo beside the paths
  * it resembles.
  */

@@ -42,9 +42,9 @@ export const EnvSchema = z.object({
   TOKEN_CACHE_MAX_ENTRIES: positiveInt().default(10_000),
   /**
    * At most what a process can fill in the cache's minute (SESSION_CACHE_TTL_MS): remembered
-   * consent's rate on one process (docs/performance.md) bounds that below 100,000 sessions;
+   * consent's rate on one process (bench/results/LATEST.md) bounds that below 100,000 sessions;
    * past that an entry expires before it could be found. The memory a full cache holds is in
-   * docs/performance.md.
+   * docs/performance.md "Memory".
    */
   SESSION_CACHE_MAX_ENTRIES: nonNegativeInt(100_000).default(10_000),
   LOGIN_FAILURE_LIMIT: positiveInt().optional(),

@@ -54,7 +54,7 @@ export interface Config {
   /**
    * How far V8 lets the old generation grow past what survived the last full collection, in
    * percent (V8's --heap-growing-percent, set by src/server.ts); 0 leaves V8's own factor
-   * (docs/performance.md, docs/scaling.md).
+   * (docs/performance.md "Memory", docs/scaling.md).
    */
   readonly heapGrowingPercent: number
   /** The janitor's schedule and what it keeps (docs/operating/limits.md). */

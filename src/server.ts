@@ -50,7 +50,7 @@ try {
  * V8 starts the next full collection once the old generation has grown by a factor over what the
  * last one left, a factor of up to 4 wherever the heap limit is 2 GB or more (any machine with
  * about 8 GB of memory). Under the benchmark's load a server's old space so grew to several
- * times what it had in use, past the memory budget (docs/performance.md; docs/scaling.md "1. One
+ * times what it had in use, past the memory budget (docs/performance.md "Memory"; docs/scaling.md "1. One
  * process").
  * HEAP_GROWING_PERCENT fixes the factor; V8 reads the flag each time it sets the next limit, so
  * setting it here, after start, takes effect (Node keeps V8's flags writable).

@@ -132,6 +132,7 @@ export const RUN: Record<string, string[]> = {
     '`POST /oauth/token`',
     '`POST /oauth/revoke` (RFC 7009)',
   ],
+  'docs/performance.md': ['Running it', 'Result files', 'Revocation propagation', 'Instructions per request'],
   'docs/openid-connect.md': ['Keys and rotation', 'Try it: the example relying party'],
   'docs/resource-apis.md': ['`POST /oauth/introspect` (RFC 7662)', '`GET /oauth/token/info`', 'Try it: the example resource API'],
 }

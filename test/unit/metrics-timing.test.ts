@@ -8,7 +8,7 @@ import type { Probes } from '../../src/services.js'
 /*
  * What the latency histogram of /metrics times (src/http/metrics.ts): from the request's first
  * hook to the moment its answer is handed to Fastify to send (onSend), not to the end of the
- * write, which an onResponse hook would cost every request (docs/performance.md). Only performance.now()
+ * write, which an onResponse hook would cost every request (docs/performance.md "What the counts showed"). Only performance.now()
  * is faked: the requests themselves run on real timers.
  */
 
