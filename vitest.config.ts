@@ -19,7 +19,7 @@ export default defineConfig({
     pool: 'forks',
     // One file per core, not vitest's default of one less: a file spends much of its time
     // waiting on the database, Chromium or a child process, so on a two-core machine a second
-    // file beside it nearly halves the run (README "Development").
+    // file beside it nearly halves the run (docs/development.md).
     maxWorkers: Math.max(2, availableParallelism()),
     testTimeout: 30_000,
     hookTimeout: 60_000,
@@ -71,7 +71,7 @@ export default defineConfig({
           testTimeout: 90_000,
         },
       },
-      // README "Failures and recovery": the built server (`node dist/src/server.js`, rebuilt first when stale) as
+      // docs/operating/backups-and-upgrades.md "Failures and recovery": the built server (`node dist/src/server.js`, rebuilt first when stale) as
       // child processes whose database fails under them. The PostgreSQL faults need a server;
       // kill -9 on PGlite runs in both passes.
       {

@@ -87,7 +87,7 @@ export function cachedRoutes(app: FastifyInstance, database: DatabaseHandle): vo
 }
 
 /**
- * The headers every answer of Gatehouse's carries (README "Operations"), set as its hooks and
+ * The headers every answer of Gatehouse's carries (docs/operating/backups-and-upgrades.md), set as its hooks and
  * routes set them, before the work: a fresh random request id in X-Request-Id,
  * X-Content-Type-Options, and Pragma beside Cache-Control (src/http/routes/oauth/json-errors.ts).
  */

@@ -30,7 +30,7 @@ const seed: SeedInfo = {
 }
 
 describe('the session cookie the rows send', () => {
-  it('is the name the server sets over http (README "Console")', () => {
+  it('is the name the server sets over http (docs/applications.md "Console")', () => {
     expect(SESSION_COOKIE).toBe(SERVER_SESSION_COOKIE)
   })
 })

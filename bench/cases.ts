@@ -49,7 +49,7 @@ export interface BenchCase {
 }
 
 /**
- * The session cookie's name, as a browser sees it (README "Console"): the benchmark's servers
+ * The session cookie's name, as a browser sees it (docs/applications.md "Console"): the benchmark's servers
  * listen on http, so it has no `__Host-` prefix. Taken from the documentation rather than from
  * the server's modules, so that the rows send what any client would.
  */
@@ -62,8 +62,7 @@ const enc = encodeURIComponent
 export const MISS_POOL_MIN = 100_000
 
 /**
- * Users whose sessions authorize-remembered cycles through. README "Limits and
- * quotas"): authorize under remembered consent refuses after CODE_ISSUE_LIMIT (60) codes a
+ * Users whose sessions authorize-remembered cycles through (docs/operating/limits.md): authorize under remembered consent refuses after CODE_ISSUE_LIMIT (60) codes a
  * minute per (user, application). At rate r req/s each user gets r × 60 / REMEMBERED_USERS codes
  * a minute: 6 at 5,000 req/s, so the row measures issuing codes, not refusing them.
  */
@@ -409,7 +408,7 @@ export function gatehouseCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
       server: 'gatehouse',
       method: 'GET',
       path: authorize,
-      // One user is enough here: the consent page issues no code, so CODE_ISSUE_LIMIT (README "Limits and quotas")
+      // One user is enough here: the consent page issues no code, so CODE_ISSUE_LIMIT (docs/operating/limits.md)
       // does not apply, and each page forgets the user's pending requests beyond the newest 10
       // in its own INSERT, so every request still answers with the form.
       headers: { cookie: `${SESSION_COOKIE}=${seed.newCookie}` },

@@ -38,7 +38,7 @@ export function sourceCommit(): { commit: string; uncommittedChanges: boolean } 
 
 /**
  * SECRET_KEY of every Gatehouse this process starts: with PostgreSQL Gatehouse does not start
- * without one (README "Configuration"). One key per
+ * without one (docs/operating/configuration.md). One key per
  * benchmark process, since the signing keys a server creates are sealed under it in the database
  * the next server of the run (bench:instructions --processes) opens.
  */

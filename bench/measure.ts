@@ -44,7 +44,7 @@ export interface MeasureContext {
   /** The same few tokens granted the identity scopes (UserInfo's cached row), made at its first probe. */
   cachedOpenid?: FixedPool
   growth: FixedPool
-  /** Session cookies of users who have granted the bench application `read` (README "Limits and quotas"). */
+  /** Session cookies of users who have granted the bench application `read` (docs/operating/limits.md). */
   rememberedSessions: FixedPool
   /** The same sessions in rememberedAgain's order (bench/cases.ts). */
   rememberedAgain: FixedPool
@@ -65,7 +65,7 @@ const fill = (s: string, item: string | undefined) => (item === undefined ? s : 
 
 type FreshRef = Extract<PoolRef, { kind: 'fresh-tokens' | 'fresh-codes' }>
 
-/** `n` new single-use items of a fresh pool: the bench client's, or an OpenID application's (README "Sign in with Gatehouse (OpenID Connect)"). */
+/** `n` new single-use items of a fresh pool: the bench client's, or an OpenID application's (docs/openid-connect.md). */
 export function insertFresh(db: Db, seed: SeedInfo, ref: FreshRef, n: number): Promise<string[]> {
   if (ref.kind === 'fresh-codes') return insertCodes(db, seed, n, ref.openid ? openidTarget(seed, ref.openid) : plainTarget(seed))
   return insertTokens(db, seed, n, ref.openid ? openidTarget(seed, 'RS256') : plainTarget(seed))

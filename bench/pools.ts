@@ -73,7 +73,7 @@ export class Pool {
 /**
  * A fixed list the load generator cycles through on purpose (cached paths, growth pool, session
  * cookies). Each run starts where the last one stopped, so across runs every item is sent
- * equally often: a pool of sessions spreads authorize's codes evenly over its users (README "Limits and quotas").
+ * equally often: a pool of sessions spreads authorize's codes evenly over its users (docs/operating/limits.md).
  */
 export class FixedPool {
   readonly file: string

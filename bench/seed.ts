@@ -15,7 +15,7 @@ import type { ServerKind } from './cases.js'
  * session start. Bulk rows (pools of tokens and codes, the million-token table) go in as
  * set-based INSERTs, because one-by-one inserts would take longer than the benchmark.
  *
- * Per-user quotas (README "Limits and quotas") decide whose rows these are: a code
+ * Per-user quotas (docs/operating/limits.md) decide whose rows these are: a code
  * exchange revokes its (user, application)'s live tokens beyond the newest MAX_TOKENS_PER_GRANT,
  * so every seeded code belongs to a user of its own who holds no tokens, and the token pools
  * (fresh, cached, growth fill) belong to the consented user, for whom no code is ever seeded
@@ -93,14 +93,14 @@ export interface SeedInfo extends BenchApplication {
   newUserId: string
   newCookie: string
   /**
-   * One application per ID Token signing algorithm (README "Sign in with Gatehouse (OpenID Connect)": applications choose it, stored in
+   * One application per ID Token signing algorithm (docs/openid-connect.md: applications choose it, stored in
    * applications.id_token_alg), for the rows that exchange codes granted `openid`.
    */
   openid: Record<SigningAlg, BenchApplication>
 }
 
 export const SCOPE = 'read'
-/** What a relying party signing users in typically asks for (README "Sign in with Gatehouse"). */
+/** What a relying party signing users in typically asks for (docs/openid-connect.md). */
 export const OPENID_SCOPES = ['openid', 'email', 'profile'] as const
 const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const satisfies readonly SigningAlg[]
 
@@ -239,7 +239,7 @@ export async function insertTokens(db: Db, seed: SeedInfo, n: number, target: Se
 
 /**
  * `n` unused authorization codes, valid 10 minutes, bound to the registered redirect URI, each
- * for a user of its own ("exchanger" users, inserted by the same statement). README "Limits and quotas": the
+ * for a user of its own ("exchanger" users, inserted by the same statement). docs/operating/limits.md: the
  * exchange's quota check then finds a user with no live tokens for the application, the common
  * case, rather than one user holding every token the benchmark seeded. The users are real rows:
  * the exchange inserts its token with foreign keys checked.
@@ -275,7 +275,7 @@ export async function insertCodes(db: Db, seed: SeedInfo, n: number, target: See
 
 /**
  * `n` users, each logged in (a live session) and having granted the bench application `read`;
- * returns their session cookies. README "Limits and quotas": authorize under
+ * returns their session cookies. docs/operating/limits.md: authorize under
  * remembered consent issues at most CODE_ISSUE_LIMIT codes a minute per (user, application), so
  * authorize-remembered cycles over many users' sessions. Cookie values and their digests are
  * made with the functions startSession uses (src/accounts/sessions/sessions.ts), and one of them is

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
 /*
- * The quotas of README "Limits and quotas", each checked inside the statement that issues:
+ * The quotas of docs/operating/limits.md, each checked inside the statement that issues:
  * - live tokens per (user, application): the code exchange revokes those beyond the newest
  *   MAX_TOKENS_PER_GRANT, reading this partial index (live rows only, newest first), so its
  *   cost does not grow with the revoked tokens the janitor has not deleted yet;

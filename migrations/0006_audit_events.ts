@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
 /*
- * The audit log (README "Audit log"): one row per security event, written off the token and
+ * The audit log (docs/operating/admin.md "Audit log"): one row per security event, written off the token and
  * introspection paths, never holding a secret, and deleted by the janitor AUDIT_RETENTION_DAYS
  * after it happened.
  *

@@ -1,14 +1,14 @@
 import type { Kysely } from 'kysely'
 
 /*
- * The operator (README "Operating Gatehouse"): who may moderate, and what moderation records.
+ * The operator (docs/operating/admin.md): who may moderate, and what moderation records.
  * - users.is_operator: set only by `gatehouse admin add`; nothing on the web can set it.
  * - users.suspended_at, applications.suspended_at: a suspension, kept as a time so that the
  *   admin pages can say since when; null means active.
  * - applications.verified_at: an operator vouched for the application (its consent page says
  *   so, and its error responses are redirected, docs/decisions/005-trusted-redirects.md).
  * - applications.is_resource_server: may introspect any token and subscribe to the revocation
- *   stream (README "Resource APIs").
+ *   stream (docs/resource-apis.md).
  * - applications.homepage_url, privacy_policy_url: https links shown on the consent page.
  */
 export async function up(db: Kysely<any>): Promise<void> {

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
 /*
- * Accounts people can trust and recover (README "Your account").
+ * Accounts people can trust and recover (docs/accounts.md).
  * - users.email_verified_at: when the address was proven by a link sent to it; null until then.
  *   An unverified user may log in and consent, but not register applications. Accounts that
  *   exist when this migration runs count as verified, stamped with the migration's time: they

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
 /*
- * The authorize request of an OpenID Provider (README "Sign in with Gatehouse (OpenID Connect)"):
+ * The authorize request of an OpenID Provider (docs/openid-connect.md):
  * - pending_authorizations.response_mode: the response mode of a request held for the consent
  *   page (OAuth 2.0 Multiple Response Type Encoding Practices, Form Post Response Mode), null for
  *   the response type's default (every row held before this migration).

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 
 /*
- * The command line beside a running embedded server (README "Beside a running server"). PGlite
+ * The command line beside a running embedded server (docs/operating/command-line.md "Beside a running server"). PGlite
  * is opened by one process at a time (src/db/data-dir-lock.ts), so while the server holds
  * DATA_DIR, `gatehouse …` sends its arguments to it over a Unix domain socket under DATA_DIR, in
  * a directory only the server's user may enter (src/cli/control-server.ts), and the server runs

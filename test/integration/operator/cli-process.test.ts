@@ -50,7 +50,7 @@ describe('on PGlite', () => {
     const socket = join(dataDir, 'control', 'cli.sock')
 
     let server = await startGatehouse(env, { built: true })
-    // Only the server's user may reach the socket (README "Beside a running server").
+    // Only the server's user may reach the socket (docs/operating/command-line.md "Beside a running server").
     expect(statSync(join(dataDir, 'control')).mode & 0o777).toBe(0o700)
     expect(statSync(socket).mode & 0o777).toBe(0o600)
     let beside
