@@ -4,6 +4,8 @@
  * of a search's page.
  */
 export type { OperatorUseCases } from './use-cases.js'
+export type { Activity, ActivityKey, ActivityPeriod } from './activity.js'
+export { ACTIVITY_CACHE_MS, ACTIVITY_KEYS } from './activity.js'
 export { NotFoundError, RefusedError } from './moderation.js'
 /** Rows per page of the operator's user and application searches. */
 export { PAGE_SIZE as OPERATOR_PAGE_SIZE } from './moderation.js'
