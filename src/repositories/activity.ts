@@ -42,8 +42,14 @@ export interface ActivityCount {
  * (which holds created_at), whose size the per-grant quota bounds.
  */
 export async function countActivity(db: Db, w: ActivityWindow): Promise<ActivityCount[]> {
+  const { rows } = await activityStatement(w).execute(db)
+  return rows.map((r) => ({ what: r.what, hoursAgo: Number(r.hours_ago), count: Number(r.n) }))
+}
+
+/** countActivity's statement, apart so that its plan can be checked (test/postgres/activity-plan.test.ts). */
+export function activityStatement(w: ActivityWindow) {
   const events = w.events.length === 0 ? sql`null` : sql.join(w.events.map((e) => sql`${e}`))
-  const { rows } = await sql<{ what: string; hours_ago: number; n: number }>`
+  return sql<{ what: string; hours_ago: number; n: number }>`
     select what, floor(extract(epoch from (${w.end}::timestamptz - at)) / 3600)::int as hours_ago, count(*)::int as n
     from (
       select event as what, occurred_at as at from audit_events
@@ -57,6 +63,5 @@ export async function countActivity(db: Db, w: ActivityWindow): Promise<Activity
         where t.revoked_at >= ${w.start}
     ) as moments
     where at >= ${w.start}::timestamptz and at < ${w.end}::timestamptz
-    group by 1, 2`.execute(db)
-  return rows.map((r) => ({ what: r.what, hoursAgo: Number(r.hours_ago), count: Number(r.n) }))
+    group by 1, 2`
 }
