@@ -31,7 +31,7 @@ export interface BarChart {
 export const CHART_WIDTH = 360
 export const CHART_HEIGHT = 150
 const LEFT = 44
-const RIGHT = 8
+const RIGHT = 18
 const TOP = 12
 const BOTTOM = 24
 const PLOT_W = CHART_WIDTH - LEFT - RIGHT
@@ -82,7 +82,7 @@ function fillOf(id: string, pattern: BarPattern): string {
   return `url(#${id}-fill)`
 }
 
-function axes(top: number, empty: boolean): string {
+function axes(top: number, empty: boolean, ticks: string): string {
   const baseline = TOP + PLOT_H
   const labels =
     `<text x="${LEFT - 6}" y="${TOP + 4}" text-anchor="end">${compact.format(top)}</text>` +
@@ -91,28 +91,37 @@ function axes(top: number, empty: boolean): string {
     `<line x1="${LEFT}" y1="${TOP}" x2="${CHART_WIDTH - RIGHT}" y2="${TOP}" stroke="currentColor" stroke-opacity="0.4" stroke-dasharray="3 3"/>` +
     `<line x1="${LEFT}" y1="${baseline}" x2="${CHART_WIDTH - RIGHT}" y2="${baseline}" stroke="currentColor"/>`
   const none = empty ? `<text x="${LEFT + PLOT_W / 2}" y="${TOP + PLOT_H / 2}" text-anchor="middle">None</text>` : ''
-  return `<g class="axis" font-size="11" fill="currentColor">${labels}${none}</g>${lines}`
+  return `<g class="axis" font-size="11" fill="currentColor">${labels}${none}${ticks}</g>${lines}`
+}
+
+function slotOf(chart: BarChart): number {
+  return PLOT_W / Math.max(1, chart.bars.length)
 }
 
 function bars(chart: BarChart, top: number): string {
-  const slot = PLOT_W / Math.max(1, chart.bars.length)
+  const slot = slotOf(chart)
   const width = round(Math.max(1, slot * 0.7))
   const fill = fillOf(chart.id, chart.pattern)
   return chart.bars
     .map((bar, i) => {
       const value = countOf(bar.value)
-      const x = round(LEFT + i * slot + (slot - width) / 2)
-      const tick = bar.tick
-        ? `<text x="${round(LEFT + (i + 0.5) * slot)}" y="${CHART_HEIGHT - 6}" text-anchor="middle">${escape(bar.tick)}</text>`
-        : ''
-      if (value === 0) return tick
+      if (value === 0) return ''
       const height = round(Math.max(MIN_BAR_HEIGHT, (value / top) * PLOT_H))
-      const y = round(TOP + PLOT_H - height)
       return (
-        `<rect class="bar" x="${x}" y="${y}" width="${width}" height="${height}" fill="${fill}" stroke="currentColor">` +
-        `<title>${escape(bar.label)}: ${value}</title></rect>${tick}`
+        `<rect class="bar" x="${round(LEFT + i * slot + (slot - width) / 2)}" y="${round(TOP + PLOT_H - height)}"` +
+        ` width="${width}" height="${height}" fill="${fill}" stroke="currentColor"><title>${escape(bar.label)}: ${value}</title></rect>`
       )
     })
+    .join('')
+}
+
+/** The buckets' names under the axis, in the axis' colour. */
+function ticks(chart: BarChart): string {
+  const slot = slotOf(chart)
+  return chart.bars
+    .map((bar, i) =>
+      bar.tick ? `<text x="${round(LEFT + (i + 0.5) * slot)}" y="${CHART_HEIGHT - 6}" text-anchor="middle">${escape(bar.tick)}</text>` : '',
+    )
     .join('')
 }
 
@@ -123,9 +132,8 @@ export function barChartSvg(chart: BarChart): string {
   const empty = chart.bars.every((b) => countOf(b.value) === 0)
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" class="bar-chart" role="img" viewBox="0 0 ${CHART_WIDTH} ${CHART_HEIGHT}"` +
-    ` width="${CHART_WIDTH}" height="${CHART_HEIGHT}" aria-labelledby="${chart.id}-title ${chart.id}-desc">` +
+    ` width="${CHART_WIDTH}" height="${CHART_HEIGHT}" aria-labelledby="${chart.id}-title" aria-describedby="${chart.id}-desc">` +
     `<title id="${chart.id}-title">${escape(chart.title)}</title><desc id="${chart.id}-desc">${escape(chart.description)}</desc>` +
-    `${patternDefs(chart.id, chart.pattern)}${axes(top, empty)}` +
-    `<g class="bars" font-size="11" fill="currentColor">${bars(chart, top)}</g></svg>`
+    `${patternDefs(chart.id, chart.pattern)}${axes(top, empty, ticks(chart))}<g class="bars">${bars(chart, top)}</g></svg>`
   )
 }

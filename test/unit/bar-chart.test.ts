@@ -58,7 +58,7 @@ describe('barChartSvg', () => {
 
   it('is one image named by its title and described by its desc, every text escaped', () => {
     const svg = chart(bars([2]), { id: 'chart-a1', title: 'Sign-ins <b>"x"</b>', description: "Peak & 'low'" })
-    expect(svg).toMatch(/^<svg [^>]*role="img"[^>]*aria-labelledby="chart-a1-title chart-a1-desc"/)
+    expect(svg).toMatch(/^<svg [^>]*role="img"[^>]*aria-labelledby="chart-a1-title" aria-describedby="chart-a1-desc"/)
     expect(svg).toContain(`viewBox="0 0 ${CHART_WIDTH} ${CHART_HEIGHT}"`)
     expect(svg).toContain('<title id="chart-a1-title">Sign-ins &lt;b&gt;&quot;x&quot;&lt;/b&gt;</title>')
     expect(svg).toContain('<desc id="chart-a1-desc">Peak &amp; &#39;low&#39;</desc>')
