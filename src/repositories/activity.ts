@@ -23,7 +23,7 @@ export interface ActivityWindow {
 export interface ActivityCount {
   /** An audit event name, TOKEN_ISSUED or TOKEN_REVOKED. */
   what: string
-  /** Whole hours between the moment and `end`: 0 is the last hour before `end`. */
+  /** Which hour before `end`: 0 is [end - 1 h, end), 1 the hour before, and so on. */
   hoursAgo: number
   count: number
 }
@@ -31,7 +31,8 @@ export interface ActivityCount {
 /**
  * Counts per series and hour in one statement; hours without any are left out. Hours are counted
  * back from `end` in seconds since the epoch, not with date_trunc, whose answer depends on the
- * session's time zone.
+ * session's time zone. Each hour holds its start and not its end, as the window does: a moment
+ * exactly one hour before `end` starts hour 0 (hence ceil - 1; floor would put it in hour 1).
  *
  * Each part reads an index (test/postgres/activity-plan.test.ts): the events through
  * audit_events_event_idx (event, occurred_at); revocations through access_tokens_revoked_at_idx.
@@ -50,7 +51,7 @@ export async function countActivity(db: Db, w: ActivityWindow): Promise<Activity
 export function activityStatement(w: ActivityWindow) {
   const events = w.events.length === 0 ? sql`null` : sql.join(w.events.map((e) => sql`${e}`))
   return sql<{ what: string; hours_ago: number; n: number }>`
-    select what, floor(extract(epoch from (${w.end}::timestamptz - at)) / 3600)::int as hours_ago, count(*)::int as n
+    select what, ceil(extract(epoch from (${w.end}::timestamptz - at)) / 3600)::int - 1 as hours_ago, count(*)::int as n
     from (
       select event as what, occurred_at as at from audit_events
         where event in (${events}) and occurred_at >= ${w.start} and occurred_at < ${w.end}

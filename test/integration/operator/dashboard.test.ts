@@ -19,9 +19,14 @@ const PASSWORD = 'correct horse battery'
 // A Wednesday, half past noon: the last 24 hours are 10 Mar 13:00 to 11 Mar 13:00, the last 7 days 5 to 11 Mar.
 const NOW = new Date('2026-03-11T12:30:00Z')
 
+let operator: BrowserSession
 beforeAll(async () => {
   t = await buildTestApp({ LOGIN_RATE_LIMIT: '10000' })
   client = await createClient(t.db)
+  // Eight days before the first test's now, outside both of its periods: the operator signs up and logs in.
+  t.clock.set(new Date('2026-03-03T12:30:00Z'))
+  operator = await loggedInUser(t.app, OPERATOR)
+  await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', OPERATOR).execute()
 })
 afterAll(() => t?.close())
 
@@ -65,10 +70,8 @@ const KEYS = ['signIns', 'failedLogIns', 'tokensIssued', 'tokensRevoked', 'newAp
 const totals = (html: string, period: string) => KEYS.map((k) => textById(html, `${period}-${k}-total`))
 
 it('counts sign-ins, failed log-ins, tokens issued and revoked and new applications per hour and per day', async () => {
-  // Eight days ago, outside both periods: a sign-in, an application, a token.
-  t.clock.set(new Date('2026-03-03T12:30:00Z'))
-  const operator = await loggedInUser(t.app, OPERATOR)
-  await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', OPERATOR).execute()
+  // Eight days ago, outside both periods: a sign-in (beforeAll), an application, a token.
+  t.clock.set(new Date('2026-03-03T12:31:00Z'))
   await createApplicationViaConsole(operator)
   const oldToken = await tokenFor(operator)
 
@@ -125,6 +128,24 @@ it('counts sign-ins, failed log-ins, tokens issued and revoked and new applicati
   const later = await s.get('/admin')
   expect(totals(later.body, 'last-24-hours')[1]).toBe('2')
   expect(later.body).toContain('Counted Wed 11 Mar 12:31 UTC')
+})
+
+it('counts a moment at the start of a period in it, and a millisecond earlier out of it', async () => {
+  // Another week, far from the first test's: Wednesday 17 June, 12:30.
+  const at = (iso: string) => t.clock.set(new Date(iso))
+  for (const moment of ['2026-06-10T23:59:59.999Z', '2026-06-11T00:00:00.000Z', '2026-06-16T12:59:59.999Z', '2026-06-16T13:00:00.000Z']) {
+    at(moment)
+    await failLogIn('nobody@example.com')
+  }
+  at('2026-06-17T12:30:00Z')
+  const s = new BrowserSession(t.app)
+  await s.logIn(OPERATOR, PASSWORD)
+  const page = (await s.get('/admin')).body
+  expect(totals(page, 'last-24-hours')).toEqual(['1', '1', '0', '0', '0'])
+  expect(totals(page, 'last-7-days')).toEqual(['1', '3', '0', '0', '0'])
+  expect(tableOf(page, 'last-24-hours').get('Tue 16 Jun, 13:00–14:00')).toEqual(['0', '1', '0', '0', '0'])
+  expect(tableOf(page, 'last-7-days').get('Thu 11 Jun')).toEqual(['0', '1', '0', '0', '0'])
+  expect(tableOf(page, 'last-7-days').get('Tue 16 Jun')).toEqual(['0', '2', '0', '0', '0'])
 })
 
 it('shows nobody but an operator the dashboard: the same 404 as for no page', async () => {
