@@ -148,6 +148,29 @@ it('counts a moment at the start of a period in it, and a millisecond earlier ou
   expect(tableOf(page, 'last-7-days').get('Tue 16 Jun')).toEqual(['0', '2', '0', '0', '0'])
 })
 
+it('reads the counts once for page loads at the same moment, and not again within the minute', async () => {
+  t.clock.set(new Date('2026-06-17T13:30:00Z'))
+  const s = new BrowserSession(t.app)
+  await s.logIn(OPERATOR, PASSWORD)
+  let reads = 0
+  t.queries.afterQuery = async (rows) => {
+    if (rows.some((row) => 'hours_ago' in row)) reads++
+  }
+  try {
+    const pages = await Promise.all([s.get('/admin'), s.get('/admin'), s.get('/admin')])
+    for (const page of pages) expect(totals(page.body, 'last-7-days')[1]).toBe('3')
+    expect(reads).toBe(1)
+    t.clock.advance(ACTIVITY_CACHE_MS - 1)
+    await s.get('/admin')
+    expect(reads).toBe(1)
+    t.clock.advance(1)
+    await s.get('/admin')
+    expect(reads).toBe(2)
+  } finally {
+    t.queries.afterQuery = undefined
+  }
+})
+
 it('shows nobody but an operator the dashboard: the same 404 as for no page', async () => {
   t.clock.set(NOW)
   const stranger = await loggedInUser(t.app)
