@@ -32,6 +32,7 @@ import {
   unsuspendUser,
 } from './moderation.js'
 import { type SecondFactorReset, resetSecondFactor } from './second-factor-reset.js'
+import { type Activity, cachedActivity } from './activity.js'
 
 /*
  * The operator's use cases (docs/operating/admin.md), built once in src/services.ts for both
@@ -82,6 +83,8 @@ export interface OperatorUseCases {
    * is named by email, and `unknownUser` says that no account has it (then no events).
    */
   readAuditLog(filter: AuditSearch, cursor: unknown): Promise<AuditLogPage & { unknownUser: boolean }>
+  /** The dashboard's counts of the last 24 hours and 7 days, at most a minute old (src/operator/activity.ts). */
+  activity(): Promise<Activity>
 }
 
 /** What the operator's audit page filters by: the account by its email. */
@@ -111,6 +114,7 @@ export function operatorUseCases({ db, bus, clock, audit, mailer, mailFrame }: O
     return ctx(actor)
   }
   return {
+    activity: cachedActivity(db, clock),
     searchUsers: (options) => searchUsers(db, options),
     searchApplications: (options) => searchApplications(db, options),
     userByEmail: (email) => requireUserByEmail(db, email),

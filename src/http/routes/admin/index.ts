@@ -3,6 +3,7 @@ import type { Services } from '../../../services.js'
 import adminApplicationRoutes from './applications.js'
 import adminAuditRoutes from './audit.js'
 import adminUserRoutes from './users.js'
+import { dashboardView } from './dashboard.js'
 import { requireRecentAuth } from '../../recent-auth.js'
 import { render } from '../../render.js'
 
@@ -32,7 +33,10 @@ export default async function adminRoutes(pages: FastifyInstance, deps: Services
     app.addHook('preHandler', operatorOnly)
     app.addHook('preHandler', recentForEveryAction)
 
-    app.get('/admin', async (request, reply) => render(request, reply, 'admin/index.eta', { title: 'Operator' }))
+    // The dashboard: the last 24 hours and 7 days, counted by the operator's use case.
+    app.get('/admin', async (request, reply) =>
+      render(request, reply, 'admin/index.eta', { title: 'Operator', ...dashboardView(await deps.operator.activity()) }),
+    )
 
     for (const routes of [adminUserRoutes, adminApplicationRoutes, adminAuditRoutes]) await routes(app, deps)
   })
