@@ -1,6 +1,6 @@
 /*
  * A bar chart as an inline SVG document, drawn on the server so the page needs no script
- * (docs/operating/admin-dashboard.md). Read without colour: every bar is outlined and filled with
+ * (docs/operating/admin.md "The dashboard"). Read without colour: every bar is outlined and filled with
  * its chart's pattern in `currentColor` (a stylesheet may set the colour; without one, or in
  * forced colours, it is the text's), and the axis carries its numbers as text. For assistive
  * technology the document is one image named by its <title> and described by its <desc>

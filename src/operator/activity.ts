@@ -3,7 +3,7 @@ import type { Clock } from '../lib/clock.js'
 import { TOKEN_ISSUED, TOKEN_REVOKED, countActivity } from '../repositories/activity.js'
 
 /*
- * The operator's dashboard (docs/operating/admin-dashboard.md): what happened in the last 24
+ * The operator's dashboard (docs/operating/admin.md "The dashboard"): what happened in the last 24
  * hours, hour by hour, and in the last 7 days, day by day, counted from the audit log and the
  * token table. Hours and days are UTC ones, the current one included while it runs.
  */

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 
 /*
- * What the operator's dashboard counts (docs/operating/admin-dashboard.md), read from rows
+ * What the operator's dashboard counts (docs/operating/admin.md "The dashboard"), read from rows
  * Gatehouse keeps anyway: audit events, and the access tokens' created_at and revoked_at. Nothing
  * is written for it, so the token endpoints keep their one statement
  * (docs/decisions/007-one-statement-hot-paths.md).

@@ -6,7 +6,7 @@ import { closeBrowserTest, expectAccessible, logInThroughPage, startBrowserTest,
 import { createAccessToken, createApplication, createUser } from '../helpers/factories.js'
 
 /*
- * /admin's dashboard in Chromium without JavaScript (docs/operating/admin-dashboard.md): each
+ * /admin's dashboard in Chromium without JavaScript (docs/operating/admin.md "The dashboard"): each
  * chart an image named in words with its total as text, every count in a table the keyboard
  * opens, no WCAG 2.1 A/AA fault, no sideways scrolling on a phone, and bars still drawn, in the
  * text's colour, when the stylesheet does not load.

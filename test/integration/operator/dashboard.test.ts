@@ -7,7 +7,7 @@ import { createApplicationViaConsole, textById } from '../../helpers/console.js'
 import { type TestClient, createClient, exchange, loggedInUser, obtainCode } from '../oauth/helpers.js'
 
 /*
- * /admin's dashboard (docs/operating/admin-dashboard.md) on either engine: events made through
+ * /admin's dashboard (docs/operating/admin.md "The dashboard") on either engine: events made through
  * the real pages and endpoints at known moments of the test's clock, and the counts the page
  * shows as text, per hour of the last 24 and per day of the last 7 (UTC).
  */

@@ -2,7 +2,7 @@ import { type BarPattern, barChartSvg } from '../../../lib/bar-chart.js'
 import { ACTIVITY_KEYS, type Activity, type ActivityKey, type ActivityPeriod } from '../../../operator/index.js'
 
 /*
- * What /admin shows of the operator's activity counts (docs/operating/admin-dashboard.md): a chart
+ * What /admin shows of the operator's activity counts (docs/operating/admin.md "The dashboard"): a chart
  * per series and period, drawn on the server (src/lib/bar-chart.ts), its total as text beside it,
  * and every count in a table. Times are UTC, as the counts' hours and days are.
  */
