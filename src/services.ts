@@ -16,6 +16,7 @@ import { type OAuthDeps, type OAuthUseCases, type ResourceUseCases, oauthUseCase
 import { ClientAuthCache } from './oauth/token/client-auth-cache.js'
 import { type ServerTokenCache, createServerTokenCache } from './oauth/token/token-validity.js'
 import { type IdentityUseCases, identityUseCases } from './oauth/identity/identity.js'
+import { ScopeVocabulary } from './oauth/grants/scope.js'
 import { SigningKeys } from './oauth/identity/signing-keys.js'
 import { RevocationBus } from './revocation/bus.js'
 import { RevocationFeed } from './revocation/stream-feed.js'
@@ -52,6 +53,8 @@ export interface Services {
   readonly resource: ResourceUseCases
   /** OpenID Connect: the signing keys, JWKS, discovery and UserInfo (src/oauth/identity/identity.ts). */
   readonly identity: IdentityUseCases
+  /** The scopes this Gatehouse knows, for the pages and the command line (docs/operating/scopes.md). */
+  readonly scopes: ScopeVocabulary
   /** What the HTTP edge itself reads: cookie settings, page security, timeouts, the service's name. */
   readonly config: Config
   /** Fastify's logger, and where outages are told. */
@@ -174,7 +177,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const tokenQuota = new TokenQuota({ db, bus, clock, tokensPerGrant: config.quotas.tokensPerGrant, log })
   const audit = new AuditLog({ db, clock, log })
   const keys = new SigningKeys({ db, clock, box: sealedBox, idTokenTtlMs: config.idTokenTtlMs })
-  const oauth = oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, keys, ...oauthSettings(config) })
+  const scopes = new ScopeVocabulary(config.scopes)
+  const oauth = oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, keys, scopes, ...oauthSettings(config) })
   const identitySettings = { issuer: config.publicUrl, applications: caches.applications }
   const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
 
@@ -192,6 +196,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     oauth,
     resource: resourceUseCases({ clients: caches.clients, tokens: caches.tokens, feed: revocationFeed }),
     identity: identityUseCases({ keys, audit, db, tokens: caches.tokens, metadata: oauth.metadata(), ...identitySettings }),
+    scopes,
     config,
     clock,
     passkeysAvailable: passkeysWorkAt(config.publicUrl),

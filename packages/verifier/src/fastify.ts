@@ -40,6 +40,8 @@ function settle(request: FastifyRequest, reply: FastifyReply, result: VerifyResu
  */
 const plugin: FastifyPluginCallback<VerifierPluginOptions> = (app, { verifier }, done) => {
   if (!app.hasRequestDecorator('accessToken')) app.decorateRequest('accessToken', null)
+  // A route requiring a scope the scopes file does not define fails its registration, at start-up.
+  app.addHook('onRoute', (route) => verifier.assertKnownScope(route.config?.requiredScope))
   app.addHook('onRequest', (request, reply, next) => {
     const scope = request.routeOptions.config.requiredScope
     const authorization = request.headers.authorization

@@ -43,7 +43,7 @@ export async function answerConsent(
   if (!held) return gone
   const outcome = await validateAuthorizationRequest(
     readParams(heldRequestParams(held)),
-    ctx.issuer,
+    ctx,
     (id) => ctx.applications.load(id),
     'held',
   )
