@@ -178,7 +178,17 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const audit = new AuditLog({ db, clock, log })
   const keys = new SigningKeys({ db, clock, box: sealedBox, idTokenTtlMs: config.idTokenTtlMs })
   const scopes = new ScopeVocabulary(config.scopes)
-  const oauth = oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, keys, scopes, ...oauthSettings(config) })
+  const oauth = oauthUseCases({
+    db,
+    clock,
+    bus,
+    audit,
+    tokenQuota,
+    applications: caches.applications,
+    keys,
+    scopes,
+    ...oauthSettings(config),
+  })
   const identitySettings = { issuer: config.publicUrl, applications: caches.applications }
   const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
 

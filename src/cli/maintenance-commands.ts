@@ -108,7 +108,10 @@ const scopes: Command = {
     const text = `${formatTable(rows, ['name', 'implies', 'description'])}
 
 From ${source}. Without a scope parameter: ${defaults}.`
-    const json = { scopes: entries.map((e) => ({ name: e.name, description: e.description, implies: e.implies })), default: catalogue.defaultScopes }
+    const json = {
+      scopes: entries.map((e) => ({ name: e.name, description: e.description, implies: e.implies })),
+      default: catalogue.defaultScopes,
+    }
     return { text, json }
   },
 }

@@ -46,7 +46,12 @@ export default async function applicationRoutes(app: FastifyInstance, deps: Serv
     const application = await deps.console.findApplication(ownerOf(request), request.params.id)
     if (!application) return reply.callNotFound()
     const mode = { kind: 'edit', id: application.id, name: application.name } as const
-    return render(request, reply, 'console/applications/form.eta', applicationFormView(mode, applicationFormValues(application), deps.scopes))
+    return render(
+      request,
+      reply,
+      'console/applications/form.eta',
+      applicationFormView(mode, applicationFormValues(application), deps.scopes),
+    )
   })
 
   app.post<IdParams & { Body: Record<string, unknown> }>(
@@ -59,7 +64,13 @@ export default async function applicationRoutes(app: FastifyInstance, deps: Serv
       const form = parseApplicationForm(request.body, deps.scopes)
       if (!form.ok) {
         const mode = { kind: 'edit', id: existing.id, name: existing.name } as const
-        return render(request, reply, 'console/applications/form.eta', applicationFormView(mode, form.values, deps.scopes, form.errors), 400)
+        return render(
+          request,
+          reply,
+          'console/applications/form.eta',
+          applicationFormView(mode, form.values, deps.scopes, form.errors),
+          400,
+        )
       }
       const updated = await deps.console.updateApplication(owner, existing, form.settings)
       if (!updated) return reply.callNotFound()

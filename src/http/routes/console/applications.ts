@@ -62,7 +62,13 @@ export default async function applicationsRoutes(app: FastifyInstance, deps: Ser
     if (deps.console.needsVerification(ownerOf(request))) return unverified(request, reply)
     const form = parseApplicationForm(request.body, deps.scopes)
     if (!form.ok) {
-      return render(request, reply, 'console/applications/form.eta', applicationFormView({ kind: 'new' }, form.values, deps.scopes, form.errors), 400)
+      return render(
+        request,
+        reply,
+        'console/applications/form.eta',
+        applicationFormView({ kind: 'new' }, form.values, deps.scopes, form.errors),
+        400,
+      )
     }
     const registration = await deps.console.registerApplication(ownerOf(request), form.settings)
     if (registration.kind === 'unverified') return unverified(request, reply)
