@@ -65,7 +65,8 @@ export type NotificationState = 'connected' | 'disconnected' | 'none'
 export interface Verifier {
   /**
    * Checks the Authorization header of a request (nothing else: `?access_token=` is ignored,
-   * RFC 6750 2.3) and, when given, the scope the route requires (`write` satisfies `write_*`).
+   * RFC 6750 2.3) and, when given, the scope the route requires (without the `scopes` option,
+   * `write` satisfies `write_*`; with it, the token's own scopes only).
    */
   verify(authorization: string | undefined, requiredScope?: string): Promise<VerifyResult>
   /** The same answer when it needs no lookup (synchronously, allocating nothing); else undefined. */
@@ -93,7 +94,7 @@ function seconds(value: number | undefined, fallbackMs: number, name: string, ma
   return ms
 }
 
-/** Whether the token grants the scope; `write` implies every `write_*` (see scope.ts). */
+/** Whether the token grants the scope under the built-in scopes: `write` implies every `write_*` (see scope.ts). */
 export function hasScope(token: VerifiedToken, scope: string): boolean {
   return scopeSatisfies(token.scopes, scope)
 }

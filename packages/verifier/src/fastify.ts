@@ -11,7 +11,10 @@ import type { VerifiedToken, VerifyResult } from './types.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The scope this route requires; `write` satisfies any `write_*` (403 insufficient_scope otherwise). */
+    /**
+     * The scope this route requires (403 insufficient_scope otherwise): with the verifier's `scopes`
+     * option, one the file defines; without it, `write` also satisfies any `write_*`.
+     */
     requiredScope?: string
   }
   interface FastifyRequest {
