@@ -124,10 +124,11 @@ function sessionSettings(config: Config): SessionSettings {
   return { ttlMs: config.sessionTtlMs, maxSessions: config.quotas.sessionsPerUser }
 }
 
-/** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit, ID_TOKEN_TTL. */
-function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs'> {
+/** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit, ID_TOKEN_TTL, the scopes. */
+function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes'> {
   return {
     issuer: config.publicUrl,
+    scopes: new ScopeVocabulary(config.scopes),
     quotas: config.quotas,
     clientAuthFailureLimit: config.tokenAuthFailureLimit,
     idTokenTtlMs: config.idTokenTtlMs,
@@ -177,18 +178,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const tokenQuota = new TokenQuota({ db, bus, clock, tokensPerGrant: config.quotas.tokensPerGrant, log })
   const audit = new AuditLog({ db, clock, log })
   const keys = new SigningKeys({ db, clock, box: sealedBox, idTokenTtlMs: config.idTokenTtlMs })
-  const scopes = new ScopeVocabulary(config.scopes)
-  const oauth = oauthUseCases({
-    db,
-    clock,
-    bus,
-    audit,
-    tokenQuota,
-    applications: caches.applications,
-    keys,
-    scopes,
-    ...oauthSettings(config),
-  })
+  const settings = oauthSettings(config)
+  const oauth = oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, keys, ...settings })
   const identitySettings = { issuer: config.publicUrl, applications: caches.applications }
   const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
 
@@ -206,7 +197,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     oauth,
     resource: resourceUseCases({ clients: caches.clients, tokens: caches.tokens, feed: revocationFeed }),
     identity: identityUseCases({ keys, audit, db, tokens: caches.tokens, metadata: oauth.metadata(), ...identitySettings }),
-    scopes,
+    scopes: settings.scopes,
     config,
     clock,
     passkeysAvailable: passkeysWorkAt(config.publicUrl),

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Verifier, createVerifier, gatehouseVerifier } from '@gatehouse/verifier'
+import { type Verifier, createVerifier, gatehouseVerifier, requireToken } from '@gatehouse/verifier'
 import { runCli } from '../../../src/cli/run.js'
 import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
@@ -211,6 +211,9 @@ describe('the verifier with the same file', () => {
       await api.register(gatehouseVerifier, { verifier })
       expect(() => api.get('/teams', { config: { requiredScope: 'write_teams' } }, async () => ({}))).toThrow(/Unknown scope "write_teams"/)
       expect(() => api.get('/invoices', { config: { requiredScope: 'invoices:read' } }, async () => ({}))).not.toThrow()
+      // The Express / node:http middleware checks when it is made.
+      expect(() => requireToken(verifier, 'write_teams')).toThrow(/Unknown scope "write_teams"/)
+      expect(() => requireToken(verifier, 'invoices:write')).not.toThrow()
     } finally {
       await api.close().catch(() => {})
       await verifier.close()
