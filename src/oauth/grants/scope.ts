@@ -1,4 +1,4 @@
-import { IDENTITY_SCOPES, SCOPE_TOKEN, SEED_SCOPES, type ScopeCatalogue, withImplied } from '@gatehouse/verifier/shared'
+import { IDENTITY_SCOPES, SCOPE_TOKEN, type ScopeCatalogue, withImplied } from '@gatehouse/verifier/shared'
 import { InvalidScopeError } from '../errors.js'
 
 /** The plain words of OpenID Connect Core 5.4's scopes (docs/openid-connect.md): every Gatehouse offers them. */
@@ -80,9 +80,6 @@ export class ScopeVocabulary {
     return this.normalize(this.catalogue.impliedAt === 'grant' ? withImplied(this.catalogue, tokens) : tokens)
   }
 }
-
-/** The built-in seed's vocabulary (SCOPES_FILE unset). */
-export const SEED_VOCABULARY = new ScopeVocabulary(SEED_SCOPES)
 
 const SHOWN_SCOPE_MAX = 40
 
