@@ -111,6 +111,11 @@ export const EnvSchema = z.object({
    * The key-encryption key of sealed secrets (src/lib/sealed-box.ts): any text of at least 32
    * characters, e.g. openssl rand -hex 32. Unset with the embedded database: DATA_DIR/secret-key.
    */
+  /**
+   * The API's own scopes: a JSON file of names, plain words and implications, read once at
+   * start-up (docs/operating/scopes.md). Unset: the built-in six (docs/decisions/006-scopes.md).
+   */
+  SCOPES_FILE: z.string().min(1, 'must not be empty').optional(),
   SECRET_KEY: z
     .string()
     .min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)')

@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { SEED_SCOPES, type ScopeCatalogue, ScopeFileError, readScopesFile } from '@gatehouse/verifier/shared'
 import type { AccountLimits } from './accounts/context.js'
 import type { SecondFactorPolicy } from './accounts/second-factor/policy.js'
 import type { PoolSettings } from './db/connect.js'
@@ -72,6 +73,8 @@ export interface Config {
    * PostgreSQL has no TOTP (src/lib/secret-key.ts). Never logged.
    */
   readonly secretKey: string | undefined
+  /** The API's own scopes: SCOPES_FILE read and checked at start-up, or the built-in seed (docs/operating/scopes.md). */
+  readonly scopes: ScopeCatalogue
 }
 
 export interface Quotas {
@@ -211,5 +214,17 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       sessionsPerUser: e.MAX_SESSIONS_PER_USER,
     }),
     mail: mailSettingsOf(e, publicUrl),
+    scopes: scopesOf(e.SCOPES_FILE),
   })
+}
+
+/** SCOPES_FILE, read once: a file that cannot be used stops start-up with its name and the problem. */
+function scopesOf(path: string | undefined): ScopeCatalogue {
+  if (path === undefined) return SEED_SCOPES
+  try {
+    return readScopesFile(path)
+  } catch (err) {
+    if (err instanceof ScopeFileError) throw new ConfigError(`Invalid configuration:\n  SCOPES_FILE: ${err.message}`)
+    throw err
+  }
 }

@@ -16,6 +16,7 @@ import { type OAuthDeps, type OAuthUseCases, type ResourceUseCases, oauthUseCase
 import { ClientAuthCache } from './oauth/token/client-auth-cache.js'
 import { type ServerTokenCache, createServerTokenCache } from './oauth/token/token-validity.js'
 import { type IdentityUseCases, identityUseCases } from './oauth/identity/identity.js'
+import { ScopeVocabulary } from './oauth/grants/scope.js'
 import { SigningKeys } from './oauth/identity/signing-keys.js'
 import { RevocationBus } from './revocation/bus.js'
 import { RevocationFeed } from './revocation/stream-feed.js'
@@ -52,6 +53,8 @@ export interface Services {
   readonly resource: ResourceUseCases
   /** OpenID Connect: the signing keys, JWKS, discovery and UserInfo (src/oauth/identity/identity.ts). */
   readonly identity: IdentityUseCases
+  /** The scopes this Gatehouse knows, for the pages and the command line (docs/operating/scopes.md). */
+  readonly scopes: ScopeVocabulary
   /** What the HTTP edge itself reads: cookie settings, page security, timeouts, the service's name. */
   readonly config: Config
   /** Fastify's logger, and where outages are told. */
@@ -121,10 +124,11 @@ function sessionSettings(config: Config): SessionSettings {
   return { ttlMs: config.sessionTtlMs, maxSessions: config.quotas.sessionsPerUser }
 }
 
-/** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit, ID_TOKEN_TTL. */
-function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs'> {
+/** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit, ID_TOKEN_TTL, the scopes. */
+function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes'> {
   return {
     issuer: config.publicUrl,
+    scopes: new ScopeVocabulary(config.scopes),
     quotas: config.quotas,
     clientAuthFailureLimit: config.tokenAuthFailureLimit,
     idTokenTtlMs: config.idTokenTtlMs,
@@ -174,7 +178,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const tokenQuota = new TokenQuota({ db, bus, clock, tokensPerGrant: config.quotas.tokensPerGrant, log })
   const audit = new AuditLog({ db, clock, log })
   const keys = new SigningKeys({ db, clock, box: sealedBox, idTokenTtlMs: config.idTokenTtlMs })
-  const oauth = oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, keys, ...oauthSettings(config) })
+  const settings = oauthSettings(config)
+  const oauth = oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, keys, ...settings })
   const identitySettings = { issuer: config.publicUrl, applications: caches.applications }
   const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
 
@@ -192,6 +197,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     oauth,
     resource: resourceUseCases({ clients: caches.clients, tokens: caches.tokens, feed: revocationFeed }),
     identity: identityUseCases({ keys, audit, db, tokens: caches.tokens, metadata: oauth.metadata(), ...identitySettings }),
+    scopes: settings.scopes,
     config,
     clock,
     passkeysAvailable: passkeysWorkAt(config.publicUrl),

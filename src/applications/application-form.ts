@@ -2,7 +2,7 @@ import { z } from 'zod'
 import type { Application } from '../db/schema.js'
 import { hasControlCharacter, hasControlCharacterInText } from '../lib/text.js'
 import { validateRegisteredRedirectUri } from '../oauth/clients/redirect-uri-registration.js'
-import { SCOPES, normalizeScopes } from '../oauth/grants/scope.js'
+import type { ScopeVocabulary } from '../oauth/grants/scope.js'
 import { SIGNING_ALGS } from '../oauth/identity/signing-keys.js'
 import type { ApplicationSettings } from '../repositories/applications.js'
 
@@ -59,7 +59,7 @@ const SHOWN_URI_MAX = 80
  * spec's web application flow does not send it); the token flow off until chosen, since
  * RFC 9700 2.1.2 advises against it.
  */
-export function newApplicationFormValues(): ApplicationFormValues {
+export function newApplicationFormValues(vocabulary: ScopeVocabulary): ApplicationFormValues {
   return {
     name: '',
     description: '',
@@ -67,7 +67,7 @@ export function newApplicationFormValues(): ApplicationFormValues {
     privacyPolicyUrl: '',
     redirectUris: '',
     postLogoutRedirectUris: '',
-    scopes: [...SCOPES],
+    scopes: [...vocabulary.names],
     requirePkce: false,
     allowImplicit: false,
     idTokenAlg: 'RS256',
@@ -189,20 +189,23 @@ const applicationFormSchema = z.object({
   privacy_policy_url: linkField('Privacy policy URL'),
   redirect_uris: redirectUrisField,
   post_logout_redirect_uris: postLogoutRedirectUrisField,
-  scopes: z
-    .array(z.enum(SCOPES, { message: 'Choose scopes from the list.' }))
-    .min(1, 'Choose at least one scope.')
-    .transform((s) => normalizeScopes(s)),
   require_pkce: z.boolean(),
   allow_implicit: z.boolean(),
   id_token_alg: z.enum(SIGNING_ALGS, { message: 'Choose RS256, ES256 or EdDSA.' }),
   require_pushed_requests: z.boolean(),
 })
 
+/** The scopes field: the names `vocabulary` knows (SCOPES_FILE's or the seed's), at least one, in canonical order. */
+const scopesField = (vocabulary: ScopeVocabulary) =>
+  z
+    .array(z.string().refine((s) => vocabulary.isKnown(s), 'Choose scopes from the list.'))
+    .min(1, 'Choose at least one scope.')
+    .transform((s) => vocabulary.normalize(s))
+
 /** Parses the new/edit form; on failure, messages per field and the input as typed. */
-export function parseApplicationForm(body: unknown): ParsedApplicationForm {
+export function parseApplicationForm(body: unknown, vocabulary: ScopeVocabulary): ParsedApplicationForm {
   const values = readForm(body)
-  const result = applicationFormSchema.safeParse({
+  const result = applicationFormSchema.extend({ scopes: scopesField(vocabulary) }).safeParse({
     name: values.name,
     description: values.description,
     homepage_url: values.homepageUrl,

@@ -23,7 +23,7 @@ export interface Output {
 export interface Invocation {
   args: readonly string[]
   flags: Flags
-  services: Pick<Services, 'operator' | 'maintenance' | 'identity'>
+  services: Pick<Services, 'operator' | 'maintenance' | 'identity' | 'scopes'>
   /** The migrations the command line applied before this command (every command migrates first). */
   migrated: readonly MigrationResult[]
 }

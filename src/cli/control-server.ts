@@ -88,17 +88,17 @@ export async function answerCommands(options: CommandsOptions): Promise<ControlS
 
 interface CommandsOptions {
   dataDir: string
-  services: Pick<Services, 'operator' | 'maintenance' | 'identity'>
+  services: Pick<Services, 'operator' | 'maintenance' | 'identity' | 'scopes'>
   mail: CliEnvironment['mail']
   log: Log
 }
 
 async function listen(path: string, options: CommandsOptions): Promise<ControlSocket> {
   const { log } = options
-  const { operator, maintenance, identity } = options.services
+  const { operator, maintenance, identity, scopes } = options.services
   const env: CliEnvironment = {
     // The server's own services, open as long as it runs: the command closes nothing.
-    open: async () => ({ operator, maintenance, identity, close: async () => {} }),
+    open: async () => ({ operator, maintenance, identity, scopes, close: async () => {} }),
     mail: options.mail,
     inServer: true,
   }

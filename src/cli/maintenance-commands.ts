@@ -98,7 +98,30 @@ const keysRotate: Command = {
 }
 
 /** The database, the outbox and the signing keys (docs/operating/command-line.md). */
+/**
+ * The scopes this Gatehouse offers, as the console, consent and discovery read them
+ * (docs/operating/scopes.md): what `implies` says, and what the consent page shows.
+ */
+const scopes: Command = {
+  arity: 0,
+  async run({ services }) {
+    const { entries, catalogue } = services.scopes
+    const rows = entries.map((e) => ({ name: e.name, implies: e.implies.join(' '), description: e.description }))
+    const source = catalogue.impliedAt === 'grant' ? 'SCOPES_FILE' : 'the built-in scopes (SCOPES_FILE unset)'
+    const defaults = catalogue.defaultScopes.length === 0 ? 'none: scope is required' : catalogue.defaultScopes.join(' ')
+    const text = `${formatTable(rows, ['name', 'implies', 'description'])}
+
+From ${source}. Without a scope parameter: ${defaults}.`
+    const json = {
+      scopes: entries.map((e) => ({ name: e.name, description: e.description, implies: e.implies })),
+      default: catalogue.defaultScopes,
+    }
+    return { text, json }
+  },
+}
+
 export const MAINTENANCE_COMMANDS: Readonly<Record<string, Command>> = {
+  scopes,
   'keys list': keysList,
   'keys rotate': keysRotate,
   migrate,

@@ -21,6 +21,7 @@ export const USAGE = `Usage: gatehouse <command> [--json]
   apps delete <client_id>
   tokens revoke --app <client_id> [--user <email>]
   keys list                         the ID Token signing keys, retired ones too
+  scopes                            the scopes applications may request: SCOPES_FILE's, or the built-in six
   keys rotate                       add the next signing keys: published now, signing after the JWKS's cache lifetime
   migrate                           apply pending database migrations
   janitor                           delete expired rows once now

@@ -23,7 +23,7 @@ export interface CliIo {
 }
 
 /** What a command runs on; closed by runCli. */
-export type CliServices = Pick<Services, 'operator' | 'maintenance' | 'identity' | 'close'>
+export type CliServices = Pick<Services, 'operator' | 'maintenance' | 'identity' | 'scopes' | 'close'>
 
 type Parsed = { flags: Flags & { json: boolean; help: boolean }; positionals: string[] }
 

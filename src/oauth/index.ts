@@ -18,7 +18,7 @@ export {
 } from './errors.js'
 /* The OAuth parameters as RFC 6749 3.1 and 3.2 read them. */
 export { requestParams, singleParams } from './params.js'
-export { SCOPES, SCOPE_DESCRIPTIONS, isScope, normalizeScopes } from './grants/scope.js'
+export { ScopeVocabulary } from './grants/scope.js'
 /** The JWKS's Cache-Control max-age (docs/decisions/014-signing-keys.md). */
 export { JWKS_MAX_AGE_SECONDS } from './identity/signing-keys.js'
 /* A redirect URI's host as people read it, and where an answer to the client goes. */

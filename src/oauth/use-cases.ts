@@ -25,7 +25,7 @@ import { extractClientCredentials } from './token/client-auth.js'
 import { ResourceServerOnlyError } from './errors.js'
 import { type IntrospectionContext, introspect } from './token/introspection.js'
 import type { Params } from './params.js'
-import { SCOPES } from './grants/scope.js'
+import type { ScopeVocabulary } from './grants/scope.js'
 import { authorizeRequestMetadata } from './authorize/authorize-metadata.js'
 import { type PushContext, type PushedRequestResponse, pushAuthorizationRequest } from './authorize/pushed-requests.js'
 import { TOKEN_GRANT_TYPES, type TokenResponse, exchangeAuthorizationCode } from './token/token-exchange.js'
@@ -93,10 +93,12 @@ export interface OAuthDeps {
   keys: SigningKeys
   /** ID_TOKEN_TTL. */
   idTokenTtlMs: number
+  /** The scopes this Gatehouse knows: SCOPES_FILE's, or the built-in seed (docs/operating/scopes.md). */
+  scopes: ScopeVocabulary
 }
 
 /** RFC 8414 2, 3. */
-function metadataOf(issuer: string): Readonly<Record<string, unknown>> {
+function metadataOf(issuer: string, scopes: ScopeVocabulary): Readonly<Record<string, unknown>> {
   const authMethods = ['client_secret_basic', 'client_secret_post']
   return Object.freeze({
     issuer,
@@ -104,7 +106,7 @@ function metadataOf(issuer: string): Readonly<Record<string, unknown>> {
     token_endpoint: `${issuer}/oauth/token`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
-    scopes_supported: [...SCOPES],
+    scopes_supported: [...scopes.names],
     grant_types_supported: [...TOKEN_GRANT_TYPES, 'implicit'],
     token_endpoint_auth_methods_supported: authMethods,
     revocation_endpoint_auth_methods_supported: authMethods,
@@ -125,6 +127,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     db,
     clock,
     issuer: deps.issuer,
+    scopes: deps.scopes,
     applications: deps.applications,
     quotas: deps.quotas,
     tokenQuota: deps.tokenQuota,
@@ -137,9 +140,10 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     clientAuthFailureLimit: deps.clientAuthFailureLimit,
     tokenQuota: deps.tokenQuota,
     idTokens,
+    scopes: deps.scopes,
   }
   const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications }
-  const metadata = metadataOf(deps.issuer)
+  const metadata = metadataOf(deps.issuer, deps.scopes)
   return {
     authorize: (query, user) => answerAuthorizeRequest(authorizing, query, user),
     // The session's log-in (auth_time, amr, sid) goes into an ID Token; the actor is who answered.

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { type AddressInfo, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
@@ -79,6 +79,22 @@ it('refuses to start on a bad setting, naming the variable', () => {
   })
   expect(result.status).toBe(EX_CONFIG)
   expect(result.stderr).toContain('PORT: must be a number')
+})
+
+it('refuses to start on a scopes file it cannot use, naming the file and the problem', () => {
+  const file = join(tmpdir(), `gatehouse-bad-scopes-${process.pid}.json`)
+  writeFileSync(file, JSON.stringify({ scopes: [{ name: 'invoices read', description: 'See your invoices' }] }))
+  try {
+    const result = spawnSync(process.execPath, [BUILT_SERVER], {
+      env: { PATH: process.env.PATH ?? '', SCOPES_FILE: file, DATA_DIR: join(tmpdir(), 'gatehouse-never-created') },
+      encoding: 'utf8',
+      timeout: 90_000,
+    })
+    expect(result.status).toBe(EX_CONFIG)
+    expect(result.stderr).toContain(`SCOPES_FILE: Scopes file ${file}: scopes[0].name "invoices read" is not a scope token`)
+  } finally {
+    rmSync(file, { force: true })
+  }
 })
 
 it('refuses to start on PostgreSQL without SECRET_KEY: one line saying how to make one, before the database is opened', () => {

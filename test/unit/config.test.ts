@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { SEED_SCOPES } from '@gatehouse/verifier/shared'
 import { ConfigError, SETTING_NAMES, loadConfig } from '../../src/config.js'
 
 function errorOf(env: Record<string, string>): string {
@@ -28,6 +29,7 @@ describe('loadConfig', () => {
       sessionTtlMs: 14 * 24 * 3600_000,
       reauthWindowMs: 10 * 60_000,
       requireSecondFactor: 'operators',
+      scopes: SEED_SCOPES,
       logLevel: 'info',
       trustProxy: false,
       dbPool: { max: 10, connectTimeoutMs: 3_000, idleTimeoutMs: 30_000, statementTimeoutMs: 10_000 },

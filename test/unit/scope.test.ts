@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { InvalidScopeError } from '../../src/oauth/errors.js'
-import { SCOPES, SCOPE_DESCRIPTIONS, formatScope, normalizeScopes, parseScope } from '../../src/oauth/grants/scope.js'
-import { scopeSatisfies } from '@gatehouse/verifier/shared'
+import { ScopeVocabulary, formatScope } from '../../src/oauth/grants/scope.js'
+import { SEED_SCOPES, scopeSatisfies } from '@gatehouse/verifier/shared'
+
+// SCOPES_FILE unset: the built-in scopes, exactly as docs/decisions/006-scopes.md has them.
+const seed = new ScopeVocabulary(SEED_SCOPES)
+const SCOPES = seed.names
+const parseScope = (raw: string | undefined, allowed?: readonly string[]) => seed.parse(raw, allowed)
+const normalizeScopes = (scopes: string[]) => seed.normalize(scopes)
 
 describe('parseScope', () => {
   it('defaults to read when absent or blank (docs/decisions/006-scopes.md)', () => {
@@ -77,10 +83,13 @@ describe('helpers', () => {
   it('normalizeScopes orders, dedupes and drops unknowns', () => {
     expect(normalizeScopes(['write', 'read', 'write', 'bogus'])).toEqual(['read', 'write'])
   })
+  it('keeps the nine names in the order they always had', () => {
+    expect(SCOPES).toEqual(['openid', 'email', 'profile', 'read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users'])
+  })
   it('formatScope joins with single spaces', () => {
     expect(formatScope(['read', 'write_teams'])).toBe('read write_teams')
   })
   it('describes every scope in plain words', () => {
-    for (const s of SCOPES) expect(SCOPE_DESCRIPTIONS[s]).toMatch(/^[A-Z][a-z ,()]+/)
+    for (const s of SCOPES) expect(seed.describe(s)).toMatch(/^[A-Z][a-z ,()]+/)
   })
 })

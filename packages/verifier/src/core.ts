@@ -1,4 +1,5 @@
 import { scopeSatisfies } from './scope.js'
+import { type ScopeCatalogue, definedScopes, readScopesFile, scopeCheck } from './scope-catalogue.js'
 import { BearerChallenges, bearerToken } from './bearer.js'
 import { CoarseClock } from './coarse-clock.js'
 import { type DatabaseOption, databaseSource } from './database-source.js'
@@ -20,6 +21,12 @@ export interface CommonVerifierOptions {
   now?: () => number
   /** Told of lookups that failed and of a lost notification connection. */
   onError?: (error: Error) => void
+  /**
+   * The scopes the API defines: the path of the scopes file Gatehouse reads (SCOPES_FILE), or the
+   * list `readScopesFile` returns. A required scope must be one of them, and a scope the file no
+   * longer defines grants nothing. Unset: Gatehouse's built-in scopes, `write` covering `write_*`.
+   */
+  scopes?: ScopeCatalogue | string
 }
 
 export interface DatabaseVerifierOptions extends CommonVerifierOptions {
@@ -58,11 +65,17 @@ export type NotificationState = 'connected' | 'disconnected' | 'none'
 export interface Verifier {
   /**
    * Checks the Authorization header of a request (nothing else: `?access_token=` is ignored,
-   * RFC 6750 2.3) and, when given, the scope the route requires (`write` satisfies `write_*`).
+   * RFC 6750 2.3) and, when given, the scope the route requires (without the `scopes` option,
+   * `write` satisfies `write_*`; with it, the token's own scopes only).
    */
   verify(authorization: string | undefined, requiredScope?: string): Promise<VerifyResult>
   /** The same answer when it needs no lookup (synchronously, allocating nothing); else undefined. */
   verifyCached(authorization: string | undefined, requiredScope?: string): VerifyResult | undefined
+  /**
+   * Throws when `scopes` was given and does not define `scope`: a route that requires a scope
+   * nobody can be granted is a mistake to find at start-up. The adapters call it for each route.
+   */
+  assertKnownScope(scope: string | undefined): void
   readonly notifications: NotificationState
   /** Resolves once revocation notices flow (at once when there is no stream). */
   ready(): Promise<void>
@@ -81,7 +94,7 @@ function seconds(value: number | undefined, fallbackMs: number, name: string, ma
   return ms
 }
 
-/** Whether the token grants the scope; `write` implies every `write_*` (see scope.ts). */
+/** Whether the token grants the scope under the built-in scopes: `write` implies every `write_*` (see scope.ts). */
 export function hasScope(token: VerifiedToken, scope: string): boolean {
   return scopeSatisfies(token.scopes, scope)
 }
@@ -95,13 +108,21 @@ export function createVerifier(options: VerifierOptions): Verifier {
   const source = tokenSource(options, notifications.sinkFor(cache, onError))
   if (!source.notifies) notifications.none()
 
+  const catalogue = typeof options.scopes === 'string' ? readScopesFile(options.scopes) : options.scopes
+  const satisfies = catalogue === undefined ? scopeSatisfies : scopeCheck(catalogue)
+  const defined = catalogue === undefined ? undefined : definedScopes(catalogue)
+
   const decide = (entry: Entry | null, requiredScope: string | undefined): VerifyResult => {
     if (entry === null) return challenges.invalid
-    if (requiredScope === undefined || scopeSatisfies(entry.token.scopes, requiredScope)) return entry.result
+    if (requiredScope === undefined || satisfies(entry.token.scopes, requiredScope)) return entry.result
     return challenges.forbidden(requiredScope)
   }
 
   return {
+    assertKnownScope(scope) {
+      if (scope === undefined || defined === undefined || defined.has(scope)) return
+      throw new RangeError(`Unknown scope "${scope}": the scopes file does not define it`)
+    },
     verifyCached(authorization, requiredScope) {
       const token = bearerToken(authorization)
       if (token === undefined) return challenges.missing

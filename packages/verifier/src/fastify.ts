@@ -11,7 +11,10 @@ import type { VerifiedToken, VerifyResult } from './types.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The scope this route requires; `write` satisfies any `write_*` (403 insufficient_scope otherwise). */
+    /**
+     * The scope this route requires (403 insufficient_scope otherwise): with the verifier's `scopes`
+     * option, one the file defines; without it, `write` also satisfies any `write_*`.
+     */
     requiredScope?: string
   }
   interface FastifyRequest {
@@ -40,6 +43,8 @@ function settle(request: FastifyRequest, reply: FastifyReply, result: VerifyResu
  */
 const plugin: FastifyPluginCallback<VerifierPluginOptions> = (app, { verifier }, done) => {
   if (!app.hasRequestDecorator('accessToken')) app.decorateRequest('accessToken', null)
+  // A route requiring a scope the scopes file does not define fails its registration, at start-up.
+  app.addHook('onRoute', (route) => verifier.assertKnownScope(route.config?.requiredScope))
   app.addHook('onRequest', (request, reply, next) => {
     const scope = request.routeOptions.config.requiredScope
     const authorization = request.headers.authorization

@@ -18,6 +18,8 @@ export type {
   VerifierOptions,
 } from './core.js'
 export { failureBody } from './bearer.js'
+export { SEED_SCOPES, ScopeFileError, parseScopesFile, readScopesFile } from './scope-catalogue.js'
+export type { ScopeCatalogue, ScopeDefinition } from './scope-catalogue.js'
 export type { DatabaseOption, VerifierDatabase } from './database-source.js'
 export { authenticateRequest, requireToken, sendFailure } from './node.js'
 export type { RequestWithToken } from './node.js'

@@ -49,6 +49,7 @@ export type RequestWithToken = IncomingMessage & { accessToken?: VerifiedToken }
  *   app.get('/me', requireToken(verifier, 'read'), (req, res) => res.json(req.accessToken))
  */
 export function requireToken(verifier: Verifier, requiredScope?: string) {
+  verifier.assertKnownScope(requiredScope)
   return (req: RequestWithToken, res: ServerResponse, next: (err?: unknown) => void): void => {
     authenticateRequest(verifier, req, res, requiredScope).then((token) => {
       if (token === undefined) return

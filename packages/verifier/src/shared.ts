@@ -14,6 +14,19 @@ export {
   encodeNotices,
 } from './notices.js'
 export { scopeSatisfies } from './scope.js'
+export {
+  IDENTITY_SCOPES,
+  SCOPE_TOKEN,
+  SEED_SCOPES,
+  type ScopeCatalogue,
+  type ScopeDefinition,
+  ScopeFileError,
+  definedScopes,
+  parseScopesFile,
+  readScopesFile,
+  scopeCheck,
+  withImplied,
+} from './scope-catalogue.js'
 export { TtlLru } from './ttl-lru.js'
 export { DEFAULT_NEGATIVE_TTL_MS, MAX_TTL_MS, TokenCache, type TokenCacheOptions } from './token-cache.js'
 export { LIVE_TOKEN_SQL, LIVE_TOKEN_VIEW, type VerifierDatabase, lookUpInDatabase, toVerifiedToken } from './database-source.js'

@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.js'
 import { hasGrant } from '../../repositories/grants.js'
 import type { TokenQuota } from '../../revocation/token-quota.js'
 import type { ApplicationCache } from '../clients/application-cache.js'
+import type { ScopeVocabulary } from '../grants/scope.js'
 import type { SessionCheck } from '../../repositories/authorization-codes.js'
 import type { AuthorizingUser, IssueQuotas, Issued } from './authorization.js'
 import { type AuthorizationRequest, type AuthorizeOutcome, errorResponse } from './authorize-request.js'
@@ -48,6 +49,8 @@ export interface AuthorizeContext {
   db: Db
   clock: Clock
   issuer: string
+  /** The scopes this Gatehouse knows (src/oauth/grants/scope.ts). */
+  scopes: ScopeVocabulary
   applications: ApplicationCache
   quotas: IssueQuotas
   /** Keeps MAX_TOKENS_PER_GRANT after a token-flow token is issued. */

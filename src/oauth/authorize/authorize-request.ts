@@ -6,7 +6,7 @@ import { type ParamReading, describeProblem, optional } from '../params.js'
 import { type ChallengeMethod, parseChallengeMethod, validateChallenge } from '../token/pkce.js'
 import { type ClientResponse, type ResponseMode, clientResponse, findMatchingRedirectUri } from '../clients/redirect-uri.js'
 import { type ResponseType, checkResponseMode, checkResponseType, issuesIdToken, responseModeFor } from './response-types.js'
-import { type Scope, parseScope } from '../grants/scope.js'
+import type { ScopeVocabulary } from '../grants/scope.js'
 import { type LogInDemand, logInDemand, promptOf } from './login-demand.js'
 
 /*
@@ -31,7 +31,8 @@ export interface AuthorizationRequest {
   responseType: ResponseType
   /** response_mode, or the response type's default (query for code, fragment for the others). */
   responseMode: ResponseMode
-  scopes: Scope[]
+  /** What the grant will hold: the requested scopes and, under a scopes file, the ones they imply. */
+  scopes: string[]
   state: string | undefined
   codeChallenge: string | null
   codeChallengeMethod: ChallengeMethod | null
@@ -125,9 +126,15 @@ export async function establishClient(reading: ParamReading, load: ApplicationLo
   return { kind: 'fatal', message: 'This application has several redirect URIs, so the request must name one in redirect_uri.' }
 }
 
+/** What validation reads besides the request: the issuer (RFC 9207) and the scopes this Gatehouse knows. */
+export interface RequestValidation {
+  readonly issuer: string
+  readonly scopes: ScopeVocabulary
+}
+
 export async function validateAuthorizationRequest(
   reading: ParamReading,
-  issuer: string,
+  { issuer, scopes }: RequestValidation,
   load: ApplicationLoader,
   origin: RequestOrigin = 'plain',
 ): Promise<AuthorizeOutcome> {
@@ -145,7 +152,7 @@ export async function validateAuthorizationRequest(
   try {
     return {
       kind: 'ok',
-      request: { application, redirectUri, sentRedirectUri, state, ...checkedParameters(reading, application, origin) },
+      request: { application, redirectUri, sentRedirectUri, state, ...checkedParameters(reading, application, origin, scopes) },
     }
   } catch (err) {
     if (err instanceof OAuthError) {
@@ -166,7 +173,7 @@ export async function validateAuthorizationRequest(
  * Phase 2 of validateAuthorizationRequest: every parameter but the client and its redirect URI,
  * checked in order; the first problem is thrown as the OAuth error the client receives.
  */
-function checkedParameters(reading: ParamReading, application: AuthorizeApplication, origin: RequestOrigin) {
+function checkedParameters(reading: ParamReading, application: AuthorizeApplication, origin: RequestOrigin, vocabulary: ScopeVocabulary) {
   const raw = reading.params
   const single = (name: string): string | undefined => optional(raw, name)
   const responseType = single('response_type')
@@ -180,7 +187,7 @@ function checkedParameters(reading: ParamReading, application: AuthorizeApplicat
   }
   const checkedType = checkResponseType(responseType, application)
   const responseMode = checkResponseMode(checkedType, single('response_mode'))
-  const scoped = scopesAndNonce(raw.scope, single('nonce'), application)
+  const scoped = scopesAndNonce(vocabulary, raw.scope, single('nonce'), application)
   checkIdTokenRequest(checkedType, scoped)
   const { codeChallenge, codeChallengeMethod } = responseType === 'code' ? pkceOf(single, application) : NO_PKCE
   const { prompt, fresh } = promptOf(single('prompt'))
@@ -197,11 +204,12 @@ export const NONCE_MAX_LENGTH = 512
 
 /** The scopes (RFC 6749 3.3) and OpenID Connect's nonce; throws the error the client is sent. */
 function scopesAndNonce(
+  vocabulary: ScopeVocabulary,
   scope: string | undefined,
   nonce: string | undefined,
   application: { allowed_scopes: readonly string[] },
-): { scopes: Scope[]; nonce: string | undefined } {
-  const scopes = parseScope(scope, application.allowed_scopes)
+): { scopes: string[]; nonce: string | undefined } {
+  const scopes = vocabulary.parse(scope, application.allowed_scopes)
   if (nonce !== undefined && nonce.length > NONCE_MAX_LENGTH) {
     throw new InvalidRequestError(`nonce must be at most ${NONCE_MAX_LENGTH} characters`)
   }
@@ -212,7 +220,7 @@ function scopesAndNonce(
  * OpenID Connect Core 3.2.2.1: an ID Token answers an OpenID request only, and in the browser its
  * nonce is required, the relying party's one defence against a replayed ID Token (15.5.2).
  */
-function checkIdTokenRequest(responseType: ResponseType, { scopes, nonce }: { scopes: Scope[]; nonce: string | undefined }): void {
+function checkIdTokenRequest(responseType: ResponseType, { scopes, nonce }: { scopes: string[]; nonce: string | undefined }): void {
   if (!issuesIdToken(responseType)) return
   if (!scopes.includes('openid')) throw new InvalidRequestError(`response_type=${responseType} requires the scope openid`)
   if (nonce === undefined) throw new InvalidRequestError(`response_type=${responseType} requires a nonce`)

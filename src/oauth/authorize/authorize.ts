@@ -49,7 +49,7 @@ export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unkno
   const clientId = reading.params.client_id
   const cached = user && clientId !== undefined ? ctx.applications.get(clientId) : undefined
   if (user && cached) {
-    const outcome = await validateAuthorizationRequest(reading, ctx.issuer, () => cached, 'plain')
+    const outcome = await validateAuthorizationRequest(reading, ctx, () => cached, 'plain')
     // The session's checks are comparisons in memory: the hot path stays one statement.
     // An id_token_hint needs its signature checked: not the one-statement path. Nor a user whom
     // REQUIRE_TWO_FACTOR stops (only prompt=none gets here then): no code, and interaction_required
@@ -70,7 +70,7 @@ export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unkno
     }
   }
   if (user?.cached) return CONFIRM_SESSION
-  const outcome = await validateAuthorizationRequest(reading, ctx.issuer, (id) => ctx.applications.load(id), 'plain')
+  const outcome = await validateAuthorizationRequest(reading, ctx, (id) => ctx.applications.load(id), 'plain')
   return answerValidated(ctx, { outcome, params: reading.params }, user, tried)
 }
 
@@ -93,7 +93,7 @@ async function answerPushedRequest(ctx: AuthorizeContext, query: Params, user: A
   const clientId = optional(query, 'client_id')
   const pushed = clientId === undefined ? undefined : await findPushed(ctx, query.request_uri!, now)
   if (!pushed || pushed.clientId !== clientId) return INVALID_REQUEST_URI
-  const validated = await validateAuthorizationRequest(readParams(pushed.params), ctx.issuer, (id) => ctx.applications.load(id), 'pushed')
+  const validated = await validateAuthorizationRequest(readParams(pushed.params), ctx, (id) => ctx.applications.load(id), 'pushed')
   // prompt=login and max_age (OpenID Connect Core 3.1.2.1) are satisfied by a log-in after the
   // push, a time kept on the server: the query's LOGIN_ASKED_PARAM is the browser's word, and the
   // pushed parameters are the client's only.

@@ -2,6 +2,7 @@ import { randomToken, sha256Hex } from '../../lib/crypto.js'
 import { LIFETIMES, QUOTAS } from '../../limits/policy.js'
 import { findPushedRequest, insertPushedRequest } from '../../repositories/pushed-requests.js'
 import type { ApplicationCache } from '../clients/application-cache.js'
+import type { ScopeVocabulary } from '../grants/scope.js'
 import { validateAuthorizationRequest } from './authorize-request.js'
 import { LOGIN_ASKED_PARAM } from './login-demand.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from '../token/client-auth.js'
@@ -19,6 +20,8 @@ export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:'
 
 export interface PushContext extends ClientEndpointContext {
   issuer: string
+  /** The scopes this Gatehouse knows (src/oauth/grants/scope.ts). */
+  scopes: ScopeVocabulary
   applications: Pick<ApplicationCache, 'load'>
 }
 
@@ -47,7 +50,7 @@ export async function pushAuthorizationRequest(
     if (name !== 'client_secret' && name !== LOGIN_ASKED_PARAM && value !== '') pushed[name] = value
   }
   pushed.client_id = creds.clientId
-  const outcome = await validateAuthorizationRequest(readParams(pushed), ctx.issuer, (id) => ctx.applications.load(id), 'pushed')
+  const outcome = await validateAuthorizationRequest(readParams(pushed), ctx, (id) => ctx.applications.load(id), 'pushed')
   if (outcome.kind === 'fatal') throw new InvalidRequestError(outcome.message)
   if (outcome.kind === 'redirect') throw outcome.error
   const random = randomToken(32)

@@ -8,7 +8,7 @@ import { type ClientEndpointContext, authenticateClient, extractClientCredential
 import { InvalidGrantError, InvalidRequestError, UnsupportedGrantTypeError } from '../errors.js'
 import { optional, type Params, required } from '../params.js'
 import { computeS256Challenge, isValidVerifier, verifyCodeVerifier } from './pkce.js'
-import { formatScope, normalizeScopes } from '../grants/scope.js'
+import { type ScopeVocabulary, formatScope } from '../grants/scope.js'
 import { type IdTokenIssuer, issueIdToken } from '../identity/id-token.js'
 
 /** Successful token response (RFC 6749 5.1); no expires_in: tokens live until revoked. */
@@ -33,7 +33,7 @@ export const TOKEN_GRANT_TYPES = ['authorization_code'] as const
  * SQL statement; only a failed exchange pays for the queries that explain the failure.
  */
 export async function exchangeAuthorizationCode(
-  ctx: ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'>; idTokens: IdTokenIssuer },
+  ctx: ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'>; idTokens: IdTokenIssuer; scopes: ScopeVocabulary },
   params: Params,
   authorization: string | undefined,
 ): Promise<TokenResponse> {
@@ -64,7 +64,7 @@ export async function exchangeAuthorizationCode(
     const response: TokenResponse = {
       access_token: token,
       token_type: 'Bearer',
-      scope: formatScope(normalizeScopes(issued.scopes)),
+      scope: formatScope(ctx.scopes.normalize(issued.scopes)),
       created_at: Math.floor(issued.created_at.getTime() / 1000),
     }
     if (issued.identity) {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { type Application, applicationFormValues, parseApplicationForm } from '../../../applications/index.js'
+import type { ScopeVocabulary } from '../../../oauth/index.js'
 import type { Services } from '../../../services.js'
 import { render } from '../../render.js'
 import { ownerOf } from './owner.js'
@@ -21,11 +22,12 @@ export function renderApplicationPage(
   request: FastifyRequest,
   reply: FastifyReply,
   application: Application,
+  vocabulary: ScopeVocabulary,
   options: { clientSecret?: string; secretEvent?: 'created' | 'regenerated'; notice?: string | undefined } = {},
 ): Promise<FastifyReply> {
   return render(request, reply, 'console/applications/show.eta', {
     title: application.name,
-    app: applicationView(application),
+    app: applicationView(application, vocabulary),
     clientSecret: options.clientSecret ?? null,
     secretEvent: options.secretEvent ?? null,
     notice: options.notice ?? null,
@@ -37,14 +39,19 @@ export default async function applicationRoutes(app: FastifyInstance, deps: Serv
   app.get<IdParams & { Querystring: { updated?: string } }>('/applications/:id', async (request, reply) => {
     const application = await deps.console.findApplication(ownerOf(request), request.params.id)
     if (!application) return reply.callNotFound()
-    return renderApplicationPage(request, reply, application, { notice: UPDATED_NOTICES[request.query.updated ?? ''] })
+    return renderApplicationPage(request, reply, application, deps.scopes, { notice: UPDATED_NOTICES[request.query.updated ?? ''] })
   })
 
   app.get<IdParams>('/applications/:id/edit', async (request, reply) => {
     const application = await deps.console.findApplication(ownerOf(request), request.params.id)
     if (!application) return reply.callNotFound()
     const mode = { kind: 'edit', id: application.id, name: application.name } as const
-    return render(request, reply, 'console/applications/form.eta', applicationFormView(mode, applicationFormValues(application)))
+    return render(
+      request,
+      reply,
+      'console/applications/form.eta',
+      applicationFormView(mode, applicationFormValues(application), deps.scopes),
+    )
   })
 
   app.post<IdParams & { Body: Record<string, unknown> }>(
@@ -54,10 +61,16 @@ export default async function applicationRoutes(app: FastifyInstance, deps: Serv
       const owner = ownerOf(request)
       const existing = await deps.console.findApplication(owner, request.params.id)
       if (!existing) return reply.callNotFound()
-      const form = parseApplicationForm(request.body)
+      const form = parseApplicationForm(request.body, deps.scopes)
       if (!form.ok) {
         const mode = { kind: 'edit', id: existing.id, name: existing.name } as const
-        return render(request, reply, 'console/applications/form.eta', applicationFormView(mode, form.values, form.errors), 400)
+        return render(
+          request,
+          reply,
+          'console/applications/form.eta',
+          applicationFormView(mode, form.values, deps.scopes, form.errors),
+          400,
+        )
       }
       const updated = await deps.console.updateApplication(owner, existing, form.settings)
       if (!updated) return reply.callNotFound()

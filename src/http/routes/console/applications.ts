@@ -53,21 +53,27 @@ export default async function applicationsRoutes(app: FastifyInstance, deps: Ser
   app.get('/applications/new', async (request, reply) => {
     const check = await deps.console.mayRegister(ownerOf(request))
     if (check.kind === 'unverified') return unverified(request, reply)
-    const view = applicationFormView({ kind: 'new' }, newApplicationFormValues())
+    const view = applicationFormView({ kind: 'new' }, newApplicationFormValues(deps.scopes), deps.scopes)
     if (check.kind === 'quota-reached') view.formError = quotaMessage(check.limit)
     return render(request, reply, 'console/applications/form.eta', view)
   })
 
   app.post<{ Body: Record<string, unknown> }>('/applications', { preHandler: app.csrfProtection }, async (request, reply) => {
     if (deps.console.needsVerification(ownerOf(request))) return unverified(request, reply)
-    const form = parseApplicationForm(request.body)
+    const form = parseApplicationForm(request.body, deps.scopes)
     if (!form.ok) {
-      return render(request, reply, 'console/applications/form.eta', applicationFormView({ kind: 'new' }, form.values, form.errors), 400)
+      return render(
+        request,
+        reply,
+        'console/applications/form.eta',
+        applicationFormView({ kind: 'new' }, form.values, deps.scopes, form.errors),
+        400,
+      )
     }
     const registration = await deps.console.registerApplication(ownerOf(request), form.settings)
     if (registration.kind === 'unverified') return unverified(request, reply)
     if (registration.kind === 'quota-reached') {
-      const view = applicationFormView({ kind: 'new' }, form.values)
+      const view = applicationFormView({ kind: 'new' }, form.values, deps.scopes)
       view.formError = quotaMessage(registration.limit)
       return render(request, reply, 'console/applications/form.eta', view, 409)
     }
@@ -78,7 +84,7 @@ export default async function applicationsRoutes(app: FastifyInstance, deps: Ser
     // behind the load balancer would not have). So the application page is rendered here,
     // with Cache-Control: no-store (render sets it) so neither the browser nor a proxy keeps
     // a copy. Reloading asks before re-posting, and would register a second application.
-    return renderApplicationPage(request, reply, application, {
+    return renderApplicationPage(request, reply, application, deps.scopes, {
       clientSecret,
       secretEvent: 'created',
       notice: conversionNotice(form.conversions),

@@ -1,5 +1,5 @@
 import type { Application, ApplicationFormErrors, ApplicationFormValues } from '../../../applications/index.js'
-import { SCOPES, SCOPE_DESCRIPTIONS, unicodeHostOf } from '../../../oauth/index.js'
+import { type ScopeVocabulary, unicodeHostOf } from '../../../oauth/index.js'
 
 /*
  * Templates get strings and booleans only (so a template cannot leak what it was never given): never a row, never a digest.
@@ -33,12 +33,13 @@ export type ApplicationFormView = {
 export function applicationFormView(
   mode: { kind: 'new' } | { kind: 'edit'; id: string; name: string },
   values: ApplicationFormValues,
+  vocabulary: ScopeVocabulary,
   errors: ApplicationFormErrors = {},
 ): ApplicationFormView {
   const { scopes, ...rest } = values
   const common = {
     values: rest,
-    scopes: SCOPES.map((s) => ({ value: s, description: SCOPE_DESCRIPTIONS[s], checked: scopes.includes(s) })),
+    scopes: vocabulary.entries.map((s) => ({ value: s.name, description: s.description, checked: scopes.includes(s.name) })),
     errors,
   }
   return mode.kind === 'new'
@@ -85,7 +86,7 @@ export interface ApplicationView {
   updatedIso: string
 }
 
-export function applicationView(app: Application): ApplicationView {
+export function applicationView(app: Application, vocabulary: ScopeVocabulary): ApplicationView {
   return {
     id: app.id,
     name: app.name,
@@ -93,7 +94,7 @@ export function applicationView(app: Application): ApplicationView {
     clientId: app.client_id,
     redirectUris: app.redirect_uris.map((uri) => ({ uri, unicodeHost: unicodeHostOf(uri) })),
     postLogoutRedirectUris: app.post_logout_redirect_uris.map((uri) => ({ uri, unicodeHost: unicodeHostOf(uri) })),
-    scopes: app.allowed_scopes.map((s) => ({ value: s, description: SCOPE_DESCRIPTIONS[s as keyof typeof SCOPE_DESCRIPTIONS] ?? '' })),
+    scopes: app.allowed_scopes.map((s) => ({ value: s, description: vocabulary.describe(s) })),
     requirePkce: app.require_pkce,
     allowImplicit: app.allow_implicit,
     idTokenAlg: app.id_token_alg,

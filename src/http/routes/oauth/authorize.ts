@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   type AuthorizeAnswer,
   type ClientResponse,
-  SCOPE_DESCRIPTIONS,
+  type ScopeVocabulary,
   describeRedirectTarget,
   responseLocation,
 } from '../../../oauth/index.js'
@@ -41,7 +41,7 @@ function respond(request: FastifyRequest, reply: FastifyReply, response: ClientR
 }
 
 /** The protocol's answer as a page or a redirect. `redirectStatus`: 302 for GET, 303 after the consent POST. */
-function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAnswer, redirectStatus: 302 | 303) {
+function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAnswer, redirectStatus: 302 | 303, scopes: ScopeVocabulary) {
   switch (answer.kind) {
     case 'error-page':
       return render(request, reply, 'oauth/error.eta', { title: 'Authorization request refused', message: answer.message }, 400)
@@ -60,7 +60,7 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: AuthorizeAns
         409,
       )
     case 'consent':
-      return consentPage(request, reply, answer)
+      return consentPage(request, reply, answer, scopes)
   }
 }
 
@@ -96,7 +96,12 @@ function logInFirst(request: FastifyRequest, reply: FastifyReply, answer: Extrac
   return reply.redirect(query ? `/login?${query}` : '/login', 303)
 }
 
-function consentPage(request: FastifyRequest, reply: FastifyReply, answer: Extract<AuthorizeAnswer, { kind: 'consent' }>) {
+function consentPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: Extract<AuthorizeAnswer, { kind: 'consent' }>,
+  scopes: ScopeVocabulary,
+) {
   const req = answer.request
   allowFormRedirectTo(reply, req.redirectUri)
   return render(request, reply, 'oauth/consent.eta', {
@@ -109,7 +114,7 @@ function consentPage(request: FastifyRequest, reply: FastifyReply, answer: Extra
     homepageUrl: req.application.homepage_url,
     privacyPolicyUrl: req.application.privacy_policy_url,
     redirectHost: describeRedirectTarget(req.redirectUri).host,
-    scopes: req.scopes.map((s) => ({ name: s, description: SCOPE_DESCRIPTIONS[s] })),
+    scopes: req.scopes.map((s) => ({ name: s, description: scopes.describe(s) })),
     // An access token handed over in the browser: the token flow and `id_token token`.
     tokenFlow: req.responseType === 'token' || req.responseType === 'id_token token',
     heldId: answer.heldId,
@@ -138,7 +143,7 @@ export default async function authorizeRoutes(app: FastifyInstance, deps: Servic
       if (await enrolFirst(request, reply, deps, 'authorize')) return reply
       answered = await answer(request)
     }
-    return send(request, reply, answered, 302)
+    return send(request, reply, answered, 302, deps.scopes)
   })
 
   // The consent answer: CSRF-protected, and it names the held request by id only. 303, never
@@ -146,6 +151,6 @@ export default async function authorizeRoutes(app: FastifyInstance, deps: Servic
   app.post<{ Body: Record<string, unknown> }>('/oauth/authorize', { config, preHandler: app.csrfProtection }, async (request, reply) => {
     const body = request.body ?? {}
     const answer = await oauth.answerConsent(actorOf(request), { heldId: body.request_id, decision: body.decision }, request.user)
-    return send(request, reply, answer, 303)
+    return send(request, reply, answer, 303, deps.scopes)
   })
 }
