@@ -19,6 +19,7 @@ import adminRoutes from './http/routes/admin/index.js'
 import { VIEWS_DIR, WEBAUTHN_BROWSER_SCRIPT } from './paths.js'
 import { PASSKEYS_UNAVAILABLE } from './lib/passkey-availability.js'
 import type { Services } from './services.js'
+import { logoUrl } from './lib/brand.js'
 import type { TrustProxy } from './config.js'
 
 /**
@@ -51,7 +52,7 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
 
   const countUnmatched = registerMetrics(app, deps.probes, deps.config.metricsToken)
   for (const routes of [healthRoutes, oauthApiRoutes, resourceRoutes]) await routes(app, deps)
-  await staticRoutes(app, { viewsDir: VIEWS_DIR, webauthnBrowserScript: WEBAUTHN_BROWSER_SCRIPT })
+  await staticRoutes(app, { viewsDir: VIEWS_DIR, webauthnBrowserScript: WEBAUTHN_BROWSER_SCRIPT, brand: deps.config.brand })
   await app.register(async (pages) => registerPages(pages, deps, eta, countUnmatched))
   return app
 }
@@ -89,6 +90,7 @@ async function registerPages(pages: FastifyInstance, deps: Services, eta: Eta, c
     // Every page may offer passkeys, or say why it cannot (src/lib/passkey-availability.ts).
     defaultContext: {
       serviceName: deps.config.serviceName,
+      logoUrl: deps.config.brand.logo === undefined ? null : logoUrl(deps.config.brand.logo),
       passkeysAvailable: deps.passkeysAvailable,
       passkeysUnavailable: PASSKEYS_UNAVAILABLE,
     },
