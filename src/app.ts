@@ -19,7 +19,7 @@ import adminRoutes from './http/routes/admin/index.js'
 import { VIEWS_DIR, WEBAUTHN_BROWSER_SCRIPT } from './paths.js'
 import { PASSKEYS_UNAVAILABLE } from './lib/passkey-availability.js'
 import type { Services } from './services.js'
-import { logoUrl } from './lib/brand.js'
+import { type Brand, logoUrl } from './lib/brand.js'
 import type { TrustProxy } from './config.js'
 
 /**
@@ -59,7 +59,10 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
 
 /** The Fastify server and its options: logging, request ids, proxies, limits and timeouts. */
 function createFastify(deps: Services, eta: Eta): FastifyInstance {
-  const refusal = routerRefusalPage(eta, pageSecurityHeaders(deps.config), deps.config.serviceName)
+  const refusal = routerRefusalPage(eta, pageSecurityHeaders(deps.config), {
+    serviceName: deps.config.serviceName,
+    logoUrl: pageLogoUrl(deps.config.brand),
+  })
   return Fastify({
     // The process's pino logger: Fastify makes each request's child of it (`request.log`, bound
     // to the request id) and writes its own request lines through it (README "Logging").
@@ -79,6 +82,11 @@ function createFastify(deps: Services, eta: Eta): FastifyInstance {
   })
 }
 
+/** The logo every page's header shows (BRAND_LOGO_FILE), or null for the service name alone. */
+function pageLogoUrl(brand: Brand): string | null {
+  return brand.logo === undefined ? null : logoUrl(brand.logo)
+}
+
 /** Browser-facing pages, an encapsulated plugin of their own: views, session, CSRF, HTML errors. */
 async function registerPages(pages: FastifyInstance, deps: Services, eta: Eta, countUnmatched: onSendHookHandler): Promise<void> {
   // Only pages render views. At the root, @fastify/view's onRequest hook (`reply.locals = {}`)
@@ -90,7 +98,7 @@ async function registerPages(pages: FastifyInstance, deps: Services, eta: Eta, c
     // Every page may offer passkeys, or say why it cannot (src/lib/passkey-availability.ts).
     defaultContext: {
       serviceName: deps.config.serviceName,
-      logoUrl: deps.config.brand.logo === undefined ? null : logoUrl(deps.config.brand.logo),
+      logoUrl: pageLogoUrl(deps.config.brand),
       passkeysAvailable: deps.passkeysAvailable,
       passkeysUnavailable: PASSKEYS_UNAVAILABLE,
     },

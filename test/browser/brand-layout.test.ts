@@ -125,7 +125,7 @@ describe('table pages', () => {
 
   it('scroll their tables inside a labelled, focusable region on a phone, not the page', async () => {
     const page = await loggedIn({ javaScriptEnabled: false, viewport: { width: 375, height: 740 } })
-    for (const path of ['/admin/audit', '/admin/users', '/admin/applications', '/account/security-log']) {
+    for (const path of ['/admin/audit', '/admin/users', '/admin/applications', '/account/security-log', '/applications']) {
       await page.goto(`${baseUrl}${path}`)
       const region = page.locator('.table-scroll')
       expect(await region.getAttribute('role'), path).toBe('region')
