@@ -19,6 +19,7 @@ import adminRoutes from './http/routes/admin/index.js'
 import { VIEWS_DIR, WEBAUTHN_BROWSER_SCRIPT } from './paths.js'
 import { PASSKEYS_UNAVAILABLE } from './lib/passkey-availability.js'
 import type { Services } from './services.js'
+import { type Brand, logoUrl } from './lib/brand.js'
 import type { TrustProxy } from './config.js'
 
 /**
@@ -51,14 +52,17 @@ export async function buildApp(deps: Services): Promise<FastifyInstance> {
 
   const countUnmatched = registerMetrics(app, deps.probes, deps.config.metricsToken)
   for (const routes of [healthRoutes, oauthApiRoutes, resourceRoutes]) await routes(app, deps)
-  await staticRoutes(app, { viewsDir: VIEWS_DIR, webauthnBrowserScript: WEBAUTHN_BROWSER_SCRIPT })
+  await staticRoutes(app, { viewsDir: VIEWS_DIR, webauthnBrowserScript: WEBAUTHN_BROWSER_SCRIPT, brand: deps.config.brand })
   await app.register(async (pages) => registerPages(pages, deps, eta, countUnmatched))
   return app
 }
 
 /** The Fastify server and its options: logging, request ids, proxies, limits and timeouts. */
 function createFastify(deps: Services, eta: Eta): FastifyInstance {
-  const refusal = routerRefusalPage(eta, pageSecurityHeaders(deps.config), deps.config.serviceName)
+  const refusal = routerRefusalPage(eta, pageSecurityHeaders(deps.config), {
+    serviceName: deps.config.serviceName,
+    logoUrl: pageLogoUrl(deps.config.brand),
+  })
   return Fastify({
     // The process's pino logger: Fastify makes each request's child of it (`request.log`, bound
     // to the request id) and writes its own request lines through it (docs/operating/backups-and-upgrades.md "Logging").
@@ -78,6 +82,11 @@ function createFastify(deps: Services, eta: Eta): FastifyInstance {
   })
 }
 
+/** The logo every page's header shows (BRAND_LOGO_FILE), or null for the service name alone. */
+function pageLogoUrl(brand: Brand): string | null {
+  return brand.logo === undefined ? null : logoUrl(brand.logo)
+}
+
 /** Browser-facing pages, an encapsulated plugin of their own: views, session, CSRF, HTML errors. */
 async function registerPages(pages: FastifyInstance, deps: Services, eta: Eta, countUnmatched: onSendHookHandler): Promise<void> {
   // Only pages render views. At the root, @fastify/view's onRequest hook (`reply.locals = {}`)
@@ -89,6 +98,7 @@ async function registerPages(pages: FastifyInstance, deps: Services, eta: Eta, c
     // Every page may offer passkeys, or say why it cannot (src/lib/passkey-availability.ts).
     defaultContext: {
       serviceName: deps.config.serviceName,
+      logoUrl: pageLogoUrl(deps.config.brand),
       passkeysAvailable: deps.passkeysAvailable,
       passkeysUnavailable: PASSKEYS_UNAVAILABLE,
     },

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { SECOND_FACTOR_POLICIES } from './accounts/second-factor/policy.js'
+import { accentColorProblem } from './lib/brand.js'
 import { bool, nonNegativeInt, port, positiveInt, postgresUrl, trustProxy } from './config-values.js'
 
 /*
@@ -74,6 +75,17 @@ export const EnvSchema = z.object({
     .max(60, 'must be at most 60 characters')
     .refine((v) => !/[\x00-\x1f\x7f-\x9f]/.test(v), 'must not contain control characters')
     .default('Gatehouse'),
+  /** Links, buttons and focus rings on every page and mail; refused when text on it would fail WCAG AA (src/lib/brand.ts). */
+  BRAND_ACCENT_COLOR: z
+    .string()
+    .trim()
+    .superRefine((v, ctx) => {
+      const problem = accentColorProblem(v)
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
+    })
+    .optional(),
+  /** A PNG or SVG shown beside SERVICE_NAME on every page and mail; read and checked once at start-up (src/lib/brand.ts). */
+  BRAND_LOGO_FILE: z.string().min(1, 'must not be empty').optional(),
   MAX_APPLICATIONS_PER_USER: positiveInt(100_000).default(25),
   MAX_TOKENS_PER_GRANT: positiveInt(10_000).default(10),
   MAX_SESSIONS_PER_USER: positiveInt(10_000).default(50),

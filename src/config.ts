@@ -7,6 +7,7 @@ import type { MailSettings } from './mail/mailer.js'
 import type { StreamLimits } from './revocation/stream-feed.js'
 import type { TrustProxy } from './config-values.js'
 import { EnvSchema, type Env } from './config-schema.js'
+import { type Brand, DEFAULT_ACCENT_COLOR, readBrandLogo } from './lib/brand.js'
 
 export type { TrustProxy } from './config-values.js'
 
@@ -16,6 +17,8 @@ export const SETTING_NAMES: readonly string[] = Object.freeze(Object.keys(EnvSch
 export interface Config {
   /** The brand on every page, in the consent text and in mails (SERVICE_NAME). */
   readonly serviceName: string
+  /** The accent colour and logo of every page and mail (BRAND_ACCENT_COLOR, BRAND_LOGO_FILE; docs/operating/branding.md). */
+  readonly brand: Brand
   readonly port: number
   readonly host: string
   readonly databaseUrl: string | undefined
@@ -156,6 +159,27 @@ function accountLimitsOf(e: Env): AccountLimits {
   })
 }
 
+/** The brand settings; the logo file is read here, once, so a bad one stops start-up like any bad setting. */
+function brandOf(e: Pick<Env, 'BRAND_ACCENT_COLOR' | 'BRAND_LOGO_FILE'>): Brand {
+  let logo
+  try {
+    logo = e.BRAND_LOGO_FILE === undefined ? undefined : readBrandLogo(e.BRAND_LOGO_FILE)
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration:\n  BRAND_LOGO_FILE: ${(err as Error).message}`)
+  }
+  return Object.freeze({ accentColor: e.BRAND_ACCENT_COLOR?.toLowerCase() ?? DEFAULT_ACCENT_COLOR, logo })
+}
+
+/** The PostgreSQL pool's bounds (docs/operating/configuration.md). */
+function poolOf(e: Env): Config['dbPool'] {
+  return Object.freeze({
+    max: e.DATABASE_POOL_MAX ?? e.DB_POOL_MAX ?? 10,
+    connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
+    idleTimeoutMs: e.DATABASE_IDLE_TIMEOUT_MS,
+    statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+  })
+}
+
 /** Parses the environment once at start-up; a bad value throws one message naming each variable. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
@@ -168,6 +192,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const publicUrl = publicUrlOf(e)
   return Object.freeze({
     serviceName: e.SERVICE_NAME,
+    brand: brandOf(e),
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
@@ -183,12 +208,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     trustProxy: e.TRUST_PROXY ?? false,
     metricsToken: e.METRICS_TOKEN,
     secretKey: e.SECRET_KEY,
-    dbPool: Object.freeze({
-      max: e.DATABASE_POOL_MAX ?? e.DB_POOL_MAX ?? 10,
-      connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
-      idleTimeoutMs: e.DATABASE_IDLE_TIMEOUT_MS,
-      statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
-    }),
+    dbPool: poolOf(e),
     tokenCacheTtlMs: e.TOKEN_CACHE_TTL_SECONDS * 1000,
     idTokenTtlMs: e.ID_TOKEN_TTL * 1000,
     tokenCacheMaxEntries: e.TOKEN_CACHE_MAX_ENTRIES,

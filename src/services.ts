@@ -4,6 +4,8 @@ import { type ConsoleUseCases, consoleUseCases } from './console/use-cases.js'
 import { type OperatorUseCases, operatorUseCases } from './operator/use-cases.js'
 import { type MaintenanceUseCases, maintenanceUseCases } from './limits/maintenance.js'
 import type { AccountContext } from './accounts/context.js'
+import type { MailBrand, MailFrame } from './accounts/mails.js'
+import { logoUrl } from './lib/brand.js'
 import { type AccountUseCases, type SessionSettings, accountUseCases } from './accounts/use-cases.js'
 import type { Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
@@ -110,13 +112,25 @@ export interface ServiceOverrides {
 }
 
 /** What every mail names: the service and its address (src/accounts/mails.ts). */
-function mailFrameOf(config: Config): { serviceName: string; publicUrl: string } {
-  return { serviceName: config.serviceName, publicUrl: config.publicUrl }
+function mailFrameOf(config: Config): MailFrame {
+  return { serviceName: config.serviceName, publicUrl: config.publicUrl, mailBrand: mailBrandOf(config) }
+}
+
+/** The brand in mails: the logo by its absolute URL under PUBLIC_URL, as a mail is read away from Gatehouse. */
+function mailBrandOf(config: Config): MailBrand {
+  const { accentColor, logo } = config.brand
+  return { accentColor, logoUrl: logo === undefined ? undefined : config.publicUrl + logoUrl(logo) }
 }
 
 /** What the account use cases read of the configuration: links in mails, the service's name, limits. */
-function accountSettings(config: Config): Pick<AccountContext, 'publicUrl' | 'serviceName' | 'limits' | 'reauthWindowMs'> {
-  return { publicUrl: config.publicUrl, serviceName: config.serviceName, limits: config.limits, reauthWindowMs: config.reauthWindowMs }
+function accountSettings(config: Config): Pick<AccountContext, 'publicUrl' | 'serviceName' | 'mailBrand' | 'limits' | 'reauthWindowMs'> {
+  return {
+    publicUrl: config.publicUrl,
+    serviceName: config.serviceName,
+    mailBrand: mailBrandOf(config),
+    limits: config.limits,
+    reauthWindowMs: config.reauthWindowMs,
+  }
 }
 
 /** How long a session lives and how many one user may hold (SESSION_TTL_HOURS, MAX_SESSIONS_PER_USER). */

@@ -2,6 +2,7 @@ import type { LimitSettings } from '../limits/policy.js'
 import type { Db } from '../db/connect.js'
 import type { Clock } from '../lib/clock.js'
 import type { Mailer } from '../mail/mailer.js'
+import type { MailBrand } from './mails.js'
 import type { SealedBox } from '../lib/sealed-box.js'
 import type { RevocationBus } from '../revocation/bus.js'
 
@@ -18,6 +19,8 @@ export interface AccountContext {
   readonly publicUrl: string
   /** SERVICE_NAME, as mails name the service. */
   readonly serviceName: string
+  /** The accent colour and logo URL of mails' HTML part (src/accounts/mails.ts). */
+  readonly mailBrand?: MailBrand | undefined
   readonly limits: AccountLimits
   /** What seals TOTP secrets (src/lib/secret-key.ts: SECRET_KEY, or the embedded database's key file). */
   readonly sealedBox: SealedBox

@@ -1,14 +1,26 @@
+import { DEFAULT_ACCENT_COLOR } from '../lib/brand.js'
 import type { Mail } from '../mail/mailer.js'
 
 /*
  * The words of every mail Gatehouse sends, in plain text and in simple HTML with the same
- * paragraphs. Links are absolute, under PUBLIC_URL; the HTML loads nothing (no images, no
- * styles from elsewhere), so opening a mail tells no one anything.
+ * paragraphs. Links are absolute, under PUBLIC_URL. The HTML loads nothing from elsewhere; the
+ * one image it may show is the operator's logo (BRAND_LOGO_FILE) from PUBLIC_URL, at one address
+ * for every mail and recipient, so loading it tells no one which mail was opened, or by whom.
  */
+
+/** The operator's brand in a mail's HTML part (docs/operating/branding.md). */
+export interface MailBrand {
+  /** BRAND_ACCENT_COLOR, checked at start-up: #rrggbb. */
+  accentColor: string
+  /** The logo's absolute URL under PUBLIC_URL; undefined: no logo, the name alone. */
+  logoUrl: string | undefined
+}
 
 export interface MailFrame {
   serviceName: string
   publicUrl: string
+  /** Unset: Gatehouse's own colour and no logo. */
+  mailBrand?: MailBrand | undefined
 }
 
 type Part = string | { link: string; label: string }
@@ -17,20 +29,32 @@ function escapeHtml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
 }
 
+/** The HTML part's heading: the logo when there is one (named by its alternative text), else the name in the accent. */
+function mailHeading(frame: MailFrame, accent: string): string {
+  const logo = frame.mailBrand?.logoUrl
+  const name = escapeHtml(frame.serviceName)
+  return logo === undefined
+    ? `<p style="font-size:1.25rem;font-weight:bold;color:${accent}">${name}</p>`
+    : `<p><img src="${escapeHtml(logo)}" alt="${name}" height="40" style="height:40px;width:auto"></p>`
+}
+
 /** A mail of paragraphs; a link paragraph is the bare URL in text and an anchor in HTML. */
 function compose(frame: MailFrame, to: string, subject: string, paragraphs: Part[]): Mail {
   const signature = `— ${frame.serviceName}, ${frame.publicUrl}/`
   const text = [...paragraphs.map((p) => (typeof p === 'string' ? p : `${p.label}:\n${p.link}`)), signature].join('\n\n') + '\n'
+  // Checked at start-up as #rrggbb (src/lib/brand.ts), so it is safe inside a style attribute.
+  const accent = frame.mailBrand?.accentColor ?? DEFAULT_ACCENT_COLOR
   const body = paragraphs
     .map((p) =>
       typeof p === 'string'
         ? `<p>${escapeHtml(p)}</p>`
-        : `<p><a href="${escapeHtml(p.link)}">${escapeHtml(p.label)}</a><br><span style="font-size:small">${escapeHtml(p.link)}</span></p>`,
+        : `<p><a href="${escapeHtml(p.link)}" style="color:${accent}">${escapeHtml(p.label)}</a><br><span style="font-size:small">${escapeHtml(p.link)}</span></p>`,
     )
     .join('\n')
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>
-<body style="font-family:sans-serif;line-height:1.5;max-width:40rem">
+<body style="font-family:sans-serif;line-height:1.5;max-width:40rem;border-top:4px solid ${accent};padding-top:.5rem">
+${mailHeading(frame, accent)}
 ${body}
 <p style="color:#57606a">${escapeHtml(signature)}</p>
 </body></html>

@@ -41,7 +41,11 @@ export function setHtmlErrorHandler(app: FastifyInstance, probes: Pick<Probes, '
  * `frameworkErrors` option). The reply here is Fastify's bare one, without the view decorator or a
  * session, so the page is rendered with the app's Eta directly, logged out.
  */
-export function routerRefusalPage(eta: Eta, pageHeaders: ReadonlyArray<readonly [string, string]>, serviceName: string) {
+export function routerRefusalPage(
+  eta: Eta,
+  pageHeaders: ReadonlyArray<readonly [string, string]>,
+  brand: { serviceName: string; logoUrl: string | null },
+) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
     if (status === 500) request.log.error({ err: error }, 'request refused by the router')
@@ -51,7 +55,7 @@ export function routerRefusalPage(eta: Eta, pageHeaders: ReadonlyArray<readonly 
         : status === 414
           ? 'There is no page at this address: part of it is too long.'
           : 'There is no page at this address: it contains a broken %-escape.'
-    const page = { title: status === 500 ? 'Server error' : 'Request refused', message, viewer: null, csrfToken: '', serviceName }
+    const page = { title: status === 500 ? 'Server error' : 'Request refused', message, viewer: null, csrfToken: '', ...brand }
     const html = eta.render('layouts/base.eta', { ...page, body: eta.render('error.eta', page) })
     for (const [name, value] of pageHeaders) reply.header(name, value)
     reply.header('x-request-id', request.id).header('cache-control', 'no-store').code(status).type('text/html; charset=utf-8').send(html)

@@ -156,8 +156,25 @@ export const PASSKEY_SCRIPTS = ['/static/webauthn-browser.js', '/static/passkeys
  * so no other script of this origin, and no inline script, may run there either.
  */
 export function allowPasskeyScripts(reply: FastifyReply, publicUrl: string): void {
+  allowScriptFiles(reply, publicUrl, PASSKEY_SCRIPTS)
+}
+
+/** The copy buttons' script (views/static/copy.js), served by src/http/routes/static.ts. */
+export const COPY_SCRIPT = '/static/copy.js'
+
+/**
+ * Lets this page run the copy buttons' script, and only it, as allowPasskeyScripts does for the
+ * passkey scripts: the console's application page, whose client ID and secret it copies. The
+ * page works without it (the values are plain text to select); the script only adds buttons.
+ */
+export function allowCopyScript(reply: FastifyReply, publicUrl: string): void {
+  allowScriptFiles(reply, publicUrl, [COPY_SCRIPT])
+}
+
+/** Replaces this page's script-src with exactly these files of PUBLIC_URL's origin (CSP Level 3, 6.7.2.9). */
+function allowScriptFiles(reply: FastifyReply, publicUrl: string, paths: readonly string[]): void {
   const origin = new URL(publicUrl).origin
-  const scriptSrc = `script-src ${PASSKEY_SCRIPTS.map((path) => origin + path).join(' ')}`
+  const scriptSrc = `script-src ${paths.map((path) => origin + path).join(' ')}`
   const current = String(reply.getHeader('content-security-policy') ?? '')
   reply.header(
     'content-security-policy',

@@ -182,6 +182,9 @@ export async function axeViolations(page: Page): Promise<string[]> {
   const scratch = scratchFor(page.context().browser()!)
   const check = scratch.queue.then(async () => {
     const copy = await scratch.page
+    // The page's own window size: the layout, and so what axe judges, depends on it (a narrow
+    // window's scrolled tables, for one).
+    await copy.setViewportSize(page.viewportSize() ?? { width: 1280, height: 720 })
     await copy.goto('about:blank')
     await copy.setContent(html, { waitUntil: 'load' })
     const result = (await copy.evaluate(`axe.run(document, { runOnly: { type: 'tag', values: ${JSON.stringify(WCAG_21_AA)} } })`)) as {

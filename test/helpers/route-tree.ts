@@ -91,6 +91,11 @@ export const API_ROUTES: ReadonlyMap<string, RouteAnswer> = new Map<string, Rout
   ['HEAD /static/webauthn-browser.js', 'other'],
   ['GET /static/passkeys.js', 'other'],
   ['HEAD /static/passkeys.js', 'other'],
+  ['GET /static/copy.js', 'other'],
+  ['HEAD /static/copy.js', 'other'],
+  // Registered only when BRAND_LOGO_FILE is set (src/http/routes/static.ts); the fuzz harness sets it.
+  ['GET /static/brand-logo', 'other'],
+  ['HEAD /static/brand-logo', 'other'],
   // The passkey script's endpoints (src/http/routes/account/passkeys.ts): in the page context, answering JSON.
   ['POST /account/passkeys/registration-options', 'page-json'],
   ['POST /account/passkeys/registration', 'page-json'],

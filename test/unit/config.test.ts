@@ -18,6 +18,7 @@ describe('loadConfig', () => {
   it('works with nothing set: PGlite in ./data on 127.0.0.1:3000', () => {
     expect(loadConfig({})).toEqual({
       serviceName: 'Gatehouse',
+      brand: { accentColor: '#0969da', logo: undefined },
       port: 3000,
       host: '127.0.0.1',
       databaseUrl: undefined,
@@ -271,6 +272,11 @@ describe('loadConfig', () => {
     ['TOKEN_AUTH_FAILURE_LIMIT', '0', 'TOKEN_AUTH_FAILURE_LIMIT: must be positive'],
     ['SERVICE_NAME', ' ', 'SERVICE_NAME: must not be empty'],
     ['SERVICE_NAME', 'Bad\u0007Name', 'SERVICE_NAME: must not contain control characters'],
+    ['BRAND_ACCENT_COLOR', 'blue', 'BRAND_ACCENT_COLOR: must be a colour written #rrggbb'],
+    ['BRAND_ACCENT_COLOR', '#09d', 'BRAND_ACCENT_COLOR: must be a colour written #rrggbb'],
+    ['BRAND_ACCENT_COLOR', '#ffd33d', 'BRAND_ACCENT_COLOR: #ffd33d against white has a contrast of 1.4'],
+    ['BRAND_ACCENT_COLOR', '#2188ff', 'below the 4.5:1 that WCAG 2.2 AA asks for text'],
+    ['BRAND_LOGO_FILE', '/nonexistent/logo.png', 'BRAND_LOGO_FILE: cannot read /nonexistent/logo.png'],
     ['SMTP_URL', 'mail.example.com:25', 'SMTP_URL: must be an smtp:// or smtps:// URL'],
     ['SMTP_URL', 'http://mail.example.com', 'SMTP_URL: must be an smtp:// or smtps:// URL'],
     ['MAIL_FROM', 'nobody', 'MAIL_FROM: must be an address'],

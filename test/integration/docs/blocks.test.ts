@@ -21,18 +21,6 @@ import {
  * every relative link leads to a file and heading that exist.
  */
 
-/**
- * Files the README's map links to that other branches of the same change write (the
- * performance guide, the scopes and branding guides, the screenshots). Checked like any link
- * once they exist.
- */
-const WRITTEN_ELSEWHERE = new Set([
-  'docs/performance.md',
-  'docs/operating/scopes.md',
-  'docs/operating/branding.md',
-  'docs/screenshots/consent.png',
-])
-
 describe('the command blocks of README.md and docs/', () => {
   it('are each run by a test (RUN) or exempt by name (EXEMPT)', () => {
     const unhandled = documents()
@@ -89,7 +77,6 @@ describe('the documents', () => {
     const broken: string[] = []
     for (const file of documents()) {
       for (const link of relativeLinks(file)) {
-        if (WRITTEN_ELSEWHERE.has(link.target) && !existsSync(join(ROOT, link.target))) continue
         if (!existsSync(join(ROOT, link.target))) {
           broken.push(`${file}: ${link.href} (no such file)`)
           continue

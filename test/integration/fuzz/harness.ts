@@ -9,6 +9,7 @@ import { computeS256Challenge } from '../../../src/oauth/token/pkce.js'
 import { TEST_ISSUER, buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { API_ROUTES, outsidePages, routeTree } from '../../helpers/route-tree.js'
+import { BRAND_LOGO_FIXTURE } from '../../helpers/brand.js'
 import { createAccessToken, createApplication } from '../../helpers/factories.js'
 import {
   type Template,
@@ -158,6 +159,8 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
       LOGIN_ACCOUNT_ATTACK_LIMIT: '1000000',
       TOKEN_AUTH_FAILURE_LIMIT: '1000000',
       LOG_LEVEL: 'info',
+      // The logo's route exists only with a logo (src/http/routes/static.ts).
+      BRAND_LOGO_FILE: BRAND_LOGO_FIXTURE,
       ...env,
     },
     undefined,

@@ -163,7 +163,7 @@ it(
 )
 
 it(
-  'discovery, health, metrics, the stylesheet, the icon, the passkey scripts and paths no route has',
+  'discovery, health, metrics, the stylesheet, the icon, the scripts, the logo and paths no route has',
   async () => {
     // The known paths three times in five: each of their GET and HEAD routes is sent about twenty times.
     const path = fc.oneof(
@@ -181,6 +181,8 @@ it(
             '/static/favicon.svg',
             '/static/webauthn-browser.js',
             '/static/passkeys.js',
+            '/static/copy.js',
+            '/static/brand-logo',
           )
           .chain(pathOf),
       },

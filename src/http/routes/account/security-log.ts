@@ -17,6 +17,8 @@ export default async function securityLogRoutes(app: FastifyInstance, deps: Serv
   app.get<{ Querystring: { before?: string } }>('/account/security-log', { preHandler: requireUser }, async (request, reply) => {
     const page = await deps.accounts.securityLog({ userId: request.user!.id }, request.query.before)
     return render(request, reply, 'account/security-log.eta', {
+      // A table page: the full width of the window (views/layouts/base.eta).
+      wide: true,
       title: 'Security log',
       retentionDays: Math.round(deps.config.janitor.auditRetentionMs / 86_400_000),
       paged: request.query.before !== undefined,

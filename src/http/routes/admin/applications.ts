@@ -162,6 +162,8 @@ async function applicationsPage(deps: Services, request: FastifyRequest<ListQuer
   const asked = listRequest(request.query)
   const apps = await operator.searchApplications(asked)
   return render(request, reply, 'admin/applications.eta', {
+    // A table page: the full width of the window (views/layouts/base.eta).
+    wide: true,
     title: 'Applications',
     ...listView(asked, request.query.deleted, apps.length),
     applications: apps.map((a) => ({

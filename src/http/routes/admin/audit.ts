@@ -47,6 +47,8 @@ export default async function adminAuditRoutes(app: FastifyInstance, { operator 
     const olderQuery = new URLSearchParams(Object.entries(values).filter(([, v]) => v !== ''))
     if (page.older !== null) olderQuery.set('before', page.older)
     return render(request, reply, 'admin/audit.eta', {
+      // A table page: the full width of the window (views/layouts/base.eta).
+      wide: true,
       title: 'Audit log',
       values,
       unknownUser: page.unknownUser,

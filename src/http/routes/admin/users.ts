@@ -114,6 +114,8 @@ async function usersPage(deps: Services, request: FastifyRequest<ListQuery>, rep
   const asked = listRequest(request.query)
   const users = await operator.searchUsers(asked)
   return render(request, reply, 'admin/users.eta', {
+    // A table page: the full width of the window (views/layouts/base.eta).
+    wide: true,
     title: 'Users',
     ...listView(asked, request.query.deleted, users.length),
     users: users.map((u) => ({

@@ -31,7 +31,7 @@ export default async function applicationSecretRoutes(app: FastifyInstance, deps
     if (!result) return reply.callNotFound()
     // Rendered from this response rather than redirected, for the reasons given at
     // POST /applications: the plaintext must not outlive this page.
-    return renderApplicationPage(request, reply, result.application, deps.scopes, {
+    return renderApplicationPage(request, reply, deps.config.publicUrl, result.application, deps.scopes, {
       clientSecret: result.clientSecret,
       secretEvent: 'regenerated',
     })

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { type Application, applicationFormValues, parseApplicationForm } from '../../../applications/index.js'
 import type { ScopeVocabulary } from '../../../oauth/index.js'
 import type { Services } from '../../../services.js'
+import { allowCopyScript } from '../../page-security.js'
 import { render } from '../../render.js'
 import { ownerOf } from './owner.js'
 import { applicationFormView, applicationView } from './view-models.js'
@@ -16,16 +17,20 @@ const UPDATED_NOTICES: Record<string, string | undefined> = {
 
 /**
  * The application page. `clientSecret` is set only on the response to the request that created
- * or regenerated it: the one time the plaintext exists outside the owner's hands.
+ * or regenerated it: the one time the plaintext exists outside the owner's hands. The copy
+ * buttons' script may run here (allowCopyScript); the page works without it.
  */
 export function renderApplicationPage(
   request: FastifyRequest,
   reply: FastifyReply,
+  publicUrl: string,
   application: Application,
   vocabulary: ScopeVocabulary,
   options: { clientSecret?: string; secretEvent?: 'created' | 'regenerated'; notice?: string | undefined } = {},
 ): Promise<FastifyReply> {
+  allowCopyScript(reply, publicUrl)
   return render(request, reply, 'console/applications/show.eta', {
+    copyScript: true,
     title: application.name,
     app: applicationView(application, vocabulary),
     clientSecret: options.clientSecret ?? null,
@@ -39,7 +44,9 @@ export default async function applicationRoutes(app: FastifyInstance, deps: Serv
   app.get<IdParams & { Querystring: { updated?: string } }>('/applications/:id', async (request, reply) => {
     const application = await deps.console.findApplication(ownerOf(request), request.params.id)
     if (!application) return reply.callNotFound()
-    return renderApplicationPage(request, reply, application, deps.scopes, { notice: UPDATED_NOTICES[request.query.updated ?? ''] })
+    return renderApplicationPage(request, reply, deps.config.publicUrl, application, deps.scopes, {
+      notice: UPDATED_NOTICES[request.query.updated ?? ''],
+    })
   })
 
   app.get<IdParams>('/applications/:id/edit', async (request, reply) => {

@@ -84,7 +84,7 @@ export default async function applicationsRoutes(app: FastifyInstance, deps: Ser
     // behind the load balancer would not have). So the application page is rendered here,
     // with Cache-Control: no-store (render sets it) so neither the browser nor a proxy keeps
     // a copy. Reloading asks before re-posting, and would register a second application.
-    return renderApplicationPage(request, reply, application, deps.scopes, {
+    return renderApplicationPage(request, reply, deps.config.publicUrl, application, deps.scopes, {
       clientSecret,
       secretEvent: 'created',
       notice: conversionNotice(form.conversions),
