@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../../src/config.js'
+import { loadConfig } from '../../src/config.js'
 import { MAX_LOGO_BYTES, accentColorProblem, contrastRatio, logoTypeOf, logoUrl } from '../../src/lib/brand.js'
+import { configRefusal } from '../helpers/config-refusal.js'
 
 /*
  * The brand settings (src/lib/brand.ts): an accent colour refused below WCAG AA contrast, and a
@@ -22,16 +23,6 @@ function file(name: string, content: string | Buffer): string {
   return path
 }
 
-function refusal(env: Record<string, string>): string {
-  try {
-    loadConfig(env)
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError)
-    return (err as Error).message
-  }
-  throw new Error(`expected ${JSON.stringify(env)} to be refused`)
-}
-
 describe('accent colour', () => {
   it('computes WCAG contrast ratios', () => {
     expect(contrastRatio('#000000', '#ffffff')).toBeCloseTo(21, 5)
@@ -47,12 +38,12 @@ describe('accent colour', () => {
 
   it('refuses a colour that is not #rrggbb', () => {
     for (const bad of ['red', '#abc', '1f6f43', '#1f6f43;}body{display:none', 'url(x)']) {
-      expect(refusal({ BRAND_ACCENT_COLOR: bad })).toContain('BRAND_ACCENT_COLOR: must be a colour written #rrggbb')
+      expect(configRefusal({ BRAND_ACCENT_COLOR: bad })).toContain('BRAND_ACCENT_COLOR: must be a colour written #rrggbb')
     }
   })
 
   it('refuses a colour on which white text would fail AA, saying the ratio and the rule', () => {
-    const text = refusal({ BRAND_ACCENT_COLOR: '#58a6ff' })
+    const text = configRefusal({ BRAND_ACCENT_COLOR: '#58a6ff' })
     expect(text).toContain('BRAND_ACCENT_COLOR: #58a6ff against white has a contrast of 2.')
     expect(text).toContain('below the 4.5:1 that WCAG 2.2 AA asks for text')
     expect(text).toContain('choose a darker shade')
@@ -72,15 +63,15 @@ describe('logo file', () => {
 
   it('refuses a file of another type, judged by its bytes', () => {
     const gif = file('logo.gif.png', Buffer.from('GIF89a\x01\x00\x01\x00', 'latin1'))
-    expect(refusal({ BRAND_LOGO_FILE: gif })).toContain(`BRAND_LOGO_FILE: ${gif} is neither a PNG nor an SVG file`)
+    expect(configRefusal({ BRAND_LOGO_FILE: gif })).toContain(`BRAND_LOGO_FILE: ${gif} is neither a PNG nor an SVG file`)
     const html = file('page.svg', '<html><svg></svg></html>')
-    expect(refusal({ BRAND_LOGO_FILE: html })).toContain('is neither a PNG nor an SVG file')
+    expect(configRefusal({ BRAND_LOGO_FILE: html })).toContain('is neither a PNG nor an SVG file')
     expect(logoTypeOf(Buffer.from(''))).toBeUndefined()
   })
 
   it('refuses a file over the size cap', () => {
     const big = file('big.png', Buffer.concat([PNG, Buffer.alloc(MAX_LOGO_BYTES)]))
-    expect(refusal({ BRAND_LOGO_FILE: big })).toContain(
+    expect(configRefusal({ BRAND_LOGO_FILE: big })).toContain(
       `BRAND_LOGO_FILE: ${big} is ${PNG.length + MAX_LOGO_BYTES} bytes; a logo may be at most`,
     )
     expect(
@@ -89,7 +80,7 @@ describe('logo file', () => {
   })
 
   it('refuses a missing file and a directory', () => {
-    expect(refusal({ BRAND_LOGO_FILE: join(dir, 'missing.png') })).toContain('cannot read')
-    expect(refusal({ BRAND_LOGO_FILE: dir })).toContain(`cannot read ${dir}: it must be a readable PNG or SVG file`)
+    expect(configRefusal({ BRAND_LOGO_FILE: join(dir, 'missing.png') })).toContain('cannot read')
+    expect(configRefusal({ BRAND_LOGO_FILE: dir })).toContain(`cannot read ${dir}: it must be a readable PNG or SVG file`)
   })
 })

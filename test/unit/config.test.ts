@@ -2,17 +2,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { SEED_SCOPES } from '@gatehouse/verifier/shared'
-import { ConfigError, SETTING_NAMES, loadConfig } from '../../src/config.js'
-
-function errorOf(env: Record<string, string>): string {
-  try {
-    loadConfig(env)
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError)
-    return (err as Error).message
-  }
-  throw new Error(`expected ${JSON.stringify(env)} to be refused`)
-}
+import { SETTING_NAMES, loadConfig } from '../../src/config.js'
+import { configRefusal } from '../helpers/config-refusal.js'
 
 describe('loadConfig', () => {
   it('works with nothing set: PGlite in ./data on 127.0.0.1:3000', () => {
@@ -191,7 +182,7 @@ describe('loadConfig', () => {
   })
 
   it.each(['true', 'TRUE', 'True', ' tRuE '])('refuses TRUST_PROXY=%j at start-up, saying why', (value) => {
-    const text = errorOf({ TRUST_PROXY: value })
+    const text = configRefusal({ TRUST_PROXY: value })
     expect(text).toContain('TRUST_PROXY: true would trust every hop')
     expect(text).toContain('X-Forwarded-For')
   })
@@ -199,7 +190,7 @@ describe('loadConfig', () => {
   it.each(['0.0.0.0/0', '::/0', '10.0.0.1, ::ffff:0:0/96', '::/64', '128.0.0.0/0'])(
     'refuses TRUST_PROXY=%j, a range covering every address, with the explanation given for true',
     (value) => {
-      const text = errorOf({ TRUST_PROXY: value })
+      const text = configRefusal({ TRUST_PROXY: value })
       expect(text).toContain('covers every address: it would trust every hop')
       expect(text).toContain('X-Forwarded-For')
     },
@@ -301,13 +292,13 @@ describe('loadConfig', () => {
     ['AUDIT_RETENTION_DAYS', '3651', 'AUDIT_RETENTION_DAYS: must be at most 3650'],
     ['AUDIT_RETENTION_DAYS', 'forever', 'AUDIT_RETENTION_DAYS: must be a number'],
   ])('refuses %s=%s', (name, value, message) => {
-    const text = errorOf({ [name]: value })
+    const text = configRefusal({ [name]: value })
     expect(text).toContain(message)
     expect(text.split('\n').filter((l) => l.startsWith('  '))).toHaveLength(1)
   })
 
   it('names every bad variable in one message', () => {
-    const text = errorOf({ PORT: 'x', LOG_LEVEL: 'loud', DATABASE_URL: 'nope' })
+    const text = configRefusal({ PORT: 'x', LOG_LEVEL: 'loud', DATABASE_URL: 'nope' })
     expect(text).toMatch(/^Invalid configuration:/)
     expect(text).toContain('PORT: must be a number')
     expect(text).toContain('LOG_LEVEL: must be one of')
@@ -315,9 +306,9 @@ describe('loadConfig', () => {
   })
 
   it('never repeats a secret value from the environment in its message', () => {
-    const text = errorOf({ DATABASE_URL: 'mysql://admin:hunter2@db/x' })
+    const text = configRefusal({ DATABASE_URL: 'mysql://admin:hunter2@db/x' })
     expect(text).not.toContain('hunter2')
-    expect(errorOf({ SMTP_URL: 'imap://mailer:hunter3@mail.example.com' })).not.toContain('hunter3')
+    expect(configRefusal({ SMTP_URL: 'imap://mailer:hunter3@mail.example.com' })).not.toContain('hunter3')
   })
 
   it('reads only the object it is given', () => {

@@ -1,11 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import type { TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
-import { DocRunner, blocksUnder } from '../../helpers/doc-blocks.js'
-import { freePort } from '../../helpers/gatehouse-process.js'
+import { type DocGatehouse, startDocGatehouse } from '../../helpers/doc-gatehouse.js'
+import { type DocRunner, blocksUnder } from '../../helpers/doc-blocks.js'
 
 /*
  * The command blocks of docs/accounts.md and docs/operating/admin.md, run as printed
@@ -15,22 +12,15 @@ import { freePort } from '../../helpers/gatehouse-process.js'
 
 let t: TestContext
 let runner: DocRunner
-let outbox: string
+
+let docs: DocGatehouse
 
 beforeAll(async () => {
-  const port = await freePort()
-  const gatehouse = `http://127.0.0.1:${port}`
-  outbox = await mkdtemp(join(tmpdir(), 'gatehouse-guides-outbox-'))
-  t = await buildTestApp({ PUBLIC_URL: gatehouse, MAIL_OUTBOX_DIR: outbox }, undefined, { realMailer: true })
-  await t.app.listen({ port, host: '127.0.0.1' })
-  runner = await DocRunner.create(t, gatehouse)
+  docs = await startDocGatehouse({ outbox: true })
+  ;({ t, runner } = docs)
 })
 
-afterAll(async () => {
-  await runner?.close()
-  await t?.close()
-  await rm(outbox, { recursive: true, force: true })
-})
+afterAll(() => docs?.close())
 
 async function user(email: string) {
   return t.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirstOrThrow()

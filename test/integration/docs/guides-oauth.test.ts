@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import type { TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { type CreatedApplication, createApplicationViaConsole } from '../../helpers/console.js'
-import { DocRunner, blocksUnder, section } from '../../helpers/doc-blocks.js'
-import { freePort } from '../../helpers/gatehouse-process.js'
+import { type DocGatehouse, startDocGatehouse } from '../../helpers/doc-gatehouse.js'
+import { type DocRunner, blocksUnder, section } from '../../helpers/doc-blocks.js'
 
 /*
  * The command blocks of docs/oauth-endpoints.md, docs/openid-connect.md and
@@ -19,18 +19,14 @@ let t: TestContext
 let runner: DocRunner
 let gatehouse: string
 
+let docs: DocGatehouse
+
 beforeAll(async () => {
-  const port = await freePort()
-  gatehouse = `http://127.0.0.1:${port}`
-  t = await buildTestApp({ PUBLIC_URL: gatehouse })
-  await t.app.listen({ port, host: '127.0.0.1' })
-  runner = await DocRunner.create(t, gatehouse)
+  docs = await startDocGatehouse()
+  ;({ t, runner, gatehouse } = docs)
 })
 
-afterAll(async () => {
-  await runner?.close()
-  await t?.close()
-})
+afterAll(() => docs?.close())
 
 /** The authorize example of docs/oauth-endpoints.md, on one line, and the verifier its challenge was made from. */
 function authorizeExample(): { url: string; verifier: string } {

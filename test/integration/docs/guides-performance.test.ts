@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
-import { DocRunner, RUN, blocksUnder } from '../../helpers/doc-blocks.js'
-import { freePort } from '../../helpers/gatehouse-process.js'
+import { type DocGatehouse, startDocGatehouse } from '../../helpers/doc-gatehouse.js'
+import { type DocRunner, RUN, blocksUnder } from '../../helpers/doc-blocks.js'
 
 /*
  * The command blocks of docs/performance.md, run as printed (test/helpers/doc-blocks.ts says
@@ -10,21 +9,16 @@ import { freePort } from '../../helpers/gatehouse-process.js'
  */
 
 const GUIDE = 'docs/performance.md'
-let t: TestContext
 let runner: DocRunner
 
+let docs: DocGatehouse
+
 beforeAll(async () => {
-  const port = await freePort()
-  const gatehouse = `http://127.0.0.1:${port}`
-  t = await buildTestApp({ PUBLIC_URL: gatehouse })
-  await t.app.listen({ port, host: '127.0.0.1' })
-  runner = await DocRunner.create(t, gatehouse)
+  docs = await startDocGatehouse()
+  runner = docs.runner
 })
 
-afterAll(async () => {
-  await runner?.close()
-  await t?.close()
-})
+afterAll(() => docs?.close())
 
 describe(GUIDE, { timeout: 120_000 }, () => {
   it.each(RUN[GUIDE]!)('"%s": the options print as shown', async (title) => {

@@ -1,12 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import type { TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { createApplicationViaConsole } from '../../helpers/console.js'
-import { DocRunner, blocksUnder, section } from '../../helpers/doc-blocks.js'
-import { freePort } from '../../helpers/gatehouse-process.js'
+import { type DocGatehouse, startDocGatehouse } from '../../helpers/doc-gatehouse.js'
+import { type DocRunner, blocksUnder, section } from '../../helpers/doc-blocks.js'
 
 /*
  * README "A ten-minute tour", top to bottom as printed (test/helpers/doc-blocks.ts says how a
@@ -17,22 +14,15 @@ import { freePort } from '../../helpers/gatehouse-process.js'
 const TOUR = 'A ten-minute tour'
 let t: TestContext
 let runner: DocRunner
-let outbox: string
+
+let docs: DocGatehouse
 
 beforeAll(async () => {
-  const port = await freePort()
-  const gatehouse = `http://127.0.0.1:${port}`
-  outbox = await mkdtemp(join(tmpdir(), 'gatehouse-tour-outbox-'))
-  t = await buildTestApp({ PUBLIC_URL: gatehouse, MAIL_OUTBOX_DIR: outbox }, undefined, { realMailer: true })
-  await t.app.listen({ port, host: '127.0.0.1' })
-  runner = await DocRunner.create(t, gatehouse)
+  docs = await startDocGatehouse({ outbox: true })
+  ;({ t, runner } = docs)
 })
 
-afterAll(async () => {
-  await runner?.close()
-  await t?.close()
-  await rm(outbox, { recursive: true, force: true })
-})
+afterAll(() => docs?.close())
 
 describe('README "A ten-minute tour"', { timeout: 180_000 }, () => {
   it('goes from sign-up to a revoked token refused by a protected API, as printed', async () => {
