@@ -16,6 +16,7 @@ import * as m0014 from './0014_post_logout_redirect_uris.js'
 import * as m0015 from './0015_token_digest_key.js'
 import * as m0016 from './0016_totp_failed_codes.js'
 import * as m0017 from './0017_live_token_view.js'
+import * as m0018 from './0018_application_kinds.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0015_token_digest_key': m0015,
   '0016_totp_failed_codes': m0016,
   '0017_live_token_view': m0017,
+  '0018_application_kinds': m0018,
 }

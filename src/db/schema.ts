@@ -64,6 +64,8 @@ export interface ApplicationsTable {
   require_pushed_requests: Generated<boolean>
   /** OpenID Connect RP-Initiated Logout 1.0 3: exact targets of /oauth/logout (migration 0013). */
   post_logout_redirect_uris: ColumnType<string[], string[] | undefined, string[]>
+  /** Web (confidential, the default), native or single-page (public), or machine (migration 0018). */
+  kind: ColumnType<ApplicationKind, ApplicationKind | undefined, ApplicationKind>
 }
 
 /** RFC 9126: a pushed authorization request, until used or expired (migration 0012). */
@@ -250,6 +252,9 @@ export interface PendingLoginsTable {
 }
 
 /** The ID Token signing algorithms Gatehouse offers (OpenID Connect Core 15.1: RS256 at least). */
+/** docs/applications.md "Which kind of application?" */
+export type ApplicationKind = 'web' | 'native' | 'spa' | 'machine'
+
 export type SigningAlg = 'RS256' | 'ES256' | 'EdDSA'
 
 export interface SigningKeysTable {
