@@ -20,6 +20,7 @@ import {
 import { lockUserForQuota } from '../repositories/users.js'
 import type { RevocationBus } from '../revocation/bus.js'
 import { revoke } from '../revocation/revoke.js'
+import { isPublicKind } from '../oauth/clients/kinds.js'
 
 /*
  * "Your Applications" use cases. Every function takes the owner's id and
@@ -37,12 +38,13 @@ export function findApplication(db: Db, id: string, ownerId: string): Promise<Ap
   return isUuid(id) ? findOwnedApplication(db, id, ownerId) : Promise.resolve(undefined)
 }
 
+/** A public kind (native, single-page) gets no secret: it could not keep one (RFC 6749 2.1, 10.1). */
 async function insertNewApplication(db: Db, ownerId: string, settings: ApplicationSettings, now: Date) {
-  const clientSecret = generateClientSecret()
+  const clientSecret = isPublicKind(settings.kind ?? 'web') ? null : generateClientSecret()
   const application = await insertApplication(db, {
     ...settings,
     clientId: generateClientId(),
-    secretHash: sha256Hex(clientSecret),
+    secretHash: clientSecret === null ? null : sha256Hex(clientSecret),
     ownerId,
     now,
   })
@@ -68,7 +70,8 @@ export async function mayRegisterApplication(db: Db, ownerId: string, maxApplica
   return (await countApplicationsByOwner(db, ownerId)) < maxApplications
 }
 
-export type Registration = { kind: 'created'; application: Application; clientSecret: string } | { kind: 'quota-reached'; limit: number }
+export type Registration =
+  { kind: 'created'; application: Application; clientSecret: string | null } | { kind: 'quota-reached'; limit: number }
 
 /**
  * "Register application" in the console, within MAX_APPLICATIONS_PER_USER (docs/operating/limits.md). The owner's row is locked while counting, so two registrations sent at once cannot
