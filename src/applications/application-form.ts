@@ -293,3 +293,9 @@ export function parseApplicationForm(body: unknown, vocabulary: ScopeVocabulary,
   }
   return { ok: false, errors, values }
 }
+
+/** The "Change kind" form's choice: one of the kinds, or undefined for anything else. */
+export function parseKindChoice(body: unknown): ApplicationKind | undefined {
+  const kind = body && typeof body === 'object' ? (body as Record<string, unknown>).kind : undefined
+  return APPLICATION_KINDS.find((k) => k === kind)
+}

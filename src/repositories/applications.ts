@@ -141,6 +141,22 @@ export function insertApplication(
     .executeTakeFirstOrThrow()
 }
 
+/** Sets the kind and the secret digest together, as migration 0019's check requires (null exactly for the public kinds). */
+export function setOwnedApplicationKind(
+  db: Db,
+  id: string,
+  ownerId: string,
+  change: { kind: ApplicationKind; secretHash: string | null; now: Date },
+): Promise<Application | undefined> {
+  return db
+    .updateTable('applications')
+    .set({ kind: change.kind, secret_hash: change.secretHash, updated_at: change.now })
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .returningAll()
+    .executeTakeFirst()
+}
+
 /** The owner's application, its row locked until the transaction ends (an edit and an operator's verification do not interleave). */
 export function lockOwnedApplicationRow(trx: Db, id: string, ownerId: string): Promise<Application | undefined> {
   return trx.selectFrom('applications').selectAll().where('id', '=', id).where('owner_id', '=', ownerId).forUpdate().executeTakeFirst()

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type SpaExample, startSpaExample } from '../../examples/spa/server.js'
 import type { TestContext } from '../helpers/app.js'
 import { BrowserSession } from '../helpers/browser-session.js'
-import { closeBrowserTest, expectAccessible, fillLogIn, freeLoopbackUrl, startBrowserTest } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, fillLogIn, freeLoopbackUrl, logInThroughPage, startBrowserTest } from '../helpers/browser.js'
 import { applicationForm, textById } from '../helpers/console.js'
 import { buildOAuthTestApp } from '../integration/oauth/helpers.js'
 
@@ -97,5 +97,31 @@ it('signs a user in with oidc-client-ts from the browser, reads UserInfo, and si
   await page.getByRole('status').filter({ hasText: 'You are not signed in.' }).waitFor()
   expect(page.url()).toBe(`${spa.url}/`)
   expect(await gatehouseAccount(context)).toMatch(/^303 \/login\b/)
+  await context.close()
+}, 90_000)
+
+it('lets the owner pick the kind at registration and change it later, on accessible pages that need no JavaScript', async () => {
+  const context = await browser.newContext({ javaScriptEnabled: false })
+  context.setDefaultTimeout(20_000)
+  const page = await context.newPage()
+  await logInThroughPage(page, baseUrl, 'spa-developer@example.com', PASSWORD)
+  await page.waitForURL(/\/applications$/)
+  await page.goto(`${baseUrl}/applications/new`)
+  await expectAccessible(page, 'the registration form with the kinds')
+  await page.getByLabel('Native app').check()
+  await page.getByLabel('Application name').fill('Example native app')
+  await page.getByLabel(/^Redirect URIs/).fill('com.example.native:/callback')
+  await page.getByRole('button', { name: 'Register application' }).click()
+  await page.getByRole('heading', { name: 'Example native app' }).waitFor()
+  expect(await page.locator('#client-secret').count()).toBe(0)
+  await expectAccessible(page, 'a native app, which has no secret')
+
+  await page.getByRole('link', { name: 'Change the kind' }).click()
+  await page.waitForURL(/\/kind$/)
+  await expectAccessible(page, 'the change of kind')
+  await page.getByLabel('Web application').check()
+  await page.getByRole('button', { name: 'Change the kind' }).click()
+  await page.getByText('Kind changed to web application.').waitFor()
+  expect(await page.locator('#client-secret').textContent()).toMatch(/\S{20,}/)
   await context.close()
 }, 90_000)

@@ -1,4 +1,5 @@
 import * as client from 'openid-client'
+import { sha256Hex } from '../../../src/lib/crypto.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
@@ -224,5 +225,68 @@ describe('registering the kinds in the console', () => {
     await expect(t.db.updateTable('applications').set({ secret_hash: null }).where('id', '=', web.id).execute()).rejects.toThrow(
       /applications_public_kinds_have_no_secret/,
     )
+  })
+})
+
+describe('changing the kind in the console', () => {
+  async function register(developer: BrowserSession, kind: 'web' | 'native', redirect: string): Promise<{ id: string; clientId: string }> {
+    await developer.get('/applications/new')
+    const res = await developer.post('/applications', applicationForm({ kind, redirect_uris: redirect }))
+    expect(res.statusCode).toBe(200)
+    return { id: /href="\/applications\/([0-9a-f-]{36})\/edit"/.exec(res.body)![1]!, clientId: textById(res.body, 'client-id')! }
+  }
+
+  async function changeKind(developer: BrowserSession, id: string, kind: string) {
+    const page = await developer.get(`/applications/${id}/kind`)
+    expect(page.statusCode).toBe(200)
+    return developer.post(`/applications/${id}/kind`, { kind })
+  }
+
+  const secretOf = async (id: string) =>
+    (await t.db.selectFrom('applications').select(['kind', 'secret_hash']).where('id', '=', id).executeTakeFirstOrThrow()).secret_hash
+
+  it('web to single-page: the secret is deleted, tokens stay, and it is audited; back to web: a new secret, shown once', async () => {
+    const developer = await new BrowserSession(t.app).signUpAndLogIn('kind-changer@example.com')
+    const app = await register(developer, 'web', 'https://changer.example/cb')
+    const page = await developer.get(`/applications/${app.id}/kind`)
+    expect(page.body).toContain('the client secret is deleted at once')
+
+    const toSpa = await changeKind(developer, app.id, 'spa')
+    expect(toSpa.statusCode).toBe(200)
+    expect(toSpa.body).toContain('Kind changed to single-page app.')
+    expect(textById(toSpa.body, 'client-secret')).toBeUndefined()
+    expect(await secretOf(app.id)).toBeNull()
+
+    const toWeb = await changeKind(developer, app.id, 'web')
+    expect(toWeb.statusCode).toBe(200)
+    const secret = textById(toWeb.body, 'client-secret')!
+    expect(secret).toMatch(/\S{20,}/)
+    expect(await secretOf(app.id)).toBe(sha256Hex(secret))
+
+    const events = await t.db
+      .selectFrom('audit_events')
+      .select('detail')
+      .where('event', '=', 'application.kind_changed')
+      .where('client_id', '=', app.clientId)
+      .orderBy('id')
+      .execute()
+    expect(events.map((e) => e.detail)).toEqual([
+      'From web application to single-page app; the client secret was deleted (a public client has none)',
+      'From single-page app to web application; a new client secret was generated',
+    ])
+  })
+
+  it('refuses a single-page app with a private-use redirect URI, the same kind, and an unknown one', async () => {
+    const developer = await new BrowserSession(t.app).signUpAndLogIn('kind-refused@example.com')
+    const app = await register(developer, 'native', 'com.example.kinds:/cb')
+    const toSpa = await changeKind(developer, app.id, 'spa')
+    expect(toSpa.statusCode).toBe(400)
+    expect(toSpa.body).toContain('must use https')
+    expect((await changeKind(developer, app.id, 'native')).statusCode).toBe(400)
+    expect((await changeKind(developer, app.id, 'robot')).statusCode).toBe(400)
+    expect(await secretOf(app.id)).toBeNull()
+    // Another owner's application is not found.
+    const stranger = await new BrowserSession(t.app).signUpAndLogIn('kind-stranger@example.com')
+    expect((await stranger.get(`/applications/${app.id}/kind`)).statusCode).toBe(404)
   })
 })
