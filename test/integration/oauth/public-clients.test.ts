@@ -290,3 +290,31 @@ describe('changing the kind in the console', () => {
     expect((await stranger.get(`/applications/${app.id}/kind`)).statusCode).toBe(404)
   })
 })
+
+describe('pushed authorization requests from a public client (RFC 9126)', () => {
+  function push(fields: Record<string, string>) {
+    const body = new URLSearchParams({
+      client_id: native.clientId,
+      response_type: 'code',
+      scope: 'read',
+      redirect_uri: LOOPBACK,
+      ...fields,
+    })
+    return t.app.inject({
+      method: 'POST',
+      url: '/oauth/par',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: body.toString(),
+    })
+  }
+
+  it('accepts client_id alone with an S256 challenge, and refuses it without one or with a secret', async () => {
+    const ok = await push(s256)
+    expect(ok.statusCode, ok.body).toBe(201)
+    expect(ok.json().request_uri).toMatch(/^urn:ietf:params:oauth:request_uri:/)
+    const noChallenge = await push({})
+    expectOAuthError(noChallenge, 'invalid_request')
+    expect(noChallenge.json().error_description).toMatch(/S256/)
+    expectOAuthError(await push({ ...s256, client_secret: 'anything' }), 'invalid_client', 401)
+  })
+})
