@@ -2,7 +2,7 @@ import type { Db } from '../../db/connect.js'
 import type { Clock } from '../../lib/clock.js'
 import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js'
 import { type RevocationNotice, TtlLru } from '@gatehouse/verifier/shared'
-import { type ClientCredentials, confidentialCredentials, findClient, verifyClient } from './client-auth.js'
+import { type ClientCredentials, assertConfidential, findClient, verifyClient } from './client-auth.js'
 
 export interface AuthenticatedClient {
   readonly applicationId: string
@@ -41,9 +41,9 @@ export class ClientAuthCache {
     this.#cache = new TtlLru(options.maxEntries)
   }
 
-  async authenticate(sent: ClientCredentials): Promise<AuthenticatedClient> {
+  async authenticate(creds: ClientCredentials): Promise<AuthenticatedClient> {
     const { db, clock } = this.options
-    const creds = confidentialCredentials(sent)
+    assertConfidential(creds)
     const secretHash = sha256Hex(creds.clientSecret)
     const cached = this.#cache.get(creds.clientId, clock().getTime())
     if (cached !== undefined && constantTimeEqual(secretHash, cached.secretHash)) return cached

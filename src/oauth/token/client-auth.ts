@@ -50,10 +50,12 @@ export function extractClientCredentials(params: Params, authorization: string |
   return { clientId: bodyId, clientSecret: bodySecret, usedBasic: false }
 }
 
-/** For the endpoints only confidential clients use (introspection, the revocation stream): a secret is required. */
-export function confidentialCredentials(creds: ClientCredentials): ClientCredentials & { clientSecret: string } {
+/**
+ * For the endpoints only confidential clients use (introspection, the revocation stream): a secret
+ * is required. Narrows `creds` itself, so the introspection hot path allocates nothing more.
+ */
+export function assertConfidential(creds: ClientCredentials): asserts creds is ClientCredentials & { clientSecret: string } {
   if (creds.clientSecret === undefined) throw new InvalidClientError('client_secret is required')
-  return { ...creds, clientSecret: creds.clientSecret }
 }
 
 /** The application registered with this client_id, if any; an overlong one is not looked up. */

@@ -97,6 +97,16 @@ describe('the token endpoint and public clients', () => {
     expect((await exchange(t.app, web, { code, code_verifier: VERIFIER })).statusCode).toBe(200)
   })
 
+  it('keeps introspection for confidential clients: client_id alone is refused', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/oauth/introspect',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ client_id: native.clientId, token: 'gat_nothing' }).toString(),
+    })
+    expectOAuthError(res, 'invalid_client', 401)
+  })
+
   it('requires the verifier at the exchange', async () => {
     const s = await new BrowserSession(t.app).signUpAndLogIn('public-noverifier@example.com')
     const code = await obtainCode(s, native, { redirect_uri: LOOPBACK, ...s256 })
