@@ -91,6 +91,14 @@ export default tseslint.config(
 
   // The plain JavaScript file run by Node directly.
   { files: ['bin/**/*.js'], languageOptions: { globals: { process: 'readonly', URL: 'readonly' } } },
+  // The example single-page app's script, run by the browser with oidc-client-ts's build (docs/applications.md).
+  {
+    files: ['examples/spa/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', URLSearchParams: 'readonly', oidc: 'readonly' },
+    },
+  },
   // The passkey pages' script, run by the browser (README "Passkeys").
   {
     files: ['views/static/**/*.js'],

@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import type { Application } from '../db/schema.js'
+import type { Application, ApplicationKind } from '../db/schema.js'
+import { APPLICATION_KINDS } from '../oauth/clients/kinds.js'
 import { hasControlCharacter, hasControlCharacterInText } from '../lib/text.js'
 import { validateRegisteredRedirectUri } from '../oauth/clients/redirect-uri-registration.js'
 import type { ScopeVocabulary } from '../oauth/grants/scope.js'
@@ -20,12 +21,22 @@ export const MAX_POST_LOGOUT_REDIRECT_URIS = 20
 export const LINK_MAX = 500
 
 export type ApplicationField =
-  'name' | 'description' | 'homepage_url' | 'privacy_policy_url' | 'redirect_uris' | 'post_logout_redirect_uris' | 'scopes' | 'id_token_alg'
+  | 'kind'
+  | 'name'
+  | 'description'
+  | 'homepage_url'
+  | 'privacy_policy_url'
+  | 'redirect_uris'
+  | 'post_logout_redirect_uris'
+  | 'scopes'
+  | 'id_token_alg'
 /** Messages per form field; redirect URIs (and post-logout ones) can have one per bad line. */
 export type ApplicationFormErrors = Partial<Record<ApplicationField, string[]>>
 
 /** The form as the person typed it, re-shown unchanged when something is wrong. */
 export interface ApplicationFormValues {
+  /** web, native, spa or machine (docs/applications.md "Which kind of application?"); chosen at registration. */
+  kind: string
   name: string
   description: string
   homepageUrl: string
@@ -61,6 +72,7 @@ const SHOWN_URI_MAX = 80
  */
 export function newApplicationFormValues(vocabulary: ScopeVocabulary): ApplicationFormValues {
   return {
+    kind: 'web',
     name: '',
     description: '',
     homepageUrl: '',
@@ -77,6 +89,7 @@ export function newApplicationFormValues(vocabulary: ScopeVocabulary): Applicati
 
 export function applicationFormValues(app: Application): ApplicationFormValues {
   return {
+    kind: app.kind,
     name: app.name,
     description: app.description,
     homepageUrl: app.homepage_url ?? '',
@@ -97,6 +110,7 @@ function readForm(body: unknown): ApplicationFormValues {
   const text = (v: unknown) => (typeof v === 'string' ? v : '')
   const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((s): s is string => typeof s === 'string')
   return {
+    kind: text(raw.kind) || 'web',
     name: text(raw.name),
     description: text(raw.description),
     homepageUrl: text(raw.homepage_url),
@@ -174,6 +188,7 @@ function isShowableHttpsLink(v: string): boolean {
 }
 
 const applicationFormSchema = z.object({
+  kind: z.enum(APPLICATION_KINDS, { message: 'Choose web application, native app, single-page app or machine.' }),
   name: z
     .string()
     .trim()
@@ -202,10 +217,37 @@ const scopesField = (vocabulary: ScopeVocabulary) =>
     .min(1, 'Choose at least one scope.')
     .transform((s) => vocabulary.normalize(s))
 
-/** Parses the new/edit form; on failure, messages per field and the input as typed. */
-export function parseApplicationForm(body: unknown, vocabulary: ScopeVocabulary): ParsedApplicationForm {
+/**
+ * A single-page app runs at an https origin (or, while it is developed, at a loopback one, as
+ * RFC 8252 7.3 allows native apps): its redirect URIs' origins are the ones CORS lets call the
+ * token endpoint (docs/decisions/019-public-clients-and-consent.md), and a private-use scheme has
+ * no origin a browser would send.
+ */
+function checkSpaRedirectUris(kind: ApplicationKind, uris: readonly string[], ctx: z.RefinementCtx): void {
+  if (kind !== 'spa') return
+  for (const uri of uris) {
+    if (!/^https?:\/\//i.test(uri)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['redirect_uris'],
+        message: `${shorten(uri)}: a single-page app's redirect URIs must use https (http only for localhost, 127.0.0.1 and [::1]).`,
+      })
+    }
+  }
+}
+
+/**
+ * Parses the new/edit form; on failure, messages per field and the input as typed. `fixedKind`:
+ * the application's kind when editing, which the edit form does not change.
+ */
+export function parseApplicationForm(body: unknown, vocabulary: ScopeVocabulary, fixedKind?: ApplicationKind): ParsedApplicationForm {
   const values = readForm(body)
-  const result = applicationFormSchema.extend({ scopes: scopesField(vocabulary) }).safeParse({
+  if (fixedKind !== undefined) values.kind = fixedKind
+  const schema = applicationFormSchema
+    .extend({ scopes: scopesField(vocabulary) })
+    .superRefine((d, ctx) => checkSpaRedirectUris(d.kind, d.redirect_uris.uris, ctx))
+  const result = schema.safeParse({
+    kind: values.kind,
     name: values.name,
     description: values.description,
     homepage_url: values.homepageUrl,
@@ -225,6 +267,7 @@ export function parseApplicationForm(body: unknown, vocabulary: ScopeVocabulary)
       values,
       conversions: [...d.redirect_uris.conversions, ...d.post_logout_redirect_uris.conversions],
       settings: {
+        kind: d.kind,
         name: d.name,
         description: d.description,
         homepageUrl: d.homepage_url,
@@ -249,4 +292,10 @@ export function parseApplicationForm(body: unknown, vocabulary: ScopeVocabulary)
     }
   }
   return { ok: false, errors, values }
+}
+
+/** The "Change kind" form's choice: one of the kinds, or undefined for anything else. */
+export function parseKindChoice(body: unknown): ApplicationKind | undefined {
+  const kind = body && typeof body === 'object' ? (body as Record<string, unknown>).kind : undefined
+  return APPLICATION_KINDS.find((k) => k === kind)
 }

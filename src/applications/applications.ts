@@ -1,7 +1,7 @@
 import { sha256Hex } from '../lib/crypto.js'
 import { type ApplicationChange, type AuditEventName, type AuditTrail, auditDetail } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
-import type { Application } from '../db/schema.js'
+import type { Application, ApplicationKind } from '../db/schema.js'
 import { generateClientId, generateClientSecret } from '../lib/tokens.js'
 import { isUuid } from '../lib/uuid.js'
 import {
@@ -15,11 +15,13 @@ import {
   lockOwnedApplication,
   lockOwnedApplicationRow,
   replaceOwnedApplicationSecret,
+  setOwnedApplicationKind,
   updateOwnedApplication,
 } from '../repositories/applications.js'
 import { lockUserForQuota } from '../repositories/users.js'
 import type { RevocationBus } from '../revocation/bus.js'
 import { revoke } from '../revocation/revoke.js'
+import { isPublicKind } from '../oauth/clients/kinds.js'
 
 /*
  * "Your Applications" use cases. Every function takes the owner's id and
@@ -37,12 +39,13 @@ export function findApplication(db: Db, id: string, ownerId: string): Promise<Ap
   return isUuid(id) ? findOwnedApplication(db, id, ownerId) : Promise.resolve(undefined)
 }
 
+/** A public kind (native, single-page) gets no secret: it could not keep one (RFC 6749 2.1, 10.1). */
 async function insertNewApplication(db: Db, ownerId: string, settings: ApplicationSettings, now: Date) {
-  const clientSecret = generateClientSecret()
+  const clientSecret = isPublicKind(settings.kind ?? 'web') ? null : generateClientSecret()
   const application = await insertApplication(db, {
     ...settings,
     clientId: generateClientId(),
-    secretHash: sha256Hex(clientSecret),
+    secretHash: clientSecret === null ? null : sha256Hex(clientSecret),
     ownerId,
     now,
   })
@@ -68,7 +71,8 @@ export async function mayRegisterApplication(db: Db, ownerId: string, maxApplica
   return (await countApplicationsByOwner(db, ownerId)) < maxApplications
 }
 
-export type Registration = { kind: 'created'; application: Application; clientSecret: string } | { kind: 'quota-reached'; limit: number }
+export type Registration =
+  { kind: 'created'; application: Application; clientSecret: string | null } | { kind: 'quota-reached'; limit: number }
 
 /**
  * "Register application" in the console, within MAX_APPLICATIONS_PER_USER (docs/operating/limits.md). The owner's row is locked while counting, so two registrations sent at once cannot
@@ -192,6 +196,60 @@ export async function regenerateSecret(
     await recordOwnerEvent(audit, 'application.secret_regenerated', application, auditDetail.secretRegenerated())
   }
   return result
+}
+
+export type KindChange =
+  { kind: 'changed'; application: Application; clientSecret: string | null } | { kind: 'refused'; reason: string } | undefined
+
+const KIND_WORDS: Record<ApplicationKind, string> = {
+  web: 'web application',
+  native: 'native app',
+  spa: 'single-page app',
+  machine: 'machine',
+}
+
+/**
+ * Changes the kind of the owner's application (docs/decisions/019-public-clients-and-consent.md).
+ * Into a public kind the secret is deleted; out of one a new secret is made, shown once; between
+ * web and machine it is kept. Tokens already issued stay valid, as when a secret is regenerated:
+ * users granted them, not the secret. A changed secret is announced like a regenerated one, so no
+ * process keeps authenticating the old one. A single-page app's redirect URIs must be http(s).
+ */
+export async function changeApplicationKind(
+  db: Db,
+  bus: RevocationBus,
+  target: { id: string; ownerId: string; kind: ApplicationKind },
+  now: Date,
+  audit: AuditTrail,
+): Promise<KindChange> {
+  if (!isUuid(target.id)) return undefined
+  const result = await db.transaction().execute(async (trx): Promise<(KindChange & { from?: ApplicationKind }) | undefined> => {
+    const current = await lockOwnedApplicationRow(trx, target.id, target.ownerId)
+    if (!current) return undefined
+    if (current.kind === target.kind) return { kind: 'refused', reason: `It is a ${KIND_WORDS[target.kind]} already.` }
+    if (target.kind === 'spa' && current.redirect_uris.some((uri) => !/^https?:\/\//i.test(uri))) {
+      return { kind: 'refused', reason: "A single-page app's redirect URIs must use https: edit them first." }
+    }
+    const toPublic = isPublicKind(target.kind)
+    const clientSecret = !toPublic && current.secret_hash === null ? generateClientSecret() : null
+    const secretHash = toPublic ? null : clientSecret === null ? current.secret_hash : sha256Hex(clientSecret)
+    const application = await setOwnedApplicationKind(trx, target.id, target.ownerId, { kind: target.kind, secretHash, now })
+    if (!application) return undefined
+    if (secretHash !== current.secret_hash) await revoke({ db: trx, bus }, { kind: 'client-changed', clientId: application.client_id }, now)
+    return { kind: 'changed', application, clientSecret, from: current.kind }
+  })
+  if (result?.kind === 'changed') {
+    const secret = clientSecret(result.from!, result.application.kind)
+    const detail = auditDetail.kindChanged(KIND_WORDS[result.from!], KIND_WORDS[result.application.kind], secret)
+    await recordOwnerEvent(audit, 'application.kind_changed', result.application, detail)
+    return { kind: 'changed', application: result.application, clientSecret: result.clientSecret }
+  }
+  return result
+}
+
+function clientSecret(from: ApplicationKind, to: ApplicationKind): 'deleted' | 'created' | 'kept' | 'none' {
+  if (isPublicKind(from)) return isPublicKind(to) ? 'none' : 'created'
+  return isPublicKind(to) ? 'deleted' : 'kept'
 }
 
 /**

@@ -10,4 +10,5 @@ export {
   applicationFormValues,
   newApplicationFormValues,
   parseApplicationForm,
+  parseKindChoice,
 } from './application-form.js'

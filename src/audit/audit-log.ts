@@ -56,6 +56,7 @@ export const AUDIT_EVENTS = Object.freeze({
   'application.created': 'Application registered',
   'application.updated': 'Application settings changed',
   'application.secret_regenerated': 'New client secret generated',
+  'application.kind_changed': 'Kind of application changed (web, native, single-page, machine)',
   'application.deleted': 'Application deleted',
   'application.verification_cleared': 'Operator verification withdrawn by a change of name, redirect URIs or links',
   'grant.given': 'Access granted to an application',
@@ -185,6 +186,13 @@ const ISSUED_WORDS = {
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
 
+const KIND_SECRET_WORDS = {
+  deleted: 'the client secret was deleted (a public client has none)',
+  created: 'a new client secret was generated',
+  kept: 'the client secret is unchanged',
+  none: 'still no client secret',
+} as const
+
 /** The detail of each event: fixed words, and only values that are never secret. */
 export const auditDetail = {
   scopes: (scopes: readonly string[]) => `Scopes: ${scopes.join(' ')}`,
@@ -192,6 +200,8 @@ export const auditDetail = {
     `Scopes: ${scopes.join(' ')}; ${ISSUED_WORDS[responseType]} issued`,
   tokensRevoked: (n: number) => `${plural(n, 'access token', 'access tokens')} revoked`,
   secretRegenerated: () => 'The previous client secret stopped working',
+  kindChanged: (from: string, to: string, secret: 'deleted' | 'created' | 'kept' | 'none') =>
+    `From ${from} to ${to}; ${KIND_SECRET_WORDS[secret]}`,
   applicationChanged: (change: ApplicationChange, previousName: string) => {
     const fields = (Object.keys(CHANGE_WORDS) as Array<keyof ApplicationChange>).filter((k) => change[k]).map((k) => CHANGE_WORDS[k])
     if (fields.length === 0) return 'Saved without changes'

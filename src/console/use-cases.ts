@@ -1,7 +1,7 @@
 import { type Actor, trailOf } from '../audit/actor.js'
 import type { AuditLog } from '../audit/audit-log.js'
 import type { Db } from '../db/connect.js'
-import type { Application } from '../db/schema.js'
+import type { Application, ApplicationKind } from '../db/schema.js'
 import type { Clock } from '../lib/clock.js'
 import type { ApplicationSettings, ApplicationSummary } from '../repositories/applications.js'
 import type { RevocationBus } from '../revocation/bus.js'
@@ -11,6 +11,8 @@ import {
   findApplication,
   listApplications,
   mayRegisterApplication,
+  changeApplicationKind,
+  type KindChange,
   regenerateSecret,
   registerApplication,
   updateApplication,
@@ -49,6 +51,8 @@ export interface ConsoleUseCases {
   ): Promise<{ application: Application; verificationCleared: boolean } | undefined>
   regenerateSecret(owner: Owner, id: string): Promise<{ application: Application; clientSecret: string } | undefined>
   deleteApplication(owner: Owner, id: string): Promise<boolean>
+  /** Web, native, single-page or machine, with the secret that kind has (docs/decisions/019-public-clients-and-consent.md). */
+  changeKind(owner: Owner, id: string, kind: ApplicationKind): Promise<KindChange>
 }
 
 export interface ConsoleDeps {
@@ -80,5 +84,6 @@ export function consoleUseCases({ db, bus, clock, audit, applicationsPerUser: li
     updateApplication: (owner, before, settings) => updateApplication(db, before, owner.userId, settings, clock(), trailOf(audit, owner)),
     regenerateSecret: (owner, id) => regenerateSecret(db, bus, id, owner.userId, clock(), trailOf(audit, owner)),
     deleteApplication: (owner, id) => deleteApplication(db, bus, id, owner.userId, clock(), trailOf(audit, owner)),
+    changeKind: (owner, id, kind) => changeApplicationKind(db, bus, { id, ownerId: owner.userId, kind }, clock(), trailOf(audit, owner)),
   }
 }

@@ -43,7 +43,8 @@ export interface SessionsTable {
 export interface ApplicationsTable {
   id: Generated<string>
   client_id: string
-  secret_hash: string
+  /** SHA-256 (hex) of the secret; null exactly for the public kinds, native and spa (migration 0019). */
+  secret_hash: string | null
   owner_id: string
   name: string
   description: Generated<string>

@@ -44,3 +44,49 @@ export function openToAnyOrigin(app: FastifyInstance, path: string, cors: AnyOri
     done()
   }
 }
+
+/** Decides whether a page's origin may call a path: the registered single-page apps' origins. */
+export type OriginCheck = (origin: string) => Promise<boolean>
+
+/**
+ * CORS for the token and revocation endpoints (docs/decisions/019-public-clients-and-consent.md):
+ * only a registered single-page app's origin is answered, by name and never `*`, with
+ * `Vary: Origin` so no cache hands one origin's answer to another. A request without an Origin
+ * header (a server-side client's) costs nothing more. A preflight from any other origin is
+ * refused with 403 and no CORS headers, so the browser stops before sending the request.
+ */
+export function openToRegisteredOrigins(
+  app: FastifyInstance,
+  path: string,
+  cors: AnyOriginCors,
+  allows: OriginCheck,
+): onRequestHookHandler {
+  const preflight: Record<string, string> = {
+    'access-control-allow-methods': cors.methods.join(', '),
+    'access-control-max-age': String(PREFLIGHT_MAX_AGE_SECONDS),
+    vary: 'Origin',
+  }
+  if (cors.allowHeaders !== undefined) preflight['access-control-allow-headers'] = cors.allowHeaders.join(', ')
+  app.options(path, async function answerPreflight(request, reply) {
+    const origin = request.headers.origin
+    if (origin === undefined || !(await allows(origin))) {
+      return reply.code(403).header('vary', 'Origin').send({
+        error: 'invalid_request',
+        error_description: 'This origin is not a registered single-page app: register it as a redirect URI of one',
+      })
+    }
+    return reply.code(204).headers(preflight).header('access-control-allow-origin', origin).send()
+  })
+  return function allowRegisteredOrigin(request, reply, done) {
+    const origin = request.headers.origin
+    if (origin === undefined) return done()
+    reply.header('vary', 'Origin')
+    allows(origin).then(
+      (allowed) => {
+        if (allowed) reply.header('access-control-allow-origin', origin)
+        done()
+      },
+      (error: unknown) => done(error as Error),
+    )
+  }
+}

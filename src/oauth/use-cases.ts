@@ -55,6 +55,11 @@ export interface OAuthUseCases {
   pushAuthorizationRequest(params: Params, authorization: string | undefined): Promise<PushedRequestResponse>
   /** POST /oauth/revoke (RFC 7009 2.1). */
   revokeToken(params: Params, authorization: string | undefined): Promise<void>
+  /**
+   * Whether a browser page at `origin` may call the token and revocation endpoints: a registered
+   * single-page app's origin (docs/decisions/019-public-clients-and-consent.md).
+   */
+  allowsBrowserOrigin(origin: string): Promise<boolean>
   /** The authorization server's metadata (RFC 8414 2), built once. */
   metadata(): Readonly<Record<string, unknown>>
   /** "Authorized Applications": the user's grants, newest consent first. */
@@ -100,6 +105,8 @@ export interface OAuthDeps {
 /** RFC 8414 2, 3. */
 function metadataOf(issuer: string, scopes: ScopeVocabulary): Readonly<Record<string, unknown>> {
   const authMethods = ['client_secret_basic', 'client_secret_post']
+  // A public client (native or single-page app) sends client_id alone (RFC 6749 2.1; RFC 7591 2 names it `none`).
+  const publicAuthMethods = [...authMethods, 'none']
   return Object.freeze({
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -108,8 +115,8 @@ function metadataOf(issuer: string, scopes: ScopeVocabulary): Readonly<Record<st
     introspection_endpoint: `${issuer}/oauth/introspect`,
     scopes_supported: [...scopes.names],
     grant_types_supported: [...TOKEN_GRANT_TYPES, 'implicit'],
-    token_endpoint_auth_methods_supported: authMethods,
-    revocation_endpoint_auth_methods_supported: authMethods,
+    token_endpoint_auth_methods_supported: publicAuthMethods,
+    revocation_endpoint_auth_methods_supported: publicAuthMethods,
     introspection_endpoint_auth_methods_supported: authMethods,
     code_challenge_methods_supported: ['S256', 'plain'],
     // RFC 9207 3: every authorization response carries `iss`.
@@ -158,6 +165,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     exchangeCode: (params, authorization) => exchangeAuthorizationCode(clients, params, authorization),
     pushAuthorizationRequest: (params, authorization) => pushAuthorizationRequest(pushing, params, authorization),
     revokeToken: (params, authorization) => revokeForClient(clients, params, authorization),
+    allowsBrowserOrigin: (origin) => deps.applications.allowsBrowserOrigin(origin),
     metadata: () => metadata,
     listAuthorizedApplications: (userId) => listAuthorizedApplications(db, userId),
     revokeAccess: (actor, grantId) => revokeAccess({ db, bus }, actor.userId, grantId, clock(), trailOf(audit, actor)),

@@ -123,9 +123,10 @@ export async function revokeTokenBatch(
   return rows.map((r) => r.token_hash)
 }
 
-const REVOKE_TOKEN_OF_CLIENT = `
+/** Parameters $1 client_id, $2 secret digest (confidential) or null (public: the secret_hash is null), $3 now, $4 token digest, $5 channel. */
+const revokeTokenOfClientStatement = (clientCheck: string) => `
 with client as (
-  select id from applications where client_id = $1 and secret_hash = $2 and suspended_at is null
+  select id from applications where client_id = $1 and ${clientCheck} and suspended_at is null
 ), revoked as (
   update access_tokens set revoked_at = $3
   where token_hash = $4 and revoked_at is null
@@ -136,9 +137,13 @@ with client as (
 )
 select (select count(*)::int from notified) as revoked`
 
+const REVOKE_TOKEN_OF_CLIENT = revokeTokenOfClientStatement('secret_hash = $2')
+/** A public client (RFC 6749 2.1) is identified by client_id alone, RFC 7009 2.1; $2 is then unused but typed. */
+const REVOKE_TOKEN_OF_PUBLIC_CLIENT = revokeTokenOfClientStatement('secret_hash is null and $2::text is null')
+
 /**
  * RFC 7009 revocation in one statement (one round trip, one commit): authenticate the client
- * by secret digest, revoke the token only if it is that client's and live, and NOTIFY the
+ * by secret digest (a public client by having none), revoke the token only if it is that client's and live, and NOTIFY the
  * revocation channel for the revoked row. NOTIFY is delivered when the statement's implicit
  * transaction commits. False sends the caller to a slower path that explains why. Uses
  * applications_client_id_key and access_tokens_token_hash_key. The text is written once, not
@@ -146,10 +151,11 @@ select (select count(*)::int from notified) as revoked`
  */
 export async function revokeTokenOfClient(
   db: Db,
-  x: { clientId: string; secretHash: string; tokenHash: string; now: Date; channel: string },
+  x: { clientId: string; secretHash: string | undefined; tokenHash: string; now: Date; channel: string },
 ): Promise<boolean> {
+  const statement = x.secretHash === undefined ? REVOKE_TOKEN_OF_PUBLIC_CLIENT : REVOKE_TOKEN_OF_CLIENT
   const { rows } = await db.executeQuery<{ revoked: number }>(
-    CompiledQuery.raw(REVOKE_TOKEN_OF_CLIENT, [x.clientId, x.secretHash, x.now, x.tokenHash, x.channel]),
+    CompiledQuery.raw(statement, [x.clientId, x.secretHash ?? null, x.now, x.tokenHash, x.channel]),
   )
   return (rows[0]?.revoked ?? 0) > 0
 }

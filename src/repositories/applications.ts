@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
-import type { Application, SigningAlg } from '../db/schema.js'
+import type { Application, ApplicationKind, SigningAlg } from '../db/schema.js'
 import { containing } from './like-pattern.js'
 
 /*
@@ -26,6 +26,21 @@ export function findApplicationWithOwnerByClientId(
     .select(sql<boolean>`users.email_verified_at is not null`.as('owner_email_verified'))
     .where('applications.client_id', '=', clientId)
     .executeTakeFirst()
+}
+
+/**
+ * The redirect URIs of every active single-page app: their origins are the CORS allow-list of
+ * the token and revocation endpoints (src/oauth/clients/application-cache.ts). Read on a
+ * cross-origin request at most once per cache lifetime, never on a server-side client's path.
+ */
+export async function listSpaRedirectUris(db: Db): Promise<string[]> {
+  const rows = await db
+    .selectFrom('applications')
+    .select('redirect_uris')
+    .where('kind', '=', 'spa')
+    .where('suspended_at', 'is', null)
+    .execute()
+  return rows.flatMap((r) => r.redirect_uris)
 }
 
 /* Console: every query below is scoped to the owner, so another user's application is simply not found. */
@@ -78,6 +93,8 @@ export function findOwnedApplication(db: Db, id: string, ownerId: string): Promi
 }
 
 export interface ApplicationSettings {
+  /** Set at registration; an edit leaves it as it is (absent: web). */
+  kind?: ApplicationKind
   name: string
   description: string
   redirectUris: string[]
@@ -97,11 +114,12 @@ export interface ApplicationSettings {
 
 export function insertApplication(
   db: Db,
-  a: ApplicationSettings & { clientId: string; secretHash: string; ownerId: string; now: Date },
+  a: ApplicationSettings & { clientId: string; secretHash: string | null; ownerId: string; now: Date },
 ): Promise<Application> {
   return db
     .insertInto('applications')
     .values({
+      kind: a.kind ?? 'web',
       client_id: a.clientId,
       secret_hash: a.secretHash,
       owner_id: a.ownerId,
@@ -121,6 +139,22 @@ export function insertApplication(
     })
     .returningAll()
     .executeTakeFirstOrThrow()
+}
+
+/** Sets the kind and the secret digest together, as migration 0019's check requires (null exactly for the public kinds). */
+export function setOwnedApplicationKind(
+  db: Db,
+  id: string,
+  ownerId: string,
+  change: { kind: ApplicationKind; secretHash: string | null; now: Date },
+): Promise<Application | undefined> {
+  return db
+    .updateTable('applications')
+    .set({ kind: change.kind, secret_hash: change.secretHash, updated_at: change.now })
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .returningAll()
+    .executeTakeFirst()
 }
 
 /** The owner's application, its row locked until the transaction ends (an edit and an operator's verification do not interleave). */
@@ -159,7 +193,7 @@ export function updateOwnedApplication(
     .executeTakeFirst()
 }
 
-/** Replaces the secret digest: the previous secret fails from the moment this commits. */
+/** Replaces the secret digest: the previous secret fails from the moment this commits. A public application has none to replace (migration 0019). */
 export function replaceOwnedApplicationSecret(
   db: Db,
   id: string,
@@ -172,6 +206,7 @@ export function replaceOwnedApplicationSecret(
     .set({ secret_hash: secretHash, updated_at: now })
     .where('id', '=', id)
     .where('owner_id', '=', ownerId)
+    .where('secret_hash', 'is not', null)
     .returningAll()
     .executeTakeFirst()
 }

@@ -10,7 +10,8 @@ import type { SigningAlg } from '../db/schema.js'
 
 export interface Exchange {
   clientId: string
-  secretHash: string
+  /** The confidential client's secret digest; undefined for a public client (client_id alone, RFC 6749 2.1). */
+  secretHash: string | undefined
   codeHash: string
   tokenHash: string
   now: Date
@@ -45,33 +46,44 @@ export interface ExchangedIdentity {
 type ExchangedRow = Omit<Exchanged, 'identity'> & { identity: ExchangedIdentity | null }
 
 /*
- * The exchange's four shapes (redirect_uri sent or not, code_verifier sent or not), written out
- * once rather than built with Kysely per request, like INSERT_CODE_UNDER_GRANT. Parameters:
- * $1 client_id, $2 secret digest, $3 now, $4 code digest, $5 token digest, then the
- * redirect_uri when sent, then the verifier's plain and S256 values when sent.
+ * The exchange's shapes (redirect_uri sent or not, code_verifier sent or not, a confidential
+ * client's secret or a public client's client_id alone), written out once rather than built with
+ * Kysely per request, like INSERT_CODE_UNDER_GRANT. Parameters: $1 client_id, then the secret
+ * digest when the client is confidential, then now, the code digest, the token digest, then the
+ * redirect_uri when sent, then the verifier's plain (confidential only) and S256 values when sent.
  * Comparing digests in SQL is safe where comparing secrets would not be: timing reveals only
  * how much of a SHA-256 output matched, which says nothing about any preimage.
+ * A public client (RFC 6749 2.1, docs/decisions/019-public-clients-and-consent.md) is one with no
+ * secret, and its code is bound to an S256 challenge only: the verifier stands in for the secret.
  * The statement stays the INSERT … RETURNING it was before ID Tokens: the user's claims are a
  * subquery under CASE, which PostgreSQL evaluates only for a code with `openid`, so a plain
  * exchange joins no user row and builds no JSON (docs/decisions/007-one-statement-hot-paths.md).
  */
-function exchangeStatement(withRedirect: boolean, withVerifier: boolean): string {
-  const redirect = '$6::text'
-  const [plain, s256] = withRedirect ? ['$7::text', '$8::text'] : ['$6::text', '$7::text']
+function exchangeStatement(withRedirect: boolean, withVerifier: boolean, publicClient: boolean): string {
+  let n = 1
+  const next = () => `$${++n}`
+  const clientCheck = publicClient ? 'secret_hash is null' : `secret_hash = ${next()}::text`
+  const [now, codeHash, tokenHash] = [next(), next(), next()]
+  const redirect = withRedirect ? `${next()}::text` : ''
+  // A public client's verifier is sent as its S256 value only (the plain one would be an unused, untyped parameter).
+  const plain = withVerifier && !publicClient ? `${next()}::text` : ''
+  const s256 = withVerifier ? `${next()}::text` : ''
   const redirectCheck = withRedirect
     ? `(c.redirect_uri = ${redirect} or (c.redirect_uri is null and exists (select 1 from client where ${redirect} = any(client.redirect_uris))))`
     : 'c.redirect_uri is null'
   // RFC 9700 2.1.1: a verifier without a challenge is refused too (PKCE downgrade).
-  const pkceCheck = withVerifier
-    ? `((c.code_challenge_method = 'plain' and c.code_challenge = ${plain}) or (c.code_challenge_method = 'S256' and c.code_challenge = ${s256}))`
-    : 'c.code_challenge is null'
+  const pkceCheck = !withVerifier
+    ? 'c.code_challenge is null'
+    : publicClient
+      ? `(c.code_challenge_method = 'S256' and c.code_challenge = ${s256})`
+      : `((c.code_challenge_method = 'plain' and c.code_challenge = ${plain}) or (c.code_challenge_method = 'S256' and c.code_challenge = ${s256}))`
   return `
 with client as (
   select id, redirect_uris, id_token_alg from applications
-  where client_id = $1::text and secret_hash = $2::text and suspended_at is null
+  where client_id = $1::text and ${clientCheck} and suspended_at is null
 ), consumed as (
-  update authorization_codes c set consumed_at = $3::timestamptz
-  where c.code_hash = $4::text and c.consumed_at is null and c.expires_at > $3::timestamptz
+  update authorization_codes c set consumed_at = ${now}::timestamptz
+  where c.code_hash = ${codeHash}::text and c.consumed_at is null and c.expires_at > ${now}::timestamptz
     and c.application_id = (select id from client)
     and not exists (select 1 from users u where u.id = c.user_id and u.suspended_at is not null)
     and ${redirectCheck}
@@ -79,7 +91,7 @@ with client as (
   returning c.id, c.application_id, c.user_id, c.scopes, c.nonce, c.auth_time, c.amr, c.sid
 )
 insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at)
-select $5::text, application_id, user_id, scopes, id, $3::timestamptz from consumed
+select ${tokenHash}::text, application_id, user_id, scopes, id, ${now}::timestamptz from consumed
 returning user_id, application_id, scopes, created_at,
   case when 'openid' = any(scopes) then (
     select json_build_object(
@@ -90,9 +102,9 @@ returning user_id, application_id, scopes, created_at,
   ) end as identity`
 }
 
-/** By [redirect_uri sent][code_verifier sent]. */
-const EXCHANGE_STATEMENTS = [false, true].map((withRedirect) =>
-  [false, true].map((withVerifier) => exchangeStatement(withRedirect, withVerifier)),
+/** By [public client][redirect_uri sent][code_verifier sent]. A public client without a verifier never exchanges. */
+const EXCHANGE_STATEMENTS = [false, true].map((publicClient) =>
+  [false, true].map((withRedirect) => [false, true].map((withVerifier) => exchangeStatement(withRedirect, withVerifier, publicClient))),
 )
 
 /**
@@ -111,11 +123,17 @@ const EXCHANGE_STATEMENTS = [false, true].map((withRedirect) =>
  * is still found, without a lock of its own.
  */
 export async function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<Exchanged | undefined> {
-  const parameters: unknown[] = [x.clientId, x.secretHash, x.now, x.codeHash, x.tokenHash]
+  const publicClient = x.secretHash === undefined
+  // RFC 7636 4.5 / RFC 9700 2.1.1: a public client proves the code is its own by the verifier alone.
+  if (publicClient && x.verifier === undefined) return undefined
+  const parameters: unknown[] = [x.clientId, ...(publicClient ? [] : [x.secretHash]), x.now, x.codeHash, x.tokenHash]
   if (x.redirectUri !== undefined) parameters.push(x.redirectUri)
-  if (x.verifier !== undefined) parameters.push(x.verifier.plain, x.verifier.s256)
+  if (x.verifier !== undefined) parameters.push(...(publicClient ? [] : [x.verifier.plain]), x.verifier.s256)
   const result = await db.executeQuery<ExchangedRow>(
-    CompiledQuery.raw(EXCHANGE_STATEMENTS[Number(x.redirectUri !== undefined)]![Number(x.verifier !== undefined)]!, parameters),
+    CompiledQuery.raw(
+      EXCHANGE_STATEMENTS[Number(publicClient)]![Number(x.redirectUri !== undefined)]![Number(x.verifier !== undefined)]!,
+      parameters,
+    ),
   )
   const row = result.rows[0]
   if (row?.identity) {

@@ -41,7 +41,7 @@ export type RevocationTarget =
    * digest and the token revoked only if it is that client's and live. None revoked sends the
    * caller to the slower path that explains why (src/oauth/token/token-revocation.ts).
    */
-  | { kind: 'token-of-client'; clientId: string; secretHash: string; tokenHash: string }
+  | { kind: 'token-of-client'; clientId: string; secretHash: string | undefined; tokenHash: string }
   /** Every token exchanged for this code: the code was presented twice (RFC 6749 4.1.2). */
   | { kind: 'code-replayed'; authorizationCodeId: string }
   /**

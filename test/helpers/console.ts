@@ -11,6 +11,8 @@ export function textById(html: string, id: string): string | undefined {
 }
 
 export interface ApplicationFields {
+  /** The kind's radio button; absent: none checked, which registers a web application. */
+  kind?: 'web' | 'native' | 'spa' | 'machine'
   name?: string
   description?: string
   /** Optional links shown on the consent page; empty (as a browser sends an empty field) when absent. */
@@ -30,6 +32,7 @@ export interface ApplicationFields {
 /** The console form as a browser posts it: checkboxes present only when checked. */
 export function applicationForm(f: ApplicationFields = {}): Record<string, string | string[] | null> {
   return {
+    ...(f.kind === undefined ? {} : { kind: f.kind }),
     name: f.name ?? 'Team Planner',
     description: f.description ?? '',
     homepage_url: f.homepage_url ?? '',

@@ -77,6 +77,9 @@ export const API_ROUTES: ReadonlyMap<string, RouteAnswer> = new Map<string, Rout
   ['OPTIONS /.well-known/openid-configuration', 'other'],
   ['OPTIONS /.well-known/jwks.json', 'other'],
   ['OPTIONS /.well-known/oauth-authorization-server', 'other'],
+  // Registered single-page apps' origins only: 204, or 403 for any other origin.
+  ['OPTIONS /oauth/token', 'other'],
+  ['OPTIONS /oauth/revoke', 'other'],
   ['GET /healthz', 'json'],
   ['HEAD /healthz', 'json'],
   ['GET /readyz', 'json'],

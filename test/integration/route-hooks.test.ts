@@ -18,7 +18,15 @@ const PAGES = [...ROOT, 'anonymous', 'pageHeaders', 'fastifyCookieHandler', 'ref
  * What an API route may run besides these: the OAuth API's Content-Length check, CORS for the
  * endpoints any origin may call (src/http/cors.ts), Fastify's HEAD handling, the streamed count.
  */
-const API_HOOKS = new Set([...ROOT, 'requireContentLength', 'allowAnyOrigin', 'countAnswer', 'headRouteOnSendHandler', 'countStreamed'])
+const API_HOOKS = new Set([
+  ...ROOT,
+  'requireContentLength',
+  'allowAnyOrigin',
+  'allowRegisteredOrigin',
+  'countAnswer',
+  'headRouteOnSendHandler',
+  'countStreamed',
+])
 
 let t: TestContext
 let routes: Map<string, RouteHooks>
@@ -36,8 +44,8 @@ describe('the hot paths run these hooks and no others', () => {
     ['POST /oauth/introspect', { onRequest: ROOT, onSend: ['countAnswer'] }],
     ['GET /oauth/userinfo', { onRequest: [...ROOT, 'allowAnyOrigin'], onSend: ['countAnswer'] }],
     ['OPTIONS /oauth/userinfo', { onRequest: ROOT, onSend: ['countAnswer'] }],
-    ['POST /oauth/token', { onRequest: [...ROOT, 'requireContentLength'], onSend: ['countAnswer'] }],
-    ['POST /oauth/revoke', { onRequest: [...ROOT, 'requireContentLength'], onSend: ['countAnswer'] }],
+    ['POST /oauth/token', { onRequest: [...ROOT, 'requireContentLength', 'allowRegisteredOrigin'], onSend: ['countAnswer'] }],
+    ['POST /oauth/revoke', { onRequest: [...ROOT, 'requireContentLength', 'allowRegisteredOrigin'], onSend: ['countAnswer'] }],
     ['GET /oauth/authorize', { onRequest: PAGES, onSend: ['fastifyCookieOnSendHandler', 'countUnmatched', 'countAnswer'] }],
   ])('%s', (route, hooks) => {
     expect(routes.get(route)).toEqual(hooks)

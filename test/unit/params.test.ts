@@ -61,7 +61,8 @@ describe('extractClientCredentials (RFC 6749 2.3.1)', () => {
 
   it('answers missing or malformed credentials with invalid_client', () => {
     expect(() => extractClientCredentials({}, undefined)).toThrow(InvalidClientError)
-    expect(() => extractClientCredentials({ client_id: 'c' }, undefined)).toThrow(InvalidClientError)
+    // A client_id alone is a public client's request (RFC 6749 2.1); verifyClient refuses it for any other.
+    expect(extractClientCredentials({ client_id: 'c' }, undefined)).toEqual({ clientId: 'c', clientSecret: undefined, usedBasic: false })
     expect(() => extractClientCredentials({}, 'Basic !!!')).toThrow(InvalidClientError)
     expect(() => extractClientCredentials({}, `Basic ${Buffer.from('nocolon').toString('base64')}`)).toThrow(InvalidClientError)
     expect(() => extractClientCredentials({}, basic('%zz', 's'))).toThrow(InvalidClientError)

@@ -28,6 +28,7 @@ import { type ClientResponse, clientResponse } from '../clients/redirect-uri.js'
 import { type IdTokenIssuer, type IdTokenSubject, accessTokenHash, signIdToken } from '../identity/id-token.js'
 import { formatScope } from '../grants/scope.js'
 import { claimsOfScopes } from '../identity/userinfo.js'
+import { isPublicKind } from '../clients/kinds.js'
 
 /** The quota an issuing step keeps (CODE_ISSUE_LIMIT, docs/operating/limits.md). */
 export interface IssueQuotas {
@@ -58,10 +59,18 @@ export type Issued =
  * Whether standing consent may stand in for the page. Only for the code flow: the token flow and
  * OpenID Connect's implicit flow always ask, since nothing authenticates the client (RFC 8252
  * 8.6, RFC 6749 10.2), and
- * `prompt=consent` asks again by request.
+ * `prompt=consent` asks again by request. A public client's code going to a redirect URI another
+ * app on the device could claim (a private-use scheme or loopback, RFC 8252 8.6) is also asked
+ * for every time, unless an operator verified the application
+ * (docs/decisions/019-public-clients-and-consent.md).
  */
 export function mayUseRememberedConsent(req: AuthorizationRequest): boolean {
-  return req.responseType === 'code' && req.prompt !== 'consent'
+  return req.responseType === 'code' && req.prompt !== 'consent' && !mayBeImpersonated(req)
+}
+
+function mayBeImpersonated(req: AuthorizationRequest): boolean {
+  const app = req.application
+  return isPublicKind(app.kind) && app.verified_at === null && !req.redirectUri.startsWith('https://')
 }
 
 /**

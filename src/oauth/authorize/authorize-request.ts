@@ -1,4 +1,5 @@
-import type { Application } from '../../db/schema.js'
+import type { Application, ApplicationKind } from '../../db/schema.js'
+import { isPublicKind } from '../clients/kinds.js'
 import { isClientIdWithinBound } from '../../lib/tokens.js'
 import { InvalidRequestError, OAuthError, RequestNotSupportedError, RequestUriNotSupportedError } from '../errors.js'
 import { ID_TOKEN_HINT_MAX_LENGTH } from '../identity/id-token-hint.js'
@@ -228,13 +229,24 @@ function checkIdTokenRequest(responseType: ResponseType, { scopes, nonce }: { sc
 
 const NO_PKCE = { codeChallenge: null, codeChallengeMethod: null } as const
 
-/** The code flow's PKCE parameters (RFC 7636 4.3); throws the error the client is sent. */
+/**
+ * The code flow's PKCE parameters (RFC 7636 4.3); throws the error the client is sent. A public
+ * client (native or single-page app) must send an S256 challenge: the verifier is what binds its
+ * code to it at the token endpoint, in place of a secret (RFC 8252 8.1, RFC 9700 2.1.1,
+ * docs/decisions/019-public-clients-and-consent.md).
+ */
 function pkceOf(
   single: (name: string) => string | undefined,
-  application: { require_pkce: boolean },
+  application: { require_pkce: boolean; kind: ApplicationKind },
 ): { codeChallenge: string | null; codeChallengeMethod: ChallengeMethod | null } {
   const challenge = single('code_challenge')
   const method = single('code_challenge_method')
+  const isPublic = isPublicKind(application.kind)
+  if (isPublic && (challenge === undefined || method !== 'S256')) {
+    throw new InvalidRequestError(
+      'This application is public (a native or single-page app): send code_challenge with code_challenge_method=S256',
+    )
+  }
   if (challenge !== undefined) {
     const codeChallengeMethod = parseChallengeMethod(method)
     validateChallenge(challenge, codeChallengeMethod)

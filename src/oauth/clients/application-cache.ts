@@ -1,7 +1,7 @@
 import { type RevocationNotice, TtlLru } from '@gatehouse/verifier/shared'
 import type { Db } from '../../db/connect.js'
 import type { Clock } from '../../lib/clock.js'
-import { findApplicationWithOwnerByClientId } from '../../repositories/applications.js'
+import { findApplicationWithOwnerByClientId, listSpaRedirectUris } from '../../repositories/applications.js'
 import type { RevocationReceiver } from '../../revocation/bus.js'
 import type { AuthorizeApplication } from '../authorize/authorize-request.js'
 
@@ -17,6 +17,9 @@ export const APPLICATION_CACHE_MAX_ENTRIES = 1_000
  */
 export class ApplicationCache implements RevocationReceiver {
   readonly #lru: TtlLru<AuthorizeApplication>
+  /** The origins of single-page apps' redirect URIs, and until when they may be used. */
+  #spaOrigins: { origins: ReadonlySet<string>; until: number } | undefined
+  #loadingOrigins: Promise<ReadonlySet<string>> | undefined
 
   constructor(
     private readonly db: Db,
@@ -40,13 +43,46 @@ export class ApplicationCache implements RevocationReceiver {
     return app
   }
 
+  /**
+   * Whether `origin` (the Origin header, RFC 6454) is a registered single-page app's: the CORS
+   * allow-list of the token and revocation endpoints (docs/decisions/019-public-clients-and-consent.md).
+   * The list is read whole, at most once per lifetime of this cache and only when a browser asks,
+   * so a new single-page app's origin works everywhere within that lifetime and a deleted or
+   * suspended one's stops at once (apply). Concurrent callers share one read.
+   */
+  async allowsBrowserOrigin(origin: string): Promise<boolean> {
+    const now = this.clock().getTime()
+    const current = this.#spaOrigins
+    if (current !== undefined && now < current.until) return current.origins.has(origin)
+    this.#loadingOrigins ??= this.#loadOrigins(now).finally(() => {
+      this.#loadingOrigins = undefined
+    })
+    return (await this.#loadingOrigins).has(origin)
+  }
+
+  async #loadOrigins(now: number): Promise<ReadonlySet<string>> {
+    const origins = new Set((await listSpaRedirectUris(this.db)).flatMap((uri) => originOf(uri)))
+    this.#spaOrigins = { origins, until: now + this.ttlMs }
+    return origins
+  }
+
   /** A deleted or suspended application goes at once; credentials are never read from this cache. */
   apply(notice: RevocationNotice): void {
-    if (notice.kind === 'application-deleted' || notice.kind === 'application-suspended')
+    if (notice.kind === 'application-deleted' || notice.kind === 'application-suspended') {
       this.#lru.deleteWhere((app) => app.id === notice.applicationId)
+      this.#spaOrigins = undefined
+    }
   }
 
   clear(): void {
     this.#lru.clear()
+    this.#spaOrigins = undefined
   }
+}
+
+/** The origin a browser sends for pages under `uri` (WHATWG URL's origin serialisation), or none. */
+function originOf(uri: string): string[] {
+  if (!URL.canParse(uri)) return []
+  const { origin } = new URL(uri)
+  return origin === 'null' ? [] : [origin]
 }

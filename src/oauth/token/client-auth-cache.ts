@@ -2,7 +2,7 @@ import type { Db } from '../../db/connect.js'
 import type { Clock } from '../../lib/clock.js'
 import { constantTimeEqual, sha256Hex } from '../../lib/crypto.js'
 import { type RevocationNotice, TtlLru } from '@gatehouse/verifier/shared'
-import { type ClientCredentials, findClient, verifyClient } from './client-auth.js'
+import { type ClientCredentials, assertConfidential, findClient, verifyClient } from './client-auth.js'
 
 export interface AuthenticatedClient {
   readonly applicationId: string
@@ -43,6 +43,7 @@ export class ClientAuthCache {
 
   async authenticate(creds: ClientCredentials): Promise<AuthenticatedClient> {
     const { db, clock } = this.options
+    assertConfidential(creds)
     const secretHash = sha256Hex(creds.clientSecret)
     const cached = this.#cache.get(creds.clientId, clock().getTime())
     if (cached !== undefined && constantTimeEqual(secretHash, cached.secretHash)) return cached
@@ -50,7 +51,7 @@ export class ClientAuthCache {
     const generation = this.#generation
     const app = await findClient(db, creds.clientId)
     // A suspended application authenticates nowhere, and is not cached (docs/operating/admin.md).
-    if (app === undefined || app.suspended_at !== null) {
+    if (app === undefined || app.suspended_at !== null || app.secret_hash === null) {
       this.#cache.delete(creds.clientId)
     } else if (generation === this.#generation) {
       const fresh: CachedClient = {

@@ -22,7 +22,11 @@ export interface ClientEndpointContext {
 
 export interface ClientCredentials {
   clientId: string
-  clientSecret: string
+  /**
+   * Undefined when the request names the client by client_id alone: a public client's
+   * `token_endpoint_auth_method=none` (RFC 6749 2.1, 2.3; docs/decisions/019-public-clients-and-consent.md).
+   */
+  clientSecret: string | undefined
   /** Whether HTTP Basic was used: an invalid_client answer then carries WWW-Authenticate. */
   usedBasic: boolean
 }
@@ -30,7 +34,8 @@ export interface ClientCredentials {
 /**
  * Client credentials from the Authorization header or the parameters, never both
  * (RFC 6749 2.3: "MUST NOT use more than one authentication method in each request").
- * A client_id parameter next to Basic is tolerated when it names the same client.
+ * A client_id parameter next to Basic is tolerated when it names the same client. A client_id
+ * without a secret is a public client's request; verifyClient refuses it for any other client.
  */
 export function extractClientCredentials(params: Params, authorization: string | undefined): ClientCredentials {
   const bodyId = optional(params, 'client_id')
@@ -42,8 +47,15 @@ export function extractClientCredentials(params: Params, authorization: string |
     return { clientId: basic.id, clientSecret: basic.secret, usedBasic: true }
   }
   if (bodyId === undefined) throw new InvalidClientError('Client authentication is required: client_id and client_secret')
-  if (bodySecret === undefined) throw new InvalidClientError('client_secret is required')
   return { clientId: bodyId, clientSecret: bodySecret, usedBasic: false }
+}
+
+/**
+ * For the endpoints only confidential clients use (introspection, the revocation stream): a secret
+ * is required. Narrows `creds` itself, so the introspection hot path allocates nothing more.
+ */
+export function assertConfidential(creds: ClientCredentials): asserts creds is ClientCredentials & { clientSecret: string } {
+  if (creds.clientSecret === undefined) throw new InvalidClientError('client_secret is required')
 }
 
 /** The application registered with this client_id, if any; an overlong one is not looked up. */
@@ -67,7 +79,13 @@ export async function verifyClient(
   app: Application | undefined,
   failureLimit: number,
 ): Promise<Application> {
-  if (app && constantTimeEqual(sha256Hex(creds.clientSecret), app.secret_hash)) {
+  if (app && (creds.clientSecret === undefined || app.secret_hash === null)) return verifyPublicClient(creds, app)
+  if (
+    app &&
+    app.secret_hash !== null &&
+    creds.clientSecret !== undefined &&
+    constantTimeEqual(sha256Hex(creds.clientSecret), app.secret_hash)
+  ) {
     if (app.suspended_at !== null) throw new InvalidClientError('This application is suspended by the operator', creds.usedBasic)
     return app
   }
@@ -77,6 +95,25 @@ export async function verifyClient(
     if (!decision.allowed) throw new SlowDownError('Too many failed client authentications; retry later', decision.retryAfterSeconds)
   }
   throw new InvalidClientError('Client authentication failed', creds.usedBasic)
+}
+
+/**
+ * RFC 6749 2.1 and 10.1: a public client (native or single-page app, no secret) is named by
+ * client_id alone and a confidential one never is; a secret sent for a public client is refused
+ * rather than ignored, since whoever sent it believes it means something
+ * (docs/decisions/019-public-clients-and-consent.md). Nothing here is a guess at a secret, so
+ * nothing counts toward the failure limit.
+ */
+function verifyPublicClient(creds: ClientCredentials, app: Application): Application {
+  if (app.secret_hash !== null) throw new InvalidClientError('client_secret is required: this application is confidential', creds.usedBasic)
+  if (creds.clientSecret !== undefined) {
+    throw new InvalidClientError(
+      'This application is public (a native or single-page app) and has no secret: send client_id alone',
+      creds.usedBasic,
+    )
+  }
+  if (app.suspended_at !== null) throw new InvalidClientError('This application is suspended by the operator')
+  return app
 }
 
 /** Reads the client and checks its credentials (verifyClient); throws invalid_client (or 429). */

@@ -52,7 +52,7 @@ export async function exchangeAuthorizationCode(
   const codeHash = sha256Hex(code)
   const issued = await consumeCodeAndInsertToken(ctx.db, {
     clientId: creds.clientId,
-    secretHash: sha256Hex(creds.clientSecret),
+    secretHash: creds.clientSecret === undefined ? undefined : sha256Hex(creds.clientSecret),
     codeHash,
     tokenHash: sha256Hex(token),
     now,

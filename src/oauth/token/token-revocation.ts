@@ -22,7 +22,12 @@ export async function revokeForClient(ctx: ClientEndpointContext, params: Params
   const tokenHash = sha256Hex(token)
   const revoked = await revoke(
     ctx,
-    { kind: 'token-of-client', clientId: creds.clientId, secretHash: sha256Hex(creds.clientSecret), tokenHash },
+    {
+      kind: 'token-of-client',
+      clientId: creds.clientId,
+      secretHash: creds.clientSecret === undefined ? undefined : sha256Hex(creds.clientSecret),
+      tokenHash,
+    },
     ctx.clock(),
   )
   if (revoked > 0) return

@@ -36,7 +36,7 @@ async function confirm(s: BrowserSession, next: string, password = PASSWORD) {
   return s.post('/reauth', { password, next })
 }
 
-async function secretHashOf(id: string): Promise<string> {
+async function secretHashOf(id: string): Promise<string | null> {
   const row = await t.db.selectFrom('applications').select('secret_hash').where('id', '=', id).executeTakeFirstOrThrow()
   return row.secret_hash
 }

@@ -195,7 +195,7 @@ it(
 )
 
 it(
-  'CORS preflights of discovery, the JWKS and UserInfo (src/http/cors.ts)',
+  'CORS preflights of discovery, the JWKS, UserInfo, the token and revocation endpoints (src/http/cors.ts)',
   async () => {
     const path = fc
       .constantFrom(
@@ -203,6 +203,8 @@ it(
         '/.well-known/openid-configuration',
         '/.well-known/jwks.json',
         '/oauth/userinfo',
+        '/oauth/token',
+        '/oauth/revoke',
       )
       .chain(pathOf)
     await h.fuzz('preflight', requests(h.world, { methods: ['OPTIONS'], path, query: { x: text() } }), 150)

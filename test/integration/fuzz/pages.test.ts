@@ -254,6 +254,7 @@ const link = () =>
   )
 
 const applicationForm = () => ({
+  kind: fc.oneof({ weight: 6, arbitrary: fc.constantFrom('web', 'native', 'spa', 'machine') }, text()),
   name: fc.oneof({ weight: 6, arbitrary: fc.constant('Team Planner') }, text(), fc.constant('n'.repeat(101))),
   description: fc.oneof(fc.constant(''), text(), fc.constant('Line one\r\nLine two\tx')),
   homepage_url: link(),
@@ -289,7 +290,7 @@ const applicationForm = () => ({
 })
 
 it(
-  'the console: /applications, /applications/new, /applications/:id and its edit, secret and delete pages',
+  'the console: /applications, /applications/new, /applications/:id and its edit, secret, kind and delete pages',
   async () => {
     const known = knownValues(h.world)
     const id = fc.oneof(
@@ -302,7 +303,7 @@ it(
     )
     const path = fc.oneof(
       fc.constantFrom('/applications', '/applications/new').chain(pathOf),
-      fc.tuple(id, fc.constantFrom('', '/edit', '/secret', '/delete')).map(([i, suffix]) => `/applications/${i}${suffix}`),
+      fc.tuple(id, fc.constantFrom('', '/edit', '/secret', '/kind', '/delete')).map(([i, suffix]) => `/applications/${i}${suffix}`),
     )
     const query = { deleted: fc.constant('1'), updated: fc.constant('1') }
     // A registration as the form sends it, with both links.

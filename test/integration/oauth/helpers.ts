@@ -33,7 +33,15 @@ export async function loggedInUser(app: FastifyInstance, email?: string): Promis
 /** Inserts an application owned by a new user; a factory, so tests do not depend on the console. */
 export async function createClient(
   db: Db,
-  opts: { redirectUris?: string[]; scopes?: string[]; requirePkce?: boolean; allowImplicit?: boolean; name?: string } = {},
+  opts: {
+    redirectUris?: string[]
+    scopes?: string[]
+    requirePkce?: boolean
+    allowImplicit?: boolean
+    name?: string
+    /** A native or single-page app has no secret (clientSecret is then ''). */
+    kind?: 'web' | 'native' | 'spa' | 'machine'
+  } = {},
 ): Promise<TestClient> {
   const owner = await db
     .insertInto('users')
@@ -41,13 +49,16 @@ export async function createClient(
     .returning('id')
     .executeTakeFirstOrThrow()
   const clientId = generateClientId()
-  const clientSecret = generateClientSecret()
+  const kind = opts.kind ?? 'web'
+  const isPublic = kind === 'native' || kind === 'spa'
+  const clientSecret = isPublic ? '' : generateClientSecret()
   const redirectUris = opts.redirectUris ?? ['https://client.example/cb']
   const row = await db
     .insertInto('applications')
     .values({
       client_id: clientId,
-      secret_hash: sha256Hex(clientSecret),
+      kind,
+      secret_hash: isPublic ? null : sha256Hex(clientSecret),
       owner_id: owner.id,
       name: opts.name ?? 'Team Planner',
       redirect_uris: redirectUris,

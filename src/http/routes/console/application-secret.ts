@@ -19,7 +19,8 @@ export default async function applicationSecretRoutes(app: FastifyInstance, deps
   const recent = requireRecentAuth(deps, (request) => confirmationPage(request as FastifyRequest<IdParams>))
   app.get<IdParams>('/applications/:id/secret', { preHandler: recent }, async (request, reply) => {
     const application = await deps.console.findApplication(ownerOf(request), request.params.id)
-    if (!application) return reply.callNotFound()
+    // A public application (native, single-page) has no secret to replace (docs/applications.md).
+    if (!application || application.secret_hash === null) return reply.callNotFound()
     return render(request, reply, 'console/applications/regenerate.eta', {
       title: `New secret for ${application.name}`,
       app: { id: application.id, name: application.name },

@@ -68,7 +68,7 @@ export default async function applicationRoutes(app: FastifyInstance, deps: Serv
       const owner = ownerOf(request)
       const existing = await deps.console.findApplication(owner, request.params.id)
       if (!existing) return reply.callNotFound()
-      const form = parseApplicationForm(request.body, deps.scopes)
+      const form = parseApplicationForm(request.body, deps.scopes, existing.kind)
       if (!form.ok) {
         const mode = { kind: 'edit', id: existing.id, name: existing.name } as const
         return render(

@@ -78,6 +78,7 @@ export default async function applicationsRoutes(app: FastifyInstance, deps: Ser
       return render(request, reply, 'console/applications/form.eta', view, 409)
     }
     const { application, clientSecret } = registration
+    // A public kind (native, single-page) has no secret (docs/decisions/019-public-clients-and-consent.md).
     // The secret is shown in this response and nowhere else. A redirect would need it to
     // survive until the next request: in the URL (logs, history, Referer), in the database
     // (which holds only its digest), or in a cookie or process memory (which a second process
@@ -85,7 +86,7 @@ export default async function applicationsRoutes(app: FastifyInstance, deps: Ser
     // with Cache-Control: no-store (render sets it) so neither the browser nor a proxy keeps
     // a copy. Reloading asks before re-posting, and would register a second application.
     return renderApplicationPage(request, reply, deps.config.publicUrl, application, deps.scopes, {
-      clientSecret,
+      clientSecret: clientSecret ?? undefined,
       secretEvent: 'created',
       notice: conversionNotice(form.conversions),
     })

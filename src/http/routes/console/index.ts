@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Services } from '../../../services.js'
 import { requireUser } from '../../session.js'
 import applicationDeleteRoutes from './application-delete.js'
+import applicationKindRoutes from './application-kind.js'
 import applicationSecretRoutes from './application-secret.js'
 import applicationRoutes from './application.js'
 import applicationsRoutes from './applications.js'
@@ -19,6 +20,7 @@ export default async function consoleRoutes(pages: FastifyInstance, deps: Servic
       route.config = { secondFactorArea: 'applications', ...route.config }
     })
     app.addHook('preHandler', requireUser)
-    for (const routes of [applicationsRoutes, applicationRoutes, applicationSecretRoutes, applicationDeleteRoutes]) await routes(app, deps)
+    for (const routes of [applicationsRoutes, applicationRoutes, applicationSecretRoutes, applicationKindRoutes, applicationDeleteRoutes])
+      await routes(app, deps)
   })
 }

@@ -26,6 +26,9 @@ export type ApplicationFormView = {
   values: Omit<ApplicationFormValues, 'scopes'>
   scopes: Array<{ value: string; description: string; checked: boolean }>
   errors: ApplicationFormErrors
+  /** Registration offers the kinds; the edit form shows the kind it keeps. */
+  isNew: boolean
+  kindLabel: string
   /** A refusal of the whole form (a quota), shown above it. */
   formError?: string
 }
@@ -38,6 +41,8 @@ export function applicationFormView(
 ): ApplicationFormView {
   const { scopes, ...rest } = values
   const common = {
+    isNew: mode.kind === 'new',
+    kindLabel: KIND_LABELS[rest.kind as Application['kind']] ?? KIND_LABELS.web,
     values: rest,
     scopes: vocabulary.entries.map((s) => ({ value: s.name, description: s.description, checked: scopes.includes(s.name) })),
     errors,
@@ -63,6 +68,10 @@ export function applicationFormView(
 
 export interface ApplicationView {
   id: string
+  /** What the kind means, in the words the registration form uses. */
+  kindLabel: string
+  /** A native or single-page app: no secret, PKCE S256 (docs/applications.md "Which kind of application?"). */
+  isPublic: boolean
   name: string
   description: string
   clientId: string
@@ -86,9 +95,19 @@ export interface ApplicationView {
   updatedIso: string
 }
 
+/** The kinds as the registration form and the application page name them. */
+export const KIND_LABELS: Record<Application['kind'], string> = {
+  web: 'Web application',
+  native: 'Native app',
+  spa: 'Single-page app',
+  machine: 'Machine',
+}
+
 export function applicationView(app: Application, vocabulary: ScopeVocabulary): ApplicationView {
   return {
     id: app.id,
+    kindLabel: KIND_LABELS[app.kind],
+    isPublic: app.secret_hash === null,
     name: app.name,
     description: app.description,
     clientId: app.client_id,
