@@ -41,6 +41,8 @@ if (!Number.isSafeInteger(FUZZ_SEED)) throw new Error(`FUZZ_SEED must be an inte
 if (!(FUZZ_RUNS > 0)) throw new Error(`FUZZ_RUNS must be a positive number, not ${process.env.FUZZ_RUNS}`)
 
 export const OWN_ORIGIN = new URL(TEST_ISSUER).origin
+/** The origin of a registered single-page app: CORS answers it (src/http/cors.ts). */
+export const SPA_ORIGIN = 'https://spa.gatehouse.test'
 export const REDIRECT_URI = 'https://client.example/cb'
 export const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'
 const PASSWORD = 'correct horse battery'
@@ -256,6 +258,8 @@ async function populate(t: TestContext): Promise<World> {
   const app = await createApplication(t.db, { ownerId: user.id, redirectUris: [REDIRECT_URI], scopes })
   await t.db.updateTable('applications').set({ allow_implicit: true }).where('id', '=', app.id).execute()
   const foreign = await createApplication(t.db, { redirectUris: [REDIRECT_URI] })
+  const spa = await createApplication(t.db, { ownerId: user.id, redirectUris: [`${SPA_ORIGIN}/callback`] })
+  await t.db.updateTable('applications').set({ kind: 'spa', secret_hash: null }).where('id', '=', spa.id).execute()
   const tokens: string[] = []
   for (let i = 0; i < 3; i++) {
     // The last one carries the identity scopes, so UserInfo answers claims too.
@@ -544,6 +548,7 @@ export function requests(world: World, spec: RouteSpec): fc.Arbitrary<FuzzReques
     : (spec.body ?? {})
   const origin = fc.oneof(
     { weight: 4, arbitrary: fc.constant(OWN_ORIGIN) },
+    { weight: 2, arbitrary: fc.constant(SPA_ORIGIN) },
     {
       weight: 2,
       arbitrary: fc.constantFrom(

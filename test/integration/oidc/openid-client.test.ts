@@ -127,10 +127,10 @@ describe('an openid-client relying party', () => {
     expect((await t.app.inject({ method: 'GET', url: '/oauth/userinfo', headers: bearer })).json()).not.toHaveProperty('name')
   })
 
-  it('serves discovery, the JWKS and UserInfo to any origin, and nothing private in the JWKS', async () => {
+  it('serves discovery, the JWKS and UserInfo to no unregistered origin, and nothing private in the JWKS', async () => {
     for (const path of ['/.well-known/openid-configuration', '/.well-known/jwks.json', '/oauth/userinfo']) {
-      const res = await fetch(new URL(path, issuer))
-      expect(res.headers.get('access-control-allow-origin')).toBe('*')
+      const res = await fetch(new URL(path, issuer), { headers: { origin: 'https://unregistered.example' } })
+      expect(res.headers.get('access-control-allow-origin')).toBeNull()
     }
     const jwks = (await (await fetch(new URL('/.well-known/jwks.json', issuer))).json()) as { keys: Record<string, unknown>[] }
     for (const key of jwks.keys) {

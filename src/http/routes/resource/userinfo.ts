@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { BearerChallenges, bearerToken, failureBody, failureHeaders } from '@gatehouse/verifier/shared'
 import type { Services } from '../../../services.js'
 import { noStore } from '../oauth/json-errors.js'
-import { openToAnyOrigin } from '../../cors.js'
+import { openToRegisteredOrigins } from '../../cors.js'
 
 const challenges = new BearerChallenges('gatehouse')
 
@@ -36,7 +36,10 @@ function formBodyToken(request: FastifyRequest): string | undefined | 'repeated'
  * errors as RFC 6750 3.1 says, with WWW-Authenticate. Bearer-authenticated and read-only, so any
  * origin may call it (browser applications, src/http/cors.ts), and read its challenge.
  */
-export default async function userInfoRoute(app: FastifyInstance, { identity }: Pick<Services, 'identity'>): Promise<void> {
+export default async function userInfoRoute(
+  app: FastifyInstance,
+  { identity, oauth }: Pick<Services, 'identity' | 'oauth'>,
+): Promise<void> {
   async function answer(request: FastifyRequest, reply: FastifyReply) {
     noStore(reply)
     const inHeader = bearerToken(request.headers.authorization)
@@ -55,11 +58,12 @@ export default async function userInfoRoute(app: FastifyInstance, { identity }: 
     }
     return reply.type('application/json; charset=utf-8').send(result.body)
   }
-  const cors = openToAnyOrigin(app, USERINFO_PATH, {
-    methods: ['GET', 'HEAD', 'POST'],
-    allowHeaders: ['Authorization', 'Content-Type'],
-    exposeHeaders: ['WWW-Authenticate'],
-  })
+  const cors = openToRegisteredOrigins(
+    app,
+    USERINFO_PATH,
+    { methods: ['GET', 'HEAD', 'POST'], allowHeaders: ['Authorization', 'Content-Type'], exposeHeaders: ['WWW-Authenticate'] },
+    oauth.allowsBrowserOrigin,
+  )
   app.get(USERINFO_PATH, { onRequest: cors }, answer)
   app.post(USERINFO_PATH, { onRequest: cors }, answer)
 }
