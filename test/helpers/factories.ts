@@ -1,6 +1,7 @@
 import { sha256Hex } from '../../src/lib/crypto.js'
 import { randomBytes } from 'node:crypto'
 import type { Db } from '../../src/db/connect.js'
+import type { ApplicationKind } from '../../src/db/schema.js'
 import { generateAccessToken, generateClientId, generateClientSecret } from '../../src/lib/tokens.js'
 import { QUOTAS } from '../../src/limits/policy.js'
 import { insertPendingAuthorization } from '../../src/repositories/pending-authorizations.js'
@@ -45,6 +46,10 @@ export async function createApplication(
     now?: Date
     /** Marked by an operator: may introspect any token and subscribe to revocations. */
     resourceServer?: boolean
+    /** docs/applications.md "Which kind of application?"; web by default. */
+    kind?: ApplicationKind
+    /** Granted by an operator: the client credentials grant's scopes (RFC 6749 §4.4). */
+    clientCredentialsScopes?: string[]
   } = {},
 ): Promise<ApplicationFixture> {
   const ownerId = fields.ownerId ?? (await createUser(db)).id
@@ -60,6 +65,9 @@ export async function createApplication(
       redirect_uris: fields.redirectUris ?? ['https://app.example.com/callback'],
       allowed_scopes: fields.scopes ?? ['read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users'],
       is_resource_server: fields.resourceServer ?? false,
+      // Only when asked: the migration tests insert applications before these columns exist.
+      ...(fields.kind === undefined ? {} : { kind: fields.kind }),
+      ...(fields.clientCredentialsScopes === undefined ? {} : { client_credentials_scopes: fields.clientCredentialsScopes }),
       created_at: now,
       updated_at: now,
     })
