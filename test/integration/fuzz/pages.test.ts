@@ -366,6 +366,7 @@ it(
         '/unverify',
         '/resource-server-on',
         '/resource-server-off',
+        '/client-credentials',
         '/delete',
         '/reset-second-factor',
         '/x',
