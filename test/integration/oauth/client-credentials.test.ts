@@ -217,6 +217,14 @@ describe('refusals', () => {
     expect((await introspect(t, rs, token)).json()).toEqual({ active: false })
   })
 
+  it('a machine never sends users to /oauth/authorize: an error page, no redirect', async () => {
+    const url = `/oauth/authorize?response_type=code&client_id=${machine.clientId}&redirect_uri=${encodeURIComponent('https://app.example.com/callback')}&scope=read`
+    const res = await t.app.inject({ method: 'GET', url })
+    expect(res.statusCode).toBe(400)
+    expect(res.headers.location).toBeUndefined()
+    expect(res.body).toContain('acts for no user')
+  })
+
   it('another grant type: unsupported_grant_type, naming both', async () => {
     const res = await tokenRequest({ grant_type: 'password' })
     expect(res.json()).toMatchObject({ error: 'unsupported_grant_type' })
