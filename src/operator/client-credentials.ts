@@ -1,3 +1,4 @@
+import { IDENTITY_SCOPES } from '@gatehouse/verifier/shared'
 import { auditDetail } from '../audit/audit-log.js'
 import { OAuthError, type ScopeVocabulary } from '../oauth/index.js'
 import { setClientCredentialsScopes } from '../repositories/applications.js'
@@ -11,9 +12,6 @@ import { type OperatorContext, RefusedError, requireApplication } from './modera
  * The console has no form for it, so a self-registered developer cannot give their own
  * application this power.
  */
-
-/** OpenID Connect's scopes describe a user; a token without one is never granted them. */
-const USER_ONLY_SCOPES: readonly string[] = ['openid', 'email', 'profile']
 
 export type ClientCredentialsChange = { changed: boolean; scopes: readonly string[] | null; revoked: number }
 
@@ -61,7 +59,8 @@ function grantableScopes(vocabulary: ScopeVocabulary, raw: string): string[] {
     if (err instanceof OAuthError) throw new RefusedError(err.message)
     throw err
   }
-  const forUsers = scopes.find((s) => USER_ONLY_SCOPES.includes(s))
+  // OpenID Connect's scopes describe a user; a machine token has none.
+  const forUsers = scopes.find((s) => IDENTITY_SCOPES.includes(s))
   if (forUsers !== undefined) throw new RefusedError(`The scope ${forUsers} describes a user; a machine token has none.`)
   return scopes
 }

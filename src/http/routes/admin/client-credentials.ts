@@ -1,3 +1,4 @@
+import { IDENTITY_SCOPES } from '@gatehouse/verifier/shared'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { RefusedError } from '../../../operator/index.js'
 import type { Services } from '../../../services.js'
@@ -14,9 +15,6 @@ import { render } from '../../render.js'
 
 type Params = { Params: { id: string } }
 type Body = { scopes?: unknown; off?: unknown }
-
-/** OpenID Connect's scopes describe a user; the form offers the API's own only. */
-const USER_ONLY_SCOPES: readonly string[] = ['openid', 'email', 'profile']
 
 export default async function clientCredentialsRoutes(app: FastifyInstance, deps: Services): Promise<void> {
   const path = '/admin/applications/:id/client-credentials'
@@ -52,7 +50,8 @@ function page(
   status = 200,
 ) {
   const scopes = deps.scopes.entries
-    .filter((e) => !USER_ONLY_SCOPES.includes(e.name))
+    // OpenID Connect's scopes describe a user; a machine token has none, so they are not offered.
+    .filter((e) => !IDENTITY_SCOPES.includes(e.name))
     .map((e) => ({ value: e.name, description: e.description, checked: checked.includes(e.name) }))
   return render(
     request,
