@@ -27,6 +27,7 @@ const seed: SeedInfo = {
   newUserId: 'new',
   newCookie: 'cookie',
   openid: { RS256: app('rs256'), ES256: app('es256'), EdDSA: app('eddsa') },
+  machine: app('machine'),
 }
 
 describe('the session cookie the rows send', () => {

@@ -369,6 +369,20 @@ export function gatehouseCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
     },
     ...openidExchangeCases(seed, freshBatch),
     {
+      // RFC 6749 §4.4: a machine's token for itself, one INSERT after its client is authenticated;
+      // beside C, the ceiling of a route that inserts one row. Every eleventh token of the one
+      // application revokes its oldest (MAX_TOKENS_PER_GRANT), as it would in production.
+      id: 'client-credentials',
+      title: 'POST /oauth/token, grant_type=client_credentials',
+      server: 'gatehouse',
+      method: 'POST',
+      path: '/oauth/token',
+      headers: FORM,
+      body: `grant_type=client_credentials&client_id=${enc(seed.machine.clientId)}&client_secret=${enc(seed.machine.clientSecret)}`,
+      expect: [200],
+      check: { bodyIncludes: '"access_token"' },
+    },
+    {
       id: 'revoke',
       title: 'POST /oauth/revoke, fresh token each',
       server: 'gatehouse',
@@ -507,6 +521,7 @@ const MAIN_PHASE_GROUPS: readonly (readonly string[])[] = [
   ['baseline-c', 'baseline-e', 'code-exchange', ...OPENID_ROWS.map(({ suffix }) => `code-exchange-openid-${suffix}`)],
   ['baseline-c', 'baseline-h', 'authorize-remembered', 'baseline-f', 'authorize-remembered-uncached', 'authorize-consent'],
   ['baseline-d', 'baseline-g', 'baseline-p', 'revoke'],
+  ['baseline-c', 'client-credentials'],
 ]
 
 /** Every main-phase row in its group (MAIN_PHASE_GROUPS); a row no group names runs in a last group of its own. */

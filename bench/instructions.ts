@@ -100,6 +100,8 @@ const CASE_IDS = [
   // P: G's statement with its notice heard by its own process, as each of Gatehouse's is.
   'baseline-p',
   'revoke',
+  // RFC 6749 §4.4: a machine application's token for itself (docs/decisions/021-machine-tokens.md).
+  'client-credentials',
   'authorize-remembered',
   'authorize-remembered-uncached',
   'authorize-consent',

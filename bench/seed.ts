@@ -97,6 +97,11 @@ export interface SeedInfo extends BenchApplication {
    * applications.id_token_alg), for the rows that exchange codes granted `openid`.
    */
   openid: Record<SigningAlg, BenchApplication>
+  /**
+   * A machine application an operator granted `read` for the client credentials grant (RFC 6749
+   * §4.4, docs/decisions/021-machine-tokens.md), for the row that issues it tokens.
+   */
+  machine: BenchApplication
 }
 
 export const SCOPE = 'read'
@@ -193,7 +198,18 @@ export async function seedBase(db: Db): Promise<SeedInfo> {
     newUserId: fresh.id,
     newCookie: await startSession(db, fresh.id, now, SESSION_TTL_MS),
     openid: await seedOpenIdApplications(db, consented.id, redirectUri, now),
+    machine: await seedMachineApplication(db, consented.id, redirectUri, now),
   }
+}
+
+async function seedMachineApplication(db: Db, ownerId: string, redirectUri: string, now: Date): Promise<BenchApplication> {
+  const { application, clientSecret } = await seedApplication(db, ownerId, redirectUri, now, { name: 'Bench machine', scopes: [SCOPE] })
+  await db
+    .updateTable('applications')
+    .set({ kind: 'machine', client_credentials_scopes: [SCOPE] })
+    .where('id', '=', application.id)
+    .execute()
+  return { clientId: application.client_id, clientSecret, applicationId: application.id }
 }
 
 /**

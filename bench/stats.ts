@@ -454,6 +454,8 @@ export const COMPARISONS: readonly Comparison[] = [
   })),
   { path: 'UserInfo, cached', caseId: 'userinfo-cached', against: ['baseline-a', 'token-info-cached'] },
   { path: 'UserInfo, uncached', caseId: 'userinfo-miss', against: ['baseline-b', 'token-info-miss'] },
+  // RFC 6749 §4.4: one authentication and one INSERT; C, one INSERT from bare Fastify, is its ceiling.
+  { path: 'client credentials grant', caseId: 'client-credentials', against: ['baseline-c'], costOver: 'baseline-c' },
   ...STATEMENT_CEILINGS.flatMap(({ path, caseId, statements, target, beyond = '' }): Comparison[] => [
     { path: `${path} over its statements${beyond}`, caseId, against: [statements], costOver: statements, dbCostOver: true },
     {

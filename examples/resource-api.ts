@@ -7,7 +7,7 @@ import { type Verifier, createVerifier, gatehouseVerifier } from '@gatehouse/ver
 /*
  * A resource API protected by Gatehouse: `npm run example:resource`.
  *
- *   GET  /me      scope read         who the token speaks for
+ *   GET  /me      scope read         who the token speaks for (403 for a machine token: nobody)
  *   POST /teams   scope write_teams  (or write) creates a team
  *
  * Over introspection, as a separate service would run it (register an application for the API
@@ -21,15 +21,22 @@ export async function buildResourceApi(verifier: Verifier): Promise<FastifyInsta
   const app = Fastify()
   await app.register(gatehouseVerifier, { verifier })
 
-  app.get('/me', { config: { requiredScope: 'read' } }, async (request) => {
+  app.get('/me', { config: { requiredScope: 'read' } }, async (request, reply) => {
     const token = request.accessToken!
+    // A machine token (client credentials) speaks for its application alone: there is no "me".
+    if (token.kind === 'client') {
+      return reply
+        .code(403)
+        .send({ error: 'no_user', error_description: 'This token belongs to an application acting for itself, for no user' })
+    }
     return { user_id: token.userId, email: token.username, application: token.clientId, scopes: token.scopes }
   })
 
   app.post('/teams', { config: { requiredScope: 'write_teams' } }, async (request, reply) => {
     const body = (request.body ?? {}) as { name?: unknown }
     const name = typeof body.name === 'string' && body.name.trim() !== '' ? body.name.trim() : 'New team'
-    return reply.code(201).send({ id: randomUUID(), name, created_by: request.accessToken!.userId })
+    // `subject`: the user, or for a machine token its client (RFC 9068 §2.2).
+    return reply.code(201).send({ id: randomUUID(), name, created_by: request.accessToken!.subject })
   })
 
   return app

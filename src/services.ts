@@ -206,7 +206,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       caches.sessions,
     ),
     console: consoleUseCases({ db, bus, clock, audit, applicationsPerUser: config.quotas.applicationsPerUser }),
-    operator: operatorUseCases({ db, bus, clock, audit, mailer, mailFrame: mailFrameOf(config) }),
+    operator: operatorUseCases({ db, bus, clock, audit, mailer, mailFrame: mailFrameOf(config), scopes: settings.scopes }),
     maintenance,
     oauth,
     resource: resourceUseCases({ clients: caches.clients, tokens: caches.tokens, feed: revocationFeed }),

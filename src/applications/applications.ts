@@ -189,6 +189,9 @@ export async function regenerateSecret(
     const application = await replaceOwnedApplicationSecret(trx, id, ownerId, sha256Hex(clientSecret), now)
     if (!application) return undefined
     await revoke({ db: trx, bus }, { kind: 'client-changed', clientId: application.client_id }, now)
+    // A machine's tokens were issued on nothing but the secret: a new one (a leak, say) ends them.
+    if (application.kind === 'machine')
+      await revoke({ db: trx, bus }, { kind: 'machine-tokens-revoked', applicationId: application.id }, now)
     return { application, clientSecret }
   })
   if (result) {

@@ -74,6 +74,9 @@ export const AUDIT_EVENTS = Object.freeze({
   'operator.resource_server_off': 'Application no longer a resource server',
   'operator.application_deleted': 'Application deleted by the operator',
   'operator.tokens_revoked': 'Tokens revoked by the operator',
+  'operator.client_credentials_on': 'Client credentials grant enabled by the operator (tokens for the application itself, no user)',
+  'operator.client_credentials_changed': 'Scopes of the client credentials grant changed by the operator',
+  'operator.client_credentials_off': 'Client credentials grant turned off by the operator',
   'operator.signing_keys_rotated': 'ID Token signing keys rotated by the operator',
   'operator.second_factor_reset': 'Second factor reset by the operator',
 } as const)
@@ -199,6 +202,10 @@ export const auditDetail = {
   grantGiven: (scopes: readonly string[], responseType: keyof typeof ISSUED_WORDS) =>
     `Scopes: ${scopes.join(' ')}; ${ISSUED_WORDS[responseType]} issued`,
   tokensRevoked: (n: number) => `${plural(n, 'access token', 'access tokens')} revoked`,
+  /** The client credentials grant's scopes (names from the scope vocabulary) and what the change revoked. */
+  machineScopes: (scopes: readonly string[], revoked: number) =>
+    `Scopes: ${scopes.join(' ')}; ${plural(revoked, 'machine token', 'machine tokens')} revoked`,
+  machineTokensRevoked: (revoked: number) => `${plural(revoked, 'machine token', 'machine tokens')} revoked`,
   secretRegenerated: () => 'The previous client secret stopped working',
   kindChanged: (from: string, to: string, secret: 'deleted' | 'created' | 'kept' | 'none') =>
     `From ${from} to ${to}; ${KIND_SECRET_WORDS[secret]}`,

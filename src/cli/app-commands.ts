@@ -36,6 +36,8 @@ const appsShow: Command = {
       suspended: iso(app.suspended_at),
       verified: iso(app.verified_at),
       resource_server: app.is_resource_server,
+      kind: app.kind,
+      client_credentials: app.client_credentials_scopes?.join(' ') ?? null,
     }
     return {
       text: formatRecord(row),
@@ -44,6 +46,7 @@ const appsShow: Command = {
         redirect_uris: app.redirect_uris,
         post_logout_redirect_uris: app.post_logout_redirect_uris,
         scopes: app.allowed_scopes,
+        client_credentials: app.client_credentials_scopes,
       },
     }
   },
@@ -100,6 +103,29 @@ const appsResourceServer: Command = {
   },
 }
 
+/**
+ * `apps client-credentials <client_id> --scopes "read write_teams"` or `... off`: the client
+ * credentials grant of a machine application (docs/decisions/021-machine-tokens.md).
+ */
+const appsClientCredentials: Command = {
+  arity: 2,
+  async run({ args, flags, services }) {
+    const app = await services.operator.applicationByClientId(argument(args, 0, 'client_id'))
+    const off = args[1] === 'off'
+    if (args.length > (off ? 2 : 1)) throw new UsageError('apps client-credentials takes --scopes "SCOPES" or off')
+    if (off === (flags.scopes !== undefined)) throw new UsageError('apps client-credentials takes --scopes "SCOPES" or off, one of them')
+    const name = `${app.name} (${app.client_id})`
+    const { changed, scopes, revoked } = await services.operator.setClientCredentials(COMMAND_LINE, app.id, off ? null : flags.scopes!)
+    const revokedText = revoked > 0 ? ` ${revoked} of its machine tokens revoked.` : ''
+    const text = !changed
+      ? `${name} already ${scopes === null ? 'had the client credentials grant off' : `had the client credentials grant for: ${scopes.join(' ')}`}.`
+      : scopes === null
+        ? `${name} may no longer use the client credentials grant.${revokedText}`
+        : `${name} may use the client credentials grant for: ${scopes.join(' ')}.${revokedText}`
+    return done(text, { client_id: app.client_id, client_credentials_scopes: scopes, changed, revoked })
+  },
+}
+
 const tokensRevoke: Command = {
   arity: 0,
   async run({ flags, services: { operator } }) {
@@ -124,6 +150,7 @@ export const APP_COMMANDS: Readonly<Record<string, Command>> = {
   'apps verify': appsVerify(true),
   'apps unverify': appsVerify(false),
   'apps resource-server': appsResourceServer,
+  'apps client-credentials': appsClientCredentials,
   'apps delete': appsDelete,
   'tokens revoke': tokensRevoke,
 }

@@ -12,7 +12,7 @@ export class UsageError extends Error {
   override name = 'UsageError'
 }
 
-export type Flags = { search?: string; page?: string; app?: string; user?: string; to?: string; last?: boolean }
+export type Flags = { search?: string; page?: string; app?: string; user?: string; scopes?: string; to?: string; last?: boolean }
 
 export interface Output {
   text: string

@@ -18,6 +18,8 @@ export const USAGE = `Usage: gatehouse <command> [--json]
   apps verify <client_id>           its consent page says "Verified by <SERVICE_NAME>"
   apps unverify <client_id>
   apps resource-server <client_id> on|off   may introspect any token and subscribe to revocations
+  apps client-credentials <client_id> --scopes "SCOPES" | off
+                                    a machine application's tokens for itself (no user), with these scopes
   apps delete <client_id>
   tokens revoke --app <client_id> [--user <email>]
   keys list                         the ID Token signing keys, retired ones too

@@ -39,6 +39,7 @@ function parse(argv: readonly string[]): Parsed {
       page: { type: 'string' },
       app: { type: 'string' },
       user: { type: 'string' },
+      scopes: { type: 'string' },
       to: { type: 'string' },
       last: { type: 'boolean', default: false },
     },

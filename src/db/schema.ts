@@ -67,6 +67,11 @@ export interface ApplicationsTable {
   post_logout_redirect_uris: ColumnType<string[], string[] | undefined, string[]>
   /** Web (confidential, the default), native or single-page (public), or machine (migration 0018). */
   kind: ColumnType<ApplicationKind, ApplicationKind | undefined, ApplicationKind>
+  /**
+   * The scopes an operator granted for the client credentials grant (RFC 6749 §4.4); null while
+   * the grant is not enabled (migration 0021, docs/decisions/021-machine-tokens.md).
+   */
+  client_credentials_scopes: ColumnType<string[] | null, string[] | null | undefined, string[] | null>
 }
 
 /** RFC 9126: a pushed authorization request, until used or expired (migration 0012). */
@@ -113,7 +118,8 @@ export interface AccessTokensTable {
   /** The token's SHA-256 digest, hex: the row's key (unique; the uuid id went in migration 0015). */
   token_hash: string
   application_id: string
-  user_id: string
+  /** Null for a machine token: the client credentials grant issues it for no user (migration 0021). */
+  user_id: string | null
   scopes: string[]
   authorization_code_id: string | null
   created_at: Timestamp
@@ -124,18 +130,19 @@ export interface AccessTokensTable {
 type ViewColumn<T> = ColumnType<T, never, never>
 
 /**
- * The live tokens (migrations/0017_live_token_view.ts): the one definition of a valid token,
- * read by the server and by every database-mode verifier. Its columns never change
- * (docs/decisions/017-live-token-view.md).
+ * The live tokens (gatehouse_live_tokens_v2, migrations/0021_machine_tokens.ts): the one
+ * definition of a valid token, read by the server and by every database-mode verifier of this
+ * release. Its columns never change (docs/decisions/017-live-token-view.md); user_id and email
+ * are null for a machine token. _v1, for verifiers of earlier releases, holds user tokens only.
  */
 export interface LiveTokensView {
   token_hash: ViewColumn<string>
-  user_id: ViewColumn<string>
+  user_id: ViewColumn<string | null>
   application_id: ViewColumn<string>
   scopes: ViewColumn<string[]>
   created_at: ViewColumn<Date>
   client_id: ViewColumn<string>
-  email: ViewColumn<string>
+  email: ViewColumn<string | null>
 }
 
 export interface PendingAuthorizationsTable {

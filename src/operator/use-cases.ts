@@ -33,6 +33,8 @@ import {
 } from './moderation.js'
 import { type SecondFactorReset, resetSecondFactor } from './second-factor-reset.js'
 import { type Activity, cachedActivity } from './activity.js'
+import { type ClientCredentialsChange, setClientCredentials } from './client-credentials.js'
+import type { ScopeVocabulary } from '../oauth/index.js'
 
 /*
  * The operator's use cases (docs/operating/admin.md), built once in src/services.ts for both
@@ -76,6 +78,11 @@ export interface OperatorUseCases {
   setVerified(actor: Actor, applicationId: string, on: boolean): Promise<{ changed: boolean }>
   setResourceServer(actor: Actor, applicationId: string, on: boolean): Promise<{ changed: boolean }>
   deleteApplication(actor: Actor, applicationId: string): Promise<void>
+  /**
+   * The client credentials grant of a machine application (src/operator/client-credentials.ts):
+   * its scopes, space-separated, or null to turn it off.
+   */
+  setClientCredentials(actor: Actor, applicationId: string, scopes: string | null): Promise<ClientCredentialsChange>
   /** `gatehouse tokens revoke`: every token of the application, or one user's. */
   revokeTokens(actor: Actor, applicationId: string, userId?: string): Promise<{ revoked: number }>
   /**
@@ -98,6 +105,8 @@ export interface OperatorDeps {
   /** The user is told of a second-factor reset. */
   mailer: Mailer
   mailFrame: MailFrame
+  /** What the client credentials grant may be given (docs/operating/scopes.md). */
+  scopes: ScopeVocabulary
 }
 
 const orUndefined = <T>(found: Promise<T>): Promise<T | undefined> =>
@@ -106,7 +115,7 @@ const orUndefined = <T>(found: Promise<T>): Promise<T | undefined> =>
     throw err
   })
 
-export function operatorUseCases({ db, bus, clock, audit, mailer, mailFrame }: OperatorDeps): OperatorUseCases {
+export function operatorUseCases({ db, bus, clock, audit, mailer, mailFrame, scopes }: OperatorDeps): OperatorUseCases {
   const ctx = (actor: Actor): OperatorContext => ({ db, bus, record: (event) => trailOf(audit, actor).record(event) })
   const mayModerate = (actor: Actor, userId: string) => actor.userId !== userId
   const moderated = (actor: Actor, userId: string) => {
@@ -137,6 +146,7 @@ export function operatorUseCases({ db, bus, clock, audit, mailer, mailFrame }: O
     setVerified: (actor, id, on) => setVerified(ctx(actor), id, on, clock()),
     setResourceServer: (actor, id, on) => setResourceServer(ctx(actor), id, on, clock()),
     deleteApplication: (actor, id) => deleteApplicationAsOperator(ctx(actor), id, clock()),
+    setClientCredentials: (actor, id, granted) => setClientCredentials({ ...ctx(actor), scopes }, id, granted, clock()),
     revokeTokens: (actor, id, userId) => revokeApplicationTokens(ctx(actor), id, userId, clock()),
     async readAuditLog({ email, ...filter }, cursor) {
       const user = email === undefined ? undefined : await findUser(db, email)

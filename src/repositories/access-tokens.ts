@@ -51,7 +51,7 @@ export async function revokeTokensOfCode(db: Db, authorizationCodeId: string, no
 }
 
 /** Marks the user's live tokens for the application revoked; their digests (access_tokens_application_user_idx). */
-export async function revokeTokensOfGrant(db: Db, grant: GrantKey, now: Date): Promise<string[]> {
+export async function revokeTokensOfGrant(db: Db, grant: GrantKey & { userId: string }, now: Date): Promise<string[]> {
   const rows = await db
     .updateTable('access_tokens')
     .set({ revoked_at: now })
@@ -63,8 +63,9 @@ export async function revokeTokensOfGrant(db: Db, grant: GrantKey, now: Date): P
   return rows.map((r) => r.token_hash)
 }
 
+/** A (user, application) grant; a null user is a machine application's own tokens (RFC 6749 §4.4). */
 export interface GrantKey {
-  userId: string
+  userId: string | null
   applicationId: string
 }
 
@@ -77,7 +78,13 @@ export interface GrantKey {
  * a hash join over the whole table), and only while still live, so two processes revoke a token once.
  * Planned each time: the grants' spread decides between the index and a scan.
  */
-export async function revokeTokensBeyond(db: Db, grants: readonly GrantKey[], keep: number, limit: number, now: Date): Promise<string[]> {
+export async function revokeTokensBeyond(
+  db: Db,
+  grants: readonly (GrantKey & { userId: string })[],
+  keep: number,
+  limit: number,
+  now: Date,
+): Promise<string[]> {
   if (grants.length === 0) return []
   const { rows } = await sql<{ token_hash: string }>`${sql.raw(PLANNED_EACH_TIME)}
     update access_tokens set revoked_at = ${now}
@@ -96,14 +103,76 @@ export async function revokeTokensBeyond(db: Db, grants: readonly GrantKey[], ke
 }
 
 /**
- * Marks at most `limit` live tokens of the application, or of the user for any application,
- * revoked and returns their digests (access_tokens_application_user_idx, access_tokens_user_id_idx),
+ * As revokeTokensBeyond, for machine applications' own tokens (no user): each application's live
+ * machine tokens beyond its newest `keep`, read newest first from access_tokens_live_machine_idx.
+ */
+export async function revokeMachineTokensBeyond(
+  db: Db,
+  applicationIds: readonly string[],
+  keep: number,
+  limit: number,
+  now: Date,
+): Promise<string[]> {
+  if (applicationIds.length === 0) return []
+  const { rows } = await sql<{ token_hash: string }>`${sql.raw(PLANNED_EACH_TIME)}
+    update access_tokens set revoked_at = ${now}
+    where revoked_at is null and token_hash = any(array(
+      select t.token_hash
+      from unnest(${[...applicationIds]}::uuid[]) as g(application_id)
+      cross join lateral (
+        select token_hash from access_tokens
+        where user_id is null and application_id = g.application_id and revoked_at is null
+        order by created_at desc
+        offset ${keep} limit ${limit}
+      ) as t
+    ))
+    returning token_hash`.execute(db)
+  return rows.map((r) => r.token_hash)
+}
+
+/**
+ * A machine token (RFC 6749 §4.4), in one statement: inserted only while the application is
+ * active and its client credentials grant enabled, holding its row FOR KEY SHARE as the code
+ * exchange does, so a suspension that locks it FOR UPDATE to revoke either waits for this token
+ * and revokes it, or is seen and nothing is issued. Undefined when nothing was issued.
+ */
+export async function insertMachineToken(
+  db: Db,
+  t: { tokenHash: string; applicationId: string; scopes: string[]; now: Date },
+): Promise<Pick<AccessToken, 'created_at'> | undefined> {
+  return db
+    .insertInto('access_tokens')
+    .columns(['token_hash', 'application_id', 'user_id', 'scopes', 'authorization_code_id', 'created_at'])
+    .expression(
+      db
+        .selectFrom('applications')
+        .select([
+          sql<string>`${t.tokenHash}`.as('token_hash'),
+          'id',
+          sql<null>`null::uuid`.as('user_id'),
+          sql<string[]>`${t.scopes}::text[]`.as('scopes'),
+          sql<null>`null::uuid`.as('authorization_code_id'),
+          sql<Date>`${t.now}::timestamptz`.as('created_at'),
+        ])
+        .where('id', '=', t.applicationId)
+        .where('suspended_at', 'is', null)
+        .where('kind', '=', 'machine')
+        .where('client_credentials_scopes', 'is not', null)
+        .forKeyShare(),
+    )
+    .returning('created_at')
+    .executeTakeFirst()
+}
+
+/**
+ * Marks at most `limit` live tokens of the application (or only its machine tokens), or of the
+ * user for any application, revoked and returns their digests (access_tokens_application_user_idx, access_tokens_user_id_idx),
  * so that revoking a large application or account holds a bounded number of digests in memory
  * at a time. Called until it returns fewer than `limit`.
  */
 export async function revokeTokenBatch(
   db: Db,
-  owner: { applicationId: string } | { userId: string },
+  owner: { applicationId: string; machineOnly?: boolean } | { userId: string },
   now: Date,
   limit: number,
 ): Promise<string[]> {
@@ -113,8 +182,13 @@ export async function revokeTokenBatch(
     .where('revoked_at', 'is', null)
     .where((eb) => {
       const live = eb.selectFrom('access_tokens').select('token_hash').where('revoked_at', 'is', null).limit(limit)
+      // machineOnly: the application's own tokens (no user), by access_tokens_live_machine_idx.
       const owned =
-        'applicationId' in owner ? live.where('application_id', '=', owner.applicationId) : live.where('user_id', '=', owner.userId)
+        'applicationId' in owner
+          ? owner.machineOnly
+            ? live.where('application_id', '=', owner.applicationId).where('user_id', 'is', null)
+            : live.where('application_id', '=', owner.applicationId)
+          : live.where('user_id', '=', owner.userId)
       // By the table's key, the digest: `in (…)` may be planned as a hash join over the whole table.
       return sql<boolean>`token_hash = any(array(${owned}))`
     })

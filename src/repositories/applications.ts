@@ -321,6 +321,15 @@ export async function setApplicationFlags(db: Db, id: string, flags: Application
   await db.updateTable('applications').set(flags).where('id', '=', id).execute()
 }
 
+/** The operator's grant of client credentials (RFC 6749 §4.4): its scopes, or null for off. */
+export async function setClientCredentialsScopes(db: Db, id: string, scopes: readonly string[] | null): Promise<void> {
+  await db
+    .updateTable('applications')
+    .set({ client_credentials_scopes: scopes === null ? null : [...scopes] })
+    .where('id', '=', id)
+    .execute()
+}
+
 /** The owner's live applications, suspended at `at` with their owner. */
 export async function suspendApplicationsOfOwner(db: Db, ownerId: string, at: Date): Promise<string[]> {
   const rows = await db

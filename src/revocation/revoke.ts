@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js'
 import {
   type GrantKey,
   revokeTokenBatch,
+  revokeMachineTokensBeyond,
   revokeTokenOfClient,
   revokeTokensBeyond,
   revokeTokensOfCode,
@@ -56,6 +57,12 @@ export type RevocationTarget =
   | { kind: 'application-deleted'; applicationId: string }
   /** Call inside the transaction that suspends it. Its streams end. */
   | { kind: 'application-suspended'; applicationId: string }
+  /**
+   * A machine application's own tokens (client credentials, RFC 6749 §4.4): its grant was turned
+   * off or its scopes changed by the operator, or its secret, on which they were issued, was
+   * regenerated (docs/decisions/021-machine-tokens.md). Its users' tokens stay.
+   */
+  | { kind: 'machine-tokens-revoked'; applicationId: string }
   /** `gatehouse tokens revoke`: every token and pending code of the application; it stays as it is. */
   | { kind: 'application-tokens-revoked'; applicationId: string }
   /**
@@ -110,6 +117,18 @@ async function revokeInBatches(trx: Db, bus: RevocationBus, owner: Parameters<ty
 }
 
 /**
+ * MAX_TOKENS_PER_GRANT for users' grants, and for machine applications, whose own tokens count
+ * as one grant without a user (docs/decisions/021-machine-tokens.md).
+ */
+async function revokeBeyondQuota(trx: Db, grants: readonly GrantKey[], keep: number, now: Date): Promise<string[]> {
+  const users = grants.filter((g): g is GrantKey & { userId: string } => g.userId !== null)
+  const machines = grants.filter((g) => g.userId === null).map((g) => g.applicationId)
+  const digests = await revokeTokensBeyond(trx, users, keep, EVICTIONS_PER_GRANT, now)
+  if (machines.length === 0) return digests
+  return [...digests, ...(await revokeMachineTokensBeyond(trx, machines, keep, EVICTIONS_PER_GRANT, now))]
+}
+
+/**
  * Revokes the target; idempotent. Returns how many live tokens it revoked (0 for a changed client).
  * RFC 7009's path has a function of its own: suspended at its await, an async function keeps
  * every register of its frame, and this switch's frame is several times that path's (docs/decisions/007-one-statement-hot-paths.md).
@@ -148,7 +167,7 @@ async function revokeInTransaction(
     case 'beyond-quota': {
       const digests =
         target.kind === 'beyond-quota'
-          ? await revokeTokensBeyond(trx, target.grants, target.keep, EVICTIONS_PER_GRANT, now)
+          ? await revokeBeyondQuota(trx, target.grants, target.keep, now)
           : await revokeTokensOfCode(trx, target.authorizationCodeId, now)
       if (digests.length > 0) await publish(trx, bus, { kind: 'tokens', digests })
       return digests.length
@@ -188,6 +207,8 @@ async function revokeInTransaction(
       await deletePendingCodes(trx, { userId: target.userId })
       return revokeInBatches(trx, bus, { userId: target.userId }, now)
     }
+    case 'machine-tokens-revoked':
+      return revokeInBatches(trx, bus, { applicationId: target.applicationId, machineOnly: true }, now)
     case 'client-changed':
       await publish(trx, bus, { kind: 'client-credentials', clientId: target.clientId })
       return 0

@@ -1,6 +1,7 @@
 import { sha256Hex } from '../../src/lib/crypto.js'
 import { randomBytes } from 'node:crypto'
 import type { Db } from '../../src/db/connect.js'
+import type { ApplicationKind } from '../../src/db/schema.js'
 import { generateAccessToken, generateClientId, generateClientSecret } from '../../src/lib/tokens.js'
 import { QUOTAS } from '../../src/limits/policy.js'
 import { insertPendingAuthorization } from '../../src/repositories/pending-authorizations.js'
@@ -45,21 +46,29 @@ export async function createApplication(
     now?: Date
     /** Marked by an operator: may introspect any token and subscribe to revocations. */
     resourceServer?: boolean
+    /** docs/applications.md "Which kind of application?"; web by default. */
+    kind?: ApplicationKind
+    /** Granted by an operator: the client credentials grant's scopes (RFC 6749 §4.4). */
+    clientCredentialsScopes?: string[]
   } = {},
 ): Promise<ApplicationFixture> {
   const ownerId = fields.ownerId ?? (await createUser(db)).id
-  const clientSecret = generateClientSecret()
+  // A native or single-page app has no secret (migration 0019): clientSecret is then ''.
+  const clientSecret = fields.kind === 'native' || fields.kind === 'spa' ? '' : generateClientSecret()
   const now = fields.now ?? new Date()
   const row = await db
     .insertInto('applications')
     .values({
       client_id: generateClientId(),
-      secret_hash: sha256Hex(clientSecret),
+      secret_hash: clientSecret === '' ? null : sha256Hex(clientSecret),
       owner_id: ownerId,
       name: fields.name ?? 'Test application',
       redirect_uris: fields.redirectUris ?? ['https://app.example.com/callback'],
       allowed_scopes: fields.scopes ?? ['read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users'],
       is_resource_server: fields.resourceServer ?? false,
+      // Only when asked: the migration tests insert applications before these columns exist.
+      ...(fields.kind === undefined ? {} : { kind: fields.kind }),
+      ...(fields.clientCredentialsScopes === undefined ? {} : { client_credentials_scopes: fields.clientCredentialsScopes }),
       created_at: now,
       updated_at: now,
     })

@@ -99,3 +99,35 @@ it('0017 makes the view of live tokens over the tokens already issued, and its d
   await migrateToLatest(db)
   expect(await liveTokenView(db)).toContain(live)
 })
+
+// docs/decisions/021-machine-tokens.md: machine tokens have no user; _v1 keeps its contract, _v2 holds them.
+it('0021 lets a token have no user, shows it in _v2 but not in _v1, and its down removes such tokens', async () => {
+  const db = t.handle.db
+  await migrateToLatest(db)
+  const user = await createUser(db)
+  const application = await createApplication(db, { kind: 'machine', clientCredentialsScopes: ['read'] })
+  const [forUser, forMachine] = ['d'.repeat(64), 'e'.repeat(64)]
+  await sql`insert into access_tokens (token_hash, application_id, user_id, scopes, created_at)
+            values (${forUser}, ${application.id}::uuid, ${user.id}::uuid, array['read'], now()),
+                   (${forMachine}, ${application.id}::uuid, null, array['read'], now())`.execute(db)
+  const inView = async (view: string) =>
+    (
+      await sql
+        .raw<{ token_hash: string }>(
+          `select token_hash from ${view} where token_hash in ('${forUser}', '${forMachine}') order by token_hash`,
+        )
+        .execute(db)
+    ).rows.map((r) => r.token_hash)
+  expect(await inView('gatehouse_live_tokens_v1')).toEqual([forUser])
+  expect(await inView('gatehouse_live_tokens_v2')).toEqual([forUser, forMachine])
+  // A token exchanged for a code always has its user.
+  await expect(
+    sql`update access_tokens set authorization_code_id = gen_random_uuid() where token_hash = ${forMachine}`.execute(db),
+  ).rejects.toThrow(/access_tokens_machine_without_code/)
+
+  await migrateTo(db, '0018_application_kinds')
+  expect(await inView('gatehouse_live_tokens_v1')).toEqual([forUser])
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from access_tokens where user_id is null`.execute(db)
+  expect(rows).toEqual([{ n: 0 }])
+  await migrateToLatest(db)
+})

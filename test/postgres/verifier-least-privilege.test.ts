@@ -8,12 +8,19 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { sha256Hex } from '../../src/lib/crypto.js'
 import { revoke } from '../../src/revocation/revoke.js'
 import { type TestContext, buildTestApp } from '../helpers/app.js'
-import { type ApplicationFixture, type UserFixture, createAccessToken, createApplication, createUser } from '../helpers/factories.js'
+import {
+  type ApplicationFixture,
+  type UserFixture,
+  basicAuth,
+  createAccessToken,
+  createApplication,
+  createUser,
+} from '../helpers/factories.js'
 import { NOTICE_WAIT_MS, msUntil } from '../helpers/propagation.js'
 
 /*
  * What a database-mode resource API needs of PostgreSQL (packages/verifier/README.md "Database
- * mode: the least it needs"): SELECT on the view gatehouse_live_tokens_v1 and LISTEN, which needs
+ * mode: the least it needs"): SELECT on the view gatehouse_live_tokens_v2 and LISTEN, which needs
  * no grant. Its verifier connects as a role made as that README says and given nothing else, so
  * none of the tables: the view runs with its owner's rights (docs/decisions/017-live-token-view.md).
  * Roles belong to the whole server, not to this file's database: the role's name is this file's
@@ -97,6 +104,21 @@ it('verifies a live token and refuses a revoked one through the view alone', asy
     token: { userId: user.id, applicationId: app.id, clientId: app.clientId, username: 'scout@example.com', scopes: ['read'] },
   })
   expect(await verifier!.verify(`Bearer ${revoked.token}`, 'read')).toMatchObject({ ok: false, status: 401 })
+})
+
+it('verifies a machine token (no user) through the view alone, as kind client with the client as subject', async () => {
+  const machine = await createApplication(t.db, { kind: 'machine', clientCredentialsScopes: ['read'] })
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/oauth/token',
+    headers: { authorization: basicAuth(machine.clientId, machine.clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'grant_type=client_credentials',
+  })
+  const token = res.json<{ access_token: string }>().access_token
+  expect(await verifier!.verify(`Bearer ${token}`, 'read')).toMatchObject({
+    ok: true,
+    token: { kind: 'client', userId: null, subject: machine.clientId, clientId: machine.clientId, username: null, scopes: ['read'] },
+  })
 })
 
 it('listens on the revocation channel and drops a token revoked after it was cached', async () => {

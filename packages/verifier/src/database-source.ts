@@ -22,13 +22,19 @@ export type DatabaseOption = string | VerifierDatabase
 
 /**
  * The database view whose rows are the live tokens, with their application's client_id and their
- * user's email: the one definition of "a valid token", created by Gatehouse's migration 0017 and
- * read by Gatehouse's own introspection, token info and RFC 7009 check as well as by every
- * database-mode verifier. Its columns never change; Gatehouse may change which rows it holds
- * (expiry, say), and a verifier deployed earlier follows without an upgrade. Another shape would
- * be a `_v2` view beside it (Gatehouse's docs/decisions/017-live-token-view.md).
+ * user's email: the one definition of "a valid token", read by Gatehouse's own introspection,
+ * token info and RFC 7009 check as well as by every database-mode verifier. Its columns never
+ * change; Gatehouse may change which rows it holds (expiry, say), and a verifier deployed
+ * earlier follows without an upgrade (Gatehouse's docs/decisions/017-live-token-view.md).
+ * `_v2` (Gatehouse's migration 0021) holds machine tokens too, whose user_id and email are
+ * null; `_v1` (migration 0017), which verifiers of earlier releases read, holds user tokens
+ * only, so those refuse a machine token rather than take its client for a user
+ * (docs/decisions/021-machine-tokens.md).
  */
-export const LIVE_TOKEN_VIEW = 'gatehouse_live_tokens_v1'
+export const LIVE_TOKEN_VIEW = 'gatehouse_live_tokens_v2'
+
+/** The view verifiers of earlier releases read: user tokens only, its columns kept for them. */
+export const LIVE_TOKEN_VIEW_V1 = 'gatehouse_live_tokens_v1'
 
 /**
  * One SELECT by the unique digest index; PostgreSQL inlines the view, so its joins are by
@@ -39,17 +45,20 @@ from ${LIVE_TOKEN_VIEW}
 where token_hash = $1`
 
 interface LiveTokenRow {
-  user_id: string
+  /** Null for a machine token (client credentials, RFC 6749 §4.4). */
+  user_id: string | null
   application_id: string
   scopes: string[]
   created_at: Date
   client_id: string
-  email: string
+  email: string | null
 }
 
 export function toVerifiedToken(row: LiveTokenRow): VerifiedToken {
   return {
+    kind: row.user_id === null ? 'client' : 'user',
     userId: row.user_id,
+    subject: row.user_id ?? row.client_id,
     clientId: row.client_id,
     applicationId: row.application_id,
     username: row.email,

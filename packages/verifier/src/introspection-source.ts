@@ -25,8 +25,13 @@ export function fromIntrospection(body: unknown): VerifiedToken | undefined {
   if (typeof sub !== 'string' || typeof clientId !== 'string' || typeof scope !== 'string' || typeof iat !== 'number') {
     throw new Error('introspection response lacks sub, client_id, scope or iat')
   }
+  // RFC 9068 §2.2: a token without a resource owner has its client as `sub`. A user's id is a
+  // UUID (36 characters) and an issued client_id has 24 (Gatehouse's src/lib/tokens.ts): they never meet.
+  const machine = sub === clientId
   return {
-    userId: sub,
+    kind: machine ? 'client' : 'user',
+    userId: machine ? null : sub,
+    subject: sub,
     clientId,
     applicationId: null,
     username: typeof username === 'string' ? username : null,

@@ -29,7 +29,14 @@ export {
 } from './scope-catalogue.js'
 export { TtlLru } from './ttl-lru.js'
 export { DEFAULT_NEGATIVE_TTL_MS, MAX_TTL_MS, TokenCache, type TokenCacheOptions } from './token-cache.js'
-export { LIVE_TOKEN_SQL, LIVE_TOKEN_VIEW, type VerifierDatabase, lookUpInDatabase, toVerifiedToken } from './database-source.js'
+export {
+  LIVE_TOKEN_SQL,
+  LIVE_TOKEN_VIEW,
+  LIVE_TOKEN_VIEW_V1,
+  type VerifierDatabase,
+  lookUpInDatabase,
+  toVerifiedToken,
+} from './database-source.js'
 export {
   type ListenEvents,
   type ListenOptions,

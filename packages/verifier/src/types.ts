@@ -1,12 +1,22 @@
 /** What a valid access token grants: what the verifier hands to a route handler. */
 export interface VerifiedToken {
-  /** The resource owner (users.id; `sub` in introspection, `resource_owner_id` in token info). */
-  readonly userId: string
+  /**
+   * `user`: issued for a user who consented. `client`: issued to a machine application for
+   * itself by the client credentials grant (RFC 6749 §4.4); no user stands behind it.
+   */
+  readonly kind: 'user' | 'client'
+  /** The resource owner (users.id, `resource_owner_id` in token info); null for a `client` token. */
+  readonly userId: string | null
+  /**
+   * `sub` in introspection: the user's id, or for a `client` token its client_id, as RFC 9068
+   * §2.2 has it for tokens without a resource owner.
+   */
+  readonly subject: string
   /** The application the token was issued to, by its public client_id. */
   readonly clientId: string
   /** The application's internal id: known in database mode, null over introspection. */
   readonly applicationId: string | null
-  /** The user's email (`username` in introspection). */
+  /** The user's email (`username` in introspection); null for a `client` token. */
   readonly username: string | null
   /** Granted scopes. Check them with `hasScope`, which knows that `write` implies `write_*`. */
   readonly scopes: readonly string[]

@@ -53,11 +53,24 @@ describe('introspection client', () => {
   it('reads an RFC 7662 response', () => {
     expect(fromIntrospection({ active: false })).toBeUndefined()
     expect(fromIntrospection({ active: true, sub: 'u', client_id: 'c', scope: 'read write', iat: 5, username: 'a@b' })).toEqual({
+      kind: 'user',
       userId: 'u',
+      subject: 'u',
       clientId: 'c',
       applicationId: null,
       username: 'a@b',
       scopes: ['read', 'write'],
+      issuedAt: 5,
+    })
+    // RFC 9068 §2.2: the client as `sub` is a machine token, without a user.
+    expect(fromIntrospection({ active: true, sub: 'c', client_id: 'c', scope: 'read', iat: 5 })).toEqual({
+      kind: 'client',
+      userId: null,
+      subject: 'c',
+      clientId: 'c',
+      applicationId: null,
+      username: null,
+      scopes: ['read'],
       issuedAt: 5,
     })
     expect(() => fromIntrospection({ error: 'invalid_client' })).toThrow()

@@ -156,7 +156,16 @@ describe('requireToken as Express-style middleware', () => {
     expect(res.status).toBe(201)
     expect(await res.json()).toEqual({ created_by: 'u1' })
     expect(reached).toEqual([
-      { userId: 'u1', clientId: 'c1', applicationId: null, username: null, scopes: ['read', 'write'], issuedAt: 1700000000 },
+      {
+        kind: 'user',
+        userId: 'u1',
+        subject: 'u1',
+        clientId: 'c1',
+        applicationId: null,
+        username: null,
+        scopes: ['read', 'write'],
+        issuedAt: 1700000000,
+      },
     ])
   })
 

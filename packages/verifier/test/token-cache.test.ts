@@ -57,7 +57,9 @@ describe('TtlLru', () => {
 
 describe('TokenCache', () => {
   const tokenFor = (applicationId: string, userId = 'u1'): VerifiedToken => ({
+    kind: 'user',
     userId,
+    subject: userId,
     clientId: `client-${applicationId}`,
     applicationId,
     username: null,

@@ -114,6 +114,10 @@ export async function establishClient(reading: ParamReading, load: ApplicationLo
   if (application.suspended_at !== null) {
     return { kind: 'fatal', message: 'This application has been suspended by the operator of this service.' }
   }
+  // A machine acts for no user (RFC 6749 §4.4; docs/decisions/021-machine-tokens.md): it never asks one for access.
+  if (application.kind === 'machine') {
+    return { kind: 'fatal', message: 'This application is a machine client: it acts for no user and cannot ask you for access.' }
+  }
 
   const sentRedirectUri = optional(reading.params, 'redirect_uri') ?? null
   if (sentRedirectUri !== null) {

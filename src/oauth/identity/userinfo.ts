@@ -21,7 +21,8 @@ export async function answerUserInfo(ctx: { db: Db; tokens: ServerTokenCache }, 
   const entry = await ctx.tokens.check(token)
   if (entry == null) return { kind: 'invalid' }
   const { scopes, userId } = entry.token
-  if (!scopes.includes('openid')) return { kind: 'insufficient-scope' }
+  // A machine token has no user to describe, and is never granted `openid` (docs/decisions/021-machine-tokens.md).
+  if (userId === null || !scopes.includes('openid')) return { kind: 'insufficient-scope' }
   const user = await findUserById(ctx.db, userId)
   if (!user || user.suspended_at !== null) return { kind: 'invalid' }
   return { kind: 'claims', body: JSON.stringify({ sub: user.id, ...claimsOfScopes(user, scopes) }) }

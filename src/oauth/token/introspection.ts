@@ -26,7 +26,8 @@ export function activeResponse(token: VerifiedToken, withUsername = true): strin
     scope: token.scopes.join(' '),
     client_id: token.clientId,
     username: withUsername ? (token.username ?? undefined) : undefined,
-    sub: token.userId,
+    // RFC 9068 §2.2: a machine token's subject is its client (docs/decisions/021-machine-tokens.md).
+    sub: token.subject,
     token_type: 'Bearer',
     iat: token.issuedAt,
   })

@@ -5,6 +5,7 @@ import type { TokenQuota } from '../../revocation/token-quota.js'
 import { findCodeByHash } from '../../repositories/authorization-codes.js'
 import { consumeCodeAndInsertToken } from '../../repositories/code-exchange.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
+import { issueClientCredentialsToken } from './client-credentials.js'
 import { InvalidGrantError, InvalidRequestError, UnsupportedGrantTypeError } from '../errors.js'
 import { optional, type Params, required } from '../params.js'
 import { computeS256Challenge, isValidVerifier, verifyCodeVerifier } from './pkce.js'
@@ -23,10 +24,10 @@ export interface TokenResponse {
 }
 
 /**
- * The grant types POST /oauth/token answers (RFC 6749 4.1.3), as the RFC 8414 metadata lists them
+ * The grant types POST /oauth/token answers (RFC 6749 4.1.3, 4.4.2), as the RFC 8414 metadata lists them
  * (src/oauth/use-cases.ts adds `implicit`, which GET /oauth/authorize answers).
  */
-export const TOKEN_GRANT_TYPES = ['authorization_code'] as const
+export const TOKEN_GRANT_TYPES = ['authorization_code', 'client_credentials'] as const
 
 /**
  * POST /oauth/token, grant_type=authorization_code (RFC 6749 4.1.3). The common case is one
@@ -39,7 +40,10 @@ export async function exchangeAuthorizationCode(
 ): Promise<TokenResponse> {
   const creds = extractClientCredentials(params, authorization)
   const grantType = required(params, 'grant_type')
-  if (grantType !== 'authorization_code') throw new UnsupportedGrantTypeError('Only grant_type=authorization_code is supported')
+  if (grantType === 'client_credentials') return issueClientCredentialsToken(ctx, creds, params)
+  if (grantType !== 'authorization_code') {
+    throw new UnsupportedGrantTypeError('Only grant_type=authorization_code and grant_type=client_credentials are supported')
+  }
   const code = required(params, 'code')
   const redirectUri = optional(params, 'redirect_uri')
   const verifier = optional(params, 'code_verifier')

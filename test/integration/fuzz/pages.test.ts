@@ -367,6 +367,7 @@ it(
         '/unverify',
         '/resource-server-on',
         '/resource-server-off',
+        '/client-credentials',
         '/delete',
         '/reset-second-factor',
         '/x',

@@ -105,7 +105,7 @@ describe('GET /.well-known/oauth-authorization-server (RFC 8414)', () => {
       scopes_supported: ['openid', 'email', 'profile', 'read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users'],
       response_types_supported: ['code', 'token', 'id_token', 'id_token token'],
       response_modes_supported: ['query', 'fragment', 'form_post'],
-      grant_types_supported: ['authorization_code', 'implicit'],
+      grant_types_supported: ['authorization_code', 'client_credentials', 'implicit'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],

@@ -108,9 +108,11 @@ describe('parameter encodings (docs/oauth-endpoints.md, POST /oauth/token)', () 
     expectOAuthError(num, 'invalid_request')
   })
 
-  it('supports only authorization_code', async () => {
-    const res = await exchange(t.app, client, { grant_type: 'client_credentials', code: undefined })
+  it('supports only authorization_code, and client_credentials for machine applications alone', async () => {
+    const res = await exchange(t.app, client, { grant_type: 'password', code: undefined })
     expectOAuthError(res, 'unsupported_grant_type')
+    // RFC 6749 §5.2: a grant Gatehouse supports that this (web) client may not use.
+    expectOAuthError(await exchange(t.app, client, { grant_type: 'client_credentials', code: undefined }), 'unauthorized_client')
     expectOAuthError(await exchange(t.app, client, { grant_type: undefined, code: 'x' }), 'invalid_request')
     expectOAuthError(await exchange(t.app, client, { code: undefined }), 'invalid_request')
   })

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { basicAuth, createAccessToken } from '../../helpers/factories.js'
+import { basicAuth, createAccessToken, createApplication } from '../../helpers/factories.js'
 import { resourceServerTestFile } from '../../helpers/file-set-up.js'
 import { freePort } from '../../helpers/gatehouse-process.js'
 import { NOTICE_WAIT_MS, msUntil } from '../../helpers/propagation.js'
@@ -71,6 +71,22 @@ const createTeam = (token: string) =>
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'Tigers' }),
   })
+
+it('refuses /me to a machine token, which speaks for no user, and lets it create a team as its client', async () => {
+  const machine = await createApplication(t.db, { kind: 'machine', clientCredentialsScopes: ['read', 'write_teams'] })
+  const issued = await fetch(`${gatehouse}/oauth/token`, {
+    method: 'POST',
+    headers: { authorization: basicAuth(machine.clientId, machine.clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials',
+  })
+  const { access_token: token } = (await issued.json()) as { access_token: string }
+  const me = await get(token)
+  expect(me.status).toBe(403)
+  expect(await me.json()).toMatchObject({ error: 'no_user' })
+  const created = await createTeam(token)
+  expect(created.status).toBe(201)
+  expect(await created.json()).toMatchObject({ name: 'Tigers', created_by: machine.clientId })
+})
 
 it('walks through a token that works, lacks a scope, and stops working after revocation', async () => {
   const readOnly = await createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes: ['read'] })

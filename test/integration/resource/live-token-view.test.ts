@@ -1,13 +1,13 @@
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
-import { LIVE_TOKEN_SQL, LIVE_TOKEN_VIEW } from '@gatehouse/verifier/shared'
+import { LIVE_TOKEN_SQL, LIVE_TOKEN_VIEW, LIVE_TOKEN_VIEW_V1 } from '@gatehouse/verifier/shared'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AccessTokenFixture, type ApplicationFixture, basicAuth, createAccessToken } from '../../helpers/factories.js'
 import { resourceServerTestFile } from '../../helpers/file-set-up.js'
 
 /*
- * The one definition of a live token, the view gatehouse_live_tokens_v1
- * (docs/decisions/017-live-token-view.md), on both engines: its columns are a contract, reading
+ * The one definition of a live token, the view gatehouse_live_tokens_v2 (and _v1 for verifiers of
+ * earlier releases, users' tokens only: docs/decisions/017-live-token-view.md, 021-machine-tokens.md), on both engines: its columns are a contract, reading
  * it costs the plan the join it replaced cost, and the server (introspection, token info, the
  * RFC 7009 check) and a database-mode verifier accept exactly its rows, also once a later
  * migration redefines it.
@@ -22,11 +22,14 @@ beforeAll(async () => {
 })
 afterAll(() => verifier?.close())
 
-/** What LIVE_TOKEN_SQL was before the view: the tables joined by hand. */
+/**
+ * What LIVE_TOKEN_SQL was before the view: the tables joined by hand; users by a left join
+ * since machine tokens have none (gatehouse_live_tokens_v2, docs/decisions/021-machine-tokens.md).
+ */
 const JOINED_SQL = `select t.user_id, t.application_id, t.scopes, t.created_at, a.client_id, u.email
 from access_tokens t
 join applications a on a.id = t.application_id
-join users u on u.id = t.user_id
+left join users u on u.id = t.user_id
 where t.token_hash = $1 and t.revoked_at is null`
 
 /**
@@ -47,27 +50,32 @@ async function genericPlan(text: string): Promise<string> {
   })
 }
 
-describe('the view gatehouse_live_tokens_v1', () => {
-  it('has the columns verifiers read, in their order and types, for good', async () => {
-    const { rows } = await sql<{ column_name: string; data_type: string }>`
-      select column_name, data_type from information_schema.columns
-      where table_schema = 'public' and table_name = ${LIVE_TOKEN_VIEW} order by ordinal_position`.execute(t.db)
-    expect(rows.map((r) => `${r.column_name} ${r.data_type}`)).toEqual([
-      'token_hash text',
-      'user_id uuid',
-      'application_id uuid',
-      'scopes ARRAY',
-      'created_at timestamp with time zone',
-      'client_id text',
-      'email text',
-    ])
+describe('the views gatehouse_live_tokens_v1 and _v2', () => {
+  it('has the columns verifiers read, in their order and types, for good: _v1 for earlier verifiers, _v2 for these', async () => {
+    for (const view of [LIVE_TOKEN_VIEW_V1, LIVE_TOKEN_VIEW]) {
+      const { rows } = await sql<{ column_name: string; data_type: string }>`
+        select column_name, data_type from information_schema.columns
+        where table_schema = 'public' and table_name = ${view} order by ordinal_position`.execute(t.db)
+      expect(
+        rows.map((r) => `${r.column_name} ${r.data_type}`),
+        view,
+      ).toEqual([
+        'token_hash text',
+        'user_id uuid',
+        'application_id uuid',
+        'scopes ARRAY',
+        'created_at timestamp with time zone',
+        'client_id text',
+        'email text',
+      ])
+    }
   })
 
   it('is inlined: the lookup is planned as the join of the tables it replaced, by the digest index', async () => {
     const throughView = await genericPlan(LIVE_TOKEN_SQL)
     expect(throughView).toBe(await genericPlan(JOINED_SQL))
     expect(throughView).toContain('access_tokens_token_hash_key')
-    expect(throughView).not.toMatch(/Subquery Scan|gatehouse_live_tokens_v1/)
+    expect(throughView).not.toMatch(/Subquery Scan|gatehouse_live_tokens_v/)
   })
 })
 

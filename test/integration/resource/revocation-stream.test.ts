@@ -336,7 +336,9 @@ describe('verifier in introspection mode', () => {
       expect(result).toEqual({
         ok: true,
         token: {
+          kind: 'user',
           userId: user.id,
+          subject: user.id,
           clientId: app.clientId,
           applicationId: null,
           username: user.email,

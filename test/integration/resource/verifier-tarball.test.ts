@@ -124,7 +124,9 @@ describe('@gatehouse/verifier installed from its tarball into another project', 
     expect(out.real).toEqual({
       ok: true,
       token: {
+        kind: 'user',
         userId,
+        subject: userId,
         clientId: client.clientId,
         applicationId: null,
         username: expect.stringMatching(/@example\.com$/),

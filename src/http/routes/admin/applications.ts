@@ -7,6 +7,7 @@ import { requireRecentAuth } from '../../recent-auth.js'
 import { render } from '../../render.js'
 import { formatTime } from '../console/view-models.js'
 import { listRequest, listView } from './query.js'
+import clientCredentialsRoutes from './client-credentials.js'
 
 type AppParams = { Params: { id: string } }
 
@@ -82,7 +83,10 @@ const ACTIONS: Record<string, ActionSpec> = {
   },
 }
 
-const DONE = Object.fromEntries(Object.entries(ACTIONS).flatMap(([k, a]) => (a.done ? [[k, a.done]] : [])))
+const DONE: Record<string, string> = {
+  ...Object.fromEntries(Object.entries(ACTIONS).flatMap(([k, a]) => (a.done ? [[k, a.done]] : []))),
+  'client-credentials': 'The client credentials grant is saved.',
+}
 
 /** /admin/applications: search by name, client_id or owner; one application; its actions. */
 export default async function adminApplicationRoutes(app: FastifyInstance, deps: Services): Promise<void> {
@@ -92,6 +96,9 @@ export default async function adminApplicationRoutes(app: FastifyInstance, deps:
   app.get<ListQuery>('/admin/applications', (request, reply) => applicationsPage(deps, request, reply))
 
   app.get<AppQuery>('/admin/applications/:id', (request, reply) => applicationPage(deps, request, reply))
+
+  // Before the generic actions: a static segment wins over `:action` (find-my-way).
+  await clientCredentialsRoutes(app, deps)
 
   app.get<{ Params: { id: string; action: string } }>(
     '/admin/applications/:id/:action',
@@ -150,6 +157,8 @@ async function applicationPage(deps: Services, request: FastifyRequest<AppQuery>
       suspended: a.suspended_at === null ? null : formatTime(a.suspended_at),
       verified: a.verified_at === null ? null : formatTime(a.verified_at),
       resourceServer: a.is_resource_server,
+      machine: a.kind === 'machine',
+      clientCredentials: a.client_credentials_scopes?.join(' ') ?? null,
     },
   })
 }
