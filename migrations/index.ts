@@ -17,6 +17,7 @@ import * as m0015 from './0015_token_digest_key.js'
 import * as m0016 from './0016_totp_failed_codes.js'
 import * as m0017 from './0017_live_token_view.js'
 import * as m0018 from './0018_application_kinds.js'
+import * as m0020 from './0020_device_authorizations.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '0016_totp_failed_codes': m0016,
   '0017_live_token_view': m0017,
   '0018_application_kinds': m0018,
+  '0020_device_authorizations': m0020,
 }
