@@ -112,7 +112,8 @@ describe('REQUIRE_TWO_FACTOR: every page runs the gate first, and the area comes
     if (OPEN.some((prefix) => under(pattern, prefix))) return 'exempt'
     if (under(pattern, '/admin')) return 'admin'
     if (under(pattern, '/applications')) return 'applications'
-    if (pattern === '/oauth/authorize') return 'authorize'
+    // The device flow's page is consent too (src/http/routes/oauth/device.ts).
+    if (pattern === '/oauth/authorize' || under(pattern, '/device')) return 'authorize'
     return 'console'
   }
 
