@@ -1,6 +1,5 @@
 import { randomInt } from 'node:crypto'
-import { sha256Hex } from '../../lib/crypto.js'
-import { randomToken } from '../../lib/crypto.js'
+import { randomToken, sha256Hex } from '../../lib/crypto.js'
 
 /*
  * The device flow's two codes (RFC 8628 3.2, 6.1; docs/decisions/020-device-codes.md). The user
