@@ -162,6 +162,27 @@ describe('POST /oauth/device_authorization and the device code grant refuse', ()
   })
 })
 
+describe('POST /oauth/device_authorization is bounded per application', () => {
+  it('keeps at most 100 live requests of one application: one more drops its oldest', async () => {
+    const tv = await createClient(t.db)
+    await t.db.updateTable('applications').set({ allow_device_flow: true }).where('id', '=', tv.id).execute()
+    const first = await startDevice(tv)
+    for (let i = 0; i < 100; i++) {
+      t.clock.advance(1)
+      await startDevice(tv)
+    }
+    const rows = await t.db.selectFrom('device_authorizations').select('id').where('application_id', '=', tv.id).execute()
+    expect(rows).toHaveLength(100)
+    const poll = await post('/oauth/token', {
+      grant_type: DEVICE_GRANT,
+      device_code: first.device_code,
+      client_id: tv.clientId,
+      client_secret: tv.clientSecret,
+    })
+    expect(poll.json()).toMatchObject({ error: 'invalid_grant' })
+  })
+})
+
 describe('the console', () => {
   it('turns the device flow on with its checkbox, and says so on the application page', async () => {
     const owner = await loggedInUser(t.app)
