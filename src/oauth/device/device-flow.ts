@@ -4,6 +4,7 @@ import { generateAccessToken } from '../../lib/tokens.js'
 import { LIFETIMES, QUOTAS } from '../../limits/policy.js'
 import { insertAccessToken } from '../../repositories/access-tokens.js'
 import { lockActiveApplicationAndUser } from '../../repositories/applications.js'
+import { hasGrant } from '../../repositories/grants.js'
 import {
   consumeDeviceAuthorization,
   findDeviceAuthorizationByDeviceCode,
@@ -141,10 +142,13 @@ async function issueDeviceToken(
     // A suspension since the approval (docs/operating/admin.md) issues nothing.
     if (!(await lockActiveApplicationAndUser(trx, grant.applicationId, grant.userId))) return 'suspended' as const
     if (!(await consumeDeviceAuthorization(trx, id))) return 'used' as const
+    // "Revoke access" since the approval withdrew the consent this token would stand on.
+    if (!(await hasGrant(trx, grant.userId, grant.applicationId))) return 'revoked' as const
     return insertAccessToken(trx, { tokenHash: sha256Hex(token), ...grant, now })
   })
   if (issued === 'suspended') throw new AccessDeniedError('The application or the account is suspended')
   if (issued === 'used') throw new InvalidGrantError('The device code was used already')
+  if (issued === 'revoked') throw new AccessDeniedError('The user revoked access after approving')
   ctx.tokenQuota.issued({ userId: grant.userId, applicationId: grant.applicationId })
   return {
     access_token: token,

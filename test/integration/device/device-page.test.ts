@@ -109,6 +109,32 @@ describe('the /device page', () => {
     expect((await s.post('/device/answer', { request_id: 'not-an-id', decision: 'approve' })).statusCode).toBe(400)
   })
 
+  it("gives no token when the user revoked access between approving and the device's poll", async () => {
+    const s = await loggedInUser(t.app)
+    const { user_code, device_code } = await startDevice()
+    await s.get('/device')
+    const consent = await s.post('/device', { user_code })
+    const requestId = /name="request_id" value="([^"]+)"/.exec(consent.body)![1]!
+    expect((await s.post('/device/answer', { request_id: requestId, decision: 'approve' })).statusCode).toBe(200)
+    const listing = await s.get('/authorized-applications')
+    const grantId = /\/authorized-applications\/([0-9a-f-]{36})\/revoke/.exec(listing.body)![1]!
+    expect((await s.post(`/authorized-applications/${grantId}/revoke`, {})).statusCode).toBe(303)
+    const poll = await post('/oauth/token', {
+      grant_type: DEVICE_GRANT,
+      device_code,
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
+    })
+    expect(poll.json()).toMatchObject({ error: 'access_denied' })
+    const again = await post('/oauth/token', {
+      grant_type: DEVICE_GRANT,
+      device_code,
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
+    })
+    expect(again.json()).toMatchObject({ error: 'invalid_grant' })
+  })
+
   it('is behind the second-factor policy, as consent is', async () => {
     const strict = await buildOAuthTestApp({ REQUIRE_TWO_FACTOR: 'all' })
     try {
