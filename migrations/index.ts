@@ -18,6 +18,7 @@ import * as m0016 from './0016_totp_failed_codes.js'
 import * as m0017 from './0017_live_token_view.js'
 import * as m0018 from './0018_application_kinds.js'
 import * as m0019 from './0019_public_clients.js'
+import * as m0020 from './0020_device_authorizations.js'
 import * as m0021 from './0021_machine_tokens.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
@@ -41,5 +42,6 @@ export const migrations: Record<string, Migration> = {
   '0017_live_token_view': m0017,
   '0018_application_kinds': m0018,
   '0019_public_clients': m0019,
+  '0020_device_authorizations': m0020,
   '0021_machine_tokens': m0021,
 }

@@ -59,6 +59,10 @@ export const EnvSchema = z.object({
   /** Consecutive wrong second-factor codes before the authenticator app's codes are locked (docs/decisions/011-second-factor.md). */
   SECOND_FACTOR_LOCK_AFTER: positiveInt(1000).default(20),
   TOKEN_AUTH_FAILURE_LIMIT: positiveInt().default(20),
+  /** RFC 8628 3.2 `interval`: seconds a device waits between polls; 1 to 60 (docs/decisions/020-device-codes.md). */
+  DEVICE_CODE_INTERVAL_SECONDS: positiveInt(60).default(5),
+  /** User codes typed on /device per client address, and per account, in 15 minutes (RFC 8628 5.1). */
+  DEVICE_CODE_ENTRY_LIMIT: positiveInt(1000).default(20),
   HTTP_REQUEST_TIMEOUT_MS: positiveInt(3_600_000).default(30_000),
   HTTP_CONNECTION_TIMEOUT_MS: positiveInt(3_600_000).default(60_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(3_600_000).default(72_000),

@@ -53,6 +53,8 @@ export interface Config {
   readonly limits: AccountLimits
   /** Failed client authentications per client_id within a 15-minute window before 429. */
   readonly tokenAuthFailureLimit: number
+  /** RFC 8628 3.2: the seconds a device waits between polls at first (DEVICE_CODE_INTERVAL_SECONDS). */
+  readonly deviceCodeIntervalSeconds: number
   /** Node's HTTP server timeouts (docs/operating/configuration.md); never unbounded. */
   readonly http: HttpTimeouts
   /**
@@ -156,6 +158,7 @@ function accountLimitsOf(e: Env): AccountLimits {
     emailChangeAddresses: e.EMAIL_CHANGE_ADDRESS_LIMIT,
     webauthnChallenges: e.WEBAUTHN_CHALLENGE_LIMIT,
     secondFactorLockAfter: e.SECOND_FACTOR_LOCK_AFTER,
+    deviceCodeEntries: e.DEVICE_CODE_ENTRY_LIMIT,
   })
 }
 
@@ -215,6 +218,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     sessionCacheMaxEntries: e.SESSION_CACHE_MAX_ENTRIES,
     limits: accountLimitsOf(e),
     tokenAuthFailureLimit: e.TOKEN_AUTH_FAILURE_LIMIT,
+    deviceCodeIntervalSeconds: e.DEVICE_CODE_INTERVAL_SECONDS,
     http: Object.freeze({
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       connectionTimeoutMs: e.HTTP_CONNECTION_TIMEOUT_MS,

@@ -14,6 +14,7 @@ import { Janitor } from './limits/janitor.js'
 import { type Mailer, createMailer } from './mail/mailer.js'
 import { ApplicationCache } from './oauth/clients/application-cache.js'
 import { SessionCache } from './accounts/sessions/session-cache.js'
+import { type DeviceUseCases, deviceUseCases } from './oauth/device/use-cases.js'
 import { type OAuthDeps, type OAuthUseCases, type ResourceUseCases, oauthUseCases, resourceUseCases } from './oauth/use-cases.js'
 import { ClientAuthCache } from './oauth/token/client-auth-cache.js'
 import { type ServerTokenCache, createServerTokenCache } from './oauth/token/token-validity.js'
@@ -51,6 +52,8 @@ export interface Services {
   readonly maintenance: MaintenanceUseCases
   /** Authorize, consent, token, revoke, metadata and Authorized Applications (src/oauth/use-cases.ts). */
   readonly oauth: OAuthUseCases
+  /** The device authorization grant: its endpoint, its token grant and the /device page (src/oauth/device/use-cases.ts). */
+  readonly device: DeviceUseCases
   /** Introspection, token info and the revocation stream's subscribers (src/oauth/use-cases.ts). */
   readonly resource: ResourceUseCases
   /** OpenID Connect: the signing keys, JWKS, discovery and UserInfo (src/oauth/identity/identity.ts). */
@@ -149,6 +152,17 @@ function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'c
   }
 }
 
+/** What the device flow reads of the configuration (RFC 8628; docs/oauth-endpoints.md "Device flow"). */
+function deviceSettings(config: Config, scopes: ScopeVocabulary) {
+  return {
+    scopes,
+    issuer: config.publicUrl,
+    clientAuthFailureLimit: config.tokenAuthFailureLimit,
+    intervalSeconds: config.deviceCodeIntervalSeconds,
+    limits: config.limits,
+  }
+}
+
 /** The caches: tokens, clients and applications hear every revocation through the bus; sessions need not (src/accounts/sessions/session-cache.ts). */
 function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
   const { db } = database
@@ -194,6 +208,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const keys = new SigningKeys({ db, clock, box: sealedBox, idTokenTtlMs: config.idTokenTtlMs })
   const settings = oauthSettings(config)
   const oauth = oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, keys, ...settings })
+  const device = deviceUseCases({ db, clock, bus, audit, tokenQuota, ...deviceSettings(config, settings.scopes) })
   const identitySettings = { issuer: config.publicUrl, applications: caches.applications }
   const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
 
@@ -209,6 +224,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     operator: operatorUseCases({ db, bus, clock, audit, mailer, mailFrame: mailFrameOf(config), scopes: settings.scopes }),
     maintenance,
     oauth,
+    device,
     resource: resourceUseCases({ clients: caches.clients, tokens: caches.tokens, feed: revocationFeed }),
     identity: identityUseCases({ keys, audit, db, tokens: caches.tokens, metadata: oauth.metadata(), ...identitySettings }),
     scopes: settings.scopes,

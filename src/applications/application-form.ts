@@ -51,6 +51,8 @@ export interface ApplicationFormValues {
   /** RS256, ES256 or EdDSA (docs/openid-connect.md). */
   idTokenAlg: string
   requirePushedRequests: boolean
+  /** RFC 8628: the device flow (docs/oauth-endpoints.md "Device flow"). */
+  allowDeviceFlow: boolean
 }
 
 export type ParsedApplicationForm =
@@ -84,6 +86,7 @@ export function newApplicationFormValues(vocabulary: ScopeVocabulary): Applicati
     allowImplicit: false,
     idTokenAlg: 'RS256',
     requirePushedRequests: false,
+    allowDeviceFlow: false,
   }
 }
 
@@ -101,6 +104,7 @@ export function applicationFormValues(app: Application): ApplicationFormValues {
     allowImplicit: app.allow_implicit,
     idTokenAlg: app.id_token_alg,
     requirePushedRequests: app.require_pushed_requests,
+    allowDeviceFlow: app.allow_device_flow,
   }
 }
 
@@ -123,6 +127,7 @@ function readForm(body: unknown): ApplicationFormValues {
     allowImplicit: raw.allow_implicit !== undefined,
     idTokenAlg: text(raw.id_token_alg) || 'RS256',
     requirePushedRequests: raw.require_pushed_requests !== undefined,
+    allowDeviceFlow: raw.allow_device_flow !== undefined,
   }
 }
 
@@ -208,6 +213,7 @@ const applicationFormSchema = z.object({
   allow_implicit: z.boolean(),
   id_token_alg: z.enum(SIGNING_ALGS, { message: 'Choose RS256, ES256 or EdDSA.' }),
   require_pushed_requests: z.boolean(),
+  allow_device_flow: z.boolean(),
 })
 
 /** The scopes field: the names `vocabulary` knows (SCOPES_FILE's or the seed's), at least one, in canonical order. */
@@ -259,6 +265,7 @@ export function parseApplicationForm(body: unknown, vocabulary: ScopeVocabulary,
     allow_implicit: values.allowImplicit,
     id_token_alg: values.idTokenAlg,
     require_pushed_requests: values.requirePushedRequests,
+    allow_device_flow: values.allowDeviceFlow,
   })
   if (result.success) {
     const d = result.data
@@ -279,6 +286,7 @@ export function parseApplicationForm(body: unknown, vocabulary: ScopeVocabulary,
         allowImplicit: d.allow_implicit,
         idTokenAlg: d.id_token_alg,
         requirePushedRequests: d.require_pushed_requests,
+        allowDeviceFlow: d.allow_device_flow,
       },
     }
   }

@@ -111,6 +111,7 @@ function changeOf(before: Application, after: ApplicationSettings): ApplicationC
     allowImplicit: before.allow_implicit !== after.allowImplicit,
     idTokenAlg: before.id_token_alg !== after.idTokenAlg,
     requirePushedRequests: after.requirePushedRequests !== undefined && before.require_pushed_requests !== after.requirePushedRequests,
+    allowDeviceFlow: after.allowDeviceFlow !== undefined && before.allow_device_flow !== after.allowDeviceFlow,
   }
 }
 

@@ -61,6 +61,7 @@ export const AUDIT_EVENTS = Object.freeze({
   'application.verification_cleared': 'Operator verification withdrawn by a change of name, redirect URIs or links',
   'grant.given': 'Access granted to an application',
   'grant.revoked': 'Access revoked from an application',
+  'grant.device_denied': "A device's request for access was denied on the /device page",
   'operator.added': 'Made an operator',
   'operator.removed': 'No longer an operator',
   'operator.user_suspended': 'Account suspended by the operator',
@@ -165,6 +166,7 @@ export interface ApplicationChange {
   allowImplicit: boolean
   idTokenAlg: boolean
   requirePushedRequests: boolean
+  allowDeviceFlow: boolean
 }
 
 const CHANGE_WORDS: Record<keyof ApplicationChange, string> = {
@@ -177,6 +179,7 @@ const CHANGE_WORDS: Record<keyof ApplicationChange, string> = {
   allowImplicit: 'token flow',
   idTokenAlg: 'ID Token signing algorithm',
   requirePushedRequests: 'pushed request requirement',
+  allowDeviceFlow: 'device flow',
 }
 
 /** What an approved authorization issued, by response type (src/oauth/authorize/authorize-request.ts). */
@@ -201,6 +204,8 @@ export const auditDetail = {
   scopes: (scopes: readonly string[]) => `Scopes: ${scopes.join(' ')}`,
   grantGiven: (scopes: readonly string[], responseType: keyof typeof ISSUED_WORDS) =>
     `Scopes: ${scopes.join(' ')}; ${ISSUED_WORDS[responseType]} issued`,
+  /** RFC 8628: approved on the /device page; the device's token is issued when it next polls. */
+  deviceGrantGiven: (scopes: readonly string[]) => `Scopes: ${scopes.join(' ')}; approved for a device (device flow)`,
   tokensRevoked: (n: number) => `${plural(n, 'access token', 'access tokens')} revoked`,
   /** The client credentials grant's scopes (names from the scope vocabulary) and what the change revoked. */
   machineScopes: (scopes: readonly string[], revoked: number) =>
@@ -212,7 +217,7 @@ export const auditDetail = {
   applicationChanged: (change: ApplicationChange, previousName: string) => {
     const fields = (Object.keys(CHANGE_WORDS) as Array<keyof ApplicationChange>).filter((k) => change[k]).map((k) => CHANGE_WORDS[k])
     if (fields.length === 0) return 'Saved without changes'
-    const renamed = change.name ? `; previously named "${boundedLine(previousName, 100)}"` : ''
+    const renamed = change.name ? `; previously named "${boundedLine(previousName, 90)}"` : ''
     return `Changed: ${fields.join(', ')}${renamed}`
   },
   loggedIn: (knownDevice: boolean) => (knownDevice ? 'From a browser that logged in to this account before' : 'From a new browser'),

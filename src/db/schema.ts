@@ -72,7 +72,30 @@ export interface ApplicationsTable {
    * the grant is not enabled (migration 0021, docs/decisions/021-machine-tokens.md).
    */
   client_credentials_scopes: ColumnType<string[] | null, string[] | null | undefined, string[] | null>
+  /** RFC 8628: the owner lets it use the device authorization grant (migration 0020). */
+  allow_device_flow: Generated<boolean>
 }
+
+/** RFC 8628: one device's request, until its device code is exchanged or it expires (migration 0020). */
+export interface DeviceAuthorizationsTable {
+  id: Generated<string>
+  /** SHA-256 (hex) of the device code; the code itself is never stored. */
+  device_code_hash: string
+  /** SHA-256 (hex) of the normalised user code (docs/decisions/020-device-codes.md). */
+  user_code_hash: string
+  application_id: string
+  scopes: string[]
+  status: ColumnType<DeviceAuthorizationStatus, DeviceAuthorizationStatus | undefined, DeviceAuthorizationStatus>
+  /** Who approved or denied it. */
+  user_id: string | null
+  created_at: Timestamp
+  expires_at: Timestamp
+  last_polled_at: Timestamp | null
+  /** RFC 8628 3.5: raised by 5 s at every slow_down. */
+  interval_seconds: number
+}
+
+export type DeviceAuthorizationStatus = 'pending' | 'approved' | 'denied'
 
 /** RFC 9126: a pushed authorization request, until used or expired (migration 0012). */
 export interface PushedAuthorizationRequestsTable {
@@ -303,6 +326,7 @@ export interface Database {
   webauthn_challenges: WebauthnChallengesTable
   pending_logins: PendingLoginsTable
   signing_keys: SigningKeysTable
+  device_authorizations: DeviceAuthorizationsTable
 }
 
 export type User = Selectable<UsersTable>
@@ -311,3 +335,4 @@ export type Grant = Selectable<GrantsTable>
 export type AuthorizationCode = Selectable<AuthorizationCodesTable>
 export type AccessToken = Selectable<AccessTokensTable>
 export type PendingAuthorization = Selectable<PendingAuthorizationsTable>
+export type DeviceAuthorization = Selectable<DeviceAuthorizationsTable>

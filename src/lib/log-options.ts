@@ -10,7 +10,9 @@ import type { LoggerOptions } from 'pino'
  * Parameters whose values never reach a log line, wherever they appear in a URL. Besides the
  * credentials: the OpenID Connect hints, which name a person (login_hint: an email address;
  * id_token_hint: an ID Token with its claims; logout_hint, RP-Initiated Logout 1.0 2), and a
- * pushed request's request_uri, a reference any browser could use while it lives (RFC 9126 7.1).
+ * pushed request's request_uri, a reference any browser could use while it lives (RFC 9126 7.1),
+ * and the device flow's codes (RFC 8628 3.2: the user code in verification_uri_complete, which
+ * whoever reads it could approve while it lives; the device code, a bearer secret).
  */
 const SECRET_PARAMS = new Set([
   'client_secret',
@@ -25,6 +27,8 @@ const SECRET_PARAMS = new Set([
   'login_hint',
   'logout_hint',
   'request_uri',
+  'user_code',
+  'device_code',
 ])
 
 /**

@@ -46,6 +46,8 @@ export interface LimitSettings {
    * window: the count falls back to 0 only at a proven second factor.
    */
   readonly secondFactorLockAfter: number
+  /** User codes typed on the /device page per client address, and per account, in 15 minutes (RFC 8628 5.1). */
+  readonly deviceCodeEntries: number
 }
 
 export type LimitSetting = keyof LimitSettings
@@ -115,6 +117,14 @@ export const RATE_LIMITS = {
   emailChangeAddress: { prefix: 'email-change:to', windowMs: HOUR, setting: 'emailChangeAddresses', env: 'EMAIL_CHANGE_ADDRESS_LIMIT' },
   /** Failed client authentications per client_id (token, revoke and the resource endpoints). */
   clientAuthentication: { prefix: 'client-auth', windowMs: 15 * MINUTE, setting: 'clientAuthFailures', env: 'TOKEN_AUTH_FAILURE_LIMIT' },
+  /**
+   * User codes typed on the /device page per client address, right or wrong: with 20^8 codes and
+   * at most QUOTAS.deviceAuthorizationsPerApplication live per application, this keeps a guess's
+   * odds negligible (RFC 8628 5.1, docs/decisions/020-device-codes.md).
+   */
+  deviceCodeAddress: { prefix: 'device-code:addr', windowMs: 15 * MINUTE, setting: 'deviceCodeEntries', env: 'DEVICE_CODE_ENTRY_LIMIT' },
+  /** The same per account, whatever the addresses it types from. */
+  deviceCodeAccount: { prefix: 'device-code:acct', windowMs: 15 * MINUTE, setting: 'deviceCodeEntries', env: 'DEVICE_CODE_ENTRY_LIMIT' },
 } as const satisfies Record<string, RateLimit>
 
 /**
@@ -153,6 +163,8 @@ export const QUOTAS = {
   pendingPerUser: { max: 10 },
   /** Live pushed authorization requests per application (RFC 9126); one more drops its oldest. Fixed. */
   pushedPerApplication: { max: 100 },
+  /** Live device authorizations per application (RFC 8628); one more drops its oldest. Fixed. */
+  deviceAuthorizationsPerApplication: { max: 100 },
   /** Passkeys per account (docs/decisions/011-second-factor.md): enough for every device and a spare key. Fixed. */
   passkeysPerUser: { max: 10 },
   /** Revocation streams per application, per process. */
@@ -171,6 +183,8 @@ export const LIFETIMES = {
   consentRequestMs: 10 * MINUTE,
   /** A pushed authorization request's request_uri (RFC 9126 2.2: short-lived; "5 to 600 seconds"). */
   pushedRequestMs: MINUTE,
+  /** A device code and its user code (RFC 8628 3.2 expires_in; docs/decisions/020-device-codes.md). */
+  deviceCodeMs: 10 * MINUTE,
   /** A console session: set by the configuration, not fixed here. */
   session: { setting: 'sessionTtlMs', env: 'SESSION_TTL_HOURS' },
   /** Mailed links, by purpose (docs/accounts.md "Links and what is stored"). */
@@ -213,6 +227,8 @@ export const RETENTION = {
   pending_logins: 0,
   /** Signing keys past not_after: retired, and every ID Token they signed has expired. */
   signing_keys: 0,
+  /** Device authorizations (RFC 8628): useless once expired, answered or not. */
+  device_authorizations: 0,
   /** REVOKED_TOKEN_RETENTION_DAYS. */
   access_tokens: 'revokedTokenRetentionMs',
   /** AUDIT_RETENTION_DAYS. */

@@ -136,6 +136,21 @@ export class SlowDownError extends OAuthError {
   }
 }
 
+/** RFC 8628 3.5: the user has not answered yet; the device polls again after its interval. */
+export class AuthorizationPendingError extends OAuthError {
+  readonly error = 'authorization_pending'
+}
+
+/** RFC 8628 3.5: the device polled sooner than its interval; the interval is now 5 s longer. 400, unlike SlowDownError's 429. */
+export class PollTooSoonError extends OAuthError {
+  readonly error = 'slow_down'
+}
+
+/** RFC 8628 3.5: the device code expired before the user answered; the device must start again. */
+export class ExpiredTokenError extends OAuthError {
+  readonly error = 'expired_token'
+}
+
 /** RFC 6749 5.2 / 4.1.2.1: an unexpected condition; the detail is logged, never sent. */
 export class ServerError extends OAuthError {
   readonly error = 'server_error'

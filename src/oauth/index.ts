@@ -8,6 +8,10 @@ export type { OAuthUseCases, ResourceUseCases } from './use-cases.js'
 export type { IdentityUseCases } from './identity/identity.js'
 export type { AuthorizeAnswer } from './authorize/authorize-answers.js'
 export type { LogoutRequest } from './logout/logout.js'
+export type { DeviceUseCases } from './device/use-cases.js'
+export type { DeviceConsent } from './device/device-page.js'
+/** RFC 8628 3.4: the device code grant's grant_type, which the token route dispatches on. */
+export { DEVICE_CODE_GRANT_TYPE } from './device/device-flow.js'
 export {
   InvalidRequestError,
   OAuthError,

@@ -30,6 +30,7 @@ import { authorizeRequestMetadata } from './authorize/authorize-metadata.js'
 import { type PushContext, type PushedRequestResponse, pushAuthorizationRequest } from './authorize/pushed-requests.js'
 import { TOKEN_GRANT_TYPES, type TokenResponse, exchangeAuthorizationCode } from './token/token-exchange.js'
 import { revokeForClient } from './token/token-revocation.js'
+import { DEVICE_CODE_GRANT_TYPE } from './device/device-flow.js'
 import type { ServerTokenCache, ServerTokenEntry } from './token/token-validity.js'
 
 /*
@@ -114,7 +115,9 @@ function metadataOf(issuer: string, scopes: ScopeVocabulary): Readonly<Record<st
     revocation_endpoint: `${issuer}/oauth/revoke`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
     scopes_supported: [...scopes.names],
-    grant_types_supported: [...TOKEN_GRANT_TYPES, 'implicit'],
+    grant_types_supported: [...TOKEN_GRANT_TYPES, DEVICE_CODE_GRANT_TYPE, 'implicit'],
+    // RFC 8628 4: the device flow's first endpoint.
+    device_authorization_endpoint: `${issuer}/oauth/device_authorization`,
     token_endpoint_auth_methods_supported: publicAuthMethods,
     revocation_endpoint_auth_methods_supported: publicAuthMethods,
     introspection_endpoint_auth_methods_supported: authMethods,

@@ -13,6 +13,11 @@ export function findApplicationByClientId(db: Db, clientId: string): Promise<App
   return db.selectFrom('applications').selectAll().where('client_id', '=', clientId).executeTakeFirst()
 }
 
+/** By id (the primary key). */
+export function findApplicationById(db: Db, id: string): Promise<Application | undefined> {
+  return db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
 /** The application with its owner's email, for the consent page. */
 export function findApplicationWithOwnerByClientId(
   db: Db,
@@ -107,6 +112,8 @@ export interface ApplicationSettings {
   idTokenAlg: SigningAlg
   /** RFC 9126 6: plain authorize requests refused; absent: false for a new application, unchanged by an edit. */
   requirePushedRequests?: boolean
+  /** RFC 8628: the device flow; absent: false for a new application, unchanged by an edit. */
+  allowDeviceFlow?: boolean
   /** https links shown on the consent page; absent or null: none. */
   homepageUrl?: string | null
   privacyPolicyUrl?: string | null
@@ -132,6 +139,7 @@ export function insertApplication(
       allow_implicit: a.allowImplicit,
       id_token_alg: a.idTokenAlg,
       require_pushed_requests: a.requirePushedRequests ?? false,
+      allow_device_flow: a.allowDeviceFlow ?? false,
       homepage_url: a.homepageUrl ?? null,
       privacy_policy_url: a.privacyPolicyUrl ?? null,
       created_at: a.now,
@@ -183,6 +191,7 @@ export function updateOwnedApplication(
       allow_implicit: s.allowImplicit,
       id_token_alg: s.idTokenAlg,
       ...(s.requirePushedRequests === undefined ? {} : { require_pushed_requests: s.requirePushedRequests }),
+      ...(s.allowDeviceFlow === undefined ? {} : { allow_device_flow: s.allowDeviceFlow }),
       homepage_url: s.homepageUrl ?? null,
       privacy_policy_url: s.privacyPolicyUrl ?? null,
       updated_at: now,

@@ -7,7 +7,7 @@ import type { Db } from '../db/connect.js'
  * the column that says how old a row is; every column here is indexed
  * (migrations/0004_janitor_indexes.ts, pending_authorizations_expires_at_idx,
  * audit_events_occurred_at_idx, email_tokens_expires_at_idx, and the expires_at indexes of
- * migrations/0010_second_factor.ts). totp_secrets, recovery_codes and passkeys never expire:
+ * migrations/0010_second_factor.ts, device_authorizations_expires_at_idx). totp_secrets, recovery_codes and passkeys never expire:
  * they are bounded per account and deleted with it.
  */
 const AGE_COLUMNS = {
@@ -23,6 +23,7 @@ const AGE_COLUMNS = {
   webauthn_challenges: { key: 'id_hash', age: 'expires_at' },
   pending_logins: { key: 'id_hash', age: 'expires_at' },
   signing_keys: { key: 'kid', age: 'not_after' },
+  device_authorizations: { key: 'id', age: 'expires_at' },
 } as const
 
 export type JanitorTable = keyof typeof AGE_COLUMNS

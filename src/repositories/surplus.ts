@@ -2,7 +2,10 @@ import type { QueryCreator } from 'kysely'
 import type { Database } from '../db/schema.js'
 
 /** The tables whose rows are capped per owner by deleting the oldest in the inserting statement. */
-type Capped = { table: 'pending_authorizations'; owner: 'user_id' } | { table: 'pushed_authorization_requests'; owner: 'application_id' }
+type Capped =
+  | { table: 'pending_authorizations'; owner: 'user_id' }
+  | { table: 'pushed_authorization_requests'; owner: 'application_id' }
+  | { table: 'device_authorizations'; owner: 'application_id' }
 
 /**
  * The common table expression that deletes an owner's oldest rows beyond the newest `keep - 1`,

@@ -27,6 +27,8 @@ export interface ApplicationFields {
   /** The ID Token signing algorithm's select; absent: RS256, as a browser sends the first option. */
   id_token_alg?: string
   require_pushed_requests?: boolean
+  /** RFC 8628: the device flow's checkbox. */
+  allow_device_flow?: boolean
 }
 
 /** The console form as a browser posts it: checkboxes present only when checked. */
@@ -44,6 +46,7 @@ export function applicationForm(f: ApplicationFields = {}): Record<string, strin
     allow_implicit: f.allow_implicit ? 'on' : null,
     id_token_alg: f.id_token_alg ?? 'RS256',
     require_pushed_requests: f.require_pushed_requests ? 'on' : null,
+    allow_device_flow: f.allow_device_flow ? 'on' : null,
   }
 }
 

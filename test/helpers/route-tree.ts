@@ -58,6 +58,7 @@ export const API_ROUTES: ReadonlyMap<string, RouteAnswer> = new Map<string, Rout
   ['POST /oauth/token', 'oauth-json'],
   ['POST /oauth/revoke', 'oauth-json'],
   ['POST /oauth/par', 'oauth-json'],
+  ['POST /oauth/device_authorization', 'oauth-json'],
   ['POST /oauth/introspect', 'oauth-json'],
   ['GET /oauth/token/info', 'oauth-json'],
   ['HEAD /oauth/token/info', 'oauth-json'],

@@ -140,6 +140,21 @@ async function dayOfTraffic(at: Date, n: number) {
       })),
     )
     .execute()
+  // Device authorizations (RFC 8628, migration 0020) live 10 minutes, answered or not.
+  await t.db
+    .insertInto('device_authorizations')
+    .values(
+      Array.from({ length: n }, () => ({
+        device_code_hash: hex(),
+        user_code_hash: hex(),
+        application_id: app.id,
+        scopes: ['read'],
+        created_at: at,
+        expires_at: new Date(ms + 10 * 60_000),
+        interval_seconds: 5,
+      })),
+    )
+    .execute()
   // An enrolment is one per account: each day's come from accounts opened that day.
   const enrolling = await t.db
     .insertInto('users')
@@ -194,6 +209,7 @@ describe('the janitor', () => {
       webauthn_challenges: 0,
       totp_enrolments: 0,
       signing_keys: 0,
+      device_authorizations: 0,
     })
     for (const table of JANITOR_TABLES) expect(removed[table]).toBe(before[table]! - after[table]!)
 
@@ -233,6 +249,7 @@ describe('the janitor', () => {
       webauthn_challenges: 5,
       totp_enrolments: 5,
       signing_keys: 0,
+      device_authorizations: 5,
     })
   })
 

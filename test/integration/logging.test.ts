@@ -42,6 +42,10 @@ it('redacts secret query parameters from URLs', () => {
     '/oauth/token?client_id=a&client_secret=[REDACTED]&code=[REDACTED]&redirect_uri=r',
   )
   expect(redactUrl('/x?access_token=t&token=u&password=p')).toBe('/x?access_token=[REDACTED]&token=[REDACTED]&password=[REDACTED]')
+  // The device flow (RFC 8628): the user code of verification_uri_complete, and a device code sent in a query.
+  expect(redactUrl('/device?user_code=BCDF-GHJK')).toBe('/device?user_code=[REDACTED]')
+  expect(redactUrl('/oauth/token?device_code=gdc_x&grant_type=g')).toBe('/oauth/token?device_code=[REDACTED]&grant_type=g')
+  expect(redactUrl('/login?next=%2Fdevice%3Fuser_code%3DBCDF-GHJK')).toBe('/login?next=%2Fdevice%3Fuser_code%3D%5BREDACTED%5D')
 })
 
 it('redacts the secrets of the path in `next`, where a mailed link sends the browser to log in first', () => {

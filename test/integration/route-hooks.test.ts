@@ -16,12 +16,11 @@ const ROOT = ['requestIdentity', 'startTiming']
 const PAGES = [...ROOT, 'anonymous', 'pageHeaders', 'fastifyCookieHandler', 'refuseCrossOrigin', 'readSession']
 /**
  * What an API route may run besides these: the OAuth API's Content-Length check, CORS for the
- * endpoints any origin may call (src/http/cors.ts), Fastify's HEAD handling, the streamed count.
+ * endpoints a registered single-page app may call (src/http/cors.ts), Fastify's HEAD handling, the streamed count.
  */
 const API_HOOKS = new Set([
   ...ROOT,
   'requireContentLength',
-  'allowAnyOrigin',
   'allowRegisteredOrigin',
   'countAnswer',
   'headRouteOnSendHandler',
@@ -42,7 +41,7 @@ describe('the hot paths run these hooks and no others', () => {
   it.each([
     ['GET /oauth/token/info', { onRequest: ROOT, onSend: ['countAnswer'] }],
     ['POST /oauth/introspect', { onRequest: ROOT, onSend: ['countAnswer'] }],
-    ['GET /oauth/userinfo', { onRequest: [...ROOT, 'allowAnyOrigin'], onSend: ['countAnswer'] }],
+    ['GET /oauth/userinfo', { onRequest: [...ROOT, 'allowRegisteredOrigin'], onSend: ['countAnswer'] }],
     ['OPTIONS /oauth/userinfo', { onRequest: ROOT, onSend: ['countAnswer'] }],
     ['POST /oauth/token', { onRequest: [...ROOT, 'requireContentLength', 'allowRegisteredOrigin'], onSend: ['countAnswer'] }],
     ['POST /oauth/revoke', { onRequest: [...ROOT, 'requireContentLength', 'allowRegisteredOrigin'], onSend: ['countAnswer'] }],
@@ -120,7 +119,8 @@ describe('REQUIRE_TWO_FACTOR: every page runs the gate first, and the area comes
     if (OPEN.some((prefix) => under(pattern, prefix))) return 'exempt'
     if (under(pattern, '/admin')) return 'admin'
     if (under(pattern, '/applications')) return 'applications'
-    if (pattern === '/oauth/authorize') return 'authorize'
+    // The device flow's page is consent too (src/http/routes/oauth/device.ts).
+    if (pattern === '/oauth/authorize' || under(pattern, '/device')) return 'authorize'
     return 'console'
   }
 

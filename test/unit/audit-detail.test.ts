@@ -27,12 +27,14 @@ describe('audit details', () => {
       allowImplicit: false,
       requirePushedRequests: false,
       idTokenAlg: false,
+      allowDeviceFlow: false,
     }
     expect(auditDetail.applicationChanged(none, 'Old')).toBe('Saved without changes')
     expect(auditDetail.applicationChanged({ ...none, redirectUris: true, allowImplicit: true }, 'Old')).toBe(
       'Changed: redirect URIs, token flow',
     )
     expect(auditDetail.applicationChanged({ ...none, postLogoutRedirectUris: true }, 'Old')).toBe('Changed: post-logout redirect URIs')
+    expect(auditDetail.applicationChanged({ ...none, allowDeviceFlow: true }, 'Old')).toBe('Changed: device flow')
     expect(auditDetail.applicationChanged({ ...none, name: true, requirePkce: true }, 'Old\u0007 Name')).toBe(
       'Changed: name, PKCE requirement; previously named "Old Name"',
     )
@@ -49,6 +51,7 @@ describe('audit details', () => {
       allowImplicit: true,
       requirePushedRequests: true,
       idTokenAlg: true,
+      allowDeviceFlow: true,
     }
     expect(auditDetail.applicationChanged(all, 'x'.repeat(1000)).length).toBeLessThanOrEqual(AUDIT_DETAIL_MAX)
   })

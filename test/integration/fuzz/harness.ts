@@ -71,6 +71,10 @@ export interface World {
   codes: string[]
   heldIds: string[]
   grantId: string
+  /** Device codes of `app` (RFC 8628), and the user codes and consent-page request ids of others. */
+  deviceCodes: string[]
+  userCodes: string[]
+  deviceRequestIds: string[]
 }
 
 /** The logged-in browser's cookies: its session and its form token's cookie. */
@@ -160,6 +164,7 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
       LOGIN_ADDRESS_FAILURE_LIMIT: '1000000',
       LOGIN_ACCOUNT_ATTACK_LIMIT: '1000000',
       TOKEN_AUTH_FAILURE_LIMIT: '1000000',
+      DEVICE_CODE_ENTRY_LIMIT: '1000',
       LOG_LEVEL: 'info',
       // The logo's route exists only with a logo (src/http/routes/static.ts).
       BRAND_LOGO_FILE: BRAND_LOGO_FIXTURE,
@@ -256,7 +261,7 @@ async function populate(t: TestContext): Promise<World> {
   const user = await t.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow()
   const scopes = ['openid', 'read', 'write', 'write_members', 'write_teams', 'write_events', 'write_users']
   const app = await createApplication(t.db, { ownerId: user.id, redirectUris: [REDIRECT_URI], scopes })
-  await t.db.updateTable('applications').set({ allow_implicit: true }).where('id', '=', app.id).execute()
+  await t.db.updateTable('applications').set({ allow_implicit: true, allow_device_flow: true }).where('id', '=', app.id).execute()
   const foreign = await createApplication(t.db, { redirectUris: [REDIRECT_URI] })
   const spa = await createApplication(t.db, { ownerId: user.id, redirectUris: [`${SPA_ORIGIN}/callback`] })
   await t.db.updateTable('applications').set({ kind: 'spa', secret_hash: null }).where('id', '=', spa.id).execute()
@@ -292,6 +297,7 @@ async function populate(t: TestContext): Promise<World> {
   const grantId = /\/authorized-applications\/([0-9a-f-]{36})\/revoke/.exec(grants.body)?.[1]
   if (!grantId) throw new Error('no grant listed')
   await s.get('/applications')
+  const device = await deviceRequests(t, s, app)
   return {
     t,
     user: { id: user.id, email, password: PASSWORD },
@@ -305,7 +311,33 @@ async function populate(t: TestContext): Promise<World> {
     codes,
     heldIds,
     grantId,
+    ...device,
   }
+}
+
+/** Device authorizations of `app` (RFC 8628): codes to poll with, and user codes typed on /device. */
+async function deviceRequests(t: TestContext, s: BrowserSession, app: { clientId: string; clientSecret: string }) {
+  const deviceCodes: string[] = []
+  const userCodes: string[] = []
+  const deviceRequestIds: string[] = []
+  for (let i = 0; i < 4; i++) {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/oauth/device_authorization',
+      headers: { 'content-type': FORM },
+      payload: new URLSearchParams({ client_id: app.clientId, client_secret: app.clientSecret, scope: 'read' }).toString(),
+    })
+    const body = res.json() as { device_code: string; user_code: string }
+    deviceCodes.push(body.device_code)
+    userCodes.push(body.user_code)
+    if (i % 2 === 0) continue
+    await s.get('/device')
+    const page = await s.post('/device', { user_code: body.user_code })
+    const id = /name="request_id" value="([^"]+)"/.exec(page.body)?.[1]
+    if (!id) throw new Error(`no device consent page: ${page.statusCode} ${page.body.slice(0, 300)}`)
+    deviceRequestIds.push(id)
+  }
+  return { deviceCodes, userCodes, deviceRequestIds }
 }
 
 /**
@@ -345,7 +377,7 @@ async function restore(world: World): Promise<void> {
   }
   if (!apps.some((a) => a.id === world.app.id)) {
     const created = await createApplication(t.db, { ownerId: world.user.id, redirectUris: [REDIRECT_URI] })
-    await t.db.updateTable('applications').set({ allow_implicit: true }).where('id', '=', created.id).execute()
+    await t.db.updateTable('applications').set({ allow_implicit: true, allow_device_flow: true }).where('id', '=', created.id).execute()
     world.app = { id: created.id, clientId: created.clientId, clientSecret: created.clientSecret }
     world.tokens = []
   }
@@ -521,6 +553,17 @@ export function knownValues(world: World, realSecrets = true) {
       { weight: 1, arbitrary: uuid },
     ),
     grantIds: fc.oneof({ weight: 4, arbitrary: live(() => world.grantId) }, { weight: 1, arbitrary: uuid }),
+    deviceCodes: fc.oneof(
+      { weight: 4, arbitrary: liveOneOf(() => world.deviceCodes) },
+      { weight: 1, arbitrary: text(50).map((s) => `gdc_${s}`) },
+    ),
+    userCodes: fc.oneof(
+      { weight: 4, arbitrary: liveOneOf(() => world.userCodes) },
+      { weight: 1, arbitrary: liveOneOf(() => world.userCodes).map((c) => c.toLowerCase().replace('-', ' ')) },
+      { weight: 1, arbitrary: fc.constantFrom('', 'BCDF-GHJK', 'AEIO-UAEI', 'BCDFGHJKL', '----------') },
+      { weight: 1, arbitrary: text(30) },
+    ),
+    deviceRequestIds: fc.oneof({ weight: 4, arbitrary: liveOneOf(() => world.deviceRequestIds) }, { weight: 1, arbitrary: uuid }),
     /** Someone else's id, or something that is no id at all. */
     otherIds: uuid,
   }

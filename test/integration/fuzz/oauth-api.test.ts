@@ -12,6 +12,7 @@ import { pathOf, text, unknownPath } from './wire.js'
  */
 
 const TIMEOUT = 180_000
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 let h: Harness
 beforeAll(async () => {
   h = await createHarness()
@@ -32,9 +33,11 @@ it(
     const params = {
       grant_type: fc.oneof(
         { weight: 6, arbitrary: fc.constant('authorization_code') },
+        { weight: 2, arbitrary: fc.constant(DEVICE_GRANT) },
         fc.constantFrom('refresh_token', 'client_credentials', 'password', 'implicit', 'AUTHORIZATION_CODE'),
       ),
       code: known.codes,
+      device_code: known.deviceCodes,
       redirect_uri: fc.oneof(
         { weight: 6, arbitrary: fc.constant(REDIRECT_URI) },
         fc.constantFrom(`${REDIRECT_URI}/x`, `${REDIRECT_URI}x`, 'https://evil.example/cb', `${REDIRECT_URI}?code=1`),
@@ -47,6 +50,25 @@ it(
     // Refused parameters, refused clients, and past client authentication into the exchange.
     expect(h.outcomes('POST /oauth/token')).toEqual(
       expect.arrayContaining(['400 invalid_request', '401 invalid_client', '400 invalid_grant']),
+    )
+  },
+  TIMEOUT,
+)
+
+it(
+  'POST /oauth/device_authorization',
+  async () => {
+    const params = {
+      scope: fc.oneof({ weight: 3, arbitrary: fc.constantFrom('', 'read', 'read write') }, fc.constantFrom('admin', 'READ'), text(20)),
+      ...clientParams(),
+    }
+    await h.fuzz(
+      '/oauth/device_authorization',
+      requests(h.world, { methods: ['POST'], path: pathOf('/oauth/device_authorization'), query: params, body: params }),
+      250,
+    )
+    expect(h.outcomes('POST /oauth/device_authorization')).toEqual(
+      expect.arrayContaining(['200', '400 invalid_request', '400 invalid_scope', '401 invalid_client']),
     )
   },
   TIMEOUT,

@@ -111,6 +111,31 @@ it(
   TIMEOUT,
 )
 
+it(
+  "GET and POST /device, POST /device/answer (the device flow's page, RFC 8628 3.3)",
+  async () => {
+    const known = knownValues(h.world)
+    await h.fuzz(
+      '/device GET',
+      requests(h.world, { methods: ['GET'], path: pathOf('/device'), query: { user_code: known.userCodes } }),
+      100,
+    )
+    await h.fuzz(
+      '/device POST',
+      requests(h.world, { methods: ['POST'], path: pathOf('/device'), body: { user_code: known.userCodes }, form: true }),
+      200,
+    )
+    const answer = {
+      request_id: known.deviceRequestIds,
+      decision: fc.oneof(fc.constantFrom('approve', 'deny'), fc.constantFrom('yes', '')),
+    }
+    await h.fuzz('/device/answer', requests(h.world, { methods: ['POST'], path: pathOf('/device/answer'), body: answer, form: true }), 150)
+    expect(h.outcomes('POST /device POST')).toEqual(expect.arrayContaining(['200', '400', '403']))
+    expect(h.outcomes('POST /device/answer')).toEqual(expect.arrayContaining(['200', '400']))
+  },
+  TIMEOUT,
+)
+
 const credentials = () => ({
   email: fc.oneof(
     { weight: 2, arbitrary: fc.constant(h.world.user.email) },

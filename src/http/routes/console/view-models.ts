@@ -83,6 +83,7 @@ export interface ApplicationView {
   allowImplicit: boolean
   idTokenAlg: string
   requirePushedRequests: boolean
+  allowDeviceFlow: boolean
   homepageUrl: string | null
   privacyPolicyUrl: string | null
   /** Set by an operator (docs/operating/admin.md). */
@@ -118,6 +119,7 @@ export function applicationView(app: Application, vocabulary: ScopeVocabulary): 
     allowImplicit: app.allow_implicit,
     idTokenAlg: app.id_token_alg,
     requirePushedRequests: app.require_pushed_requests,
+    allowDeviceFlow: app.allow_device_flow,
     homepageUrl: app.homepage_url,
     privacyPolicyUrl: app.privacy_policy_url,
     suspended: app.suspended_at !== null,

@@ -3,6 +3,7 @@ import { InvalidRequestError } from '../../../oauth/index.js'
 import type { Services } from '../../../services.js'
 import authorizeRoutes from './authorize.js'
 import authorizedApplicationsRoutes from './authorized-applications.js'
+import deviceRoutes from './device.js'
 import { noStore, setOAuthJsonErrorHandler } from './json-errors.js'
 import logoutRoutes from './logout.js'
 import metadataRoutes from './metadata.js'
@@ -11,13 +12,14 @@ import revokeRoutes from './revoke.js'
 import tokenRoutes from './token.js'
 
 /**
- * Browser-facing OAuth pages: /oauth/authorize (log-in, consent), Authorized Applications and the
- * end_session_endpoint (/oauth/logout).
+ * Browser-facing OAuth pages: /oauth/authorize (log-in, consent), Authorized Applications, the
+ * device flow's /device page (RFC 8628 3.3) and the end_session_endpoint (/oauth/logout).
  * Register inside the page context, which provides the session, CSRF and HTML error pages.
  */
 export async function oauthPageRoutes(app: FastifyInstance, deps: Services): Promise<void> {
   await authorizeRoutes(app, deps)
   await authorizedApplicationsRoutes(app, deps)
+  await deviceRoutes(app, deps)
   await logoutRoutes(app, deps)
 }
 

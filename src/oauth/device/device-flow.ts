@@ -1,0 +1,159 @@
+import type { Application } from '../../db/schema.js'
+import { sha256Hex } from '../../lib/crypto.js'
+import { generateAccessToken } from '../../lib/tokens.js'
+import { LIFETIMES, QUOTAS } from '../../limits/policy.js'
+import { insertAccessToken } from '../../repositories/access-tokens.js'
+import { lockActiveApplicationAndUser } from '../../repositories/applications.js'
+import { hasGrant } from '../../repositories/grants.js'
+import {
+  consumeDeviceAuthorization,
+  findDeviceAuthorizationByDeviceCode,
+  insertDeviceAuthorization,
+  recordPoll,
+} from '../../repositories/device-authorizations.js'
+import type { TokenQuota } from '../../revocation/token-quota.js'
+import {
+  AccessDeniedError,
+  AuthorizationPendingError,
+  ExpiredTokenError,
+  InvalidGrantError,
+  PollTooSoonError,
+  UnauthorizedClientError,
+  UnsupportedGrantTypeError,
+} from '../errors.js'
+import { type ScopeVocabulary, formatScope } from '../grants/scope.js'
+import { type Params, optional, required } from '../params.js'
+import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from '../token/client-auth.js'
+import type { TokenResponse } from '../token/token-exchange.js'
+import { generateDeviceCode, generateUserCode, normaliseUserCode, userCodeDigest } from './user-code.js'
+
+/** RFC 8628 3.4: the grant type of the device's token request. */
+export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code'
+
+/** RFC 8628 3.5: what a device that polls too soon adds to its interval. */
+export const SLOW_DOWN_STEP_SECONDS = 5
+
+export interface DeviceFlowContext extends ClientEndpointContext {
+  scopes: ScopeVocabulary
+  tokenQuota: Pick<TokenQuota, 'issued'>
+  /** PUBLIC_URL: the verification URI is `${issuer}/device`. */
+  issuer: string
+  /** DEVICE_CODE_INTERVAL_SECONDS. */
+  intervalSeconds: number
+}
+
+/** RFC 8628 3.2. */
+export interface DeviceAuthorizationResponse {
+  device_code: string
+  user_code: string
+  verification_uri: string
+  verification_uri_complete: string
+  expires_in: number
+  interval: number
+}
+
+/**
+ * The client as the token endpoint authenticates it (src/oauth/token/client-auth.ts, so every kind
+ * of client the token endpoint accepts is accepted here), and allowed the device flow by its owner.
+ */
+async function deviceClient(ctx: DeviceFlowContext, params: Params, authorization: string | undefined): Promise<Application> {
+  const creds = extractClientCredentials(params, authorization)
+  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+  if (!application.allow_device_flow) {
+    throw new UnauthorizedClientError('This application may not use the device flow: its owner has not turned it on in the console')
+  }
+  return application
+}
+
+/** POST /oauth/device_authorization (RFC 8628 3.1, 3.2). */
+export async function requestDeviceAuthorization(
+  ctx: DeviceFlowContext,
+  params: Params,
+  authorization: string | undefined,
+): Promise<DeviceAuthorizationResponse> {
+  const application = await deviceClient(ctx, params, authorization)
+  const scopes = ctx.scopes.parse(optional(params, 'scope'), application.allowed_scopes)
+  const now = ctx.clock()
+  const deviceCode = generateDeviceCode()
+  const userCode = generateUserCode()
+  await insertDeviceAuthorization(ctx.db, {
+    deviceCodeHash: sha256Hex(deviceCode),
+    userCodeHash: userCodeDigest(normaliseUserCode(userCode)!),
+    applicationId: application.id,
+    scopes,
+    now,
+    expiresAt: new Date(now.getTime() + LIFETIMES.deviceCodeMs),
+    intervalSeconds: ctx.intervalSeconds,
+    keepPerApplication: QUOTAS.deviceAuthorizationsPerApplication.max,
+  })
+  const verificationUri = `${ctx.issuer}/device`
+  return {
+    device_code: deviceCode,
+    user_code: userCode,
+    verification_uri: verificationUri,
+    verification_uri_complete: `${verificationUri}?${new URLSearchParams({ user_code: userCode })}`,
+    expires_in: LIFETIMES.deviceCodeMs / 1000,
+    interval: ctx.intervalSeconds,
+  }
+}
+
+/**
+ * POST /oauth/token, grant_type=urn:ietf:params:oauth:grant-type:device_code (RFC 8628 3.4, 3.5).
+ * Pending: authorization_pending, or slow_down (and 5 s more) for a poll within the interval.
+ * Denied: access_denied once, then the code is gone. Approved: one ordinary user token, and the
+ * code is gone (single use); the grant was recorded when the user approved.
+ */
+export async function exchangeDeviceCode(
+  ctx: DeviceFlowContext,
+  params: Params,
+  authorization: string | undefined,
+): Promise<TokenResponse> {
+  if (required(params, 'grant_type') !== DEVICE_CODE_GRANT_TYPE) throw new UnsupportedGrantTypeError('Expected the device code grant')
+  const application = await deviceClient(ctx, params, authorization)
+  const deviceCode = required(params, 'device_code')
+  const row = await findDeviceAuthorizationByDeviceCode(ctx.db, sha256Hex(deviceCode))
+  // A code of another client is "invalid" to this one (RFC 6749 5.2 invalid_grant).
+  if (!row || row.application_id !== application.id) throw new InvalidGrantError('The device code is invalid')
+  const now = ctx.clock()
+  if (row.expires_at.getTime() <= now.getTime()) throw new ExpiredTokenError('The device code has expired; start again on the device')
+  if (row.status === 'pending') {
+    const tooSoon = row.last_polled_at !== null && now.getTime() - row.last_polled_at.getTime() < row.interval_seconds * 1000
+    await recordPoll(ctx.db, row.id, now, tooSoon ? SLOW_DOWN_STEP_SECONDS : 0)
+    if (tooSoon)
+      throw new PollTooSoonError(`Polled too soon: wait ${row.interval_seconds + SLOW_DOWN_STEP_SECONDS} seconds between requests`)
+    throw new AuthorizationPendingError('The user has not answered yet')
+  }
+  if (row.status === 'denied') {
+    await consumeDeviceAuthorization(ctx.db, row.id)
+    throw new AccessDeniedError('The user denied the request')
+  }
+  return issueDeviceToken(ctx, row.id, { applicationId: application.id, userId: row.user_id!, scopes: row.scopes }, now)
+}
+
+/** The approved request's one token, in the transaction that deletes the request. */
+async function issueDeviceToken(
+  ctx: DeviceFlowContext,
+  id: string,
+  grant: { applicationId: string; userId: string; scopes: string[] },
+  now: Date,
+): Promise<TokenResponse> {
+  const token = generateAccessToken()
+  const issued = await ctx.db.transaction().execute(async (trx) => {
+    // A suspension since the approval (docs/operating/admin.md) issues nothing.
+    if (!(await lockActiveApplicationAndUser(trx, grant.applicationId, grant.userId))) return 'suspended' as const
+    if (!(await consumeDeviceAuthorization(trx, id))) return 'used' as const
+    // "Revoke access" since the approval withdrew the consent this token would stand on.
+    if (!(await hasGrant(trx, grant.userId, grant.applicationId))) return 'revoked' as const
+    return insertAccessToken(trx, { tokenHash: sha256Hex(token), ...grant, now })
+  })
+  if (issued === 'suspended') throw new AccessDeniedError('The application or the account is suspended')
+  if (issued === 'used') throw new InvalidGrantError('The device code was used already')
+  if (issued === 'revoked') throw new AccessDeniedError('The user revoked access after approving')
+  ctx.tokenQuota.issued({ userId: grant.userId, applicationId: grant.applicationId })
+  return {
+    access_token: token,
+    token_type: 'Bearer',
+    scope: formatScope(ctx.scopes.normalize(grant.scopes)),
+    created_at: Math.floor(issued.created_at.getTime() / 1000),
+  }
+}

@@ -1,0 +1,142 @@
+import { sql } from 'kysely'
+import type { Db } from '../db/connect.js'
+import type { DeviceAuthorization } from '../db/schema.js'
+import { deleteSurplus } from './surplus.js'
+
+/*
+ * Device authorizations (RFC 8628, migration 0020): stored by POST /oauth/device_authorization,
+ * answered on the /device page, polled and consumed at the token endpoint. Found by the digest
+ * of the device code (the device) or of the normalised user code (the user's page).
+ */
+
+export interface NewDeviceAuthorization {
+  deviceCodeHash: string
+  userCodeHash: string
+  applicationId: string
+  scopes: string[]
+  now: Date
+  expiresAt: Date
+  intervalSeconds: number
+  /** The application's newest rows kept, this one included (QUOTAS.deviceAuthorizationsPerApplication). */
+  keepPerApplication: number
+}
+
+/** Stores one; the application's oldest rows beyond the cap go in the same statement (deleteSurplus). */
+export async function insertDeviceAuthorization(db: Db, d: NewDeviceAuthorization): Promise<void> {
+  await db
+    .with('surplus', deleteSurplus({ table: 'device_authorizations', owner: 'application_id' }, d.applicationId, d.keepPerApplication))
+    .insertInto('device_authorizations')
+    .values({
+      device_code_hash: d.deviceCodeHash,
+      user_code_hash: d.userCodeHash,
+      application_id: d.applicationId,
+      scopes: d.scopes,
+      created_at: d.now,
+      expires_at: d.expiresAt,
+      interval_seconds: d.intervalSeconds,
+    })
+    .execute()
+}
+
+/** The row with this device code's digest, live or expired (the poll tells the two apart). */
+export function findDeviceAuthorizationByDeviceCode(db: Db, deviceCodeHash: string): Promise<DeviceAuthorization | undefined> {
+  return db.selectFrom('device_authorizations').selectAll().where('device_code_hash', '=', deviceCodeHash).executeTakeFirst()
+}
+
+/** The live, unanswered row with this user code's digest. */
+export function findPendingByUserCode(db: Db, userCodeHash: string, now: Date): Promise<DeviceAuthorization | undefined> {
+  return db
+    .selectFrom('device_authorizations')
+    .selectAll()
+    .where('user_code_hash', '=', userCodeHash)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', now)
+    .executeTakeFirst()
+}
+
+/** Records the user's answer once: false when it was answered already or expired. */
+export async function answerDeviceAuthorization(
+  db: Db,
+  a: { id: string; userId: string; status: 'approved' | 'denied'; now: Date },
+): Promise<boolean> {
+  const row = await db
+    .updateTable('device_authorizations')
+    .set({ status: a.status, user_id: a.userId })
+    .where('id', '=', a.id)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', a.now)
+    .returning('id')
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+/**
+ * Records a poll of a pending row: its time, and the interval raised by `raiseBy` seconds
+ * (RFC 8628 3.5 slow_down), in one statement.
+ */
+export async function recordPoll(db: Db, id: string, now: Date, raiseBy: number): Promise<void> {
+  await db
+    .updateTable('device_authorizations')
+    .set({ last_polled_at: now, interval_seconds: sql<number>`interval_seconds + ${raiseBy}` })
+    .where('id', '=', id)
+    .execute()
+}
+
+/** Deletes the row once its answer was given to the device (single use); false when another poll did first. */
+export async function consumeDeviceAuthorization(db: Db, id: string): Promise<boolean> {
+  const row = await db.deleteFrom('device_authorizations').where('id', '=', id).returning('id').executeTakeFirst()
+  return row !== undefined
+}
+
+/** What the /device consent page shows of a pending request: the application as the consent page names it. */
+export interface DeviceRequestListing {
+  id: string
+  scopes: string[]
+  application_id: string
+  client_id: string
+  name: string
+  homepage_url: string | null
+  privacy_policy_url: string | null
+  verified_at: Date | null
+  allow_device_flow: boolean
+  suspended_at: Date | null
+  owner_email: string
+  owner_email_verified: boolean
+}
+
+/** The live, unanswered request with this user code's digest, with its application and owner. */
+export function findDeviceRequestForPage(db: Db, userCodeHash: string, now: Date): Promise<DeviceRequestListing | undefined> {
+  return db
+    .selectFrom('device_authorizations')
+    .innerJoin('applications', 'applications.id', 'device_authorizations.application_id')
+    .innerJoin('users', 'users.id', 'applications.owner_id')
+    .select([
+      'device_authorizations.id',
+      'device_authorizations.scopes',
+      'applications.id as application_id',
+      'applications.client_id',
+      'applications.name',
+      'applications.homepage_url',
+      'applications.privacy_policy_url',
+      'applications.verified_at',
+      'applications.allow_device_flow',
+      'applications.suspended_at',
+      'users.email as owner_email',
+    ])
+    .select(sql<boolean>`users.email_verified_at is not null`.as('owner_email_verified'))
+    .where('device_authorizations.user_code_hash', '=', userCodeHash)
+    .where('device_authorizations.status', '=', 'pending')
+    .where('device_authorizations.expires_at', '>', now)
+    .executeTakeFirst()
+}
+
+/** The same by id, for the answer to the page's form. */
+export function findDeviceRequestById(db: Db, id: string, now: Date): Promise<DeviceAuthorization | undefined> {
+  return db
+    .selectFrom('device_authorizations')
+    .selectAll()
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', now)
+    .executeTakeFirst()
+}
