@@ -28,6 +28,7 @@ const seed: SeedInfo = {
   newCookie: 'cookie',
   openid: { RS256: app('rs256'), ES256: app('es256'), EdDSA: app('eddsa') },
   machine: app('machine'),
+  device: app('device'),
 }
 
 describe('the session cookie the rows send', () => {
@@ -136,6 +137,33 @@ describe('mainPhaseGroups', () => {
       'baseline-p',
       'revoke',
     ])
+  })
+})
+
+describe('device-poll', () => {
+  const row = gatehouseCases(seed, 1000).find((c) => c.id === 'device-poll')!
+
+  it("polls as a device does (RFC 8628 §3.4): the device code grant, the device application's credentials", () => {
+    const body = new URLSearchParams(row.body!.replace('{item}', 'gdc_code'))
+    expect(Object.fromEntries(body)).toEqual({
+      grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+      device_code: 'gdc_code',
+      client_id: 'device-id',
+      client_secret: 'device-secret',
+    })
+    expect(row).toMatchObject({ method: 'POST', path: '/oauth/token', server: 'gatehouse' })
+  })
+
+  it('sends each pending code once, so every answer must be authorization_pending and a slow_down fails the row (§3.5)', () => {
+    expect(row.pool).toEqual({ kind: 'fresh-device-codes', minBatch: 1000 })
+    expect(row.expect).toEqual([400])
+    expect(row.check).toEqual({ bodyIncludes: '"error":"authorization_pending"' })
+  })
+
+  it('runs beside C, its ceiling, and is compared with it', () => {
+    const group = mainPhaseGroups(seed, 1000).find((g) => g.some((c) => c.id === 'device-poll'))!
+    expect(group.map((c) => c.id)).toEqual(['baseline-c', 'client-credentials', 'device-poll'])
+    expect(COMPARISONS.find((c) => c.caseId === 'device-poll')).toMatchObject({ against: ['baseline-c'], costOver: 'baseline-c' })
   })
 })
 

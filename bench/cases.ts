@@ -16,6 +16,8 @@ export type PoolRef =
   | { kind: 'fresh-tokens'; minBatch: number; openid?: true }
   /** Fresh authorization codes, each sent once; `openid`: granted `openid` by the application signing with that algorithm. */
   | { kind: 'fresh-codes'; minBatch: number; openid?: SigningAlg }
+  /** Fresh pending device codes of the device application (RFC 8628), each polled once. */
+  | { kind: 'fresh-device-codes'; minBatch: number }
   /** A few tokens sent again and again (the cached path); `openid`: granted the identity scopes. */
   | { kind: 'cached-tokens'; openid?: true }
   /** The known tokens of the growth phases, cycled (the growth server has no cache). */
@@ -56,6 +58,8 @@ export interface BenchCase {
 export const SESSION_COOKIE = 'gatehouse_session'
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
+/** RFC 8628 §3.4's grant type, as the specification spells it (a client does not import the server's). */
+const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 const enc = encodeURIComponent
 
 /** The cache-miss pool of the benchmark: at least 100,000 distinct tokens (shared by every fresh-token row). */
@@ -383,6 +387,23 @@ export function gatehouseCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
       check: { bodyIncludes: '"access_token"' },
     },
     {
+      // RFC 8628 §3.4, §3.5: a device polling for a request the user has not answered yet. The
+      // server reads the row by the code's digest and records the poll (SELECT, then UPDATE);
+      // beside C, the ceiling of a route that writes one row. Each code is polled once, so no
+      // poll falls within the interval of an earlier one: every answer is authorization_pending,
+      // and a slow_down would fail the row's check.
+      id: 'device-poll',
+      title: 'POST /oauth/token, grant_type=device_code, pending (authorization_pending)',
+      server: 'gatehouse',
+      method: 'POST',
+      path: '/oauth/token',
+      headers: FORM,
+      body: `grant_type=${enc(DEVICE_CODE_GRANT)}&device_code={item}&client_id=${enc(seed.device.clientId)}&client_secret=${enc(seed.device.clientSecret)}`,
+      pool: { kind: 'fresh-device-codes', minBatch: freshBatch },
+      expect: [400],
+      check: { bodyIncludes: '"error":"authorization_pending"' },
+    },
+    {
       id: 'revoke',
       title: 'POST /oauth/revoke, fresh token each',
       server: 'gatehouse',
@@ -521,7 +542,7 @@ const MAIN_PHASE_GROUPS: readonly (readonly string[])[] = [
   ['baseline-c', 'baseline-e', 'code-exchange', ...OPENID_ROWS.map(({ suffix }) => `code-exchange-openid-${suffix}`)],
   ['baseline-c', 'baseline-h', 'authorize-remembered', 'baseline-f', 'authorize-remembered-uncached', 'authorize-consent'],
   ['baseline-d', 'baseline-g', 'baseline-p', 'revoke'],
-  ['baseline-c', 'client-credentials'],
+  ['baseline-c', 'client-credentials', 'device-poll'],
 ]
 
 /** Every main-phase row in its group (MAIN_PHASE_GROUPS); a row no group names runs in a last group of its own. */

@@ -102,6 +102,8 @@ const CASE_IDS = [
   'revoke',
   // RFC 6749 §4.4: a machine application's token for itself (docs/decisions/021-machine-tokens.md).
   'client-credentials',
+  // RFC 8628 §3.5: a device's poll while the user has not answered (docs/decisions/020-device-codes.md).
+  'device-poll',
   'authorize-remembered',
   'authorize-remembered-uncached',
   'authorize-consent',
@@ -293,7 +295,8 @@ async function main(): Promise<number> {
           return (i) => few[i % few.length]
         }
         case 'fresh-tokens':
-        case 'fresh-codes': {
+        case 'fresh-codes':
+        case 'fresh-device-codes': {
           const fresh = await insertFresh(handle.db, seed, c.pool, perCase)
           return (i) => fresh[i]
         }

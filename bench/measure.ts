@@ -8,6 +8,7 @@ import {
   applicationName,
   backends,
   insertCodes,
+  insertDeviceCodes,
   insertTokens,
   openidTarget,
   plainTarget,
@@ -63,19 +64,20 @@ export interface MeasureContext {
 const ITEM = '{item}'
 const fill = (s: string, item: string | undefined) => (item === undefined ? s : s.split(ITEM).join(item))
 
-type FreshRef = Extract<PoolRef, { kind: 'fresh-tokens' | 'fresh-codes' }>
+type FreshRef = Extract<PoolRef, { kind: 'fresh-tokens' | 'fresh-codes' | 'fresh-device-codes' }>
 
 /** `n` new single-use items of a fresh pool: the bench client's, or an OpenID application's (docs/openid-connect.md). */
 export function insertFresh(db: Db, seed: SeedInfo, ref: FreshRef, n: number): Promise<string[]> {
+  if (ref.kind === 'fresh-device-codes') return insertDeviceCodes(db, seed, n)
   if (ref.kind === 'fresh-codes') return insertCodes(db, seed, n, ref.openid ? openidTarget(seed, ref.openid) : plainTarget(seed))
   return insertTokens(db, seed, n, ref.openid ? openidTarget(seed, 'RS256') : plainTarget(seed))
 }
 
 function freshPool(ctx: MeasureContext, c: BenchCase): Pool | undefined {
   const ref = c.pool
-  if (!ref || (ref.kind !== 'fresh-tokens' && ref.kind !== 'fresh-codes')) return undefined
+  if (!ref || (ref.kind !== 'fresh-tokens' && ref.kind !== 'fresh-codes' && ref.kind !== 'fresh-device-codes')) return undefined
   // One pool per kind (and OpenID application): rows take turns on it, and no item is ever sent twice.
-  const name = ref.openid ? `${ref.kind}:openid:${ref.openid}` : ref.kind
+  const name = 'openid' in ref && ref.openid ? `${ref.kind}:openid:${ref.openid}` : ref.kind
   let pool = ctx.pools.get(name)
   if (!pool) {
     pool = new Pool(name, (n) => insertFresh(ctx.db, ctx.seed, ref, n), ref.minBatch)

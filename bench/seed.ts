@@ -7,6 +7,7 @@ import type { SigningAlg } from '../src/db/schema.js'
 import { randomToken, sha256Hex } from '../src/lib/crypto.js'
 import { hashPassword } from '../src/lib/passwords.js'
 import { generateAccessToken, generateAuthorizationCode, generateClientId, generateClientSecret } from '../src/lib/tokens.js'
+import { generateDeviceCode } from '../src/oauth/device/user-code.js'
 import { upsertGrant } from '../src/repositories/grants.js'
 import type { ServerKind } from './cases.js'
 
@@ -23,6 +24,9 @@ import type { ServerKind } from './cases.js'
  */
 
 const CODE_TTL_MS = 10 * 60_000
+/** RFC 8628 §3.2: what the server answers a device by default (DEVICE_CODE_INTERVAL_SECONDS); every seeded code has it. */
+const DEVICE_INTERVAL_SECONDS = 5
+const DEVICE_CODE_TTL_MS = 10 * 60_000
 const SESSION_TTL_MS = 24 * 3600_000
 const CHUNK = 50_000
 /** A batch at least this large is followed by VACUUM ANALYZE, so autovacuum does not start mid-run. */
@@ -102,6 +106,11 @@ export interface SeedInfo extends BenchApplication {
    * §4.4, docs/decisions/021-machine-tokens.md), for the row that issues it tokens.
    */
   machine: BenchApplication
+  /**
+   * A web application (confidential) whose owner turned on the device flow (RFC 8628,
+   * docs/decisions/020-device-codes.md), for the row that polls its pending device codes.
+   */
+  device: BenchApplication
 }
 
 export const SCOPE = 'read'
@@ -199,7 +208,14 @@ export async function seedBase(db: Db): Promise<SeedInfo> {
     newCookie: await startSession(db, fresh.id, now, SESSION_TTL_MS),
     openid: await seedOpenIdApplications(db, consented.id, redirectUri, now),
     machine: await seedMachineApplication(db, consented.id, redirectUri, now),
+    device: await seedDeviceApplication(db, consented.id, redirectUri, now),
   }
+}
+
+async function seedDeviceApplication(db: Db, ownerId: string, redirectUri: string, now: Date): Promise<BenchApplication> {
+  const { application, clientSecret } = await seedApplication(db, ownerId, redirectUri, now, { name: 'Bench device', scopes: [SCOPE] })
+  await db.updateTable('applications').set({ allow_device_flow: true }).where('id', '=', application.id).execute()
+  return { clientId: application.client_id, clientSecret, applicationId: application.id }
 }
 
 async function seedMachineApplication(db: Db, ownerId: string, redirectUri: string, now: Date): Promise<BenchApplication> {
@@ -286,6 +302,28 @@ export async function insertCodes(db: Db, seed: SeedInfo, n: number, target: See
         from src`.execute(conn)
   })
   if (n >= VACUUM_AFTER) await vacuum(db, ['users', 'authorization_codes'])
+  return codes
+}
+
+/**
+ * `n` pending device authorizations of the device application, valid 10 minutes as the server's
+ * (LIFETIMES.deviceCodeMs), stored as POST /oauth/device_authorization stores them: the device
+ * code's SHA-256, never the code (src/repositories/device-authorizations.ts). Their user codes are
+ * digests of nothing a person could type: no row of the benchmark answers on the /device page.
+ * Returns the device codes' plaintexts. Each is polled once (a fresh pool), so its poll is never
+ * within the interval of an earlier one and the answer is authorization_pending (RFC 8628 §3.5).
+ */
+export async function insertDeviceCodes(db: Db, seed: Pick<SeedInfo, 'device'>, n: number, now = new Date()): Promise<string[]> {
+  const codes = Array.from({ length: n }, generateDeviceCode)
+  const expires = new Date(now.getTime() + DEVICE_CODE_TTL_MS)
+  await inChunks(db, codes, (conn, chunk) =>
+    sql`insert into device_authorizations
+          (device_code_hash, user_code_hash, application_id, scopes, status, created_at, expires_at, interval_seconds)
+        select h, encode(sha256(convert_to('bench-user-code:' || h, 'UTF8')), 'hex'), ${seed.device.applicationId}::uuid,
+          array[${SCOPE}]::text[], 'pending', ${now}, ${expires}, ${DEVICE_INTERVAL_SECONDS}
+        from unnest(${chunk.map(sha256Hex)}::text[]) as h`.execute(conn),
+  )
+  if (n >= VACUUM_AFTER) await vacuum(db, ['device_authorizations'])
   return codes
 }
 

@@ -456,6 +456,10 @@ export const COMPARISONS: readonly Comparison[] = [
   { path: 'UserInfo, uncached', caseId: 'userinfo-miss', against: ['baseline-b', 'token-info-miss'] },
   // RFC 6749 §4.4: one authentication and one INSERT; C, one INSERT from bare Fastify, is its ceiling.
   { path: 'client credentials grant', caseId: 'client-credentials', against: ['baseline-c'], costOver: 'baseline-c' },
+  // RFC 8628 §3.5: a pending poll must record when it came (the next one may be too soon), so it
+  // writes a row; C, one write from bare Fastify, is its ceiling. dbCostOver: PostgreSQL's share of
+  // its read and its write beside C's one INSERT.
+  { path: 'device poll, pending', caseId: 'device-poll', against: ['baseline-c'], costOver: 'baseline-c', dbCostOver: true },
   ...STATEMENT_CEILINGS.flatMap(({ path, caseId, statements, target, beyond = '' }): Comparison[] => [
     { path: `${path} over its statements${beyond}`, caseId, against: [statements], costOver: statements, dbCostOver: true },
     {
