@@ -38,9 +38,35 @@ export async function insertDeviceAuthorization(db: Db, d: NewDeviceAuthorizatio
     .execute()
 }
 
-/** The row with this device code's digest, live or expired (the poll tells the two apart). */
-export function findDeviceAuthorizationByDeviceCode(db: Db, deviceCodeHash: string): Promise<DeviceAuthorization | undefined> {
-  return db.selectFrom('device_authorizations').selectAll().where('device_code_hash', '=', deviceCodeHash).executeTakeFirst()
+/**
+ * A device's poll (RFC 8628 3.4, 3.5), in one statement: the row with this device code's digest
+ * as it was before this poll, live or expired (the caller tells them apart), and, when it is this
+ * application's live and unanswered row, the poll recorded on it: its time, and the interval
+ * raised by `slowDownStep` seconds when the poll came within the interval (slow_down). One round
+ * trip where a read and a write were two, since every waiting device pays it every few seconds
+ * (docs/decisions/007-one-statement-hot-paths.md); the client's authentication reads the
+ * application before it, as at /oauth/device_authorization.
+ */
+export async function pollDeviceAuthorization(
+  db: Db,
+  p: { deviceCodeHash: string; applicationId: string; now: Date; slowDownStep: number },
+): Promise<DeviceAuthorization | undefined> {
+  const { rows } = await sql<DeviceAuthorization>`
+    with before as (
+      select * from device_authorizations where device_code_hash = ${p.deviceCodeHash} for update
+    ), polled as (
+      update device_authorizations d
+         set last_polled_at = ${p.now},
+             interval_seconds = d.interval_seconds + case
+               when b.last_polled_at is not null
+                and b.last_polled_at > ${p.now}::timestamptz - make_interval(secs => b.interval_seconds)
+               then ${p.slowDownStep}::int else 0 end
+        from before b
+       where d.id = b.id and b.status = 'pending' and b.application_id = ${p.applicationId}
+         and b.expires_at > ${p.now}
+    )
+    select * from before`.execute(db)
+  return rows[0]
 }
 
 /** The live, unanswered row with this user code's digest. */
@@ -68,18 +94,6 @@ export async function answerDeviceAuthorization(
     .returning('id')
     .executeTakeFirst()
   return row !== undefined
-}
-
-/**
- * Records a poll of a pending row: its time, and the interval raised by `raiseBy` seconds
- * (RFC 8628 3.5 slow_down), in one statement.
- */
-export async function recordPoll(db: Db, id: string, now: Date, raiseBy: number): Promise<void> {
-  await db
-    .updateTable('device_authorizations')
-    .set({ last_polled_at: now, interval_seconds: sql<number>`interval_seconds + ${raiseBy}` })
-    .where('id', '=', id)
-    .execute()
 }
 
 /** Deletes the row once its answer was given to the device (single use); false when another poll did first. */

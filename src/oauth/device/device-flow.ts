@@ -5,12 +5,7 @@ import { LIFETIMES, QUOTAS } from '../../limits/policy.js'
 import { insertAccessToken } from '../../repositories/access-tokens.js'
 import { lockActiveApplicationAndUser } from '../../repositories/applications.js'
 import { hasGrant } from '../../repositories/grants.js'
-import {
-  consumeDeviceAuthorization,
-  findDeviceAuthorizationByDeviceCode,
-  insertDeviceAuthorization,
-  recordPoll,
-} from '../../repositories/device-authorizations.js'
+import { consumeDeviceAuthorization, insertDeviceAuthorization, pollDeviceAuthorization } from '../../repositories/device-authorizations.js'
 import type { TokenQuota } from '../../revocation/token-quota.js'
 import {
   AccessDeniedError,
@@ -111,14 +106,20 @@ export async function exchangeDeviceCode(
   if (required(params, 'grant_type') !== DEVICE_CODE_GRANT_TYPE) throw new UnsupportedGrantTypeError('Expected the device code grant')
   const application = await deviceClient(ctx, params, authorization)
   const deviceCode = required(params, 'device_code')
-  const row = await findDeviceAuthorizationByDeviceCode(ctx.db, sha256Hex(deviceCode))
+  const now = ctx.clock()
+  // The row as it was; a pending poll is recorded by the same statement.
+  const row = await pollDeviceAuthorization(ctx.db, {
+    deviceCodeHash: sha256Hex(deviceCode),
+    applicationId: application.id,
+    now,
+    slowDownStep: SLOW_DOWN_STEP_SECONDS,
+  })
   // A code of another client is "invalid" to this one (RFC 6749 5.2 invalid_grant).
   if (!row || row.application_id !== application.id) throw new InvalidGrantError('The device code is invalid')
-  const now = ctx.clock()
   if (row.expires_at.getTime() <= now.getTime()) throw new ExpiredTokenError('The device code has expired; start again on the device')
   if (row.status === 'pending') {
+    // The same rule as the statement's: a poll within the interval since the last one.
     const tooSoon = row.last_polled_at !== null && now.getTime() - row.last_polled_at.getTime() < row.interval_seconds * 1000
-    await recordPoll(ctx.db, row.id, now, tooSoon ? SLOW_DOWN_STEP_SECONDS : 0)
     if (tooSoon)
       throw new PollTooSoonError(`Polled too soon: wait ${row.interval_seconds + SLOW_DOWN_STEP_SECONDS} seconds between requests`)
     throw new AuthorizationPendingError('The user has not answered yet')

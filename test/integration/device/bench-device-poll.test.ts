@@ -56,4 +56,19 @@ describe("the bench's device-poll row", () => {
     expectOAuthError(again, 'slow_down')
     expect(again.body).not.toContain(row().check!.bodyIncludes)
   })
+
+  it('costs two statements and no transaction: the client read, then the poll read and recorded in one (src/repositories/device-authorizations.ts)', async () => {
+    const [first, second] = await insertDeviceCodes(t.db, seed, 2, t.clock())
+    expectOAuthError(await poll(first!), 'authorization_pending')
+    const before = { queries: t.queries.count, transactions: t.queries.transactions }
+    expectOAuthError(await poll(second!), 'authorization_pending')
+    expect(t.queries.count - before.queries).toBe(2)
+    expect(t.queries.transactions - before.transactions).toBe(0)
+    const polled = await t.db
+      .selectFrom('device_authorizations')
+      .select(['last_polled_at', 'interval_seconds'])
+      .where('device_code_hash', '=', sha256Hex(second!))
+      .executeTakeFirstOrThrow()
+    expect(polled.last_polled_at).toEqual(t.clock())
+  })
 })
