@@ -69,15 +69,20 @@ export async function pollDeviceAuthorization(
   return rows[0]
 }
 
-/** The live, unanswered row with this user code's digest. */
-export function findPendingByUserCode(db: Db, userCodeHash: string, now: Date): Promise<DeviceAuthorization | undefined> {
+/** The live, unanswered row whose `column` is `value`. */
+function findPending(db: Db, column: 'user_code_hash' | 'id', value: string, now: Date): Promise<DeviceAuthorization | undefined> {
   return db
     .selectFrom('device_authorizations')
     .selectAll()
-    .where('user_code_hash', '=', userCodeHash)
+    .where(column, '=', value)
     .where('status', '=', 'pending')
     .where('expires_at', '>', now)
     .executeTakeFirst()
+}
+
+/** The live, unanswered row with this user code's digest. */
+export function findPendingByUserCode(db: Db, userCodeHash: string, now: Date): Promise<DeviceAuthorization | undefined> {
+  return findPending(db, 'user_code_hash', userCodeHash, now)
 }
 
 /** Records the user's answer once: false when it was answered already or expired. */
@@ -146,11 +151,5 @@ export function findDeviceRequestForPage(db: Db, userCodeHash: string, now: Date
 
 /** The same by id, for the answer to the page's form. */
 export function findDeviceRequestById(db: Db, id: string, now: Date): Promise<DeviceAuthorization | undefined> {
-  return db
-    .selectFrom('device_authorizations')
-    .selectAll()
-    .where('id', '=', id)
-    .where('status', '=', 'pending')
-    .where('expires_at', '>', now)
-    .executeTakeFirst()
+  return findPending(db, 'id', id, now)
 }

@@ -32,6 +32,16 @@ function post(url: string, params: Record<string, string>) {
   })
 }
 
+/** The device's poll at the token endpoint (RFC 8628 3.4), as `client`. */
+function pollDevice(deviceCode: string, client: TestClient = app) {
+  return post('/oauth/token', {
+    grant_type: DEVICE_GRANT,
+    device_code: deviceCode,
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+  })
+}
+
 async function startDevice(client: TestClient = app, scope = 'read') {
   const res = await post('/oauth/device_authorization', { client_id: client.clientId, client_secret: client.clientSecret, scope })
   expect(res.statusCode, res.body).toBe(200)
@@ -99,12 +109,7 @@ describe('the /device page', () => {
     const again = await s.post('/device/answer', { request_id: requestId, decision: 'approve' })
     expect(again.statusCode).toBe(400)
     expect(again.body).toContain('already answered')
-    const poll = await post('/oauth/token', {
-      grant_type: DEVICE_GRANT,
-      device_code,
-      client_id: app.clientId,
-      client_secret: app.clientSecret,
-    })
+    const poll = await pollDevice(device_code, app)
     expect(poll.json()).toMatchObject({ error: 'access_denied' })
     expect((await s.post('/device/answer', { request_id: 'not-an-id', decision: 'approve' })).statusCode).toBe(400)
   })
@@ -119,19 +124,9 @@ describe('the /device page', () => {
     const listing = await s.get('/authorized-applications')
     const grantId = /\/authorized-applications\/([0-9a-f-]{36})\/revoke/.exec(listing.body)![1]!
     expect((await s.post(`/authorized-applications/${grantId}/revoke`, {})).statusCode).toBe(303)
-    const poll = await post('/oauth/token', {
-      grant_type: DEVICE_GRANT,
-      device_code,
-      client_id: app.clientId,
-      client_secret: app.clientSecret,
-    })
+    const poll = await pollDevice(device_code, app)
     expect(poll.json()).toMatchObject({ error: 'access_denied' })
-    const again = await post('/oauth/token', {
-      grant_type: DEVICE_GRANT,
-      device_code,
-      client_id: app.clientId,
-      client_secret: app.clientSecret,
-    })
+    const again = await pollDevice(device_code, app)
     expect(again.json()).toMatchObject({ error: 'invalid_grant' })
   })
 
@@ -155,12 +150,7 @@ describe('POST /oauth/device_authorization and the device code grant refuse', ()
     expect(res.statusCode).toBe(400)
     expect(res.json()).toMatchObject({ error: 'unauthorized_client' })
     const { device_code } = await startDevice()
-    const poll = await post('/oauth/token', {
-      grant_type: DEVICE_GRANT,
-      device_code,
-      client_id: other.clientId,
-      client_secret: other.clientSecret,
-    })
+    const poll = await pollDevice(device_code, other)
     expect(poll.json()).toMatchObject({ error: 'unauthorized_client' })
   })
 
@@ -174,12 +164,7 @@ describe('POST /oauth/device_authorization and the device code grant refuse', ()
     await t.db.updateTable('applications').set({ allow_device_flow: true }).where('id', '=', other.id).execute()
     const { device_code } = await startDevice(other)
     for (const code of [device_code, 'gdc_unknown']) {
-      const poll = await post('/oauth/token', {
-        grant_type: DEVICE_GRANT,
-        device_code: code,
-        client_id: app.clientId,
-        client_secret: app.clientSecret,
-      })
+      const poll = await pollDevice(code, app)
       expect(poll.statusCode).toBe(400)
       expect(poll.json()).toMatchObject({ error: 'invalid_grant' })
     }
@@ -199,12 +184,7 @@ describe('POST /oauth/device_authorization is bounded per application', () => {
     }
     const rows = await t.db.selectFrom('device_authorizations').select('id').where('application_id', '=', tv.id).execute()
     expect(rows).toHaveLength(100)
-    const poll = await post('/oauth/token', {
-      grant_type: DEVICE_GRANT,
-      device_code: first.device_code,
-      client_id: tv.clientId,
-      client_secret: tv.clientSecret,
-    })
+    const poll = await pollDevice(first.device_code, tv)
     expect(poll.json()).toMatchObject({ error: 'invalid_grant' })
   })
 })
