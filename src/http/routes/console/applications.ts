@@ -29,25 +29,33 @@ function unverified(request: FastifyRequest, reply: FastifyReply) {
 
 const quotaMessage = (limit: number) => `You have ${limit} applications, the most one account may register. Delete one to register another.`
 
+type ListQuery = { deleted?: string; verified?: string; verification?: string }
+type Listed = Awaited<ReturnType<Services['console']['listApplications']>>
+
+/** What "Your Applications" shows: the owner's applications and the notices the query asks for. */
+function listView(request: FastifyRequest<{ Querystring: ListQuery }>, { applications, quota }: Listed) {
+  return {
+    title: 'Your Applications',
+    deleted: request.query.deleted === '1',
+    quotaMessage: quota.reached ? quotaMessage(quota.limit) : undefined,
+    emailVerified: request.user?.emailVerified === true,
+    justVerified: request.query.verified === '1',
+    verification: VERIFICATION_NOTICES.has(String(request.query.verification)) ? request.query.verification : null,
+    applications: applications.map((a) => ({
+      id: a.id,
+      name: a.name,
+      clientId: a.client_id,
+      created: formatTime(a.created_at),
+      createdIso: a.created_at.toISOString(),
+    })),
+  }
+}
+
 /** GET /applications, GET /applications/new, POST /applications. */
 export default async function applicationsRoutes(app: FastifyInstance, deps: Services) {
-  app.get<{ Querystring: { deleted?: string; verified?: string; verification?: string } }>('/applications', async (request, reply) => {
-    const { applications, quota } = await deps.console.listApplications(ownerOf(request))
-    return render(request, reply, 'console/applications/index.eta', {
-      title: 'Your Applications',
-      deleted: request.query.deleted === '1',
-      quotaMessage: quota.reached ? quotaMessage(quota.limit) : undefined,
-      emailVerified: request.user?.emailVerified === true,
-      justVerified: request.query.verified === '1',
-      verification: VERIFICATION_NOTICES.has(String(request.query.verification)) ? request.query.verification : null,
-      applications: applications.map((a) => ({
-        id: a.id,
-        name: a.name,
-        clientId: a.client_id,
-        created: formatTime(a.created_at),
-        createdIso: a.created_at.toISOString(),
-      })),
-    })
+  app.get<{ Querystring: ListQuery }>('/applications', async (request, reply) => {
+    const listed = await deps.console.listApplications(ownerOf(request))
+    return render(request, reply, 'console/applications/index.eta', listView(request, listed))
   })
 
   app.get('/applications/new', async (request, reply) => {
