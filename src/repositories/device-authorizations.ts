@@ -6,7 +6,9 @@ import { deleteSurplus } from './surplus.js'
 /*
  * Device authorizations (RFC 8628, migration 0020): stored by POST /oauth/device_authorization,
  * answered on the /device page, polled and consumed at the token endpoint. Found by the digest
- * of the device code (the device) or of the normalised user code (the user's page).
+ * of the device code (the device) or of the normalised user code (the user's page), through
+ * their unique indexes, device_authorizations_device_code_hash_key and
+ * device_authorizations_user_code_hash_key (migrations/0020_device_authorizations.ts).
  */
 
 export interface NewDeviceAuthorization {
