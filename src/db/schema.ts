@@ -74,6 +74,15 @@ export interface ApplicationsTable {
   client_credentials_scopes: ColumnType<string[] | null, string[] | null | undefined, string[] | null>
   /** RFC 8628: the owner lets it use the device authorization grant (migration 0020). */
   allow_device_flow: Generated<boolean>
+  /** RFC 9449 §5.2 `dpop_bound_access_tokens`: token requests without a DPoP proof are refused (migration 0022). */
+  require_dpop: Generated<boolean>
+  /**
+   * Expiring access tokens with rotating refresh tokens (RFC 6749 §6), the owner's choice; both
+   * null (the default) is the seed's token valid until revoked (migration 0022,
+   * docs/decisions/022-bound-and-expiring-tokens.md).
+   */
+  access_token_ttl_seconds: ColumnType<number | null, number | null | undefined, number | null>
+  refresh_token_ttl_seconds: ColumnType<number | null, number | null | undefined, number | null>
 }
 
 /** RFC 8628: one device's request, until its device code is exchanged or it expires (migration 0020). */
@@ -135,6 +144,8 @@ export interface AuthorizationCodesTable {
   auth_time: Timestamp | null
   amr: string[] | null
   sid: string | null
+  /** RFC 9449 §10: the JWK thumbprint the authorization request's `dpop_jkt` bound the code to (migration 0022). */
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface AccessTokensTable {
@@ -147,16 +158,60 @@ export interface AccessTokensTable {
   authorization_code_id: string | null
   created_at: Timestamp
   revoked_at: Timestamp | null
+  /** RFC 9449 §6: the JWK SHA-256 thumbprint the token is bound to (`cnf.jkt`); null for a bearer token. */
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
+  /** Null: valid until revoked, the seed's default. */
+  expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>
+  /** The refresh-token family that issued it; ending the family ends the token (migration 0022). */
+  refresh_family_id: ColumnType<string | null, string | null | undefined, string | null>
+}
+
+/**
+ * One authorization's chain of rotating refresh tokens (RFC 6749 §6, RFC 9700 §4.14.2,
+ * docs/decisions/023-refresh-token-grace.md). Ending it ends every token it issued.
+ */
+export interface RefreshTokenFamiliesTable {
+  id: Generated<string>
+  application_id: string
+  user_id: string
+  /** What the authorization granted: a refresh may narrow it, never widen it. */
+  scopes: string[]
+  /** The browser session that approved it (sessions' sid), so that ending the session ends the family. */
+  sid: string | null
+  /** RFC 9449 §5: the key a public client's refresh tokens are bound to. */
+  dpop_jkt: string | null
+  created_at: Timestamp
+  /** Absolute: no rotation extends it. */
+  expires_at: Timestamp
+  revoked_at: Timestamp | null
+}
+
+export interface RefreshTokensTable {
+  /** SHA-256 (hex) of the refresh token; the token itself is never stored. */
+  token_hash: string
+  family_id: string
+  created_at: Timestamp
+  expires_at: Timestamp
+  /** When it was exchanged for its successor: presented again, it is reuse. */
+  retired_at: Timestamp | null
+}
+
+/** RFC 9449 §11.1: DPoP proofs seen by any process, until their `iat` window has passed (docs/decisions/024-dpop-replay-cache.md). */
+export interface DpopProofJtisTable {
+  /** SHA-256 (hex) of the key's thumbprint and the proof's jti. */
+  key_hash: string
+  expires_at: Timestamp
 }
 
 /** A column of a view: read, never written. */
 type ViewColumn<T> = ColumnType<T, never, never>
 
 /**
- * The live tokens (gatehouse_live_tokens_v2, migrations/0021_machine_tokens.ts): the one
- * definition of a valid token, read by the server and by every database-mode verifier of this
- * release. Its columns never change (docs/decisions/017-live-token-view.md); user_id and email
- * are null for a machine token. _v1, for verifiers of earlier releases, holds user tokens only.
+ * The live tokens (gatehouse_live_tokens_v3, migrations/0022_bound_and_expiring_tokens.ts): the
+ * one definition of a valid token, read by the server and by every database-mode verifier of
+ * this release. Its columns never change (docs/decisions/017-live-token-view.md); user_id and
+ * email are null for a machine token; dpop_jkt and expires_at are null for a bearer token valid
+ * until revoked. _v1 and _v2, for verifiers of earlier releases, hold neither bound nor expired tokens.
  */
 export interface LiveTokensView {
   token_hash: ViewColumn<string>
@@ -166,6 +221,8 @@ export interface LiveTokensView {
   created_at: ViewColumn<Date>
   client_id: ViewColumn<string>
   email: ViewColumn<string | null>
+  dpop_jkt: ViewColumn<string | null>
+  expires_at: ViewColumn<Date | null>
 }
 
 export interface PendingAuthorizationsTable {
@@ -327,6 +384,9 @@ export interface Database {
   pending_logins: PendingLoginsTable
   signing_keys: SigningKeysTable
   device_authorizations: DeviceAuthorizationsTable
+  refresh_token_families: RefreshTokenFamiliesTable
+  refresh_tokens: RefreshTokensTable
+  dpop_proof_jtis: DpopProofJtisTable
 }
 
 export type User = Selectable<UsersTable>

@@ -26,21 +26,28 @@ export type DatabaseOption = string | VerifierDatabase
  * token info and RFC 7009 check as well as by every database-mode verifier. Its columns never
  * change; Gatehouse may change which rows it holds (expiry, say), and a verifier deployed
  * earlier follows without an upgrade (Gatehouse's docs/decisions/017-live-token-view.md).
- * `_v2` (Gatehouse's migration 0021) holds machine tokens too, whose user_id and email are
- * null; `_v1` (migration 0017), which verifiers of earlier releases read, holds user tokens
- * only, so those refuse a machine token rather than take its client for a user
- * (docs/decisions/021-machine-tokens.md).
+ * `_v3` (Gatehouse's migration 0022) adds the key a token is bound to and its expiry; `_v2`
+ * (migration 0021) holds machine tokens too, whose user_id and email are null; `_v1` (migration
+ * 0017), which verifiers of earlier releases read, holds user tokens only, so those refuse a
+ * machine token rather than take its client for a user (docs/decisions/021-machine-tokens.md).
+ * Neither earlier view holds a bound or expired token (docs/decisions/022-bound-and-expiring-tokens.md).
  */
-export const LIVE_TOKEN_VIEW = 'gatehouse_live_tokens_v2'
+export const LIVE_TOKEN_VIEW = 'gatehouse_live_tokens_v3'
 
-/** The view verifiers of earlier releases read: user tokens only, its columns kept for them. */
+/** The view verifiers of 0.1 read: user tokens only, neither bound nor expired, its columns kept for them. */
 export const LIVE_TOKEN_VIEW_V1 = 'gatehouse_live_tokens_v1'
+
+/**
+ * The view verifiers of 0.2 read: neither bound nor expired tokens, since they can check neither
+ * a proof nor an expiry (Gatehouse's migration 0022); its columns kept for them.
+ */
+export const LIVE_TOKEN_VIEW_V2 = 'gatehouse_live_tokens_v2'
 
 /**
  * One SELECT by the unique digest index; PostgreSQL inlines the view, so its joins are by
  * primary key, as if written out here.
  */
-export const LIVE_TOKEN_SQL = `select user_id, application_id, scopes, created_at, client_id, email
+export const LIVE_TOKEN_SQL = `select user_id, application_id, scopes, created_at, client_id, email, dpop_jkt, expires_at
 from ${LIVE_TOKEN_VIEW}
 where token_hash = $1`
 
@@ -52,6 +59,8 @@ interface LiveTokenRow {
   created_at: Date
   client_id: string
   email: string | null
+  dpop_jkt: string | null
+  expires_at: Date | null
 }
 
 export function toVerifiedToken(row: LiveTokenRow): VerifiedToken {
@@ -64,6 +73,8 @@ export function toVerifiedToken(row: LiveTokenRow): VerifiedToken {
     username: row.email,
     scopes: Object.freeze([...row.scopes]),
     issuedAt: Math.floor(new Date(row.created_at).getTime() / 1000),
+    expiresAt: row.expires_at === null ? null : Math.floor(new Date(row.expires_at).getTime() / 1000),
+    jkt: row.dpop_jkt,
   }
 }
 

@@ -21,7 +21,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 export function fromIntrospection(body: unknown): VerifiedToken | undefined {
   if (!isRecord(body) || typeof body.active !== 'boolean') throw new Error('introspection response lacks "active"')
   if (!body.active) return undefined
-  const { sub, client_id: clientId, scope, username, iat } = body
+  const { sub, client_id: clientId, scope, username, iat, exp, cnf } = body
   if (typeof sub !== 'string' || typeof clientId !== 'string' || typeof scope !== 'string' || typeof iat !== 'number') {
     throw new Error('introspection response lacks sub, client_id, scope or iat')
   }
@@ -37,6 +37,9 @@ export function fromIntrospection(body: unknown): VerifiedToken | undefined {
     username: typeof username === 'string' ? username : null,
     scopes: Object.freeze(scope.split(' ').filter((s) => s !== '')),
     issuedAt: iat,
+    expiresAt: typeof exp === 'number' ? exp : null,
+    // RFC 9449 §6.2: a bound token's confirmation.
+    jkt: isRecord(cnf) && typeof cnf.jkt === 'string' ? cnf.jkt : null,
   }
 }
 

@@ -33,6 +33,7 @@ export {
   LIVE_TOKEN_SQL,
   LIVE_TOKEN_VIEW,
   LIVE_TOKEN_VIEW_V1,
+  LIVE_TOKEN_VIEW_V2,
   type VerifierDatabase,
   lookUpInDatabase,
   toVerifiedToken,
@@ -49,3 +50,14 @@ export {
 export { resilientPool } from './pg-pool.js'
 export { BearerChallenges, bearerToken, failureBody, failureHeaders } from './bearer.js'
 export type { VerifiedToken } from './types.js'
+export {
+  DEFAULT_DPOP_MAX_AGE_SECONDS,
+  DPOP_SIGNING_ALGS,
+  type DpopProof,
+  DpopProofError,
+  type DpopRequest,
+  MAX_DPOP_PROOF_LENGTH,
+  accessTokenHash,
+  checkDpopProof,
+  normalizeHtu,
+} from './dpop.js'

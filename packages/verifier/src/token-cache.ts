@@ -107,12 +107,17 @@ export class TokenCache<V extends { readonly token: VerifiedToken }> {
       (found) => {
         this.#inflight.delete(digest)
         const now = this.#now()
-        if (found === undefined) {
+        // An expiring token (docs/decisions/022-bound-and-expiring-tokens.md) is valid until its
+        // expiry by this clock, and its cache entry never outlives it.
+        const until = found?.expiresAt == null ? Infinity : found.expiresAt * 1000
+        if (found === undefined || until <= now) {
           if (!l.stale) this.#invalid.set(digest, true, now + this.#negativeTtlMs)
           return null
         }
         const entry = this.#wrap(found)
-        if (!l.stale && !this.#awaitsConfirmation(digest, found, now)) this.#valid.set(digest, entry, now + this.#ttlMs)
+        if (!l.stale && !this.#awaitsConfirmation(digest, found, now)) {
+          this.#valid.set(digest, entry, Math.min(now + this.#ttlMs, until))
+        }
         return entry
       },
       (err: unknown) => {

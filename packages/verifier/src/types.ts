@@ -22,6 +22,17 @@ export interface VerifiedToken {
   readonly scopes: readonly string[]
   /** When the token was issued, in seconds since the epoch (`iat`). */
   readonly issuedAt: number
+  /**
+   * When it stops being valid, in seconds since the epoch (`exp`); null for a token valid until
+   * revoked, Gatehouse's default. The owner of the application chose expiring tokens otherwise.
+   */
+  readonly expiresAt: number | null
+  /**
+   * RFC 9449 §6.1: the SHA-256 JWK thumbprint of the key the token is bound to (`cnf.jkt`);
+   * null for a bearer token. A bound token is accepted only as `Authorization: DPoP` with a
+   * proof signed by that key.
+   */
+  readonly jkt: string | null
 }
 
 export type VerifyFailure = {

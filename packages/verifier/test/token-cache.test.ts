@@ -65,6 +65,8 @@ describe('TokenCache', () => {
     username: null,
     scopes: ['read'],
     issuedAt: 0,
+    expiresAt: null,
+    jkt: null,
   })
 
   /** A cache over an in-memory table of valid tokens, counting lookups. */

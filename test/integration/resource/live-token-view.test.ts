@@ -1,13 +1,14 @@
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
-import { LIVE_TOKEN_SQL, LIVE_TOKEN_VIEW, LIVE_TOKEN_VIEW_V1 } from '@gatehouse/verifier/shared'
+import { LIVE_TOKEN_SQL, LIVE_TOKEN_VIEW, LIVE_TOKEN_VIEW_V1, LIVE_TOKEN_VIEW_V2 } from '@gatehouse/verifier/shared'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AccessTokenFixture, type ApplicationFixture, basicAuth, createAccessToken } from '../../helpers/factories.js'
 import { resourceServerTestFile } from '../../helpers/file-set-up.js'
 
 /*
- * The one definition of a live token, the view gatehouse_live_tokens_v2 (and _v1 for verifiers of
- * earlier releases, users' tokens only: docs/decisions/017-live-token-view.md, 021-machine-tokens.md), on both engines: its columns are a contract, reading
+ * The one definition of a live token, the view gatehouse_live_tokens_v3 (and _v1 and _v2 for
+ * verifiers of earlier releases: docs/decisions/017-live-token-view.md, 021-machine-tokens.md,
+ * 022-bound-and-expiring-tokens.md), on both engines: its columns are a contract, reading
  * it costs the plan the join it replaced cost, and the server (introspection, token info, the
  * RFC 7009 check) and a database-mode verifier accept exactly its rows, also once a later
  * migration redefines it.
@@ -26,7 +27,7 @@ afterAll(() => verifier?.close())
  * What LIVE_TOKEN_SQL was before the view: the tables joined by hand; users by a left join
  * since machine tokens have none (gatehouse_live_tokens_v2, docs/decisions/021-machine-tokens.md).
  */
-const JOINED_SQL = `select t.user_id, t.application_id, t.scopes, t.created_at, a.client_id, u.email
+const JOINED_SQL = `select t.user_id, t.application_id, t.scopes, t.created_at, a.client_id, u.email, t.dpop_jkt, t.expires_at
 from access_tokens t
 join applications a on a.id = t.application_id
 left join users u on u.id = t.user_id
@@ -50,25 +51,41 @@ async function genericPlan(text: string): Promise<string> {
   })
 }
 
-describe('the views gatehouse_live_tokens_v1 and _v2', () => {
-  it('has the columns verifiers read, in their order and types, for good: _v1 for earlier verifiers, _v2 for these', async () => {
-    for (const view of [LIVE_TOKEN_VIEW_V1, LIVE_TOKEN_VIEW]) {
+describe('the views gatehouse_live_tokens_v1, _v2 and _v3', () => {
+  it('has the columns verifiers read, in their order and types, for good: _v1 and _v2 for earlier verifiers, _v3 for these', async () => {
+    const columns = async (view: string) => {
       const { rows } = await sql<{ column_name: string; data_type: string }>`
         select column_name, data_type from information_schema.columns
         where table_schema = 'public' and table_name = ${view} order by ordinal_position`.execute(t.db)
-      expect(
-        rows.map((r) => `${r.column_name} ${r.data_type}`),
-        view,
-      ).toEqual([
-        'token_hash text',
-        'user_id uuid',
-        'application_id uuid',
-        'scopes ARRAY',
-        'created_at timestamp with time zone',
-        'client_id text',
-        'email text',
-      ])
+      return rows.map((r) => `${r.column_name} ${r.data_type}`)
     }
+    const earlier = [
+      'token_hash text',
+      'user_id uuid',
+      'application_id uuid',
+      'scopes ARRAY',
+      'created_at timestamp with time zone',
+      'client_id text',
+      'email text',
+    ]
+    for (const view of [LIVE_TOKEN_VIEW_V1, LIVE_TOKEN_VIEW_V2]) expect(await columns(view), view).toEqual(earlier)
+    expect(LIVE_TOKEN_VIEW).toBe('gatehouse_live_tokens_v3')
+    expect(await columns(LIVE_TOKEN_VIEW)).toEqual([...earlier, 'dpop_jkt text', 'expires_at timestamp with time zone'])
+  })
+
+  it('holds in _v1 and _v2 neither bound nor expired tokens, which their verifiers cannot judge; _v3 holds both', async () => {
+    const issue = () => createAccessToken(t.db, { userId: user.id, applicationId: app.id })
+    const [bound, expired, expiring] = [await issue(), await issue(), await issue()]
+    await sql`update access_tokens set dpop_jkt = 'thumbprint' where token_hash = ${bound.digest}`.execute(t.db)
+    await sql`update access_tokens set expires_at = now() - interval '1 second' where token_hash = ${expired.digest}`.execute(t.db)
+    await sql`update access_tokens set expires_at = now() + interval '1 hour' where token_hash = ${expiring.digest}`.execute(t.db)
+    const inView = async (view: string) => {
+      const { rows } = await sql.raw<{ token_hash: string }>(`select token_hash from ${view}`).execute(t.db)
+      const held = new Set(rows.map((r) => r.token_hash))
+      return [bound, expired, expiring].map((x) => held.has(x.digest))
+    }
+    for (const view of [LIVE_TOKEN_VIEW_V1, LIVE_TOKEN_VIEW_V2]) expect(await inView(view), view).toEqual([false, false, true])
+    expect(await inView(LIVE_TOKEN_VIEW)).toEqual([true, true, true])
   })
 
   it('is inlined: the lookup is planned as the join of the tables it replaced, by the digest index', async () => {
