@@ -169,3 +169,24 @@ export class TemporarilyUnavailableError extends OAuthError {
     this.headers['retry-after'] = String(retryAfterSeconds)
   }
 }
+
+/**
+ * RFC 9449 §5, §7.1: the DPoP proof is missing where the application requires one, or fails a
+ * check of §4.3. 400 at the token and PAR endpoints (401 with `WWW-Authenticate: DPoP` at a
+ * resource, which answers it itself).
+ */
+export class InvalidDpopProofError extends OAuthError {
+  readonly error = 'invalid_dpop_proof'
+}
+
+/**
+ * RFC 9449 §8: the proof must carry the nonce this server provides; the response carries it in
+ * `DPoP-Nonce` and the client retries with it.
+ */
+export class UseDpopNonceError extends OAuthError {
+  readonly error = 'use_dpop_nonce'
+  constructor(description: string, nonce: string) {
+    super(description)
+    this.headers['dpop-nonce'] = nonce
+  }
+}

@@ -32,6 +32,7 @@ import { TOKEN_GRANT_TYPES, type TokenResponse, exchangeAuthorizationCode } from
 import { revokeForClient } from './token/token-revocation.js'
 import { DEVICE_CODE_GRANT_TYPE } from './device/device-flow.js'
 import type { ServerTokenCache, ServerTokenEntry } from './token/token-validity.js'
+import type { DpopBinding } from './dpop/binding.js'
 
 /*
  * The OAuth endpoints' and the resource-server endpoints' use cases, built once in
@@ -51,9 +52,10 @@ export interface OAuthUseCases {
    */
   authorizeDestination(path: string): Promise<string | undefined>
   /** POST /oauth/token, grant_type=authorization_code (RFC 6749 4.1.3). */
-  exchangeCode(params: Params, authorization: string | undefined): Promise<TokenResponse>
+  /** `dpop`: what the request's valid DPoP proof binds the tokens to (RFC 9449 §5), checked by the route. */
+  exchangeCode(params: Params, authorization: string | undefined, dpop?: DpopBinding): Promise<TokenResponse>
   /** POST /oauth/par (RFC 9126 2): validates and keeps an authorize request for a minute. */
-  pushAuthorizationRequest(params: Params, authorization: string | undefined): Promise<PushedRequestResponse>
+  pushAuthorizationRequest(params: Params, authorization: string | undefined, dpop?: DpopBinding): Promise<PushedRequestResponse>
   /** POST /oauth/revoke (RFC 7009 2.1). */
   revokeToken(params: Params, authorization: string | undefined): Promise<void>
   /**

@@ -5,13 +5,14 @@ import type { Params } from '../params.js'
 import type { TokenResponse } from '../token/token-exchange.js'
 import { type DeviceAuthorizationResponse, type DeviceFlowContext, exchangeDeviceCode, requestDeviceAuthorization } from './device-flow.js'
 import { type DeviceCodeAnswer, type DeviceDecisionAnswer, answerDeviceRequest, checkUserCode } from './device-page.js'
+import type { DpopBinding } from '../dpop/binding.js'
 
 /** The device authorization grant (RFC 8628): the device's two endpoints and the user's /device page. */
 export interface DeviceUseCases {
   /** POST /oauth/device_authorization (RFC 8628 3.1). */
   authorizeDevice(params: Params, authorization: string | undefined): Promise<DeviceAuthorizationResponse>
   /** POST /oauth/token with the device code grant (RFC 8628 3.4). */
-  exchangeDeviceCode(params: Params, authorization: string | undefined): Promise<TokenResponse>
+  exchangeDeviceCode(params: Params, authorization: string | undefined, dpop?: DpopBinding): Promise<TokenResponse>
   /** POST /device: the code the user typed. */
   checkUserCode(typed: unknown, who: { userId: string; address: string }): Promise<DeviceCodeAnswer>
   /** POST /device/answer: approve or deny; audited. */
