@@ -53,6 +53,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('sid', 'text')
     // RFC 9449 §5: a public client's refresh tokens are bound to the key of the first proof.
     .addColumn('dpop_jkt', 'text')
+    // The application's lifetimes when the authorization was made: a later change of the owner's
+    // choice applies to new authorizations, as what a scope implies is fixed at the grant
+    // (docs/decisions/018-operator-scopes.md).
+    .addColumn('access_token_ttl_seconds', 'integer', (c) => c.notNull())
+    .addColumn('refresh_token_ttl_seconds', 'integer', (c) => c.notNull())
     .addColumn('created_at', 'timestamptz', (c) => c.notNull())
     // The absolute lifetime: no rotation extends it.
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())

@@ -180,6 +180,9 @@ export interface RefreshTokenFamiliesTable {
   sid: string | null
   /** RFC 9449 §5: the key a public client's refresh tokens are bound to. */
   dpop_jkt: string | null
+  /** The application's lifetimes when the authorization was made; a later change applies to new authorizations. */
+  access_token_ttl_seconds: number
+  refresh_token_ttl_seconds: number
   created_at: Timestamp
   /** Absolute: no rotation extends it. */
   expires_at: Timestamp
