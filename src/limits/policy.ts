@@ -229,6 +229,14 @@ export const RETENTION = {
   signing_keys: 0,
   /** Device authorizations (RFC 8628): useless once expired, answered or not. */
   device_authorizations: 0,
+  /**
+   * Refresh tokens past their own expiry, families past their absolute one
+   * (docs/decisions/023-refresh-token-grace.md), and DPoP proofs past their iat window
+   * (docs/decisions/024-dpop-replay-cache.md): nothing can present them any more.
+   */
+  refresh_tokens: 0,
+  refresh_token_families: 0,
+  dpop_proof_jtis: 0,
   /** REVOKED_TOKEN_RETENTION_DAYS. */
   access_tokens: 'revokedTokenRetentionMs',
   /** AUDIT_RETENTION_DAYS. */

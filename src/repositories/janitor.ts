@@ -7,7 +7,7 @@ import type { Db } from '../db/connect.js'
  * the column that says how old a row is; every column here is indexed
  * (migrations/0004_janitor_indexes.ts, pending_authorizations_expires_at_idx,
  * audit_events_occurred_at_idx, email_tokens_expires_at_idx, and the expires_at indexes of
- * migrations/0010_second_factor.ts, device_authorizations_expires_at_idx). totp_secrets, recovery_codes and passkeys never expire:
+ * migrations/0010_second_factor.ts, device_authorizations_expires_at_idx, and those of migration 0022). totp_secrets, recovery_codes and passkeys never expire:
  * they are bounded per account and deleted with it.
  */
 const AGE_COLUMNS = {
@@ -24,6 +24,11 @@ const AGE_COLUMNS = {
   pending_logins: { key: 'id_hash', age: 'expires_at' },
   signing_keys: { key: 'kid', age: 'not_after' },
   device_authorizations: { key: 'id', age: 'expires_at' },
+  // migrations/0022_bound_and_expiring_tokens.ts: refresh tokens and their families past their
+  // expiry (a family's is absolute), and DPoP proofs past their iat window.
+  refresh_tokens: { key: 'token_hash', age: 'expires_at' },
+  refresh_token_families: { key: 'id', age: 'expires_at' },
+  dpop_proof_jtis: { key: 'key_hash', age: 'expires_at' },
 } as const
 
 export type JanitorTable = keyof typeof AGE_COLUMNS

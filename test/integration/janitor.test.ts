@@ -155,6 +155,34 @@ async function dayOfTraffic(at: Date, n: number) {
       })),
     )
     .execute()
+  // Refresh-token families (migration 0022) here live a week, absolutely, as do their refresh
+  // tokens; DPoP proofs are remembered two minutes.
+  const families = await t.db
+    .insertInto('refresh_token_families')
+    .values(
+      Array.from({ length: n }, () => ({
+        application_id: app.id,
+        user_id: user.id,
+        scopes: ['read'],
+        sid: null,
+        dpop_jkt: null,
+        access_token_ttl_seconds: 3600,
+        refresh_token_ttl_seconds: 7 * 86400,
+        created_at: at,
+        expires_at: new Date(ms + 7 * DAY),
+        revoked_at: null,
+      })),
+    )
+    .returning('id')
+    .execute()
+  await t.db
+    .insertInto('refresh_tokens')
+    .values(families.map((f) => ({ token_hash: hex(), family_id: f.id, created_at: at, expires_at: new Date(ms + 7 * DAY) })))
+    .execute()
+  await t.db
+    .insertInto('dpop_proof_jtis')
+    .values(Array.from({ length: n }, () => ({ key_hash: hex(), expires_at: new Date(ms + 120_000) })))
+    .execute()
   // An enrolment is one per account: each day's come from accounts opened that day.
   const enrolling = await t.db
     .insertInto('users')
@@ -184,6 +212,9 @@ describe('the janitor', () => {
       pending_logins: 620,
       webauthn_challenges: 620,
       totp_enrolments: 620,
+      refresh_token_families: 620,
+      refresh_tokens: 620,
+      dpop_proof_jtis: 620,
     })
 
     // The morning after the last day of traffic.
@@ -210,6 +241,10 @@ describe('the janitor', () => {
       totp_enrolments: 0,
       signing_keys: 0,
       device_authorizations: 0,
+      // The families of the last seven days, and their refresh tokens.
+      refresh_token_families: 20 * 7,
+      refresh_tokens: 20 * 7,
+      dpop_proof_jtis: 0,
     })
     for (const table of JANITOR_TABLES) expect(removed[table]).toBe(before[table]! - after[table]!)
 
@@ -250,6 +285,9 @@ describe('the janitor', () => {
       totp_enrolments: 5,
       signing_keys: 0,
       device_authorizations: 5,
+      refresh_token_families: 5,
+      refresh_tokens: 5,
+      dpop_proof_jtis: 5,
     })
   })
 
