@@ -145,11 +145,19 @@ describe('DPoP with openid-client', () => {
     expect(await boundKeyOf(tokens.access_token)).toBe(await thumbprintOf(keys))
   })
 
-  it('a public client (native app) binds its token with no secret at all', async () => {
+  it('a public client (native app) binds its code and token with no secret at all, through the consent page', async () => {
     const native = await createApplication(t.db, { kind: 'native', redirectUris: [REDIRECT], scopes: ['read'] })
     const config = await relyingParty(native)
     const keys = await client.randomDPoPKeyPair('EdDSA')
-    const { callback, verifier } = await codeFor(config)
+    // A native app on a loopback redirect is asked every time: the held request keeps dpop_jkt.
+    const { callback, verifier } = await codeFor(config, { dpop_jkt: await thumbprintOf(keys) })
+    const { sha256Hex } = await import('@gatehouse/verifier/shared')
+    const code = await t.db
+      .selectFrom('authorization_codes')
+      .select('dpop_jkt')
+      .where('code_hash', '=', sha256Hex(callback.searchParams.get('code')!))
+      .executeTakeFirstOrThrow()
+    expect(code.dpop_jkt).toBe(await thumbprintOf(keys))
     const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier }, undefined, {
       DPoP: client.getDPoPHandle(config, keys),
     })
