@@ -63,6 +63,10 @@ export const EnvSchema = z.object({
   DEVICE_CODE_INTERVAL_SECONDS: positiveInt(60).default(5),
   /** User codes typed on /device per client address, and per account, in 15 minutes (RFC 8628 5.1). */
   DEVICE_CODE_ENTRY_LIMIT: positiveInt(1000).default(20),
+  /** RFC 9449 §11.1: how far a DPoP proof's `iat` may be from now, either way (docs/dpop.md). */
+  DPOP_PROOF_MAX_AGE_SECONDS: positiveInt(600).default(60),
+  /** RFC 9449 §8: whether token and PAR requests' proofs must carry a nonce this server provided (docs/dpop.md). */
+  DPOP_NONCE: z.enum(['off', 'required'], { message: 'must be one of off, required' }).default('off'),
   HTTP_REQUEST_TIMEOUT_MS: positiveInt(3_600_000).default(30_000),
   HTTP_CONNECTION_TIMEOUT_MS: positiveInt(3_600_000).default(60_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt(3_600_000).default(72_000),

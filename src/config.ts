@@ -55,6 +55,8 @@ export interface Config {
   readonly tokenAuthFailureLimit: number
   /** RFC 8628 3.2: the seconds a device waits between polls at first (DEVICE_CODE_INTERVAL_SECONDS). */
   readonly deviceCodeIntervalSeconds: number
+  /** RFC 9449: the proofs' `iat` window (DPOP_PROOF_MAX_AGE_SECONDS) and server nonces (DPOP_NONCE); docs/dpop.md. */
+  readonly dpop: { readonly maxAgeSeconds: number; readonly nonce: 'off' | 'required' }
   /** Node's HTTP server timeouts (docs/operating/configuration.md); never unbounded. */
   readonly http: HttpTimeouts
   /**
@@ -219,6 +221,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     limits: accountLimitsOf(e),
     tokenAuthFailureLimit: e.TOKEN_AUTH_FAILURE_LIMIT,
     deviceCodeIntervalSeconds: e.DEVICE_CODE_INTERVAL_SECONDS,
+    dpop: Object.freeze({ maxAgeSeconds: e.DPOP_PROOF_MAX_AGE_SECONDS, nonce: e.DPOP_NONCE }),
     http: Object.freeze({
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       connectionTimeoutMs: e.HTTP_CONNECTION_TIMEOUT_MS,

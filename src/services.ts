@@ -142,13 +142,16 @@ function sessionSettings(config: Config): SessionSettings {
 }
 
 /** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit, ID_TOKEN_TTL, the scopes. */
-function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes'> {
+function oauthSettings(
+  config: Config,
+): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes' | 'dpop'> {
   return {
     issuer: config.publicUrl,
     scopes: new ScopeVocabulary(config.scopes),
     quotas: config.quotas,
     clientAuthFailureLimit: config.tokenAuthFailureLimit,
     idTokenTtlMs: config.idTokenTtlMs,
+    dpop: config.dpop,
   }
 }
 

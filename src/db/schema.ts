@@ -245,6 +245,8 @@ export interface PendingAuthorizationsTable {
   expires_at: Timestamp
   /** OpenID Connect's nonce, when sent (migrations/0011_signing_keys.ts). */
   nonce: ColumnType<string | null, string | null | undefined, string | null>
+  /** RFC 9449 §10: the key the request's `dpop_jkt` binds its code to (migrations/0023_held_request_dpop_jkt.ts). */
+  dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface RateLimitsTable {

@@ -33,6 +33,8 @@ import { revokeForClient } from './token/token-revocation.js'
 import { DEVICE_CODE_GRANT_TYPE } from './device/device-flow.js'
 import type { ServerTokenCache, ServerTokenEntry } from './token/token-validity.js'
 import type { DpopBinding } from './dpop/binding.js'
+import { DpopCheck, type DpopSettings } from './dpop/proof-check.js'
+import { DPOP_SIGNING_ALGS } from '@gatehouse/verifier/shared'
 
 /*
  * The OAuth endpoints' and the resource-server endpoints' use cases, built once in
@@ -56,6 +58,13 @@ export interface OAuthUseCases {
   exchangeCode(params: Params, authorization: string | undefined, dpop?: DpopBinding): Promise<TokenResponse>
   /** POST /oauth/par (RFC 9126 2): validates and keeps an authorize request for a minute. */
   pushAuthorizationRequest(params: Params, authorization: string | undefined, dpop?: DpopBinding): Promise<PushedRequestResponse>
+  /**
+   * RFC 9449 §4.3, §8: the binding the request's `DPoP` header (`header`, as Node gives it)
+   * proves for `method` at the endpoint `path` under the issuer; undefined without the header.
+   */
+  checkDpop(header: string | string[] | undefined, method: string, path: string): Promise<DpopBinding | undefined>
+  /** RFC 9449 §8.1: the `DPoP-Nonce` a successful DPoP response carries under DPOP_NONCE=required, else undefined. */
+  dpopNonce(): Promise<string> | undefined
   /** POST /oauth/revoke (RFC 7009 2.1). */
   revokeToken(params: Params, authorization: string | undefined): Promise<void>
   /**
@@ -103,6 +112,8 @@ export interface OAuthDeps {
   idTokenTtlMs: number
   /** The scopes this Gatehouse knows: SCOPES_FILE's, or the built-in seed (docs/operating/scopes.md). */
   scopes: ScopeVocabulary
+  /** DPOP_PROOF_MAX_AGE_SECONDS and DPOP_NONCE (docs/dpop.md). */
+  dpop: DpopSettings
 }
 
 /** RFC 8414 2, 3. */
@@ -126,6 +137,8 @@ function metadataOf(issuer: string, scopes: ScopeVocabulary): Readonly<Record<st
     code_challenge_methods_supported: ['S256', 'plain'],
     // RFC 9207 3: every authorization response carries `iss`.
     authorization_response_iss_parameter_supported: true,
+    // RFC 9449 §5.1: the token endpoint binds tokens to a key its DPoP proofs show (docs/dpop.md).
+    dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGS],
     // Response types and modes, PAR and request objects (docs/oauth-endpoints.md "`GET /oauth/authorize`"): src/oauth/authorize/authorize-metadata.ts.
     ...authorizeRequestMetadata(issuer),
   })
@@ -156,6 +169,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
   }
   const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications }
   const metadata = metadataOf(deps.issuer, deps.scopes)
+  const dpop = new DpopCheck(db, clock, deps.issuer, deps.dpop)
   return {
     authorize: (query, user) => answerAuthorizeRequest(authorizing, query, user),
     // The session's log-in (auth_time, amr, sid) goes into an ID Token; the actor is who answered.
@@ -167,8 +181,10 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
         trailOf(audit, actor),
       ),
     authorizeDestination: (path) => authorizeDestination(authorizing, path),
-    exchangeCode: (params, authorization) => exchangeAuthorizationCode(clients, params, authorization),
-    pushAuthorizationRequest: (params, authorization) => pushAuthorizationRequest(pushing, params, authorization),
+    exchangeCode: (params, authorization, binding) => exchangeAuthorizationCode(clients, params, authorization, binding),
+    pushAuthorizationRequest: (params, authorization, binding) => pushAuthorizationRequest(pushing, params, authorization, binding),
+    checkDpop: (header, method, path) => dpop.check(header, method, path),
+    dpopNonce: () => dpop.nonceToProvide(),
     revokeToken: (params, authorization) => revokeForClient(clients, params, authorization),
     allowsBrowserOrigin: (origin) => deps.applications.allowsBrowserOrigin(origin),
     metadata: () => metadata,

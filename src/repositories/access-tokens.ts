@@ -10,9 +10,11 @@ export interface NewAccessToken {
   userId: string
   scopes: string[]
   now: Date
+  /** RFC 9449 §6: the key the token is bound to; absent for a bearer token. */
+  dpopJkt?: string
 }
 
-/** Inserts a token issued without a code (token flow). */
+/** Inserts a token issued without a code (token flow, device flow). */
 export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<AccessToken, 'created_at'>> {
   return db
     .insertInto('access_tokens')
@@ -23,6 +25,7 @@ export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<Acces
       scopes: t.scopes,
       authorization_code_id: null,
       created_at: t.now,
+      ...(t.dpopJkt === undefined ? {} : { dpop_jkt: t.dpopJkt }),
     })
     .returning('created_at')
     .executeTakeFirstOrThrow()
@@ -138,11 +141,11 @@ export async function revokeMachineTokensBeyond(
  */
 export async function insertMachineToken(
   db: Db,
-  t: { tokenHash: string; applicationId: string; scopes: string[]; now: Date },
+  t: { tokenHash: string; applicationId: string; scopes: string[]; now: Date; dpopJkt?: string | undefined },
 ): Promise<Pick<AccessToken, 'created_at'> | undefined> {
   return db
     .insertInto('access_tokens')
-    .columns(['token_hash', 'application_id', 'user_id', 'scopes', 'authorization_code_id', 'created_at'])
+    .columns(['token_hash', 'application_id', 'user_id', 'scopes', 'authorization_code_id', 'created_at', 'dpop_jkt'])
     .expression(
       db
         .selectFrom('applications')
@@ -153,6 +156,8 @@ export async function insertMachineToken(
           sql<string[]>`${t.scopes}::text[]`.as('scopes'),
           sql<null>`null::uuid`.as('authorization_code_id'),
           sql<Date>`${t.now}::timestamptz`.as('created_at'),
+          // RFC 9449 §6: the key the token is bound to, null for a bearer token.
+          sql<string | null>`${t.dpopJkt ?? null}::text`.as('dpop_jkt'),
         ])
         .where('id', '=', t.applicationId)
         .where('suspended_at', 'is', null)

@@ -14,6 +14,8 @@ export interface NewCode {
   expiresAt: Date
   /** What the ID Token of the exchange states; null without `openid`. */
   identity: CodeIdentity | null
+  /** RFC 9449 §10: the key `dpop_jkt` bound the code to, or null. */
+  dpopJkt?: string | null
 }
 
 /** OpenID Connect Core 3.1.3.6: what an ID Token issued for the code states of its request and session. */
@@ -41,6 +43,7 @@ export async function insertAuthorizationCode(db: Db, c: NewCode): Promise<void>
       auth_time: c.identity?.authTime ?? null,
       amr: c.identity?.amr ?? null,
       sid: c.identity?.sid ?? null,
+      dpop_jkt: c.dpopJkt ?? null,
     })
     .execute()
 }
@@ -71,6 +74,8 @@ const WINDOW_MS_PARAM = `$${10 + CODE_FLOW_SETTINGS.length}::int`
 const IDENTITY_PARAMS = [0, 1, 2, 3].map((i) => `$${11 + CODE_FLOW_SETTINGS.length + i}`)
 /** The session's digest and the user's values the request was answered with (SessionCheck), after the identity. */
 const SESSION_PARAMS = [0, 1, 2, 3].map((i) => `$${15 + CODE_FLOW_SETTINGS.length + i}`)
+/** RFC 9449 §10: the key the code is bound to (`dpop_jkt`), null for most, after the session's. */
+const DPOP_JKT_PARAM = `$${19 + CODE_FLOW_SETTINGS.length}::text`
 
 /**
  * The browser session a code is issued under, as the authorize request read it: its stored
@@ -113,9 +118,10 @@ with session_live as (
 ), issued as (
   insert into authorization_codes
     (code_hash, application_id, user_id, scopes, redirect_uri, code_challenge, code_challenge_method, created_at, expires_at,
-     nonce, auth_time, amr, sid)
+     nonce, auth_time, amr, sid, dpop_jkt)
   select $1::text, g.application_id, g.user_id, $3::text[], $4::text, $5::text, $6::text, $7::timestamptz, $8::timestamptz,
-    ${IDENTITY_PARAMS[0]}::text, ${IDENTITY_PARAMS[1]}::timestamptz, ${IDENTITY_PARAMS[2]}::text[], ${IDENTITY_PARAMS[3]}::text
+    ${IDENTITY_PARAMS[0]}::text, ${IDENTITY_PARAMS[1]}::timestamptz, ${IDENTITY_PARAMS[2]}::text[], ${IDENTITY_PARAMS[3]}::text,
+    ${DPOP_JKT_PARAM}
   from grants g
   join applications a on a.id = g.application_id
   join users u on u.id = g.user_id
@@ -179,6 +185,7 @@ export async function insertCodeUnderGrant(
       session.email,
       session.is_operator,
       session.secondFactor,
+      c.dpopJkt ?? null,
     ]),
   )
   const row = result.rows[0]

@@ -19,6 +19,8 @@ export interface Exchange {
   redirectUri: string | undefined
   /** The challenge values the sent verifier answers; undefined when no verifier was sent. */
   verifier: { plain: string; s256: string } | undefined
+  /** The thumbprint of the key the request's DPoP proof showed (RFC 9449 §5); undefined without a proof. */
+  dpopJkt?: string
 }
 
 export interface Exchanged {
@@ -58,8 +60,11 @@ type ExchangedRow = Omit<Exchanged, 'identity'> & { identity: ExchangedIdentity 
  * The statement stays the INSERT … RETURNING it was before ID Tokens: the user's claims are a
  * subquery under CASE, which PostgreSQL evaluates only for a code with `openid`, so a plain
  * exchange joins no user row and builds no JSON (docs/decisions/007-one-statement-hot-paths.md).
+ * With a DPoP proof (RFC 9449 §5, §10) the key's thumbprint comes last: the token is bound to it,
+ * and a code bound by `dpop_jkt` needs that key. Without one, an application that requires DPoP
+ * issues nothing and neither does a bound code; the slow path says which (docs/dpop.md).
  */
-function exchangeStatement(withRedirect: boolean, withVerifier: boolean, publicClient: boolean): string {
+function exchangeStatement(withRedirect: boolean, withVerifier: boolean, publicClient: boolean, withDpop: boolean): string {
   let n = 1
   const next = () => `$${++n}`
   const clientCheck = publicClient ? 'secret_hash is null' : `secret_hash = ${next()}::text`
@@ -68,6 +73,7 @@ function exchangeStatement(withRedirect: boolean, withVerifier: boolean, publicC
   // A public client's verifier is sent as its S256 value only (the plain one would be an unused, untyped parameter).
   const plain = withVerifier && !publicClient ? `${next()}::text` : ''
   const s256 = withVerifier ? `${next()}::text` : ''
+  const jkt = withDpop ? `${next()}::text` : ''
   const redirectCheck = withRedirect
     ? `(c.redirect_uri = ${redirect} or (c.redirect_uri is null and exists (select 1 from client where ${redirect} = any(client.redirect_uris))))`
     : 'c.redirect_uri is null'
@@ -77,10 +83,11 @@ function exchangeStatement(withRedirect: boolean, withVerifier: boolean, publicC
     : publicClient
       ? `(c.code_challenge_method = 'S256' and c.code_challenge = ${s256})`
       : `((c.code_challenge_method = 'plain' and c.code_challenge = ${plain}) or (c.code_challenge_method = 'S256' and c.code_challenge = ${s256}))`
+  const dpopCheck = withDpop ? `(c.dpop_jkt is null or c.dpop_jkt = ${jkt})` : 'c.dpop_jkt is null'
   return `
 with client as (
   select id, redirect_uris, id_token_alg from applications
-  where client_id = $1::text and ${clientCheck} and suspended_at is null
+  where client_id = $1::text and ${clientCheck} and suspended_at is null${withDpop ? '' : ' and not require_dpop'}
 ), consumed as (
   update authorization_codes c set consumed_at = ${now}::timestamptz
   where c.code_hash = ${codeHash}::text and c.consumed_at is null and c.expires_at > ${now}::timestamptz
@@ -88,10 +95,11 @@ with client as (
     and not exists (select 1 from users u where u.id = c.user_id and u.suspended_at is not null)
     and ${redirectCheck}
     and ${pkceCheck}
+    and ${dpopCheck}
   returning c.id, c.application_id, c.user_id, c.scopes, c.nonce, c.auth_time, c.amr, c.sid
 )
-insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at)
-select ${tokenHash}::text, application_id, user_id, scopes, id, ${now}::timestamptz from consumed
+insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at${withDpop ? ', dpop_jkt' : ''})
+select ${tokenHash}::text, application_id, user_id, scopes, id, ${now}::timestamptz${withDpop ? `, ${jkt}` : ''} from consumed
 returning user_id, application_id, scopes, created_at,
   case when 'openid' = any(scopes) then (
     select json_build_object(
@@ -102,9 +110,13 @@ returning user_id, application_id, scopes, created_at,
   ) end as identity`
 }
 
-/** By [public client][redirect_uri sent][code_verifier sent]. A public client without a verifier never exchanges. */
+/** By [public client][redirect_uri sent][code_verifier sent][DPoP proof]. A public client without a verifier never exchanges. */
 const EXCHANGE_STATEMENTS = [false, true].map((publicClient) =>
-  [false, true].map((withRedirect) => [false, true].map((withVerifier) => exchangeStatement(withRedirect, withVerifier, publicClient))),
+  [false, true].map((withRedirect) =>
+    [false, true].map((withVerifier) =>
+      [false, true].map((withDpop) => exchangeStatement(withRedirect, withVerifier, publicClient, withDpop)),
+    ),
+  ),
 )
 
 /**
@@ -129,12 +141,9 @@ export async function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<Ex
   const parameters: unknown[] = [x.clientId, ...(publicClient ? [] : [x.secretHash]), x.now, x.codeHash, x.tokenHash]
   if (x.redirectUri !== undefined) parameters.push(x.redirectUri)
   if (x.verifier !== undefined) parameters.push(...(publicClient ? [] : [x.verifier.plain]), x.verifier.s256)
-  const result = await db.executeQuery<ExchangedRow>(
-    CompiledQuery.raw(
-      EXCHANGE_STATEMENTS[Number(publicClient)]![Number(x.redirectUri !== undefined)]![Number(x.verifier !== undefined)]!,
-      parameters,
-    ),
-  )
+  if (x.dpopJkt !== undefined) parameters.push(x.dpopJkt)
+  const byShape = EXCHANGE_STATEMENTS[Number(publicClient)]![Number(x.redirectUri !== undefined)]![Number(x.verifier !== undefined)]!
+  const result = await db.executeQuery<ExchangedRow>(CompiledQuery.raw(byShape[Number(x.dpopJkt !== undefined)]!, parameters))
   const row = result.rows[0]
   if (row?.identity) {
     // json_build_object gives timestamps as text (and PGlite may give the object as text).

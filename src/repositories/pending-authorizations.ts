@@ -14,6 +14,8 @@ export interface NewPendingAuthorization {
   codeChallenge: string | null
   codeChallengeMethod: 'S256' | 'plain' | null
   nonce?: string | null
+  /** RFC 9449 §10 `dpop_jkt`. */
+  dpopJkt?: string | null
   now: Date
   expiresAt: Date
   /** The user's newest rows kept, this one included; older ones go (QUOTAS.pendingPerUser, src/limits/policy.ts). */
@@ -45,6 +47,7 @@ export async function insertPendingAuthorization(db: Db, p: NewPendingAuthorizat
       code_challenge: p.codeChallenge,
       code_challenge_method: p.codeChallengeMethod,
       nonce: p.nonce ?? null,
+      dpop_jkt: p.dpopJkt ?? null,
       created_at: p.now,
       expires_at: p.expiresAt,
     })

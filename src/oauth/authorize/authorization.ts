@@ -106,6 +106,7 @@ function newCode(req: AuthorizationRequest, user: AuthorizingUser, now: Date) {
     now,
     expiresAt: new Date(now.getTime() + LIFETIMES.authorizationCodeMs),
     identity: identityOfCode(req, user),
+    dpopJkt: req.dpopJkt,
   }
   return { code, row }
 }
@@ -132,6 +133,7 @@ export function holdForConsent(db: Db, req: AuthorizationRequest, userId: string
     codeChallenge: req.codeChallenge,
     codeChallengeMethod: req.codeChallengeMethod,
     nonce: req.nonce ?? null,
+    dpopJkt: req.dpopJkt,
     now,
     expiresAt: new Date(now.getTime() + LIFETIMES.consentRequestMs),
     keepPerUser: QUOTAS.pendingPerUser.max,
@@ -156,6 +158,7 @@ export function heldRequestParams(held: PendingWithClient): Record<string, strin
   if (held.code_challenge !== null) params.code_challenge = held.code_challenge
   if (held.code_challenge_method !== null) params.code_challenge_method = held.code_challenge_method
   if (held.nonce !== null) params.nonce = held.nonce
+  if (held.dpop_jkt !== null) params.dpop_jkt = held.dpop_jkt
   return params
 }
 

@@ -48,6 +48,8 @@ export interface AuthorizationRequest {
    * signature is checked by the answer (src/oauth/authorize/authorize.ts), which may need a key read.
    */
   idTokenHint: string | undefined
+  /** RFC 9449 §10: the thumbprint of the key the code is bound to (`dpop_jkt`), or null. */
+  dpopJkt: string | null
 }
 
 export type AuthorizeOutcome =
@@ -201,7 +203,17 @@ function checkedParameters(reading: ParamReading, application: AuthorizeApplicat
   if (idTokenHint !== undefined && idTokenHint.length > ID_TOKEN_HINT_MAX_LENGTH) {
     throw new InvalidRequestError(`id_token_hint must be at most ${ID_TOKEN_HINT_MAX_LENGTH} characters`)
   }
-  return { responseType: checkedType, responseMode, ...scoped, codeChallenge, codeChallengeMethod, prompt, logIn, idTokenHint }
+  const dpopJkt = dpopJktOf(single('dpop_jkt'))
+  return { responseType: checkedType, responseMode, ...scoped, codeChallenge, codeChallengeMethod, prompt, logIn, idTokenHint, dpopJkt }
+}
+
+/** RFC 9449 §10 `dpop_jkt`: a base64url SHA-256 JWK thumbprint (RFC 7638), 43 characters. */
+function dpopJktOf(value: string | undefined): string | null {
+  if (value === undefined) return null
+  if (!/^[A-Za-z0-9_-]{43}$/.test(value)) {
+    throw new InvalidRequestError('dpop_jkt must be the base64url SHA-256 thumbprint of a JWK (43 characters, RFC 9449 §10)')
+  }
+  return value
 }
 
 /** The ID Token repeats the nonce; its length is bounded so a code row stays small. */

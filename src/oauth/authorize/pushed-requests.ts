@@ -6,7 +6,8 @@ import type { ScopeVocabulary } from '../grants/scope.js'
 import { validateAuthorizationRequest } from './authorize-request.js'
 import { LOGIN_ASKED_PARAM } from './login-demand.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from '../token/client-auth.js'
-import { InvalidRequestError } from '../errors.js'
+import { InvalidDpopProofError, InvalidRequestError } from '../errors.js'
+import type { DpopBinding } from '../dpop/binding.js'
 import { type Params, optional, readParams } from '../params.js'
 
 /*
@@ -40,6 +41,7 @@ export async function pushAuthorizationRequest(
   ctx: PushContext,
   params: Params,
   authorization: string | undefined,
+  dpop?: DpopBinding,
 ): Promise<PushedRequestResponse> {
   const creds = extractClientCredentials(params, authorization)
   const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
@@ -50,6 +52,13 @@ export async function pushAuthorizationRequest(
     if (name !== 'client_secret' && name !== LOGIN_ASKED_PARAM && value !== '') pushed[name] = value
   }
   pushed.client_id = creds.clientId
+  if (dpop !== undefined) {
+    // RFC 9449 §10.1: a proof binds the code to its key; a dpop_jkt beside it must name the same key.
+    if (pushed.dpop_jkt !== undefined && pushed.dpop_jkt !== dpop.jkt) {
+      throw new InvalidDpopProofError('dpop_jkt does not match the key of the DPoP proof')
+    }
+    pushed.dpop_jkt = dpop.jkt
+  }
   const outcome = await validateAuthorizationRequest(readParams(pushed), ctx, (id) => ctx.applications.load(id), 'pushed')
   if (outcome.kind === 'fatal') throw new InvalidRequestError(outcome.message)
   if (outcome.kind === 'redirect') throw outcome.error

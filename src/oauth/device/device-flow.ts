@@ -11,11 +11,13 @@ import {
   AccessDeniedError,
   AuthorizationPendingError,
   ExpiredTokenError,
+  InvalidDpopProofError,
   InvalidGrantError,
   PollTooSoonError,
   UnauthorizedClientError,
   UnsupportedGrantTypeError,
 } from '../errors.js'
+import type { DpopBinding } from '../dpop/binding.js'
 import { type ScopeVocabulary, formatScope } from '../grants/scope.js'
 import { type Params, optional, required } from '../params.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from '../token/client-auth.js'
@@ -102,9 +104,14 @@ export async function exchangeDeviceCode(
   ctx: DeviceFlowContext,
   params: Params,
   authorization: string | undefined,
+  dpop?: DpopBinding,
 ): Promise<TokenResponse> {
   if (required(params, 'grant_type') !== DEVICE_CODE_GRANT_TYPE) throw new UnsupportedGrantTypeError('Expected the device code grant')
   const application = await deviceClient(ctx, params, authorization)
+  // RFC 9449 §5.2 `dpop_bound_access_tokens`: refused before the poll, so the device may retry with a proof.
+  if (application.require_dpop && dpop === undefined) {
+    throw new InvalidDpopProofError('This application requires DPoP: send a DPoP proof with the token request')
+  }
   const deviceCode = required(params, 'device_code')
   const now = ctx.clock()
   // The row as it was; a pending poll is recorded by the same statement.
@@ -128,14 +135,15 @@ export async function exchangeDeviceCode(
     await consumeDeviceAuthorization(ctx.db, row.id)
     throw new AccessDeniedError('The user denied the request')
   }
-  return issueDeviceToken(ctx, row.id, { applicationId: application.id, userId: row.user_id!, scopes: row.scopes }, now)
+  const grant = { applicationId: application.id, userId: row.user_id!, scopes: row.scopes, dpopJkt: dpop?.jkt }
+  return issueDeviceToken(ctx, row.id, grant, now)
 }
 
 /** The approved request's one token, in the transaction that deletes the request. */
 async function issueDeviceToken(
   ctx: DeviceFlowContext,
   id: string,
-  grant: { applicationId: string; userId: string; scopes: string[] },
+  grant: { applicationId: string; userId: string; scopes: string[]; dpopJkt: string | undefined },
   now: Date,
 ): Promise<TokenResponse> {
   const token = generateAccessToken()
@@ -153,7 +161,7 @@ async function issueDeviceToken(
   ctx.tokenQuota.issued({ userId: grant.userId, applicationId: grant.applicationId })
   return {
     access_token: token,
-    token_type: 'Bearer',
+    token_type: grant.dpopJkt === undefined ? 'Bearer' : 'DPoP',
     scope: formatScope(ctx.scopes.normalize(grant.scopes)),
     created_at: Math.floor(issued.created_at.getTime() / 1000),
   }

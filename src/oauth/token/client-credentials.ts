@@ -2,7 +2,8 @@ import { sha256Hex } from '../../lib/crypto.js'
 import { generateAccessToken } from '../../lib/tokens.js'
 import { insertMachineToken } from '../../repositories/access-tokens.js'
 import type { TokenQuota } from '../../revocation/token-quota.js'
-import { InvalidScopeError, UnauthorizedClientError } from '../errors.js'
+import { InvalidDpopProofError, InvalidScopeError, UnauthorizedClientError } from '../errors.js'
+import type { DpopBinding } from '../dpop/binding.js'
 import { type ScopeVocabulary, formatScope } from '../grants/scope.js'
 import { optional, type Params } from '../params.js'
 import { type ClientCredentials, type ClientEndpointContext, authenticateClient } from './client-auth.js'
@@ -19,7 +20,8 @@ import { type ClientCredentials, type ClientEndpointContext, authenticateClient 
 /** RFC 6749 §5.1, as the code exchange answers it (TokenResponse) without an ID Token: there is no user. */
 export interface MachineTokenResponse {
   access_token: string
-  token_type: 'Bearer'
+  /** RFC 9449 §5: `DPoP` for a token bound to the key of the request's proof. */
+  token_type: 'Bearer' | 'DPoP'
   scope: string
   created_at: number
 }
@@ -30,6 +32,7 @@ export async function issueClientCredentialsToken(
   ctx: ClientCredentialsContext,
   creds: ClientCredentials,
   params: Params,
+  dpop?: DpopBinding,
 ): Promise<MachineTokenResponse> {
   // §4.4.2: the client authenticates; a public client has no secret and so cannot (§2.1, §3.2.1).
   const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
@@ -37,16 +40,26 @@ export async function issueClientCredentialsToken(
   if (granted === null) {
     throw new UnauthorizedClientError('The client credentials grant is not enabled for this application: an operator enables it')
   }
+  // RFC 9449 §5.2 `dpop_bound_access_tokens`.
+  if (application.require_dpop && dpop === undefined) {
+    throw new InvalidDpopProofError('This application requires DPoP: send a DPoP proof with the token request')
+  }
   const scopes = scopesOf(ctx.scopes, optional(params, 'scope'), granted)
   const now = ctx.clock()
   const token = generateAccessToken()
-  const issued = await insertMachineToken(ctx.db, { tokenHash: sha256Hex(token), applicationId: application.id, scopes, now })
+  const issued = await insertMachineToken(ctx.db, {
+    tokenHash: sha256Hex(token),
+    applicationId: application.id,
+    scopes,
+    now,
+    dpopJkt: dpop?.jkt,
+  })
   // Suspended, or the grant turned off, between the two statements.
   if (!issued) throw new UnauthorizedClientError('The client credentials grant is not enabled for this application: an operator enables it')
   ctx.tokenQuota.issued({ userId: null, applicationId: application.id })
   return {
     access_token: token,
-    token_type: 'Bearer',
+    token_type: dpop === undefined ? 'Bearer' : 'DPoP',
     scope: formatScope(scopes),
     created_at: Math.floor(issued.created_at.getTime() / 1000),
   }

@@ -6,16 +6,18 @@ import { findCodeByHash } from '../../repositories/authorization-codes.js'
 import { consumeCodeAndInsertToken } from '../../repositories/code-exchange.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
 import { issueClientCredentialsToken } from './client-credentials.js'
-import { InvalidGrantError, InvalidRequestError, UnsupportedGrantTypeError } from '../errors.js'
+import { InvalidDpopProofError, InvalidGrantError, InvalidRequestError, UnsupportedGrantTypeError } from '../errors.js'
 import { optional, type Params, required } from '../params.js'
 import { computeS256Challenge, isValidVerifier, verifyCodeVerifier } from './pkce.js'
 import { type ScopeVocabulary, formatScope } from '../grants/scope.js'
 import { type IdTokenIssuer, issueIdToken } from '../identity/id-token.js'
+import type { DpopBinding } from '../dpop/binding.js'
 
 /** Successful token response (RFC 6749 5.1); no expires_in: tokens live until revoked. */
 export interface TokenResponse {
   access_token: string
-  token_type: 'Bearer'
+  /** RFC 9449 §5: `DPoP` for a token bound to the key of the request's proof. */
+  token_type: 'Bearer' | 'DPoP'
   scope: string
   /** Seconds since the epoch, as Doorkeeper reports it. */
   created_at: number
@@ -37,10 +39,11 @@ export async function exchangeAuthorizationCode(
   ctx: ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'>; idTokens: IdTokenIssuer; scopes: ScopeVocabulary },
   params: Params,
   authorization: string | undefined,
+  dpop?: DpopBinding,
 ): Promise<TokenResponse> {
   const creds = extractClientCredentials(params, authorization)
   const grantType = required(params, 'grant_type')
-  if (grantType === 'client_credentials') return issueClientCredentialsToken(ctx, creds, params)
+  if (grantType === 'client_credentials') return issueClientCredentialsToken(ctx, creds, params, dpop)
   if (grantType !== 'authorization_code') {
     throw new UnsupportedGrantTypeError('Only grant_type=authorization_code and grant_type=client_credentials are supported')
   }
@@ -62,12 +65,13 @@ export async function exchangeAuthorizationCode(
     now,
     redirectUri,
     verifier: verifier === undefined ? undefined : { plain: verifier, s256: computeS256Challenge(verifier) },
+    dpopJkt: dpop?.jkt,
   })
   if (issued) {
     ctx.tokenQuota.issued({ userId: issued.user_id, applicationId: issued.application_id })
     const response: TokenResponse = {
       access_token: token,
-      token_type: 'Bearer',
+      token_type: dpop === undefined ? 'Bearer' : 'DPoP',
       scope: formatScope(ctx.scopes.normalize(issued.scopes)),
       created_at: Math.floor(issued.created_at.getTime() / 1000),
     }
@@ -82,7 +86,7 @@ export async function exchangeAuthorizationCode(
     }
     return response
   }
-  throw await explainFailure(ctx, creds, codeHash, { redirectUri, verifier }, now)
+  throw await explainFailure(ctx, creds, codeHash, { redirectUri, verifier, dpop }, now)
 }
 
 /** Why the one-statement exchange issued nothing, checked in RFC order: client, then grant. */
@@ -90,10 +94,14 @@ async function explainFailure(
   ctx: ClientEndpointContext,
   creds: Parameters<typeof authenticateClient>[2],
   codeHash: string,
-  sent: { redirectUri: string | undefined; verifier: string | undefined },
+  sent: { redirectUri: string | undefined; verifier: string | undefined; dpop: DpopBinding | undefined },
   now: Date,
 ): Promise<Error> {
   const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+  // RFC 9449 §5.2 `dpop_bound_access_tokens`: the code stays unused, for a retry with a proof.
+  if (application.require_dpop && sent.dpop === undefined) {
+    return new InvalidDpopProofError('This application requires DPoP: send a DPoP proof with the token request')
+  }
   const row = await findCodeByHash(ctx.db, codeHash)
   // A code of another client is "invalid" to this one, never evidence of its replay.
   if (!row || row.application_id !== application.id) return new InvalidGrantError('The authorization code is invalid')
@@ -117,6 +125,10 @@ async function explainFailure(
   if (row.code_challenge !== null && sent.verifier === undefined) return new InvalidGrantError('code_verifier is required')
   if (row.code_challenge !== null && !verifyCodeVerifier(sent.verifier!, row.code_challenge, row.code_challenge_method ?? 'plain')) {
     return new InvalidGrantError('code_verifier does not match the code_challenge')
+  }
+  // RFC 9449 §10: a code bound by dpop_jkt is exchanged only with a proof of that key.
+  if (row.dpop_jkt !== null && row.dpop_jkt !== sent.dpop?.jkt) {
+    return new InvalidGrantError('The authorization code is bound to another DPoP key (dpop_jkt)')
   }
   // Every binding holds now, so something changed between the two statements (e.g. the
   // client's secret was regenerated): refuse rather than guess.

@@ -505,6 +505,8 @@ export interface RouteSpec {
   realClientCredentials?: boolean
   /** Cookies the route reads besides the session's and CSRF's (a pending log-in), sent with them most of the time. */
   cookies?: fc.Arbitrary<string>
+  /** Headers the route reads besides Authorization (a DPoP proof), each sent now and then. */
+  headers?: Record<string, fc.Arbitrary<string>>
 }
 
 /**
@@ -616,6 +618,9 @@ export function requests(world: World, spec: RouteSpec): fc.Arbitrary<FuzzReques
   const noBody: WireBody = { contentType: undefined, payload: undefined }
   const authorization = authorizationHeader(known.clientIds, known.secrets, known.tokens)
   const remoteAddress = fc.constantFrom('127.0.0.1', '198.51.100.7', '::1')
+  const routeHeaders = spec.headers
+    ? fc.option(fc.record(spec.headers, { requiredKeys: [] }), { freq: 2 }).map((h) => h ?? {})
+    : fc.constant({})
 
   const queryString = wireParams(query, 12_000).map((q) => `?${q}`)
   const hasQuery = Object.keys(query).length > 0
@@ -639,7 +644,7 @@ export function requests(world: World, spec: RouteSpec): fc.Arbitrary<FuzzReques
       cookie: fc.option(cookieHeader(realCookies), { freq: 4 }),
       origin: fc.option(origin, { freq: 2 }),
       fetchSite: fc.option(fetchSite, { freq: 2 }),
-      extra: extraHeaders,
+      extra: fc.tuple(extraHeaders, routeHeaders).map(([e, h]) => ({ ...e, ...h })),
       remoteAddress,
     }),
   )
@@ -667,7 +672,7 @@ export function requests(world: World, spec: RouteSpec): fc.Arbitrary<FuzzReques
         cookie: fc.option(realCookies, { freq: 10 }),
         origin: fc.option(fc.constant(OWN_ORIGIN)),
         fetchSite: fc.option(fc.constant('same-origin')),
-        extra: fc.constant({}),
+        extra: routeHeaders,
         remoteAddress,
       }),
     )

@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type Harness, REDIRECT_URI, VERIFIER, createHarness, knownValues, requests } from './harness.js'
 import { pathOf, text, unknownPath } from './wire.js'
+import { type DpopValues, dpopValues } from './dpop.js'
 
 /*
  * Property-based fuzz of the client-facing endpoints (docs/development.md): generated hostile requests to
@@ -14,8 +15,11 @@ import { pathOf, text, unknownPath } from './wire.js'
 const TIMEOUT = 180_000
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 let h: Harness
+let tokenDpop: DpopValues
+let parDpop: DpopValues
 beforeAll(async () => {
   h = await createHarness()
+  ;[tokenDpop, parDpop] = await Promise.all([dpopValues('/oauth/token'), dpopValues('/oauth/par')])
 })
 afterAll(async () => {
   await h?.close()
@@ -46,10 +50,20 @@ it(
       // Empty counts as absent (RFC 6749 3.1): what a client without PKCE sends.
       code_verifier: fc.oneof(fc.constant(''), fc.constantFrom(VERIFIER, 'a'.repeat(43), 'a'.repeat(129), 'short', `${VERIFIER}~`)),
     }
-    await h.fuzz('/oauth/token', requests(h.world, { methods: ['POST'], path: pathOf('/oauth/token'), query: params, body: params }), 450)
+    await h.fuzz(
+      '/oauth/token',
+      requests(h.world, {
+        methods: ['POST'],
+        path: pathOf('/oauth/token'),
+        query: params,
+        body: params,
+        headers: { dpop: tokenDpop.header },
+      }),
+      450,
+    )
     // Refused parameters, refused clients, and past client authentication into the exchange.
     expect(h.outcomes('POST /oauth/token')).toEqual(
-      expect.arrayContaining(['400 invalid_request', '401 invalid_client', '400 invalid_grant']),
+      expect.arrayContaining(['400 invalid_request', '401 invalid_client', '400 invalid_grant', '400 invalid_dpop_proof']),
     )
   },
   TIMEOUT,
@@ -119,10 +133,17 @@ it(
       ...Object.fromEntries(
         Object.entries(oidcRequestParams).map(([name, value]) => [name, fc.oneof({ weight: 8, arbitrary: fc.constant('') }, value)]),
       ),
+      dpop_jkt: fc.oneof({ weight: 4, arbitrary: fc.constant('') }, parDpop.jkt),
       ...clientParams(),
     }
-    await h.fuzz('/oauth/par', requests(h.world, { methods: ['POST'], path: pathOf('/oauth/par'), body: params }), 300)
-    expect(h.outcomes('POST /oauth/par')).toEqual(expect.arrayContaining(['201', '400 invalid_request', '401 invalid_client']))
+    await h.fuzz(
+      '/oauth/par',
+      requests(h.world, { methods: ['POST'], path: pathOf('/oauth/par'), body: params, headers: { dpop: parDpop.header } }),
+      300,
+    )
+    expect(h.outcomes('POST /oauth/par')).toEqual(
+      expect.arrayContaining(['201', '400 invalid_request', '401 invalid_client', '400 invalid_dpop_proof']),
+    )
   },
   TIMEOUT,
 )

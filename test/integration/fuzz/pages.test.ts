@@ -86,6 +86,12 @@ it(
         text(60).map((t) => `urn:ietf:params:oauth:request_uri:${t}`),
       ),
       gatehouse_login_asked: fc.constantFrom('', '', '0', '99999999999999', 'x'),
+      // RFC 9449 §10: binds the code to a key (docs/dpop.md).
+      dpop_jkt: fc.oneof(
+        { weight: 4, arbitrary: fc.constant('') },
+        fc.constantFrom('0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I', 'A'.repeat(43), 'short', `${'A'.repeat(43)}=`),
+        text(50),
+      ),
     }
     await h.fuzz('/oauth/authorize', requests(h.world, { methods: ['GET'], path: pathOf('/oauth/authorize'), query }), 400)
     // Consent pages, error pages, and redirects to the client (codes, tokens, errors) all happened.

@@ -143,7 +143,8 @@ describe('CORS on the token and revocation endpoints', () => {
     expect(pre.statusCode).toBe(204)
     expect(pre.headers['access-control-allow-origin']).toBe(SPA_ORIGIN)
     expect(pre.headers['access-control-allow-methods']).toBe('POST')
-    expect(pre.headers['access-control-allow-headers']).toBe('content-type')
+    // The token endpoint also takes a DPoP proof (RFC 9449 §4.1; docs/dpop.md).
+    expect(pre.headers['access-control-allow-headers']).toBe(path === '/oauth/token' ? 'content-type, dpop' : 'content-type')
     expect(pre.headers.vary).toMatch(/Origin/)
     expect(pre.headers['access-control-allow-credentials']).toBeUndefined()
     const refused = await t.app.inject({ method: 'POST', url: path, headers: { origin: SPA_ORIGIN, 'content-length': '0' } })

@@ -1,11 +1,18 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
 import { InvalidRequestError, OAuthError, ServerError, TemporarilyUnavailableError } from '../../../oauth/index.js'
 import type { Probes } from '../../../services.js'
+import type { OAuthUseCases } from '../../../oauth/index.js'
 import { RETRY_AFTER_SECONDS, databaseUnavailable } from '../../../db/index.js'
 
 /** RFC 6749 5.1 / 5.2: token responses, errors included, must not be cached. */
 export function noStore(reply: FastifyReply): FastifyReply {
   return reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+}
+
+/** RFC 9449 §8.1: a successful DPoP response carries the nonce to use next, when nonces are required. */
+export async function provideNonce(oauth: Pick<OAuthUseCases, 'dpopNonce'>, reply: FastifyReply): Promise<void> {
+  const nonce = oauth.dpopNonce()
+  if (nonce !== undefined) reply.header('dpop-nonce', await nonce)
 }
 
 function send(reply: FastifyReply, error: OAuthError): FastifyReply {

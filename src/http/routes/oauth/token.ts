@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Services } from '../../../services.js'
 import { DEVICE_CODE_GRANT_TYPE, requestParams } from '../../../oauth/index.js'
-import { noStore } from './json-errors.js'
+import { noStore, provideNonce } from './json-errors.js'
 import { openToRegisteredOrigins } from '../../cors.js'
 
 /** POST /oauth/token (RFC 6749 4.1.3 / 5.1; RFC 8628 3.4 for the device code grant). */
@@ -10,16 +10,21 @@ export default async function tokenRoutes(app: FastifyInstance, { oauth, device 
   const cors = openToRegisteredOrigins(
     app,
     '/oauth/token',
-    { methods: ['POST'], allowHeaders: ['content-type'] },
+    // RFC 9449 §4.1, §8: a browser's client sends its proof and reads the server's nonce.
+    { methods: ['POST'], allowHeaders: ['content-type', 'dpop'], exposeHeaders: ['dpop-nonce'] },
     oauth.allowsBrowserOrigin,
   )
   app.post('/oauth/token', { onRequest: cors }, async (request, reply) => {
     const params = requestParams(request.body, request.query)
     const grantType = params.grant_type
+    // RFC 9449 §5: every grant binds its tokens to the key a valid proof shows; no header, no await.
+    const header = request.headers.dpop
+    const dpop = header === undefined ? undefined : await oauth.checkDpop(header, 'POST', '/oauth/token')
     const response =
       typeof grantType === 'string' && grantType === DEVICE_CODE_GRANT_TYPE
-        ? await device.exchangeDeviceCode(params, request.headers.authorization)
-        : await oauth.exchangeCode(params, request.headers.authorization)
+        ? await device.exchangeDeviceCode(params, request.headers.authorization, dpop)
+        : await oauth.exchangeCode(params, request.headers.authorization, dpop)
+    if (dpop !== undefined) await provideNonce(oauth, reply)
     return noStore(reply).send(response)
   })
 
