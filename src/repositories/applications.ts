@@ -165,6 +165,27 @@ export function setOwnedApplicationKind(
     .executeTakeFirst()
 }
 
+/** The token policy's three columns (src/applications/token-policy.ts); migration 0022's check keeps the lifetimes together. */
+export function setOwnedApplicationTokenPolicy(
+  db: Db,
+  id: string,
+  ownerId: string,
+  change: { requireDpop: boolean; accessTokenTtlSeconds: number | null; refreshTokenTtlSeconds: number | null; now: Date },
+): Promise<Application | undefined> {
+  return db
+    .updateTable('applications')
+    .set({
+      require_dpop: change.requireDpop,
+      access_token_ttl_seconds: change.accessTokenTtlSeconds,
+      refresh_token_ttl_seconds: change.refreshTokenTtlSeconds,
+      updated_at: change.now,
+    })
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .returningAll()
+    .executeTakeFirst()
+}
+
 /** The owner's application, its row locked until the transaction ends (an edit and an operator's verification do not interleave). */
 export function lockOwnedApplicationRow(trx: Db, id: string, ownerId: string): Promise<Application | undefined> {
   return trx.selectFrom('applications').selectAll().where('id', '=', id).where('owner_id', '=', ownerId).forUpdate().executeTakeFirst()
