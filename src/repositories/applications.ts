@@ -286,6 +286,11 @@ export interface ApplicationListing {
   suspended_at: Date | null
   verified_at: Date | null
   is_resource_server: boolean
+  kind: ApplicationKind
+  /** The token policy (src/applications/token-policy.ts), for the list's brief. */
+  require_dpop: boolean
+  access_token_ttl_seconds: number | null
+  refresh_token_ttl_seconds: number | null
 }
 
 /** Applications whose name, client_id or owner's email contains `query` (all when empty), newest first. */
@@ -306,6 +311,10 @@ export function listApplicationsForOperator(
       'applications.suspended_at',
       'applications.verified_at',
       'applications.is_resource_server',
+      'applications.kind',
+      'applications.require_dpop',
+      'applications.access_token_ttl_seconds',
+      'applications.refresh_token_ttl_seconds',
     ])
   if (options.query !== '') {
     const pattern = containing(options.query)
