@@ -12,3 +12,16 @@ export {
   parseApplicationForm,
   parseKindChoice,
 } from './application-form.js'
+export {
+  ACCESS_LIFETIMES,
+  REFRESH_LIFETIMES,
+  type TokenPolicy,
+  type TokenPolicyFormValues,
+  type TokenPolicyWords,
+  describeTokenPolicy,
+  formatLifetime,
+  parseTokenPolicyChoice,
+  tokenPolicyFormValues,
+  tokenPolicyOf,
+} from './token-policy.js'
+export type { TokenPolicyChange } from './token-policy-change.js'

@@ -57,6 +57,7 @@ export const AUDIT_EVENTS = Object.freeze({
   'application.updated': 'Application settings changed',
   'application.secret_regenerated': 'New client secret generated',
   'application.kind_changed': 'Kind of application changed (web, native, single-page, machine)',
+  'application.token_policy_changed': 'Token policy changed (DPoP, access-token and refresh-token lifetimes)',
   'application.deleted': 'Application deleted',
   'application.verification_cleared': 'Operator verification withdrawn by a change of name, redirect URIs or links',
   'grant.given': 'Access granted to an application',
@@ -214,6 +215,8 @@ export const auditDetail = {
   secretRegenerated: () => 'The previous client secret stopped working',
   kindChanged: (from: string, to: string, secret: 'deleted' | 'created' | 'kept' | 'none') =>
     `From ${from} to ${to}; ${KIND_SECRET_WORDS[secret]}`,
+  /** Each side is describeTokenPolicy's brief (src/applications/token-policy.ts): fixed words and lifetimes. */
+  tokenPolicyChanged: (before: string, after: string) => `Before: ${before}. After: ${after}`,
   applicationChanged: (change: ApplicationChange, previousName: string) => {
     const fields = (Object.keys(CHANGE_WORDS) as Array<keyof ApplicationChange>).filter((k) => change[k]).map((k) => CHANGE_WORDS[k])
     if (fields.length === 0) return 'Saved without changes'

@@ -1,3 +1,4 @@
+import { type Application, describeTokenPolicy, formatLifetime, tokenPolicyOf } from '../applications/index.js'
 import { COMMAND_LINE } from '../audit/index.js'
 import { type Command, type Invocation, type Output, UsageError, argument, done, page, stateChange } from './command.js'
 import { formatRecord, formatTable, iso } from './output.js'
@@ -14,8 +15,11 @@ const appsList: Command = {
       suspended: iso(a.suspended_at),
       verified: iso(a.verified_at),
       resource_server: a.is_resource_server,
+      kind: a.kind,
+      tokens: describeTokenPolicy(tokenPolicyOf(a), a.kind).brief,
     }))
-    return { text: formatTable(rows, ['client_id', 'name', 'owner', 'created', 'suspended', 'verified', 'resource_server']), json: rows }
+    const columns = ['client_id', 'name', 'owner', 'created', 'suspended', 'verified', 'resource_server', 'kind', 'tokens']
+    return { text: formatTable(rows, columns), json: rows }
   },
 }
 
@@ -38,11 +42,16 @@ const appsShow: Command = {
       resource_server: app.is_resource_server,
       kind: app.kind,
       client_credentials: app.client_credentials_scopes?.join(' ') ?? null,
+      ...tokenPolicyRecord(app),
     }
     return {
       text: formatRecord(row),
       json: {
         ...row,
+        // Seconds, as stored; null: until revoked (docs/applications.md "Token policy").
+        require_dpop: app.require_dpop,
+        access_token_ttl_seconds: app.access_token_ttl_seconds,
+        refresh_token_ttl_seconds: app.refresh_token_ttl_seconds,
         redirect_uris: app.redirect_uris,
         post_logout_redirect_uris: app.post_logout_redirect_uris,
         scopes: app.allowed_scopes,
@@ -50,6 +59,20 @@ const appsShow: Command = {
       },
     }
   },
+}
+
+/**
+ * The token policy as `apps show` prints it (docs/applications.md "Token policy"): lifetimes in
+ * words (--json adds the stored seconds); a machine never has a refresh token (RFC 6749 §4.4.3).
+ */
+function tokenPolicyRecord(app: Application) {
+  const access = app.access_token_ttl_seconds
+  const refresh = app.kind === 'machine' || access === null ? null : app.refresh_token_ttl_seconds
+  return {
+    dpop: app.require_dpop ? 'required' : 'optional',
+    access_token_lifetime: access === null ? 'until revoked' : formatLifetime(access),
+    refresh_token_lifetime: refresh === null ? null : formatLifetime(refresh),
+  }
 }
 
 type AppRef = { id: string; client_id: string; name: string }

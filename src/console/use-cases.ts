@@ -17,6 +17,8 @@ import {
   registerApplication,
   updateApplication,
 } from '../applications/applications.js'
+import { type TokenPolicyChange, changeApplicationTokenPolicy } from '../applications/token-policy-change.js'
+import type { TokenPolicy } from '../applications/token-policy.js'
 
 /*
  * "Your Applications" (docs/accounts.md "Your account"), built once in src/services.ts: every use case acts
@@ -53,6 +55,8 @@ export interface ConsoleUseCases {
   deleteApplication(owner: Owner, id: string): Promise<boolean>
   /** Web, native, single-page or machine, with the secret that kind has (docs/decisions/019-public-clients-and-consent.md). */
   changeKind(owner: Owner, id: string, kind: ApplicationKind): Promise<KindChange>
+  /** DPoP optional or required, tokens valid until revoked or expiring (docs/applications.md "Token policy"). */
+  changeTokenPolicy(owner: Owner, id: string, policy: TokenPolicy): Promise<TokenPolicyChange>
 }
 
 export interface ConsoleDeps {
@@ -85,5 +89,7 @@ export function consoleUseCases({ db, bus, clock, audit, applicationsPerUser: li
     regenerateSecret: (owner, id) => regenerateSecret(db, bus, id, owner.userId, clock(), trailOf(audit, owner)),
     deleteApplication: (owner, id) => deleteApplication(db, bus, id, owner.userId, clock(), trailOf(audit, owner)),
     changeKind: (owner, id, kind) => changeApplicationKind(db, bus, { id, ownerId: owner.userId, kind }, clock(), trailOf(audit, owner)),
+    changeTokenPolicy: (owner, id, policy) =>
+      changeApplicationTokenPolicy(db, { id, ownerId: owner.userId, policy }, clock(), trailOf(audit, owner)),
   }
 }

@@ -188,7 +188,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     revokeToken: (params, authorization) => revokeForClient(clients, params, authorization),
     allowsBrowserOrigin: (origin) => deps.applications.allowsBrowserOrigin(origin),
     metadata: () => metadata,
-    listAuthorizedApplications: (userId) => listAuthorizedApplications(db, userId),
+    listAuthorizedApplications: (userId) => listAuthorizedApplications(db, userId, clock()),
     revokeAccess: (actor, grantId) => revokeAccess({ db, bus }, actor.userId, grantId, clock(), trailOf(audit, actor)),
   }
 }

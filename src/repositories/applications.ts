@@ -165,6 +165,27 @@ export function setOwnedApplicationKind(
     .executeTakeFirst()
 }
 
+/** The token policy's three columns (src/applications/token-policy.ts); migration 0022's check keeps the lifetimes together. */
+export function setOwnedApplicationTokenPolicy(
+  db: Db,
+  id: string,
+  ownerId: string,
+  change: { requireDpop: boolean; accessTokenTtlSeconds: number | null; refreshTokenTtlSeconds: number | null; now: Date },
+): Promise<Application | undefined> {
+  return db
+    .updateTable('applications')
+    .set({
+      require_dpop: change.requireDpop,
+      access_token_ttl_seconds: change.accessTokenTtlSeconds,
+      refresh_token_ttl_seconds: change.refreshTokenTtlSeconds,
+      updated_at: change.now,
+    })
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .returningAll()
+    .executeTakeFirst()
+}
+
 /** The owner's application, its row locked until the transaction ends (an edit and an operator's verification do not interleave). */
 export function lockOwnedApplicationRow(trx: Db, id: string, ownerId: string): Promise<Application | undefined> {
   return trx.selectFrom('applications').selectAll().where('id', '=', id).where('owner_id', '=', ownerId).forUpdate().executeTakeFirst()
@@ -265,6 +286,11 @@ export interface ApplicationListing {
   suspended_at: Date | null
   verified_at: Date | null
   is_resource_server: boolean
+  kind: ApplicationKind
+  /** The token policy (src/applications/token-policy.ts), for the list's brief. */
+  require_dpop: boolean
+  access_token_ttl_seconds: number | null
+  refresh_token_ttl_seconds: number | null
 }
 
 /** Applications whose name, client_id or owner's email contains `query` (all when empty), newest first. */
@@ -285,6 +311,10 @@ export function listApplicationsForOperator(
       'applications.suspended_at',
       'applications.verified_at',
       'applications.is_resource_server',
+      'applications.kind',
+      'applications.require_dpop',
+      'applications.access_token_ttl_seconds',
+      'applications.refresh_token_ttl_seconds',
     ])
   if (options.query !== '') {
     const pattern = containing(options.query)

@@ -24,14 +24,41 @@ export interface GrantListing {
   scopes: string[]
   created_at: Date
   updated_at: Date
+  /**
+   * The user's live refresh-token families of this application (docs/expiring-tokens.md): the
+   * shortest access-token lifetime among them and the latest absolute end; null when none, as
+   * for every grant whose tokens are valid until revoked.
+   */
+  refresh_access_ttl_seconds: number | null
+  refresh_until: Date | null
 }
 
-/** The "Authorized Applications" list, newest consent first. */
-export function listGrantsForUser(db: Db, userId: string): Promise<GrantListing[]> {
+/**
+ * The "Authorized Applications" list, newest consent first, in one statement: the live
+ * families (not revoked, not past their absolute end at `now`) are grouped per application and
+ * joined, rather than read per row.
+ */
+export function listGrantsForUser(db: Db, userId: string, now: Date): Promise<GrantListing[]> {
   return db
     .selectFrom('grants')
     .innerJoin('applications', 'applications.id', 'grants.application_id')
     .innerJoin('users as owners', 'owners.id', 'applications.owner_id')
+    .leftJoin(
+      (eb) =>
+        eb
+          .selectFrom('refresh_token_families')
+          .select((f) => ['application_id', f.fn.min('access_token_ttl_seconds').as('access_ttl'), f.fn.max('expires_at').as('until')])
+          .where('user_id', '=', userId)
+          .where('revoked_at', 'is', null)
+          .where('expires_at', '>', now)
+          .groupBy('application_id')
+          .as('families'),
+      (join) => join.onRef('families.application_id', '=', 'grants.application_id'),
+    )
+    .select((eb) => [
+      eb.ref('families.access_ttl').$castTo<number | null>().as('refresh_access_ttl_seconds'),
+      eb.ref('families.until').$castTo<Date | null>().as('refresh_until'),
+    ])
     .select([
       'grants.id',
       'grants.application_id',

@@ -4,9 +4,12 @@ import { isUuid } from '../../lib/uuid.js'
 import { type GrantListing, findGrantOfUser, listGrantsForUser } from '../../repositories/grants.js'
 import { type RevocationContext, revoke } from '../../revocation/revoke.js'
 
-/** "Authorized Applications": the applications this user has granted, newest consent first. */
-export function listAuthorizedApplications(db: Db, userId: string): Promise<GrantListing[]> {
-  return listGrantsForUser(db, userId)
+/**
+ * "Authorized Applications": the applications this user has granted, newest consent first, with
+ * when each grant's expiring tokens stop renewing (its live refresh-token families at `now`).
+ */
+export function listAuthorizedApplications(db: Db, userId: string, now: Date): Promise<GrantListing[]> {
+  return listGrantsForUser(db, userId, now)
 }
 
 /**

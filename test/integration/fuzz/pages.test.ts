@@ -318,10 +318,19 @@ const applicationForm = () => ({
   scopes: fc.oneof({ weight: 3, arbitrary: fc.constantFrom('read', 'write', 'write_events') }, fc.constantFrom('admin', '')),
   require_pkce: fc.constantFrom('on', '', 'off'),
   allow_implicit: fc.constantFrom('on', '', 'off'),
+  // The token policy's form (/applications/:id/tokens): presets, and what no form offers.
+  dpop: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('optional', 'required') }, text()),
+  lifetime: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('until-revoked', 'expiring') }, text()),
+  access_lifetime: fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom('1h', '8h', '24h') },
+    fc.constantFrom('3600', '0', '-1', '1e9'),
+    text(),
+  ),
+  refresh_lifetime: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('30d', '90d', '180d') }, fc.constantFrom('1h', '10y'), text()),
 })
 
 it(
-  'the console: /applications, /applications/new, /applications/:id and its edit, secret, kind and delete pages',
+  'the console: /applications, /applications/new, /applications/:id and its edit, secret, kind, tokens and delete pages',
   async () => {
     const known = knownValues(h.world)
     const id = fc.oneof(
@@ -334,7 +343,9 @@ it(
     )
     const path = fc.oneof(
       fc.constantFrom('/applications', '/applications/new').chain(pathOf),
-      fc.tuple(id, fc.constantFrom('', '/edit', '/secret', '/kind', '/delete')).map(([i, suffix]) => `/applications/${i}${suffix}`),
+      fc
+        .tuple(id, fc.constantFrom('', '/edit', '/secret', '/kind', '/tokens', '/delete'))
+        .map(([i, suffix]) => `/applications/${i}${suffix}`),
     )
     const query = { deleted: fc.constant('1'), updated: fc.constant('1') }
     // A registration as the form sends it, with both links.

@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { describeTokenPolicy, tokenPolicyOf } from '../../../applications/index.js'
 import type { Actor } from '../../../audit/index.js'
 import type { OperatorUseCases } from '../../../operator/index.js'
 import type { Services } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { requireRecentAuth } from '../../recent-auth.js'
 import { render } from '../../render.js'
-import { formatTime } from '../console/view-models.js'
+import { KIND_LABELS, formatTime } from '../console/view-models.js'
 import { listRequest, listView } from './query.js'
 import clientCredentialsRoutes from './client-credentials.js'
 
@@ -159,6 +160,7 @@ async function applicationPage(deps: Services, request: FastifyRequest<AppQuery>
       resourceServer: a.is_resource_server,
       machine: a.kind === 'machine',
       clientCredentials: a.client_credentials_scopes?.join(' ') ?? null,
+      tokens: describeTokenPolicy(tokenPolicyOf(a), a.kind),
     },
   })
 }
@@ -185,6 +187,8 @@ async function applicationsPage(deps: Services, request: FastifyRequest<ListQuer
       suspended: a.suspended_at !== null,
       verified: a.verified_at !== null,
       resourceServer: a.is_resource_server,
+      kind: KIND_LABELS[a.kind],
+      tokens: describeTokenPolicy(tokenPolicyOf(a), a.kind).brief,
     })),
   })
 }

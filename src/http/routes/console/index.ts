@@ -4,6 +4,7 @@ import { requireUser } from '../../session.js'
 import applicationDeleteRoutes from './application-delete.js'
 import applicationKindRoutes from './application-kind.js'
 import applicationSecretRoutes from './application-secret.js'
+import applicationTokensRoutes from './application-tokens.js'
 import applicationRoutes from './application.js'
 import applicationsRoutes from './applications.js'
 
@@ -20,7 +21,14 @@ export default async function consoleRoutes(pages: FastifyInstance, deps: Servic
       route.config = { secondFactorArea: 'applications', ...route.config }
     })
     app.addHook('preHandler', requireUser)
-    for (const routes of [applicationsRoutes, applicationRoutes, applicationSecretRoutes, applicationKindRoutes, applicationDeleteRoutes])
+    for (const routes of [
+      applicationsRoutes,
+      applicationRoutes,
+      applicationSecretRoutes,
+      applicationKindRoutes,
+      applicationTokensRoutes,
+      applicationDeleteRoutes,
+    ])
       await routes(app, deps)
   })
 }

@@ -1,4 +1,11 @@
-import type { Application, ApplicationFormErrors, ApplicationFormValues } from '../../../applications/index.js'
+import {
+  type Application,
+  type ApplicationFormErrors,
+  type ApplicationFormValues,
+  type TokenPolicyWords,
+  describeTokenPolicy,
+  tokenPolicyOf,
+} from '../../../applications/index.js'
 import { type ScopeVocabulary, unicodeHostOf } from '../../../oauth/index.js'
 
 /*
@@ -90,6 +97,8 @@ export interface ApplicationView {
   suspended: boolean
   verified: boolean
   isResourceServer: boolean
+  /** DPoP and lifetimes in words (docs/applications.md "Token policy"). */
+  tokens: TokenPolicyWords
   created: string
   createdIso: string
   updated: string
@@ -125,6 +134,7 @@ export function applicationView(app: Application, vocabulary: ScopeVocabulary): 
     suspended: app.suspended_at !== null,
     verified: app.verified_at !== null,
     isResourceServer: app.is_resource_server,
+    tokens: describeTokenPolicy(tokenPolicyOf(app), app.kind),
     created: formatTime(app.created_at),
     createdIso: app.created_at.toISOString(),
     updated: formatTime(app.updated_at),

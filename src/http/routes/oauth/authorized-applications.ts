@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { formatLifetime } from '../../../applications/index.js'
 import type { Services } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { render } from '../../render.js'
@@ -19,6 +20,15 @@ export default async function authorizedApplicationsRoutes(app: FastifyInstance,
         scopes: scopes.normalize(g.scopes).map((s) => ({ name: s, description: scopes.describe(s) })),
         grantedOn: g.created_at.toISOString().slice(0, 10),
         updatedOn: g.updated_at.toISOString().slice(0, 10),
+        // Expiring tokens with rotating refresh tokens (docs/expiring-tokens.md); null: valid until revoked.
+        expiry:
+          g.refresh_access_ttl_seconds === null || g.refresh_until === null
+            ? null
+            : {
+                access: formatLifetime(g.refresh_access_ttl_seconds),
+                until: g.refresh_until.toISOString().slice(0, 10),
+                untilIso: g.refresh_until.toISOString(),
+              },
       })),
     })
   })
