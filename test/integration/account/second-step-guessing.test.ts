@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { SESSION_COOKIE } from '../../../src/http/session.js'
-import { TEST_ISSUER } from '../../helpers/app.js'
+import { TEST_ISSUER, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { testAppFile } from '../../helpers/file-set-up.js'
 import { authenticationResponse, newCredential, registrationResponse } from '../../helpers/soft-authenticator.js'
@@ -11,7 +11,8 @@ import { STEP_MS, enrolTotp, totpCode } from '../../helpers/totp.js'
  * codes per account whatever the device cookie or address, /reauth's codes in it too, the
  * authenticator app's lock after SECOND_FACTOR_LOCK_AFTER wrong codes in a row, one mail to the
  * owner per burst, the pending log-in's five tries taken atomically, the passkey signature counter
- * never lowered, and WebAuthn challenges within WEBAUTHN_CHALLENGE_LIMIT. Time is the app's clock.
+ * never lowered, and WebAuthn challenges within WEBAUTHN_CHALLENGE_LIMIT per account and
+ * LOGIN_ADDRESS_ATTEMPT_LIMIT per client address. Time is the app's clock.
  */
 
 const PASSWORD = 'correct horse battery'
@@ -243,6 +244,38 @@ describe('WebAuthn challenges', () => {
     expect(refused.headers['content-type']).toMatch(/^application\/json/)
     expect(refused.json().error).toMatch(/Too many attempts/)
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0)
+  })
+
+  it('count per client address too, whatever the account: LOGIN_ADDRESS_ATTEMPT_LIMIT an hour, then 429 JSON', async () => {
+    const bounded = await buildTestApp({ LOGIN_ADDRESS_ATTEMPT_LIMIT: '4', WEBAUTHN_CHALLENGE_LIMIT: '3' }, t.testDb)
+    try {
+      const shared = address()
+      /** The logged-in browser `s`, its requests now from `from`. */
+      const movedTo = (s: BrowserSession, from: string) => {
+        const moved = new BrowserSession(bounded.app, from)
+        for (const [k, v] of s.cookies) moved.cookies.set(k, v)
+        moved.lastCsrf = s.lastCsrf
+        return moved
+      }
+      const signedUp = async (email: string) => {
+        const s = await new BrowserSession(bounded.app, address()).signUpAndLogIn(email, PASSWORD)
+        await s.get('/account/passkeys')
+        return s
+      }
+      const first = movedTo(await signedUp('address-first@example.com'), shared)
+      const second = await signedUp('address-second@example.com')
+      // Three of the first account's (its own limit) and one of the second's fill the address's four.
+      for (let i = 0; i < 3; i++) expect((await first.postJson('/account/passkeys/registration-options')).statusCode).toBe(200)
+      expect((await movedTo(second, shared).postJson('/account/passkeys/registration-options')).statusCode).toBe(200)
+      const refused = await movedTo(second, shared).postJson('/account/passkeys/registration-options')
+      expect(refused.statusCode).toBe(429)
+      expect(refused.json().error).toMatch(/Too many attempts/)
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0)
+      // The second account has challenges left from another address: the refusal was the address's.
+      expect((await movedTo(second, address()).postJson('/account/passkeys/registration-options')).statusCode).toBe(200)
+    } finally {
+      await bounded.close()
+    }
   })
 
   it('of the second step count per account: options beyond the limit answer 429 JSON', async () => {
