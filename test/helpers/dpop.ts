@@ -28,12 +28,7 @@ export async function dpopKey(alg: 'ES256' | 'EdDSA' = 'ES256'): Promise<DpopKey
   return { jwk, jkt, proof: (request) => signProof(privateKey, alg, jwk, request) }
 }
 
-function signProof(
-  key: CryptoKey,
-  alg: string,
-  jwk: JWK,
-  request: Parameters<DpopKey['proof']>[0],
-): Promise<string> {
+function signProof(key: CryptoKey, alg: string, jwk: JWK, request: Parameters<DpopKey['proof']>[0]): Promise<string> {
   const ath = request.accessToken === undefined || request.omit === 'ath' ? undefined : accessTokenHash(request.accessToken)
   return new SignJWT({ htm: request.method, htu: request.url, jti: randomUUID(), iat: request.now, ath, ...request.claims })
     .setProtectedHeader({ typ: 'dpop+jwt', alg, jwk })

@@ -116,7 +116,7 @@ export class DpopChallenges {
   /** RFC 9449 §7.1: the scheme says the token is bound, and it is not; a bearer token goes as Bearer. */
   readonly notBound = dpopFailure('invalid_token', 'The access token is not bound to a key: send it as Authorization: Bearer')
   /** RFC 9449 §7.1: the proof's key is not the one the token is bound to. */
-  readonly otherKey = dpopFailure('invalid_token', 'The access token is bound to another key than the DPoP proof\'s')
+  readonly otherKey = dpopFailure('invalid_token', "The access token is bound to another key than the DPoP proof's")
   readonly missingProof = dpopFailure('invalid_dpop_proof', 'A DPoP proof is required: one DPoP header')
   readonly manyProofs = dpopFailure('invalid_dpop_proof', 'Exactly one DPoP header is allowed (RFC 9449 4.3)')
   readonly replayed = dpopFailure('invalid_dpop_proof', 'The DPoP proof was used before')

@@ -50,7 +50,8 @@ export async function authenticateRequest(
   requiredScope?: string,
 ): Promise<VerifiedToken | undefined> {
   const { authorization, dpop } = req.headers
-  const result = verifier.verifyRequestCached(authorization, dpop, requiredScope) ?? (await verifier.verifyRequest(presented(req), requiredScope))
+  const result =
+    verifier.verifyRequestCached(authorization, dpop, requiredScope) ?? (await verifier.verifyRequest(presented(req), requiredScope))
   if (result.ok) return result.token
   sendFailure(res, result)
   return undefined

@@ -57,9 +57,15 @@ beforeAll(async () => {
     now,
     publicOrigin: `${ORIGIN}/`,
   })
-  closers.push(() => database.close(), () => introspection.close())
+  closers.push(
+    () => database.close(),
+    () => introspection.close(),
+  )
   await Promise.all([database.ready(), introspection.ready()])
-  for (const [mode, verifier] of [['database', database], ['introspection', introspection]] as const) {
+  for (const [mode, verifier] of [
+    ['database', database],
+    ['introspection', introspection],
+  ] as const) {
     callers[`${mode}, Fastify`] = fastifyCaller(await buildResourceApi(verifier))
     callers[`${mode}, node`] = (await nodeCaller(verifier)).call
   }
@@ -120,98 +126,129 @@ function dpopFailure(answer: Answer, error: 'invalid_token' | 'invalid_dpop_proo
   expect(answer.body?.error_description).toMatch(description)
 }
 
-describe.each(['database, Fastify', 'database, node', 'introspection, Fastify', 'introspection, node'])('verifier with DPoP (%s)', (name) => {
-  const call = (c: Call) => callers[name]!(c)
+describe.each(['database, Fastify', 'database, node', 'introspection, Fastify', 'introspection, node'])(
+  'verifier with DPoP (%s)',
+  (name) => {
+    const call = (c: Call) => callers[name]!(c)
 
-  it('accepts a bound token with a proof of its key for this request, and a bearer token as before', async () => {
-    const tok = await boundToken(['read', 'write'])
-    expect(await call({ authorization: `DPoP ${tok.token}`, dpop: await proofFor(tok.token) })).toMatchObject({ status: 200 })
-    const proof = await proofFor(tok.token, { method: 'POST', path: '/teams' })
-    expect(await call({ method: 'POST', path: '/teams', authorization: `dpop ${tok.token}`, dpop: proof })).toMatchObject({ status: 201 })
-    const bearer = await createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes: ['read'] })
-    expect(await call({ authorization: `Bearer ${bearer.token}` })).toMatchObject({ status: 200 })
-  })
+    it('accepts a bound token with a proof of its key for this request, and a bearer token as before', async () => {
+      const tok = await boundToken(['read', 'write'])
+      expect(await call({ authorization: `DPoP ${tok.token}`, dpop: await proofFor(tok.token) })).toMatchObject({ status: 200 })
+      const proof = await proofFor(tok.token, { method: 'POST', path: '/teams' })
+      expect(await call({ method: 'POST', path: '/teams', authorization: `dpop ${tok.token}`, dpop: proof })).toMatchObject({ status: 201 })
+      const bearer = await createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes: ['read'] })
+      expect(await call({ authorization: `Bearer ${bearer.token}` })).toMatchObject({ status: 200 })
+    })
 
-  it('refuses the bound token presented as Bearer, with or without a proof, and offers DPoP in the challenge', async () => {
-    const tok = await boundToken()
-    for (const dpop of [undefined, await proofFor(tok.token)]) {
-      const res = await call({ authorization: `Bearer ${tok.token}`, dpop })
+    it('refuses the bound token presented as Bearer, with or without a proof, and offers DPoP in the challenge', async () => {
+      const tok = await boundToken()
+      for (const dpop of [undefined, await proofFor(tok.token)]) {
+        const res = await call({ authorization: `Bearer ${tok.token}`, dpop })
+        expect(res.status).toBe(401)
+        expect(res.www).toMatch(
+          new RegExp(`^Bearer realm="gatehouse", error="invalid_token", error_description="[^"]*bound to a key[^"]*", DPoP ${ALGS}$`),
+        )
+      }
+    })
+
+    it('refuses a replayed proof', async () => {
+      const tok = await boundToken()
+      const proof = await proofFor(tok.token)
+      expect((await call({ authorization: `DPoP ${tok.token}`, dpop: proof })).status).toBe(200)
+      dpopFailure(await call({ authorization: `DPoP ${tok.token}`, dpop: proof }), 'invalid_dpop_proof', /used before/)
+    })
+
+    it('refuses a proof for another URL or method', async () => {
+      const tok = await boundToken(['read', 'write'])
+      const authorization = `DPoP ${tok.token}`
+      dpopFailure(await call({ authorization, dpop: await proofFor(tok.token, { path: '/teams' }) }), 'invalid_dpop_proof', /htu/)
+      dpopFailure(
+        await call({ authorization, dpop: await proofFor(tok.token, { url: 'https://elsewhere.test/me' }) }),
+        'invalid_dpop_proof',
+        /htu/,
+      )
+      dpopFailure(await call({ authorization, dpop: await proofFor(tok.token, { method: 'POST' }) }), 'invalid_dpop_proof', /htm/)
+    })
+
+    it("refuses a proof signed by another key than the token's", async () => {
+      const tok = await boundToken()
+      dpopFailure(
+        await call({ authorization: `DPoP ${tok.token}`, dpop: await proofFor(tok.token, { by: otherKey }) }),
+        'invalid_token',
+        /another key/,
+      )
+    })
+
+    it('refuses a proof without ath, or for another token, and a request with no proof or two', async () => {
+      const tok = await boundToken()
+      const authorization = `DPoP ${tok.token}`
+      dpopFailure(await call({ authorization, dpop: await proofFor(tok.token, { omit: 'ath' }) }), 'invalid_dpop_proof', /ath/)
+      const other = await boundToken()
+      dpopFailure(await call({ authorization, dpop: await proofFor(other.token) }), 'invalid_dpop_proof', /ath/)
+      dpopFailure(await call({ authorization }), 'invalid_dpop_proof', /required/)
+      dpopFailure(
+        await call({ authorization, dpop: [await proofFor(tok.token), await proofFor(tok.token)] }),
+        'invalid_dpop_proof',
+        /one DPoP header/,
+      )
+      dpopFailure(await call({ authorization, dpop: 'not-a-jwt' }), 'invalid_dpop_proof', /not a JWT/)
+    })
+
+    it('refuses a bearer token presented with the DPoP scheme (RFC 9449 §7.1), and an unknown one', async () => {
+      const bearer = await createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes: ['read'] })
+      dpopFailure(await call({ authorization: `DPoP ${bearer.token}`, dpop: await proofFor(bearer.token) }), 'invalid_token', /not bound/)
+      dpopFailure(await call({ authorization: 'DPoP gat_unknown', dpop: await proofFor('gat_unknown') }), 'invalid_token', /invalid/)
+    })
+
+    it('answers 403 insufficient_scope in the DPoP challenge', async () => {
+      const tok = await boundToken(['read'])
+      const res = await call({
+        method: 'POST',
+        path: '/teams',
+        authorization: `DPoP ${tok.token}`,
+        dpop: await proofFor(tok.token, { method: 'POST', path: '/teams' }),
+      })
+      expect(res.status).toBe(403)
+      expect(res.www).toMatch(new RegExp(`^DPoP error="insufficient_scope", error_description="[^"]+", scope="write_teams", ${ALGS}$`))
+    })
+
+    it('challenges a request without credentials with Bearer and DPoP', async () => {
+      const res = await call({})
       expect(res.status).toBe(401)
-      expect(res.www).toMatch(new RegExp(`^Bearer realm="gatehouse", error="invalid_token", error_description="[^"]*bound to a key[^"]*", DPoP ${ALGS}$`))
-    }
-  })
+      expect(res.www).toBe(`Bearer realm="gatehouse", DPoP ${ALGS}`)
+    })
 
-  it('refuses a replayed proof', async () => {
-    const tok = await boundToken()
-    const proof = await proofFor(tok.token)
-    expect((await call({ authorization: `DPoP ${tok.token}`, dpop: proof })).status).toBe(200)
-    dpopFailure(await call({ authorization: `DPoP ${tok.token}`, dpop: proof }), 'invalid_dpop_proof', /used before/)
-  })
+    it('refuses an expiring token once the clock passes its expiry', async () => {
+      const tok = await boundToken(['read'], { expiresAt: new Date(t.clock().getTime() + 30_000) })
+      expect((await call({ authorization: `DPoP ${tok.token}`, dpop: await proofFor(tok.token) })).status).toBe(200)
+      t.clock.advance(31_000)
+      dpopFailure(await call({ authorization: `DPoP ${tok.token}`, dpop: await proofFor(tok.token) }), 'invalid_token', /invalid/)
+    })
 
-  it('refuses a proof for another URL or method', async () => {
-    const tok = await boundToken(['read', 'write'])
-    const authorization = `DPoP ${tok.token}`
-    dpopFailure(await call({ authorization, dpop: await proofFor(tok.token, { path: '/teams' }) }), 'invalid_dpop_proof', /htu/)
-    dpopFailure(await call({ authorization, dpop: await proofFor(tok.token, { url: 'https://elsewhere.test/me' }) }), 'invalid_dpop_proof', /htu/)
-    dpopFailure(await call({ authorization, dpop: await proofFor(tok.token, { method: 'POST' }) }), 'invalid_dpop_proof', /htm/)
-  })
-
-  it("refuses a proof signed by another key than the token's", async () => {
-    const tok = await boundToken()
-    dpopFailure(await call({ authorization: `DPoP ${tok.token}`, dpop: await proofFor(tok.token, { by: otherKey }) }), 'invalid_token', /another key/)
-  })
-
-  it('refuses a proof without ath, or for another token, and a request with no proof or two', async () => {
-    const tok = await boundToken()
-    const authorization = `DPoP ${tok.token}`
-    dpopFailure(await call({ authorization, dpop: await proofFor(tok.token, { omit: 'ath' }) }), 'invalid_dpop_proof', /ath/)
-    const other = await boundToken()
-    dpopFailure(await call({ authorization, dpop: await proofFor(other.token) }), 'invalid_dpop_proof', /ath/)
-    dpopFailure(await call({ authorization }), 'invalid_dpop_proof', /required/)
-    dpopFailure(await call({ authorization, dpop: [await proofFor(tok.token), await proofFor(tok.token)] }), 'invalid_dpop_proof', /one DPoP header/)
-    dpopFailure(await call({ authorization, dpop: 'not-a-jwt' }), 'invalid_dpop_proof', /not a JWT/)
-  })
-
-  it('refuses a bearer token presented with the DPoP scheme (RFC 9449 §7.1), and an unknown one', async () => {
-    const bearer = await createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes: ['read'] })
-    dpopFailure(await call({ authorization: `DPoP ${bearer.token}`, dpop: await proofFor(bearer.token) }), 'invalid_token', /not bound/)
-    dpopFailure(await call({ authorization: 'DPoP gat_unknown', dpop: await proofFor('gat_unknown') }), 'invalid_token', /invalid/)
-  })
-
-  it('answers 403 insufficient_scope in the DPoP challenge', async () => {
-    const tok = await boundToken(['read'])
-    const res = await call({ method: 'POST', path: '/teams', authorization: `DPoP ${tok.token}`, dpop: await proofFor(tok.token, { method: 'POST', path: '/teams' }) })
-    expect(res.status).toBe(403)
-    expect(res.www).toMatch(new RegExp(`^DPoP error="insufficient_scope", error_description="[^"]+", scope="write_teams", ${ALGS}$`))
-  })
-
-  it('challenges a request without credentials with Bearer and DPoP', async () => {
-    const res = await call({})
-    expect(res.status).toBe(401)
-    expect(res.www).toBe(`Bearer realm="gatehouse", DPoP ${ALGS}`)
-  })
-
-  it('refuses an expiring token once the clock passes its expiry', async () => {
-    const tok = await boundToken(['read'], { expiresAt: new Date(t.clock().getTime() + 30_000) })
-    expect((await call({ authorization: `DPoP ${tok.token}`, dpop: await proofFor(tok.token) })).status).toBe(200)
-    t.clock.advance(31_000)
-    dpopFailure(await call({ authorization: `DPoP ${tok.token}`, dpop: await proofFor(tok.token) }), 'invalid_token', /invalid/)
-  })
-
-  it('drops a revoked bound token from its cache', async () => {
-    const tok = await boundToken()
-    expect((await call({ authorization: `DPoP ${tok.token}`, dpop: await proofFor(tok.token) })).status).toBe(200)
-    const revocation = { kind: 'token-of-client', clientId: app.clientId, secretHash: sha256Hex(app.clientSecret), tokenHash: tok.digest } as const
-    expect(await revoke(t.revocation, revocation, t.clock())).toBe(1)
-    await expect
-      .poll(async () => (await call({ authorization: `DPoP ${tok.token}`, dpop: await proofFor(tok.token) })).status, { interval: 20 })
-      .toBe(401)
-  })
-})
+    it('drops a revoked bound token from its cache', async () => {
+      const tok = await boundToken()
+      expect((await call({ authorization: `DPoP ${tok.token}`, dpop: await proofFor(tok.token) })).status).toBe(200)
+      const revocation = {
+        kind: 'token-of-client',
+        clientId: app.clientId,
+        secretHash: sha256Hex(app.clientSecret),
+        tokenHash: tok.digest,
+      } as const
+      expect(await revoke(t.revocation, revocation, t.clock())).toBe(1)
+      await expect
+        .poll(async () => (await call({ authorization: `DPoP ${tok.token}`, dpop: await proofFor(tok.token) })).status, { interval: 20 })
+        .toBe(401)
+    })
+  },
+)
 
 describe('the origin of htu without publicOrigin', () => {
   it("is the request's Host, so a proof for the public origin is refused there: set publicOrigin behind a proxy", async () => {
-    const verifier = createVerifier({ mode: 'database', database: t.deps.bus.verifierDatabase(t.deps.database), now: () => t.clock().getTime() })
+    const verifier = createVerifier({
+      mode: 'database',
+      database: t.deps.bus.verifierDatabase(t.deps.database),
+      now: () => t.clock().getTime(),
+    })
     closers.push(() => verifier.close())
     await verifier.ready()
     const { call, base } = await nodeCaller(verifier)
@@ -224,7 +261,11 @@ describe('the origin of htu without publicOrigin', () => {
 
 describe('verify(authorization), for Bearer-only callers', () => {
   it('refuses a bound token, with the Bearer challenge alone', async () => {
-    const verifier = createVerifier({ mode: 'database', database: t.deps.bus.verifierDatabase(t.deps.database), now: () => t.clock().getTime() })
+    const verifier = createVerifier({
+      mode: 'database',
+      database: t.deps.bus.verifierDatabase(t.deps.database),
+      now: () => t.clock().getTime(),
+    })
     closers.push(() => verifier.close())
     await verifier.ready()
     const tok = await boundToken()
