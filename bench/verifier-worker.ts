@@ -104,8 +104,8 @@ async function main(): Promise<VerifierReport> {
 
 const DPOP_URL = 'https://api.example.test/things'
 /** Proofs made per timed part: more than one part's checks, so that none is ever replayed. */
-const PROOFS = 40_000
-const WARM_PROOFS = 1000
+const PROOFS = 8000
+const WARM_PROOFS = 500
 const DPOP_BATCH = 1000
 
 /** A copy of the first seeded token, bound to a fresh key: its token and the key's proofs. */

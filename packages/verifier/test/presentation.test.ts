@@ -17,7 +17,9 @@ describe('the challenges of a verifier that accepts DPoP', () => {
   it('offers DPoP beside every Bearer challenge, and only when asked to', () => {
     const c = new BearerChallenges('api', true)
     expect(c.missing.wwwAuthenticate).toBe(`Bearer realm="api", DPoP ${ALGS}`)
-    expect(c.boundAsBearer.wwwAuthenticate).toMatch(new RegExp(`^Bearer realm="api", error="invalid_token", error_description="[^"]+", DPoP ${ALGS}$`))
+    expect(c.boundAsBearer.wwwAuthenticate).toMatch(
+      new RegExp(`^Bearer realm="api", error="invalid_token", error_description="[^"]+", DPoP ${ALGS}$`),
+    )
     expect(c.forbidden('read').wwwAuthenticate).toMatch(new RegExp(`scope="read", DPoP ${ALGS}$`))
     expect(new BearerChallenges('api').boundAsBearer.wwwAuthenticate).not.toContain('algs=')
   })
@@ -29,7 +31,10 @@ describe('the challenges of a verifier that accepts DPoP', () => {
     expect(proof.wwwAuthenticate).toBe(
       `DPoP error="invalid_dpop_proof", error_description="The DPoP proof's 'htu' is not this request's URL", ${ALGS}`,
     )
-    expect(failureBody(proof)).toEqual({ error: 'invalid_dpop_proof', error_description: 'The DPoP proof\'s "htu" is not this request\'s URL' })
+    expect(failureBody(proof)).toEqual({
+      error: 'invalid_dpop_proof',
+      error_description: 'The DPoP proof\'s "htu" is not this request\'s URL',
+    })
     expect(c.forbidden('write')).toMatchObject({ status: 403, error: 'insufficient_scope', scope: 'write' })
     expect(c.forbidden('write')).toBe(c.forbidden('write'))
   })

@@ -346,9 +346,7 @@ export const method = (natural: readonly string[]): fc.Arbitrary<string> =>
   fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...natural) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', ...ODD_METHODS) })
 
 /** A DPoP proof's protected header: typ dpop+jwt, ES256, a public P-256 key of garbage coordinates. */
-const DPOP_HEADER = base64url(
-  JSON.stringify({ typ: 'dpop+jwt', alg: 'ES256', jwk: { kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'AAAA' } }),
-)
+const DPOP_HEADER = base64url(JSON.stringify({ typ: 'dpop+jwt', alg: 'ES256', jwk: { kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'AAAA' } }))
 
 function base64url(text: string): string {
   return Buffer.from(text).toString('base64url')
