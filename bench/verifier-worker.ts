@@ -1,4 +1,7 @@
+import { randomBytes, randomUUID } from 'node:crypto'
 import { pathToFileURL } from 'node:url'
+import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose'
+import pg from 'pg'
 
 /*
  * Row 10: the verifier a resource API imports (`@gatehouse/verifier`, built to
@@ -7,6 +10,11 @@ import { pathToFileURL } from 'node:url'
  *
  * Two numbers: the path the Fastify plugin takes per request (verifyCached, falling back to
  * verify), which the target applies to, and verify() awaited, for reference.
+ *
+ * Then DPoP (RFC 9449 §7.1, docs/performance.md "DPoP at a resource server"): one cached token
+ * bound to a key, each request with a fresh proof (made beforehand: signing is the client's
+ * work), through verifyRequest as the adapters call it; beside it the same request-level path
+ * for one cached bearer token, and the ceiling, checkDpopProof alone on the same proofs.
  */
 
 export interface VerifierReport {
@@ -15,10 +23,17 @@ export interface VerifierReport {
   checksPerSecond?: number
   /** `await verify()` for every check. */
   asyncChecksPerSecond?: number
+  /** verifyRequestCached for one cached bearer token (the adapters' path, no proof). */
+  bearerRequestsPerSecond?: number
+  /** verifyRequest for one cached bound token, a fresh proof each time. */
+  dpopRequestsPerSecond?: number
+  /** checkDpopProof alone on the same proofs: the ceiling of the DPoP row. */
+  proofChecksPerSecond?: number
   error?: string
 }
 
 type VerifierModule = typeof import('@gatehouse/verifier')
+type SharedModule = typeof import('@gatehouse/verifier/shared')
 
 const entry = process.env.VERIFIER_ENTRY!
 const databaseUrl = process.env.DATABASE_URL!
@@ -81,10 +96,77 @@ async function main(): Promise<VerifierReport> {
     const checksPerSecond = await rate(pluginPath)
     const asyncChecksPerSecond = await rate(awaited)
     if (misses > tokens.length) throw new Error(`${misses} cache misses with a warm cache`)
-    return { ok: true, checksPerSecond, asyncChecksPerSecond }
+    return { ok: true, checksPerSecond, asyncChecksPerSecond, ...(await dpopRows(verifier)) }
   } finally {
     await verifier.close()
   }
+}
+
+const DPOP_URL = 'https://api.example.test/things'
+/** Proofs made per timed part: more than one part's checks, so that none is ever replayed. */
+const PROOFS = 8000
+const WARM_PROOFS = 500
+const DPOP_BATCH = 1000
+
+/** A copy of the first seeded token, bound to a fresh key: its token and the key's proofs. */
+async function boundCopy(shared: SharedModule) {
+  const { publicKey, privateKey } = await generateKeyPair('ES256')
+  const jwk = await exportJWK(publicKey)
+  const token = shared.formatAccessToken(randomBytes(32).toString('base64url'))
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  try {
+    await client.query(
+      `insert into access_tokens (token_hash, application_id, user_id, scopes, created_at, dpop_jkt)
+       select $1, application_id, user_id, scopes, now(), $2 from access_tokens where token_hash = $3`,
+      [shared.sha256Hex(token), await calculateJwkThumbprint(jwk, 'sha256'), shared.sha256Hex(tokens[0]!)],
+    )
+  } finally {
+    await client.end()
+  }
+  const ath = shared.accessTokenHash(token)
+  const iat = Math.floor(Date.now() / 1000)
+  const proofs: string[] = []
+  for (let i = 0; i < PROOFS; i++) {
+    const claims = { htm: 'GET', htu: DPOP_URL, iat, jti: randomUUID(), ath }
+    proofs.push(await new SignJWT(claims).setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk }).sign(privateKey))
+  }
+  return { token, proofs }
+}
+
+/** Per second, over about `durationMs`, of `check` run on proofs in turn: each proof is used once. */
+async function proofRate(proofs: readonly string[], check: (proof: string) => Promise<unknown>): Promise<number> {
+  const start = performance.now()
+  let n = 0
+  while (performance.now() - start < durationMs && n + DPOP_BATCH <= proofs.length) {
+    for (let i = 0; i < DPOP_BATCH; i++) await check(proofs[n + i]!)
+    n += DPOP_BATCH
+  }
+  return n / ((performance.now() - start) / 1000)
+}
+
+async function dpopRows(verifier: import('@gatehouse/verifier').Verifier): Promise<Partial<VerifierReport>> {
+  const shared = (await import(pathToFileURL(entry.replace(/index\.js$/, 'shared.js')).href)) as SharedModule
+  const { token, proofs } = await boundCopy(shared)
+  const dpop = (proof: string) => ({ authorization: `DPoP ${token}`, dpop: proof, method: 'GET', url: DPOP_URL })
+  const accept = async (proof: string) => {
+    const result = await verifier.verifyRequest(dpop(proof), SCOPE)
+    if (!result.ok) throw new Error(`a fresh proof was refused: ${result.description}`)
+  }
+  const checkAlone = (proof: string) =>
+    shared.checkDpopProof(proof, { method: 'GET', url: DPOP_URL, accessToken: token, now: Math.floor(Date.now() / 1000) })
+  // Both paths warmed first, so that neither is timed while V8 still compiles jose's code.
+  for (const proof of proofs.slice(0, WARM_PROOFS)) await accept(proof)
+  for (const proof of proofs.slice(WARM_PROOFS, 2 * WARM_PROOFS)) await checkAlone(proof)
+  const rest = proofs.slice(2 * WARM_PROOFS)
+  const half = rest.length / 2
+  const bearer = `Bearer ${tokens[0]}`
+  const bearerRequestsPerSecond = await rate(() => {
+    for (let i = 0; i < BATCH; i++) verifier.verifyRequestCached(bearer, undefined, SCOPE)
+  })
+  const dpopRequestsPerSecond = await proofRate(rest.slice(0, half), accept)
+  const proofChecksPerSecond = await proofRate(rest.slice(half), checkAlone)
+  return { bearerRequestsPerSecond, dpopRequestsPerSecond, proofChecksPerSecond }
 }
 
 main().then(

@@ -228,7 +228,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     maintenance,
     oauth,
     device,
-    resource: resourceUseCases({ clients: caches.clients, tokens: caches.tokens, feed: revocationFeed }),
+    resource: resourceUseCases({ clients: caches.clients, tokens: caches.tokens, feed: revocationFeed, db, clock, ...identitySettings }),
     identity: identityUseCases({ keys, audit, db, tokens: caches.tokens, metadata: oauth.metadata(), ...identitySettings }),
     scopes: settings.scopes,
     config,

@@ -20,6 +20,8 @@ export {
   SlowDownError,
   TemporarilyUnavailableError,
 } from './errors.js'
+/* How a token was presented to Gatehouse's own resource endpoints (RFC 6750, RFC 9449 §7). */
+export { type BindingCheck, bearerBinding, bearerChallenges, dpopChallenges } from './token/presentation.js'
 /* The OAuth parameters as RFC 6749 3.1 and 3.2 read them. */
 export { requestParams, singleParams } from './params.js'
 export { ScopeVocabulary } from './grants/scope.js'

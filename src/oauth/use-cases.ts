@@ -1,3 +1,4 @@
+import { type BindingCheck, type PresentationContext, dpopBinding } from './token/presentation.js'
 import { listAuthorizedApplications, revokeAccess } from './grants/authorized-applications.js'
 import { type Actor, trailOf } from '../audit/actor.js'
 import type { AuditLog } from '../audit/audit-log.js'
@@ -88,6 +89,12 @@ export interface ResourceUseCases {
    * without a promise when the token cache holds it.
    */
   tokenInfo(token: string): ServerTokenEntry | null | Promise<ServerTokenEntry | null>
+  /**
+   * RFC 9449 §7.1 at UserInfo and token info: the check of a token presented with the DPoP
+   * scheme, against the request's DPoP header(s), its method and the endpoint's `path` under the
+   * issuer; each proof is accepted once across every process.
+   */
+  dpopBinding(dpop: string | readonly string[] | undefined, method: string, path: string): BindingCheck
   /** The revocation stream's subscriber, authenticated by HTTP Basic; only a resource server may subscribe. */
   authenticateSubscriber(authorization: string | undefined): Promise<StreamClient>
   /** Why the feed refuses this subscriber now, if it does (docs/operating/limits.md). */
@@ -193,12 +200,15 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
   }
 }
 
-export function resourceUseCases(deps: { clients: ClientAuthCache; tokens: ServerTokenCache; feed: RevocationFeed }): ResourceUseCases {
+export function resourceUseCases(
+  deps: { clients: ClientAuthCache; tokens: ServerTokenCache; feed: RevocationFeed } & PresentationContext,
+): ResourceUseCases {
   const { clients, tokens, feed } = deps
   const introspection: IntrospectionContext = { clients, tokens }
   return {
     introspect: (params, authorization) => introspect(introspection, params, authorization),
     tokenInfo: (token) => tokens.check(token),
+    dpopBinding: (dpop, method, path) => dpopBinding(deps, dpop, method, path),
     async authenticateSubscriber(authorization) {
       // HTTP Basic only: a GET has no body, and credentials never go in a URL.
       const client = await clients.authenticate(extractClientCredentials({}, authorization))

@@ -90,7 +90,15 @@ export interface AccessTokenFixture {
 /** An access token issued without a code (as the token flow does), stored by digest. */
 export async function createAccessToken(
   db: Db,
-  fields: { userId: string; applicationId: string; scopes?: string[]; now?: Date },
+  fields: {
+    userId: string
+    applicationId: string
+    scopes?: string[]
+    now?: Date
+    /** RFC 9449 §6.1: the thumbprint of the key the token is bound to. */
+    dpopJkt?: string
+    expiresAt?: Date
+  },
 ): Promise<AccessTokenFixture> {
   const token = generateAccessToken()
   const scopes = fields.scopes ?? ['read']
@@ -106,6 +114,8 @@ export async function createAccessToken(
       scopes,
       authorization_code_id: null,
       created_at: createdAt,
+      dpop_jkt: fields.dpopJkt ?? null,
+      expires_at: fields.expiresAt ?? null,
     })
     .execute()
   return { token, digest, userId: fields.userId, applicationId: fields.applicationId, scopes, createdAt }

@@ -1,3 +1,4 @@
+import { DPOP_SIGNING_ALGS } from './dpop.js'
 import type { VerifyFailure } from './types.js'
 
 /*
@@ -16,8 +17,23 @@ export function bearerToken(authorization: string | undefined): string | undefin
   return authorization.slice(7).trim()
 }
 
+/**
+ * The token of an `Authorization: DPoP <token>` header (RFC 9449 §7.1, scheme case-insensitive),
+ * possibly '' or garbage; undefined for any other scheme.
+ */
+export function dpopToken(authorization: string | undefined): string | undefined {
+  if (authorization === undefined || authorization.length < 5) return undefined
+  if (authorization.slice(0, 5).toLowerCase() !== 'dpop ') return undefined
+  return authorization.slice(5).trim()
+}
+
 function quoted(value: string): string {
   return `"${value.replace(/[\\"]/g, '\\$&')}"`
+}
+
+/** RFC 6750 3: error_description allows %x20-21 / %x23-5B / %x5D-7E only: no quotes, no backslash. */
+function describable(description: string): string {
+  return quoted(description.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, "'"))
 }
 
 /** The failures a verifier answers with, built once per realm so a refusal allocates nothing. */
@@ -25,29 +41,28 @@ export class BearerChallenges {
   /** RFC 6750 3.1: no credentials at all, so no error code. */
   readonly missing: VerifyFailure
   readonly invalid: VerifyFailure
+  /** RFC 9449 §7.2: a token bound to a key, presented as a bearer token. */
+  readonly boundAsBearer: VerifyFailure
   readonly unavailable: VerifyFailure
   readonly #forbidden = new Map<string, VerifyFailure>()
   readonly #realm: string
+  /** `, DPoP algs="…"` when DPoP is accepted too (RFC 9449 §7.1: one challenge per scheme), else ''. */
+  readonly #offer: string
 
-  constructor(realm: string) {
+  /** `offerDpop`: the verifier accepts `Authorization: DPoP` too, so every Bearer challenge also offers it. */
+  constructor(realm: string, offerDpop = false) {
     this.#realm = `Bearer realm=${quoted(realm)}`
+    this.#offer = offerDpop ? `, ${DPOP_CHALLENGE}` : ''
     this.missing = Object.freeze({
       ok: false,
       status: 401,
       error: undefined,
       description: 'An access token is required: Authorization: Bearer <token>',
-      wwwAuthenticate: this.#realm,
+      wwwAuthenticate: this.#realm + this.#offer,
       scope: undefined,
     })
-    const invalidDescription = 'The access token is invalid, revoked or malformed'
-    this.invalid = Object.freeze({
-      ok: false,
-      status: 401,
-      error: 'invalid_token',
-      description: invalidDescription,
-      wwwAuthenticate: `${this.#realm}, error="invalid_token", error_description=${quoted(invalidDescription)}`,
-      scope: undefined,
-    })
+    this.invalid = this.#failure('invalid_token', 'The access token is invalid, revoked or malformed')
+    this.boundAsBearer = this.#failure('invalid_token', 'The access token is bound to a key: send it as Authorization: DPoP with a proof')
     this.unavailable = Object.freeze({
       ok: false,
       status: 503,
@@ -58,24 +73,84 @@ export class BearerChallenges {
     })
   }
 
+  #failure(error: 'invalid_token', description: string): VerifyFailure {
+    return Object.freeze({
+      ok: false,
+      status: 401,
+      error,
+      description,
+      wwwAuthenticate: `${this.#realm}, error="${error}", error_description=${describable(description)}${this.#offer}`,
+      scope: undefined,
+    })
+  }
+
   /** RFC 6750 3.1: 403 insufficient_scope, naming the scope required. */
   forbidden(scope: string): VerifyFailure {
     let failure = this.#forbidden.get(scope)
     if (failure === undefined) {
-      // RFC 6750 3: error_description allows %x20-21 / %x23-5B / %x5D-7E only, so no quotes.
       const description = `The access token lacks the scope ${scope}`
       failure = Object.freeze({
         ok: false,
         status: 403,
         error: 'insufficient_scope',
         description,
-        wwwAuthenticate: `${this.#realm}, error="insufficient_scope", error_description=${quoted(description)}, scope=${quoted(scope)}`,
+        wwwAuthenticate: `${this.#realm}, error="insufficient_scope", error_description=${describable(description)}, scope=${quoted(scope)}${this.#offer}`,
         scope,
       })
       this.#forbidden.set(scope, failure)
     }
     return failure
   }
+}
+
+/** RFC 9449 §7.1: the DPoP challenge names the algorithms a proof may use. */
+const DPOP_CHALLENGE = `DPoP algs="${DPOP_SIGNING_ALGS.join(' ')}"`
+
+/**
+ * The failures of a request that used the DPoP scheme (RFC 9449 §7.1): answered with the DPoP
+ * challenge alone. `invalid_dpop_proof` for a missing, malformed, mismatched or replayed proof;
+ * `invalid_token` for a token that is unknown, revoked, not bound, or bound to another key.
+ */
+export class DpopChallenges {
+  readonly invalid = dpopFailure('invalid_token', 'The access token is invalid, revoked or malformed')
+  /** RFC 9449 §7.1: the scheme says the token is bound, and it is not; a bearer token goes as Bearer. */
+  readonly notBound = dpopFailure('invalid_token', 'The access token is not bound to a key: send it as Authorization: Bearer')
+  /** RFC 9449 §7.1: the proof's key is not the one the token is bound to. */
+  readonly otherKey = dpopFailure('invalid_token', "The access token is bound to another key than the DPoP proof's")
+  readonly missingProof = dpopFailure('invalid_dpop_proof', 'A DPoP proof is required: one DPoP header')
+  readonly manyProofs = dpopFailure('invalid_dpop_proof', 'Exactly one DPoP header is allowed (RFC 9449 4.3)')
+  readonly replayed = dpopFailure('invalid_dpop_proof', 'The DPoP proof was used before')
+  readonly #forbidden = new Map<string, VerifyFailure>()
+
+  /** A proof that failed a check of RFC 9449 §4.3, with the check it failed. */
+  proof(description: string): VerifyFailure {
+    return dpopFailure('invalid_dpop_proof', description)
+  }
+
+  forbidden(scope: string): VerifyFailure {
+    let failure = this.#forbidden.get(scope)
+    if (failure === undefined) {
+      failure = dpopFailure('insufficient_scope', `The access token lacks the scope ${scope}`, scope)
+      this.#forbidden.set(scope, failure)
+    }
+    return failure
+  }
+}
+
+function dpopFailure(
+  error: 'invalid_token' | 'invalid_dpop_proof' | 'insufficient_scope',
+  description: string,
+  scope?: string,
+): VerifyFailure {
+  const scoped = scope === undefined ? '' : `, scope=${quoted(scope)}`
+  return Object.freeze({
+    ok: false,
+    status: error === 'insufficient_scope' ? 403 : 401,
+    error,
+    description,
+    wwwAuthenticate: `DPoP error="${error}", error_description=${describable(description)}${scoped}, ${DPOP_CHALLENGE.slice(5)}`,
+    scope,
+  })
 }
 
 /** The headers of a refusal: the RFC 6750 3 challenge, and Retry-After when the check could not be made. */

@@ -1,12 +1,14 @@
 import { scopeSatisfies } from './scope.js'
 import { type ScopeCatalogue, definedScopes, readScopesFile, scopeCheck } from './scope-catalogue.js'
-import { BearerChallenges, bearerToken } from './bearer.js'
+import { BearerChallenges, DpopChallenges, bearerToken, dpopToken } from './bearer.js'
 import { CoarseClock } from './coarse-clock.js'
 import { type DatabaseOption, databaseSource } from './database-source.js'
+import { DEFAULT_DPOP_MAX_AGE_SECONDS } from './dpop.js'
+import { MemoryReplayCache, checkPresentation, requestUrl } from './presentation.js'
 import { introspectionSource } from './introspection-source.js'
 import type { NoticeSink, TokenSource } from './source.js'
 import { DEFAULT_MAX_ENTRIES, DEFAULT_NEGATIVE_TTL_MS, DEFAULT_TTL_MS, MAX_TTL_MS, TokenCache } from './token-cache.js'
-import type { VerifiedToken, VerifyResult } from './types.js'
+import type { ResourceRequest, VerifiedToken, VerifyResult } from './types.js'
 
 export interface CommonVerifierOptions {
   /** How long a valid token is trusted without asking again: at most 300 s (docs/decisions/004-caching-and-ttl-bounds.md), default 60. */
@@ -27,6 +29,16 @@ export interface CommonVerifierOptions {
    * longer defines grants nothing. Unset: Gatehouse's built-in scopes, `write` covering `write_*`.
    */
   scopes?: ScopeCatalogue | string
+  /**
+   * The origin clients address this API at (`https://api.example.com`), for DPoP proofs' `htu`
+   * (RFC 9449 §4.3 step 9). Set it behind a proxy or load balancer; without it the adapters take
+   * the origin from the request's Host header and protocol, which a client may choose.
+   */
+  publicOrigin?: string
+  /** How far a DPoP proof's `iat` may be from now, either side (RFC 9449 §11.1), default 60 s. */
+  dpopMaxAgeSeconds?: number
+  /** DPoP proofs remembered against replay (least recently used go first when full), default 100,000. */
+  dpopReplayCacheEntries?: number
 }
 
 export interface DatabaseVerifierOptions extends CommonVerifierOptions {
@@ -72,6 +84,22 @@ export interface Verifier {
   /** The same answer when it needs no lookup (synchronously, allocating nothing); else undefined. */
   verifyCached(authorization: string | undefined, requiredScope?: string): VerifyResult | undefined
   /**
+   * Checks a request's credentials: `Authorization: Bearer` for a token that is not bound, or
+   * `Authorization: DPoP` with one `DPoP` proof for this method and URL signed by the key the
+   * token is bound to (RFC 9449 §7.1), once only. Bearer challenges also offer DPoP. The adapters
+   * call this; `verify` stays for callers that accept Bearer only.
+   */
+  verifyRequest(request: ResourceRequest, requiredScope?: string): Promise<VerifyResult>
+  /**
+   * `verifyRequest`'s answer when it needs no lookup and no proof (a cached Bearer token, or no
+   * credentials), synchronously and allocating nothing; else undefined.
+   */
+  verifyRequestCached(
+    authorization: string | undefined,
+    dpop: string | readonly string[] | undefined,
+    requiredScope?: string,
+  ): VerifyResult | undefined
+  /**
    * Throws when `scopes` was given and does not define `scope`: a route that requires a scope
    * nobody can be granted is a mistake to find at start-up. The adapters call it for each route.
    */
@@ -102,7 +130,8 @@ export function hasScope(token: VerifiedToken, scope: string): boolean {
 export function createVerifier(options: VerifierOptions): Verifier {
   const onError = options.onError ?? (() => {})
   const coarse = options.now ? undefined : new CoarseClock()
-  const challenges = new BearerChallenges(options.realm ?? 'gatehouse')
+  const now = options.now ?? coarse!.now
+  const realm = options.realm ?? 'gatehouse'
   const cache = entryCache(options, coarse, (token, d) => source.lookup(token, d))
   const notifications = new Notifications()
   const source = tokenSource(options, notifications.sinkFor(cache, onError))
@@ -112,11 +141,16 @@ export function createVerifier(options: VerifierOptions): Verifier {
   const satisfies = catalogue === undefined ? scopeSatisfies : scopeCheck(catalogue)
   const defined = catalogue === undefined ? undefined : definedScopes(catalogue)
 
-  const decide = (entry: Entry | null, requiredScope: string | undefined): VerifyResult => {
+  /** A Bearer presentation: refused for a token bound to a key (RFC 9449 §7.2), else by scope. */
+  const decide = (entry: Entry | null, requiredScope: string | undefined, challenges: BearerChallenges): VerifyResult => {
     if (entry === null) return challenges.invalid
+    if (entry.token.jkt !== null) return challenges.boundAsBearer
     if (requiredScope === undefined || satisfies(entry.token.scopes, requiredScope)) return entry.result
     return challenges.forbidden(requiredScope)
   }
+  const bearerOnly = new BearerChallenges(realm)
+  const bearer = bearerVerification(cache, decide, bearerOnly, onError)
+  const request = requestVerification(options, { cache, decide, satisfies, now, onError, bearer: new BearerChallenges(realm, true) })
 
   return {
     assertKnownScope(scope) {
@@ -125,20 +159,13 @@ export function createVerifier(options: VerifierOptions): Verifier {
     },
     verifyCached(authorization, requiredScope) {
       const token = bearerToken(authorization)
-      if (token === undefined) return challenges.missing
+      if (token === undefined) return bearerOnly.missing
       const entry = cache.peek(token)
-      return entry === undefined ? undefined : decide(entry, requiredScope)
+      return entry === undefined ? undefined : decide(entry, requiredScope, bearerOnly)
     },
-    async verify(authorization, requiredScope) {
-      const token = bearerToken(authorization)
-      if (token === undefined) return challenges.missing
-      try {
-        return decide(await cache.check(token), requiredScope)
-      } catch (err) {
-        onError(err instanceof Error ? err : new Error(String(err)))
-        return challenges.unavailable
-      }
-    },
+    verify: (authorization, requiredScope) => bearer(bearerToken(authorization), requiredScope),
+    verifyRequestCached: request.cached,
+    verifyRequest: request.verify,
     get notifications() {
       return notifications.state
     },
@@ -146,6 +173,79 @@ export function createVerifier(options: VerifierOptions): Verifier {
     async close() {
       coarse?.stop()
       await source.close()
+    },
+  }
+}
+
+type Decide = (entry: Entry | null, requiredScope: string | undefined, challenges: BearerChallenges) => VerifyResult
+
+/** The Bearer check, answered with `challenges`: a lookup when the cache cannot tell, 503 when the lookup fails. */
+function bearerVerification(cache: TokenCache<Entry>, decide: Decide, challenges: BearerChallenges, onError: (error: Error) => void) {
+  return async (token: string | undefined, requiredScope: string | undefined): Promise<VerifyResult> => {
+    if (token === undefined) return challenges.missing
+    try {
+      return decide(await cache.check(token), requiredScope, challenges)
+    } catch (err) {
+      onError(err instanceof Error ? err : new Error(String(err)))
+      return challenges.unavailable
+    }
+  }
+}
+
+interface RequestDeps {
+  cache: TokenCache<Entry>
+  decide: Decide
+  satisfies: (granted: readonly string[], required: string) => boolean
+  /** Milliseconds. */
+  now: () => number
+  onError: (error: Error) => void
+  /** Bearer challenges that also offer DPoP (RFC 9449 §7.1). */
+  bearer: BearerChallenges
+}
+
+/**
+ * The request-level check: Bearer as `verify` does but with DPoP offered in its challenges, and
+ * DPoP (RFC 9449 §7.1). A token that is not bound, presented with the DPoP scheme, is refused
+ * (invalid_token): the scheme claims a binding the token does not have, and §7.1's check that
+ * the proof's key is the token's cannot be made; a client sends such a token as Bearer (§7.2).
+ */
+function requestVerification(options: CommonVerifierOptions, deps: RequestDeps) {
+  const { cache, decide, satisfies, now, bearer } = deps
+  const dpop = new DpopChallenges()
+  const maxAgeSeconds = options.dpopMaxAgeSeconds ?? DEFAULT_DPOP_MAX_AGE_SECONDS
+  if (!(maxAgeSeconds > 0)) throw new RangeError('dpopMaxAgeSeconds must be positive')
+  const replay = new MemoryReplayCache(options.dpopReplayCacheEntries ?? DEFAULT_MAX_ENTRIES, now)
+  const publicOrigin = options.publicOrigin?.replace(/\/+$/, '')
+  const bearerCheck = bearerVerification(cache, decide, bearer, deps.onError)
+
+  const checkDpop = async (token: string, request: ResourceRequest, requiredScope: string | undefined): Promise<VerifyResult> => {
+    const entry = await cache.check(token)
+    if (entry === null) return dpop.invalid
+    const url = requestUrl(request.url, publicOrigin, request.origin)
+    const proofCheck = { method: request.method, url, now: Math.floor(now() / 1000), maxAgeSeconds }
+    const refused = await checkPresentation(dpop, entry.token, token, request.dpop, proofCheck, replay)
+    if (refused !== undefined) return refused
+    if (requiredScope === undefined || satisfies(entry.token.scopes, requiredScope)) return entry.result
+    return dpop.forbidden(requiredScope)
+  }
+
+  return {
+    cached(authorization: string | undefined, proof: string | readonly string[] | undefined, requiredScope?: string) {
+      if (proof !== undefined) return undefined
+      const token = bearerToken(authorization)
+      if (token === undefined) return dpopToken(authorization) === undefined ? bearer.missing : undefined
+      const entry = cache.peek(token)
+      return entry === undefined ? undefined : decide(entry, requiredScope, bearer)
+    },
+    async verify(request: ResourceRequest, requiredScope?: string): Promise<VerifyResult> {
+      const token = dpopToken(request.authorization)
+      if (token === undefined) return bearerCheck(bearerToken(request.authorization), requiredScope)
+      try {
+        return await checkDpop(token, request, requiredScope)
+      } catch (err) {
+        deps.onError(err instanceof Error ? err : new Error(String(err)))
+        return bearer.unavailable
+      }
     },
   }
 }

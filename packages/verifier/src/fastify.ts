@@ -38,8 +38,9 @@ function settle(request: FastifyRequest, reply: FastifyReply, result: VerifyResu
 }
 
 /**
- * Every route in the context where this is registered requires `Authorization: Bearer`; a
- * route's `config.requiredScope` adds a scope. The handler reads `request.accessToken`.
+ * Every route in the context where this is registered requires `Authorization: Bearer`, or
+ * `Authorization: DPoP` with a proof for a token bound to a key (RFC 9449 §7.1); a route's
+ * `config.requiredScope` adds a scope. The handler reads `request.accessToken`.
  */
 const plugin: FastifyPluginCallback<VerifierPluginOptions> = (app, { verifier }, done) => {
   if (!app.hasRequestDecorator('accessToken')) app.decorateRequest('accessToken', null)
@@ -47,10 +48,13 @@ const plugin: FastifyPluginCallback<VerifierPluginOptions> = (app, { verifier },
   app.addHook('onRoute', (route) => verifier.assertKnownScope(route.config?.requiredScope))
   app.addHook('onRequest', (request, reply, next) => {
     const scope = request.routeOptions.config.requiredScope
-    const authorization = request.headers.authorization
-    const cached = verifier.verifyCached(authorization, scope)
+    const { authorization, dpop } = request.headers
+    const cached = verifier.verifyRequestCached(authorization, dpop, scope)
     if (cached !== undefined) return settle(request, reply, cached, next)
-    verifier.verify(authorization, scope).then((result) => settle(request, reply, result, next), next)
+    // request.protocol and request.host follow Fastify's trustProxy; publicOrigin overrides both.
+    const origin = `${request.protocol}://${request.host}`
+    const presented = { authorization, dpop, method: request.method, url: request.url, origin }
+    verifier.verifyRequest(presented, scope).then((result) => settle(request, reply, result, next), next)
   })
   done()
 }

@@ -48,8 +48,9 @@ export {
   subscribePg,
 } from './pg-listen.js'
 export { resilientPool } from './pg-pool.js'
-export { BearerChallenges, bearerToken, failureBody, failureHeaders } from './bearer.js'
-export type { VerifiedToken } from './types.js'
+export { BearerChallenges, DpopChallenges, bearerToken, dpopToken, failureBody, failureHeaders } from './bearer.js'
+export { MemoryReplayCache, type PresentedRequest, type ProofReplayCache, checkPresentation, singleProof } from './presentation.js'
+export type { VerifiedToken, VerifyFailure } from './types.js'
 export {
   DEFAULT_DPOP_MAX_AGE_SECONDS,
   DPOP_SIGNING_ALGS,

@@ -39,13 +39,39 @@ export type VerifyFailure = {
   readonly ok: false
   /** 401: missing or invalid token; 403: insufficient scope; 503: the token could not be checked. */
   readonly status: 401 | 403 | 503
-  /** RFC 6750 3.1 code; undefined when the request carried no token at all (RFC 6750 3.1). */
-  readonly error: 'invalid_token' | 'insufficient_scope' | 'temporarily_unavailable' | undefined
+  /**
+   * RFC 6750 3.1 code, or RFC 9449 §7.1's `invalid_dpop_proof`; undefined when the request
+   * carried no token at all (RFC 6750 3.1).
+   */
+  readonly error: 'invalid_token' | 'invalid_dpop_proof' | 'insufficient_scope' | 'temporarily_unavailable' | undefined
   readonly description: string
-  /** The `WWW-Authenticate` value to send (RFC 6750 3); undefined for 503. */
+  /** The `WWW-Authenticate` value to send (RFC 6750 3, RFC 9449 §7.1); undefined for 503. */
   readonly wwwAuthenticate: string | undefined
   /** The scope that was required, for 403. */
   readonly scope: string | undefined
 }
 
 export type VerifyResult = { readonly ok: true; readonly token: VerifiedToken } | VerifyFailure
+
+/**
+ * What the request-level check reads of an HTTP request. The adapters fill it in; a service on
+ * another framework builds it from its request.
+ */
+export interface ResourceRequest {
+  /** The Authorization header. */
+  readonly authorization: string | undefined
+  /** The DPoP header: node joins a repeated header with ", ", which is refused like an array of two. */
+  readonly dpop: string | readonly string[] | undefined
+  /** The request's method, as sent (`htm`, RFC 9449 §4.2). */
+  readonly method: string
+  /**
+   * The request target: an absolute URL, or a path with its query (`req.url`), which is
+   * resolved against the verifier's `publicOrigin` or else `origin`.
+   */
+  readonly url: string
+  /**
+   * The origin the request was received at (`https://api.example.com`), from the Host header:
+   * used only without the verifier's `publicOrigin`, which a service behind a proxy should set.
+   */
+  readonly origin?: string
+}

@@ -61,6 +61,8 @@ describe('introspection client', () => {
       username: 'a@b',
       scopes: ['read', 'write'],
       issuedAt: 5,
+      expiresAt: null,
+      jkt: null,
     })
     // RFC 9068 §2.2: the client as `sub` is a machine token, without a user.
     expect(fromIntrospection({ active: true, sub: 'c', client_id: 'c', scope: 'read', iat: 5 })).toEqual({
@@ -72,6 +74,8 @@ describe('introspection client', () => {
       username: null,
       scopes: ['read'],
       issuedAt: 5,
+      expiresAt: null,
+      jkt: null,
     })
     expect(() => fromIntrospection({ error: 'invalid_client' })).toThrow()
     expect(() => fromIntrospection({ active: true, sub: 'u' })).toThrow()

@@ -94,7 +94,9 @@ describe('authenticateRequest in a plain node:http handler', () => {
     for (const authorization of [undefined, 'Basic dXNlcjpwYXNz']) {
       const res = await get(authorization)
       expect(res.status).toBe(401)
-      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="gatehouse"')
+      expect(res.headers.get('www-authenticate')).toBe(
+        'Bearer realm="gatehouse", DPoP algs="ES256 ES384 ES512 EdDSA Ed25519 PS256 PS384 PS512 RS256 RS384 RS512"',
+      )
       expect(res.headers.get('cache-control')).toBe('no-store')
       expect(await res.text()).toBe('')
     }
@@ -106,7 +108,9 @@ describe('authenticateRequest in a plain node:http handler', () => {
     for (const bad of ['garbage', badChecksum, `gat_${'x'.repeat(5000)}`]) {
       const res = await get(`Bearer ${bad}`)
       expect(res.status).toBe(401)
-      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer realm="gatehouse", error="invalid_token", error_description="[^"]+"$/)
+      expect(res.headers.get('www-authenticate')).toMatch(
+        /^Bearer realm="gatehouse", error="invalid_token", error_description="[^"]+", DPoP algs="[^"]+"$/,
+      )
       expect(res.headers.get('content-type')).toMatch(/^application\/json/)
       expect(await res.json()).toEqual({ error: 'invalid_token', error_description: 'The access token is invalid, revoked or malformed' })
     }
@@ -165,6 +169,8 @@ describe('requireToken as Express-style middleware', () => {
         username: null,
         scopes: ['read', 'write'],
         issuedAt: 1700000000,
+        expiresAt: null,
+        jkt: null,
       },
     ])
   })
@@ -174,7 +180,7 @@ describe('requireToken as Express-style middleware', () => {
     const res = await post(reader)
     expect(res.status).toBe(403)
     expect(res.headers.get('www-authenticate')).toBe(
-      'Bearer realm="gatehouse", error="insufficient_scope", error_description="The access token lacks the scope write_teams", scope="write_teams"',
+      'Bearer realm="gatehouse", error="insufficient_scope", error_description="The access token lacks the scope write_teams", scope="write_teams", DPoP algs="ES256 ES384 ES512 EdDSA Ed25519 PS256 PS384 PS512 RS256 RS384 RS512"',
     )
     expect(await res.json()).toEqual({
       error: 'insufficient_scope',

@@ -5,6 +5,7 @@ import type { SigningAlg } from '../../db/schema.js'
 import type { Db } from '../../db/connect.js'
 import { type PublicKeyInfo, SIGNING_ALGS, type SigningKeys } from './signing-keys.js'
 import type { ServerTokenCache } from '../token/token-validity.js'
+import type { BindingCheck } from '../token/presentation.js'
 import { type UserInfoAnswer, answerUserInfo } from './userinfo.js'
 import type { ApplicationCache } from '../clients/application-cache.js'
 import { LOGOUT_PATH, type LogoutRequest, hintMatchesSession, validateLogoutRequest } from '../logout/logout.js'
@@ -21,8 +22,11 @@ export interface IdentityUseCases {
   jwks(): Promise<string>
   /** A JWT signed with the current key of `alg` (the token endpoint's ID Tokens). */
   signIdToken(alg: SigningAlg, payload: JWTPayload): Promise<string>
-  /** GET and POST /oauth/userinfo (OpenID Connect Core 5.3). */
-  userInfo(token: string): Promise<UserInfoAnswer>
+  /**
+   * GET and POST /oauth/userinfo (OpenID Connect Core 5.3); `binding` judges how the token was
+   * presented (RFC 9449 §7: `bearerBinding`, or the resource use cases' `dpopBinding`).
+   */
+  userInfo(token: string, binding: BindingCheck): Promise<UserInfoAnswer>
   /** OpenID Connect Discovery 1.0 3. */
   discovery(): Readonly<Record<string, unknown>>
   /**
@@ -58,7 +62,7 @@ export function identityUseCases(deps: IdentityDeps): IdentityUseCases {
   return {
     jwks: () => keys.jwks(),
     signIdToken: (alg, payload) => keys.sign(alg, payload),
-    userInfo: (token) => answerUserInfo(deps, token),
+    userInfo: (token, binding) => answerUserInfo(deps, token, binding),
     discovery: () => discovery,
     async logoutRequest(input, session) {
       const ctx = {

@@ -2,6 +2,8 @@ import type { Db } from '../../db/connect.js'
 import type { User } from '../../db/schema.js'
 import { findUserById } from '../../repositories/users.js'
 import type { ServerTokenCache } from '../token/token-validity.js'
+import type { BindingCheck } from '../token/presentation.js'
+import type { VerifyFailure } from '@gatehouse/verifier/shared'
 
 /*
  * UserInfo (OpenID Connect Core 5.3): the claims of the bearer token's user, by the token's
@@ -16,10 +18,19 @@ export type UserInfoAnswer =
   | { kind: 'invalid' }
   /** RFC 6750 3.1: 403 insufficient_scope (the token lacks `openid`). */
   | { kind: 'insufficient-scope' }
+  /** RFC 9449 §7: the token was not presented as its binding requires (a bound token as Bearer, a bad proof). */
+  | { kind: 'refused'; failure: VerifyFailure }
 
-export async function answerUserInfo(ctx: { db: Db; tokens: ServerTokenCache }, token: string): Promise<UserInfoAnswer> {
+/** `binding`: how the token was presented (src/oauth/token/presentation.ts), judged once the token is known valid. */
+export async function answerUserInfo(
+  ctx: { db: Db; tokens: ServerTokenCache },
+  token: string,
+  binding: BindingCheck,
+): Promise<UserInfoAnswer> {
   const entry = await ctx.tokens.check(token)
   if (entry == null) return { kind: 'invalid' }
+  const refused = await binding(entry.token, token)
+  if (refused !== undefined) return { kind: 'refused', failure: refused }
   const { scopes, userId } = entry.token
   // A machine token has no user to describe, and is never granted `openid` (docs/decisions/021-machine-tokens.md).
   if (userId === null || !scopes.includes('openid')) return { kind: 'insufficient-scope' }

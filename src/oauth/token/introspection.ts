@@ -17,7 +17,9 @@ import { type Params, required } from '../params.js'
 export const INACTIVE_RESPONSE = '{"active":false}'
 
 /**
- * RFC 7662 2.2, serialised once per cache entry. Tokens do not expire, so there is no `exp`.
+ * RFC 7662 2.2, serialised once per cache entry. `exp` only for a token that expires (the
+ * default lives until revoked); a token bound to a key says so by `token_type` DPoP and
+ * `cnf.jkt` (RFC 9449 §6.2, RFC 7800 §3.1), which a resource server must then check.
  * `withUsername`: the resource servers' answer; the token's own client gets it without.
  */
 export function activeResponse(token: VerifiedToken, withUsername = true): string {
@@ -28,8 +30,10 @@ export function activeResponse(token: VerifiedToken, withUsername = true): strin
     username: withUsername ? (token.username ?? undefined) : undefined,
     // RFC 9068 §2.2: a machine token's subject is its client (docs/decisions/021-machine-tokens.md).
     sub: token.subject,
-    token_type: 'Bearer',
+    token_type: token.jkt === null ? 'Bearer' : 'DPoP',
     iat: token.issuedAt,
+    exp: token.expiresAt ?? undefined,
+    cnf: token.jkt === null ? undefined : { jkt: token.jkt },
   })
 }
 

@@ -18,7 +18,10 @@ export class ServerTokenEntry {
   #ownIntrospection: string | undefined
   #tokenInfo: string | undefined
 
-  constructor(readonly token: VerifiedToken) {}
+  constructor(
+    readonly token: VerifiedToken,
+    readonly clock: Clock,
+  ) {}
 
   /** RFC 7662, for resource servers. */
   get introspection(): string {
@@ -30,8 +33,10 @@ export class ServerTokenEntry {
     return (this.#ownIntrospection ??= activeResponse(this.token, false))
   }
 
+  /** Serialised once for a token valid until revoked; an expiring one's `expires_in` counts down, so each time. */
   get tokenInfo(): string {
-    return (this.#tokenInfo ??= tokenInfoResponse(this.token))
+    if (this.token.expiresAt !== null) return tokenInfoResponse(this.token, Math.floor(this.clock().getTime() / 1000))
+    return (this.#tokenInfo ??= tokenInfoResponse(this.token, 0))
   }
 }
 
@@ -54,7 +59,7 @@ export function createServerTokenCache(options: {
     ttlMs: options.ttlMs,
     negativeTtlMs: DEFAULT_NEGATIVE_TTL_MS,
     now: () => clock().getTime(),
-    wrap: (token) => new ServerTokenEntry(token),
+    wrap: (token) => new ServerTokenEntry(token, clock),
     lookup: (_token, digest) => lookUpInDatabase(database, digest),
   })
 }

@@ -450,12 +450,13 @@ function judge(request: FuzzRequest, res: LightMyRequestResponse): string[] {
 
   if (kind === 'oauth-json') {
     const head = request.method === 'HEAD'
-    // The only bodiless answers: RFC 7009 2.2 (revocation succeeded) and RFC 6750 3.1 (no credentials: a bare challenge).
+    // The only bodiless answers: RFC 7009 2.2 (revocation succeeded) and RFC 6750 3.1 (no credentials: a bare
+    // challenge, with DPoP offered beside it, RFC 9449 §7.1).
     const bodiless =
       (path === '/oauth/revoke' && res.statusCode === 200) ||
       ((path === '/oauth/token/info' || path === '/oauth/userinfo') &&
         res.statusCode === 401 &&
-        /^Bearer realm="[^"]*"$/.test(String(res.headers['www-authenticate'])))
+        /^Bearer realm="[^"]*", DPoP algs="[^"]*"$/.test(String(res.headers['www-authenticate'])))
     const streaming = path === '/oauth/revocations/stream' && res.statusCode === 200
     if (streaming) problems.push('the revocation stream opened for generated credentials')
     else if (!bodiless || res.body !== '') {

@@ -310,6 +310,9 @@ export function authorizationHeader(clientIds: fc.Arbitrary<string>, secrets: fc
     { weight: 1, arbitrary: headerText().map((h) => `Basic ${h}`) },
     { weight: 3, arbitrary: tokens.map((t) => `Bearer ${t}`) },
     { weight: 1, arbitrary: headerText().map((h) => `Bearer ${h}`) },
+    // RFC 9449 §7.1: a token bound to a key, sent with its proof in the DPoP header (extraHeaders).
+    { weight: 2, arbitrary: tokens.map((t) => `DPoP ${t}`) },
+    { weight: 1, arbitrary: fc.constantFrom('DPoP', 'DPoP ', 'dpop x y', 'DPoPx gat_') },
     {
       weight: 1,
       arbitrary: fc.constantFrom('Basic', 'Bearer', 'Basic =', 'basic Og==', 'BASIC Og==', 'Basic OjpA', 'Basic ====', 'Basic YTo=,YTpi'),
@@ -342,6 +345,13 @@ export const ODD_METHODS = ['PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'TRACE'
 export const method = (natural: readonly string[]): fc.Arbitrary<string> =>
   fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...natural) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', ...ODD_METHODS) })
 
+/** A DPoP proof's protected header: typ dpop+jwt, ES256, a public P-256 key of garbage coordinates. */
+const DPOP_HEADER = base64url(JSON.stringify({ typ: 'dpop+jwt', alg: 'ES256', jwk: { kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'AAAA' } }))
+
+function base64url(text: string): string {
+  return Buffer.from(text).toString('base64url')
+}
+
 /** Header names a client may send besides, with header garbage as values. Never framing headers (Host, Content-Length, Transfer-Encoding). */
 export const extraHeaders: fc.Arbitrary<Record<string, string>> = fc.dictionary(
   fc.constantFrom(
@@ -362,8 +372,14 @@ export const extraHeaders: fc.Arbitrary<Record<string, string>> = fc.dictionary(
     'sec-fetch-mode',
     'sec-fetch-dest',
     'x-a',
+    'dpop',
   ),
-  fc.oneof({ weight: 6, arbitrary: headerText() }, { weight: 1, arbitrary: fc.constant('x'.repeat(8000)) }),
+  fc.oneof(
+    { weight: 6, arbitrary: headerText() },
+    { weight: 1, arbitrary: fc.constant('x'.repeat(8000)) },
+    // A DPoP proof's shape (RFC 9449 §4.2) with nothing valid inside, and two proofs in one header.
+    { weight: 1, arbitrary: fc.constantFrom(`${DPOP_HEADER}.e30.c2ln`, `${DPOP_HEADER}.e30.c2ln, ${DPOP_HEADER}.e30.c2ln`, 'a.b.c') },
+  ),
   { maxKeys: 3 },
 )
 

@@ -71,14 +71,14 @@ describe('the discovery documents and the JWKS', () => {
 })
 
 describe('UserInfo', () => {
-  it('answers the preflight for GET and POST with the Authorization header', async () => {
+  it('answers the preflight for GET and POST with the Authorization header, and DPoP (RFC 9449 §7.1)', async () => {
     for (const method of ['GET', 'POST']) {
-      const pre = await preflight('/oauth/userinfo', method, 'authorization,content-type')
+      const pre = await preflight('/oauth/userinfo', method, 'authorization,content-type,dpop')
       expect(pre.statusCode).toBe(204)
       expect(pre.headers['access-control-allow-origin']).toBe(ORIGIN)
       expect(String(pre.headers['access-control-allow-methods']).split(', ')).toEqual(expect.arrayContaining(['GET', 'POST']))
       expect(String(pre.headers['access-control-allow-headers']).toLowerCase().split(', ')).toEqual(
-        expect.arrayContaining(['authorization', 'content-type']),
+        expect.arrayContaining(['authorization', 'content-type', 'dpop']),
       )
       expect(pre.headers['access-control-allow-credentials']).toBeUndefined()
     }

@@ -279,6 +279,8 @@ describe('UserInfo with the access token in a form body (RFC 6750 2.2)', () => {
     // The query is never read (RFC 6750 2.3 is not supported): no token at all.
     const inQuery = await t.app.inject({ method: 'GET', url: `/oauth/userinfo?access_token=${token}` })
     expect(inQuery.statusCode).toBe(401)
-    expect(inQuery.headers['www-authenticate']).toBe('Bearer realm="gatehouse"')
+    expect(inQuery.headers['www-authenticate']).toBe(
+      'Bearer realm="gatehouse", DPoP algs="ES256 ES384 ES512 EdDSA Ed25519 PS256 PS384 PS512 RS256 RS384 RS512"',
+    )
   })
 })

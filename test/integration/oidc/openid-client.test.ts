@@ -153,7 +153,7 @@ describe('an openid-client relying party', () => {
   it('answers UserInfo with RFC 6750 errors: no token, a token without openid, a revoked token', async () => {
     const none = await t.app.inject({ method: 'GET', url: '/oauth/userinfo' })
     expect(none.statusCode).toBe(401)
-    expect(none.headers['www-authenticate']).toMatch(/^Bearer realm="gatehouse"$/)
+    expect(none.headers['www-authenticate']).toMatch(/^Bearer realm="gatehouse", DPoP algs="[^"]+"$/)
 
     const withoutOpenid = await createTokenSetup(t.db, ['read', 'email'])
     const forbidden = await t.app.inject({

@@ -93,7 +93,9 @@ it('walks through a token that works, lacks a scope, and stops working after rev
 
   const missing = await get()
   expect(missing.status).toBe(401)
-  expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="gatehouse"')
+  expect(missing.headers.get('www-authenticate')).toBe(
+    'Bearer realm="gatehouse", DPoP algs="ES256 ES384 ES512 EdDSA Ed25519 PS256 PS384 PS512 RS256 RS384 RS512"',
+  )
 
   const me = await get(readOnly.token)
   expect(me.status).toBe(200)

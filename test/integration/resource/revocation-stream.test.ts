@@ -344,6 +344,8 @@ describe('verifier in introspection mode', () => {
           username: user.email,
           scopes: ['read', 'write'],
           issuedAt: Math.floor(tok.createdAt.getTime() / 1000),
+          expiresAt: null,
+          jkt: null,
         },
       })
       expect(verifier.verifyCached(`Bearer ${tok.token}`, 'read')).toMatchObject({ ok: true })

@@ -11,7 +11,8 @@ function tokenInfo(authorization?: string, url = '/oauth/token/info') {
   return t.app.inject({ method: 'GET', url, headers: authorization === undefined ? {} : { authorization } })
 }
 
-const INVALID = 'Bearer realm="gatehouse", error="invalid_token", error_description="The access token is invalid, revoked or malformed"'
+const INVALID =
+  'Bearer realm="gatehouse", error="invalid_token", error_description="The access token is invalid, revoked or malformed", DPoP algs="ES256 ES384 ES512 EdDSA Ed25519 PS256 PS384 PS512 RS256 RS384 RS512"'
 
 describe('GET /oauth/token/info', () => {
   it('describes the bearer token, as Doorkeeper does', async () => {
@@ -25,6 +26,7 @@ describe('GET /oauth/token/info', () => {
       application: { uid: application.clientId },
       created_at: Math.floor(token.createdAt.getTime() / 1000),
       expires_in: null,
+      token_type: 'Bearer',
     })
   })
 
@@ -38,7 +40,9 @@ describe('GET /oauth/token/info', () => {
     for (const authorization of [undefined, 'Basic dXNlcjpwYXNz', 'Bearer']) {
       const res = await tokenInfo(authorization)
       expect(res.statusCode).toBe(401)
-      expect(res.headers['www-authenticate']).toBe('Bearer realm="gatehouse"')
+      expect(res.headers['www-authenticate']).toBe(
+        'Bearer realm="gatehouse", DPoP algs="ES256 ES384 ES512 EdDSA Ed25519 PS256 PS384 PS512 RS256 RS384 RS512"',
+      )
       expect(res.body).toBe('')
     }
   })
@@ -69,7 +73,9 @@ describe('GET /oauth/token/info', () => {
     const { token } = await createTokenSetup(t.db)
     const res = await tokenInfo(undefined, `/oauth/token/info?access_token=${token.token}`)
     expect(res.statusCode).toBe(401)
-    expect(res.headers['www-authenticate']).toBe('Bearer realm="gatehouse"')
+    expect(res.headers['www-authenticate']).toBe(
+      'Bearer realm="gatehouse", DPoP algs="ES256 ES384 ES512 EdDSA Ed25519 PS256 PS384 PS512 RS256 RS384 RS512"',
+    )
   })
 
   it('answers from the cache without a query, and stops at once after a revocation here', async () => {

@@ -132,6 +132,8 @@ describe('@gatehouse/verifier installed from its tarball into another project', 
         username: expect.stringMatching(/@example\.com$/),
         scopes: ['read'],
         issuedAt: Math.floor(token.createdAt.getTime() / 1000),
+        expiresAt: null,
+        jkt: null,
       },
     })
     expect(out.garbage).toMatchObject({ ok: false, status: 401, error: 'invalid_token' })

@@ -68,7 +68,9 @@ describe('verifier: 401 and 403 (RFC 6750 3)', () => {
     for (const authorization of [undefined, 'Basic dXNlcjpwYXNz', 'Token abc']) {
       const res = await get(authorization)
       expect(res.statusCode).toBe(401)
-      expect(res.headers['www-authenticate']).toBe('Bearer realm="gatehouse"')
+      expect(res.headers['www-authenticate']).toBe(
+        'Bearer realm="gatehouse", DPoP algs="ES256 ES384 ES512 EdDSA Ed25519 PS256 PS384 PS512 RS256 RS384 RS512"',
+      )
       expect(res.body).toBe('')
     }
   })
@@ -107,7 +109,7 @@ describe('verifier: 401 and 403 (RFC 6750 3)', () => {
     const res = await createTeam(`Bearer ${tok.token}`)
     expect(res.statusCode).toBe(403)
     expect(res.headers['www-authenticate']).toBe(
-      'Bearer realm="gatehouse", error="insufficient_scope", error_description="The access token lacks the scope write_teams", scope="write_teams"',
+      'Bearer realm="gatehouse", error="insufficient_scope", error_description="The access token lacks the scope write_teams", scope="write_teams", DPoP algs="ES256 ES384 ES512 EdDSA Ed25519 PS256 PS384 PS512 RS256 RS384 RS512"',
     )
     expect(res.json()).toEqual({
       error: 'insufficient_scope',

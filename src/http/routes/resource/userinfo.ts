@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { BearerChallenges, bearerToken, failureBody, failureHeaders } from '@gatehouse/verifier/shared'
+import { type VerifyFailure, bearerToken, dpopToken, failureBody, failureHeaders } from '@gatehouse/verifier/shared'
+import { bearerBinding, bearerChallenges, dpopChallenges } from '../../../oauth/index.js'
 import type { Services } from '../../../services.js'
 import { noStore } from '../oauth/json-errors.js'
 import { openToRegisteredOrigins } from '../../cors.js'
-
-const challenges = new BearerChallenges('gatehouse')
 
 const USERINFO_PATH = '/oauth/userinfo'
 
@@ -30,38 +29,45 @@ function formBodyToken(request: FastifyRequest): string | undefined | 'repeated'
   return typeof value === 'string' && value !== '' ? value : undefined
 }
 
+/** A refusal with its challenge (RFC 6750 3, RFC 9449 §7.1). */
+function refuse(reply: FastifyReply, failure: VerifyFailure) {
+  return reply.code(failure.status).headers(failureHeaders(failure)).send(failureBody(failure))
+}
+
 /**
  * GET and POST /oauth/userinfo (OpenID Connect Core 5.3): the bearer token in the Authorization
  * header (RFC 6750 2.1) or, for a POST, in the form body (2.2), never both (2: invalid_request);
- * errors as RFC 6750 3.1 says, with WWW-Authenticate. Bearer-authenticated and read-only, so any
- * origin may call it (browser applications, src/http/cors.ts), and read its challenge.
+ * or a token bound to a key as `Authorization: DPoP` with a proof for this endpoint under the
+ * issuer (RFC 9449 §7.1), which a bound token needs (§7.2). Errors as RFC 6750 3.1 and RFC 9449
+ * §7.1 say, with WWW-Authenticate. Read-only, so any origin may call it (browser applications,
+ * src/http/cors.ts), send a DPoP header, and read its challenge.
  */
 export default async function userInfoRoute(
   app: FastifyInstance,
-  { identity, oauth }: Pick<Services, 'identity' | 'oauth'>,
+  { identity, oauth, resource }: Pick<Services, 'identity' | 'oauth' | 'resource'>,
 ): Promise<void> {
   async function answer(request: FastifyRequest, reply: FastifyReply) {
     noStore(reply)
-    const inHeader = bearerToken(request.headers.authorization)
+    const { authorization } = request.headers
+    const inHeader = bearerToken(authorization)
+    const bound = inHeader === undefined ? dpopToken(authorization) : undefined
     const inBody = formBodyToken(request)
     if (inBody === 'repeated') return refuseMalformed(reply, REPEATED)
-    if (inHeader !== undefined && inBody !== undefined) return refuseMalformed(reply, TWO_METHODS)
-    const token = inHeader ?? inBody
-    const result = token === undefined ? undefined : await identity.userInfo(token)
-    if (result === undefined || result.kind === 'invalid') {
-      const failure = result === undefined ? challenges.missing : challenges.invalid
-      return reply.code(401).headers(failureHeaders(failure)).send(failureBody(failure))
-    }
-    if (result.kind === 'insufficient-scope') {
-      const failure = challenges.forbidden('openid')
-      return reply.code(403).headers(failureHeaders(failure)).send(failureBody(failure))
-    }
+    if ((inHeader ?? bound) !== undefined && inBody !== undefined) return refuseMalformed(reply, TWO_METHODS)
+    const token = inHeader ?? bound ?? inBody
+    if (token === undefined) return refuse(reply, bearerChallenges.missing)
+    const challenges = bound === undefined ? bearerChallenges : dpopChallenges
+    const binding = bound === undefined ? bearerBinding : resource.dpopBinding(request.headers.dpop, request.method, USERINFO_PATH)
+    const result = await identity.userInfo(token, binding)
+    if (result.kind === 'invalid') return refuse(reply, challenges.invalid)
+    if (result.kind === 'refused') return refuse(reply, result.failure)
+    if (result.kind === 'insufficient-scope') return refuse(reply, challenges.forbidden('openid'))
     return reply.type('application/json; charset=utf-8').send(result.body)
   }
   const cors = openToRegisteredOrigins(
     app,
     USERINFO_PATH,
-    { methods: ['GET', 'HEAD', 'POST'], allowHeaders: ['Authorization', 'Content-Type'], exposeHeaders: ['WWW-Authenticate'] },
+    { methods: ['GET', 'HEAD', 'POST'], allowHeaders: ['Authorization', 'Content-Type', 'DPoP'], exposeHeaders: ['WWW-Authenticate'] },
     oauth.allowsBrowserOrigin,
   )
   app.get(USERINFO_PATH, { onRequest: cors }, answer)
