@@ -142,8 +142,11 @@ function sessionSettings(config: Config): SessionSettings {
 }
 
 /** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit, ID_TOKEN_TTL, the scopes. */
-function oauthSettings(config: Config): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes'> {
+function oauthSettings(
+  config: Config,
+): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes' | 'refresh'> {
   return {
+    refresh: config.refresh,
     issuer: config.publicUrl,
     scopes: new ScopeVocabulary(config.scopes),
     quotas: config.quotas,
@@ -159,6 +162,7 @@ function deviceSettings(config: Config, scopes: ScopeVocabulary) {
     issuer: config.publicUrl,
     clientAuthFailureLimit: config.tokenAuthFailureLimit,
     intervalSeconds: config.deviceCodeIntervalSeconds,
+    refresh: config.refresh,
     limits: config.limits,
   }
 }

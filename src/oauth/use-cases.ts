@@ -33,6 +33,7 @@ import { revokeForClient } from './token/token-revocation.js'
 import { DEVICE_CODE_GRANT_TYPE } from './device/device-flow.js'
 import type { ServerTokenCache, ServerTokenEntry } from './token/token-validity.js'
 import type { DpopBinding } from './dpop/binding.js'
+import type { RefreshSettings } from './token/refresh-grant.js'
 
 /*
  * The OAuth endpoints' and the resource-server endpoints' use cases, built once in
@@ -103,6 +104,8 @@ export interface OAuthDeps {
   idTokenTtlMs: number
   /** The scopes this Gatehouse knows: SCOPES_FILE's, or the built-in seed (docs/operating/scopes.md). */
   scopes: ScopeVocabulary
+  /** REFRESH_TOKEN_FAMILY_MAX_DAYS, REFRESH_TOKEN_REUSE_GRACE_SECONDS (docs/expiring-tokens.md). */
+  refresh: RefreshSettings
 }
 
 /** RFC 8414 2, 3. */
@@ -153,6 +156,8 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     tokenQuota: deps.tokenQuota,
     idTokens,
     scopes: deps.scopes,
+    refresh: deps.refresh,
+    audit,
   }
   const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications }
   const metadata = metadataOf(deps.issuer, deps.scopes)
@@ -167,7 +172,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
         trailOf(audit, actor),
       ),
     authorizeDestination: (path) => authorizeDestination(authorizing, path),
-    exchangeCode: (params, authorization) => exchangeAuthorizationCode(clients, params, authorization),
+    exchangeCode: (params, authorization, dpop) => exchangeAuthorizationCode(clients, params, authorization, dpop),
     pushAuthorizationRequest: (params, authorization) => pushAuthorizationRequest(pushing, params, authorization),
     revokeToken: (params, authorization) => revokeForClient(clients, params, authorization),
     allowsBrowserOrigin: (origin) => deps.applications.allowsBrowserOrigin(origin),

@@ -10,9 +10,11 @@ export interface NewAccessToken {
   userId: string
   scopes: string[]
   now: Date
+  /** When the owner chose an access-token lifetime (docs/expiring-tokens.md); absent: until revoked. */
+  expiresAt?: Date
 }
 
-/** Inserts a token issued without a code (token flow). */
+/** Inserts a token issued without a code (token flow, device grant). */
 export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<AccessToken, 'created_at'>> {
   return db
     .insertInto('access_tokens')
@@ -23,6 +25,7 @@ export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<Acces
       scopes: t.scopes,
       authorization_code_id: null,
       created_at: t.now,
+      expires_at: t.expiresAt ?? null,
     })
     .returning('created_at')
     .executeTakeFirstOrThrow()
@@ -139,10 +142,10 @@ export async function revokeMachineTokensBeyond(
 export async function insertMachineToken(
   db: Db,
   t: { tokenHash: string; applicationId: string; scopes: string[]; now: Date },
-): Promise<Pick<AccessToken, 'created_at'> | undefined> {
+): Promise<Pick<AccessToken, 'created_at' | 'expires_at'> | undefined> {
   return db
     .insertInto('access_tokens')
-    .columns(['token_hash', 'application_id', 'user_id', 'scopes', 'authorization_code_id', 'created_at'])
+    .columns(['token_hash', 'application_id', 'user_id', 'scopes', 'authorization_code_id', 'created_at', 'expires_at'])
     .expression(
       db
         .selectFrom('applications')
@@ -153,6 +156,8 @@ export async function insertMachineToken(
           sql<string[]>`${t.scopes}::text[]`.as('scopes'),
           sql<null>`null::uuid`.as('authorization_code_id'),
           sql<Date>`${t.now}::timestamptz`.as('created_at'),
+          // The owner's access-token lifetime, if chosen (docs/expiring-tokens.md); null: until revoked.
+          sql<Date | null>`${t.now}::timestamptz + access_token_ttl_seconds * interval '1 second'`.as('expires_at'),
         ])
         .where('id', '=', t.applicationId)
         .where('suspended_at', 'is', null)
@@ -160,7 +165,7 @@ export async function insertMachineToken(
         .where('client_credentials_scopes', 'is not', null)
         .forKeyShare(),
     )
-    .returning('created_at')
+    .returning(['created_at', 'expires_at'])
     .executeTakeFirst()
 }
 

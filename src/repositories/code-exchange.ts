@@ -26,6 +26,14 @@ export interface Exchanged {
   application_id: string
   scopes: string[]
   created_at: Date
+  /**
+   * The owner's lifetimes (docs/expiring-tokens.md): when the access token expires, the refresh
+   * token's lifetime and the code's session, which the caller's second statement starts the
+   * family with. All null for an application without lifetimes, whose token lives until revoked.
+   */
+  expires_at: Date | null
+  refresh_token_ttl_seconds: number | null
+  sid: string | null
   /** What the ID Token states: null unless the scopes include `openid` (OpenID Connect Core 3.1.3.3). */
   identity: ExchangedIdentity | null
 }
@@ -58,6 +66,9 @@ type ExchangedRow = Omit<Exchanged, 'identity'> & { identity: ExchangedIdentity 
  * The statement stays the INSERT … RETURNING it was before ID Tokens: the user's claims are a
  * subquery under CASE, which PostgreSQL evaluates only for a code with `openid`, so a plain
  * exchange joins no user row and builds no JSON (docs/decisions/007-one-statement-hot-paths.md).
+ * The owner's access-token lifetime, read from the client row, sets expires_at (null: until
+ * revoked); the refresh lifetime and the code's sid are read under CASE too, so an application
+ * without lifetimes pays for two null columns (docs/expiring-tokens.md).
  */
 function exchangeStatement(withRedirect: boolean, withVerifier: boolean, publicClient: boolean): string {
   let n = 1
@@ -79,7 +90,7 @@ function exchangeStatement(withRedirect: boolean, withVerifier: boolean, publicC
       : `((c.code_challenge_method = 'plain' and c.code_challenge = ${plain}) or (c.code_challenge_method = 'S256' and c.code_challenge = ${s256}))`
   return `
 with client as (
-  select id, redirect_uris, id_token_alg from applications
+  select id, redirect_uris, id_token_alg, access_token_ttl_seconds, refresh_token_ttl_seconds from applications
   where client_id = $1::text and ${clientCheck} and suspended_at is null
 ), consumed as (
   update authorization_codes c set consumed_at = ${now}::timestamptz
@@ -90,9 +101,12 @@ with client as (
     and ${pkceCheck}
   returning c.id, c.application_id, c.user_id, c.scopes, c.nonce, c.auth_time, c.amr, c.sid
 )
-insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at)
-select ${tokenHash}::text, application_id, user_id, scopes, id, ${now}::timestamptz from consumed
-returning user_id, application_id, scopes, created_at,
+insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at, expires_at)
+select ${tokenHash}::text, application_id, user_id, scopes, id, ${now}::timestamptz,
+  ${now}::timestamptz + (select access_token_ttl_seconds from client) * interval '1 second' from consumed
+returning user_id, application_id, scopes, created_at, expires_at,
+  case when expires_at is not null then (select refresh_token_ttl_seconds from client) end as refresh_token_ttl_seconds,
+  case when expires_at is not null then (select sid from consumed) end as sid,
   case when 'openid' = any(scopes) then (
     select json_build_object(
       'nonce', c.nonce, 'auth_time', c.auth_time, 'amr', c.amr, 'sid', c.sid, 'id_token_alg', (select id_token_alg from client),

@@ -25,7 +25,7 @@ export function deviceUseCases(
   const page = { db: ctx.db, clock: ctx.clock, scopes: ctx.scopes, limits: ctx.limits }
   return {
     authorizeDevice: (params, authorization) => requestDeviceAuthorization(ctx, params, authorization),
-    exchangeDeviceCode: (params, authorization) => exchangeDeviceCode(ctx, params, authorization),
+    exchangeDeviceCode: (params, authorization, dpop) => exchangeDeviceCode(ctx, params, authorization, dpop),
     checkUserCode: (typed, who) => checkUserCode(page, typed, who),
     answer: (actor, form) => answerDeviceRequest(page, form, actor.userId, trailOf(ctx.audit, actor)),
   }
