@@ -161,7 +161,7 @@ async function explainFailure(
     const answer = await withinGrace(ctx, creds, row, { ...a, jkt: a.dpop?.jkt ?? null })
     if (answer) return answer
     await revoke(ctx, { kind: 'refresh-families', familyIds: [row.family_id] }, a.now)
-    void ctx.audit.record({ event: 'refresh_token.reused', userId: row.user_id, application: auditedApplication(application) }, null, null)
+    await ctx.audit.record({ event: 'refresh_token.reused', userId: row.user_id, application: auditedApplication(application) }, null, null)
     throw new InvalidGrantError('The refresh token was used already: its authorization is revoked')
   }
   if (row.expires_at.getTime() <= a.now.getTime()) throw new InvalidGrantError('The refresh token has expired')
