@@ -307,3 +307,37 @@ describe('an application without lifetimes', () => {
     expect(row).toMatchObject({ expires_at: null, refresh_family_id: null })
   })
 })
+
+describe('client credentials', () => {
+  it('an access lifetime gives an expiring token and never a refresh token (RFC 6749 §4.4.3)', async () => {
+    const machine = await withLifetimes(await createClient(t.db, { kind: 'machine', scopes: ['read'] }), 600, 3600)
+    await t.db
+      .updateTable('applications')
+      .set({ client_credentials_scopes: ['read'] })
+      .where('id', '=', machine.id)
+      .execute()
+    const res = await post('/oauth/token', { grant_type: 'client_credentials' }, machine)
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.json()).toMatchObject({ expires_in: 600 })
+    expect(res.json()).not.toHaveProperty('refresh_token')
+    t.clock.advance(601_000)
+    expect(await introspected(machine, res.json().access_token)).toBe(false)
+  })
+})
+
+describe('quotas', () => {
+  it('live families count per grant like tokens: one beyond MAX_TOKENS_PER_GRANT ends the oldest', async () => {
+    const s = await new BrowserSession(t.app).signUpAndLogIn(`quota-${crypto.randomUUID()}@example.com`)
+    const pkce = { code_challenge: CHALLENGE, code_challenge_method: 'S256', scope: 'read' }
+    const issued: string[] = []
+    for (let i = 0; i < 11; i++) {
+      t.clock.advance(1000)
+      const code = await obtainCode(s, web, pkce)
+      issued.push((await exchange(t.app, web, { code, code_verifier: VERIFIER })).json().refresh_token)
+    }
+    await t.deps.tokenQuota.settled()
+    expect((await family(issued[0]!)).revoked_at).not.toBeNull()
+    expect((await family(issued[1]!)).revoked_at).toBeNull()
+    expect((await family(issued[10]!)).revoked_at).toBeNull()
+  })
+})
