@@ -36,7 +36,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addCheckConstraint(
       'applications_token_lifetimes',
       sql`(access_token_ttl_seconds is null and refresh_token_ttl_seconds is null) or
-        (access_token_ttl_seconds between 60 and 604800 and refresh_token_ttl_seconds between 3600 and 31536000
+        (access_token_ttl_seconds is not null and refresh_token_ttl_seconds is not null
+         and access_token_ttl_seconds between 60 and 604800 and refresh_token_ttl_seconds between 3600 and 31536000
          and refresh_token_ttl_seconds > access_token_ttl_seconds)`,
     )
     .execute()

@@ -22,6 +22,7 @@ import * as m0020 from './0020_device_authorizations.js'
 import * as m0021 from './0021_machine_tokens.js'
 import * as m0022 from './0022_bound_and_expiring_tokens.js'
 import * as m0023 from './0023_held_request_dpop_jkt.js'
+import * as m0024 from './0024_audit_event_areas.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0021_machine_tokens': m0021,
   '0022_bound_and_expiring_tokens': m0022,
   '0023_held_request_dpop_jkt': m0023,
+  '0024_audit_event_areas': m0024,
 }

@@ -96,6 +96,10 @@ export const EnvSchema = z.object({
   BRAND_LOGO_FILE: z.string().min(1, 'must not be empty').optional(),
   MAX_APPLICATIONS_PER_USER: positiveInt(100_000).default(25),
   MAX_TOKENS_PER_GRANT: positiveInt(10_000).default(10),
+  /** A refresh-token family's absolute lifetime in days: no rotation extends it (docs/expiring-tokens.md). */
+  REFRESH_TOKEN_FAMILY_MAX_DAYS: positiveInt(3650).default(365),
+  /** Seconds a retired refresh token may be presented once more for the answer lost in flight; 0 = none (docs/decisions/023-refresh-token-grace.md). */
+  REFRESH_TOKEN_REUSE_GRACE_SECONDS: nonNegativeInt(300).default(10),
   MAX_SESSIONS_PER_USER: positiveInt(10_000).default(50),
   CODE_ISSUE_LIMIT: positiveInt(100_000).default(60),
   SMTP_URL: z

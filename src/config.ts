@@ -71,6 +71,7 @@ export interface Config {
   readonly streams: StreamLimits
   /** What one account may hold or issue (docs/operating/limits.md). */
   readonly quotas: Quotas
+  readonly refresh: RefreshSettings
   /** How mail leaves (docs/accounts.md "Mail"). */
   readonly mail: MailSettings
   /** GET /metrics needs `Authorization: Bearer <this>`; unset: only loopback clients are answered. */
@@ -93,6 +94,14 @@ export interface Quotas {
   readonly codesPerMinute: number
   /** Live console sessions per user; a log-in beyond it ends the oldest. */
   readonly sessionsPerUser: number
+}
+
+/** Refresh tokens (docs/expiring-tokens.md). */
+export interface RefreshSettings {
+  /** REFRESH_TOKEN_FAMILY_MAX_DAYS, in seconds: a family's absolute lifetime. */
+  readonly familyMaxSeconds: number
+  /** REFRESH_TOKEN_REUSE_GRACE_SECONDS: how long a retired refresh token may be presented once more. */
+  readonly reuseGraceSeconds: number
 }
 
 export interface JanitorSettings {
@@ -240,8 +249,17 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       codesPerMinute: e.CODE_ISSUE_LIMIT,
       sessionsPerUser: e.MAX_SESSIONS_PER_USER,
     }),
+    refresh: refreshOf(e),
     mail: mailSettingsOf(e, publicUrl),
     scopes: scopesOf(e.SCOPES_FILE),
+  })
+}
+
+/** REFRESH_TOKEN_FAMILY_MAX_DAYS and REFRESH_TOKEN_REUSE_GRACE_SECONDS (docs/expiring-tokens.md). */
+function refreshOf(e: Env): RefreshSettings {
+  return Object.freeze({
+    familyMaxSeconds: e.REFRESH_TOKEN_FAMILY_MAX_DAYS * 86_400,
+    reuseGraceSeconds: e.REFRESH_TOKEN_REUSE_GRACE_SECONDS,
   })
 }
 

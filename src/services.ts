@@ -144,8 +144,9 @@ function sessionSettings(config: Config): SessionSettings {
 /** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit, ID_TOKEN_TTL, the scopes. */
 function oauthSettings(
   config: Config,
-): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes' | 'dpop'> {
+): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes' | 'dpop' | 'refresh'> {
   return {
+    refresh: config.refresh,
     issuer: config.publicUrl,
     scopes: new ScopeVocabulary(config.scopes),
     quotas: config.quotas,
@@ -162,6 +163,7 @@ function deviceSettings(config: Config, scopes: ScopeVocabulary) {
     issuer: config.publicUrl,
     clientAuthFailureLimit: config.tokenAuthFailureLimit,
     intervalSeconds: config.deviceCodeIntervalSeconds,
+    refresh: config.refresh,
     limits: config.limits,
   }
 }

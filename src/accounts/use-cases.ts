@@ -170,7 +170,7 @@ function settingsUseCases(ctx: AccountContext, audit: AuditLog) {
 
     /** "Log out other sessions", recorded on the account's Security log. */
     async endOtherSessions(account: Account, sessionId: string | undefined): Promise<number> {
-      const ended = await endOtherSessions(ctx.db, account.userId, sessionId, ctx.clock())
+      const ended = await endOtherSessions(ctx, account.userId, sessionId, ctx.clock())
       await trailOf(audit, account).record({ event: 'user.sessions_ended', userId: account.userId, detail: `${ended} sessions ended` })
       return ended
     },

@@ -62,6 +62,8 @@ export const AUDIT_EVENTS = Object.freeze({
   'application.verification_cleared': 'Operator verification withdrawn by a change of name, redirect URIs or links',
   'grant.given': 'Access granted to an application',
   'grant.revoked': 'Access revoked from an application',
+  'refresh_token.reused':
+    'A refresh token was presented again after it had been exchanged: the authorization it belonged to was revoked, as a stolen copy may have been used',
   'grant.device_denied': "A device's request for access was denied on the /device page",
   'operator.added': 'Made an operator',
   'operator.removed': 'No longer an operator',

@@ -1,4 +1,4 @@
-import { formatAccessToken } from '@gatehouse/verifier/shared'
+import { formatAccessToken, formatRefreshToken } from '@gatehouse/verifier/shared'
 import { randomToken } from './crypto.js'
 
 /*
@@ -11,6 +11,11 @@ export const CODE_PREFIX = 'gac_'
 
 export function generateAccessToken(): string {
   return formatAccessToken(randomToken(32))
+}
+
+/** A refresh token (RFC 6749 §6): the access token's format under `grt_` (docs/expiring-tokens.md). */
+export function generateRefreshToken(): string {
+  return formatRefreshToken(randomToken(32))
 }
 
 export function generateClientSecret(): string {

@@ -239,6 +239,8 @@ export const RETENTION = {
   dpop_proof_jtis: 0,
   /** REVOKED_TOKEN_RETENTION_DAYS. */
   access_tokens: 'revokedTokenRetentionMs',
+  /** REVOKED_TOKEN_RETENTION_DAYS past an expiring access token's expiry (docs/expiring-tokens.md). */
+  expired_access_tokens: 'revokedTokenRetentionMs',
   /** AUDIT_RETENTION_DAYS. */
   audit_events: 'auditRetentionMs',
 } as const satisfies Record<JanitorTable, number | 'revokedTokenRetentionMs' | 'auditRetentionMs'>

@@ -36,6 +36,7 @@ import type { ServerTokenCache, ServerTokenEntry } from './token/token-validity.
 import type { DpopBinding } from './dpop/binding.js'
 import { DpopCheck, type DpopSettings } from './dpop/proof-check.js'
 import { DPOP_SIGNING_ALGS } from '@gatehouse/verifier/shared'
+import type { RefreshSettings } from './token/refresh-grant.js'
 
 /*
  * The OAuth endpoints' and the resource-server endpoints' use cases, built once in
@@ -121,6 +122,8 @@ export interface OAuthDeps {
   scopes: ScopeVocabulary
   /** DPOP_PROOF_MAX_AGE_SECONDS and DPOP_NONCE (docs/dpop.md). */
   dpop: DpopSettings
+  /** REFRESH_TOKEN_FAMILY_MAX_DAYS, REFRESH_TOKEN_REUSE_GRACE_SECONDS (docs/expiring-tokens.md). */
+  refresh: RefreshSettings
 }
 
 /** RFC 8414 2, 3. */
@@ -173,6 +176,8 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     tokenQuota: deps.tokenQuota,
     idTokens,
     scopes: deps.scopes,
+    refresh: deps.refresh,
+    audit,
   }
   const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications }
   const metadata = metadataOf(deps.issuer, deps.scopes)

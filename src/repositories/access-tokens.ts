@@ -12,9 +12,11 @@ export interface NewAccessToken {
   now: Date
   /** RFC 9449 §6: the key the token is bound to; absent for a bearer token. */
   dpopJkt?: string
+  /** When the owner chose an access-token lifetime (docs/expiring-tokens.md); absent: until revoked. */
+  expiresAt?: Date
 }
 
-/** Inserts a token issued without a code (token flow, device flow). */
+/** Inserts a token issued without a code (token flow, device grant). */
 export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<AccessToken, 'created_at'>> {
   return db
     .insertInto('access_tokens')
@@ -26,6 +28,7 @@ export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<Acces
       authorization_code_id: null,
       created_at: t.now,
       ...(t.dpopJkt === undefined ? {} : { dpop_jkt: t.dpopJkt }),
+      expires_at: t.expiresAt ?? null,
     })
     .returning('created_at')
     .executeTakeFirstOrThrow()
@@ -142,10 +145,10 @@ export async function revokeMachineTokensBeyond(
 export async function insertMachineToken(
   db: Db,
   t: { tokenHash: string; applicationId: string; scopes: string[]; now: Date; dpopJkt?: string | undefined },
-): Promise<Pick<AccessToken, 'created_at'> | undefined> {
+): Promise<Pick<AccessToken, 'created_at' | 'expires_at'> | undefined> {
   return db
     .insertInto('access_tokens')
-    .columns(['token_hash', 'application_id', 'user_id', 'scopes', 'authorization_code_id', 'created_at', 'dpop_jkt'])
+    .columns(['token_hash', 'application_id', 'user_id', 'scopes', 'authorization_code_id', 'created_at', 'dpop_jkt', 'expires_at'])
     .expression(
       db
         .selectFrom('applications')
@@ -158,6 +161,8 @@ export async function insertMachineToken(
           sql<Date>`${t.now}::timestamptz`.as('created_at'),
           // RFC 9449 §6: the key the token is bound to, null for a bearer token.
           sql<string | null>`${t.dpopJkt ?? null}::text`.as('dpop_jkt'),
+          // The owner's access-token lifetime, if chosen (docs/expiring-tokens.md); null: until revoked.
+          sql<Date | null>`${t.now}::timestamptz + access_token_ttl_seconds * interval '1 second'`.as('expires_at'),
         ])
         .where('id', '=', t.applicationId)
         .where('suspended_at', 'is', null)
@@ -165,7 +170,7 @@ export async function insertMachineToken(
         .where('client_credentials_scopes', 'is not', null)
         .forKeyShare(),
     )
-    .returning('created_at')
+    .returning(['created_at', 'expires_at'])
     .executeTakeFirst()
 }
 

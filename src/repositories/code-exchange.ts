@@ -28,6 +28,14 @@ export interface Exchanged {
   application_id: string
   scopes: string[]
   created_at: Date
+  /**
+   * The owner's lifetimes (docs/expiring-tokens.md): when the access token expires, the refresh
+   * token's lifetime and the code's session, which the caller's second statement starts the
+   * family with. All null for an application without lifetimes, whose token lives until revoked.
+   */
+  expires_at: Date | null
+  refresh_token_ttl_seconds: number | null
+  sid: string | null
   /** What the ID Token states: null unless the scopes include `openid` (OpenID Connect Core 3.1.3.3). */
   identity: ExchangedIdentity | null
 }
@@ -63,6 +71,9 @@ type ExchangedRow = Omit<Exchanged, 'identity'> & { identity: ExchangedIdentity 
  * With a DPoP proof (RFC 9449 §5, §10) the key's thumbprint comes last: the token is bound to it,
  * and a code bound by `dpop_jkt` needs that key. Without one, an application that requires DPoP
  * issues nothing and neither does a bound code; the slow path says which (docs/dpop.md).
+ * The owner's access-token lifetime, read from the client row, sets expires_at (null: until
+ * revoked); the refresh lifetime and the code's sid are read under CASE too, so an application
+ * without lifetimes pays for two null columns (docs/expiring-tokens.md).
  */
 function exchangeStatement(withRedirect: boolean, withVerifier: boolean, publicClient: boolean, withDpop: boolean): string {
   let n = 1
@@ -86,7 +97,7 @@ function exchangeStatement(withRedirect: boolean, withVerifier: boolean, publicC
   const dpopCheck = withDpop ? `(c.dpop_jkt is null or c.dpop_jkt = ${jkt})` : 'c.dpop_jkt is null'
   return `
 with client as (
-  select id, redirect_uris, id_token_alg from applications
+  select id, redirect_uris, id_token_alg, access_token_ttl_seconds, refresh_token_ttl_seconds from applications
   where client_id = $1::text and ${clientCheck} and suspended_at is null${withDpop ? '' : ' and not require_dpop'}
 ), consumed as (
   update authorization_codes c set consumed_at = ${now}::timestamptz
@@ -98,9 +109,12 @@ with client as (
     and ${dpopCheck}
   returning c.id, c.application_id, c.user_id, c.scopes, c.nonce, c.auth_time, c.amr, c.sid
 )
-insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at${withDpop ? ', dpop_jkt' : ''})
-select ${tokenHash}::text, application_id, user_id, scopes, id, ${now}::timestamptz${withDpop ? `, ${jkt}` : ''} from consumed
-returning user_id, application_id, scopes, created_at,
+insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at, expires_at${withDpop ? ', dpop_jkt' : ''})
+select ${tokenHash}::text, application_id, user_id, scopes, id, ${now}::timestamptz,
+  ${now}::timestamptz + (select access_token_ttl_seconds from client) * interval '1 second'${withDpop ? `, ${jkt}` : ''} from consumed
+returning user_id, application_id, scopes, created_at, expires_at,
+  case when expires_at is not null then (select refresh_token_ttl_seconds from client) end as refresh_token_ttl_seconds,
+  case when expires_at is not null then (select sid from consumed) end as sid,
   case when 'openid' = any(scopes) then (
     select json_build_object(
       'nonce', c.nonce, 'auth_time', c.auth_time, 'amr', c.amr, 'sid', c.sid, 'id_token_alg', (select id_token_alg from client),

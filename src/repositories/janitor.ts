@@ -8,10 +8,14 @@ import type { Db } from '../db/connect.js'
  * (migrations/0004_janitor_indexes.ts, pending_authorizations_expires_at_idx,
  * audit_events_occurred_at_idx, email_tokens_expires_at_idx, and the expires_at indexes of
  * migrations/0010_second_factor.ts, device_authorizations_expires_at_idx, and those of migration 0022). totp_secrets, recovery_codes and passkeys never expire:
- * they are bounded per account and deleted with it.
+ * they are bounded per account and deleted with it. A rule named other than its table says which
+ * (`table`).
  */
 const AGE_COLUMNS = {
   access_tokens: { key: 'token_hash', age: 'revoked_at' },
+  // Expiring access tokens (docs/expiring-tokens.md) past their expiry, kept as long as revoked
+  // ones (access_tokens_expires_idx): a dead token is a dead token, whichever way it died.
+  expired_access_tokens: { table: 'access_tokens', key: 'token_hash', age: 'expires_at' },
   authorization_codes: { key: 'id', age: 'expires_at' },
   pending_authorizations: { key: 'id', age: 'expires_at' },
   pushed_authorization_requests: { key: 'id', age: 'expires_at' },
@@ -29,7 +33,7 @@ const AGE_COLUMNS = {
   refresh_tokens: { key: 'token_hash', age: 'expires_at' },
   refresh_token_families: { key: 'id', age: 'expires_at' },
   dpop_proof_jtis: { key: 'key_hash', age: 'expires_at' },
-} as const
+} as const satisfies Record<string, { table?: string; key: string; age: string }>
 
 export type JanitorTable = keyof typeof AGE_COLUMNS
 export const JANITOR_TABLES = Object.freeze(Object.keys(AGE_COLUMNS) as JanitorTable[])
@@ -39,10 +43,12 @@ export const JANITOR_TABLES = Object.freeze(Object.keys(AGE_COLUMNS) as JanitorT
  * them by index first, so each statement locks few rows for a short time. Returns how many.
  */
 export async function deleteOlderBatch(db: Db, table: JanitorTable, before: Date, limit: number): Promise<number> {
-  const { key, age } = AGE_COLUMNS[table]
+  const rule: { table?: string; key: string; age: string } = AGE_COLUMNS[table]
+  const { key, age } = rule
+  const name = rule.table ?? table
   const result = await sql`
-    delete from ${sql.table(table)} where ${sql.ref(key)} in (
-      select ${sql.ref(key)} from ${sql.table(table)} where ${sql.ref(age)} < ${before} limit ${limit}
+    delete from ${sql.table(name)} where ${sql.ref(key)} in (
+      select ${sql.ref(key)} from ${sql.table(name)} where ${sql.ref(age)} < ${before} limit ${limit}
     )
   `.execute(db)
   return Number(result.numAffectedRows ?? 0)

@@ -142,10 +142,15 @@ export async function deleteSession(db: Db, idHash: string): Promise<void> {
 
 /** Every session of the user but `keepIdHash` (none kept when undefined); how many ended. */
 export async function deleteSessionsOfUser(db: Db, userId: string, keepIdHash?: string): Promise<number> {
+  return (await deleteSessionsOfUserKeys(db, userId, keepIdHash)).length
+}
+
+/** As deleteSessionsOfUser; the ended sessions' digests, whose `sid`s end their refresh-token families (docs/expiring-tokens.md). */
+export async function deleteSessionsOfUserKeys(db: Db, userId: string, keepIdHash?: string): Promise<string[]> {
   let q = db.deleteFrom('sessions').where('user_id', '=', userId)
   if (keepIdHash !== undefined) q = q.where('id_hash', '!=', keepIdHash)
-  const result = await q.executeTakeFirst()
-  return Number(result.numDeletedRows)
+  const rows = await q.returning('id_hash').execute()
+  return rows.map((r) => r.id_hash)
 }
 
 /**

@@ -11,6 +11,13 @@ import {
 } from '../repositories/access-tokens.js'
 import { deletePendingCodes } from '../repositories/authorization-codes.js'
 import { deleteGrant, deleteGrantsOfUser } from '../repositories/grants.js'
+import {
+  revokeFamilies,
+  revokeFamiliesBeyond,
+  revokeFamiliesById,
+  revokeFamiliesOfCode,
+  revokeTokensOfFamilies,
+} from '../repositories/refresh-tokens.js'
 import { notify } from '../repositories/notifications.js'
 import { deletePendingAuthorizationsOfUser } from '../repositories/pending-authorizations.js'
 import type { RevocationBus } from './bus.js'
@@ -83,7 +90,21 @@ export type RevocationTarget =
    * authentication drop it and its streams end. No token is revoked.
    */
   | { kind: 'client-changed'; clientId: string }
-  /** MAX_TOKENS_PER_GRANT (src/revocation/token-quota.ts): each grant's live tokens beyond its newest `keep`. */
+  /**
+   * Refresh-token families and their access tokens (docs/expiring-tokens.md): a refresh token
+   * revoked at POST /oauth/revoke (RFC 7009 §2.1), or a retired one presented again (RFC 9700
+   * §4.14.2).
+   */
+  | { kind: 'refresh-families'; familyIds: readonly string[] }
+  /**
+   * Browser sessions ended (log-out, "Log out of all other sessions"): the families their
+   * authorizations started, by OpenID Connect `sid`, and those families' access tokens.
+   */
+  | { kind: 'sessions-ended'; sids: readonly string[] }
+  /**
+   * MAX_TOKENS_PER_GRANT (src/revocation/token-quota.ts): each grant's live tokens beyond its
+   * newest `keep`, and its live refresh-token families beyond its newest `keep` with their tokens.
+   */
   | { kind: 'beyond-quota'; grants: readonly GrantKey[]; keep: number }
 
 /** Tokens of a deleted application (or user) revoked per statement: ten notices of MAX_DIGESTS_PER_NOTICE. */
@@ -123,7 +144,10 @@ async function revokeInBatches(trx: Db, bus: RevocationBus, owner: Parameters<ty
 async function revokeBeyondQuota(trx: Db, grants: readonly GrantKey[], keep: number, now: Date): Promise<string[]> {
   const users = grants.filter((g): g is GrantKey & { userId: string } => g.userId !== null)
   const machines = grants.filter((g) => g.userId === null).map((g) => g.applicationId)
-  const digests = await revokeTokensBeyond(trx, users, keep, EVICTIONS_PER_GRANT, now)
+  // Families first, so that their tokens are not counted twice; machine tokens have none (RFC 6749 §4.4.3).
+  const families = await revokeFamiliesBeyond(trx, users, keep, EVICTIONS_PER_GRANT, now)
+  const ofFamilies = await revokeTokensOfFamilies(trx, families, now)
+  const digests = [...ofFamilies, ...(await revokeTokensBeyond(trx, users, keep, EVICTIONS_PER_GRANT, now))]
   if (machines.length === 0) return digests
   return [...digests, ...(await revokeMachineTokensBeyond(trx, machines, keep, EVICTIONS_PER_GRANT, now))]
 }
@@ -156,6 +180,30 @@ async function revokeTokenOfItsClient(
   return 1
 }
 
+/** The digests of the tokens a listed target revokes: the families it ends first, then the tokens. */
+async function revokeListed(
+  trx: Db,
+  target: Extract<RevocationTarget, { kind: 'code-replayed' | 'beyond-quota' | 'refresh-families' | 'sessions-ended' }>,
+  now: Date,
+): Promise<string[]> {
+  switch (target.kind) {
+    case 'beyond-quota':
+      return revokeBeyondQuota(trx, target.grants, target.keep, now)
+    case 'code-replayed': {
+      // RFC 6749 §4.1.2: every token issued from the code, the refreshed ones too.
+      const families = await revokeFamiliesOfCode(trx, target.authorizationCodeId, now)
+      const digests = await revokeTokensOfCode(trx, target.authorizationCodeId, now)
+      return [...digests, ...(await revokeTokensOfFamilies(trx, families, now))]
+    }
+    case 'refresh-families':
+      await revokeFamiliesById(trx, target.familyIds, now)
+      // Whatever their state: a family revoked earlier has no live token left, and the update skips revoked ones.
+      return revokeTokensOfFamilies(trx, target.familyIds, now)
+    case 'sessions-ended':
+      return revokeTokensOfFamilies(trx, await revokeFamilies(trx, { sids: target.sids }, now), now)
+  }
+}
+
 async function revokeInTransaction(
   trx: Db,
   bus: RevocationBus,
@@ -164,11 +212,10 @@ async function revokeInTransaction(
 ): Promise<number> {
   switch (target.kind) {
     case 'code-replayed':
-    case 'beyond-quota': {
-      const digests =
-        target.kind === 'beyond-quota'
-          ? await revokeBeyondQuota(trx, target.grants, target.keep, now)
-          : await revokeTokensOfCode(trx, target.authorizationCodeId, now)
+    case 'beyond-quota':
+    case 'refresh-families':
+    case 'sessions-ended': {
+      const digests = await revokeListed(trx, target, now)
       if (digests.length > 0) await publish(trx, bus, { kind: 'tokens', digests })
       return digests.length
     }
@@ -179,6 +226,9 @@ async function revokeInTransaction(
       // Then codes: a code exchanged concurrently either commits before this statement
       // (and its token is revoked below) or finds its row gone.
       await deletePendingCodes(trx, { applicationId: target.applicationId, userId: target.userId })
+      // Families before tokens: a refresh holding a family either commits first, and its token
+      // is revoked below, or finds the family revoked (src/repositories/refresh-tokens.ts).
+      await revokeFamilies(trx, { applicationId: target.applicationId, userId: target.userId }, now)
       const digests = await revokeTokensOfGrant(trx, { userId: target.userId, applicationId: target.applicationId }, now)
       await publish(trx, bus, { kind: 'user-application', userId: target.userId, applicationId: target.applicationId })
       return digests.length
@@ -187,6 +237,7 @@ async function revokeInTransaction(
     case 'application-suspended':
     case 'application-tokens-revoked': {
       await deletePendingCodes(trx, { applicationId: target.applicationId })
+      await revokeFamilies(trx, { applicationId: target.applicationId }, now)
       // The digests, not a reset, so that resource servers drop these tokens only, and no
       // one can empty every verifier's cache by deleting an application (docs/operating/limits.md;
       // docs/decisions/003-revocation-propagation.md). They go out in batches, before the
@@ -205,6 +256,7 @@ async function revokeInTransaction(
         await deletePendingAuthorizationsOfUser(trx, target.userId)
       }
       await deletePendingCodes(trx, { userId: target.userId })
+      await revokeFamilies(trx, { userId: target.userId }, now)
       return revokeInBatches(trx, bus, { userId: target.userId }, now)
     }
     case 'machine-tokens-revoked':

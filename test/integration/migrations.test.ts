@@ -131,3 +131,73 @@ it('0021 lets a token have no user, shows it in _v2 but not in _v1, and its down
   expect(rows).toEqual([{ n: 0 }])
   await migrateToLatest(db)
 })
+
+it('0022 adds the lifetimes, the families, refresh tokens and the v3 view; v1 and v2 drop expired and bound tokens; its down removes them', async () => {
+  const db = t.handle.db
+  await migrateToLatest(db)
+  const user = await createUser(db)
+  const application = await createApplication(db)
+  await sql`update applications set access_token_ttl_seconds = 3600, refresh_token_ttl_seconds = 86400 where id = ${application.id}::uuid`.execute(
+    db,
+  )
+  // The refresh lifetime longer than the access one.
+  await expect(
+    sql`update applications set refresh_token_ttl_seconds = 3600, access_token_ttl_seconds = 7200 where id = ${application.id}::uuid`.execute(
+      db,
+    ),
+  ).rejects.toThrow(/applications_token_lifetimes/)
+  const family = await sql<{ id: string }>`
+    insert into refresh_token_families (application_id, user_id, scopes, access_token_ttl_seconds, refresh_token_ttl_seconds, created_at, expires_at)
+    values (${application.id}::uuid, ${user.id}::uuid, array['read'], 3600, 86400, now(), now() + interval '1 year') returning id`.execute(
+    db,
+  )
+  const familyId = family.rows[0]!.id
+  await sql`insert into refresh_tokens (token_hash, family_id, created_at, expires_at) values (${'f'.repeat(64)}, ${familyId}::uuid, now(), now() + interval '1 day')`.execute(
+    db,
+  )
+  const [live, expired] = ['1'.repeat(64), '2'.repeat(64)]
+  await sql`insert into access_tokens (token_hash, application_id, user_id, scopes, created_at, expires_at, refresh_family_id)
+            values (${live}, ${application.id}::uuid, ${user.id}::uuid, array['read'], now(), now() + interval '1 hour', ${familyId}::uuid),
+                   (${expired}, ${application.id}::uuid, ${user.id}::uuid, array['read'], now() - interval '2 hours', now() - interval '1 hour', ${familyId}::uuid)`.execute(
+    db,
+  )
+  const inView = async (view: string) =>
+    (
+      await sql
+        .raw<{ token_hash: string }>(`select token_hash from ${view} where token_hash in ('${live}', '${expired}') order by token_hash`)
+        .execute(db)
+    ).rows.map((r) => r.token_hash)
+  // v3 holds both and says when each expires (a verifier judges by its own clock); v1 and v2 only the unexpired one.
+  expect(await inView('gatehouse_live_tokens_v3')).toEqual([live, expired])
+  expect(await inView('gatehouse_live_tokens_v2')).toEqual([live])
+  expect(await inView('gatehouse_live_tokens_v1')).toEqual([live])
+
+  await migrateTo(db, '0021_machine_tokens')
+  const tables = await sql<{
+    n: string
+  }>`select tablename as n from pg_tables where tablename in ('refresh_tokens', 'refresh_token_families', 'dpop_proof_jtis')`.execute(db)
+  expect(tables.rows).toEqual([])
+  const columns = await sql<{ n: string }>`
+    select column_name as n from information_schema.columns
+    where (table_name = 'applications' and column_name in ('require_dpop', 'access_token_ttl_seconds', 'refresh_token_ttl_seconds'))
+       or (table_name = 'access_tokens' and column_name in ('dpop_jkt', 'expires_at', 'refresh_family_id'))`.execute(db)
+  expect(columns.rows).toEqual([])
+  const views = await sql<{ n: string }>`select viewname as n from pg_views where viewname = 'gatehouse_live_tokens_v3'`.execute(db)
+  expect(views.rows).toEqual([])
+  // The expiring tokens went with the columns that said so; none is left to live for ever.
+  expect(await inView('gatehouse_live_tokens_v2')).toEqual([])
+  await migrateToLatest(db)
+})
+
+it('0024 lets an audit event area hold an underscore, and its down removes such events', async () => {
+  const db = t.handle.db
+  await migrateToLatest(db)
+  await sql`insert into audit_events (event, occurred_at) values ('refresh_token.reused', now())`.execute(db)
+  await migrateTo(db, '0022_bound_and_expiring_tokens')
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from audit_events where event = 'refresh_token.reused'`.execute(db)
+  expect(rows).toEqual([{ n: 0 }])
+  await expect(sql`insert into audit_events (event, occurred_at) values ('refresh_token.reused', now())`.execute(db)).rejects.toThrow(
+    /audit_events_event_format/,
+  )
+  await migrateToLatest(db)
+})

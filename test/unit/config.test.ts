@@ -52,6 +52,7 @@ describe('loadConfig', () => {
       janitor: { intervalMs: 300_000, revokedTokenRetentionMs: 30 * 86_400_000, auditRetentionMs: 90 * 86_400_000 },
       streams: { perApplication: 4, total: 1000 },
       quotas: { applicationsPerUser: 25, tokensPerGrant: 10, codesPerMinute: 60, sessionsPerUser: 50 },
+      refresh: { familyMaxSeconds: 365 * 86_400, reuseGraceSeconds: 10 },
       mail: { smtpUrl: undefined, from: 'Gatehouse <no-reply@127.0.0.1>', outboxDir: 'data/outbox' },
     })
   })
@@ -60,6 +61,8 @@ describe('loadConfig', () => {
     const config = loadConfig({
       PORT: '8080',
       HOST: '0.0.0.0',
+      REFRESH_TOKEN_FAMILY_MAX_DAYS: '30',
+      REFRESH_TOKEN_REUSE_GRACE_SECONDS: '0',
       DATABASE_URL: 'postgres://gatehouse:pw@db:5432/gatehouse',
       DATABASE_LISTEN_URL: 'postgres://gatehouse:pw@db-direct:5432/gatehouse',
       DATABASE_PREPARED_STATEMENTS: 'false',
@@ -150,6 +153,7 @@ describe('loadConfig', () => {
       janitor: { intervalMs: 60_000, revokedTokenRetentionMs: 7 * 86_400_000, auditRetentionMs: 365 * 86_400_000 },
       streams: { perApplication: 2, total: 50 },
       quotas: { applicationsPerUser: 5, tokensPerGrant: 3, codesPerMinute: 30, sessionsPerUser: 7 },
+      refresh: { familyMaxSeconds: 30 * 86_400, reuseGraceSeconds: 0 },
       mail: { smtpUrl: 'smtps://mailer:secret@smtp.example.com:465', from: 'Team Auth <auth@example.com>', outboxDir: '/tmp/outbox' },
     })
     expect(Object.isFrozen(config)).toBe(true)

@@ -4,7 +4,15 @@
  * Gatehouse's server imports these from here; the verifier imports nothing of the server.
  * Not a stable API for resource APIs: use the package's main entry.
  */
-export { ACCESS_TOKEN_PREFIX, formatAccessToken, isWellFormedAccessToken, sha256Hex } from './token-format.js'
+export {
+  ACCESS_TOKEN_PREFIX,
+  REFRESH_TOKEN_PREFIX,
+  formatAccessToken,
+  formatRefreshToken,
+  isWellFormedAccessToken,
+  isWellFormedRefreshToken,
+  sha256Hex,
+} from './token-format.js'
 export {
   MAX_DIGESTS_PER_NOTICE,
   type NoticeOrigin,

@@ -8,11 +8,18 @@ import { crc32 } from 'node:zlib'
  * format and every verifier checks it, so it lives here, where both import it.
  */
 export const ACCESS_TOKEN_PREFIX = 'gat_'
+/**
+ * A refresh token (RFC 6749 §6) has the same body and checksum under its own prefix, so that
+ * one is never mistaken for the other: a verifier refuses a refresh token by its shape, and the
+ * token endpoint an access token (docs/expiring-tokens.md).
+ */
+export const REFRESH_TOKEN_PREFIX = 'grt_'
 
 const BODY_LENGTH = 43 // 32 random bytes, base64url without padding
 const CHECKSUM_LENGTH = 6 // CRC-32 as 4 bytes base64url
 const ACCESS_TOKEN_LENGTH = ACCESS_TOKEN_PREFIX.length + BODY_LENGTH + CHECKSUM_LENGTH
 const ACCESS_TOKEN_SHAPE = /^gat_[A-Za-z0-9_-]{49}$/
+const REFRESH_TOKEN_SHAPE = /^grt_[A-Za-z0-9_-]{49}$/
 
 function checksum(body: string): string {
   const buf = Buffer.alloc(4)
@@ -24,6 +31,12 @@ function checksum(body: string): string {
 export function formatAccessToken(randomBody: string): string {
   if (randomBody.length !== BODY_LENGTH) throw new RangeError(`the token body must be ${BODY_LENGTH} characters`)
   return ACCESS_TOKEN_PREFIX + randomBody + checksum(randomBody)
+}
+
+/** A refresh token from 43 base64url characters of fresh randomness. */
+export function formatRefreshToken(randomBody: string): string {
+  if (randomBody.length !== BODY_LENGTH) throw new RangeError(`the token body must be ${BODY_LENGTH} characters`)
+  return REFRESH_TOKEN_PREFIX + randomBody + checksum(randomBody)
 }
 
 /** Each base64url character's 6 bits by character code; the shape check lets no other through. */
@@ -39,6 +52,17 @@ for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
  */
 export function isWellFormedAccessToken(token: string): boolean {
   if (token.length !== ACCESS_TOKEN_LENGTH || !ACCESS_TOKEN_SHAPE.test(token)) return false
+  return checksumHolds(token)
+}
+
+/** True when the string has the shape and checksum of a Gatehouse refresh token. */
+export function isWellFormedRefreshToken(token: string): boolean {
+  if (token.length !== ACCESS_TOKEN_LENGTH || !REFRESH_TOKEN_SHAPE.test(token)) return false
+  return checksumHolds(token)
+}
+
+/** The checksum of a token whose shape (a four-character prefix, body, checksum) was checked. */
+function checksumHolds(token: string): boolean {
   const at = ACCESS_TOKEN_PREFIX.length + BODY_LENGTH
   const last = SEXTET[token.charCodeAt(at + 5)]!
   if ((last & 0xf) !== 0) return false

@@ -55,7 +55,7 @@ function logInUseCases(ctx: AccountContext, audit: AuditLog, sessions: SessionSe
      */
     logOut: (actor: Actor, sessionId: string, requestedBy?: { clientId: string; name: string }): Promise<void> => {
       forget(cache, sessionId)
-      return logOut(ctx.db, sessionId, actor.userId, trailOf(audit, actor), requestedBy)
+      return logOut(ctx, sessionId, ctx.clock(), { userId: actor.userId, audit: trailOf(audit, actor), requestedBy })
     },
   }
 }

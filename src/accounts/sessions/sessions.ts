@@ -7,13 +7,14 @@ import {
   addSessionMethods,
   deleteSession,
   deleteSessionsBeyond,
-  deleteSessionsOfUser,
+  deleteSessionsOfUserKeys,
   findSessionUser,
   insertSession,
   listLiveSessions,
   type StoredSessionUser,
 } from '../../repositories/sessions.js'
 import { closeOtherDoors } from '../recovery/recovery.js'
+import { type RevocationContext, revoke } from '../../revocation/revoke.js'
 
 /** The user of a live session, with what is derived from the session's stored digest. */
 export interface SessionUser extends StoredSessionUser {
@@ -117,7 +118,7 @@ export function sessionKeyOf(id: string): string | undefined {
 }
 
 /** OpenID Connect's `sid`: stable for the session, and tells nothing of the cookie or its stored digest. */
-function sessionSid(idHash: string): string {
+export function sessionSid(idHash: string): string {
   return sha256Hex(`gatehouse sid ${idHash}`).slice(0, 32)
 }
 
@@ -131,13 +132,16 @@ export function endSession(db: Db, id: string): Promise<void> {
  * (`requestedBy`) the record names.
  */
 export async function logOut(
-  db: Db,
+  ctx: RevocationContext,
   id: string,
-  userId: string | null,
-  audit: AuditTrail,
-  requestedBy?: { clientId: string; name: string },
+  now: Date,
+  logout: { userId: string | null; audit: AuditTrail; requestedBy?: { clientId: string; name: string } | undefined },
 ): Promise<void> {
-  await endSession(db, id)
+  const { userId, audit, requestedBy } = logout
+  await endSession(ctx.db, id)
+  // The refresh-token families this session's authorizations started end with it (docs/expiring-tokens.md).
+  const key = sessionKeyOf(id)
+  if (key !== undefined) await revoke(ctx, { kind: 'sessions-ended', sids: [sessionSid(key)] }, now)
   if (userId === null) return
   if (requestedBy === undefined) return audit.record({ event: 'user.logged_out', userId })
   return audit.record({ event: 'user.logged_out', userId, application: requestedBy, detail: auditDetail.loggedOutByApplication() })
@@ -147,10 +151,13 @@ export async function logOut(
  * "Log out of all other sessions": every session of the user but the one with this id, and every
  * mailed link and device cookie of the account (closeOtherDoors); how many sessions ended.
  */
-export function endOtherSessions(db: Db, userId: string, currentId: string | undefined, now: Date): Promise<number> {
-  return db.transaction().execute(async (trx) => {
+export function endOtherSessions(ctx: RevocationContext, userId: string, currentId: string | undefined, now: Date): Promise<number> {
+  return ctx.db.transaction().execute(async (trx) => {
     await closeOtherDoors(trx, userId, now)
-    return deleteSessionsOfUser(trx, userId, currentId === undefined ? undefined : sha256Hex(currentId))
+    const ended = await deleteSessionsOfUserKeys(trx, userId, currentId === undefined ? undefined : sha256Hex(currentId))
+    // Their refresh-token families too (docs/expiring-tokens.md).
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'sessions-ended', sids: ended.map(sessionSid) }, now)
+    return ended.length
   })
 }
 

@@ -22,6 +22,7 @@ import { type ScopeVocabulary, formatScope } from '../grants/scope.js'
 import { type Params, optional, required } from '../params.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from '../token/client-auth.js'
 import type { TokenResponse } from '../token/token-exchange.js'
+import { type RefreshSettings, startRefreshFamily } from '../token/refresh-grant.js'
 import { generateDeviceCode, generateUserCode, normaliseUserCode, userCodeDigest } from './user-code.js'
 
 /** RFC 8628 3.4: the grant type of the device's token request. */
@@ -37,6 +38,8 @@ export interface DeviceFlowContext extends ClientEndpointContext {
   issuer: string
   /** DEVICE_CODE_INTERVAL_SECONDS. */
   intervalSeconds: number
+  /** REFRESH_TOKEN_FAMILY_MAX_DAYS for applications with lifetimes (docs/expiring-tokens.md). */
+  refresh: RefreshSettings
 }
 
 /** RFC 8628 3.2. */
@@ -136,24 +139,51 @@ export async function exchangeDeviceCode(
     throw new AccessDeniedError('The user denied the request')
   }
   const grant = { applicationId: application.id, userId: row.user_id!, scopes: row.scopes, dpopJkt: dpop?.jkt }
-  return issueDeviceToken(ctx, row.id, grant, now)
+  // RFC 9449 §5: a public client's refresh tokens are bound to its proof's key.
+  const familyJkt = application.secret_hash === null ? (dpop?.jkt ?? null) : null
+  return issueDeviceToken(ctx, row.id, grant, application, { now, familyJkt })
 }
 
-/** The approved request's one token, in the transaction that deletes the request. */
+/**
+ * The approved request's one token, in the transaction that deletes the request; for an
+ * application with lifetimes an expiring one, and its refresh-token family (docs/expiring-tokens.md).
+ */
 async function issueDeviceToken(
   ctx: DeviceFlowContext,
   id: string,
   grant: { applicationId: string; userId: string; scopes: string[]; dpopJkt: string | undefined },
-  now: Date,
+  lifetimes: Pick<Application, 'access_token_ttl_seconds' | 'refresh_token_ttl_seconds'>,
+  { now, familyJkt }: { now: Date; familyJkt: string | null },
 ): Promise<TokenResponse> {
   const token = generateAccessToken()
+  const tokenHash = sha256Hex(token)
+  const accessTtl = lifetimes.access_token_ttl_seconds
+  const refreshTtl = lifetimes.refresh_token_ttl_seconds
+  const expiresAt = accessTtl === null ? undefined : new Date(now.getTime() + accessTtl * 1000)
+  let expiring: { expires_in: number; refresh_token?: string } | undefined
   const issued = await ctx.db.transaction().execute(async (trx) => {
     // A suspension since the approval (docs/operating/admin.md) issues nothing.
     if (!(await lockActiveApplicationAndUser(trx, grant.applicationId, grant.userId))) return 'suspended' as const
     if (!(await consumeDeviceAuthorization(trx, id))) return 'used' as const
     // "Revoke access" since the approval withdrew the consent this token would stand on.
     if (!(await hasGrant(trx, grant.userId, grant.applicationId))) return 'revoked' as const
-    return insertAccessToken(trx, { tokenHash: sha256Hex(token), ...grant, now })
+    const inserted = await insertAccessToken(trx, { tokenHash, ...grant, now, expiresAt })
+    if (expiresAt !== undefined && refreshTtl !== null) {
+      const at = {
+        user_id: grant.userId,
+        application_id: grant.applicationId,
+        scopes: grant.scopes,
+        created_at: now,
+        expires_at: expiresAt,
+      }
+      expiring = await startRefreshFamily({ db: trx, refresh: ctx.refresh }, at, {
+        accessTokenHash: tokenHash,
+        refreshTtlSeconds: refreshTtl,
+        sid: null,
+        dpopJkt: familyJkt,
+      })
+    }
+    return inserted
   })
   if (issued === 'suspended') throw new AccessDeniedError('The application or the account is suspended')
   if (issued === 'used') throw new InvalidGrantError('The device code was used already')
@@ -164,5 +194,6 @@ async function issueDeviceToken(
     token_type: grant.dpopJkt === undefined ? 'Bearer' : 'DPoP',
     scope: formatScope(ctx.scopes.normalize(grant.scopes)),
     created_at: Math.floor(issued.created_at.getTime() / 1000),
+    ...expiring,
   }
 }

@@ -14,7 +14,8 @@ import { type ClientCredentials, type ClientEndpointContext, authenticateClient 
  * operator enables the grant and chooses its scopes (`gatehouse apps client-credentials`, the
  * admin pages); nothing of a user's grants or consent is read or written. The token is an
  * ordinary opaque token whose row has no user, so introspection, token info and verifiers answer
- * with the client as `sub` (RFC 9068 §2.2). No refresh token (§4.4.3).
+ * with the client as `sub` (RFC 9068 §2.2). No refresh token (§4.4.3): an application whose owner
+ * chose an access-token lifetime gets an expiring token and asks again (docs/expiring-tokens.md).
  */
 
 /** RFC 6749 §5.1, as the code exchange answers it (TokenResponse) without an ID Token: there is no user. */
@@ -24,6 +25,7 @@ export interface MachineTokenResponse {
   token_type: 'Bearer' | 'DPoP'
   scope: string
   created_at: number
+  expires_in?: number
 }
 
 export type ClientCredentialsContext = ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'>; scopes: ScopeVocabulary }
@@ -57,12 +59,14 @@ export async function issueClientCredentialsToken(
   // Suspended, or the grant turned off, between the two statements.
   if (!issued) throw new UnauthorizedClientError('The client credentials grant is not enabled for this application: an operator enables it')
   ctx.tokenQuota.issued({ userId: null, applicationId: application.id })
-  return {
+  const response: MachineTokenResponse = {
     access_token: token,
     token_type: dpop === undefined ? 'Bearer' : 'DPoP',
     scope: formatScope(scopes),
     created_at: Math.floor(issued.created_at.getTime() / 1000),
   }
+  if (issued.expires_at !== null) response.expires_in = Math.round((issued.expires_at.getTime() - issued.created_at.getTime()) / 1000)
+  return response
 }
 
 /**

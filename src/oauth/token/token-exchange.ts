@@ -3,7 +3,7 @@ import { generateAccessToken } from '../../lib/tokens.js'
 import { revoke } from '../../revocation/revoke.js'
 import type { TokenQuota } from '../../revocation/token-quota.js'
 import { findCodeByHash } from '../../repositories/authorization-codes.js'
-import { consumeCodeAndInsertToken } from '../../repositories/code-exchange.js'
+import { type Exchanged, consumeCodeAndInsertToken } from '../../repositories/code-exchange.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
 import { issueClientCredentialsToken } from './client-credentials.js'
 import { InvalidDpopProofError, InvalidGrantError, InvalidRequestError, UnsupportedGrantTypeError } from '../errors.js'
@@ -12,8 +12,12 @@ import { computeS256Challenge, isValidVerifier, verifyCodeVerifier } from './pkc
 import { type ScopeVocabulary, formatScope } from '../grants/scope.js'
 import { type IdTokenIssuer, issueIdToken } from '../identity/id-token.js'
 import type { DpopBinding } from '../dpop/binding.js'
+import { type ExpiringTokenFields, type RefreshContext, refreshAccessToken, startRefreshFamily } from './refresh-grant.js'
 
-/** Successful token response (RFC 6749 5.1); no expires_in: tokens live until revoked. */
+/**
+ * Successful token response (RFC 6749 5.1). No expires_in unless the application's owner chose
+ * lifetimes: then expires_in and a refresh_token (docs/expiring-tokens.md); else tokens live until revoked.
+ */
 export interface TokenResponse {
   access_token: string
   /** RFC 9449 §5: `DPoP` for a token bound to the key of the request's proof. */
@@ -23,20 +27,23 @@ export interface TokenResponse {
   created_at: number
   /** OpenID Connect Core 3.1.3.3: when the scopes include `openid`. */
   id_token?: string
+  expires_in?: number
+  refresh_token?: string
 }
 
 /**
  * The grant types POST /oauth/token answers (RFC 6749 4.1.3, 4.4.2), as the RFC 8414 metadata lists them
  * (src/oauth/use-cases.ts adds `implicit`, which GET /oauth/authorize answers).
  */
-export const TOKEN_GRANT_TYPES = ['authorization_code', 'client_credentials'] as const
+export const TOKEN_GRANT_TYPES = ['authorization_code', 'client_credentials', 'refresh_token'] as const
 
 /**
  * POST /oauth/token, grant_type=authorization_code (RFC 6749 4.1.3). The common case is one
  * SQL statement; only a failed exchange pays for the queries that explain the failure.
  */
 export async function exchangeAuthorizationCode(
-  ctx: ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'>; idTokens: IdTokenIssuer; scopes: ScopeVocabulary },
+  ctx: ClientEndpointContext &
+    RefreshContext & { tokenQuota: Pick<TokenQuota, 'issued'>; idTokens: IdTokenIssuer; scopes: ScopeVocabulary },
   params: Params,
   authorization: string | undefined,
   dpop?: DpopBinding,
@@ -44,8 +51,11 @@ export async function exchangeAuthorizationCode(
   const creds = extractClientCredentials(params, authorization)
   const grantType = required(params, 'grant_type')
   if (grantType === 'client_credentials') return issueClientCredentialsToken(ctx, creds, params, dpop)
+  if (grantType === 'refresh_token') return refreshAccessToken(ctx, creds, params, dpop)
   if (grantType !== 'authorization_code') {
-    throw new UnsupportedGrantTypeError('Only grant_type=authorization_code and grant_type=client_credentials are supported')
+    throw new UnsupportedGrantTypeError(
+      'Only grant_type=authorization_code, grant_type=client_credentials and grant_type=refresh_token are supported',
+    )
   }
   const code = required(params, 'code')
   const redirectUri = optional(params, 'redirect_uri')
@@ -57,11 +67,12 @@ export async function exchangeAuthorizationCode(
   const now = ctx.clock()
   const token = generateAccessToken()
   const codeHash = sha256Hex(code)
+  const tokenHash = sha256Hex(token)
   const issued = await consumeCodeAndInsertToken(ctx.db, {
     clientId: creds.clientId,
     secretHash: creds.clientSecret === undefined ? undefined : sha256Hex(creds.clientSecret),
     codeHash,
-    tokenHash: sha256Hex(token),
+    tokenHash,
     now,
     redirectUri,
     verifier: verifier === undefined ? undefined : { plain: verifier, s256: computeS256Challenge(verifier) },
@@ -75,6 +86,8 @@ export async function exchangeAuthorizationCode(
       scope: formatScope(ctx.scopes.normalize(issued.scopes)),
       created_at: Math.floor(issued.created_at.getTime() / 1000),
     }
+    if (issued.expires_at !== null)
+      Object.assign(response, await expiringFields(ctx, issued, creds.clientSecret === undefined, tokenHash, dpop))
     if (issued.identity) {
       response.id_token = await issueIdToken(
         ctx.idTokens,
@@ -87,6 +100,27 @@ export async function exchangeAuthorizationCode(
     return response
   }
   throw await explainFailure(ctx, creds, codeHash, { redirectUri, verifier, dpop }, now)
+}
+
+/**
+ * The owner chose lifetimes: expires_in, and the refresh token of a family started in this grant's
+ * second statement (docs/expiring-tokens.md). RFC 9449 §5: a public client's family is bound to
+ * the key of the request's proof.
+ */
+async function expiringFields(
+  ctx: Pick<RefreshContext, 'db' | 'refresh'>,
+  issued: Exchanged,
+  publicClient: boolean,
+  accessTokenHash: string,
+  dpop: DpopBinding | undefined,
+): Promise<ExpiringTokenFields> {
+  const expiresAt = issued.expires_at!
+  if (issued.refresh_token_ttl_seconds === null) {
+    return { expires_in: Math.round((expiresAt.getTime() - issued.created_at.getTime()) / 1000) }
+  }
+  const dpopJkt = publicClient ? (dpop?.jkt ?? null) : null
+  const x = { accessTokenHash, refreshTtlSeconds: issued.refresh_token_ttl_seconds, sid: issued.sid, dpopJkt }
+  return startRefreshFamily(ctx, { ...issued, expires_at: expiresAt }, x)
 }
 
 /** Why the one-statement exchange issued nothing, checked in RFC order: client, then grant. */

@@ -4,7 +4,7 @@ import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import { resolveSession, startSession } from '../../../src/accounts/sessions/sessions.js'
-import { generateAccessToken } from '../../../src/lib/tokens.js'
+import { generateAccessToken, generateRefreshToken } from '../../../src/lib/tokens.js'
 import { computeS256Challenge } from '../../../src/oauth/token/pkce.js'
 import { TEST_ISSUER, buildTestApp, type TestContext } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
@@ -546,6 +546,8 @@ export function knownValues(world: World, realSecrets = true) {
       { weight: 4, arbitrary: liveOneOf(() => world.tokens) },
       { weight: 1, arbitrary: liveOneOf(() => (world.revokedTokens.length > 0 ? world.revokedTokens : world.tokens)) },
       { weight: 1, arbitrary: fc.constant(null).map(() => generateAccessToken()) },
+      // A refresh token where an access token goes, and at POST /oauth/revoke (docs/expiring-tokens.md).
+      { weight: 1, arbitrary: fc.constant(null).map(() => generateRefreshToken()) },
       { weight: 1, arbitrary: liveOneOf(() => world.tokens).map((tk) => `${tk.slice(0, -1)}A`) },
     ),
     codes: fc.oneof({ weight: 4, arbitrary: liveOneOf(() => world.codes) }, { weight: 1, arbitrary: text(50).map((s) => `gac_${s}`) }),

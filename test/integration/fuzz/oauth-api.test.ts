@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type Harness, REDIRECT_URI, VERIFIER, createHarness, knownValues, requests } from './harness.js'
 import { pathOf, text, unknownPath } from './wire.js'
 import { type DpopValues, dpopValues } from './dpop.js'
+import { generateRefreshToken } from '../../../src/lib/tokens.js'
 
 /*
  * Property-based fuzz of the client-facing endpoints (docs/development.md): generated hostile requests to
@@ -38,8 +39,17 @@ it(
       grant_type: fc.oneof(
         { weight: 6, arbitrary: fc.constant('authorization_code') },
         { weight: 2, arbitrary: fc.constant(DEVICE_GRANT) },
-        fc.constantFrom('refresh_token', 'client_credentials', 'password', 'implicit', 'AUTHORIZATION_CODE'),
+        { weight: 2, arbitrary: fc.constant('refresh_token') },
+        fc.constantFrom('client_credentials', 'password', 'implicit', 'AUTHORIZATION_CODE'),
       ),
+      // grant_type=refresh_token (docs/expiring-tokens.md): well-formed unknown ones, access tokens, garbage.
+      refresh_token: fc.oneof(
+        { weight: 2, arbitrary: fc.constant(null).map(() => generateRefreshToken()) },
+        { weight: 1, arbitrary: known.tokens },
+        fc.constantFrom('', 'grt_', `grt_${'A'.repeat(49)}`, 'grt_\u0000'),
+        text(60),
+      ),
+      scope: fc.oneof(fc.constantFrom('', 'read', 'read write', 'openid', 'admin', ' read  '), text(20)),
       code: known.codes,
       device_code: known.deviceCodes,
       redirect_uri: fc.oneof(
