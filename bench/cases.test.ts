@@ -29,6 +29,7 @@ const seed: SeedInfo = {
   openid: { RS256: app('rs256'), ES256: app('es256'), EdDSA: app('eddsa') },
   machine: app('machine'),
   device: app('device'),
+  refresh: app('refresh'),
 }
 
 describe('the session cookie the rows send', () => {
@@ -162,8 +163,41 @@ describe('device-poll', () => {
 
   it('runs beside C, its ceiling, and is compared with it', () => {
     const group = mainPhaseGroups(seed, 1000).find((g) => g.some((c) => c.id === 'device-poll'))!
-    expect(group.map((c) => c.id)).toEqual(['baseline-c', 'client-credentials', 'device-poll'])
+    expect(group.map((c) => c.id)).toEqual(['baseline-c', 'client-credentials', 'device-poll', 'refresh'])
     expect(COMPARISONS.find((c) => c.caseId === 'device-poll')).toMatchObject({ against: ['baseline-c'], costOver: 'baseline-c' })
+  })
+})
+
+describe('refresh', () => {
+  const row = gatehouseCases(seed, 1000).find((c) => c.id === 'refresh')!
+
+  it("refreshes as a confidential client does (RFC 6749 §6): the refresh token grant, the refresh application's credentials", () => {
+    const body = new URLSearchParams(row.body!.replace('{item}', 'grt_token'))
+    expect(Object.fromEntries(body)).toEqual({
+      grant_type: 'refresh_token',
+      refresh_token: 'grt_token',
+      client_id: 'refresh-id',
+      client_secret: 'refresh-secret',
+    })
+    expect(row).toMatchObject({ method: 'POST', path: '/oauth/token', server: 'gatehouse' })
+  })
+
+  it('sends each refresh token once, so no request is reuse, and every answer must carry a new refresh token', () => {
+    expect(row.pool).toEqual({ kind: 'fresh-refresh-tokens', minBatch: 1000 })
+    expect(row.expect).toEqual([200])
+    expect(row.check).toEqual({ bodyIncludes: '"refresh_token"' })
+  })
+
+  it("runs beside C, its ceiling, and is compared with it, PostgreSQL's share too", () => {
+    const group = mainPhaseGroups(seed, 1000).find((g) => g.some((c) => c.id === 'refresh'))!
+    expect(group.map((c) => c.id)).toEqual(['baseline-c', 'client-credentials', 'device-poll', 'refresh'])
+    expect(COMPARISONS.find((c) => c.caseId === 'refresh')).toEqual({
+      path: 'refresh token grant',
+      caseId: 'refresh',
+      against: ['baseline-c'],
+      costOver: 'baseline-c',
+      dbCostOver: true,
+    })
   })
 })
 

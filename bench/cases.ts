@@ -18,6 +18,8 @@ export type PoolRef =
   | { kind: 'fresh-codes'; minBatch: number; openid?: SigningAlg }
   /** Fresh pending device codes of the device application (RFC 8628), each polled once. */
   | { kind: 'fresh-device-codes'; minBatch: number }
+  /** Fresh refresh tokens of the refresh application, each the first of a family of its own, each sent once. */
+  | { kind: 'fresh-refresh-tokens'; minBatch: number }
   /** A few tokens sent again and again (the cached path); `openid`: granted the identity scopes. */
   | { kind: 'cached-tokens'; openid?: true }
   /** The known tokens of the growth phases, cycled (the growth server has no cache). */
@@ -404,6 +406,22 @@ export function gatehouseCases(seed: SeedInfo, freshBatch: number): BenchCase[] 
       check: { bodyIncludes: '"error":"authorization_pending"' },
     },
     {
+      // RFC 6749 §6 with rotation (RFC 9700 §4.14.2, docs/expiring-tokens.md): one statement
+      // authenticates the client, retires the refresh token presented, inserts its successor and
+      // the new access token; beside C, the ceiling of a route that writes. Each token is sent once
+      // (a family of its own), so no refresh is reuse, which would end its family and answer 400.
+      id: 'refresh',
+      title: 'POST /oauth/token, grant_type=refresh_token, fresh refresh token each',
+      server: 'gatehouse',
+      method: 'POST',
+      path: '/oauth/token',
+      headers: FORM,
+      body: `grant_type=refresh_token&refresh_token={item}&client_id=${enc(seed.refresh.clientId)}&client_secret=${enc(seed.refresh.clientSecret)}`,
+      pool: { kind: 'fresh-refresh-tokens', minBatch: freshBatch },
+      expect: [200],
+      check: { bodyIncludes: '"refresh_token"' },
+    },
+    {
       id: 'revoke',
       title: 'POST /oauth/revoke, fresh token each',
       server: 'gatehouse',
@@ -542,7 +560,7 @@ const MAIN_PHASE_GROUPS: readonly (readonly string[])[] = [
   ['baseline-c', 'baseline-e', 'code-exchange', ...OPENID_ROWS.map(({ suffix }) => `code-exchange-openid-${suffix}`)],
   ['baseline-c', 'baseline-h', 'authorize-remembered', 'baseline-f', 'authorize-remembered-uncached', 'authorize-consent'],
   ['baseline-d', 'baseline-g', 'baseline-p', 'revoke'],
-  ['baseline-c', 'client-credentials', 'device-poll'],
+  ['baseline-c', 'client-credentials', 'device-poll', 'refresh'],
 ]
 
 /** Every main-phase row in its group (MAIN_PHASE_GROUPS); a row no group names runs in a last group of its own. */

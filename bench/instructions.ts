@@ -104,6 +104,8 @@ const CASE_IDS = [
   'client-credentials',
   // RFC 8628 §3.5: a device's poll while the user has not answered (docs/decisions/020-device-codes.md).
   'device-poll',
+  // RFC 6749 §6 with rotation: a refresh token exchanged for a new pair (docs/expiring-tokens.md).
+  'refresh',
   'authorize-remembered',
   'authorize-remembered-uncached',
   'authorize-consent',
@@ -296,7 +298,8 @@ async function main(): Promise<number> {
         }
         case 'fresh-tokens':
         case 'fresh-codes':
-        case 'fresh-device-codes': {
+        case 'fresh-device-codes':
+        case 'fresh-refresh-tokens': {
           const fresh = await insertFresh(handle.db, seed, c.pool, perCase)
           return (i) => fresh[i]
         }

@@ -9,6 +9,7 @@ import {
   backends,
   insertCodes,
   insertDeviceCodes,
+  insertRefreshTokens,
   insertTokens,
   openidTarget,
   plainTarget,
@@ -64,18 +65,26 @@ export interface MeasureContext {
 const ITEM = '{item}'
 const fill = (s: string, item: string | undefined) => (item === undefined ? s : s.split(ITEM).join(item))
 
-type FreshRef = Extract<PoolRef, { kind: 'fresh-tokens' | 'fresh-codes' | 'fresh-device-codes' }>
+type FreshRef = Extract<PoolRef, { kind: 'fresh-tokens' | 'fresh-codes' | 'fresh-device-codes' | 'fresh-refresh-tokens' }>
+const FRESH_KINDS: ReadonlySet<PoolRef['kind']> = new Set<FreshRef['kind']>([
+  'fresh-tokens',
+  'fresh-codes',
+  'fresh-device-codes',
+  'fresh-refresh-tokens',
+])
+const isFresh = (ref: PoolRef | undefined): ref is FreshRef => ref !== undefined && FRESH_KINDS.has(ref.kind)
 
 /** `n` new single-use items of a fresh pool: the bench client's, or an OpenID application's (docs/openid-connect.md). */
 export function insertFresh(db: Db, seed: SeedInfo, ref: FreshRef, n: number): Promise<string[]> {
   if (ref.kind === 'fresh-device-codes') return insertDeviceCodes(db, seed, n)
+  if (ref.kind === 'fresh-refresh-tokens') return insertRefreshTokens(db, seed, n)
   if (ref.kind === 'fresh-codes') return insertCodes(db, seed, n, ref.openid ? openidTarget(seed, ref.openid) : plainTarget(seed))
   return insertTokens(db, seed, n, ref.openid ? openidTarget(seed, 'RS256') : plainTarget(seed))
 }
 
 function freshPool(ctx: MeasureContext, c: BenchCase): Pool | undefined {
   const ref = c.pool
-  if (!ref || (ref.kind !== 'fresh-tokens' && ref.kind !== 'fresh-codes' && ref.kind !== 'fresh-device-codes')) return undefined
+  if (!isFresh(ref)) return undefined
   // One pool per kind (and OpenID application): rows take turns on it, and no item is ever sent twice.
   const name = 'openid' in ref && ref.openid ? `${ref.kind}:openid:${ref.openid}` : ref.kind
   let pool = ctx.pools.get(name)

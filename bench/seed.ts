@@ -6,7 +6,13 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import type { SigningAlg } from '../src/db/schema.js'
 import { randomToken, sha256Hex } from '../src/lib/crypto.js'
 import { hashPassword } from '../src/lib/passwords.js'
-import { generateAccessToken, generateAuthorizationCode, generateClientId, generateClientSecret } from '../src/lib/tokens.js'
+import {
+  generateAccessToken,
+  generateAuthorizationCode,
+  generateClientId,
+  generateClientSecret,
+  generateRefreshToken,
+} from '../src/lib/tokens.js'
 import { generateDeviceCode } from '../src/oauth/device/user-code.js'
 import { upsertGrant } from '../src/repositories/grants.js'
 import type { ServerKind } from './cases.js'
@@ -28,6 +34,13 @@ const CODE_TTL_MS = 10 * 60_000
 const DEVICE_INTERVAL_SECONDS = 5
 const DEVICE_CODE_TTL_MS = 10 * 60_000
 const SESSION_TTL_MS = 24 * 3600_000
+/**
+ * The refresh application's lifetimes (docs/expiring-tokens.md "What the owner chooses"): an
+ * hour's access tokens, refresh tokens of 30 days; each seeded family ends when its first token
+ * does, well within REFRESH_TOKEN_FAMILY_MAX_DAYS (365 by default).
+ */
+const ACCESS_TOKEN_TTL_SECONDS = 3600
+const REFRESH_TOKEN_TTL_SECONDS = 2_592_000
 const CHUNK = 50_000
 /** A batch at least this large is followed by VACUUM ANALYZE, so autovacuum does not start mid-run. */
 const VACUUM_AFTER = 1000
@@ -111,6 +124,11 @@ export interface SeedInfo extends BenchApplication {
    * docs/decisions/020-device-codes.md), for the row that polls its pending device codes.
    */
   device: BenchApplication
+  /**
+   * A web application (confidential) whose owner chose expiring access tokens with rotating
+   * refresh tokens (docs/expiring-tokens.md), for the row that refreshes.
+   */
+  refresh: BenchApplication
 }
 
 export const SCOPE = 'read'
@@ -209,7 +227,18 @@ export async function seedBase(db: Db): Promise<SeedInfo> {
     openid: await seedOpenIdApplications(db, consented.id, redirectUri, now),
     machine: await seedMachineApplication(db, consented.id, redirectUri, now),
     device: await seedDeviceApplication(db, consented.id, redirectUri, now),
+    refresh: await seedRefreshApplication(db, consented.id, redirectUri, now),
   }
+}
+
+async function seedRefreshApplication(db: Db, ownerId: string, redirectUri: string, now: Date): Promise<BenchApplication> {
+  const { application, clientSecret } = await seedApplication(db, ownerId, redirectUri, now, { name: 'Bench refresh', scopes: [SCOPE] })
+  await db
+    .updateTable('applications')
+    .set({ access_token_ttl_seconds: ACCESS_TOKEN_TTL_SECONDS, refresh_token_ttl_seconds: REFRESH_TOKEN_TTL_SECONDS })
+    .where('id', '=', application.id)
+    .execute()
+  return { clientId: application.client_id, clientSecret, applicationId: application.id }
 }
 
 async function seedDeviceApplication(db: Db, ownerId: string, redirectUri: string, now: Date): Promise<BenchApplication> {
@@ -325,6 +354,46 @@ export async function insertDeviceCodes(db: Db, seed: Pick<SeedInfo, 'device'>, 
   )
   if (n >= VACUUM_AFTER) await vacuum(db, ['device_authorizations'])
   return codes
+}
+
+/**
+ * `n` live refresh tokens of the refresh application, each the first of a family of its own, as
+ * the code exchange starts one (src/repositories/refresh-tokens.ts startFamily): the application's
+ * lifetimes, granted `read`, bound to no DPoP key. Stored as digests of tokens in Gatehouse's
+ * format (generateRefreshToken); returns their plaintexts. Each is sent once (a fresh pool), so
+ * no refresh is reuse, which would end its family (docs/expiring-tokens.md). Each family belongs
+ * to a user of its own ("refresher" users, inserted by the same statement), as each code does
+ * (insertCodes): the quota kept after each refresh (MAX_TOKENS_PER_GRANT) then finds one live
+ * token, the common case. The access tokens those families were issued with are left out: the
+ * rotation neither reads nor needs them.
+ */
+export async function insertRefreshTokens(
+  db: Db,
+  seed: Pick<SeedInfo, 'refresh' | 'passwordHash'>,
+  n: number,
+  now = new Date(),
+): Promise<string[]> {
+  const tokens = Array.from({ length: n }, generateRefreshToken)
+  const expires = new Date(now.getTime() + REFRESH_TOKEN_TTL_SECONDS * 1000)
+  await inChunks(db, tokens, (conn, chunk) =>
+    sql`with src as (
+          select h, i, gen_random_uuid() as user_id, gen_random_uuid() as family_id
+          from unnest(${chunk.map(sha256Hex)}::text[]) with ordinality as t(h, i)
+        ), refreshers as (
+          insert into users (id, email, password_hash, created_at)
+          select user_id, 'refresher-' || ${emailSalt()} || '-' || i || '@bench.example', ${seed.passwordHash}, ${now} from src
+        ), families as (
+          insert into refresh_token_families
+            (id, application_id, user_id, scopes, access_token_ttl_seconds, refresh_token_ttl_seconds, created_at, expires_at)
+          select family_id, ${seed.refresh.applicationId}::uuid, user_id, array[${SCOPE}]::text[], ${ACCESS_TOKEN_TTL_SECONDS},
+            ${REFRESH_TOKEN_TTL_SECONDS}, ${now}, ${expires}
+          from src
+        )
+        insert into refresh_tokens (token_hash, family_id, created_at, expires_at)
+        select h, family_id, ${now}, ${expires} from src`.execute(conn),
+  )
+  if (n >= VACUUM_AFTER) await vacuum(db, ['users', 'refresh_token_families', 'refresh_tokens'])
+  return tokens
 }
 
 /**

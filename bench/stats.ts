@@ -460,6 +460,10 @@ export const COMPARISONS: readonly Comparison[] = [
   // writes a row; C, one write from bare Fastify, is its ceiling. dbCostOver: PostgreSQL's share of
   // its read and its write beside C's one INSERT.
   { path: 'device poll, pending', caseId: 'device-poll', against: ['baseline-c'], costOver: 'baseline-c', dbCostOver: true },
+  // RFC 6749 §6 with rotation: one statement that authenticates the client, retires the token,
+  // inserts its successor and the access token; C, one write from bare Fastify, is its ceiling.
+  // dbCostOver: PostgreSQL's share of that statement beside C's one INSERT.
+  { path: 'refresh token grant', caseId: 'refresh', against: ['baseline-c'], costOver: 'baseline-c', dbCostOver: true },
   ...STATEMENT_CEILINGS.flatMap(({ path, caseId, statements, target, beyond = '' }): Comparison[] => [
     { path: `${path} over its statements${beyond}`, caseId, against: [statements], costOver: statements, dbCostOver: true },
     {

@@ -22,7 +22,7 @@ beforeAll(async () => {
   const device = { clientId: app.clientId, clientSecret: app.clientSecret, applicationId: app.id }
   // The other rows' applications are not seeded here: only the device-poll row is sent.
   const unused = { clientId: 'unused', clientSecret: 'unused', applicationId: 'unused' }
-  seed = { ...unused, openid: { RS256: unused, ES256: unused, EdDSA: unused }, machine: unused, device } as SeedInfo
+  seed = { ...unused, openid: { RS256: unused, ES256: unused, EdDSA: unused }, machine: unused, device, refresh: unused } as SeedInfo
 })
 afterAll(async () => {
   await t.close()
