@@ -219,50 +219,77 @@ async function revokeInTransaction(
       if (digests.length > 0) await publish(trx, bus, { kind: 'tokens', digests })
       return digests.length
     }
-    case 'access-revoked': {
-      // The grant first: a code issued under it concurrently (insertCodeUnderGrant locks it)
-      // either commits before this statement, and is deleted below, or finds no grant.
-      await deleteGrant(trx, target.userId, target.applicationId)
-      // Then codes: a code exchanged concurrently either commits before this statement
-      // (and its token is revoked below) or finds its row gone.
-      await deletePendingCodes(trx, { applicationId: target.applicationId, userId: target.userId })
-      // Families before tokens: a refresh holding a family either commits first, and its token
-      // is revoked below, or finds the family revoked (src/repositories/refresh-tokens.ts).
-      await revokeFamilies(trx, { applicationId: target.applicationId, userId: target.userId }, now)
-      const digests = await revokeTokensOfGrant(trx, { userId: target.userId, applicationId: target.applicationId }, now)
-      await publish(trx, bus, { kind: 'user-application', userId: target.userId, applicationId: target.applicationId })
-      return digests.length
-    }
+    case 'access-revoked':
+      return revokeAccess(trx, bus, target, now)
     case 'application-deleted':
     case 'application-suspended':
-    case 'application-tokens-revoked': {
-      await deletePendingCodes(trx, { applicationId: target.applicationId })
-      await revokeFamilies(trx, { applicationId: target.applicationId }, now)
-      // The digests, not a reset, so that resource servers drop these tokens only, and no
-      // one can empty every verifier's cache by deleting an application (docs/operating/limits.md;
-      // docs/decisions/003-revocation-propagation.md). They go out in batches, before the
-      // notice that ends the application's own streams, if it has ended.
-      const revoked = await revokeInBatches(trx, bus, { applicationId: target.applicationId }, now)
-      if (target.kind !== 'application-tokens-revoked') await publish(trx, bus, { kind: target.kind, applicationId: target.applicationId })
-      return revoked
-    }
+    case 'application-tokens-revoked':
+      return revokeApplication(trx, bus, target, now)
     case 'user-suspended':
     case 'user-deleted':
-    case 'user-evicted': {
-      if (target.kind === 'user-evicted') {
-        // Grants first, as for 'access-revoked': a code issued concurrently either
-        // commits before this statement, and is deleted below, or finds no grant.
-        await deleteGrantsOfUser(trx, target.userId)
-        await deletePendingAuthorizationsOfUser(trx, target.userId)
-      }
-      await deletePendingCodes(trx, { userId: target.userId })
-      await revokeFamilies(trx, { userId: target.userId }, now)
-      return revokeInBatches(trx, bus, { userId: target.userId }, now)
-    }
+    case 'user-evicted':
+      return revokeUser(trx, bus, target, now)
     case 'machine-tokens-revoked':
       return revokeInBatches(trx, bus, { applicationId: target.applicationId, machineOnly: true }, now)
     case 'client-changed':
       await publish(trx, bus, { kind: 'client-credentials', clientId: target.clientId })
       return 0
   }
+}
+
+/** "Revoke access": one user's grant of one application, its pending codes, families and tokens. */
+async function revokeAccess(
+  trx: Db,
+  bus: RevocationBus,
+  target: Extract<RevocationTarget, { kind: 'access-revoked' }>,
+  now: Date,
+): Promise<number> {
+  // The grant first: a code issued under it concurrently (insertCodeUnderGrant locks it)
+  // either commits before this statement, and is deleted below, or finds no grant.
+  await deleteGrant(trx, target.userId, target.applicationId)
+  // Then codes: a code exchanged concurrently either commits before this statement
+  // (and its token is revoked below) or finds its row gone.
+  await deletePendingCodes(trx, { applicationId: target.applicationId, userId: target.userId })
+  // Families before tokens: a refresh holding a family either commits first, and its token
+  // is revoked below, or finds the family revoked (src/repositories/refresh-tokens.ts).
+  await revokeFamilies(trx, { applicationId: target.applicationId, userId: target.userId }, now)
+  const digests = await revokeTokensOfGrant(trx, { userId: target.userId, applicationId: target.applicationId }, now)
+  await publish(trx, bus, { kind: 'user-application', userId: target.userId, applicationId: target.applicationId })
+  return digests.length
+}
+
+/** Every pending code, family and token of an application; its streams end unless it stays. */
+async function revokeApplication(
+  trx: Db,
+  bus: RevocationBus,
+  target: Extract<RevocationTarget, { kind: 'application-deleted' | 'application-suspended' | 'application-tokens-revoked' }>,
+  now: Date,
+): Promise<number> {
+  await deletePendingCodes(trx, { applicationId: target.applicationId })
+  await revokeFamilies(trx, { applicationId: target.applicationId }, now)
+  // The digests, not a reset, so that resource servers drop these tokens only, and no
+  // one can empty every verifier's cache by deleting an application (docs/operating/limits.md;
+  // docs/decisions/003-revocation-propagation.md). They go out in batches, before the
+  // notice that ends the application's own streams, if it has ended.
+  const revoked = await revokeInBatches(trx, bus, { applicationId: target.applicationId }, now)
+  if (target.kind !== 'application-tokens-revoked') await publish(trx, bus, { kind: target.kind, applicationId: target.applicationId })
+  return revoked
+}
+
+/** Every pending code, family and token of a user, whatever the application; an eviction takes the grants too. */
+async function revokeUser(
+  trx: Db,
+  bus: RevocationBus,
+  target: Extract<RevocationTarget, { kind: 'user-suspended' | 'user-deleted' | 'user-evicted' }>,
+  now: Date,
+): Promise<number> {
+  if (target.kind === 'user-evicted') {
+    // Grants first, as for 'access-revoked': a code issued concurrently either
+    // commits before this statement, and is deleted below, or finds no grant.
+    await deleteGrantsOfUser(trx, target.userId)
+    await deletePendingAuthorizationsOfUser(trx, target.userId)
+  }
+  await deletePendingCodes(trx, { userId: target.userId })
+  await revokeFamilies(trx, { userId: target.userId }, now)
+  return revokeInBatches(trx, bus, { userId: target.userId }, now)
 }
