@@ -1,7 +1,7 @@
 import { IDENTITY_SCOPES } from '@gatehouse/verifier/shared'
 import { auditDetail } from '../audit/audit-log.js'
 import { OAuthError, type ScopeVocabulary } from '../oauth/index.js'
-import { setClientCredentialsScopes } from '../repositories/applications.js'
+import { setClientCredentialsScopes } from '../repositories/operator-applications.js'
 import { revoke } from '../revocation/revoke.js'
 import { type OperatorContext, RefusedError, requireApplication } from './moderation.js'
 

@@ -12,7 +12,7 @@ import {
   setApplicationFlags,
   suspendApplicationsOfOwner,
   unsuspendApplicationsOfOwner,
-} from '../repositories/applications.js'
+} from '../repositories/operator-applications.js'
 import { deleteSessionsOfUser } from '../repositories/sessions.js'
 import {
   type UserListing,

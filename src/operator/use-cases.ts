@@ -8,7 +8,7 @@ import { isUuid } from '../lib/uuid.js'
 import type { MailFrame } from '../accounts/mails.js'
 import type { Mailer } from '../mail/mailer.js'
 import { type SecondFactorSummary, secondFactorSummary } from '../repositories/second-factor.js'
-import type { ApplicationListing, ApplicationWithOwner } from '../repositories/applications.js'
+import type { ApplicationListing, ApplicationWithOwner } from '../repositories/operator-applications.js'
 import type { UserListing } from '../repositories/users.js'
 import type { RevocationBus } from '../revocation/bus.js'
 import {
