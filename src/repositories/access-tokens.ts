@@ -1,8 +1,8 @@
 import { LIVE_TOKEN_VIEW } from '@gatehouse/verifier/shared'
 import { CompiledQuery, sql } from 'kysely'
 import type { Db } from '../db/connect.js'
-import { PLANNED_EACH_TIME } from '../db/prepared-pool.js'
 import type { AccessToken } from '../db/schema.js'
+import { revokeNewestBeyond } from './newest-beyond.js'
 
 export interface NewAccessToken {
   tokenHash: string
@@ -77,63 +77,45 @@ export interface GrantKey {
 
 /**
  * Marks the live tokens of each (user, application) beyond its newest `keep` revoked, at most
- * `limit` per grant, and returns their digests: MAX_TOKENS_PER_GRANT (src/revocation/token-quota.ts).
- * Each grant's live tokens are read newest first from access_tokens_live_grant_idx, so the cost
- * follows the live tokens, never the revoked ones the janitor has yet to delete. The rows are
- * then updated by their key, the digest (`= any(array(…))`, not `in (…)`, which may be planned as
- * a hash join over the whole table), and only while still live, so two processes revoke a token once.
- * Planned each time: the grants' spread decides between the index and a scan.
+ * `limit` per grant, and returns their digests: MAX_TOKENS_PER_GRANT (src/revocation/token-quota.ts),
+ * read from access_tokens_live_grant_idx (revokeNewestBeyond).
  */
-export async function revokeTokensBeyond(
+export function revokeTokensBeyond(
   db: Db,
   grants: readonly (GrantKey & { userId: string })[],
   keep: number,
   limit: number,
   now: Date,
 ): Promise<string[]> {
-  if (grants.length === 0) return []
-  const { rows } = await sql<{ token_hash: string }>`${sql.raw(PLANNED_EACH_TIME)}
-    update access_tokens set revoked_at = ${now}
-    where revoked_at is null and token_hash = any(array(
-      select t.token_hash
-      from unnest(${grants.map((g) => g.userId)}::uuid[], ${grants.map((g) => g.applicationId)}::uuid[]) as g(user_id, application_id)
-      cross join lateral (
-        select token_hash from access_tokens
-        where user_id = g.user_id and application_id = g.application_id and revoked_at is null
-        order by created_at desc
-        offset ${keep} limit ${limit}
-      ) as t
-    ))
-    returning token_hash`.execute(db)
-  return rows.map((r) => r.token_hash)
+  if (grants.length === 0) return Promise.resolve([])
+  return revokeNewestBeyond(
+    db,
+    { table: 'access_tokens', key: 'token_hash' },
+    sql`unnest(${grants.map((g) => g.userId)}::uuid[], ${grants.map((g) => g.applicationId)}::uuid[]) as g(user_id, application_id)`,
+    sql`user_id = g.user_id and application_id = g.application_id`,
+    { keep, limit, now },
+  )
 }
 
 /**
  * As revokeTokensBeyond, for machine applications' own tokens (no user): each application's live
  * machine tokens beyond its newest `keep`, read newest first from access_tokens_live_machine_idx.
  */
-export async function revokeMachineTokensBeyond(
+export function revokeMachineTokensBeyond(
   db: Db,
   applicationIds: readonly string[],
   keep: number,
   limit: number,
   now: Date,
 ): Promise<string[]> {
-  if (applicationIds.length === 0) return []
-  const { rows } = await sql<{ token_hash: string }>`${sql.raw(PLANNED_EACH_TIME)}
-    update access_tokens set revoked_at = ${now}
-    where revoked_at is null and token_hash = any(array(
-      select t.token_hash
-      from unnest(${[...applicationIds]}::uuid[]) as g(application_id)
-      cross join lateral (
-        select token_hash from access_tokens
-        where user_id is null and application_id = g.application_id and revoked_at is null
-        order by created_at desc
-        offset ${keep} limit ${limit}
-      ) as t
-    ))
-    returning token_hash`.execute(db)
-  return rows.map((r) => r.token_hash)
+  if (applicationIds.length === 0) return Promise.resolve([])
+  return revokeNewestBeyond(
+    db,
+    { table: 'access_tokens', key: 'token_hash' },
+    sql`unnest(${[...applicationIds]}::uuid[]) as g(application_id)`,
+    sql`user_id is null and application_id = g.application_id`,
+    { keep, limit, now },
+  )
 }
 
 /**

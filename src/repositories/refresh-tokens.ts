@@ -1,7 +1,7 @@
 import { CompiledQuery, sql } from 'kysely'
 import type { Db } from '../db/connect.js'
-import { PLANNED_EACH_TIME } from '../db/prepared-pool.js'
 import type { GrantKey } from './access-tokens.js'
+import { revokeNewestBeyond } from './newest-beyond.js'
 
 /*
  * Refresh tokens and their families (RFC 6749 §6, RFC 9700 §4.14.2; docs/expiring-tokens.md,
@@ -233,30 +233,22 @@ export async function revokeTokensOfFamilies(db: Db, familyIds: readonly string[
 }
 
 /**
- * MAX_TOKENS_PER_GRANT for families: each grant's live families beyond its newest `keep`, at most
- * `limit` per grant, marked revoked (refresh_token_families_grant_idx); their ids. As
- * revokeTokensBeyond, planned each time.
+ * MAX_TOKENS_PER_GRANT for families: each grant's live, unexpired families beyond its newest
+ * `keep`, at most `limit` per grant, marked revoked (refresh_token_families_grant_idx); their ids.
  */
-export async function revokeFamiliesBeyond(
+export function revokeFamiliesBeyond(
   db: Db,
   grants: readonly (GrantKey & { userId: string })[],
   keep: number,
   limit: number,
   now: Date,
 ): Promise<string[]> {
-  if (grants.length === 0) return []
-  const { rows } = await sql<{ id: string }>`${sql.raw(PLANNED_EACH_TIME)}
-    update refresh_token_families set revoked_at = ${now}
-    where revoked_at is null and id = any(array(
-      select f.id
-      from unnest(${grants.map((g) => g.userId)}::uuid[], ${grants.map((g) => g.applicationId)}::uuid[]) as g(user_id, application_id)
-      cross join lateral (
-        select id from refresh_token_families
-        where user_id = g.user_id and application_id = g.application_id and revoked_at is null and expires_at > ${now}
-        order by created_at desc
-        offset ${keep} limit ${limit}
-      ) as f
-    ))
-    returning id`.execute(db)
-  return rows.map((r) => r.id)
+  if (grants.length === 0) return Promise.resolve([])
+  return revokeNewestBeyond(
+    db,
+    { table: 'refresh_token_families', key: 'id' },
+    sql`unnest(${grants.map((g) => g.userId)}::uuid[], ${grants.map((g) => g.applicationId)}::uuid[]) as g(user_id, application_id)`,
+    sql`user_id = g.user_id and application_id = g.application_id and expires_at > ${now}`,
+    { keep, limit, now },
+  )
 }
