@@ -33,7 +33,8 @@ export interface NewFamily {
  * A family, its first refresh token and the access token's link to it, in one statement: the
  * code exchange's and the device grant's second statement, for applications whose owner chose
  * lifetimes only (src/repositories/code-exchange.ts). The refresh token expires at
- * min(now + refresh lifetime, the family's end).
+ * min(now + refresh lifetime, the family's end). The access token is found by its key,
+ * access_tokens_pkey (the digest).
  */
 export async function startFamily(db: Db, f: NewFamily): Promise<void> {
   await sql`
@@ -158,7 +159,11 @@ export interface PresentedRefreshToken {
   successor_retired_at: Date | null
 }
 
-/** A refresh token and its family by digest, with its successor: what explains a failed rotation. */
+/**
+ * A refresh token and its family by digest, with its successor: what explains a failed rotation.
+ * Uses refresh_tokens_pkey, refresh_token_families_pkey, and refresh_tokens_family_idx
+ * (family_id, created_at) for the successor, created when the presented token was retired.
+ */
 export async function findRefreshToken(db: Db, tokenHash: string): Promise<PresentedRefreshToken | undefined> {
   const { rows } = await sql<PresentedRefreshToken>`
     select r.family_id, r.created_at, r.expires_at, r.retired_at, f.application_id, f.user_id, f.scopes, f.dpop_jkt,
