@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net'
+import { calculateJwkThumbprint, exportJWK } from 'jose'
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
 import { sha256Hex } from '@gatehouse/verifier/shared'
 import type { FastifyInstance } from 'fastify'
@@ -128,3 +129,58 @@ async function stillServed(token: string): Promise<boolean> {
   const row = await t.db.selectFrom('access_tokens').select('revoked_at').where('token_hash', '=', sha256Hex(token)).executeTakeFirst()
   return row?.revoked_at === null
 }
+
+/** The key a refresh token's family is bound to (null: not bound). */
+async function familyKey(refreshToken: string): Promise<string | null> {
+  const row = await t.db
+    .selectFrom('refresh_tokens as r')
+    .innerJoin('refresh_token_families as f', 'f.id', 'r.family_id')
+    .select('f.dpop_jkt')
+    .where('r.token_hash', '=', sha256Hex(refreshToken))
+    .executeTakeFirstOrThrow()
+  return row.dpop_jkt
+}
+
+it("binds a confidential client's access tokens but not its refresh token, which its secret protects: a new key refreshes (RFC 9449 §5)", async () => {
+  const config = await client.discovery(new URL(base), app.clientId, app.clientSecret, undefined, {
+    execute: [client.allowInsecureRequests],
+  })
+  const first = client.getDPoPHandle(config, await client.randomDPoPKeyPair('ES256'))
+  const tokens = await signIn(config, first)
+  expect(await familyKey(tokens.refresh_token!)).toBeNull()
+
+  const second = client.getDPoPHandle(config, await client.randomDPoPKeyPair('ES256'))
+  const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!, undefined, { DPoP: second })
+  expect(refreshed.token_type).toBe('dpop')
+  expect((await me(refreshed.access_token, second, config)).status).toBe(200)
+  await expect(me(refreshed.access_token, first, config)).rejects.toThrow()
+})
+
+it("binds a public client's refresh token to its key: a proof of another key, or none, is invalid_dpop_proof, and the family lives on", async () => {
+  const native = await createApplication(t.db, {
+    name: 'Field notes for phones',
+    kind: 'native',
+    redirectUris: [REDIRECT],
+    scopes: ['openid', 'read'],
+  })
+  await t.db
+    .updateTable('applications')
+    .set({ access_token_ttl_seconds: 3600, refresh_token_ttl_seconds: 30 * 86400 })
+    .where('id', '=', native.id)
+    .execute()
+  const config = await client.discovery(new URL(base), native.clientId, undefined, client.None(), {
+    execute: [client.allowInsecureRequests],
+  })
+  const key = await client.randomDPoPKeyPair('ES256')
+  const DPoP = client.getDPoPHandle(config, key)
+  const tokens = await signIn(config, DPoP)
+  expect(await familyKey(tokens.refresh_token!)).toBe(await calculateJwkThumbprint(await exportJWK(key.publicKey)))
+
+  const thief = client.getDPoPHandle(config, await client.randomDPoPKeyPair('ES256'))
+  await expect(client.refreshTokenGrant(config, tokens.refresh_token!, undefined, { DPoP: thief })).rejects.toMatchObject({
+    error: 'invalid_dpop_proof',
+  })
+  await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_dpop_proof' })
+  const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!, undefined, { DPoP })
+  expect((await me(refreshed.access_token, DPoP, config)).status).toBe(200)
+})
