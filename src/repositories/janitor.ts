@@ -35,9 +35,10 @@ const AGE_COLUMNS = {
   dpop_proof_jtis: { key: 'key_hash', age: 'expires_at' },
   // Clients of metadata documents (migration 0026) whose document was not fetched for
   // CLIENT_ID_METADATA_UNUSED_DAYS and that hold no grant (applications_metadata_fetched_at_idx):
-  // the next request naming the URL stores the client again.
-  metadata_clients: { table: 'applications', key: 'id', age: 'metadata_fetched_at', withoutGrant: true },
-} as const satisfies Record<string, { table?: string; key: string; age: string; withoutGrant?: true }>
+  // the next request naming the URL stores the client again. A suspended one is kept, so its
+  // next request finds it suspended rather than new.
+  metadata_clients: { table: 'applications', key: 'id', age: 'metadata_fetched_at', unusedClient: true },
+} as const satisfies Record<string, { table?: string; key: string; age: string; unusedClient?: true }>
 
 export type JanitorTable = keyof typeof AGE_COLUMNS
 export const JANITOR_TABLES = Object.freeze(Object.keys(AGE_COLUMNS) as JanitorTable[])
@@ -47,11 +48,11 @@ export const JANITOR_TABLES = Object.freeze(Object.keys(AGE_COLUMNS) as JanitorT
  * them by index first, so each statement locks few rows for a short time. Returns how many.
  */
 export async function deleteOlderBatch(db: Db, table: JanitorTable, before: Date, limit: number): Promise<number> {
-  const rule: { table?: string; key: string; age: string; withoutGrant?: true } = AGE_COLUMNS[table]
+  const rule: { table?: string; key: string; age: string; unusedClient?: true } = AGE_COLUMNS[table]
   const { key, age } = rule
   const name = rule.table ?? table
-  const unused = rule.withoutGrant
-    ? sql`and not exists (select 1 from grants where grants.application_id = ${sql.table(name)}.${sql.ref(key)})`
+  const unused = rule.unusedClient
+    ? sql`and suspended_at is null and not exists (select 1 from grants where grants.application_id = applications.id)`
     : sql``
   const result = await sql`
     delete from ${sql.table(name)} where ${sql.ref(key)} in (
