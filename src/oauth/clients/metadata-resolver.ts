@@ -9,8 +9,8 @@ import { type FetchOutcome, type MetadataFetchSettings, fetchClientMetadata } fr
  * Cache-Control max-age, held between MIN_CACHE_SECONDS and the operator's maximum
  * (CLIENT_ID_METADATA_MAX_CACHE_SECONDS): never refetched on every request however the client's
  * server answers, never trusted past what the operator allows. A refusal is remembered too, for
- * REFUSAL_CACHE_SECONDS, so a hostile client_id cannot make Gatehouse fetch in a loop; and
- * concurrent requests for one URL share one fetch.
+ * REFUSAL_CACHE_SECONDS, so a hostile client_id cannot make Gatehouse fetch in a loop;
+ * concurrent requests for one URL share one fetch, and at most MAX_CONCURRENT_FETCHES run at once.
  */
 
 /** The shortest reuse of a document, whatever its Cache-Control says (no-store included). */
@@ -21,6 +21,11 @@ export const DEFAULT_CACHE_SECONDS = 300
 export const REFUSAL_CACHE_SECONDS = 60
 /** URLs remembered per process. */
 export const METADATA_CACHE_MAX_ENTRIES = 1_000
+/**
+ * Documents fetched at once per process: beyond, a request for another URL is refused at once
+ * (not remembered, not audited), so a burst of made-up URLs holds at most this many connections.
+ */
+export const MAX_CONCURRENT_FETCHES = 8
 
 export interface MetadataResolverSettings extends MetadataFetchSettings {
   /** CLIENT_ID_METADATA_MAX_CACHE_SECONDS. */
@@ -54,6 +59,9 @@ export class ClientMetadataResolver {
     if (cached !== undefined) return { ...cached, fresh: false }
     let pending = this.#inFlight.get(url)
     if (pending !== undefined) return { ...(await pending), fresh: false }
+    if (this.#inFlight.size >= MAX_CONCURRENT_FETCHES) {
+      return { ok: false, reason: 'too many client documents are being fetched at once; try again shortly', connected: false, fresh: false }
+    }
     pending = this.#fetch(url).finally(() => this.#inFlight.delete(url))
     this.#inFlight.set(url, pending)
     return { ...(await pending), fresh: true }

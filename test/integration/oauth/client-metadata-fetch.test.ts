@@ -3,7 +3,7 @@ import { manualClock } from '../../../src/lib/clock.js'
 import { classifyAddress } from '../../../src/oauth/clients/metadata-addresses.js'
 import { hostPermitted } from '../../../src/oauth/clients/metadata-document.js'
 import { type MetadataFetchSettings, fetchClientMetadata } from '../../../src/oauth/clients/metadata-fetch.js'
-import { ClientMetadataResolver } from '../../../src/oauth/clients/metadata-resolver.js'
+import { ClientMetadataResolver, MAX_CONCURRENT_FETCHES } from '../../../src/oauth/clients/metadata-resolver.js'
 import { type DocumentServer, startDocumentServer } from '../../helpers/metadata-document-server.js'
 
 /*
@@ -254,6 +254,19 @@ describe('the cache', () => {
     clock.advance(1)
     await resolver.resolve(long)
     expect(https.requests.get('/long.json')).toBe(2)
+  })
+
+  it('fetches at most MAX_CONCURRENT_FETCHES documents at once, refusing another URL meanwhile without remembering it', async () => {
+    const resolver = new ClientMetadataResolver({ ...settings(), timeoutMs: 500 }, manualClock())
+    const slow = Array.from({ length: MAX_CONCURRENT_FETCHES }, (_, i) => {
+      https.route(`/stuck-${i}.json`, { hang: true })
+      return resolver.resolve(`${https.origin}/stuck-${i}.json`)
+    })
+    const url = https.document('/waiting.json')
+    expect(await resolver.resolve(url)).toMatchObject({ ok: false, fresh: false, reason: expect.stringMatching(/too many/) })
+    expect(https.requests.get('/waiting.json')).toBeUndefined()
+    expect((await Promise.all(slow)).map((r) => r.ok)).toEqual(Array(MAX_CONCURRENT_FETCHES).fill(false))
+    expect(await resolver.resolve(url)).toMatchObject({ ok: true, fresh: true })
   })
 
   it('remembers a refusal for a minute, and shares one fetch among concurrent requests', async () => {
