@@ -9,9 +9,19 @@ import { BlockList, isIP } from 'node:net'
  * Registries (RFC 6890).
  */
 
+/*
+ * One list per family, each checked only with addresses of its own family: node:net's BlockList
+ * relates IPv4 addresses and IPv4-mapped IPv6 ranges to each other, which would let the
+ * `::ffff:0:0/96` rule below catch every IPv4 address.
+ */
+function blockList(family: 'ipv4' | 'ipv6', subnets: ReadonlyArray<readonly [string, number]>): BlockList {
+  const list = new BlockList()
+  for (const [net, prefix] of subnets) list.addSubnet(net, prefix, family)
+  return list
+}
+
 /** Never reachable, whatever the operator allows: link-local (cloud metadata at 169.254.169.254), multicast, unspecified, reserved, documentation. */
-const NEVER = new BlockList()
-for (const [net, prefix] of [
+const NEVER_V4 = blockList('ipv4', [
   ['0.0.0.0', 8],
   ['169.254.0.0', 16],
   ['192.0.0.0', 24],
@@ -20,11 +30,9 @@ for (const [net, prefix] of [
   ['203.0.113.0', 24],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
-] as const) {
-  NEVER.addSubnet(net, prefix, 'ipv4')
-}
-for (const [net, prefix] of [
-  // Unspecified, and the deprecated IPv4-compatible form (::a.b.c.d).
+])
+const NEVER_V6 = blockList('ipv6', [
+  // Unspecified, and the deprecated IPv4-compatible form (::a.b.c.d); ::1 is loopback, below.
   ['::', 96],
   // IPv4-mapped (::ffff:a.b.c.d): refused whole, so no mapped spelling of a private IPv4 address gets through.
   ['::ffff:0:0', 96],
@@ -37,24 +45,21 @@ for (const [net, prefix] of [
   ['fe80::', 10],
   ['fec0::', 10],
   ['ff00::', 8],
-] as const) {
-  NEVER.addSubnet(net, prefix, 'ipv6')
-}
+])
 
 /** Loopback and private networks: reachable only with CLIENT_ID_METADATA_ALLOW_PRIVATE_ADDRESSES (development). */
-const PRIVATE = new BlockList()
-for (const [net, prefix] of [
+const PRIVATE_V4 = blockList('ipv4', [
   ['127.0.0.0', 8],
   ['10.0.0.0', 8],
   ['100.64.0.0', 10],
   ['172.16.0.0', 12],
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
-] as const) {
-  PRIVATE.addSubnet(net, prefix, 'ipv4')
-}
-PRIVATE.addAddress('::1', 'ipv6')
-PRIVATE.addSubnet('fc00::', 7, 'ipv6')
+])
+const PRIVATE_V6 = blockList('ipv6', [
+  ['::1', 128],
+  ['fc00::', 7],
+])
 
 export type AddressClass = 'public' | 'private' | 'forbidden'
 
@@ -65,10 +70,13 @@ export type AddressClass = 'public' | 'private' | 'forbidden'
 export function classifyAddress(address: string): AddressClass {
   const family = isIP(address)
   if (family === 0) return 'forbidden'
-  const type = family === 4 ? 'ipv4' : 'ipv6'
-  if (NEVER.check(address, type)) return 'forbidden'
-  if (PRIVATE.check(address, type)) return 'private'
-  return 'public'
+  if (family === 4) {
+    if (NEVER_V4.check(address, 'ipv4')) return 'forbidden'
+    return PRIVATE_V4.check(address, 'ipv4') ? 'private' : 'public'
+  }
+  // Loopback first: it lies inside the IPv4-compatible ::/96, which is otherwise refused.
+  if (PRIVATE_V6.check(address, 'ipv6')) return 'private'
+  return NEVER_V6.check(address, 'ipv6') ? 'forbidden' : 'public'
 }
 
 /** Whether Gatehouse may connect to `address` under the operator's setting. */

@@ -69,7 +69,7 @@ export async function fetchClientMetadata(clientId: string, settings: MetadataFe
   let connected = false
   let response: IncomingMessage | undefined
   try {
-    let addresses
+    let addresses: { address: string; family: number }[]
     try {
       addresses = await Promise.race([addressesOf(host), aborted(controller.signal)])
     } catch (err) {
