@@ -246,12 +246,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     }),
     heapGrowingPercent: e.HEAP_GROWING_PERCENT,
-    janitor: Object.freeze({
-      intervalMs: e.JANITOR_INTERVAL_SECONDS * 1000,
-      revokedTokenRetentionMs: e.REVOKED_TOKEN_RETENTION_DAYS * 86_400_000,
-      auditRetentionMs: e.AUDIT_RETENTION_DAYS * 86_400_000,
-      metadataClientUnusedMs: e.CLIENT_ID_METADATA_UNUSED_DAYS * 86_400_000,
-    }),
+    janitor: janitorOf(e),
     streams: Object.freeze({ perApplication: e.STREAMS_PER_APPLICATION, total: e.STREAMS_TOTAL }),
     quotas: Object.freeze({
       applicationsPerUser: e.MAX_APPLICATIONS_PER_USER,
@@ -289,6 +284,16 @@ function clientMetadataOf(e: Env): ClientMetadataSettings | undefined {
     maxClients: e.CLIENT_ID_METADATA_MAX_CLIENTS,
     unusedDays: e.CLIENT_ID_METADATA_UNUSED_DAYS,
     extraCa,
+  })
+}
+
+/** The janitor's schedule and retention periods (docs/operating/limits.md). */
+function janitorOf(e: Env): JanitorSettings {
+  return Object.freeze({
+    intervalMs: e.JANITOR_INTERVAL_SECONDS * 1000,
+    revokedTokenRetentionMs: e.REVOKED_TOKEN_RETENTION_DAYS * 86_400_000,
+    auditRetentionMs: e.AUDIT_RETENTION_DAYS * 86_400_000,
+    metadataClientUnusedMs: e.CLIENT_ID_METADATA_UNUSED_DAYS * 86_400_000,
   })
 }
 
