@@ -20,6 +20,8 @@ export interface DocumentRoute {
   body?: unknown
   /** Answers nothing at all: a document that never arrives. */
   hang?: boolean
+  /** Sends the body in two chunks with no Content-Length (chunked transfer coding), so only its bytes tell its size. */
+  chunked?: boolean
 }
 
 export interface DocumentServer {
@@ -87,7 +89,13 @@ export async function startDocumentServer(options: { protocol?: 'https' | 'http'
     }
     if (route.hang) return
     const body = route.body === undefined ? '' : typeof route.body === 'string' ? route.body : JSON.stringify(route.body)
-    res.writeHead(route.status ?? 200, { 'content-type': 'application/json', ...route.headers })
+    const length = route.chunked ? {} : { 'content-length': String(Buffer.byteLength(body)) }
+    res.writeHead(route.status ?? 200, { 'content-type': 'application/json', ...length, ...route.headers })
+    if (route.chunked) {
+      res.write(body.slice(0, body.length >> 1))
+      res.end(body.slice(body.length >> 1))
+      return
+    }
     res.end(body)
   }
   const server: Server = tls ? createHttpsServer({ key: tls.key, cert: tls.cert }, handler) : createHttpServer(handler)

@@ -152,8 +152,9 @@ function readBounded(response: IncomingMessage, max: number, signal: AbortSignal
     response.on('data', (chunk: Buffer) => {
       size += chunk.length
       if (size > max) {
-        response.destroy()
+        // Refused first: destroying the response emits `aborted` at once, which must not be the reason.
         reject(new Refusal(`the document is larger than ${max} bytes`))
+        response.destroy()
         return
       }
       chunks.push(chunk)

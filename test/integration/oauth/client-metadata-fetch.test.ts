@@ -174,7 +174,7 @@ describe('refused after the connection', () => {
     const url = https.document('/big.json', { client_name: 'x'.repeat(90), padding: 'y'.repeat(10_000) })
     await refused(url, dev(), /larger than 5120 bytes/, true)
     https.route('/chunked.json', (origin) => ({
-      headers: { 'transfer-encoding': 'chunked' },
+      chunked: true,
       body: JSON.stringify({ client_id: `${origin}/chunked.json`, padding: 'z'.repeat(8_000) }),
     }))
     await refused(`${https.origin}/chunked.json`, { ...dev(), maxBytes: 1_000 }, /larger than 1000 bytes/, true)
