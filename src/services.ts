@@ -146,7 +146,10 @@ function sessionSettings(config: Config): SessionSettings {
 /** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit, ID_TOKEN_TTL, the scopes. */
 function oauthSettings(
   config: Config,
-): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes' | 'dpop' | 'refresh' | 'clientMetadataDocuments'> {
+): Pick<
+  OAuthDeps,
+  'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes' | 'dpop' | 'refresh' | 'clientMetadataDocuments'
+> {
   return {
     clientMetadataDocuments: config.clientMetadata !== undefined,
     refresh: config.refresh,

@@ -54,7 +54,12 @@ export class OwnAccountError extends Error {
 export interface OperatorUseCases {
   searchUsers(options?: { query?: string; page?: number; operatorsOnly?: boolean }): Promise<UserListing[]>
   /** `metadataClients`: only the clients of metadata documents (docs/agents.md). */
-  searchApplications(options?: { query?: string; page?: number; ownerId?: string; metadataClients?: boolean }): Promise<ApplicationListing[]>
+  searchApplications(options?: {
+    query?: string
+    page?: number
+    ownerId?: string
+    metadataClients?: boolean
+  }): Promise<ApplicationListing[]>
   /** How many clients of metadata documents are stored, against CLIENT_ID_METADATA_MAX_CLIENTS (docs/agents.md). */
   metadataClientCount(): Promise<number>
   /** The user with this email; NotFoundError when there is none. */

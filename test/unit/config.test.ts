@@ -275,8 +275,16 @@ describe('loadConfig', () => {
 
   it.each([
     ['CLIENT_ID_METADATA_DOCUMENTS', 'on', 'CLIENT_ID_METADATA_DOCUMENTS: must be true or false'],
-    ['CLIENT_ID_METADATA_ALLOWED_HOSTS', 'https://a.example', 'CLIENT_ID_METADATA_ALLOWED_HOSTS: must be comma-separated host names, or *.suffix'],
-    ['CLIENT_ID_METADATA_BLOCKED_HOSTS', 'a.*.example', 'CLIENT_ID_METADATA_BLOCKED_HOSTS: must be comma-separated host names, or *.suffix'],
+    [
+      'CLIENT_ID_METADATA_ALLOWED_HOSTS',
+      'https://a.example',
+      'CLIENT_ID_METADATA_ALLOWED_HOSTS: must be comma-separated host names, or *.suffix',
+    ],
+    [
+      'CLIENT_ID_METADATA_BLOCKED_HOSTS',
+      'a.*.example',
+      'CLIENT_ID_METADATA_BLOCKED_HOSTS: must be comma-separated host names, or *.suffix',
+    ],
     ['CLIENT_ID_METADATA_MAX_CACHE_SECONDS', '59', 'CLIENT_ID_METADATA_MAX_CACHE_SECONDS: must be at least 60'],
     ['CLIENT_ID_METADATA_FETCH_TIMEOUT_MS', '30001', 'CLIENT_ID_METADATA_FETCH_TIMEOUT_MS: must be at most 30000'],
     ['CLIENT_ID_METADATA_MAX_BYTES', '0', 'CLIENT_ID_METADATA_MAX_BYTES: must be positive'],

@@ -79,7 +79,10 @@ export function checkClientIdUrl(raw: string, isLoopback: (host: string) => bool
   if (path === '' || path === '/') return { ok: false, reason: 'must have a path, as in https://client.example/oauth-client.json' }
   if (path.split('/').some((seg) => /^(\.|%2e){1,2}$/i.test(seg))) return { ok: false, reason: 'must not contain . or .. path segments' }
   if (url.href !== raw) {
-    return { ok: false, reason: 'must be written in its normal form: a lower-case host, no default port, escapes as a URL parser writes them' }
+    return {
+      ok: false,
+      reason: 'must be written in its normal form: a lower-case host, no default port, escapes as a URL parser writes them',
+    }
   }
   return { ok: true, value: url }
 }
@@ -162,7 +165,10 @@ export function checkClientMetadata(url: string, doc: unknown): Checked<ClientMe
  */
 export function maxAgeOf(cacheControl: string | undefined): number | undefined {
   if (cacheControl === undefined) return undefined
-  const directives = cacheControl.toLowerCase().split(',').map((d) => d.trim())
+  const directives = cacheControl
+    .toLowerCase()
+    .split(',')
+    .map((d) => d.trim())
   if (directives.some((d) => d === 'no-store' || d === 'no-cache')) return 0
   for (const d of directives) {
     const m = /^max-age\s*=\s*"?(\d{1,10})"?$/.exec(d)

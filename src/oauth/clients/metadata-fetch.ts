@@ -84,7 +84,8 @@ export async function fetchClientMetadata(clientId: string, settings: MetadataFe
     connected = true
     response = await get(url, target, settings, controller.signal)
     const status = response.statusCode ?? 0
-    if (status >= 300 && status < 400) throw new Refusal(`the document’s server answered with a redirect (${status}); redirects are not followed`)
+    if (status >= 300 && status < 400)
+      throw new Refusal(`the document’s server answered with a redirect (${status}); redirects are not followed`)
     if (status !== 200) throw new Refusal(`the document’s server answered ${status}`)
     const type = response.headers['content-type'] ?? ''
     if (!JSON_TYPE.test(type)) throw new Refusal('the document is not served as application/json')
@@ -124,7 +125,12 @@ function aborted(signal: AbortSignal): Promise<never> {
   })
 }
 
-function get(url: URL, target: { address: string; family: number }, settings: MetadataFetchSettings, signal: AbortSignal): Promise<IncomingMessage> {
+function get(
+  url: URL,
+  target: { address: string; family: number },
+  settings: MetadataFetchSettings,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const options = {
       method: 'GET',

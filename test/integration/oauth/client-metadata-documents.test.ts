@@ -116,7 +116,9 @@ describe('on', () => {
     const page = await user.get(authorizeUrl({ response_type: 'code', client_id: url, redirect_uri: LOOPBACK, scope: 'read', ...s256 }))
     expect(page.statusCode).toBe(200)
     const host = new URL(url).host
-    expect(page.body).toContain(`Helpful Bot is not registered with Gatehouse: its identity is only the web address <span class="mono">${host}</span>.`)
+    expect(page.body).toContain(
+      `Helpful Bot is not registered with Gatehouse: its identity is only the web address <span class="mono">${host}</span>.`,
+    )
     expect(page.body).toContain('127.0.0.1:53690')
     expect(page.body).not.toContain('Registered by')
     const approved = await user.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
@@ -133,7 +135,9 @@ describe('on', () => {
   it('refuses a redirect_uri its document does not list, and a request without PKCE', async () => {
     const url = docs.document('/strict.json', { redirect_uris: [LOOPBACK] })
     const user = await new BrowserSession(t.app).signUpAndLogIn('strict@example.com')
-    const elsewhere = await user.get(authorizeUrl({ response_type: 'code', client_id: url, redirect_uri: 'https://attacker.example/cb', ...s256 }))
+    const elsewhere = await user.get(
+      authorizeUrl({ response_type: 'code', client_id: url, redirect_uri: 'https://attacker.example/cb', ...s256 }),
+    )
     expect(elsewhere.statusCode).toBe(400)
     expect(elsewhere.body).toContain('not covered by any redirect URI')
     const noPkce = await user.get(authorizeUrl({ response_type: 'code', client_id: url, redirect_uri: LOOPBACK }))
@@ -161,7 +165,11 @@ describe('on', () => {
     const approved = await user.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
     const code = locationParams(approved).get('code')!
     const token = (
-      await exchange(t.app, { id: '', clientId: url, clientSecret: '', redirectUri: LOOPBACK }, { code, code_verifier: VERIFIER, client_secret: undefined })
+      await exchange(
+        t.app,
+        { id: '', clientId: url, clientSecret: '', redirectUri: LOOPBACK },
+        { code, code_verifier: VERIFIER, client_secret: undefined },
+      )
     ).json().access_token as string
 
     const list = await user.get('/authorized-applications')
@@ -235,8 +243,12 @@ describe('bounds', () => {
       const user = await new BrowserSession(t.app).signUpAndLogIn('bounded@example.com')
       const first = docs.document('/first.json', { redirect_uris: [LOOPBACK] })
       const second = docs.document('/second.json', { redirect_uris: [LOOPBACK] })
-      expect((await user.get(authorizeUrl({ response_type: 'code', client_id: first, redirect_uri: LOOPBACK, ...s256 }))).statusCode).toBe(200)
-      expect((await user.get(authorizeUrl({ response_type: 'code', client_id: second, redirect_uri: LOOPBACK, ...s256 }))).statusCode).toBe(400)
+      expect((await user.get(authorizeUrl({ response_type: 'code', client_id: first, redirect_uri: LOOPBACK, ...s256 }))).statusCode).toBe(
+        200,
+      )
+      expect((await user.get(authorizeUrl({ response_type: 'code', client_id: second, redirect_uri: LOOPBACK, ...s256 }))).statusCode).toBe(
+        400,
+      )
       const event = await t.db.selectFrom('audit_events').selectAll().where('client_id', '=', second).executeTakeFirstOrThrow()
       expect(event.detail).toContain('maximum of 1 clients')
     } finally {

@@ -201,7 +201,12 @@ describe('refused after the connection', () => {
     await refused(https.document('/jwt', { token_endpoint_auth_method: 'private_key_jwt' }), dev(), /must be none/, true)
     await refused(https.document('/with-secret', { client_secret: 'shh' }), dev(), /must not contain a client secret/, true)
     await refused(https.document('/no-uris', { redirect_uris: [] }), dev(), /redirect_uris must list/, true)
-    await refused(https.document('/js', { redirect_uris: ['javascript:alert(1)'] }), dev(), /redirect URI .* must not use the javascript: scheme/, true)
+    await refused(
+      https.document('/js', { redirect_uris: ['javascript:alert(1)'] }),
+      dev(),
+      /redirect URI .* must not use the javascript: scheme/,
+      true,
+    )
     await refused(https.document('/plain-http', { redirect_uris: ['http://attacker.example/cb'] }), dev(), /must use https/, true)
     await refused(https.document('/implicit', { response_types: ['token'] }), dev(), /response_types may list only code/, true)
   })
