@@ -190,6 +190,9 @@ describe('on', () => {
     expectAccessiblePage(listing.body)
     expect(listing.body).toContain(url)
     expect(listing.body).toMatch(/\d+ clients without registration are stored, at most 10000\./)
+    // The pager keeps the filter.
+    const second = await user.get('/admin/applications?unregistered=1&page=2')
+    expect(second.body).toContain('href="/admin/applications?q=&amp;unregistered=1&amp;page=1"')
     const shown = await user.get(`/admin/applications/${app.id}`)
     expect(shown.statusCode).toBe(200)
     expectAccessiblePage(shown.body)
