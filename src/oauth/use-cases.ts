@@ -124,10 +124,12 @@ export interface OAuthDeps {
   dpop: DpopSettings
   /** REFRESH_TOKEN_FAMILY_MAX_DAYS, REFRESH_TOKEN_REUSE_GRACE_SECONDS (docs/expiring-tokens.md). */
   refresh: RefreshSettings
+  /** CLIENT_ID_METADATA_DOCUMENTS: whether the metadata says so (docs/agents.md). */
+  clientMetadataDocuments: boolean
 }
 
 /** RFC 8414 2, 3. */
-function metadataOf(issuer: string, scopes: ScopeVocabulary): Readonly<Record<string, unknown>> {
+function metadataOf(issuer: string, scopes: ScopeVocabulary, clientMetadataDocuments: boolean): Readonly<Record<string, unknown>> {
   const authMethods = ['client_secret_basic', 'client_secret_post']
   // A public client (native or single-page app) sends client_id alone (RFC 6749 2.1; RFC 7591 2 names it `none`).
   const publicAuthMethods = [...authMethods, 'none']
@@ -151,6 +153,9 @@ function metadataOf(issuer: string, scopes: ScopeVocabulary): Readonly<Record<st
     dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGS],
     // Response types and modes, PAR and request objects (docs/oauth-endpoints.md "`GET /oauth/authorize`"): src/oauth/authorize/authorize-metadata.ts.
     ...authorizeRequestMetadata(issuer),
+    // draft-ietf-oauth-client-id-metadata-document §5: a client_id may be the URL of the client's
+    // metadata document; said only when the operator turned it on (docs/agents.md).
+    ...(clientMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
   })
 }
 
@@ -180,7 +185,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     audit,
   }
   const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications }
-  const metadata = metadataOf(deps.issuer, deps.scopes)
+  const metadata = metadataOf(deps.issuer, deps.scopes, deps.clientMetadataDocuments)
   const dpop = new DpopCheck(db, clock, deps.issuer, deps.dpop)
   return {
     authorize: (query, user) => answerAuthorizeRequest(authorizing, query, user),
