@@ -105,7 +105,13 @@ export type RevocationTarget =
    * MAX_TOKENS_PER_GRANT (src/revocation/token-quota.ts): each grant's live tokens beyond its
    * newest `keep`, and its live refresh-token families beyond its newest `keep` with their tokens.
    */
-  | { kind: 'beyond-quota'; grants: readonly GrantKey[]; keep: number }
+  | {
+      kind: 'beyond-quota'
+      grants: readonly GrantKey[]
+      keep: number
+      /** Those of `grants` that started or rotated a refresh-token family since their last check: only theirs can be beyond. */
+      withFamilies: readonly GrantKey[]
+    }
 
 /** Tokens of a deleted application (or user) revoked per statement: ten notices of MAX_DIGESTS_PER_NOTICE. */
 const APPLICATION_REVOCATION_BATCH = 1000
@@ -137,15 +143,23 @@ async function revokeInBatches(trx: Db, bus: RevocationBus, owner: Parameters<ty
   }
 }
 
+const ofUser = (g: GrantKey): g is GrantKey & { userId: string } => g.userId !== null
+
 /**
  * MAX_TOKENS_PER_GRANT for users' grants, and for machine applications, whose own tokens count
  * as one grant without a user (docs/decisions/021-machine-tokens.md).
  */
-async function revokeBeyondQuota(trx: Db, grants: readonly GrantKey[], keep: number, now: Date): Promise<string[]> {
-  const users = grants.filter((g): g is GrantKey & { userId: string } => g.userId !== null)
+async function revokeBeyondQuota(
+  trx: Db,
+  { grants, keep, withFamilies }: Extract<RevocationTarget, { kind: 'beyond-quota' }>,
+  now: Date,
+): Promise<string[]> {
+  const users = grants.filter(ofUser)
   const machines = grants.filter((g) => g.userId === null).map((g) => g.applicationId)
   // Families first, so that their tokens are not counted twice; machine tokens have none (RFC 6749 §4.4.3).
-  const families = await revokeFamiliesBeyond(trx, users, keep, EVICTIONS_PER_GRANT, now)
+  // A grant that started no family since its last check has no more live families than then, so
+  // bearer-only grants pay for no statement of families (docs/expiring-tokens.md).
+  const families = await revokeFamiliesBeyond(trx, withFamilies.filter(ofUser), keep, EVICTIONS_PER_GRANT, now)
   const ofFamilies = await revokeTokensOfFamilies(trx, families, now)
   const digests = [...ofFamilies, ...(await revokeTokensBeyond(trx, users, keep, EVICTIONS_PER_GRANT, now))]
   if (machines.length === 0) return digests
@@ -188,7 +202,7 @@ async function revokeListed(
 ): Promise<string[]> {
   switch (target.kind) {
     case 'beyond-quota':
-      return revokeBeyondQuota(trx, target.grants, target.keep, now)
+      return revokeBeyondQuota(trx, target, now)
     case 'code-replayed': {
       // RFC 6749 §4.1.2: every token issued from the code, the refreshed ones too.
       const families = await revokeFamiliesOfCode(trx, target.authorizationCodeId, now)

@@ -41,14 +41,21 @@ export class TokenQuota {
   /** Enforcement statements that failed since start, each logged (gatehouse_token_quota_failures_total). */
   failures = 0
   readonly #pending = new Map<string, GrantKey>()
+  /** The keys of pending grants that started or rotated a refresh-token family. */
+  readonly #withFamilies = new Set<string>()
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
 
   constructor(private readonly options: TokenQuotaOptions) {}
 
-  /** A token was issued to (user, application): enforce its quota shortly. */
-  issued(grant: GrantKey): void {
-    this.#pending.set(`${grant.userId}:${grant.applicationId}`, grant)
+  /**
+   * A token was issued to (user, application): enforce its quota shortly. `family`: with a
+   * refresh-token family it started or rotated, whose count the quota then checks too.
+   */
+  issued(grant: GrantKey, family = false): void {
+    const key = `${grant.userId}:${grant.applicationId}`
+    this.#pending.set(key, grant)
+    if (family) this.#withFamilies.add(key)
     if (this.#running === undefined) this.#schedule(FLUSH_DELAY_MS)
   }
 
@@ -83,14 +90,16 @@ export class TokenQuota {
 
   async #flush(): Promise<void> {
     const grants: GrantKey[] = []
+    const withFamilies: GrantKey[] = []
     for (const [key, grant] of this.#pending) {
       if (grants.length === GRANTS_PER_STATEMENT) break
       grants.push(grant)
+      if (this.#withFamilies.delete(key)) withFamilies.push(grant)
       this.#pending.delete(key)
     }
     const { db, bus, clock, tokensPerGrant, log } = this.options
     try {
-      this.evicted += await revoke({ db, bus }, { kind: 'beyond-quota', grants, keep: tokensPerGrant }, clock())
+      this.evicted += await revoke({ db, bus }, { kind: 'beyond-quota', grants, keep: tokensPerGrant, withFamilies }, clock())
     } catch (err) {
       this.failures++
       log.warn(

@@ -188,7 +188,7 @@ async function issueDeviceToken(
   if (issued === 'suspended') throw new AccessDeniedError('The application or the account is suspended')
   if (issued === 'used') throw new InvalidGrantError('The device code was used already')
   if (issued === 'revoked') throw new AccessDeniedError('The user revoked access after approving')
-  ctx.tokenQuota.issued({ userId: grant.userId, applicationId: grant.applicationId })
+  ctx.tokenQuota.issued({ userId: grant.userId, applicationId: grant.applicationId }, expiring?.refresh_token !== undefined)
   return {
     access_token: token,
     token_type: grant.dpopJkt === undefined ? 'Bearer' : 'DPoP',

@@ -123,7 +123,7 @@ async function rotate(ctx: RefreshContext, creds: ClientCredentials, a: Attempt)
     jkt: a.jkt,
   })
   if (!rotated) return undefined
-  ctx.tokenQuota.issued({ userId: rotated.user_id, applicationId: rotated.application_id })
+  ctx.tokenQuota.issued({ userId: rotated.user_id, applicationId: rotated.application_id }, true)
   return {
     access_token: accessToken,
     token_type: a.jkt === null ? 'Bearer' : 'DPoP',

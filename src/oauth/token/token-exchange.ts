@@ -79,7 +79,8 @@ export async function exchangeAuthorizationCode(
     dpopJkt: dpop?.jkt,
   })
   if (issued) {
-    ctx.tokenQuota.issued({ userId: issued.user_id, applicationId: issued.application_id })
+    const family = issued.expires_at !== null && issued.refresh_token_ttl_seconds !== null
+    ctx.tokenQuota.issued({ userId: issued.user_id, applicationId: issued.application_id }, family)
     const response: TokenResponse = {
       access_token: token,
       token_type: dpop === undefined ? 'Bearer' : 'DPoP',
