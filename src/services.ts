@@ -144,9 +144,10 @@ function sessionSettings(config: Config): SessionSettings {
 /** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit, ID_TOKEN_TTL, the scopes. */
 function oauthSettings(
   config: Config,
-): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes' | 'dpop' | 'refresh'> {
+): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes' | 'dpop' | 'refresh' | 'resources'> {
   return {
     refresh: config.refresh,
+    resources: config.resources,
     issuer: config.publicUrl,
     scopes: new ScopeVocabulary(config.scopes),
     quotas: config.quotas,
@@ -154,6 +155,11 @@ function oauthSettings(
     idTokenTtlMs: config.idTokenTtlMs,
     dpop: config.dpop,
   }
+}
+
+/** What the operator's use cases read of the configuration: the scopes, and PUBLIC_URL (resource identifiers on loopback). */
+function operatorSettings(settings: Pick<OAuthDeps, 'scopes' | 'issuer'>) {
+  return { scopes: settings.scopes, publicUrl: settings.issuer }
 }
 
 /** What the device flow reads of the configuration (RFC 8628; docs/oauth-endpoints.md "Device flow"). */
@@ -164,6 +170,7 @@ function deviceSettings(config: Config, scopes: ScopeVocabulary) {
     clientAuthFailureLimit: config.tokenAuthFailureLimit,
     intervalSeconds: config.deviceCodeIntervalSeconds,
     refresh: config.refresh,
+    resources: config.resources,
     limits: config.limits,
   }
 }
@@ -226,7 +233,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       caches.sessions,
     ),
     console: consoleUseCases({ db, bus, clock, audit, applicationsPerUser: config.quotas.applicationsPerUser }),
-    operator: operatorUseCases({ db, bus, clock, audit, mailer, mailFrame: mailFrameOf(config), scopes: settings.scopes }),
+    operator: operatorUseCases({ db, bus, clock, audit, mailer, mailFrame: mailFrameOf(config), ...operatorSettings(settings) }),
     maintenance,
     oauth,
     device,
