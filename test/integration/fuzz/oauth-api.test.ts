@@ -75,7 +75,13 @@ it(
     )
     // Refused parameters, refused clients, and past client authentication into the exchange.
     expect(h.outcomes('POST /oauth/token')).toEqual(
-      expect.arrayContaining(['400 invalid_request', '401 invalid_client', '400 invalid_grant', '400 invalid_dpop_proof']),
+      expect.arrayContaining([
+        '400 invalid_request',
+        '401 invalid_client',
+        '400 invalid_grant',
+        '400 invalid_dpop_proof',
+        '400 invalid_target',
+      ]),
     )
   },
   TIMEOUT,
@@ -95,7 +101,7 @@ it(
       250,
     )
     expect(h.outcomes('POST /oauth/device_authorization')).toEqual(
-      expect.arrayContaining(['200', '400 invalid_request', '400 invalid_scope', '401 invalid_client']),
+      expect.arrayContaining(['200', '400 invalid_request', '400 invalid_scope', '401 invalid_client', '400 invalid_target']),
     )
   },
   TIMEOUT,
