@@ -28,6 +28,7 @@ export {
   MAX_RESOURCE_IDENTIFIER_LENGTH,
   type ResourceSettings,
   type ResourceTarget,
+  canonicalIdentifier,
   identifierProblem,
   resourceNames,
 } from './resources/resource-indicators.js'

@@ -1,5 +1,5 @@
 import { auditDetail } from '../audit/audit-log.js'
-import { identifierProblem } from '../oauth/index.js'
+import { canonicalIdentifier, identifierProblem } from '../oauth/index.js'
 import { lockApplication } from '../repositories/operator-applications.js'
 import {
   changeResourceIdentifiers,
@@ -63,12 +63,14 @@ export async function changeResources(
   now: Date,
 ): Promise<ResourcesView & { changed: boolean }> {
   const app = await requireApplication(ctx.db, { id: applicationId })
-  const add = [...new Set(change.add.map((s) => s.trim()).filter((s) => s !== ''))]
-  const remove = [...new Set(change.remove.map((s) => s.trim()).filter((s) => s !== ''))]
-  for (const identifier of add) {
+  const typed = (list: readonly string[]) => [...new Set(list.map((s) => s.trim()).filter((s) => s !== ''))]
+  for (const identifier of typed(change.add)) {
     const problem = identifierProblem(identifier, ctx.publicUrl)
     if (problem !== undefined) throw new RefusedError(`The resource identifier ${identifier} ${problem}.`)
   }
+  // Kept normalised, as requests are compared (canonicalIdentifier).
+  const add = [...new Set(typed(change.add).map(canonicalIdentifier))]
+  const remove = [...new Set(typed(change.remove).map(canonicalIdentifier))]
   if (change.ttlSeconds !== undefined && change.ttlSeconds !== null) checkResourceTokenTtl(change.ttlSeconds)
   const both = add.find((s) => remove.includes(s))
   if (both !== undefined) throw new RefusedError(`${both} is both added and removed.`)

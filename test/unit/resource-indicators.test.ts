@@ -3,6 +3,7 @@ import { InvalidTargetError } from '../../src/oauth/errors.js'
 import {
   MAX_RESOURCES_PER_REQUEST,
   audienceTtlSeconds,
+  canonicalIdentifier,
   identifierProblem,
   parseResources,
   withinAuthorized,
@@ -20,6 +21,15 @@ describe('parseResources', () => {
       'https://b.example/',
     ])
     expect(parseResources(['urn:example:api'])).toEqual(['urn:example:api'])
+  })
+
+  it('normalises as URL parsing does, so one API named two ways is one identifier (as the verifier compares)', () => {
+    expect(parseResources(['https://API.example.com', 'https://api.example.com:443/'])).toEqual(['https://api.example.com/'])
+    expect(parseResources(['https://mcp.example.com/mcp', 'https://mcp.example.com/mcp/'])).toEqual([
+      'https://mcp.example.com/mcp',
+      'https://mcp.example.com/mcp/',
+    ])
+    expect(canonicalIdentifier('HTTPS://Api.Example.com/x')).toBe('https://api.example.com/x')
   })
 
   it('refuses a relative reference, a fragment, whitespace and too many, as invalid_target', () => {

@@ -30,20 +30,33 @@ export interface ResourceTarget {
 }
 
 /**
- * RFC 8707 §2: each value an absolute URI without a fragment. The identifiers, sorted and
- * distinct (the order a token's audience is kept in), or null when none was sent.
+ * RFC 8707 §2: each value an absolute URI without a fragment. The identifiers in their
+ * normalised form (canonicalIdentifier), sorted and distinct (the order a token's audience is
+ * kept in), or null when none was sent.
  */
 export function parseResources(values: readonly string[]): string[] | null {
   if (values.length === 0) return null
-  const distinct = [...new Set(values)].sort()
-  if (distinct.length > MAX_RESOURCES_PER_REQUEST) {
-    throw new InvalidTargetError(`A request may name at most ${MAX_RESOURCES_PER_REQUEST} resources`)
-  }
-  for (const value of distinct) {
-    if (!isAbsoluteWithoutFragment(value))
+  const distinct = new Set<string>()
+  for (const value of values) {
+    if (!isAbsoluteWithoutFragment(value)) {
       throw new InvalidTargetError('Each resource must be an absolute URI without a fragment (RFC 8707 §2)')
+    }
+    distinct.add(canonicalIdentifier(value))
+    if (distinct.size > MAX_RESOURCES_PER_REQUEST) {
+      throw new InvalidTargetError(`A request may name at most ${MAX_RESOURCES_PER_REQUEST} resources`)
+    }
   }
-  return distinct
+  return [...distinct].sort()
+}
+
+/**
+ * An identifier as it is declared, stored and compared: normalised by URL parsing (RFC 3986
+ * §6.2.2, §6.2.3 as WHATWG URL applies them: scheme and host in lower case, a default port
+ * dropped, an empty path `/`), so that `https://API.example.com` names `https://api.example.com/`,
+ * as the verifier compares them. A value that does not parse is returned as it is.
+ */
+export function canonicalIdentifier(value: string): string {
+  return URL.canParse(value) ? new URL(value).href : value
 }
 
 function isAbsoluteWithoutFragment(value: string): boolean {
@@ -103,8 +116,8 @@ function isHttpLoopback(url: URL): boolean {
 /**
  * Why `raw` cannot be declared as a resource identifier, or undefined when it can (RFC 8707 §2:
  * an absolute URI without a fragment; here an https URL without credentials, or an http
- * loopback one while PUBLIC_URL is http loopback too, for development). Compared with what
- * clients send byte for byte: `https://api.example.com` and `https://api.example.com/` are two.
+ * loopback one while PUBLIC_URL is http loopback too, for development). Declared and compared
+ * in its canonicalIdentifier form.
  */
 export function identifierProblem(raw: string, publicUrl: string): string | undefined {
   if (raw.length > MAX_RESOURCE_IDENTIFIER_LENGTH) return `is longer than ${MAX_RESOURCE_IDENTIFIER_LENGTH} characters`

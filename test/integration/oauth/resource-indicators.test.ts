@@ -146,6 +146,11 @@ describe('declaring resource identifiers', () => {
     expect(loopback.code, loopback.err).toBe(0)
     expect((await cli('apps', 'resources', mcp.clientId, '--remove', 'http://127.0.0.1:8080/mcp')).code).toBe(0)
 
+    // Kept normalised: the API's identifier typed another way is the same one.
+    expect((await cli('apps', 'resources', mcp.clientId, '--add', 'HTTPS://API.Example.com:443')).err).toContain(
+      'https://api.example.com/ is declared by another application',
+    )
+
     const plain = await createApplication(t.db, { name: 'Not an API' })
     const notServer = await cli('apps', 'resources', plain.clientId, '--add', 'https://plain.example.com/')
     expect(notServer.err).toContain('not a resource server')
@@ -216,6 +221,18 @@ describe('the code flow with openid-client', () => {
     expect(res.statusCode).toBe(303)
     const next = new URL(String(res.headers.location), base).searchParams.get('next')!
     expect(new URLSearchParams(next.slice(next.indexOf('?') + 1)).getAll('resource')).toEqual([API, MCP])
+  })
+
+  it('a resource named another way than it was declared is the same one (URL normalisation)', async () => {
+    const config = await relyingParty(web)
+    const { callback, verifier } = await codeFor(config, ['https://API.example.com'])
+    const tokens = await client.authorizationCodeGrant(
+      config,
+      callback,
+      { pkceCodeVerifier: verifier },
+      { resource: 'https://api.example.com:443/' },
+    )
+    expect(await introspect(tokens.access_token)).toMatchObject({ aud: API })
   })
 
   it('a code authorized for no resource may be narrowed to a declared one', async () => {

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { canonicalIdentifier } from '../../../oauth/index.js'
 import { RefusedError } from '../../../operator/index.js'
 import type { Services } from '../../../services.js'
 import { actorOf } from '../../audit.js'
@@ -47,10 +48,12 @@ export default async function resourceRoutes(app: FastifyInstance, deps: Service
       return page(request, reply, a, form, 'The token lifetime is a number of seconds, or empty for the default.', 400)
     }
     const before = (await deps.operator.resourcesOf(a.id)).identifiers
+    // Compared as declared: `https://API.example.com` is the `https://api.example.com/` already there.
+    const wanted = lines.map(canonicalIdentifier)
     try {
       await deps.operator.changeResources(actorOf(request), a.id, {
-        add: lines.filter((l) => !before.includes(l)),
-        remove: before.filter((l) => !lines.includes(l)),
+        add: lines.filter((l) => !before.includes(canonicalIdentifier(l))),
+        remove: before.filter((l) => !wanted.includes(l)),
         ttlSeconds: ttlTyped === '' ? null : Number(ttlTyped),
       })
     } catch (err) {
