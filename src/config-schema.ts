@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { SECOND_FACTOR_POLICIES } from './accounts/second-factor/policy.js'
 import { accentColorProblem } from './lib/brand.js'
-import { bool, nonNegativeInt, port, positiveInt, postgresUrl, trustProxy } from './config-values.js'
+import { bool, hostList, nonNegativeInt, port, positiveInt, postgresUrl, trustProxy } from './config-values.js'
 
 /*
  * Every environment variable Gatehouse reads, with its bounds and default: the one schema
@@ -136,6 +136,32 @@ export const EnvSchema = z.object({
     .max(512, 'must be at most 512 characters')
     .refine((v) => /^[\x21-\x7e]+$/.test(v), 'must be printable ASCII without spaces')
     .optional(),
+  /**
+   * Client ID Metadata Documents (docs/agents.md): an https client_id is fetched as the client's
+   * own description, so a client nobody registered may ask for consent. Off by default
+   * (docs/decisions/026-client-metadata-documents.md).
+   */
+  CLIENT_ID_METADATA_DOCUMENTS: bool.optional(),
+  /** Development only: documents on loopback and private addresses, and http to loopback. Never link-local. */
+  CLIENT_ID_METADATA_ALLOW_PRIVATE_ADDRESSES: bool.optional(),
+  /** Comma-separated host names or `*.suffix`: only these are fetched; unset, any host not blocked. */
+  CLIENT_ID_METADATA_ALLOWED_HOSTS: hostList.optional(),
+  /** Comma-separated host names or `*.suffix` never fetched; a block wins over an allow. */
+  CLIENT_ID_METADATA_BLOCKED_HOSTS: hostList.optional(),
+  /** The longest a fetched document is reused, whatever its Cache-Control says; at least 60. */
+  CLIENT_ID_METADATA_MAX_CACHE_SECONDS: positiveInt(7 * 86_400)
+    .min(60, 'must be at least 60')
+    .default(3600),
+  /** The whole fetch, from the name lookup to the last byte. */
+  CLIENT_ID_METADATA_FETCH_TIMEOUT_MS: positiveInt(30_000).default(5_000),
+  /** The largest document accepted; the draft suggests 5 KiB. */
+  CLIENT_ID_METADATA_MAX_BYTES: positiveInt(1_048_576).default(5_120),
+  /** Clients of metadata documents stored at most; a new one beyond is refused until the janitor removes unused ones. */
+  CLIENT_ID_METADATA_MAX_CLIENTS: positiveInt(1_000_000).default(10_000),
+  /** Days after its last fetch a client of a metadata document holding no grant is deleted by the janitor. */
+  CLIENT_ID_METADATA_UNUSED_DAYS: positiveInt(3650).default(30),
+  /** Development: a PEM file of certificates trusted for these fetches only, besides the system's. */
+  CLIENT_ID_METADATA_EXTRA_CA_FILE: z.string().min(1, 'must not be empty').optional(),
   /**
    * The key-encryption key of sealed secrets (src/lib/sealed-box.ts): any text of at least 32
    * characters, e.g. openssl rand -hex 32. Unset with the embedded database: DATA_DIR/secret-key.

@@ -86,3 +86,20 @@ export type TrustProxy = false | number | readonly string[]
 export const postgresUrl = z
   .string()
   .refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), 'must be a postgres:// or postgresql:// URL')
+
+/**
+ * A comma-separated list of host names, each exact (`client.example`) or `*.suffix` for every name
+ * under suffix (`*.example.com`: `a.example.com`, not `example.com`); IP addresses as written in a
+ * URL's host, IPv6 without brackets. Lower-cased; empty entries ignored.
+ */
+const HOST_RULE = /^(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\.?$/
+export const hostList = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((e) => e.trim().toLowerCase())
+      .filter((e) => e !== ''),
+  )
+  .refine((hosts) => hosts.every((h) => HOST_RULE.test(h) || isIP(h) !== 0), 'must be comma-separated host names, or *.suffix')
+  .transform((hosts) => Object.freeze(hosts))

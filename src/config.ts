@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SEED_SCOPES, type ScopeCatalogue, ScopeFileError, readScopesFile } from '@gatehouse/verifier/shared'
 import type { AccountLimits } from './accounts/context.js'
 import type { SecondFactorPolicy } from './accounts/second-factor/policy.js'
 import type { PoolSettings } from './db/connect.js'
 import type { MailSettings } from './mail/mailer.js'
+import type { ClientMetadataSettings } from './oauth/index.js'
 import type { StreamLimits } from './revocation/stream-feed.js'
 import type { TrustProxy } from './config-values.js'
 import { EnvSchema, type Env } from './config-schema.js'
@@ -85,6 +87,11 @@ export interface Config {
   readonly secretKey: string | undefined
   /** The API's own scopes: SCOPES_FILE read and checked at start-up, or the built-in seed (docs/operating/scopes.md). */
   readonly scopes: ScopeCatalogue
+  /**
+   * Client ID Metadata Documents (CLIENT_ID_METADATA_*; docs/agents.md): undefined when off, the
+   * default, and an https client_id is then an unknown client as any other.
+   */
+  readonly clientMetadata: ClientMetadataSettings | undefined
 }
 
 export interface Quotas {
@@ -112,6 +119,8 @@ export interface JanitorSettings {
   readonly revokedTokenRetentionMs: number
   /** Audit events are deleted this long after they happened. */
   readonly auditRetentionMs: number
+  /** Clients of metadata documents holding no grant are deleted this long after their last fetch (CLIENT_ID_METADATA_UNUSED_DAYS). */
+  readonly metadataClientUnusedMs: number
 }
 
 export interface HttpTimeouts {
@@ -239,11 +248,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     }),
     heapGrowingPercent: e.HEAP_GROWING_PERCENT,
-    janitor: Object.freeze({
-      intervalMs: e.JANITOR_INTERVAL_SECONDS * 1000,
-      revokedTokenRetentionMs: e.REVOKED_TOKEN_RETENTION_DAYS * 86_400_000,
-      auditRetentionMs: e.AUDIT_RETENTION_DAYS * 86_400_000,
-    }),
+    janitor: janitorOf(e),
     streams: Object.freeze({ perApplication: e.STREAMS_PER_APPLICATION, total: e.STREAMS_TOTAL }),
     quotas: Object.freeze({
       applicationsPerUser: e.MAX_APPLICATIONS_PER_USER,
@@ -255,6 +260,43 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     resources: Object.freeze({ defaultTtlSeconds: e.RESOURCE_TOKEN_TTL_SECONDS_DEFAULT }),
     mail: mailSettingsOf(e, publicUrl),
     scopes: scopesOf(e.SCOPES_FILE),
+    clientMetadata: clientMetadataOf(e),
+  })
+}
+
+/** CLIENT_ID_METADATA_*: the extra CA file is read here, once, so a bad one stops start-up like any bad setting. */
+function clientMetadataOf(e: Env): ClientMetadataSettings | undefined {
+  if (e.CLIENT_ID_METADATA_DOCUMENTS !== true) return undefined
+  let extraCa: string | undefined
+  if (e.CLIENT_ID_METADATA_EXTRA_CA_FILE !== undefined) {
+    try {
+      extraCa = readFileSync(e.CLIENT_ID_METADATA_EXTRA_CA_FILE, 'utf8')
+    } catch (err) {
+      throw new ConfigError(`Invalid configuration:\n  CLIENT_ID_METADATA_EXTRA_CA_FILE: cannot be read (${(err as Error).message})`)
+    }
+    if (!extraCa.includes('-----BEGIN CERTIFICATE-----')) {
+      throw new ConfigError('Invalid configuration:\n  CLIENT_ID_METADATA_EXTRA_CA_FILE: must hold PEM certificates')
+    }
+  }
+  return Object.freeze({
+    allowPrivateAddresses: e.CLIENT_ID_METADATA_ALLOW_PRIVATE_ADDRESSES ?? false,
+    hosts: Object.freeze({ allowed: e.CLIENT_ID_METADATA_ALLOWED_HOSTS ?? [], blocked: e.CLIENT_ID_METADATA_BLOCKED_HOSTS ?? [] }),
+    timeoutMs: e.CLIENT_ID_METADATA_FETCH_TIMEOUT_MS,
+    maxBytes: e.CLIENT_ID_METADATA_MAX_BYTES,
+    maxCacheSeconds: e.CLIENT_ID_METADATA_MAX_CACHE_SECONDS,
+    maxClients: e.CLIENT_ID_METADATA_MAX_CLIENTS,
+    unusedDays: e.CLIENT_ID_METADATA_UNUSED_DAYS,
+    extraCa,
+  })
+}
+
+/** The janitor's schedule and retention periods (docs/operating/limits.md). */
+function janitorOf(e: Env): JanitorSettings {
+  return Object.freeze({
+    intervalMs: e.JANITOR_INTERVAL_SECONDS * 1000,
+    revokedTokenRetentionMs: e.REVOKED_TOKEN_RETENTION_DAYS * 86_400_000,
+    auditRetentionMs: e.AUDIT_RETENTION_DAYS * 86_400_000,
+    metadataClientUnusedMs: e.CLIENT_ID_METADATA_UNUSED_DAYS * 86_400_000,
   })
 }
 

@@ -13,6 +13,8 @@ import { type Clock, systemClock } from './lib/clock.js'
 import { Janitor } from './limits/janitor.js'
 import { type Mailer, createMailer } from './mail/mailer.js'
 import { ApplicationCache } from './oauth/clients/application-cache.js'
+import { MetadataClients } from './oauth/clients/metadata-clients.js'
+import { ClientMetadataResolver } from './oauth/clients/metadata-resolver.js'
 import { SessionCache } from './accounts/sessions/session-cache.js'
 import { type DeviceUseCases, deviceUseCases } from './oauth/device/use-cases.js'
 import { type OAuthDeps, type OAuthUseCases, type ResourceUseCases, oauthUseCases, resourceUseCases } from './oauth/use-cases.js'
@@ -144,8 +146,12 @@ function sessionSettings(config: Config): SessionSettings {
 /** What the OAuth use cases read of the configuration: the issuer, the issue quotas, the failure limit, ID_TOKEN_TTL, the scopes. */
 function oauthSettings(
   config: Config,
-): Pick<OAuthDeps, 'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes' | 'dpop' | 'refresh' | 'resources'> {
+): Pick<
+  OAuthDeps,
+  'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes' | 'dpop' | 'refresh' | 'clientMetadataDocuments' | 'resources'
+> {
   return {
+    clientMetadataDocuments: config.clientMetadata !== undefined,
     refresh: config.refresh,
     resources: config.resources,
     issuer: config.publicUrl,
@@ -175,8 +181,20 @@ function deviceSettings(config: Config, scopes: ScopeVocabulary) {
   }
 }
 
+/**
+ * Clients named by the URL of their metadata document, when CLIENT_ID_METADATA_DOCUMENTS is on
+ * (docs/decisions/026-client-metadata-documents.md); undefined, the default, when off.
+ */
+function metadataClientsOf(config: Config, db: DatabaseHandle['db'], clock: Clock, audit: AuditLog): MetadataClients | undefined {
+  const settings = config.clientMetadata
+  if (settings === undefined) return undefined
+  const resolver = new ClientMetadataResolver(settings, clock)
+  const scopes = new ScopeVocabulary(config.scopes).names
+  return new MetadataClients({ db, clock, audit, resolver, scopes, maxClients: settings.maxClients })
+}
+
 /** The caches: tokens, clients and applications hear every revocation through the bus; sessions need not (src/accounts/sessions/session-cache.ts). */
-function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
+function buildCaches(config: Config, database: DatabaseHandle, clock: Clock, audit: AuditLog) {
   const { db } = database
   return {
     tokens: createServerTokenCache({ database, clock, ttlMs: config.tokenCacheTtlMs, maxEntries: config.tokenCacheMaxEntries }),
@@ -187,7 +205,7 @@ function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
       maxEntries: CLIENT_CACHE_MAX_ENTRIES,
       failureLimit: config.tokenAuthFailureLimit,
     }),
-    applications: new ApplicationCache(db, clock),
+    applications: new ApplicationCache(db, clock, undefined, undefined, metadataClientsOf(config, db, clock, audit)),
     sessions: new SessionCache(clock, config.sessionCacheMaxEntries),
   }
 }
@@ -210,13 +228,13 @@ export async function createServices(config: Config, overrides: ServiceOverrides
 
   const bus = new RevocationBus(database, log, clock)
   const revocationFeed = new RevocationFeed(db, log, { limits: config.streams })
-  const caches = buildCaches(config, database, clock)
+  const audit = new AuditLog({ db, clock, log })
+  const caches = buildCaches(config, database, clock, audit)
   for (const receiver of [caches.tokens, caches.clients, caches.applications, revocationFeed]) bus.subscribe(receiver)
   const janitor = new Janitor({ database, clock, log, ...config.janitor })
   const maintenance = maintenanceUseCases(database, janitor)
   if (role === 'server') await startServing({ database, maintenance, bus, janitor, migrate: !overrides.database })
   const tokenQuota = new TokenQuota({ db, bus, clock, tokensPerGrant: config.quotas.tokensPerGrant, log })
-  const audit = new AuditLog({ db, clock, log })
   const keys = new SigningKeys({ db, clock, box: sealedBox, idTokenTtlMs: config.idTokenTtlMs })
   const settings = oauthSettings(config)
   const oauth = oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, keys, ...settings })

@@ -66,6 +66,8 @@ export const AUDIT_EVENTS = Object.freeze({
   'refresh_token.reused':
     'A refresh token was presented again after it had been exchanged: the authorization it belonged to was revoked, as a stolen copy may have been used',
   'grant.device_denied': "A device's request for access was denied on the /device page",
+  'client.metadata_fetched': 'The metadata document of a client without registration was fetched and its settings stored',
+  'client.metadata_refused': 'The metadata document of a client without registration was refused',
   'operator.added': 'Made an operator',
   'operator.removed': 'No longer an operator',
   'operator.user_suspended': 'Account suspended by the operator',
@@ -238,6 +240,13 @@ export const auditDetail = {
   recoveryCodesLeft: (n: number) => `${plural(n, 'recovery code', 'recovery codes')} left`,
   signupEmailTaken: () => 'The account was not changed',
   verificationCleared: () => 'The application needs verifying again',
+  /** The hosts of a metadata document's redirect URIs: where its users are sent (host names, not links). */
+  metadataFetched: (redirectUris: readonly string[]) => {
+    const hosts = [...new Set(redirectUris.map((u) => (URL.canParse(u) ? new URL(u).host || new URL(u).protocol : '')))]
+    return `Redirect URIs at ${boundedLine(hosts.join(', '), 260)}`
+  },
+  /** Why a metadata document was refused: fixed words with host names and addresses (src/oauth/clients/metadata-fetch.ts). */
+  metadataRefused: (reason: string) => boundedLine(reason, 280),
   /** A passkey's name is the owner's own words, never a secret. */
   passkey: (name: string) => `Passkey "${boundedLine(name, 64)}"`,
   passkeyRenamed: (from: string, to: string) => `Passkey "${boundedLine(from, 64)}" renamed "${boundedLine(to, 64)}"`,

@@ -31,7 +31,8 @@ export interface ApplicationsTable {
   client_id: string
   /** SHA-256 (hex) of the secret; null exactly for the public kinds, native and spa (migration 0019). */
   secret_hash: string | null
-  owner_id: string
+  /** Null exactly for a client of a metadata document, which nobody owns (migration 0026). */
+  owner_id: string | null
   name: string
   description: Generated<string>
   redirect_uris: string[]
@@ -75,6 +76,11 @@ export interface ApplicationsTable {
    * docs/decisions/025-audiences.md).
    */
   resource_token_ttl_seconds: ColumnType<number | null, number | null | undefined, number | null>
+  /**
+   * Set exactly for a client whose client_id is the URL of its metadata document: when the
+   * document was last fetched (migration 0026, docs/decisions/026-client-metadata-documents.md).
+   */
+  metadata_fetched_at: ColumnType<Date | null, Date | null | undefined, Date | null>
 }
 
 /**

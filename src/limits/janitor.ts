@@ -33,6 +33,8 @@ export interface JanitorOptions {
   revokedTokenRetentionMs: number
   /** Audit events are deleted this long after they happened (AUDIT_RETENTION_DAYS). */
   auditRetentionMs: number
+  /** Clients of metadata documents holding no grant are deleted this long after their last fetch (CLIENT_ID_METADATA_UNUSED_DAYS). */
+  metadataClientUnusedMs: number
 }
 
 const noneRemoved = (): RowsRemoved => Object.fromEntries(JANITOR_TABLES.map((t) => [t, 0])) as RowsRemoved

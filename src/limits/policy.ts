@@ -243,4 +243,6 @@ export const RETENTION = {
   expired_access_tokens: 'revokedTokenRetentionMs',
   /** AUDIT_RETENTION_DAYS. */
   audit_events: 'auditRetentionMs',
-} as const satisfies Record<JanitorTable, number | 'revokedTokenRetentionMs' | 'auditRetentionMs'>
+  /** CLIENT_ID_METADATA_UNUSED_DAYS since the document's last fetch, no grant, not suspended (docs/agents.md). */
+  metadata_clients: 'metadataClientUnusedMs',
+} as const satisfies Record<JanitorTable, number | 'revokedTokenRetentionMs' | 'auditRetentionMs' | 'metadataClientUnusedMs'>

@@ -38,3 +38,5 @@ export { JWKS_MAX_AGE_SECONDS } from './identity/signing-keys.js'
 /* A redirect URI's host as people read it, and where an answer to the client goes. */
 export { unicodeHostOf } from './clients/redirect-uri-registration.js'
 export { type ClientResponse, describeRedirectTarget, responseLocation } from './clients/redirect-uri.js'
+/* Client ID Metadata Documents' settings, which src/config.ts builds (docs/decisions/026-client-metadata-documents.md). */
+export type { ClientMetadataSettings } from './clients/metadata-clients.js'

@@ -133,10 +133,12 @@ export interface OAuthDeps {
   refresh: RefreshSettings
   /** RESOURCE_TOKEN_TTL_SECONDS_DEFAULT (docs/decisions/025-audiences.md). */
   resources: ResourceSettings
+  /** CLIENT_ID_METADATA_DOCUMENTS: whether the metadata says so (docs/agents.md). */
+  clientMetadataDocuments: boolean
 }
 
 /** RFC 8414 2, 3. */
-function metadataOf(issuer: string, scopes: ScopeVocabulary): Readonly<Record<string, unknown>> {
+function metadataOf(issuer: string, scopes: ScopeVocabulary, clientMetadataDocuments: boolean): Readonly<Record<string, unknown>> {
   const authMethods = ['client_secret_basic', 'client_secret_post']
   // A public client (native or single-page app) sends client_id alone (RFC 6749 2.1; RFC 7591 2 names it `none`).
   const publicAuthMethods = [...authMethods, 'none']
@@ -160,6 +162,9 @@ function metadataOf(issuer: string, scopes: ScopeVocabulary): Readonly<Record<st
     dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGS],
     // Response types and modes, PAR and request objects (docs/oauth-endpoints.md "`GET /oauth/authorize`"): src/oauth/authorize/authorize-metadata.ts.
     ...authorizeRequestMetadata(issuer),
+    // draft-ietf-oauth-client-id-metadata-document §5: a client_id may be the URL of the client's
+    // metadata document; said only when the operator turned it on (docs/agents.md).
+    ...(clientMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
   })
 }
 
@@ -191,7 +196,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     resources: deps.resources,
   }
   const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications }
-  const metadata = metadataOf(deps.issuer, deps.scopes)
+  const metadata = metadataOf(deps.issuer, deps.scopes, deps.clientMetadataDocuments)
   const dpop = new DpopCheck(db, clock, deps.issuer, deps.dpop)
   return {
     authorize: (query, user) => answerAuthorizeRequest(authorizing, query, user),

@@ -164,7 +164,7 @@ export async function deleteUser(ctx: OperatorContext, userId: string, now: Date
 
 export function searchApplications(
   db: Db,
-  options: { query?: string; page?: number; ownerId?: string } = {},
+  options: { query?: string; page?: number; ownerId?: string; metadataClients?: boolean } = {},
 ): Promise<ApplicationListing[]> {
   const page = Math.max(1, options.page ?? 1)
   return listApplicationsForOperator(db, {
@@ -172,6 +172,7 @@ export function searchApplications(
     limit: PAGE_SIZE,
     offset: (page - 1) * PAGE_SIZE,
     ownerId: options.ownerId,
+    metadataClients: options.metadataClients,
   })
 }
 
@@ -249,6 +250,10 @@ export async function setResourceServer(
 /** Deletes any application through the owner's own deletion (removeApplication): tokens revoked and announced, then the row. */
 export async function deleteApplicationAsOperator(ctx: OperatorContext, applicationId: string, now: Date): Promise<void> {
   const app = await requireApplication(ctx.db, { id: applicationId })
+  // A metadata document's client would be stored again by its next request: it is suspended instead (docs/agents.md).
+  if (app.owner_id === null) {
+    throw new NotFoundError('A client without registration is not deleted: suspend it, or block its host (docs/agents.md).')
+  }
   if (!(await removeApplication(ctx.db, ctx.bus, applicationId, app.owner_id, now))) throw new NotFoundError('No such application.')
   await ctx.record({ event: 'operator.application_deleted', ...subject(app) })
 }

@@ -8,6 +8,7 @@ import { isUuid } from '../lib/uuid.js'
 import type { MailFrame } from '../accounts/mails.js'
 import type { Mailer } from '../mail/mailer.js'
 import { type SecondFactorSummary, secondFactorSummary } from '../repositories/second-factor.js'
+import { countMetadataClients } from '../repositories/metadata-clients.js'
 import type { ApplicationListing, ApplicationWithOwner } from '../repositories/operator-applications.js'
 import type { UserListing } from '../repositories/users.js'
 import type { RevocationBus } from '../revocation/bus.js'
@@ -53,7 +54,15 @@ export class OwnAccountError extends Error {
 
 export interface OperatorUseCases {
   searchUsers(options?: { query?: string; page?: number; operatorsOnly?: boolean }): Promise<UserListing[]>
-  searchApplications(options?: { query?: string; page?: number; ownerId?: string }): Promise<ApplicationListing[]>
+  /** `metadataClients`: only the clients of metadata documents (docs/agents.md). */
+  searchApplications(options?: {
+    query?: string
+    page?: number
+    ownerId?: string
+    metadataClients?: boolean
+  }): Promise<ApplicationListing[]>
+  /** How many clients of metadata documents are stored, against CLIENT_ID_METADATA_MAX_CLIENTS (docs/agents.md). */
+  metadataClientCount(): Promise<number>
   /** The user with this email; NotFoundError when there is none. */
   userByEmail(email: string): Promise<User>
   /** The user with this id, or undefined (an id that is no UUID included). */
@@ -133,6 +142,7 @@ export function operatorUseCases({ db, bus, clock, audit, mailer, mailFrame, sco
     activity: cachedActivity(db, clock),
     searchUsers: (options) => searchUsers(db, options),
     searchApplications: (options) => searchApplications(db, options),
+    metadataClientCount: () => countMetadataClients(db),
     userByEmail: (email) => requireUserByEmail(db, email),
     userById: async (id) => (isUuid(id) ? orUndefined(requireUserById(db, id)) : undefined),
     applicationByClientId: (clientId) => requireApplication(db, { clientId }),

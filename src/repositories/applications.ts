@@ -17,14 +17,14 @@ export function findApplicationById(db: Db, id: string): Promise<Application | u
   return db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
-/** The application with its owner's email, for the consent page. */
+/** The application with its owner's email, for the consent page; a metadata document's client has no owner (null, false). */
 export function findApplicationWithOwnerByClientId(
   db: Db,
   clientId: string,
-): Promise<(Application & { owner_email: string; owner_email_verified: boolean }) | undefined> {
+): Promise<(Application & { owner_email: string | null; owner_email_verified: boolean }) | undefined> {
   return db
     .selectFrom('applications')
-    .innerJoin('users', 'users.id', 'applications.owner_id')
+    .leftJoin('users', 'users.id', 'applications.owner_id')
     .selectAll('applications')
     .select('users.email as owner_email')
     .select(sql<boolean>`users.email_verified_at is not null`.as('owner_email_verified'))

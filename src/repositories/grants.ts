@@ -20,7 +20,11 @@ export interface GrantListing {
   id: string
   application_id: string
   application_name: string
-  owner_email: string
+  /** Null for a client of a metadata document, which has no owner: its document URL is in client_id. */
+  owner_email: string | null
+  client_id: string
+  /** Set for a client of a metadata document (migration 0026). */
+  metadata_fetched_at: Date | null
   scopes: string[]
   created_at: Date
   updated_at: Date
@@ -42,7 +46,7 @@ export function listGrantsForUser(db: Db, userId: string, now: Date): Promise<Gr
   return db
     .selectFrom('grants')
     .innerJoin('applications', 'applications.id', 'grants.application_id')
-    .innerJoin('users as owners', 'owners.id', 'applications.owner_id')
+    .leftJoin('users as owners', 'owners.id', 'applications.owner_id')
     .leftJoin(
       (eb) =>
         eb
@@ -63,6 +67,8 @@ export function listGrantsForUser(db: Db, userId: string, now: Date): Promise<Gr
       'grants.id',
       'grants.application_id',
       'applications.name as application_name',
+      'applications.client_id',
+      'applications.metadata_fetched_at',
       'owners.email as owner_email',
       'grants.scopes',
       'grants.created_at',

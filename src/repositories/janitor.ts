@@ -33,7 +33,12 @@ const AGE_COLUMNS = {
   refresh_tokens: { key: 'token_hash', age: 'expires_at' },
   refresh_token_families: { key: 'id', age: 'expires_at' },
   dpop_proof_jtis: { key: 'key_hash', age: 'expires_at' },
-} as const satisfies Record<string, { table?: string; key: string; age: string }>
+  // Clients of metadata documents (migration 0026) whose document was not fetched for
+  // CLIENT_ID_METADATA_UNUSED_DAYS and that hold no grant (applications_metadata_fetched_at_idx):
+  // the next request naming the URL stores the client again. A suspended one is kept, so its
+  // next request finds it suspended rather than new.
+  metadata_clients: { table: 'applications', key: 'id', age: 'metadata_fetched_at', unusedClient: true },
+} as const satisfies Record<string, { table?: string; key: string; age: string; unusedClient?: true }>
 
 export type JanitorTable = keyof typeof AGE_COLUMNS
 export const JANITOR_TABLES = Object.freeze(Object.keys(AGE_COLUMNS) as JanitorTable[])
@@ -43,12 +48,15 @@ export const JANITOR_TABLES = Object.freeze(Object.keys(AGE_COLUMNS) as JanitorT
  * them by index first, so each statement locks few rows for a short time. Returns how many.
  */
 export async function deleteOlderBatch(db: Db, table: JanitorTable, before: Date, limit: number): Promise<number> {
-  const rule: { table?: string; key: string; age: string } = AGE_COLUMNS[table]
+  const rule: { table?: string; key: string; age: string; unusedClient?: true } = AGE_COLUMNS[table]
   const { key, age } = rule
   const name = rule.table ?? table
+  const unused = rule.unusedClient
+    ? sql`and suspended_at is null and not exists (select 1 from grants where grants.application_id = applications.id)`
+    : sql``
   const result = await sql`
     delete from ${sql.table(name)} where ${sql.ref(key)} in (
-      select ${sql.ref(key)} from ${sql.table(name)} where ${sql.ref(age)} < ${before} limit ${limit}
+      select ${sql.ref(key)} from ${sql.table(name)} where ${sql.ref(age)} < ${before} ${unused} limit ${limit}
     )
   `.execute(db)
   return Number(result.numAffectedRows ?? 0)

@@ -12,9 +12,12 @@ export interface ApplicationListing {
   id: string
   client_id: string
   name: string
-  owner_id: string
-  owner_email: string
+  /** Both null for a client of a metadata document, which nobody owns (migration 0026). */
+  owner_id: string | null
+  owner_email: string | null
   created_at: Date
+  /** When its metadata document was last fetched; null for a registered application. */
+  metadata_fetched_at: Date | null
   suspended_at: Date | null
   verified_at: Date | null
   is_resource_server: boolean
@@ -28,11 +31,11 @@ export interface ApplicationListing {
 /** Applications whose name, client_id or owner's email contains `query` (all when empty), newest first. */
 export function listApplicationsForOperator(
   db: Db,
-  options: { query: string; limit: number; offset: number; ownerId?: string },
+  options: { query: string; limit: number; offset: number; ownerId?: string; metadataClients?: boolean },
 ): Promise<ApplicationListing[]> {
   let q = db
     .selectFrom('applications')
-    .innerJoin('users', 'users.id', 'applications.owner_id')
+    .leftJoin('users', 'users.id', 'applications.owner_id')
     .select([
       'applications.id',
       'applications.client_id',
@@ -47,6 +50,7 @@ export function listApplicationsForOperator(
       'applications.require_dpop',
       'applications.access_token_ttl_seconds',
       'applications.refresh_token_ttl_seconds',
+      'applications.metadata_fetched_at',
     ])
   if (options.query !== '') {
     const pattern = containing(options.query)
@@ -59,10 +63,12 @@ export function listApplicationsForOperator(
     )
   }
   if (options.ownerId !== undefined) q = q.where('applications.owner_id', '=', options.ownerId)
+  // Only the clients of metadata documents (applications_metadata_fetched_at_idx).
+  if (options.metadataClients === true) q = q.where('applications.metadata_fetched_at', 'is not', null)
   return q.orderBy('applications.created_at', 'desc').orderBy('applications.id').limit(options.limit).offset(options.offset).execute()
 }
 
-export type ApplicationWithOwner = Application & { owner_email: string }
+export type ApplicationWithOwner = Application & { owner_email: string | null }
 
 export function findApplicationForOperator(
   db: Db,
@@ -70,7 +76,7 @@ export function findApplicationForOperator(
 ): Promise<ApplicationWithOwner | undefined> {
   const q = db
     .selectFrom('applications')
-    .innerJoin('users', 'users.id', 'applications.owner_id')
+    .leftJoin('users', 'users.id', 'applications.owner_id')
     .selectAll('applications')
     .select('users.email as owner_email')
   return (

@@ -28,8 +28,8 @@ afterAll(async () => {
   await t.close()
 })
 
-/** The tables the janitor's rules delete from: expired_access_tokens is a rule of access_tokens. */
-const TABLES = JANITOR_TABLES.filter((t) => t !== 'expired_access_tokens')
+/** The tables the janitor's rules delete from: expired_access_tokens is a rule of access_tokens, metadata_clients of applications. */
+const TABLES = JANITOR_TABLES.filter((t) => t !== 'expired_access_tokens' && t !== 'metadata_clients')
 
 async function counts(): Promise<Record<string, number>> {
   const out: Record<string, number> = {}
@@ -350,6 +350,7 @@ describe('the janitor', () => {
       intervalMs: 5,
       revokedTokenRetentionMs: 30 * DAY,
       auditRetentionMs: 90 * DAY,
+      metadataClientUnusedMs: 30 * DAY,
     })
     janitor.start()
     try {

@@ -249,3 +249,22 @@ it('0025 adds resource identifiers, audiences and the v4 view; v1 to v3 leave ou
   expect(rows).toEqual([{ n: 0 }])
   await migrateToLatest(db)
 })
+
+it('0026 lets a metadata document client have no owner, only as a public client, and its down removes such clients', async () => {
+  const db = t.handle.db
+  await migrateToLatest(db)
+  const owner = await createUser(db)
+  const owned = await createApplication(db, { ownerId: owner.id })
+  const insert = (clientId: string, kind: string, fetched: boolean) =>
+    sql`insert into applications (client_id, kind, secret_hash, owner_id, name, redirect_uris, allowed_scopes, require_pkce, created_at, updated_at, metadata_fetched_at)
+        values (${clientId}, ${kind}, ${kind === 'native' ? null : 'digest'}, null, 'Bot', '{https://c.example/cb}', '{read}', true, now(), now(),
+                ${fetched ? sql`now()` : sql`null`})`.execute(db)
+  await insert('https://c.example/client.json', 'native', true)
+  // No owner without a document, and a document's client is never a confidential one.
+  await expect(insert('https://d.example/client.json', 'native', false)).rejects.toThrow(/applications_metadata_clients_have_no_owner/)
+  await expect(insert('https://e.example/client.json', 'web', true)).rejects.toThrow(/applications_metadata_clients_have_no_owner/)
+  await migrateTo(db, '0024_audit_event_areas')
+  const { rows } = await sql<{ id: string }>`select id from applications where client_id like 'https://%' or id = ${owned.id}`.execute(db)
+  expect(rows.map((r) => r.id)).toEqual([owned.id])
+  await migrateToLatest(db)
+})

@@ -32,6 +32,7 @@ const janitorOn = (database: DatabaseHandle) =>
     intervalMs: 300_000,
     revokedTokenRetentionMs: 30 * 86_400_000,
     auditRetentionMs: 90 * 86_400_000,
+    metadataClientUnusedMs: 30 * 86_400_000,
   })
 
 it('never runs two janitors at once', async () => {

@@ -49,7 +49,12 @@ describe('loadConfig', () => {
       dpop: { maxAgeSeconds: 60, nonce: 'off' },
       http: { requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000 },
       heapGrowingPercent: 50,
-      janitor: { intervalMs: 300_000, revokedTokenRetentionMs: 30 * 86_400_000, auditRetentionMs: 90 * 86_400_000 },
+      janitor: {
+        intervalMs: 300_000,
+        revokedTokenRetentionMs: 30 * 86_400_000,
+        auditRetentionMs: 90 * 86_400_000,
+        metadataClientUnusedMs: 30 * 86_400_000,
+      },
       streams: { perApplication: 4, total: 1000 },
       quotas: { applicationsPerUser: 25, tokensPerGrant: 10, codesPerMinute: 60, sessionsPerUser: 50 },
       refresh: { familyMaxSeconds: 365 * 86_400, reuseGraceSeconds: 10 },
@@ -229,6 +234,65 @@ describe('loadConfig', () => {
     for (const policy of ['none', 'operators', 'developers', 'all']) {
       expect(loadConfig({ REQUIRE_TWO_FACTOR: policy }).requireSecondFactor).toBe(policy)
     }
+  })
+
+  it('leaves Client ID Metadata Documents off by default, and reads their settings when on (docs/agents.md)', () => {
+    expect(loadConfig({}).clientMetadata).toBeUndefined()
+    expect(loadConfig({ CLIENT_ID_METADATA_ALLOWED_HOSTS: 'a.example' }).clientMetadata).toBeUndefined()
+    expect(loadConfig({ CLIENT_ID_METADATA_DOCUMENTS: 'true' }).clientMetadata).toEqual({
+      allowPrivateAddresses: false,
+      hosts: { allowed: [], blocked: [] },
+      timeoutMs: 5_000,
+      maxBytes: 5_120,
+      maxCacheSeconds: 3600,
+      maxClients: 10_000,
+      unusedDays: 30,
+      extraCa: undefined,
+    })
+    const caFile = join(import.meta.dirname, '../../packages/verifier/package.json')
+    expect(configRefusal({ CLIENT_ID_METADATA_DOCUMENTS: 'true', CLIENT_ID_METADATA_EXTRA_CA_FILE: caFile })).toContain(
+      'CLIENT_ID_METADATA_EXTRA_CA_FILE: must hold PEM certificates',
+    )
+    expect(
+      loadConfig({
+        CLIENT_ID_METADATA_DOCUMENTS: '1',
+        CLIENT_ID_METADATA_ALLOW_PRIVATE_ADDRESSES: 'true',
+        CLIENT_ID_METADATA_ALLOWED_HOSTS: ' Claude.AI, *.assistant.example ,,',
+        CLIENT_ID_METADATA_BLOCKED_HOSTS: 'bad.assistant.example',
+        CLIENT_ID_METADATA_FETCH_TIMEOUT_MS: '250',
+        CLIENT_ID_METADATA_MAX_BYTES: '2048',
+        CLIENT_ID_METADATA_MAX_CACHE_SECONDS: '60',
+        CLIENT_ID_METADATA_MAX_CLIENTS: '5',
+        CLIENT_ID_METADATA_UNUSED_DAYS: '2',
+      }).clientMetadata,
+    ).toMatchObject({
+      allowPrivateAddresses: true,
+      hosts: { allowed: ['claude.ai', '*.assistant.example'], blocked: ['bad.assistant.example'] },
+      timeoutMs: 250,
+      maxBytes: 2048,
+      maxCacheSeconds: 60,
+      maxClients: 5,
+      unusedDays: 2,
+    })
+  })
+
+  it.each([
+    ['CLIENT_ID_METADATA_DOCUMENTS', 'on', 'CLIENT_ID_METADATA_DOCUMENTS: must be true or false'],
+    [
+      'CLIENT_ID_METADATA_ALLOWED_HOSTS',
+      'https://a.example',
+      'CLIENT_ID_METADATA_ALLOWED_HOSTS: must be comma-separated host names, or *.suffix',
+    ],
+    [
+      'CLIENT_ID_METADATA_BLOCKED_HOSTS',
+      'a.*.example',
+      'CLIENT_ID_METADATA_BLOCKED_HOSTS: must be comma-separated host names, or *.suffix',
+    ],
+    ['CLIENT_ID_METADATA_MAX_CACHE_SECONDS', '59', 'CLIENT_ID_METADATA_MAX_CACHE_SECONDS: must be at least 60'],
+    ['CLIENT_ID_METADATA_FETCH_TIMEOUT_MS', '30001', 'CLIENT_ID_METADATA_FETCH_TIMEOUT_MS: must be at most 30000'],
+    ['CLIENT_ID_METADATA_MAX_BYTES', '0', 'CLIENT_ID_METADATA_MAX_BYTES: must be positive'],
+  ])('refuses %s=%s', (name, value, message) => {
+    expect(configRefusal({ [name]: value })).toContain(message)
   })
 
   it('treats an empty variable as unset', () => {

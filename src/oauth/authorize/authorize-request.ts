@@ -19,8 +19,11 @@ import { type ResourceTarget, parseResources, resourceTargets } from '../resourc
  * error goes back to the client.
  */
 
-/** The application with its owner's email and whether they verified it, for the consent page. */
-export type AuthorizeApplication = Application & { owner_email: string; owner_email_verified: boolean }
+/**
+ * The application with its owner's email and whether they verified it, for the consent page; a
+ * metadata document's client has no owner (docs/decisions/026-client-metadata-documents.md).
+ */
+export type AuthorizeApplication = Application & { owner_email: string | null; owner_email_verified: boolean }
 
 /** How the client_id is resolved: a database read, or the remembered-consent path's cache. */
 export type ApplicationLoader = (clientId: string) => AuthorizeApplication | undefined | Promise<AuthorizeApplication | undefined>

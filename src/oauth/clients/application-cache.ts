@@ -4,6 +4,8 @@ import type { Clock } from '../../lib/clock.js'
 import { findApplicationWithOwnerByClientId, listSpaRedirectUris } from '../../repositories/applications.js'
 import type { RevocationReceiver } from '../../revocation/bus.js'
 import type { AuthorizeApplication } from '../authorize/authorize-request.js'
+import type { MetadataClients } from './metadata-clients.js'
+import { looksLikeMetadataUrl } from './metadata-document.js'
 
 export const APPLICATION_CACHE_TTL_MS = 5_000
 export const APPLICATION_CACHE_MAX_ENTRIES = 1_000
@@ -26,6 +28,11 @@ export class ApplicationCache implements RevocationReceiver {
     private readonly clock: Clock,
     private readonly ttlMs = APPLICATION_CACHE_TTL_MS,
     maxEntries = APPLICATION_CACHE_MAX_ENTRIES,
+    /**
+     * Clients named by the URL of their metadata document (CLIENT_ID_METADATA_DOCUMENTS); absent,
+     * the default, such a client_id is unknown, even when an earlier run stored its client.
+     */
+    private readonly metadataClients?: MetadataClients,
   ) {
     this.#lru = new TtlLru(maxEntries)
   }
@@ -37,7 +44,9 @@ export class ApplicationCache implements RevocationReceiver {
 
   /** Reads the application from the database, remembering it (or forgetting it when gone). */
   async load(clientId: string): Promise<AuthorizeApplication | undefined> {
-    const app = await findApplicationWithOwnerByClientId(this.db, clientId)
+    const app = looksLikeMetadataUrl(clientId)
+      ? await this.metadataClients?.load(clientId)
+      : await findApplicationWithOwnerByClientId(this.db, clientId)
     if (app === undefined) this.#lru.delete(clientId)
     else this.#lru.set(clientId, app, this.clock().getTime() + this.ttlMs)
     return app

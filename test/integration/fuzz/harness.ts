@@ -178,6 +178,10 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
       LOGIN_ACCOUNT_ATTACK_LIMIT: '1000000',
       TOKEN_AUTH_FAILURE_LIMIT: '1000000',
       DEVICE_CODE_ENTRY_LIMIT: '1000',
+      // An https client_id is then the URL of a metadata document (docs/agents.md): the fuzz's own
+      // are all refused by their form or their address, before any connection.
+      CLIENT_ID_METADATA_DOCUMENTS: 'true',
+      CLIENT_ID_METADATA_FETCH_TIMEOUT_MS: '1000',
       LOG_LEVEL: 'info',
       // The logo's route exists only with a logo (src/http/routes/static.ts).
       BRAND_LOGO_FILE: BRAND_LOGO_FIXTURE,
@@ -551,6 +555,26 @@ export function knownValues(world: World, realSecrets = true) {
       { weight: 4, arbitrary: live(() => world.app.clientId) },
       { weight: 1, arbitrary: live(() => world.foreign.clientId) },
       { weight: 1, arbitrary: text(40) },
+      // Metadata document URLs (docs/agents.md), on IP literals only: no name is ever looked up.
+      {
+        weight: 1,
+        arbitrary: fc.oneof(
+          fc.constantFrom(
+            'https://127.0.0.1/client.json',
+            'https://[::1]/client.json',
+            'https://169.254.169.254/latest/meta-data',
+            'https://[::ffff:7f00:1]/c',
+            'https://10.0.0.1/c',
+            'https://127.0.0.1/c#f',
+            'https://u:p@127.0.0.1/c',
+            'https://127.0.0.1/a/../c',
+            'https://127.0.0.1',
+            'https://',
+            'http://127.0.0.1/c',
+          ),
+          text(20).map((t) => `https://127.0.0.1/${t}`),
+        ),
+      },
     ),
     secrets: realSecrets
       ? fc.oneof(

@@ -29,6 +29,7 @@ const ADMIN_PAGES = [
   '/admin',
   '/admin/users',
   '/admin/applications',
+  '/admin/applications?unregistered=1',
   '/admin/users?q=x&page=2',
   '/admin/audit',
   '/admin/audit?event=user.logged_in&from=2026-01-01&to=2099-12-31',

@@ -153,6 +153,8 @@ async function applicationPage(deps: Services, request: FastifyRequest<AppQuery>
       clientId: a.client_id,
       owner: a.owner_email,
       ownerId: a.owner_id,
+      // A client of a metadata document (docs/agents.md): its client_id is the document's URL.
+      metadataFetched: a.metadata_fetched_at === null ? null : formatTime(a.metadata_fetched_at),
       redirectUris: a.redirect_uris,
       postLogoutRedirectUris: a.post_logout_redirect_uris,
       scopes: a.allowed_scopes.join(' '),
@@ -171,24 +173,30 @@ async function applicationPage(deps: Services, request: FastifyRequest<AppQuery>
   })
 }
 
-type ListQuery = { Querystring: { q?: unknown; page?: unknown; deleted?: unknown } }
+type ListQuery = { Querystring: { q?: unknown; page?: unknown; deleted?: unknown; unregistered?: unknown } }
 
 /** GET /admin/applications: the search, a page of applications. */
 async function applicationsPage(deps: Services, request: FastifyRequest<ListQuery>, reply: FastifyReply) {
   const { operator } = deps
   const asked = listRequest(request.query)
-  const apps = await operator.searchApplications(asked)
+  // "Only clients without registration": the clients of metadata documents (docs/agents.md).
+  const unregistered = request.query.unregistered === '1'
+  const apps = await operator.searchApplications({ ...asked, metadataClients: unregistered })
   return render(request, reply, 'admin/applications.eta', {
     // A table page: the full width of the window (views/layouts/base.eta).
     wide: true,
     title: 'Applications',
     ...listView(asked, request.query.deleted, apps.length),
+    unregistered,
+    // The bound on them (CLIENT_ID_METADATA_MAX_CLIENTS), shown with the filter.
+    stored: unregistered ? { count: await operator.metadataClientCount(), max: deps.config.clientMetadata?.maxClients ?? null } : null,
     applications: apps.map((a) => ({
       id: a.id,
       name: a.name,
       clientId: a.client_id,
       owner: a.owner_email,
       ownerId: a.owner_id,
+      metadataFetched: a.metadata_fetched_at === null ? null : formatTime(a.metadata_fetched_at),
       created: formatTime(a.created_at),
       suspended: a.suspended_at !== null,
       verified: a.verified_at !== null,

@@ -110,8 +110,10 @@ function consentPage(
     appName: req.application.name,
     // The owner's email is shown only once the owner has verified it; an unverified address
     // is anyone's claim (docs/oauth-endpoints.md "`GET /oauth/authorize`").
-    ownerEmail: req.application.owner_email_verified ? req.application.owner_email : undefined,
+    ownerEmail: req.application.owner_email_verified ? (req.application.owner_email ?? undefined) : undefined,
     verified: req.application.verified_at !== null,
+    // A client of a metadata document (docs/agents.md): nobody registered it, its client_id is a URL.
+    documentHost: req.application.metadata_fetched_at === null ? null : new URL(req.application.client_id).host,
     homepageUrl: req.application.homepage_url,
     privacyPolicyUrl: req.application.privacy_policy_url,
     redirectHost: describeRedirectTarget(req.redirectUri).host,

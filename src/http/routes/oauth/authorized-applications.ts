@@ -16,6 +16,8 @@ export default async function authorizedApplicationsRoutes(app: FastifyInstance,
         id: g.id,
         name: g.application_name,
         ownerEmail: g.owner_email,
+        // A client of a metadata document has no owner: the host of its document is all that is known (docs/agents.md).
+        documentHost: g.metadata_fetched_at === null ? null : hostOf(g.client_id),
         // A scope the scopes file no longer defines grants nothing (docs/operating/scopes.md): not shown.
         scopes: scopes.normalize(g.scopes).map((s) => ({ name: s, description: scopes.describe(s) })),
         grantedOn: g.created_at.toISOString().slice(0, 10),
@@ -44,4 +46,8 @@ export default async function authorizedApplicationsRoutes(app: FastifyInstance,
       return reply.redirect('/authorized-applications?revoked=1', 303)
     },
   )
+}
+
+function hostOf(url: string): string {
+  return URL.canParse(url) ? new URL(url).host : url
 }
