@@ -23,6 +23,7 @@ import * as m0021 from './0021_machine_tokens.js'
 import * as m0022 from './0022_bound_and_expiring_tokens.js'
 import * as m0023 from './0023_held_request_dpop_jkt.js'
 import * as m0024 from './0024_audit_event_areas.js'
+import * as m0025 from './0025_resource_indicators.js'
 import * as m0026 from './0026_client_metadata_documents.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
@@ -51,5 +52,6 @@ export const migrations: Record<string, Migration> = {
   '0022_bound_and_expiring_tokens': m0022,
   '0023_held_request_dpop_jkt': m0023,
   '0024_audit_event_areas': m0024,
+  '0025_resource_indicators': m0025,
   '0026_client_metadata_documents': m0026,
 }

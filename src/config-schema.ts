@@ -100,6 +100,11 @@ export const EnvSchema = z.object({
   REFRESH_TOKEN_FAMILY_MAX_DAYS: positiveInt(3650).default(365),
   /** Seconds a retired refresh token may be presented once more for the answer lost in flight; 0 = none (docs/decisions/023-refresh-token-grace.md). */
   REFRESH_TOKEN_REUSE_GRACE_SECONDS: nonNegativeInt(300).default(10),
+  /**
+   * RFC 8707: the lifetime of a token minted for resources when neither the client application nor
+   * the resource server chose one; 60 s to 7 days (docs/decisions/025-audiences.md).
+   */
+  RESOURCE_TOKEN_TTL_SECONDS_DEFAULT: positiveInt(604_800).min(60, 'must be at least 60').default(3600),
   MAX_SESSIONS_PER_USER: positiveInt(10_000).default(50),
   CODE_ISSUE_LIMIT: positiveInt(100_000).default(60),
   SMTP_URL: z

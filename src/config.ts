@@ -74,6 +74,8 @@ export interface Config {
   /** What one account may hold or issue (docs/operating/limits.md). */
   readonly quotas: Quotas
   readonly refresh: RefreshSettings
+  /** RESOURCE_TOKEN_TTL_SECONDS_DEFAULT: the lifetime of a token for resources none of whose parties chose one (RFC 8707). */
+  readonly resources: { readonly defaultTtlSeconds: number }
   /** How mail leaves (docs/accounts.md "Mail"). */
   readonly mail: MailSettings
   /** GET /metrics needs `Authorization: Bearer <this>`; unset: only loopback clients are answered. */
@@ -255,6 +257,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       sessionsPerUser: e.MAX_SESSIONS_PER_USER,
     }),
     refresh: refreshOf(e),
+    resources: Object.freeze({ defaultTtlSeconds: e.RESOURCE_TOKEN_TTL_SECONDS_DEFAULT }),
     mail: mailSettingsOf(e, publicUrl),
     scopes: scopesOf(e.SCOPES_FILE),
     clientMetadata: clientMetadataOf(e),

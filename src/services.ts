@@ -148,11 +148,12 @@ function oauthSettings(
   config: Config,
 ): Pick<
   OAuthDeps,
-  'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes' | 'dpop' | 'refresh' | 'clientMetadataDocuments'
+  'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes' | 'dpop' | 'refresh' | 'clientMetadataDocuments' | 'resources'
 > {
   return {
     clientMetadataDocuments: config.clientMetadata !== undefined,
     refresh: config.refresh,
+    resources: config.resources,
     issuer: config.publicUrl,
     scopes: new ScopeVocabulary(config.scopes),
     quotas: config.quotas,
@@ -160,6 +161,11 @@ function oauthSettings(
     idTokenTtlMs: config.idTokenTtlMs,
     dpop: config.dpop,
   }
+}
+
+/** What the operator's use cases read of the configuration: the scopes, and PUBLIC_URL (resource identifiers on loopback). */
+function operatorSettings(settings: Pick<OAuthDeps, 'scopes' | 'issuer'>) {
+  return { scopes: settings.scopes, publicUrl: settings.issuer }
 }
 
 /** What the device flow reads of the configuration (RFC 8628; docs/oauth-endpoints.md "Device flow"). */
@@ -170,6 +176,7 @@ function deviceSettings(config: Config, scopes: ScopeVocabulary) {
     clientAuthFailureLimit: config.tokenAuthFailureLimit,
     intervalSeconds: config.deviceCodeIntervalSeconds,
     refresh: config.refresh,
+    resources: config.resources,
     limits: config.limits,
   }
 }
@@ -244,7 +251,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       caches.sessions,
     ),
     console: consoleUseCases({ db, bus, clock, audit, applicationsPerUser: config.quotas.applicationsPerUser }),
-    operator: operatorUseCases({ db, bus, clock, audit, mailer, mailFrame: mailFrameOf(config), scopes: settings.scopes }),
+    operator: operatorUseCases({ db, bus, clock, audit, mailer, mailFrame: mailFrameOf(config), ...operatorSettings(settings) }),
     maintenance,
     oauth,
     device,

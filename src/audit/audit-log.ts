@@ -60,6 +60,7 @@ export const AUDIT_EVENTS = Object.freeze({
   'application.token_policy_changed': 'Token policy changed (DPoP, access-token and refresh-token lifetimes)',
   'application.deleted': 'Application deleted',
   'application.verification_cleared': 'Operator verification withdrawn by a change of name, redirect URIs or links',
+  'application.resources_changed': 'Resource identifiers or the lifetime of tokens for them changed by the operator (RFC 8707)',
   'grant.given': 'Access granted to an application',
   'grant.revoked': 'Access revoked from an application',
   'refresh_token.reused':
@@ -254,6 +255,18 @@ export const auditDetail = {
   passkeyLogIn: (knownDevice: boolean) =>
     `With a passkey, ${knownDevice ? 'from a browser that logged in to this account before' : 'from a new browser'}`,
   passkeyLoginFailed: () => 'A passkey was not accepted',
+  /**
+   * RFC 8707: the identifiers an operator declared or removed (URLs of APIs, never secret) and the
+   * lifetime of tokens for them, null being RESOURCE_TOKEN_TTL_SECONDS_DEFAULT.
+   */
+  resourcesChanged: (added: readonly string[], removed: readonly string[], ttlBefore: number | null, ttlAfter: number | null) => {
+    const parts: string[] = []
+    if (added.length > 0) parts.push(`Added: ${added.join(' ')}`)
+    if (removed.length > 0) parts.push(`Removed: ${removed.join(' ')}`)
+    const ttl = (s: number | null) => (s === null ? 'the default' : `${s} s`)
+    if (ttlBefore !== ttlAfter) parts.push(`Token lifetime: ${ttl(ttlBefore)} to ${ttl(ttlAfter)}`)
+    return parts.join('; ')
+  },
   /** Key ids are thumbprints of public keys (RFC 7638), never secret. */
   signingKeysRotated: (keys: ReadonlyArray<{ alg: string; kid: string }>, from: Date) =>
     `Next keys ${keys.map((k) => `${k.alg} ${k.kid}`).join(', ')}; they sign from ${from.toISOString()}`,

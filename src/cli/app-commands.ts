@@ -149,6 +149,43 @@ const appsClientCredentials: Command = {
   },
 }
 
+/**
+ * `apps resources <client_id> [--add URL]... [--remove URL]... [--ttl SECONDS|default]`: the
+ * resource identifiers of a resource server (RFC 8707) and the lifetime of tokens for them
+ * (docs/decisions/025-audiences.md); without a flag, what they are.
+ */
+const appsResources: Command = {
+  arity: 1,
+  async run({ args, flags, services }) {
+    const app = await services.operator.applicationByClientId(argument(args, 0, 'client_id'))
+    const name = `${app.name} (${app.client_id})`
+    const ttlSeconds = ttlFlag(flags.ttl)
+    const asks = flags.add !== undefined || flags.remove !== undefined || ttlSeconds !== undefined
+    const view = asks
+      ? await services.operator.changeResources(COMMAND_LINE, app.id, { add: flags.add ?? [], remove: flags.remove ?? [], ttlSeconds })
+      : { ...(await services.operator.resourcesOf(app.id)), changed: false }
+    const lifetime = view.ttlSeconds === null ? 'the default (RESOURCE_TOKEN_TTL_SECONDS_DEFAULT)' : formatLifetime(view.ttlSeconds)
+    const list = view.identifiers.length === 0 ? 'no resource identifiers' : `resource identifiers ${view.identifiers.join(' ')}`
+    const state = view.resourceServer ? '' : ' It is not a resource server: its identifiers are refused until it is one again.'
+    const lead = asks ? (view.changed ? 'now has' : 'already had') : 'has'
+    return done(`${name} ${lead} ${list}; tokens for them live ${lifetime}.${state}`, {
+      client_id: app.client_id,
+      resource_server: view.resourceServer,
+      resource_identifiers: view.identifiers,
+      resource_token_ttl_seconds: view.ttlSeconds,
+      changed: view.changed,
+    })
+  },
+}
+
+/** --ttl: seconds, or `default` for RESOURCE_TOKEN_TTL_SECONDS_DEFAULT; undefined when absent. */
+function ttlFlag(raw: string | undefined): number | null | undefined {
+  if (raw === undefined) return undefined
+  if (raw === 'default') return null
+  if (!/^\d{1,9}$/.test(raw)) throw new UsageError('apps resources --ttl takes a number of seconds or default')
+  return Number(raw)
+}
+
 const tokensRevoke: Command = {
   arity: 0,
   async run({ flags, services: { operator } }) {
@@ -174,6 +211,7 @@ export const APP_COMMANDS: Readonly<Record<string, Command>> = {
   'apps unverify': appsVerify(false),
   'apps resource-server': appsResourceServer,
   'apps client-credentials': appsClientCredentials,
+  'apps resources': appsResources,
   'apps delete': appsDelete,
   'tokens revoke': tokensRevoke,
 }

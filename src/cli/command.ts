@@ -12,7 +12,19 @@ export class UsageError extends Error {
   override name = 'UsageError'
 }
 
-export type Flags = { search?: string; page?: string; app?: string; user?: string; scopes?: string; to?: string; last?: boolean }
+export type Flags = {
+  search?: string
+  page?: string
+  app?: string
+  user?: string
+  scopes?: string
+  to?: string
+  last?: boolean
+  /** `apps resources`: identifiers to declare and to remove (each flag may be repeated), and the token lifetime. */
+  add?: string[]
+  remove?: string[]
+  ttl?: string
+}
 
 export interface Output {
   text: string

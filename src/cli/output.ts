@@ -20,6 +20,8 @@ export const USAGE = `Usage: gatehouse <command> [--json]
   apps resource-server <client_id> on|off   may introspect any token and subscribe to revocations
   apps client-credentials <client_id> --scopes "SCOPES" | off
                                     a machine application's tokens for itself (no user), with these scopes
+  apps resources <client_id> [--add URL]... [--remove URL]... [--ttl SECONDS|default]
+                                    a resource server's resource identifiers (RFC 8707) and its tokens' lifetime
   apps delete <client_id>
   tokens revoke --app <client_id> [--user <email>]
   keys list                         the ID Token signing keys, retired ones too

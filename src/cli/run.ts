@@ -42,6 +42,9 @@ function parse(argv: readonly string[]): Parsed {
       scopes: { type: 'string' },
       to: { type: 'string' },
       last: { type: 'boolean', default: false },
+      add: { type: 'string', multiple: true },
+      remove: { type: 'string', multiple: true },
+      ttl: { type: 'string' },
     },
   })
   return { flags: values, positionals }

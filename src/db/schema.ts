@@ -71,10 +71,27 @@ export interface ApplicationsTable {
   access_token_ttl_seconds: ColumnType<number | null, number | null | undefined, number | null>
   refresh_token_ttl_seconds: ColumnType<number | null, number | null | undefined, number | null>
   /**
+   * RFC 8707: for a resource server, the lifetime of tokens minted for its identifiers when the
+   * client application chose none; null: RESOURCE_TOKEN_TTL_SECONDS_DEFAULT (migration 0025,
+   * docs/decisions/025-audiences.md).
+   */
+  resource_token_ttl_seconds: ColumnType<number | null, number | null | undefined, number | null>
+  /**
    * Set exactly for a client whose client_id is the URL of its metadata document: when the
    * document was last fetched (migration 0026, docs/decisions/026-client-metadata-documents.md).
    */
   metadata_fetched_at: ColumnType<Date | null, Date | null | undefined, Date | null>
+}
+
+/**
+ * RFC 8707 §2: a resource identifier an operator declared for a resource server application; it
+ * belongs to that one application (migration 0025).
+ */
+export interface ResourceIdentifiersTable {
+  /** An absolute URL without fragment, as the client sends it in `resource`. */
+  identifier: string
+  application_id: string
+  created_at: Timestamp
 }
 
 /** RFC 8628: one device's request, until its device code is exchanged or it expires (migration 0020). */
@@ -94,6 +111,8 @@ export interface DeviceAuthorizationsTable {
   last_polled_at: Timestamp | null
   /** RFC 8628 3.5: raised by 5 s at every slow_down. */
   interval_seconds: number
+  /** RFC 8707: the resource identifiers the device asked for; null without `resource` (migration 0025). */
+  resources: ColumnType<string[] | null, string[] | null | undefined, string[] | null>
 }
 
 export type DeviceAuthorizationStatus = 'pending' | 'approved' | 'denied'
@@ -129,6 +148,8 @@ export interface PendingAuthorizationsTable {
   nonce: ColumnType<string | null, string | null | undefined, string | null>
   /** RFC 9449 §10: the key the request's `dpop_jkt` binds its code to (migrations/0023_held_request_dpop_jkt.ts). */
   dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
+  /** RFC 8707: the resource identifiers the request asked for; null without `resource` (migration 0025). */
+  resources: ColumnType<string[] | null, string[] | null | undefined, string[] | null>
 }
 
 export interface RateLimitsTable {
@@ -208,6 +229,7 @@ export interface Database {
   refresh_token_families: RefreshTokenFamiliesTable
   refresh_tokens: RefreshTokensTable
   dpop_proof_jtis: DpopProofJtisTable
+  resource_identifiers: ResourceIdentifiersTable
 }
 
 export type User = Selectable<UsersTable>
@@ -217,3 +239,4 @@ export type AuthorizationCode = Selectable<AuthorizationCodesTable>
 export type AccessToken = Selectable<AccessTokensTable>
 export type PendingAuthorization = Selectable<PendingAuthorizationsTable>
 export type DeviceAuthorization = Selectable<DeviceAuthorizationsTable>
+export type ResourceIdentifier = Selectable<ResourceIdentifiersTable>

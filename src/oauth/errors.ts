@@ -93,6 +93,14 @@ export class InvalidScopeError extends OAuthError {
   readonly error = 'invalid_scope'
 }
 
+/**
+ * RFC 8707 §2: a `resource` is not an absolute URI without fragment, is not a resource server's
+ * declared identifier (or its server is suspended), or goes beyond what was authorized.
+ */
+export class InvalidTargetError extends OAuthError {
+  readonly error = 'invalid_target'
+}
+
 /** RFC 6749 4.1.2.1: the resource owner or the server denied the request. */
 export class AccessDeniedError extends OAuthError {
   readonly error = 'access_denied'

@@ -23,7 +23,15 @@ export {
 /* How a token was presented to Gatehouse's own resource endpoints (RFC 6750, RFC 9449 §7). */
 export { type BindingCheck, bearerBinding, bearerChallenges, dpopChallenges } from './token/presentation.js'
 /* The OAuth parameters as RFC 6749 3.1 and 3.2 read them. */
-export { requestParams, singleParams } from './params.js'
+export { checkedParams, requestParams, requestReading, singleParams } from './params.js'
+export {
+  MAX_RESOURCE_IDENTIFIER_LENGTH,
+  type ResourceSettings,
+  type ResourceTarget,
+  canonicalIdentifier,
+  identifierProblem,
+  resourceNames,
+} from './resources/resource-indicators.js'
 export { ScopeVocabulary } from './grants/scope.js'
 /** The JWKS's Cache-Control max-age (docs/decisions/014-signing-keys.md). */
 export { JWKS_MAX_AGE_SECONDS } from './identity/signing-keys.js'

@@ -15,9 +15,18 @@ export type Params = Record<string, string>
 
 export type ParamProblem = 'repeated' | 'not-a-string' | 'control-character'
 
+/**
+ * RFC 8707 §2: the one parameter that may be repeated, once per resource the token is for. Its
+ * values are read into `resources`, never into `params`, so no endpoint can mistake one of them
+ * for the only one.
+ */
+export const RESOURCE_PARAM = 'resource'
+
 export interface ParamReading {
   /** The usable parameters: every single, clean string value. */
   params: Params
+  /** Every non-empty `resource` value, in the order sent (RFC 8707 §2); each held to the same rules. */
+  resources: string[]
   /** Parameters that broke a rule, in the order they were sent. */
   problems: Array<{ name: string; problem: ParamProblem }>
   /** The input was neither absent nor an object of parameters. */
@@ -26,16 +35,25 @@ export interface ParamReading {
 
 /** Reads parameters without throwing, so each endpoint decides what a problem means for it. */
 export function readParams(input: unknown): ParamReading {
-  const reading: ParamReading = { params: {}, problems: [], notAnObject: false }
+  const reading: ParamReading = { params: {}, resources: [], problems: [], notAnObject: false }
   if (input === undefined || input === null) return reading
   if (typeof input !== 'object' || Array.isArray(input)) return { ...reading, notAnObject: true }
   for (const [name, value] of Object.entries(input as Record<string, unknown>)) {
-    if (Array.isArray(value)) reading.problems.push({ name, problem: 'repeated' })
+    if (name === RESOURCE_PARAM) readResources(reading, value)
+    else if (Array.isArray(value)) reading.problems.push({ name, problem: 'repeated' })
     else if (typeof value !== 'string') reading.problems.push({ name, problem: 'not-a-string' })
     else if (hasControlCharacter(value)) reading.problems.push({ name, problem: 'control-character' })
     else reading.params[name] = value
   }
   return reading
+}
+
+function readResources(reading: ParamReading, value: unknown): void {
+  for (const v of Array.isArray(value) ? (value as unknown[]) : [value]) {
+    if (typeof v !== 'string') reading.problems.push({ name: RESOURCE_PARAM, problem: 'not-a-string' })
+    else if (hasControlCharacter(v)) reading.problems.push({ name: RESOURCE_PARAM, problem: 'control-character' })
+    else if (v !== '') reading.resources.push(v)
+  }
 }
 
 /**
@@ -59,11 +77,16 @@ export function describeProblem(name: string, problem: ParamProblem): string {
 
 /** The parameters, or invalid_request naming the first offending one. */
 export function singleParams(input: unknown): Params {
+  return checkedParams(input).params
+}
+
+/** The parameters with the `resource` values (RFC 8707 §2), or invalid_request naming the first offending one. */
+export function checkedParams(input: unknown): { params: Params; resources: string[] } {
   const r = readParams(input)
   if (r.notAnObject) throw new InvalidRequestError('The request body must be an object of parameters')
   const first = r.problems[0]
   if (first !== undefined) throw new InvalidRequestError(describeProblem(first.name, first.problem))
-  return r.params
+  return { params: r.params, resources: r.resources }
 }
 
 /**
@@ -72,10 +95,15 @@ export function singleParams(input: unknown): Params {
  * so a value cannot be overridden from the other source.
  */
 export function requestParams(body: unknown, query: unknown): Params {
-  const fromBody = singleParams(body)
-  const fromQuery = singleParams(query)
-  const hasBody = Object.keys(fromBody).length > 0
-  const hasQuery = Object.keys(fromQuery).length > 0
+  return requestReading(body, query).params
+}
+
+/** requestParams with the `resource` values (RFC 8707 §2), from the same source. */
+export function requestReading(body: unknown, query: unknown): { params: Params; resources: string[] } {
+  const fromBody = checkedParams(body)
+  const fromQuery = checkedParams(query)
+  const hasBody = Object.keys(fromBody.params).length > 0 || fromBody.resources.length > 0
+  const hasQuery = Object.keys(fromQuery.params).length > 0 || fromQuery.resources.length > 0
   if (hasBody && hasQuery) throw new InvalidRequestError('Send the parameters in the body or in the query string, not both')
   return hasBody ? fromBody : fromQuery
 }

@@ -37,6 +37,7 @@ import type { DpopBinding } from './dpop/binding.js'
 import { DpopCheck, type DpopSettings } from './dpop/proof-check.js'
 import { DPOP_SIGNING_ALGS } from '@gatehouse/verifier/shared'
 import type { RefreshSettings } from './token/refresh-grant.js'
+import type { ResourceSettings } from './resources/resource-indicators.js'
 
 /*
  * The OAuth endpoints' and the resource-server endpoints' use cases, built once in
@@ -57,9 +58,15 @@ export interface OAuthUseCases {
   authorizeDestination(path: string): Promise<string | undefined>
   /** POST /oauth/token, grant_type=authorization_code (RFC 6749 4.1.3). */
   /** `dpop`: what the request's valid DPoP proof binds the tokens to (RFC 9449 §5), checked by the route. */
-  exchangeCode(params: Params, authorization: string | undefined, dpop?: DpopBinding): Promise<TokenResponse>
+  /** `resources`: the request's `resource` values (RFC 8707 §2), which requestReading keeps apart from `params`. */
+  exchangeCode(params: Params, authorization: string | undefined, dpop?: DpopBinding, resources?: readonly string[]): Promise<TokenResponse>
   /** POST /oauth/par (RFC 9126 2): validates and keeps an authorize request for a minute. */
-  pushAuthorizationRequest(params: Params, authorization: string | undefined, dpop?: DpopBinding): Promise<PushedRequestResponse>
+  pushAuthorizationRequest(
+    params: Params,
+    authorization: string | undefined,
+    dpop?: DpopBinding,
+    resources?: readonly string[],
+  ): Promise<PushedRequestResponse>
   /**
    * RFC 9449 §4.3, §8: the binding the request's `DPoP` header (`header`, as Node gives it)
    * proves for `method` at the endpoint `path` under the issuer; undefined without the header.
@@ -124,6 +131,8 @@ export interface OAuthDeps {
   dpop: DpopSettings
   /** REFRESH_TOKEN_FAMILY_MAX_DAYS, REFRESH_TOKEN_REUSE_GRACE_SECONDS (docs/expiring-tokens.md). */
   refresh: RefreshSettings
+  /** RESOURCE_TOKEN_TTL_SECONDS_DEFAULT (docs/decisions/025-audiences.md). */
+  resources: ResourceSettings
   /** CLIENT_ID_METADATA_DOCUMENTS: whether the metadata says so (docs/agents.md). */
   clientMetadataDocuments: boolean
 }
@@ -172,6 +181,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     quotas: deps.quotas,
     tokenQuota: deps.tokenQuota,
     idTokens,
+    resources: deps.resources,
   }
   const clients: Parameters<typeof exchangeAuthorizationCode>[0] = {
     db,
@@ -183,6 +193,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     scopes: deps.scopes,
     refresh: deps.refresh,
     audit,
+    resources: deps.resources,
   }
   const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications }
   const metadata = metadataOf(deps.issuer, deps.scopes, deps.clientMetadataDocuments)
@@ -198,8 +209,10 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
         trailOf(audit, actor),
       ),
     authorizeDestination: (path) => authorizeDestination(authorizing, path),
-    exchangeCode: (params, authorization, binding) => exchangeAuthorizationCode(clients, params, authorization, binding),
-    pushAuthorizationRequest: (params, authorization, binding) => pushAuthorizationRequest(pushing, params, authorization, binding),
+    exchangeCode: (params, authorization, binding, resources) =>
+      exchangeAuthorizationCode(clients, params, authorization, binding, resources),
+    pushAuthorizationRequest: (params, authorization, binding, resources) =>
+      pushAuthorizationRequest(pushing, params, authorization, binding, resources),
     checkDpop: (header, method, path) => dpop.check(header, method, path),
     dpopNonce: () => dpop.nonceToProvide(),
     revokeToken: (params, authorization) => revokeForClient(clients, params, authorization),

@@ -34,8 +34,11 @@ import { revoke } from '../revocation/revoke.js'
  * hears of it), and is recorded in the audit log by the caller's `record`.
  */
 
-/** An operator action as the audit log records it (its names: `operator.*` in src/audit/audit-log.ts). */
-export type OperatorEvent = AuditEvent & { event: Extract<AuditEventName, `operator.${string}`> }
+/**
+ * An operator action as the audit log records it (its names: `operator.*` in src/audit/audit-log.ts,
+ * and `application.resources_changed`, which only an operator does: src/operator/resources.ts).
+ */
+export type OperatorEvent = AuditEvent & { event: Extract<AuditEventName, `operator.${string}` | 'application.resources_changed'> }
 
 export interface OperatorContext {
   db: Db

@@ -36,6 +36,7 @@ import { type SecondFactorReset, resetSecondFactor } from './second-factor-reset
 import { type Activity, cachedActivity } from './activity.js'
 import { type ClientCredentialsChange, setClientCredentials } from './client-credentials.js'
 import type { ScopeVocabulary } from '../oauth/index.js'
+import { type ResourcesChange, type ResourcesView, changeResources, resourcesOf } from './resources.js'
 
 /*
  * The operator's use cases (docs/operating/admin.md), built once in src/services.ts for both
@@ -92,6 +93,10 @@ export interface OperatorUseCases {
    * its scopes, space-separated, or null to turn it off.
    */
   setClientCredentials(actor: Actor, applicationId: string, scopes: string | null): Promise<ClientCredentialsChange>
+  /** RFC 8707: the resource identifiers the application declared and the lifetime of tokens for them (src/operator/resources.ts). */
+  resourcesOf(applicationId: string): Promise<ResourcesView>
+  /** Adds and removes resource identifiers and sets the lifetime; audited as `application.resources_changed`. */
+  changeResources(actor: Actor, applicationId: string, change: ResourcesChange): Promise<ResourcesView & { changed: boolean }>
   /** `gatehouse tokens revoke`: every token of the application, or one user's. */
   revokeTokens(actor: Actor, applicationId: string, userId?: string): Promise<{ revoked: number }>
   /**
@@ -116,6 +121,8 @@ export interface OperatorDeps {
   mailFrame: MailFrame
   /** What the client credentials grant may be given (docs/operating/scopes.md). */
   scopes: ScopeVocabulary
+  /** PUBLIC_URL: an http loopback one lets resource identifiers be http loopback too, for development. */
+  publicUrl: string
 }
 
 const orUndefined = <T>(found: Promise<T>): Promise<T | undefined> =>
@@ -124,7 +131,7 @@ const orUndefined = <T>(found: Promise<T>): Promise<T | undefined> =>
     throw err
   })
 
-export function operatorUseCases({ db, bus, clock, audit, mailer, mailFrame, scopes }: OperatorDeps): OperatorUseCases {
+export function operatorUseCases({ db, bus, clock, audit, mailer, mailFrame, scopes, publicUrl }: OperatorDeps): OperatorUseCases {
   const ctx = (actor: Actor): OperatorContext => ({ db, bus, record: (event) => trailOf(audit, actor).record(event) })
   const mayModerate = (actor: Actor, userId: string) => actor.userId !== userId
   const moderated = (actor: Actor, userId: string) => {
@@ -157,6 +164,8 @@ export function operatorUseCases({ db, bus, clock, audit, mailer, mailFrame, sco
     setResourceServer: (actor, id, on) => setResourceServer(ctx(actor), id, on, clock()),
     deleteApplication: (actor, id) => deleteApplicationAsOperator(ctx(actor), id, clock()),
     setClientCredentials: (actor, id, granted) => setClientCredentials({ ...ctx(actor), scopes }, id, granted, clock()),
+    resourcesOf: (id) => resourcesOf({ db }, id),
+    changeResources: (actor, id, change) => changeResources({ ...ctx(actor), publicUrl }, id, change, clock()),
     revokeTokens: (actor, id, userId) => revokeApplicationTokens(ctx(actor), id, userId, clock()),
     async readAuditLog({ email, ...filter }, cursor) {
       const user = email === undefined ? undefined : await findUser(db, email)

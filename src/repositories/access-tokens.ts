@@ -1,5 +1,5 @@
 import { LIVE_TOKEN_VIEW } from '@gatehouse/verifier/shared'
-import { CompiledQuery, sql } from 'kysely'
+import { CompiledQuery, type RawBuilder, sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { AccessToken } from '../db/schema.js'
 import { revokeNewestBeyond } from './newest-beyond.js'
@@ -13,7 +13,9 @@ export interface NewAccessToken {
   /** RFC 9449 §6: the key the token is bound to; absent for a bearer token. */
   dpopJkt?: string
   /** When the owner chose an access-token lifetime (docs/expiring-tokens.md); absent: until revoked. */
-  expiresAt?: Date
+  expiresAt?: Date | undefined
+  /** RFC 8707: the resource identifiers the token is for, sorted and distinct; absent: no audience. */
+  audience?: string[] | null | undefined
 }
 
 /** Inserts a token issued without a code (token flow, device grant). */
@@ -29,6 +31,7 @@ export function insertAccessToken(db: Db, t: NewAccessToken): Promise<Pick<Acces
       created_at: t.now,
       ...(t.dpopJkt === undefined ? {} : { dpop_jkt: t.dpopJkt }),
       expires_at: t.expiresAt ?? null,
+      audience: t.audience ?? null,
     })
     .returning('created_at')
     .executeTakeFirstOrThrow()
@@ -126,11 +129,35 @@ export function revokeMachineTokensBeyond(
  */
 export async function insertMachineToken(
   db: Db,
-  t: { tokenHash: string; applicationId: string; scopes: string[]; now: Date; dpopJkt?: string | undefined },
+  t: {
+    tokenHash: string
+    applicationId: string
+    scopes: string[]
+    now: Date
+    dpopJkt?: string | undefined
+    /** RFC 8707: the token's audience and its lifetime in seconds (docs/decisions/025-audiences.md); absent: none. */
+    audience?: { identifiers: string[]; ttlSeconds: number } | undefined
+  },
 ): Promise<Pick<AccessToken, 'created_at' | 'expires_at'> | undefined> {
+  const audience = t.audience?.identifiers ?? null
+  // With an audience the lifetime is decided by the caller; else the owner's, if chosen (docs/expiring-tokens.md); null: until revoked.
+  const expiresAt: RawBuilder<Date | null> =
+    t.audience === undefined
+      ? sql<Date | null>`${t.now}::timestamptz + access_token_ttl_seconds * interval '1 second'`
+      : sql<Date | null>`${t.now}::timestamptz + ${t.audience.ttlSeconds}::int * interval '1 second'`
   return db
     .insertInto('access_tokens')
-    .columns(['token_hash', 'application_id', 'user_id', 'scopes', 'authorization_code_id', 'created_at', 'dpop_jkt', 'expires_at'])
+    .columns([
+      'token_hash',
+      'application_id',
+      'user_id',
+      'scopes',
+      'authorization_code_id',
+      'created_at',
+      'dpop_jkt',
+      'expires_at',
+      'audience',
+    ])
     .expression(
       db
         .selectFrom('applications')
@@ -143,8 +170,8 @@ export async function insertMachineToken(
           sql<Date>`${t.now}::timestamptz`.as('created_at'),
           // RFC 9449 §6: the key the token is bound to, null for a bearer token.
           sql<string | null>`${t.dpopJkt ?? null}::text`.as('dpop_jkt'),
-          // The owner's access-token lifetime, if chosen (docs/expiring-tokens.md); null: until revoked.
-          sql<Date | null>`${t.now}::timestamptz + access_token_ttl_seconds * interval '1 second'`.as('expires_at'),
+          expiresAt.as('expires_at'),
+          sql<string[] | null>`${audience}::text[]`.as('audience'),
         ])
         .where('id', '=', t.applicationId)
         .where('suspended_at', 'is', null)

@@ -16,6 +16,8 @@ export interface NewCode {
   identity: CodeIdentity | null
   /** RFC 9449 §10: the key `dpop_jkt` bound the code to, or null. */
   dpopJkt?: string | null
+  /** RFC 8707: the resources the authorization is for, sorted and distinct; null without `resource`. */
+  resources?: string[] | null
 }
 
 /** OpenID Connect Core 3.1.3.6: what an ID Token issued for the code states of its request and session. */
@@ -44,6 +46,7 @@ export async function insertAuthorizationCode(db: Db, c: NewCode): Promise<void>
       amr: c.identity?.amr ?? null,
       sid: c.identity?.sid ?? null,
       dpop_jkt: c.dpopJkt ?? null,
+      resources: c.resources ?? null,
     })
     .execute()
 }
@@ -76,6 +79,8 @@ const IDENTITY_PARAMS = [0, 1, 2, 3].map((i) => `$${11 + CODE_FLOW_SETTINGS.leng
 const SESSION_PARAMS = [0, 1, 2, 3].map((i) => `$${15 + CODE_FLOW_SETTINGS.length + i}`)
 /** RFC 9449 §10: the key the code is bound to (`dpop_jkt`), null for most, after the session's. */
 const DPOP_JKT_PARAM = `$${19 + CODE_FLOW_SETTINGS.length}::text`
+/** RFC 8707: the resources, last, in the statement's shape for a request that names them only. */
+const RESOURCES_PARAM = `$${20 + CODE_FLOW_SETTINGS.length}::text[]`
 
 /**
  * The browser session a code is issued under, as the authorize request read it: its stored
@@ -100,7 +105,7 @@ export interface SessionCheck {
 // every code the application was issued in the window, several times the buffers per request
 // (docs/decisions/007-one-statement-hot-paths.md). Exported for the test that
 // pins that plan (test/postgres/code-quota-plan.test.ts).
-export const INSERT_CODE_UNDER_GRANT = `
+const codeUnderGrantStatement = (withResources: boolean) => `
 with session_live as (
   select exists (
     select 1 from sessions s join users su on su.id = s.user_id
@@ -118,10 +123,10 @@ with session_live as (
 ), issued as (
   insert into authorization_codes
     (code_hash, application_id, user_id, scopes, redirect_uri, code_challenge, code_challenge_method, created_at, expires_at,
-     nonce, auth_time, amr, sid, dpop_jkt)
+     nonce, auth_time, amr, sid, dpop_jkt${withResources ? ', resources' : ''})
   select $1::text, g.application_id, g.user_id, $3::text[], $4::text, $5::text, $6::text, $7::timestamptz, $8::timestamptz,
     ${IDENTITY_PARAMS[0]}::text, ${IDENTITY_PARAMS[1]}::timestamptz, ${IDENTITY_PARAMS[2]}::text[], ${IDENTITY_PARAMS[3]}::text,
-    ${DPOP_JKT_PARAM}
+    ${DPOP_JKT_PARAM}${withResources ? `, ${RESOURCES_PARAM}` : ''}
   from grants g
   join applications a on a.id = g.application_id
   join users u on u.id = g.user_id
@@ -136,6 +141,14 @@ with session_live as (
 )
 select exists (select 1 from issued) as issued, (select n from recent) >= ${LIMIT_PARAM} as over_quota,
   (select live from session_live) as session_live`
+
+export const INSERT_CODE_UNDER_GRANT = codeUnderGrantStatement(false)
+/**
+ * The same for a request that names resources (RFC 8707): one more parameter, so the statement
+ * of every other request is unchanged. Standing consent covers it: a token for some APIs can do
+ * less than one for all (docs/decisions/025-audiences.md).
+ */
+export const INSERT_CODE_UNDER_GRANT_WITH_RESOURCES = codeUnderGrantStatement(true)
 
 /** 'session-changed': the session ended, or the user's checked values changed, since it was read. */
 export type CodeUnderGrant = 'issued' | 'no-grant' | 'over-quota' | 'session-changed'
@@ -164,8 +177,9 @@ export async function insertCodeUnderGrant(
   codesPerMinute: number,
   windowMs: number,
 ): Promise<CodeUnderGrant> {
+  const resources = c.resources ?? null
   const result = await db.executeQuery<{ issued: boolean; over_quota: boolean; session_live: boolean }>(
-    CompiledQuery.raw(INSERT_CODE_UNDER_GRANT, [
+    CompiledQuery.raw(resources === null ? INSERT_CODE_UNDER_GRANT : INSERT_CODE_UNDER_GRANT_WITH_RESOURCES, [
       c.codeHash,
       c.userId,
       c.scopes,
@@ -186,6 +200,7 @@ export async function insertCodeUnderGrant(
       session.is_operator,
       session.secondFactor,
       c.dpopJkt ?? null,
+      ...(resources === null ? [] : [resources]),
     ]),
   )
   const row = result.rows[0]

@@ -20,7 +20,13 @@ export interface Exchange {
   /** The challenge values the sent verifier answers; undefined when no verifier was sent. */
   verifier: { plain: string; s256: string } | undefined
   /** The thumbprint of the key the request's DPoP proof showed (RFC 9449 §5); undefined without a proof. */
-  dpopJkt?: string
+  dpopJkt?: string | undefined
+  /**
+   * RFC 8707: the token's audience, sorted and distinct, within what the code was authorized
+   * for, and RESOURCE_TOKEN_TTL_SECONDS_DEFAULT; undefined when the request named no resource,
+   * and then only a code authorized for none is exchanged.
+   */
+  resources?: { identifiers: string[]; defaultTtlSeconds: number } | undefined
 }
 
 export interface Exchanged {
@@ -38,6 +44,9 @@ export interface Exchanged {
   sid: string | null
   /** What the ID Token states: null unless the scopes include `openid` (OpenID Connect Core 3.1.3.3). */
   identity: ExchangedIdentity | null
+  /** RFC 8707: the token's audience, and what the code was authorized for (a refresh family keeps it); absent without resources. */
+  audience?: string[] | null
+  granted_resources?: string[] | null
 }
 
 /** The code's request and session (CodeIdentity) and the user's claims, read by the exchange's own statement. */
@@ -74,8 +83,46 @@ type ExchangedRow = Omit<Exchanged, 'identity'> & { identity: ExchangedIdentity 
  * The owner's access-token lifetime, read from the client row, sets expires_at (null: until
  * revoked); the refresh lifetime and the code's sid are read under CASE too, so an application
  * without lifetimes pays for two null columns (docs/expiring-tokens.md).
+ * Without `resource` only a code authorized for no resource is exchanged; one authorized for
+ * some fails here and the slow path exchanges it for them (RFC 8707 §2.2). With `resource` (its
+ * own shape, RFC 8707 §2.2) the identifiers and RESOURCE_TOKEN_TTL_SECONDS_DEFAULT come last:
+ * each must be within the code's and declared by a resource server that is not suspended, the
+ * token's audience is theirs, and it expires with the client's lifetime or else the shortest of
+ * theirs (docs/decisions/025-audiences.md).
  */
-function exchangeStatement(withRedirect: boolean, withVerifier: boolean, publicClient: boolean, withDpop: boolean): string {
+/**
+ * RFC 8707 in the exchange: without `resource` only a code authorized for none, with its
+ * owner's lifetime; with it (the identifiers' and RESOURCE_TOKEN_TTL_SECONDS_DEFAULT's
+ * parameters) the subset and the servers' check, and the audience's lifetime
+ * (docs/decisions/025-audiences.md).
+ */
+function resourceClauses(params: [resources: string, defaultTtl: string] | undefined, now: string) {
+  if (params === undefined) {
+    return {
+      resources: '',
+      resourceCheck: 'c.resources is null',
+      expiresAt: `${now}::timestamptz + (select access_token_ttl_seconds from client) * interval '1 second'`,
+    }
+  }
+  const [resources, defaultTtl] = params
+  const servers = `resource_identifiers ri join applications ra on ra.id = ri.application_id
+      where ri.identifier = any(${resources}) and ra.is_resource_server and ra.suspended_at is null`
+  return {
+    resources,
+    resourceCheck: `(c.resources is null or c.resources @> ${resources})
+    and (select count(*) from ${servers}) = cardinality(${resources})`,
+    expiresAt: `${now}::timestamptz + coalesce((select access_token_ttl_seconds from client),
+      (select min(coalesce(ra.resource_token_ttl_seconds, ${defaultTtl})) from ${servers})) * interval '1 second'`,
+  }
+}
+
+function exchangeStatement(
+  withRedirect: boolean,
+  withVerifier: boolean,
+  publicClient: boolean,
+  withDpop: boolean,
+  withResources: boolean,
+): string {
   let n = 1
   const next = () => `$${++n}`
   const clientCheck = publicClient ? 'secret_hash is null' : `secret_hash = ${next()}::text`
@@ -85,6 +132,7 @@ function exchangeStatement(withRedirect: boolean, withVerifier: boolean, publicC
   const plain = withVerifier && !publicClient ? `${next()}::text` : ''
   const s256 = withVerifier ? `${next()}::text` : ''
   const jkt = withDpop ? `${next()}::text` : ''
+  const { resources, resourceCheck, expiresAt } = resourceClauses(withResources ? [`${next()}::text[]`, `${next()}::int`] : undefined, now)
   const redirectCheck = withRedirect
     ? `(c.redirect_uri = ${redirect} or (c.redirect_uri is null and exists (select 1 from client where ${redirect} = any(client.redirect_uris))))`
     : 'c.redirect_uri is null'
@@ -107,12 +155,13 @@ with client as (
     and ${redirectCheck}
     and ${pkceCheck}
     and ${dpopCheck}
-  returning c.id, c.application_id, c.user_id, c.scopes, c.nonce, c.auth_time, c.amr, c.sid
+    and ${resourceCheck}
+  returning c.id, c.application_id, c.user_id, c.scopes, c.nonce, c.auth_time, c.amr, c.sid${withResources ? ', c.resources' : ''}
 )
-insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at, expires_at${withDpop ? ', dpop_jkt' : ''})
+insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at, expires_at${withDpop ? ', dpop_jkt' : ''}${withResources ? ', audience' : ''})
 select ${tokenHash}::text, application_id, user_id, scopes, id, ${now}::timestamptz,
-  ${now}::timestamptz + (select access_token_ttl_seconds from client) * interval '1 second'${withDpop ? `, ${jkt}` : ''} from consumed
-returning user_id, application_id, scopes, created_at, expires_at,
+  ${expiresAt}${withDpop ? `, ${jkt}` : ''}${withResources ? `, ${resources}` : ''} from consumed
+returning user_id, application_id, scopes, created_at, expires_at,${withResources ? ' audience, (select resources from consumed) as granted_resources,' : ''}
   case when expires_at is not null then (select refresh_token_ttl_seconds from client) end as refresh_token_ttl_seconds,
   case when expires_at is not null then (select sid from consumed) end as sid,
   case when 'openid' = any(scopes) then (
@@ -124,11 +173,16 @@ returning user_id, application_id, scopes, created_at, expires_at,
   ) end as identity`
 }
 
-/** By [public client][redirect_uri sent][code_verifier sent][DPoP proof]. A public client without a verifier never exchanges. */
+/**
+ * By [public client][redirect_uri sent][code_verifier sent][DPoP proof][resource sent]. A public
+ * client without a verifier never exchanges.
+ */
 const EXCHANGE_STATEMENTS = [false, true].map((publicClient) =>
   [false, true].map((withRedirect) =>
     [false, true].map((withVerifier) =>
-      [false, true].map((withDpop) => exchangeStatement(withRedirect, withVerifier, publicClient, withDpop)),
+      [false, true].map((withDpop) =>
+        [false, true].map((withResources) => exchangeStatement(withRedirect, withVerifier, publicClient, withDpop, withResources)),
+      ),
     ),
   ),
 )
@@ -156,8 +210,10 @@ export async function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<Ex
   if (x.redirectUri !== undefined) parameters.push(x.redirectUri)
   if (x.verifier !== undefined) parameters.push(...(publicClient ? [] : [x.verifier.plain]), x.verifier.s256)
   if (x.dpopJkt !== undefined) parameters.push(x.dpopJkt)
+  if (x.resources !== undefined) parameters.push(x.resources.identifiers, x.resources.defaultTtlSeconds)
   const byShape = EXCHANGE_STATEMENTS[Number(publicClient)]![Number(x.redirectUri !== undefined)]![Number(x.verifier !== undefined)]!
-  const result = await db.executeQuery<ExchangedRow>(CompiledQuery.raw(byShape[Number(x.dpopJkt !== undefined)]!, parameters))
+  const statement = byShape[Number(x.dpopJkt !== undefined)]![Number(x.resources !== undefined)]!
+  const result = await db.executeQuery<ExchangedRow>(CompiledQuery.raw(statement, parameters))
   const row = result.rows[0]
   if (row?.identity) {
     // json_build_object gives timestamps as text (and PGlite may give the object as text).

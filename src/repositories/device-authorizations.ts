@@ -19,6 +19,8 @@ export interface NewDeviceAuthorization {
   now: Date
   expiresAt: Date
   intervalSeconds: number
+  /** RFC 8707: the `resource` identifiers, sorted and distinct; null without. */
+  resources?: string[] | null
   /** The application's newest rows kept, this one included (QUOTAS.deviceAuthorizationsPerApplication). */
   keepPerApplication: number
 }
@@ -36,6 +38,7 @@ export async function insertDeviceAuthorization(db: Db, d: NewDeviceAuthorizatio
       created_at: d.now,
       expires_at: d.expiresAt,
       interval_seconds: d.intervalSeconds,
+      resources: d.resources ?? null,
     })
     .execute()
 }
@@ -113,6 +116,8 @@ export async function consumeDeviceAuthorization(db: Db, id: string): Promise<bo
 export interface DeviceRequestListing {
   id: string
   scopes: string[]
+  /** RFC 8707: what the device asked for, whose servers the page names. */
+  resources: string[] | null
   application_id: string
   client_id: string
   name: string
@@ -134,6 +139,7 @@ export function findDeviceRequestForPage(db: Db, userCodeHash: string, now: Date
     .select([
       'device_authorizations.id',
       'device_authorizations.scopes',
+      'device_authorizations.resources',
       'applications.id as application_id',
       'applications.client_id',
       'applications.name',

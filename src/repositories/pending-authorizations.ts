@@ -16,6 +16,8 @@ export interface NewPendingAuthorization {
   nonce?: string | null
   /** RFC 9449 §10 `dpop_jkt`. */
   dpopJkt?: string | null
+  /** RFC 8707: the `resource` identifiers, sorted and distinct; null without. */
+  resources?: string[] | null
   now: Date
   expiresAt: Date
   /** The user's newest rows kept, this one included; older ones go (QUOTAS.pendingPerUser, src/limits/policy.ts). */
@@ -48,6 +50,7 @@ export async function insertPendingAuthorization(db: Db, p: NewPendingAuthorizat
       code_challenge_method: p.codeChallengeMethod,
       nonce: p.nonce ?? null,
       dpop_jkt: p.dpopJkt ?? null,
+      resources: p.resources ?? null,
       created_at: p.now,
       expires_at: p.expiresAt,
     })

@@ -9,7 +9,8 @@ import { deleteSurplus } from './surplus.js'
 export interface NewPushedRequest {
   requestUriHash: string
   applicationId: string
-  params: Record<string, string>
+  /** The authorize parameters; `resource` a list (RFC 8707 §2). */
+  params: PushedParams
   now: Date
   expiresAt: Date
   /** The application's newest rows kept, this one included; older ones go (QUOTAS.pushedPerApplication). */
@@ -39,10 +40,13 @@ export async function insertPushedRequest(db: Db, p: NewPushedRequest): Promise<
     .execute()
 }
 
+/** Parameter values as pushed: each a string, but `resource`, which may be repeated (RFC 8707 §2). */
+export type PushedParams = Record<string, string | string[]>
+
 export interface PushedRequest {
   id: string
   clientId: string
-  params: Record<string, string>
+  params: PushedParams
   /** When it was pushed. */
   createdAt: Date
 }
@@ -61,7 +65,7 @@ export async function findPushedRequest(db: Db, requestUriHash: string, now: Dat
     .where('pushed_authorization_requests.request_uri_hash', '=', requestUriHash)
     .where('pushed_authorization_requests.expires_at', '>', now)
     .executeTakeFirst()
-  return row && { id: row.id, clientId: row.client_id, params: JSON.parse(row.params) as Record<string, string>, createdAt: row.created_at }
+  return row && { id: row.id, clientId: row.client_id, params: JSON.parse(row.params) as PushedParams, createdAt: row.created_at }
 }
 
 /** Deletes the live pushed request; false when it was used already or expired (single use, RFC 9126 4). */

@@ -21,6 +21,8 @@ export interface NewFamily {
   dpopJkt: string | null
   accessTtlSeconds: number
   refreshTtlSeconds: number
+  /** RFC 8707: what the authorization was for, which a refresh may narrow; null: no resource named. */
+  resources?: string[] | null
   now: Date
   /** now + REFRESH_TOKEN_FAMILY_MAX_DAYS: no rotation extends it. */
   expiresAt: Date
@@ -40,9 +42,10 @@ export async function startFamily(db: Db, f: NewFamily): Promise<void> {
   await sql`
     with family as (
       insert into refresh_token_families
-        (application_id, user_id, scopes, sid, dpop_jkt, access_token_ttl_seconds, refresh_token_ttl_seconds, created_at, expires_at)
+        (application_id, user_id, scopes, sid, dpop_jkt, access_token_ttl_seconds, refresh_token_ttl_seconds, created_at, expires_at,
+         resources)
       values (${f.applicationId}, ${f.userId}, ${f.scopes}::text[], ${f.sid}, ${f.dpopJkt}, ${f.accessTtlSeconds},
-        ${f.refreshTtlSeconds}, ${f.now}, ${f.expiresAt})
+        ${f.refreshTtlSeconds}, ${f.now}, ${f.expiresAt}, ${f.resources ?? null}::text[])
       returning id
     ), first_token as (
       insert into refresh_tokens (token_hash, family_id, created_at, expires_at)
@@ -65,6 +68,8 @@ export interface Rotation {
   scopes: string[] | null
   /** The proof's key (RFC 9449 §5), or null without a proof. */
   jkt: string | null
+  /** RFC 8707: the narrowed audience, sorted and distinct, or null for the family's own. */
+  resources?: string[] | null
 }
 
 export interface Rotated {
@@ -87,17 +92,28 @@ export interface Rotated {
  * family either comes first, and this statement re-reads it revoked and issues nothing, or
  * waits, and its next statement sees the access token inserted here and revokes it. Two
  * presentations of one token serialise on the family, and the second finds it retired.
+ * The access token's audience is the family's resources (RFC 8707 §2.2), null for a family
+ * authorized for none. With `resource` (its own shape, $9 the identifiers) they must lie within
+ * the family's and each be declared by a resource server that is not suspended.
  */
-const rotationStatement = (clientCheck: string) => `
+const rotationStatement = (clientCheck: string, withResources: boolean) => `
 with client as (
   select id from applications where client_id = $1::text and ${clientCheck} and suspended_at is null for key share
 ), family as (
-  select f.id, f.user_id, f.application_id, f.scopes, f.access_token_ttl_seconds, f.refresh_token_ttl_seconds, f.expires_at
+  select f.id, f.user_id, f.application_id, f.scopes, f.access_token_ttl_seconds, f.refresh_token_ttl_seconds, f.expires_at,
+    ${withResources ? '$9::text[]' : 'f.resources'} as audience
   from refresh_tokens r join refresh_token_families f on f.id = r.family_id
   where r.token_hash = $4::text and r.retired_at is null and r.expires_at > $3::timestamptz
     and f.application_id = (select id from client) and f.revoked_at is null and f.expires_at > $3::timestamptz
     and (f.dpop_jkt is null or f.dpop_jkt = $8::text)
-    and ($7::text[] is null or $7::text[] <@ f.scopes)
+    and ($7::text[] is null or $7::text[] <@ f.scopes)${
+      withResources
+        ? `
+    and (f.resources is null or f.resources @> $9::text[])
+    and (select count(*) from resource_identifiers ri join applications ra on ra.id = ri.application_id
+      where ri.identifier = any($9::text[]) and ra.is_resource_server and ra.suspended_at is null) = cardinality($9::text[])`
+        : ''
+    }
     and not exists (select 1 from users u where u.id = f.user_id and u.suspended_at is not null)
   for no key update of f
 ), retired as (
@@ -105,19 +121,23 @@ with client as (
   from family
   where r.token_hash = $4::text and r.retired_at is null and r.family_id = family.id
   returning family.id, family.user_id, family.application_id, family.scopes, family.access_token_ttl_seconds,
-    family.refresh_token_ttl_seconds, family.expires_at
+    family.refresh_token_ttl_seconds, family.expires_at, family.audience
 ), successor as (
   insert into refresh_tokens (token_hash, family_id, created_at, expires_at)
   select $5::text, id, $3::timestamptz, least($3::timestamptz + refresh_token_ttl_seconds * interval '1 second', expires_at) from retired
 )
-insert into access_tokens (token_hash, application_id, user_id, scopes, created_at, expires_at, refresh_family_id, dpop_jkt)
+insert into access_tokens (token_hash, application_id, user_id, scopes, created_at, expires_at, refresh_family_id, dpop_jkt, audience)
 select $6::text, application_id, user_id, coalesce($7::text[], scopes), $3::timestamptz,
-  least($3::timestamptz + access_token_ttl_seconds * interval '1 second', expires_at), id, $8::text
+  least($3::timestamptz + access_token_ttl_seconds * interval '1 second', expires_at), id, $8::text, audience
 from retired
 returning user_id, application_id, scopes, created_at, expires_at`
 
-const ROTATE = rotationStatement('secret_hash = $2::text')
-const ROTATE_FOR_PUBLIC_CLIENT = rotationStatement('secret_hash is null and $2::text is null')
+/** By [public client][resource sent]. */
+const ROTATIONS = [false, true].map((publicClient) =>
+  [false, true].map((withResources) =>
+    rotationStatement(publicClient ? 'secret_hash is null and $2::text is null' : 'secret_hash = $2::text', withResources),
+  ),
+)
 
 /**
  * grant_type=refresh_token in one statement (docs/decisions/007-one-statement-hot-paths.md):
@@ -128,8 +148,9 @@ const ROTATE_FOR_PUBLIC_CLIENT = rotationStatement('secret_hash is null and $2::
  * Undefined means nothing was issued; the caller works out why on a slower path.
  */
 export async function rotateRefreshToken(db: Db, x: Rotation): Promise<Rotated | undefined> {
+  const resources = x.resources ?? null
   const { rows } = await db.executeQuery<Rotated>(
-    CompiledQuery.raw(x.secretHash === undefined ? ROTATE_FOR_PUBLIC_CLIENT : ROTATE, [
+    CompiledQuery.raw(ROTATIONS[Number(x.secretHash === undefined)]![Number(resources !== null)]!, [
       x.clientId,
       x.secretHash ?? null,
       x.now,
@@ -138,6 +159,7 @@ export async function rotateRefreshToken(db: Db, x: Rotation): Promise<Rotated |
       x.newAccessHash,
       x.scopes,
       x.jkt,
+      ...(resources === null ? [] : [resources]),
     ]),
   )
   return rows[0]
@@ -152,6 +174,8 @@ export interface PresentedRefreshToken {
   user_id: string
   scopes: string[]
   dpop_jkt: string | null
+  /** RFC 8707: what the family was authorized for; null: no resource named. */
+  resources: string[] | null
   family_expires_at: Date
   family_revoked_at: Date | null
   /** The token created when this one was retired (its successor), if any, and whether it was used. */
@@ -166,7 +190,7 @@ export interface PresentedRefreshToken {
  */
 export async function findRefreshToken(db: Db, tokenHash: string): Promise<PresentedRefreshToken | undefined> {
   const { rows } = await sql<PresentedRefreshToken>`
-    select r.family_id, r.created_at, r.expires_at, r.retired_at, f.application_id, f.user_id, f.scopes, f.dpop_jkt,
+    select r.family_id, r.created_at, r.expires_at, r.retired_at, f.application_id, f.user_id, f.scopes, f.dpop_jkt, f.resources,
       f.expires_at as family_expires_at, f.revoked_at as family_revoked_at,
       s.token_hash as successor_hash, s.retired_at as successor_retired_at
     from refresh_tokens r join refresh_token_families f on f.id = r.family_id

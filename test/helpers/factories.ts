@@ -98,6 +98,8 @@ export async function createAccessToken(
     /** RFC 9449 §6.1: the thumbprint of the key the token is bound to. */
     dpopJkt?: string
     expiresAt?: Date
+    /** RFC 8707: the resource identifiers the token is for (sorted and distinct, as the server stores them). */
+    audience?: string[]
   },
 ): Promise<AccessTokenFixture> {
   const token = generateAccessToken()
@@ -116,6 +118,7 @@ export async function createAccessToken(
       created_at: createdAt,
       dpop_jkt: fields.dpopJkt ?? null,
       expires_at: fields.expiresAt ?? null,
+      audience: fields.audience ?? null,
     })
     .execute()
   return { token, digest, userId: fields.userId, applicationId: fields.applicationId, scopes, createdAt }

@@ -202,6 +202,54 @@ it('0024 lets an audit event area hold an underscore, and its down removes such 
   await migrateToLatest(db)
 })
 
+it('0025 adds resource identifiers, audiences and the v4 view; v1 to v3 leave out tokens with an audience; its down removes them', async () => {
+  const db = t.handle.db
+  await migrateToLatest(db)
+  const user = await createUser(db)
+  const application = await createApplication(db, { resourceServer: true })
+  await sql`insert into resource_identifiers (identifier, application_id, created_at) values ('https://api.example.com/', ${application.id}::uuid, now())`.execute(
+    db,
+  )
+  // An identifier names one API: a second application cannot declare it.
+  const other = await createApplication(db, { resourceServer: true })
+  await expect(
+    sql`insert into resource_identifiers (identifier, application_id, created_at) values ('https://api.example.com/', ${other.id}::uuid, now())`.execute(
+      db,
+    ),
+  ).rejects.toThrow(/resource_identifiers_pkey/)
+  await expect(sql`update applications set resource_token_ttl_seconds = 0 where id = ${application.id}::uuid`.execute(db)).rejects.toThrow(
+    /applications_resource_token_ttl/,
+  )
+  const [plain, aimed] = ['7'.repeat(64), '8'.repeat(64)]
+  await sql`insert into access_tokens (token_hash, application_id, user_id, scopes, created_at, expires_at, audience)
+            values (${plain}, ${application.id}::uuid, ${user.id}::uuid, array['read'], now(), null, null),
+                   (${aimed}, ${application.id}::uuid, ${user.id}::uuid, array['read'], now(), now() + interval '1 hour',
+                    array['https://api.example.com/'])`.execute(db)
+  const inView = async (view: string) =>
+    (
+      await sql
+        .raw<{ token_hash: string }>(`select token_hash from ${view} where token_hash in ('${plain}', '${aimed}') order by token_hash`)
+        .execute(db)
+    ).rows.map((r) => r.token_hash)
+  expect(await inView('gatehouse_live_tokens_v4')).toEqual([plain, aimed])
+  for (const view of ['gatehouse_live_tokens_v3', 'gatehouse_live_tokens_v2', 'gatehouse_live_tokens_v1']) {
+    expect(await inView(view), view).toEqual([plain])
+  }
+
+  await migrateTo(db, '0024_audit_event_areas')
+  const tables = await sql<{ n: string }>`select tablename as n from pg_tables where tablename = 'resource_identifiers'`.execute(db)
+  expect(tables.rows).toEqual([])
+  const columns = await sql<{ n: string }>`
+    select table_name || '.' || column_name as n from information_schema.columns
+    where column_name in ('audience', 'resources', 'resource_token_ttl_seconds')`.execute(db)
+  expect(columns.rows).toEqual([])
+  // The token for one API went with the column that said so; the other is live everywhere as before.
+  expect(await inView('gatehouse_live_tokens_v3')).toEqual([plain])
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from access_tokens where token_hash = ${aimed}`.execute(db)
+  expect(rows).toEqual([{ n: 0 }])
+  await migrateToLatest(db)
+})
+
 it('0026 lets a metadata document client have no owner, only as a public client, and its down removes such clients', async () => {
   const db = t.handle.db
   await migrateToLatest(db)

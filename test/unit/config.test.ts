@@ -58,6 +58,7 @@ describe('loadConfig', () => {
       streams: { perApplication: 4, total: 1000 },
       quotas: { applicationsPerUser: 25, tokensPerGrant: 10, codesPerMinute: 60, sessionsPerUser: 50 },
       refresh: { familyMaxSeconds: 365 * 86_400, reuseGraceSeconds: 10 },
+      resources: { defaultTtlSeconds: 3600 },
       mail: { smtpUrl: undefined, from: 'Gatehouse <no-reply@127.0.0.1>', outboxDir: 'data/outbox' },
     })
   })
@@ -68,6 +69,7 @@ describe('loadConfig', () => {
       HOST: '0.0.0.0',
       REFRESH_TOKEN_FAMILY_MAX_DAYS: '30',
       REFRESH_TOKEN_REUSE_GRACE_SECONDS: '0',
+      RESOURCE_TOKEN_TTL_SECONDS_DEFAULT: '600',
       DATABASE_URL: 'postgres://gatehouse:pw@db:5432/gatehouse',
       DATABASE_LISTEN_URL: 'postgres://gatehouse:pw@db-direct:5432/gatehouse',
       DATABASE_PREPARED_STATEMENTS: 'false',
@@ -159,6 +161,7 @@ describe('loadConfig', () => {
       streams: { perApplication: 2, total: 50 },
       quotas: { applicationsPerUser: 5, tokensPerGrant: 3, codesPerMinute: 30, sessionsPerUser: 7 },
       refresh: { familyMaxSeconds: 30 * 86_400, reuseGraceSeconds: 0 },
+      resources: { defaultTtlSeconds: 600 },
       mail: { smtpUrl: 'smtps://mailer:secret@smtp.example.com:465', from: 'Team Auth <auth@example.com>', outboxDir: '/tmp/outbox' },
     })
     expect(Object.isFrozen(config)).toBe(true)
@@ -369,6 +372,8 @@ describe('loadConfig', () => {
     ['AUDIT_RETENTION_DAYS', '0', 'AUDIT_RETENTION_DAYS: must be positive'],
     ['AUDIT_RETENTION_DAYS', '3651', 'AUDIT_RETENTION_DAYS: must be at most 3650'],
     ['AUDIT_RETENTION_DAYS', 'forever', 'AUDIT_RETENTION_DAYS: must be a number'],
+    ['RESOURCE_TOKEN_TTL_SECONDS_DEFAULT', '59', 'RESOURCE_TOKEN_TTL_SECONDS_DEFAULT: must be at least 60'],
+    ['RESOURCE_TOKEN_TTL_SECONDS_DEFAULT', '604801', 'RESOURCE_TOKEN_TTL_SECONDS_DEFAULT: must be at most 604800'],
   ])('refuses %s=%s', (name, value, message) => {
     const text = configRefusal({ [name]: value })
     expect(text).toContain(message)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { extractClientCredentials } from '../../src/oauth/token/client-auth.js'
 import { InvalidClientError, InvalidRequestError } from '../../src/oauth/errors.js'
-import { basicCredentials, optional, readParams, requestParams, required, singleParams } from '../../src/oauth/params.js'
+import { basicCredentials, optional, readParams, requestParams, requestReading, required, singleParams } from '../../src/oauth/params.js'
 
 const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`
 
@@ -78,10 +78,30 @@ describe('extractClientCredentials (RFC 6749 2.3.1)', () => {
   })
 })
 
+describe('resource (RFC 8707 §2), the one parameter that may be repeated', () => {
+  it('reads one or several values apart from the other parameters, held to the same rules', () => {
+    expect(readParams({ resource: 'https://a.example/', scope: 'read' })).toMatchObject({
+      params: { scope: 'read' },
+      resources: ['https://a.example/'],
+      problems: [],
+    })
+    expect(readParams({ resource: ['https://a.example/', '', 'https://b.example/'] }).resources).toEqual([
+      'https://a.example/',
+      'https://b.example/',
+    ])
+    expect(readParams({ resource: ['ok', 'x\u0000'] }).problems).toEqual([{ name: 'resource', problem: 'control-character' }])
+    expect(readParams({ resource: [1] }).problems).toEqual([{ name: 'resource', problem: 'not-a-string' }])
+    expect(singleParams({ resource: ['a', 'b'], code: 'c' })).toEqual({ code: 'c' })
+    expect(requestReading({ resource: ['a', 'b'] }, {})).toEqual({ params: {}, resources: ['a', 'b'] })
+    expect(() => requestReading({ resource: 'a' }, { code: 'q' })).toThrow(InvalidRequestError)
+  })
+})
+
 describe('one set of rules for every parameter', () => {
   it('refuses control characters, which no OAuth parameter may carry (RFC 6749 Appendix A)', () => {
     expect(readParams({ client_id: 'a\u0000b', state: 'ok' })).toEqual({
       params: { state: 'ok' },
+      resources: [],
       problems: [{ name: 'client_id', problem: 'control-character' }],
       notAnObject: false,
     })

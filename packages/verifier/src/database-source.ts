@@ -26,13 +26,15 @@ export type DatabaseOption = string | VerifierDatabase
  * token info and RFC 7009 check as well as by every database-mode verifier. Its columns never
  * change; Gatehouse may change which rows it holds (expiry, say), and a verifier deployed
  * earlier follows without an upgrade (Gatehouse's docs/decisions/017-live-token-view.md).
- * `_v3` (Gatehouse's migration 0022) adds the key a token is bound to and its expiry; `_v2`
- * (migration 0021) holds machine tokens too, whose user_id and email are null; `_v1` (migration
- * 0017), which verifiers of earlier releases read, holds user tokens only, so those refuse a
- * machine token rather than take its client for a user (docs/decisions/021-machine-tokens.md).
- * Neither earlier view holds a bound or expired token (docs/decisions/022-bound-and-expiring-tokens.md).
+ * `_v4` (Gatehouse's migration 0025) adds the token's audience (RFC 8707); `_v3` (migration
+ * 0022) adds the key a token is bound to and its expiry; `_v2` (migration 0021) holds machine
+ * tokens too, whose user_id and email are null; `_v1` (migration 0017), which verifiers of
+ * earlier releases read, holds user tokens only, so those refuse a machine token rather than
+ * take its client for a user (docs/decisions/021-machine-tokens.md). Neither _v1 nor _v2 holds
+ * a bound or expired token (docs/decisions/022-bound-and-expiring-tokens.md), and none of the
+ * earlier views holds a token with an audience (docs/decisions/025-audiences.md).
  */
-export const LIVE_TOKEN_VIEW = 'gatehouse_live_tokens_v3'
+export const LIVE_TOKEN_VIEW = 'gatehouse_live_tokens_v4'
 
 /** The view verifiers of 0.1 read: user tokens only, neither bound nor expired, its columns kept for them. */
 export const LIVE_TOKEN_VIEW_V1 = 'gatehouse_live_tokens_v1'
@@ -44,10 +46,16 @@ export const LIVE_TOKEN_VIEW_V1 = 'gatehouse_live_tokens_v1'
 export const LIVE_TOKEN_VIEW_V2 = 'gatehouse_live_tokens_v2'
 
 /**
+ * The view verifiers of 0.3 read: no token with an audience, since they cannot check one
+ * (Gatehouse's migration 0025); its columns kept for them.
+ */
+export const LIVE_TOKEN_VIEW_V3 = 'gatehouse_live_tokens_v3'
+
+/**
  * One SELECT by the unique digest index; PostgreSQL inlines the view, so its joins are by
  * primary key, as if written out here.
  */
-export const LIVE_TOKEN_SQL = `select user_id, application_id, scopes, created_at, client_id, email, dpop_jkt, expires_at
+export const LIVE_TOKEN_SQL = `select user_id, application_id, scopes, created_at, client_id, email, dpop_jkt, expires_at, audience
 from ${LIVE_TOKEN_VIEW}
 where token_hash = $1`
 
@@ -61,6 +69,8 @@ interface LiveTokenRow {
   email: string | null
   dpop_jkt: string | null
   expires_at: Date | null
+  /** RFC 8707: null for a token without an audience. */
+  audience: string[] | null
 }
 
 export function toVerifiedToken(row: LiveTokenRow): VerifiedToken {
@@ -75,6 +85,7 @@ export function toVerifiedToken(row: LiveTokenRow): VerifiedToken {
     issuedAt: Math.floor(new Date(row.created_at).getTime() / 1000),
     expiresAt: row.expires_at === null ? null : Math.floor(new Date(row.expires_at).getTime() / 1000),
     jkt: row.dpop_jkt,
+    audience: row.audience === null ? null : Object.freeze([...row.audience]),
   }
 }
 

@@ -21,7 +21,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 export function fromIntrospection(body: unknown): VerifiedToken | undefined {
   if (!isRecord(body) || typeof body.active !== 'boolean') throw new Error('introspection response lacks "active"')
   if (!body.active) return undefined
-  const { sub, client_id: clientId, scope, username, iat, exp, cnf } = body
+  const { sub, client_id: clientId, scope, username, iat, exp, cnf, aud } = body
   if (typeof sub !== 'string' || typeof clientId !== 'string' || typeof scope !== 'string' || typeof iat !== 'number') {
     throw new Error('introspection response lacks sub, client_id, scope or iat')
   }
@@ -40,7 +40,19 @@ export function fromIntrospection(body: unknown): VerifiedToken | undefined {
     expiresAt: typeof exp === 'number' ? exp : null,
     // RFC 9449 §6.2: a bound token's confirmation.
     jkt: isRecord(cnf) && typeof cnf.jkt === 'string' ? cnf.jkt : null,
+    audience: audienceOf(aud),
   }
+}
+
+/**
+ * RFC 7662 §2.2 `aud`, a string or an array of strings (RFC 7519 §4.1.3); null when absent. A
+ * malformed `aud` throws rather than read as no audience, which any resource server would accept.
+ */
+function audienceOf(aud: unknown): readonly string[] | null {
+  if (aud === undefined) return null
+  if (typeof aud === 'string') return Object.freeze([aud])
+  if (Array.isArray(aud) && aud.every((a): a is string => typeof a === 'string')) return Object.freeze([...aud])
+  throw new Error('introspection response has a malformed "aud"')
 }
 
 export async function lookUpByIntrospection(

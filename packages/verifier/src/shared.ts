@@ -42,6 +42,7 @@ export {
   LIVE_TOKEN_VIEW,
   LIVE_TOKEN_VIEW_V1,
   LIVE_TOKEN_VIEW_V2,
+  LIVE_TOKEN_VIEW_V3,
   type VerifierDatabase,
   lookUpInDatabase,
   toVerifiedToken,

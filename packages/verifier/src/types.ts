@@ -33,6 +33,12 @@ export interface VerifiedToken {
    * proof signed by that key.
    */
   readonly jkt: string | null
+  /**
+   * RFC 8707: the resource identifiers the token was minted for (`aud`, RFC 7519 §4.1.3), a
+   * frozen array; null for a token without an audience, which any resource server of Gatehouse
+   * accepts as before.
+   */
+  readonly audience: readonly string[] | null
 }
 
 export type VerifyFailure = {

@@ -63,6 +63,7 @@ describe('introspection client', () => {
       issuedAt: 5,
       expiresAt: null,
       jkt: null,
+      audience: null,
     })
     // RFC 9068 §2.2: the client as `sub` is a machine token, without a user.
     expect(fromIntrospection({ active: true, sub: 'c', client_id: 'c', scope: 'read', iat: 5 })).toEqual({
@@ -76,6 +77,7 @@ describe('introspection client', () => {
       issuedAt: 5,
       expiresAt: null,
       jkt: null,
+      audience: null,
     })
     expect(() => fromIntrospection({ error: 'invalid_client' })).toThrow()
     expect(() => fromIntrospection({ active: true, sub: 'u' })).toThrow()

@@ -171,6 +171,7 @@ describe('requireToken as Express-style middleware', () => {
         issuedAt: 1700000000,
         expiresAt: null,
         jkt: null,
+        audience: null,
       },
     ])
   })

@@ -67,6 +67,7 @@ describe('TokenCache', () => {
     issuedAt: 0,
     expiresAt: null,
     jkt: null,
+    audience: null,
   })
 
   /** A cache over an in-memory table of valid tokens, counting lookups. */

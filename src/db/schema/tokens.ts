@@ -31,6 +31,8 @@ export interface AuthorizationCodesTable {
   sid: string | null
   /** RFC 9449 §10: the JWK thumbprint the authorization request's `dpop_jkt` bound the code to (migration 0022). */
   dpop_jkt: ColumnType<string | null, string | null | undefined, string | null>
+  /** RFC 8707: the resource identifiers the authorization was for, sorted and distinct; null without `resource` (migration 0025). */
+  resources: ColumnType<string[] | null, string[] | null | undefined, string[] | null>
 }
 
 export interface AccessTokensTable {
@@ -49,6 +51,11 @@ export interface AccessTokensTable {
   expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>
   /** The refresh-token family that issued it; ending the family ends the token (migration 0022). */
   refresh_family_id: ColumnType<string | null, string | null | undefined, string | null>
+  /**
+   * RFC 8707: the resource identifiers the token is for, sorted and distinct (`aud`, RFC 7519
+   * §4.1.3); null for a token without an audience, valid at any resource server as before (migration 0025).
+   */
+  audience: ColumnType<string[] | null, string[] | null | undefined, string[] | null>
 }
 
 /**
@@ -68,6 +75,8 @@ export interface RefreshTokenFamiliesTable {
   /** The application's lifetimes when the authorization was made; a later change applies to new authorizations. */
   access_token_ttl_seconds: number
   refresh_token_ttl_seconds: number
+  /** RFC 8707: the resource identifiers the authorization was for; a refresh may narrow them, never widen them (migration 0025). */
+  resources: ColumnType<string[] | null, string[] | null | undefined, string[] | null>
   created_at: Timestamp
   /** Absolute: no rotation extends it. */
   expires_at: Timestamp
@@ -92,11 +101,12 @@ export interface DpopProofJtisTable {
 }
 
 /**
- * The live tokens (gatehouse_live_tokens_v3, migrations/0022_bound_and_expiring_tokens.ts): the
- * one definition of a valid token, read by the server and by every database-mode verifier of
- * this release. Its columns never change (docs/decisions/017-live-token-view.md); user_id and
- * email are null for a machine token; dpop_jkt and expires_at are null for a bearer token valid
- * until revoked. _v1 and _v2, for verifiers of earlier releases, hold neither bound nor expired tokens.
+ * The live tokens (gatehouse_live_tokens_v4, migrations/0025_resource_indicators.ts): the one
+ * definition of a valid token, read by the server and by every database-mode verifier of this
+ * release. Its columns never change (docs/decisions/017-live-token-view.md); user_id and email
+ * are null for a machine token; dpop_jkt and expires_at are null for a bearer token valid until
+ * revoked; audience is null for a token without one. _v1 and _v2, for verifiers of earlier
+ * releases, hold neither bound nor expired tokens, and none of _v1 to _v3 holds a token with an audience.
  */
 export interface LiveTokensView {
   token_hash: ViewColumn<string>
@@ -108,4 +118,5 @@ export interface LiveTokensView {
   email: ViewColumn<string | null>
   dpop_jkt: ViewColumn<string | null>
   expires_at: ViewColumn<Date | null>
+  audience: ViewColumn<string[] | null>
 }

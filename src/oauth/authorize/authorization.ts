@@ -29,6 +29,7 @@ import { type IdTokenIssuer, type IdTokenSubject, accessTokenHash, signIdToken }
 import { formatScope } from '../grants/scope.js'
 import { claimsOfScopes } from '../identity/userinfo.js'
 import { isPublicKind } from '../clients/kinds.js'
+import { type ResourceSettings, audienceTtlSeconds } from '../resources/resource-indicators.js'
 
 /** The quota an issuing step keeps (CODE_ISSUE_LIMIT, docs/operating/limits.md). */
 export interface IssueQuotas {
@@ -107,6 +108,7 @@ function newCode(req: AuthorizationRequest, user: AuthorizingUser, now: Date) {
     expiresAt: new Date(now.getTime() + LIFETIMES.authorizationCodeMs),
     identity: identityOfCode(req, user),
     dpopJkt: req.dpopJkt,
+    resources: req.resources,
   }
   return { code, row }
 }
@@ -134,6 +136,7 @@ export function holdForConsent(db: Db, req: AuthorizationRequest, userId: string
     codeChallengeMethod: req.codeChallengeMethod,
     nonce: req.nonce ?? null,
     dpopJkt: req.dpopJkt,
+    resources: req.resources,
     now,
     expiresAt: new Date(now.getTime() + LIFETIMES.consentRequestMs),
     keepPerUser: QUOTAS.pendingPerUser.max,
@@ -148,10 +151,14 @@ export function findHeldRequest(db: Db, id: string, now: Date, userId?: string):
 /**
  * The authorize parameters of a held request, as a fresh GET would send them: it is validated
  * again against the application as it is now before anything is issued, and a user who must
- * log in first comes back through this GET.
+ * log in first comes back through this GET. `resource` is the one that may be a list (RFC 8707 §2).
  */
-export function heldRequestParams(held: PendingWithClient): Record<string, string> {
-  const params: Record<string, string> = { client_id: held.client_id, response_type: held.response_type, scope: held.scopes.join(' ') }
+export function heldRequestParams(held: PendingWithClient): Record<string, string | string[]> {
+  const params: Record<string, string | string[]> = {
+    client_id: held.client_id,
+    response_type: held.response_type,
+    scope: held.scopes.join(' '),
+  }
   if (held.redirect_uri !== null) params.redirect_uri = held.redirect_uri
   if (held.response_mode !== null) params.response_mode = held.response_mode
   if (held.state !== null) params.state = held.state
@@ -159,7 +166,17 @@ export function heldRequestParams(held: PendingWithClient): Record<string, strin
   if (held.code_challenge_method !== null) params.code_challenge_method = held.code_challenge_method
   if (held.nonce !== null) params.nonce = held.nonce
   if (held.dpop_jkt !== null) params.dpop_jkt = held.dpop_jkt
+  if (held.resources !== null) params.resource = held.resources
   return params
+}
+
+/** heldRequestParams as a query string: each resource its own `resource` pair. */
+export function heldRequestQuery(held: PendingWithClient): string {
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries(heldRequestParams(held))) {
+    for (const v of Array.isArray(value) ? value : [value]) query.append(name, v)
+  }
+  return query.toString()
 }
 
 /** Answers a held request once; false when it was answered already or expired. */
@@ -167,12 +184,13 @@ export function releaseHeldRequest(db: Db, id: string, userId: string, now: Date
   return consumePendingAuthorization(db, id, userId, now)
 }
 
-/** What issuing needs besides the database: the quotas, and the ID Token signer. */
+/** What issuing needs besides the database: the quotas, the ID Token signer, and the lifetime of a token for resources. */
 export interface ApproveContext {
   db: Db
   quotas: IssueQuotas
   tokenQuota: Pick<TokenQuota, 'issued'>
   idTokens: IdTokenIssuer
+  resources: ResourceSettings
 }
 
 /**
@@ -212,7 +230,14 @@ export async function approveAuthorization(
       return { kind: 'issued', response: clientResponse(req.redirectUri, { code, state: req.state, iss: issuer }, req.responseMode) }
     }
     if (inBrowser.accessToken !== undefined) {
-      await insertAccessToken(trx, { tokenHash: sha256Hex(inBrowser.accessToken), applicationId, userId, scopes: req.scopes, now })
+      await insertAccessToken(trx, {
+        tokenHash: sha256Hex(inBrowser.accessToken),
+        applicationId,
+        userId,
+        scopes: req.scopes,
+        now,
+        ...inBrowser.audience,
+      })
     }
     await upsertGrant(trx, grant)
     return { kind: 'issued', response: clientResponse(req.redirectUri, inBrowser.params, req.responseMode) }
@@ -227,17 +252,28 @@ export async function approveAuthorization(
  * Token (Core 3.2.2.5), or both; `accessToken` is for the caller to store.
  */
 async function browserResponse(
-  ctx: Pick<ApproveContext, 'db' | 'idTokens'>,
+  ctx: Pick<ApproveContext, 'db' | 'idTokens' | 'resources'>,
   req: AuthorizationRequest,
   user: AuthorizingUser,
   now: Date,
   issuer: string,
-): Promise<{ accessToken: string | undefined; params: Record<string, string | undefined> }> {
+): Promise<{
+  accessToken: string | undefined
+  audience: { audience: string[]; expiresAt: Date } | undefined
+  params: Record<string, string | undefined>
+}> {
   const accessToken = issuesAccessToken(req.responseType) ? generateAccessToken() : undefined
   const params: Record<string, string | undefined> =
     accessToken === undefined ? {} : { access_token: accessToken, token_type: 'Bearer', scope: formatScope(req.scopes) }
+  // RFC 8707 §2.1: a token for resources is theirs alone and expires (docs/decisions/025-audiences.md).
+  let audience: { audience: string[]; expiresAt: Date } | undefined
+  if (accessToken !== undefined && req.resources !== null) {
+    const ttl = audienceTtlSeconds(req.application.access_token_ttl_seconds, req.resourceTargets, ctx.resources)
+    audience = { audience: req.resources, expiresAt: new Date(now.getTime() + ttl * 1000) }
+    params.expires_in = String(ttl)
+  }
   if (issuesIdToken(req.responseType)) params.id_token = await implicitIdToken(ctx, req, user, accessToken, now)
-  return { accessToken, params: { ...params, state: req.state, iss: issuer } }
+  return { accessToken, audience, params: { ...params, state: req.state, iss: issuer } }
 }
 
 /**

@@ -12,6 +12,7 @@ import { type OAuthError, TemporarilyUnavailableError } from '../errors.js'
 import type { IdTokenHint } from '../identity/id-token-hint.js'
 import type { IdTokenIssuer } from '../identity/id-token.js'
 import { type ClientResponse, describeRedirectTarget } from '../clients/redirect-uri.js'
+import type { ResourceSettings } from '../resources/resource-indicators.js'
 
 /*
  * What both steps of /oauth/authorize answer (src/oauth/authorize/authorize.ts for GET, the consent form
@@ -57,6 +58,8 @@ export interface AuthorizeContext {
   tokenQuota: Pick<TokenQuota, 'issued'>
   /** Signs the implicit flow's ID Tokens (OpenID Connect Core 3.2.2.10). */
   idTokens: IdTokenIssuer
+  /** RESOURCE_TOKEN_TTL_SECONDS_DEFAULT, for a token the token flow issues for resources (RFC 8707). */
+  resources: ResourceSettings
 }
 
 /**

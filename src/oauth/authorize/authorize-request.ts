@@ -9,6 +9,8 @@ import { type ClientResponse, type ResponseMode, clientResponse, findMatchingRed
 import { type ResponseType, checkResponseMode, checkResponseType, issuesIdToken, responseModeFor } from './response-types.js'
 import type { ScopeVocabulary } from '../grants/scope.js'
 import { type LogInDemand, logInDemand, promptOf } from './login-demand.js'
+import type { Db } from '../../db/connect.js'
+import { type ResourceTarget, parseResources, resourceTargets } from '../resources/resource-indicators.js'
 
 /*
  * Validation of an authorization request (RFC 6749 4.1.1, 4.2.1) in the two phases of
@@ -53,6 +55,10 @@ export interface AuthorizationRequest {
   idTokenHint: string | undefined
   /** RFC 9449 §10: the thumbprint of the key the code is bound to (`dpop_jkt`), or null. */
   dpopJkt: string | null
+  /** RFC 8707: the `resource` identifiers, sorted and distinct; null when the request named none. */
+  resources: string[] | null
+  /** Their resource servers, for the consent page and the lifetime of a token issued in the browser; empty without resources. */
+  resourceTargets: readonly ResourceTarget[]
 }
 
 export type AuthorizeOutcome =
@@ -136,15 +142,19 @@ export async function establishClient(reading: ParamReading, load: ApplicationLo
   return { kind: 'fatal', message: 'This application has several redirect URIs, so the request must name one in redirect_uri.' }
 }
 
-/** What validation reads besides the request: the issuer (RFC 9207) and the scopes this Gatehouse knows. */
+/**
+ * What validation reads besides the request: the issuer (RFC 9207), the scopes this Gatehouse
+ * knows, and the database, for the resource servers of a request that names resources (RFC 8707).
+ */
 export interface RequestValidation {
   readonly issuer: string
   readonly scopes: ScopeVocabulary
+  readonly db: Db
 }
 
 export async function validateAuthorizationRequest(
   reading: ParamReading,
-  { issuer, scopes }: RequestValidation,
+  { issuer, scopes, db }: RequestValidation,
   load: ApplicationLoader,
   origin: RequestOrigin = 'plain',
 ): Promise<AuthorizeOutcome> {
@@ -160,9 +170,13 @@ export async function validateAuthorizationRequest(
   const state = single('state')
   const target = { redirectUri, state, mode: responseModeFor(responseType, single('response_mode')) }
   try {
+    const checked = checkedParameters(reading, application, origin, scopes)
+    // RFC 8707 §2: invalid_target for an identifier no usable resource server declared; read only
+    // for a request that names resources, so any other costs nothing more.
+    const targets = checked.resources === null ? [] : await resourceTargets(db, checked.resources)
     return {
       kind: 'ok',
-      request: { application, redirectUri, sentRedirectUri, state, ...checkedParameters(reading, application, origin, scopes) },
+      request: { application, redirectUri, sentRedirectUri, state, ...checked, resourceTargets: targets },
     }
   } catch (err) {
     if (err instanceof OAuthError) {
@@ -207,7 +221,19 @@ function checkedParameters(reading: ParamReading, application: AuthorizeApplicat
     throw new InvalidRequestError(`id_token_hint must be at most ${ID_TOKEN_HINT_MAX_LENGTH} characters`)
   }
   const dpopJkt = dpopJktOf(single('dpop_jkt'))
-  return { responseType: checkedType, responseMode, ...scoped, codeChallenge, codeChallengeMethod, prompt, logIn, idTokenHint, dpopJkt }
+  const resources = parseResources(reading.resources)
+  return {
+    responseType: checkedType,
+    responseMode,
+    ...scoped,
+    codeChallenge,
+    codeChallengeMethod,
+    prompt,
+    logIn,
+    idTokenHint,
+    dpopJkt,
+    resources,
+  }
 }
 
 /** RFC 9449 §10 `dpop_jkt`: a base64url SHA-256 JWK thumbprint (RFC 7638), 43 characters. */

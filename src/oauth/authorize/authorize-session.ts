@@ -67,6 +67,8 @@ export function logInFor(req: AuthorizationRequest, sent: Params, now: Date, ove
   if (!req.logIn.fresh && req.logIn.maxAgeSeconds === undefined) return { kind: 'login', hint }
   if (!stamp) return { kind: 'login', returnTo: `/oauth/authorize?${new URLSearchParams(sent)}`, fresh: overSession, hint }
   const params = new URLSearchParams(sent)
+  // RFC 8707 §2: `resource` is kept apart from the other parameters (src/oauth/params.ts).
+  for (const resource of req.resources ?? []) params.append('resource', resource)
   params.set(LOGIN_ASKED_PARAM, String(now.getTime()))
   return { kind: 'login', returnTo: `/oauth/authorize?${params}`, fresh: overSession, hint }
 }

@@ -6,6 +6,7 @@ import {
   denyAuthorization,
   findHeldRequest,
   heldRequestParams,
+  heldRequestQuery,
   releaseHeldRequest,
 } from './authorization.js'
 import { type AuthorizeAnswer, type AuthorizeContext, answerIssued, deliverError } from './authorize-answers.js'
@@ -37,7 +38,7 @@ export async function answerConsent(
   if (!user) {
     // The session ended while the page was open: log in, then the same request again.
     const held = await findHeldRequest(ctx.db, form.heldId, now)
-    return held ? { kind: 'login', returnTo: `/oauth/authorize?${new URLSearchParams(heldRequestParams(held))}` } : gone
+    return held ? { kind: 'login', returnTo: `/oauth/authorize?${heldRequestQuery(held)}` } : gone
   }
   const held = await findHeldRequest(ctx.db, form.heldId, now, user.id)
   if (!held) return gone

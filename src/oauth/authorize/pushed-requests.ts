@@ -1,6 +1,6 @@
 import { randomToken, sha256Hex } from '../../lib/crypto.js'
 import { LIFETIMES, QUOTAS } from '../../limits/policy.js'
-import { findPushedRequest, insertPushedRequest } from '../../repositories/pushed-requests.js'
+import { type PushedParams, findPushedRequest, insertPushedRequest } from '../../repositories/pushed-requests.js'
 import type { ApplicationCache } from '../clients/application-cache.js'
 import type { ScopeVocabulary } from '../grants/scope.js'
 import { validateAuthorizationRequest } from './authorize-request.js'
@@ -8,7 +8,7 @@ import { LOGIN_ASKED_PARAM } from './login-demand.js'
 import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from '../token/client-auth.js'
 import { InvalidDpopProofError, InvalidRequestError } from '../errors.js'
 import type { DpopBinding } from '../dpop/binding.js'
-import { type Params, optional, readParams } from '../params.js'
+import { type Params, RESOURCE_PARAM, optional, readParams } from '../params.js'
 
 /*
  * Pushed Authorization Requests (RFC 9126): the client posts the authorize parameters with its
@@ -42,16 +42,19 @@ export async function pushAuthorizationRequest(
   params: Params,
   authorization: string | undefined,
   dpop?: DpopBinding,
+  resources: readonly string[] = [],
 ): Promise<PushedRequestResponse> {
   const creds = extractClientCredentials(params, authorization)
   const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
   if (optional(params, 'request_uri') !== undefined) throw new InvalidRequestError('request_uri cannot be pushed (RFC 9126 2.1)')
-  const pushed: Record<string, string> = {}
+  const pushed: PushedParams = {}
   for (const [name, value] of Object.entries(params)) {
     // The credentials stay out of storage; the asking time is Gatehouse's own, never a client's.
     if (name !== 'client_secret' && name !== LOGIN_ASKED_PARAM && value !== '') pushed[name] = value
   }
   pushed.client_id = creds.clientId
+  // RFC 8707 §2 with RFC 9126 2.1: pushed like any other authorize parameter, validated below.
+  if (resources.length > 0) pushed[RESOURCE_PARAM] = [...resources]
   if (dpop !== undefined) {
     // RFC 9449 §10.1: a proof binds the code to its key; a dpop_jkt beside it must name the same key.
     if (pushed.dpop_jkt !== undefined && pushed.dpop_jkt !== dpop.jkt) {

@@ -13,6 +13,7 @@ import {
   ExpiredTokenError,
   InvalidDpopProofError,
   InvalidGrantError,
+  InvalidTargetError,
   PollTooSoonError,
   UnauthorizedClientError,
   UnsupportedGrantTypeError,
@@ -24,6 +25,13 @@ import { type ClientEndpointContext, authenticateClient, extractClientCredential
 import type { TokenResponse } from '../token/token-exchange.js'
 import { type RefreshSettings, startRefreshFamily } from '../token/refresh-grant.js'
 import { generateDeviceCode, generateUserCode, normaliseUserCode, userCodeDigest } from './user-code.js'
+import {
+  type ResourceSettings,
+  audienceTtlSeconds,
+  parseResources,
+  resourceTargets,
+  withinAuthorized,
+} from '../resources/resource-indicators.js'
 
 /** RFC 8628 3.4: the grant type of the device's token request. */
 export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code'
@@ -40,6 +48,8 @@ export interface DeviceFlowContext extends ClientEndpointContext {
   intervalSeconds: number
   /** REFRESH_TOKEN_FAMILY_MAX_DAYS for applications with lifetimes (docs/expiring-tokens.md). */
   refresh: RefreshSettings
+  /** RESOURCE_TOKEN_TTL_SECONDS_DEFAULT (docs/decisions/025-audiences.md). */
+  resources: ResourceSettings
 }
 
 /** RFC 8628 3.2. */
@@ -70,9 +80,13 @@ export async function requestDeviceAuthorization(
   ctx: DeviceFlowContext,
   params: Params,
   authorization: string | undefined,
+  sentResources: readonly string[] = [],
 ): Promise<DeviceAuthorizationResponse> {
   const application = await deviceClient(ctx, params, authorization)
   const scopes = ctx.scopes.parse(optional(params, 'scope'), application.allowed_scopes)
+  // RFC 8707 §2: held with the request, shown on the consent page, narrowed at the token request.
+  const resources = parseResources(sentResources)
+  if (resources !== null) await resourceTargets(ctx.db, resources)
   const now = ctx.clock()
   const deviceCode = generateDeviceCode()
   const userCode = generateUserCode()
@@ -84,6 +98,7 @@ export async function requestDeviceAuthorization(
     now,
     expiresAt: new Date(now.getTime() + LIFETIMES.deviceCodeMs),
     intervalSeconds: ctx.intervalSeconds,
+    resources,
     keepPerApplication: QUOTAS.deviceAuthorizationsPerApplication.max,
   })
   const verificationUri = `${ctx.issuer}/device`
@@ -108,8 +123,10 @@ export async function exchangeDeviceCode(
   params: Params,
   authorization: string | undefined,
   dpop?: DpopBinding,
+  sentResources: readonly string[] = [],
 ): Promise<TokenResponse> {
   if (required(params, 'grant_type') !== DEVICE_CODE_GRANT_TYPE) throw new UnsupportedGrantTypeError('Expected the device code grant')
+  const asked = parseResources(sentResources)
   const application = await deviceClient(ctx, params, authorization)
   // RFC 9449 §5.2 `dpop_bound_access_tokens`: refused before the poll, so the device may retry with a proof.
   if (application.require_dpop && dpop === undefined) {
@@ -138,10 +155,20 @@ export async function exchangeDeviceCode(
     await consumeDeviceAuthorization(ctx.db, row.id)
     throw new AccessDeniedError('The user denied the request')
   }
+  // RFC 8707 §2.2: `resource` narrows what the device asked for, never widens it; absent, all of that.
+  if (asked !== null && !withinAuthorized(asked, row.resources)) {
+    throw new InvalidTargetError('A requested resource was not part of the authorization')
+  }
+  const audience = asked ?? row.resources
+  const targets = audience === null ? [] : await resourceTargets(ctx.db, audience)
   const grant = { applicationId: application.id, userId: row.user_id!, scopes: row.scopes, dpopJkt: dpop?.jkt }
   // RFC 9449 §5: a public client's refresh tokens are bound to its proof's key.
   const familyJkt = application.secret_hash === null ? (dpop?.jkt ?? null) : null
-  return issueDeviceToken(ctx, row.id, grant, application, { now, familyJkt })
+  const resources =
+    audience === null
+      ? undefined
+      : { audience, granted: row.resources, ttlSeconds: audienceTtlSeconds(application.access_token_ttl_seconds, targets, ctx.resources) }
+  return issueDeviceToken(ctx, row.id, grant, application, { now, familyJkt, resources })
 }
 
 /**
@@ -153,12 +180,22 @@ async function issueDeviceToken(
   id: string,
   grant: { applicationId: string; userId: string; scopes: string[]; dpopJkt: string | undefined },
   lifetimes: Pick<Application, 'access_token_ttl_seconds' | 'refresh_token_ttl_seconds'>,
-  { now, familyJkt }: { now: Date; familyJkt: string | null },
+  {
+    now,
+    familyJkt,
+    resources,
+  }: {
+    now: Date
+    familyJkt: string | null
+    /** RFC 8707: the token's audience, what the device asked for, and the token's lifetime (docs/decisions/025-audiences.md). */
+    resources?: { audience: string[]; granted: string[] | null; ttlSeconds: number } | undefined
+  },
 ): Promise<TokenResponse> {
   const token = generateAccessToken()
   const tokenHash = sha256Hex(token)
-  const accessTtl = lifetimes.access_token_ttl_seconds
-  const refreshTtl = lifetimes.refresh_token_ttl_seconds
+  const accessTtl = resources?.ttlSeconds ?? lifetimes.access_token_ttl_seconds
+  // A token for resources has a refresh token only when the owner chose lifetimes (docs/decisions/025-audiences.md).
+  const refreshTtl = lifetimes.access_token_ttl_seconds === null ? null : lifetimes.refresh_token_ttl_seconds
   const expiresAt = accessTtl === null ? undefined : new Date(now.getTime() + accessTtl * 1000)
   let expiring: { expires_in: number; refresh_token?: string } | undefined
   const issued = await ctx.db.transaction().execute(async (trx) => {
@@ -167,7 +204,7 @@ async function issueDeviceToken(
     if (!(await consumeDeviceAuthorization(trx, id))) return 'used' as const
     // "Revoke access" since the approval withdrew the consent this token would stand on.
     if (!(await hasGrant(trx, grant.userId, grant.applicationId))) return 'revoked' as const
-    const inserted = await insertAccessToken(trx, { tokenHash, ...grant, now, expiresAt })
+    const inserted = await insertAccessToken(trx, { tokenHash, ...grant, now, expiresAt, audience: resources?.audience })
     if (expiresAt !== undefined && refreshTtl !== null) {
       const at = {
         user_id: grant.userId,
@@ -181,6 +218,7 @@ async function issueDeviceToken(
         refreshTtlSeconds: refreshTtl,
         sid: null,
         dpopJkt: familyJkt,
+        resources: resources?.granted ?? null,
       })
     }
     return inserted
@@ -194,6 +232,6 @@ async function issueDeviceToken(
     token_type: grant.dpopJkt === undefined ? 'Bearer' : 'DPoP',
     scope: formatScope(ctx.scopes.normalize(grant.scopes)),
     created_at: Math.floor(issued.created_at.getTime() / 1000),
-    ...expiring,
+    ...(expiring ?? (expiresAt === undefined ? {} : { expires_in: accessTtl! })),
   }
 }

@@ -9,6 +9,7 @@ import { takeSlots } from '../../limits/rate-limiter.js'
 import { findApplicationById, lockActiveApplicationAndUser } from '../../repositories/applications.js'
 import { answerDeviceAuthorization, findDeviceRequestById, findDeviceRequestForPage } from '../../repositories/device-authorizations.js'
 import { upsertGrant } from '../../repositories/grants.js'
+import { findResourceTargets } from '../../repositories/resource-identifiers.js'
 import type { ScopeVocabulary } from '../grants/scope.js'
 import { formatUserCode, normaliseUserCode, userCodeDigest } from './user-code.js'
 
@@ -37,6 +38,8 @@ export interface DeviceConsent {
   homepageUrl: string | null
   privacyPolicyUrl: string | null
   scopes: { name: string; description: string }[]
+  /** RFC 8707: the names of the APIs the device asked for; empty when it named none. */
+  apis: string[]
 }
 
 export type DeviceCodeAnswer =
@@ -58,6 +61,7 @@ export async function checkUserCode(
   if (code === undefined) return { kind: 'wrong-code' }
   const found = await findDeviceRequestForPage(ctx.db, userCodeDigest(code), ctx.clock())
   if (!found || !found.allow_device_flow || found.suspended_at !== null) return { kind: 'wrong-code' }
+  const servers = found.resources === null ? [] : await findResourceTargets(ctx.db, found.resources)
   return {
     kind: 'consent',
     consent: {
@@ -70,6 +74,7 @@ export async function checkUserCode(
       homepageUrl: found.homepage_url,
       privacyPolicyUrl: found.privacy_policy_url,
       scopes: ctx.scopes.normalize(found.scopes).map((s) => ({ name: s, description: ctx.scopes.describe(s) })),
+      apis: [...new Set(servers.map((s) => s.name))],
     },
   }
 }

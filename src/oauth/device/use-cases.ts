@@ -10,9 +10,15 @@ import type { DpopBinding } from '../dpop/binding.js'
 /** The device authorization grant (RFC 8628): the device's two endpoints and the user's /device page. */
 export interface DeviceUseCases {
   /** POST /oauth/device_authorization (RFC 8628 3.1). */
-  authorizeDevice(params: Params, authorization: string | undefined): Promise<DeviceAuthorizationResponse>
+  /** `resources`: the request's `resource` values (RFC 8707 §2). */
+  authorizeDevice(params: Params, authorization: string | undefined, resources?: readonly string[]): Promise<DeviceAuthorizationResponse>
   /** POST /oauth/token with the device code grant (RFC 8628 3.4). */
-  exchangeDeviceCode(params: Params, authorization: string | undefined, dpop?: DpopBinding): Promise<TokenResponse>
+  exchangeDeviceCode(
+    params: Params,
+    authorization: string | undefined,
+    dpop?: DpopBinding,
+    resources?: readonly string[],
+  ): Promise<TokenResponse>
   /** POST /device: the code the user typed. */
   checkUserCode(typed: unknown, who: { userId: string; address: string }): Promise<DeviceCodeAnswer>
   /** POST /device/answer: approve or deny; audited. */
@@ -24,8 +30,8 @@ export function deviceUseCases(
 ): DeviceUseCases {
   const page = { db: ctx.db, clock: ctx.clock, scopes: ctx.scopes, limits: ctx.limits }
   return {
-    authorizeDevice: (params, authorization) => requestDeviceAuthorization(ctx, params, authorization),
-    exchangeDeviceCode: (params, authorization, dpop) => exchangeDeviceCode(ctx, params, authorization, dpop),
+    authorizeDevice: (params, authorization, resources) => requestDeviceAuthorization(ctx, params, authorization, resources),
+    exchangeDeviceCode: (params, authorization, dpop, resources) => exchangeDeviceCode(ctx, params, authorization, dpop, resources),
     checkUserCode: (typed, who) => checkUserCode(page, typed, who),
     answer: (actor, form) => answerDeviceRequest(page, form, actor.userId, trailOf(ctx.audit, actor)),
   }

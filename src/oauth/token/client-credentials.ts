@@ -7,6 +7,7 @@ import type { DpopBinding } from '../dpop/binding.js'
 import { type ScopeVocabulary, formatScope } from '../grants/scope.js'
 import { optional, type Params } from '../params.js'
 import { type ClientCredentials, type ClientEndpointContext, authenticateClient } from './client-auth.js'
+import { type ResourceSettings, audienceTtlSeconds, resourceTargets } from '../resources/resource-indicators.js'
 
 /*
  * POST /oauth/token, grant_type=client_credentials (RFC 6749 §4.4): a machine application asks
@@ -28,13 +29,18 @@ export interface MachineTokenResponse {
   expires_in?: number
 }
 
-export type ClientCredentialsContext = ClientEndpointContext & { tokenQuota: Pick<TokenQuota, 'issued'>; scopes: ScopeVocabulary }
+export type ClientCredentialsContext = ClientEndpointContext & {
+  tokenQuota: Pick<TokenQuota, 'issued'>
+  scopes: ScopeVocabulary
+  resources: ResourceSettings
+}
 
 export async function issueClientCredentialsToken(
   ctx: ClientCredentialsContext,
   creds: ClientCredentials,
   params: Params,
   dpop?: DpopBinding,
+  resources: string[] | null = null,
 ): Promise<MachineTokenResponse> {
   // §4.4.2: the client authenticates; a public client has no secret and so cannot (§2.1, §3.2.1).
   const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
@@ -47,6 +53,14 @@ export async function issueClientCredentialsToken(
     throw new InvalidDpopProofError('This application requires DPoP: send a DPoP proof with the token request')
   }
   const scopes = scopesOf(ctx.scopes, optional(params, 'scope'), granted)
+  // RFC 8707 §2: a token for these APIs alone, expiring (docs/decisions/025-audiences.md).
+  const audience =
+    resources === null
+      ? undefined
+      : {
+          identifiers: resources,
+          ttlSeconds: audienceTtlSeconds(application.access_token_ttl_seconds, await resourceTargets(ctx.db, resources), ctx.resources),
+        }
   const now = ctx.clock()
   const token = generateAccessToken()
   const issued = await insertMachineToken(ctx.db, {
@@ -55,6 +69,7 @@ export async function issueClientCredentialsToken(
     scopes,
     now,
     dpopJkt: dpop?.jkt,
+    audience,
   })
   // Suspended, or the grant turned off, between the two statements.
   if (!issued) throw new UnauthorizedClientError('The client credentials grant is not enabled for this application: an operator enables it')

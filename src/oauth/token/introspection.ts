@@ -20,6 +20,7 @@ export const INACTIVE_RESPONSE = '{"active":false}'
  * RFC 7662 2.2, serialised once per cache entry. `exp` only for a token that expires (the
  * default lives until revoked); a token bound to a key says so by `token_type` DPoP and
  * `cnf.jkt` (RFC 9449 §6.2, RFC 7800 §3.1), which a resource server must then check.
+ * A token minted for resources (RFC 8707) names them in `aud`.
  * `withUsername`: the resource servers' answer; the token's own client gets it without.
  */
 export function activeResponse(token: VerifiedToken, withUsername = true): string {
@@ -34,7 +35,17 @@ export function activeResponse(token: VerifiedToken, withUsername = true): strin
     iat: token.issuedAt,
     exp: token.expiresAt ?? undefined,
     cnf: token.jkt === null ? undefined : { jkt: token.jkt },
+    aud: audienceClaim(token.audience),
   })
+}
+
+/**
+ * RFC 7662 §2.2 `aud` as RFC 7519 §4.1.3 writes it: the identifier itself when the token is for
+ * one resource, the array when for several; absent for a token without an audience.
+ */
+export function audienceClaim(audience: readonly string[] | null): string | readonly string[] | undefined {
+  if (audience === null) return undefined
+  return audience.length === 1 ? audience[0] : audience
 }
 
 export interface IntrospectionContext {

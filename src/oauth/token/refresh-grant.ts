@@ -7,7 +7,8 @@ import { revoke } from '../../revocation/revoke.js'
 import type { TokenQuota } from '../../revocation/token-quota.js'
 import type { Application } from '../../db/schema.js'
 import type { DpopBinding } from '../dpop/binding.js'
-import { InvalidDpopProofError, InvalidGrantError, InvalidScopeError } from '../errors.js'
+import { InvalidDpopProofError, InvalidGrantError, InvalidScopeError, InvalidTargetError } from '../errors.js'
+import { resourceTargets, withinAuthorized } from '../resources/resource-indicators.js'
 import { type ScopeVocabulary, formatScope } from '../grants/scope.js'
 import { type Params, optional, required } from '../params.js'
 import { type ClientCredentials, type ClientEndpointContext, authenticateClient } from './client-auth.js'
@@ -47,7 +48,7 @@ export interface ExpiringTokenFields {
 export async function startRefreshFamily(
   ctx: Pick<RefreshContext, 'db' | 'refresh'>,
   issued: { user_id: string; application_id: string; scopes: string[]; created_at: Date; expires_at: Date },
-  x: { accessTokenHash: string; refreshTtlSeconds: number; sid: string | null; dpopJkt: string | null },
+  x: { accessTokenHash: string; refreshTtlSeconds: number; sid: string | null; dpopJkt: string | null; resources?: string[] | null },
 ): Promise<ExpiringTokenFields> {
   const refreshToken = generateRefreshToken()
   const now = issued.created_at
@@ -60,6 +61,7 @@ export async function startRefreshFamily(
     dpopJkt: x.dpopJkt,
     accessTtlSeconds,
     refreshTtlSeconds: x.refreshTtlSeconds,
+    resources: x.resources ?? null,
     now,
     expiresAt: new Date(now.getTime() + ctx.refresh.familyMaxSeconds * 1000),
     refreshTokenHash: sha256Hex(refreshToken),
@@ -83,16 +85,17 @@ export async function refreshAccessToken(
   creds: ClientCredentials,
   params: Params,
   dpop: DpopBinding | undefined,
+  resources: string[] | null = null,
 ): Promise<RefreshResponse> {
   const presented = required(params, 'refresh_token')
   const scopes = narrowedScopes(ctx.scopes, optional(params, 'scope'))
   const now = ctx.clock()
   const presentedHash = sha256Hex(presented)
   if (isWellFormedRefreshToken(presented)) {
-    const answer = await rotate(ctx, creds, { presentedHash, scopes, jkt: dpop?.jkt ?? null, now })
+    const answer = await rotate(ctx, creds, { presentedHash, scopes, jkt: dpop?.jkt ?? null, now, resources })
     if (answer) return answer
   }
-  return explainFailure(ctx, creds, { presentedHash, scopes, dpop, now })
+  return explainFailure(ctx, creds, { presentedHash, scopes, dpop, now, resources })
 }
 
 /** RFC 6749 §6: `scope` may narrow the grant, never widen it; absent, the family's own scopes. */
@@ -106,6 +109,8 @@ interface Attempt {
   scopes: string[] | null
   jkt: string | null
   now: Date
+  /** RFC 8707 §2.2: the narrowed audience (parseResources' output), or null for the family's own. */
+  resources: string[] | null
 }
 
 /** The one statement, and the response it allows; undefined when it issued nothing. */
@@ -121,6 +126,7 @@ async function rotate(ctx: RefreshContext, creds: ClientCredentials, a: Attempt)
     now: a.now,
     scopes: a.scopes,
     jkt: a.jkt,
+    resources: a.resources,
   })
   if (!rotated) return undefined
   ctx.tokenQuota.issued({ userId: rotated.user_id, applicationId: rotated.application_id }, true)
@@ -154,6 +160,12 @@ async function explainFailure(
   }
   const beyond = a.scopes?.find((s) => !row.scopes.includes(s))
   if (beyond !== undefined) throw new InvalidScopeError(`The scope ${beyond} was not granted to this refresh token`)
+  if (a.resources !== null) {
+    // RFC 8707 §2.2: a refresh may narrow the audience, never widen it, to resource servers still usable.
+    if (!withinAuthorized(a.resources, row.resources))
+      throw new InvalidTargetError('A requested resource was not part of the authorization')
+    await resourceTargets(ctx.db, a.resources)
+  }
   if (row.family_expires_at.getTime() <= a.now.getTime()) {
     throw new InvalidGrantError('The refresh token has reached its maximum lifetime: authorize again')
   }

@@ -4,15 +4,16 @@ import { revoke } from '../../revocation/revoke.js'
 import type { TokenQuota } from '../../revocation/token-quota.js'
 import { findCodeByHash } from '../../repositories/authorization-codes.js'
 import { type Exchanged, consumeCodeAndInsertToken } from '../../repositories/code-exchange.js'
-import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
+import { type ClientCredentials, type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
 import { issueClientCredentialsToken } from './client-credentials.js'
-import { InvalidDpopProofError, InvalidGrantError, InvalidRequestError, UnsupportedGrantTypeError } from '../errors.js'
+import { InvalidDpopProofError, InvalidGrantError, InvalidRequestError, InvalidTargetError, UnsupportedGrantTypeError } from '../errors.js'
 import { optional, type Params, required } from '../params.js'
 import { computeS256Challenge, isValidVerifier, verifyCodeVerifier } from './pkce.js'
 import { type ScopeVocabulary, formatScope } from '../grants/scope.js'
 import { type IdTokenIssuer, issueIdToken } from '../identity/id-token.js'
 import type { DpopBinding } from '../dpop/binding.js'
 import { type ExpiringTokenFields, type RefreshContext, refreshAccessToken, startRefreshFamily } from './refresh-grant.js'
+import { type ResourceSettings, parseResources, resourceTargets, withinAuthorized } from '../resources/resource-indicators.js'
 
 /**
  * Successful token response (RFC 6749 5.1). No expires_in unless the application's owner chose
@@ -43,15 +44,23 @@ export const TOKEN_GRANT_TYPES = ['authorization_code', 'client_credentials', 'r
  */
 export async function exchangeAuthorizationCode(
   ctx: ClientEndpointContext &
-    RefreshContext & { tokenQuota: Pick<TokenQuota, 'issued'>; idTokens: IdTokenIssuer; scopes: ScopeVocabulary },
+    RefreshContext & {
+      tokenQuota: Pick<TokenQuota, 'issued'>
+      idTokens: IdTokenIssuer
+      scopes: ScopeVocabulary
+      resources: ResourceSettings
+    },
   params: Params,
   authorization: string | undefined,
   dpop?: DpopBinding,
+  sentResources: readonly string[] = [],
 ): Promise<TokenResponse> {
   const creds = extractClientCredentials(params, authorization)
   const grantType = required(params, 'grant_type')
-  if (grantType === 'client_credentials') return issueClientCredentialsToken(ctx, creds, params, dpop)
-  if (grantType === 'refresh_token') return refreshAccessToken(ctx, creds, params, dpop)
+  // RFC 8707 §2: the form of each `resource` is checked before anything is read.
+  const resources = parseResources(sentResources)
+  if (grantType === 'client_credentials') return issueClientCredentialsToken(ctx, creds, params, dpop, resources)
+  if (grantType === 'refresh_token') return refreshAccessToken(ctx, creds, params, dpop, resources)
   if (grantType !== 'authorization_code') {
     throw new UnsupportedGrantTypeError(
       'Only grant_type=authorization_code, grant_type=client_credentials and grant_type=refresh_token are supported',
@@ -68,39 +77,66 @@ export async function exchangeAuthorizationCode(
   const token = generateAccessToken()
   const codeHash = sha256Hex(code)
   const tokenHash = sha256Hex(token)
-  const issued = await consumeCodeAndInsertToken(ctx.db, {
-    clientId: creds.clientId,
-    secretHash: creds.clientSecret === undefined ? undefined : sha256Hex(creds.clientSecret),
-    codeHash,
-    tokenHash,
-    now,
-    redirectUri,
-    verifier: verifier === undefined ? undefined : { plain: verifier, s256: computeS256Challenge(verifier) },
-    dpopJkt: dpop?.jkt,
-  })
-  if (issued) {
-    const family = issued.expires_at !== null && issued.refresh_token_ttl_seconds !== null
-    ctx.tokenQuota.issued({ userId: issued.user_id, applicationId: issued.application_id }, family)
-    const response: TokenResponse = {
-      access_token: token,
-      token_type: dpop === undefined ? 'Bearer' : 'DPoP',
-      scope: formatScope(ctx.scopes.normalize(issued.scopes)),
-      created_at: Math.floor(issued.created_at.getTime() / 1000),
-    }
-    if (issued.expires_at !== null)
-      Object.assign(response, await expiringFields(ctx, issued, creds.clientSecret === undefined, tokenHash, dpop))
-    if (issued.identity) {
-      response.id_token = await issueIdToken(
-        ctx.idTokens,
-        { user_id: issued.user_id, identity: issued.identity },
-        creds.clientId,
-        token,
-        now,
-      )
-    }
-    return response
+  const exchange = (identifiers: string[] | null) =>
+    consumeCodeAndInsertToken(ctx.db, {
+      clientId: creds.clientId,
+      secretHash: creds.clientSecret === undefined ? undefined : sha256Hex(creds.clientSecret),
+      codeHash,
+      tokenHash,
+      now,
+      redirectUri,
+      verifier: verifier === undefined ? undefined : { plain: verifier, s256: computeS256Challenge(verifier) },
+      dpopJkt: dpop?.jkt,
+      resources: identifiers === null ? undefined : { identifiers, defaultTtlSeconds: ctx.resources.defaultTtlSeconds },
+    })
+  const explain = (sent: string[] | null) => explainFailure(ctx, creds, codeHash, { redirectUri, verifier, dpop, resources: sent }, now)
+  const issued = (await exchange(resources)) ?? (await exchangeForAuthorized(exchange, explain, resources))
+  return tokenResponse(ctx, issued, { token, tokenHash, creds, dpop, now })
+}
+
+/**
+ * After the statement issued nothing: the reason, or, for a code authorized for resources and
+ * exchanged without `resource`, the exchange for all of them (RFC 8707 §2.2).
+ */
+async function exchangeForAuthorized(
+  exchange: (resources: string[] | null) => Promise<Exchanged | undefined>,
+  explain: (resources: string[] | null) => Promise<Error | { resources: string[] }>,
+  resources: string[] | null,
+): Promise<Exchanged> {
+  const failure = await explain(resources)
+  if (failure instanceof Error) throw failure
+  const issued = await exchange(failure.resources)
+  if (issued) return issued
+  const again = await explain(failure.resources)
+  throw again instanceof Error ? again : new InvalidGrantError('The authorization code is invalid')
+}
+
+/** RFC 6749 5.1 for an exchanged code: expiring fields and the ID Token when they apply. */
+async function tokenResponse(
+  ctx: Parameters<typeof exchangeAuthorizationCode>[0],
+  issued: Exchanged,
+  x: { token: string; tokenHash: string; creds: ClientCredentials; dpop: DpopBinding | undefined; now: Date },
+): Promise<TokenResponse> {
+  const family = issued.expires_at !== null && issued.refresh_token_ttl_seconds !== null
+  ctx.tokenQuota.issued({ userId: issued.user_id, applicationId: issued.application_id }, family)
+  const response: TokenResponse = {
+    access_token: x.token,
+    token_type: x.dpop === undefined ? 'Bearer' : 'DPoP',
+    scope: formatScope(ctx.scopes.normalize(issued.scopes)),
+    created_at: Math.floor(issued.created_at.getTime() / 1000),
   }
-  throw await explainFailure(ctx, creds, codeHash, { redirectUri, verifier, dpop }, now)
+  const publicClient = x.creds.clientSecret === undefined
+  if (issued.expires_at !== null) Object.assign(response, await expiringFields(ctx, issued, publicClient, x.tokenHash, x.dpop))
+  if (issued.identity) {
+    response.id_token = await issueIdToken(
+      ctx.idTokens,
+      { user_id: issued.user_id, identity: issued.identity },
+      x.creds.clientId,
+      x.token,
+      x.now,
+    )
+  }
+  return response
 }
 
 /**
@@ -120,18 +156,24 @@ async function expiringFields(
     return { expires_in: Math.round((expiresAt.getTime() - issued.created_at.getTime()) / 1000) }
   }
   const dpopJkt = publicClient ? (dpop?.jkt ?? null) : null
-  const x = { accessTokenHash, refreshTtlSeconds: issued.refresh_token_ttl_seconds, sid: issued.sid, dpopJkt }
+  // RFC 8707 §2.2: the family keeps what the code was authorized for, which each refresh may narrow.
+  const resources = issued.granted_resources ?? null
+  const x = { accessTokenHash, refreshTtlSeconds: issued.refresh_token_ttl_seconds, sid: issued.sid, dpopJkt, resources }
   return startRefreshFamily(ctx, { ...issued, expires_at: expiresAt }, x)
 }
 
-/** Why the one-statement exchange issued nothing, checked in RFC order: client, then grant. */
+/**
+ * Why the one-statement exchange issued nothing, checked in RFC order: client, then grant, then
+ * the resources (RFC 8707 §2). `{ resources }` when every binding holds and the code, authorized
+ * for resources, was exchanged without `resource`: the caller exchanges it for those.
+ */
 async function explainFailure(
   ctx: ClientEndpointContext,
   creds: Parameters<typeof authenticateClient>[2],
   codeHash: string,
-  sent: { redirectUri: string | undefined; verifier: string | undefined; dpop: DpopBinding | undefined },
+  sent: { redirectUri: string | undefined; verifier: string | undefined; dpop: DpopBinding | undefined; resources: string[] | null },
   now: Date,
-): Promise<Error> {
+): Promise<Error | { resources: string[] }> {
   const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
   // RFC 9449 §5.2 `dpop_bound_access_tokens`: the code stays unused, for a retry with a proof.
   if (application.require_dpop && sent.dpop === undefined) {
@@ -164,6 +206,20 @@ async function explainFailure(
   // RFC 9449 §10: a code bound by dpop_jkt is exchanged only with a proof of that key.
   if (row.dpop_jkt !== null && row.dpop_jkt !== sent.dpop?.jkt) {
     return new InvalidGrantError('The authorization code is bound to another DPoP key (dpop_jkt)')
+  }
+  if (sent.resources === null) {
+    if (row.resources !== null) return { resources: row.resources }
+  } else {
+    // RFC 8707 §2.2: narrower than what was authorized, never wider; and each still a usable resource server's.
+    if (!withinAuthorized(sent.resources, row.resources)) {
+      return new InvalidTargetError('A requested resource was not part of the authorization')
+    }
+    try {
+      await resourceTargets(ctx.db, sent.resources)
+    } catch (err) {
+      if (err instanceof InvalidTargetError) return err
+      throw err
+    }
   }
   // Every binding holds now, so something changed between the two statements (e.g. the
   // client's secret was regenerated): refuse rather than guess.

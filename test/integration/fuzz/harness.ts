@@ -45,6 +45,19 @@ export const OWN_ORIGIN = new URL(TEST_ISSUER).origin
 export const SPA_ORIGIN = 'https://spa.gatehouse.test'
 export const REDIRECT_URI = 'https://client.example/cb'
 export const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'
+/** A resource identifier (RFC 8707) the world's resource server declared. */
+export const FUZZ_RESOURCE = 'https://api.fuzz.test/'
+
+/**
+ * `resource` values (RFC 8707 §2), mostly absent: the declared one, undeclared and malformed
+ * ones. The wire repeats a parameter now and then, which `resource` alone may be.
+ */
+export const resourceValues = fc.oneof(
+  { weight: 6, arbitrary: fc.constant('') },
+  { weight: 3, arbitrary: fc.constant(FUZZ_RESOURCE) },
+  fc.constantFrom('https://unknown.fuzz.test/', `${FUZZ_RESOURCE}#x`, 'api.fuzz.test', 'urn:x:y', `https://${'a'.repeat(3000)}/`),
+  text(40),
+)
 const PASSWORD = 'correct horse battery'
 
 export interface FuzzRequest {
@@ -268,6 +281,13 @@ async function populate(t: TestContext): Promise<World> {
   await t.db.updateTable('applications').set({ allow_implicit: true, allow_device_flow: true }).where('id', '=', app.id).execute()
   const foreign = await createApplication(t.db, { redirectUris: [REDIRECT_URI] })
   const spa = await createApplication(t.db, { ownerId: user.id, redirectUris: [`${SPA_ORIGIN}/callback`] })
+  // A resource server with a declared identifier, so that `resource` reaches past invalid_target.
+  const api = await createApplication(t.db, { redirectUris: [REDIRECT_URI] })
+  await t.db.updateTable('applications').set({ is_resource_server: true }).where('id', '=', api.id).execute()
+  await t.db
+    .insertInto('resource_identifiers')
+    .values({ identifier: FUZZ_RESOURCE, application_id: api.id, created_at: new Date() })
+    .execute()
   await t.db.updateTable('applications').set({ kind: 'spa', secret_hash: null }).where('id', '=', spa.id).execute()
   const tokens: string[] = []
   for (let i = 0; i < 3; i++) {

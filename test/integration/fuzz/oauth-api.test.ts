@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { type Harness, REDIRECT_URI, VERIFIER, createHarness, knownValues, requests } from './harness.js'
+import { type Harness, REDIRECT_URI, VERIFIER, createHarness, knownValues, requests, resourceValues } from './harness.js'
 import { pathOf, text, unknownPath } from './wire.js'
 import { type DpopValues, dpopValues } from './dpop.js'
 import { generateRefreshToken } from '../../../src/lib/tokens.js'
@@ -59,6 +59,8 @@ it(
       ...clientParams(),
       // Empty counts as absent (RFC 6749 3.1): what a client without PKCE sends.
       code_verifier: fc.oneof(fc.constant(''), fc.constantFrom(VERIFIER, 'a'.repeat(43), 'a'.repeat(129), 'short', `${VERIFIER}~`)),
+      // RFC 8707 §2 (docs/decisions/025-audiences.md).
+      resource: resourceValues,
     }
     await h.fuzz(
       '/oauth/token',
@@ -73,7 +75,13 @@ it(
     )
     // Refused parameters, refused clients, and past client authentication into the exchange.
     expect(h.outcomes('POST /oauth/token')).toEqual(
-      expect.arrayContaining(['400 invalid_request', '401 invalid_client', '400 invalid_grant', '400 invalid_dpop_proof']),
+      expect.arrayContaining([
+        '400 invalid_request',
+        '401 invalid_client',
+        '400 invalid_grant',
+        '400 invalid_dpop_proof',
+        '400 invalid_target',
+      ]),
     )
   },
   TIMEOUT,
@@ -84,6 +92,7 @@ it(
   async () => {
     const params = {
       scope: fc.oneof({ weight: 3, arbitrary: fc.constantFrom('', 'read', 'read write') }, fc.constantFrom('admin', 'READ'), text(20)),
+      resource: resourceValues,
       ...clientParams(),
     }
     await h.fuzz(
@@ -92,7 +101,7 @@ it(
       250,
     )
     expect(h.outcomes('POST /oauth/device_authorization')).toEqual(
-      expect.arrayContaining(['200', '400 invalid_request', '400 invalid_scope', '401 invalid_client']),
+      expect.arrayContaining(['200', '400 invalid_request', '400 invalid_scope', '401 invalid_client', '400 invalid_target']),
     )
   },
   TIMEOUT,
@@ -144,6 +153,7 @@ it(
         Object.entries(oidcRequestParams).map(([name, value]) => [name, fc.oneof({ weight: 8, arbitrary: fc.constant('') }, value)]),
       ),
       dpop_jkt: fc.oneof({ weight: 4, arbitrary: fc.constant('') }, parDpop.jkt),
+      resource: resourceValues,
       ...clientParams(),
     }
     await h.fuzz(

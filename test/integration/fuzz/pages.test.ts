@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { SignJWT, generateKeyPair } from 'jose'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { type Harness, REDIRECT_URI, VERIFIER, browserRequest, createHarness, knownValues, requests } from './harness.js'
+import { type Harness, REDIRECT_URI, VERIFIER, browserRequest, createHarness, knownValues, requests, resourceValues } from './harness.js'
 import { encodeText, pathOf, text, unknownPath } from './wire.js'
 import { computeS256Challenge } from '../../../src/oauth/token/pkce.js'
 
@@ -92,6 +92,8 @@ it(
         fc.constantFrom('0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I', 'A'.repeat(43), 'short', `${'A'.repeat(43)}=`),
         text(50),
       ),
+      // RFC 8707 §2 (docs/decisions/025-audiences.md).
+      resource: resourceValues,
     }
     await h.fuzz('/oauth/authorize', requests(h.world, { methods: ['GET'], path: pathOf('/oauth/authorize'), query }), 400)
     // Consent pages, error pages, and redirects to the client (codes, tokens, errors) all happened.
@@ -410,6 +412,7 @@ it(
         '/resource-server-on',
         '/resource-server-off',
         '/client-credentials',
+        '/resources',
         '/delete',
         '/reset-second-factor',
         '/x',
@@ -436,7 +439,12 @@ it(
       const confirmations = [`/admin/users/${other.id}/suspend`, `/admin/applications/${h.world.app.id}/suspend`].map((page) =>
         browserRequest(h.world, 'GET', page),
       )
-      await h.fuzz('admin', requests(h.world, { methods: ['GET', 'POST'], path, query, body: {}, form: true }), 800, confirmations)
+      // The resource identifiers' form (RFC 8707): the whole list, one per line, and a lifetime.
+      const body = {
+        identifiers: fc.oneof(fc.constantFrom('', 'https://api.fuzz.test/', 'https://new.fuzz.test/\nhttp://x/', 'a#b'), text(60)),
+        ttl: fc.oneof(fc.constantFrom('', '60', '5', '604801', 'x', '99999999999'), text(8)),
+      }
+      await h.fuzz('admin', requests(h.world, { methods: ['GET', 'POST'], path, query, body, form: true }), 800, confirmations)
       expect(h.outcomes('POST admin')).toEqual(expect.arrayContaining(['403', '404']))
       expect(h.outcomes('GET admin')).toEqual(expect.arrayContaining(['200', '404']))
     } finally {

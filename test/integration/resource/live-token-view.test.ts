@@ -1,14 +1,14 @@
 import { type Verifier, createVerifier } from '@gatehouse/verifier'
-import { LIVE_TOKEN_SQL, LIVE_TOKEN_VIEW, LIVE_TOKEN_VIEW_V1, LIVE_TOKEN_VIEW_V2 } from '@gatehouse/verifier/shared'
+import { LIVE_TOKEN_SQL, LIVE_TOKEN_VIEW, LIVE_TOKEN_VIEW_V1, LIVE_TOKEN_VIEW_V2, LIVE_TOKEN_VIEW_V3 } from '@gatehouse/verifier/shared'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AccessTokenFixture, type ApplicationFixture, basicAuth, createAccessToken } from '../../helpers/factories.js'
 import { resourceServerTestFile } from '../../helpers/file-set-up.js'
 
 /*
- * The one definition of a live token, the view gatehouse_live_tokens_v3 (and _v1 and _v2 for
+ * The one definition of a live token, the view gatehouse_live_tokens_v4 (and _v1 to _v3 for
  * verifiers of earlier releases: docs/decisions/017-live-token-view.md, 021-machine-tokens.md,
- * 022-bound-and-expiring-tokens.md), on both engines: its columns are a contract, reading
+ * 022-bound-and-expiring-tokens.md, 025-audiences.md), on both engines: its columns are a contract, reading
  * it costs the plan the join it replaced cost, and the server (introspection, token info, the
  * RFC 7009 check) and a database-mode verifier accept exactly its rows, also once a later
  * migration redefines it.
@@ -27,7 +27,7 @@ afterAll(() => verifier?.close())
  * What LIVE_TOKEN_SQL was before the view: the tables joined by hand; users by a left join
  * since machine tokens have none (gatehouse_live_tokens_v2, docs/decisions/021-machine-tokens.md).
  */
-const JOINED_SQL = `select t.user_id, t.application_id, t.scopes, t.created_at, a.client_id, u.email, t.dpop_jkt, t.expires_at
+const JOINED_SQL = `select t.user_id, t.application_id, t.scopes, t.created_at, a.client_id, u.email, t.dpop_jkt, t.expires_at, t.audience
 from access_tokens t
 join applications a on a.id = t.application_id
 left join users u on u.id = t.user_id
@@ -51,8 +51,8 @@ async function genericPlan(text: string): Promise<string> {
   })
 }
 
-describe('the views gatehouse_live_tokens_v1, _v2 and _v3', () => {
-  it('has the columns verifiers read, in their order and types, for good: _v1 and _v2 for earlier verifiers, _v3 for these', async () => {
+describe('the views gatehouse_live_tokens_v1 to _v4', () => {
+  it('has the columns verifiers read, in their order and types, for good: _v1 to _v3 for earlier verifiers, _v4 for these', async () => {
     const columns = async (view: string) => {
       const { rows } = await sql<{ column_name: string; data_type: string }>`
         select column_name, data_type from information_schema.columns
@@ -69,8 +69,10 @@ describe('the views gatehouse_live_tokens_v1, _v2 and _v3', () => {
       'email text',
     ]
     for (const view of [LIVE_TOKEN_VIEW_V1, LIVE_TOKEN_VIEW_V2]) expect(await columns(view), view).toEqual(earlier)
-    expect(LIVE_TOKEN_VIEW).toBe('gatehouse_live_tokens_v3')
-    expect(await columns(LIVE_TOKEN_VIEW)).toEqual([...earlier, 'dpop_jkt text', 'expires_at timestamp with time zone'])
+    const third = [...earlier, 'dpop_jkt text', 'expires_at timestamp with time zone']
+    expect(await columns(LIVE_TOKEN_VIEW_V3)).toEqual(third)
+    expect(LIVE_TOKEN_VIEW).toBe('gatehouse_live_tokens_v4')
+    expect(await columns(LIVE_TOKEN_VIEW)).toEqual([...third, 'audience ARRAY'])
   })
 
   it('holds in _v1 and _v2 neither bound nor expired tokens, which their verifiers cannot judge; _v3 holds both', async () => {
@@ -85,7 +87,19 @@ describe('the views gatehouse_live_tokens_v1, _v2 and _v3', () => {
       return [bound, expired, expiring].map((x) => held.has(x.digest))
     }
     for (const view of [LIVE_TOKEN_VIEW_V1, LIVE_TOKEN_VIEW_V2]) expect(await inView(view), view).toEqual([false, false, true])
-    expect(await inView(LIVE_TOKEN_VIEW)).toEqual([true, true, true])
+    for (const view of [LIVE_TOKEN_VIEW_V3, LIVE_TOKEN_VIEW]) expect(await inView(view), view).toEqual([true, true, true])
+  })
+
+  it('holds in _v1 to _v3 no token with an audience, which their verifiers cannot check (RFC 8707); _v4 holds it', async () => {
+    const plain = await createAccessToken(t.db, { userId: user.id, applicationId: app.id })
+    const aimed = await createAccessToken(t.db, { userId: user.id, applicationId: app.id, audience: ['https://api.example.com/'] })
+    const inView = async (view: string) => {
+      const { rows } = await sql.raw<{ token_hash: string }>(`select token_hash from ${view}`).execute(t.db)
+      const held = new Set(rows.map((r) => r.token_hash))
+      return [plain, aimed].map((x) => held.has(x.digest))
+    }
+    for (const view of [LIVE_TOKEN_VIEW_V1, LIVE_TOKEN_VIEW_V2, LIVE_TOKEN_VIEW_V3]) expect(await inView(view), view).toEqual([true, false])
+    expect(await inView(LIVE_TOKEN_VIEW)).toEqual([true, true])
   })
 
   it('is inlined: the lookup is planned as the join of the tables it replaced, by the digest index', async () => {

@@ -346,6 +346,7 @@ describe('verifier in introspection mode', () => {
           issuedAt: Math.floor(tok.createdAt.getTime() / 1000),
           expiresAt: null,
           jkt: null,
+          audience: null,
         },
       })
       expect(verifier.verifyCached(`Bearer ${tok.token}`, 'read')).toMatchObject({ ok: true })

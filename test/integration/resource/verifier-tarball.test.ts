@@ -134,6 +134,7 @@ describe('@gatehouse/verifier installed from its tarball into another project', 
         issuedAt: Math.floor(token.createdAt.getTime() / 1000),
         expiresAt: null,
         jkt: null,
+        audience: null,
       },
     })
     expect(out.garbage).toMatchObject({ ok: false, status: 401, error: 'invalid_token' })

@@ -9,6 +9,7 @@ import { render } from '../../render.js'
 import { KIND_LABELS, formatTime } from '../console/view-models.js'
 import { listRequest, listView } from './query.js'
 import clientCredentialsRoutes from './client-credentials.js'
+import resourceRoutes from './resources.js'
 
 type AppParams = { Params: { id: string } }
 
@@ -87,6 +88,7 @@ const ACTIONS: Record<string, ActionSpec> = {
 const DONE: Record<string, string> = {
   ...Object.fromEntries(Object.entries(ACTIONS).flatMap(([k, a]) => (a.done ? [[k, a.done]] : []))),
   'client-credentials': 'The client credentials grant is saved.',
+  resources: 'The resource identifiers are saved.',
 }
 
 /** /admin/applications: search by name, client_id or owner; one application; its actions. */
@@ -100,6 +102,7 @@ export default async function adminApplicationRoutes(app: FastifyInstance, deps:
 
   // Before the generic actions: a static segment wins over `:action` (find-my-way).
   await clientCredentialsRoutes(app, deps)
+  await resourceRoutes(app, deps)
 
   app.get<{ Params: { id: string; action: string } }>(
     '/admin/applications/:id/:action',
@@ -139,6 +142,7 @@ type AppQuery = AppParams & { Querystring: { done?: unknown } }
 async function applicationPage(deps: Services, request: FastifyRequest<AppQuery>, reply: FastifyReply) {
   const a = await deps.operator.applicationById(request.params.id)
   if (!a) return reply.callNotFound()
+  const resources = await deps.operator.resourcesOf(a.id)
   return render(request, reply, 'admin/application.eta', {
     title: a.name,
     notice: typeof request.query.done === 'string' ? DONE[request.query.done] : undefined,
@@ -160,6 +164,8 @@ async function applicationPage(deps: Services, request: FastifyRequest<AppQuery>
       suspended: a.suspended_at === null ? null : formatTime(a.suspended_at),
       verified: a.verified_at === null ? null : formatTime(a.verified_at),
       resourceServer: a.is_resource_server,
+      resourceIdentifiers: resources.identifiers,
+      resourceTokenTtl: resources.ttlSeconds === null ? 'the default' : `${resources.ttlSeconds} s`,
       machine: a.kind === 'machine',
       clientCredentials: a.client_credentials_scopes?.join(' ') ?? null,
       tokens: describeTokenPolicy(tokenPolicyOf(a), a.kind),

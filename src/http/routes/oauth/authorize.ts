@@ -4,6 +4,7 @@ import {
   type ClientResponse,
   type ScopeVocabulary,
   describeRedirectTarget,
+  resourceNames,
   responseLocation,
 } from '../../../oauth/index.js'
 import type { Services } from '../../../services.js'
@@ -117,6 +118,8 @@ function consentPage(
     privacyPolicyUrl: req.application.privacy_policy_url,
     redirectHost: describeRedirectTarget(req.redirectUri).host,
     scopes: req.scopes.map((s) => ({ name: s, description: scopes.describe(s) })),
+    // RFC 8707: the APIs the application asks to reach, by their resource servers' names.
+    apis: resourceNames(req.resourceTargets),
     // An access token handed over in the browser: the token flow and `id_token token`.
     tokenFlow: req.responseType === 'token' || req.responseType === 'id_token token',
     heldId: answer.heldId,

@@ -35,6 +35,7 @@ function consentPage(request: FastifyRequest, reply: FastifyReply, consent: Devi
     homepageUrl: consent.homepageUrl,
     privacyPolicyUrl: consent.privacyPolicyUrl,
     scopes: consent.scopes,
+    apis: consent.apis,
     tokenFlow: false,
     device: { requestId: consent.requestId, userCode: consent.userCode },
   })

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Services } from '../../../services.js'
-import { singleParams } from '../../../oauth/index.js'
+import { checkedParams } from '../../../oauth/index.js'
 import { noStore, provideNonce } from './json-errors.js'
 
 /** POST /oauth/par (RFC 9126 2): the parameters in the form body, the client authenticated as at the token endpoint. */
@@ -9,7 +9,8 @@ export default async function parRoutes(app: FastifyInstance, { oauth }: Service
     // RFC 9449 §10.1: a proof binds the pushed request's code to its key.
     const header = request.headers.dpop
     const dpop = header === undefined ? undefined : await oauth.checkDpop(header, 'POST', '/oauth/par')
-    const response = await oauth.pushAuthorizationRequest(singleParams(request.body), request.headers.authorization, dpop)
+    const { params, resources } = checkedParams(request.body)
+    const response = await oauth.pushAuthorizationRequest(params, request.headers.authorization, dpop, resources)
     if (dpop !== undefined) await provideNonce(oauth, reply)
     return noStore(reply).code(201).send(response)
   })

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Services } from '../../../services.js'
-import { DEVICE_CODE_GRANT_TYPE, requestParams } from '../../../oauth/index.js'
+import { DEVICE_CODE_GRANT_TYPE, requestReading } from '../../../oauth/index.js'
 import { noStore, provideNonce } from './json-errors.js'
 import { openToRegisteredOrigins } from '../../cors.js'
 
@@ -15,22 +15,24 @@ export default async function tokenRoutes(app: FastifyInstance, { oauth, device 
     oauth.allowsBrowserOrigin,
   )
   app.post('/oauth/token', { onRequest: cors }, async (request, reply) => {
-    const params = requestParams(request.body, request.query)
+    // RFC 8707 §2: `resource` may be repeated; its values come apart from the other parameters.
+    const { params, resources } = requestReading(request.body, request.query)
     const grantType = params.grant_type
     // RFC 9449 §5: every grant binds its tokens to the key a valid proof shows; no header, no await.
     const header = request.headers.dpop
     const dpop = header === undefined ? undefined : await oauth.checkDpop(header, 'POST', '/oauth/token')
     const response =
       typeof grantType === 'string' && grantType === DEVICE_CODE_GRANT_TYPE
-        ? await device.exchangeDeviceCode(params, request.headers.authorization, dpop)
-        : await oauth.exchangeCode(params, request.headers.authorization, dpop)
+        ? await device.exchangeDeviceCode(params, request.headers.authorization, dpop, resources)
+        : await oauth.exchangeCode(params, request.headers.authorization, dpop, resources)
     if (dpop !== undefined) await provideNonce(oauth, reply)
     return noStore(reply).send(response)
   })
 
   // RFC 8628 3.1: the device's first request; answered like the token endpoint (JSON, no-store).
   app.post('/oauth/device_authorization', async (request, reply) => {
-    const response = await device.authorizeDevice(requestParams(request.body, request.query), request.headers.authorization)
+    const { params, resources } = requestReading(request.body, request.query)
+    const response = await device.authorizeDevice(params, request.headers.authorization, resources)
     return noStore(reply).send(response)
   })
 }
