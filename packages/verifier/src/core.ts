@@ -1,11 +1,12 @@
 import { scopeSatisfies } from './scope.js'
-import { type ScopeCatalogue, definedScopes, readScopesFile, scopeCheck } from './scope-catalogue.js'
+import { SEED_SCOPES, type ScopeCatalogue, definedScopes, readScopesFile, scopeCheck } from './scope-catalogue.js'
 import { BearerChallenges, DpopChallenges, bearerToken, dpopToken } from './bearer.js'
 import { CoarseClock } from './coarse-clock.js'
 import { type DatabaseOption, databaseSource } from './database-source.js'
 import { DEFAULT_DPOP_MAX_AGE_SECONDS } from './dpop.js'
 import { MemoryReplayCache, checkPresentation, requestUrl } from './presentation.js'
 import { introspectionSource } from './introspection-source.js'
+import { type ResourceMetadata, type ResourceMetadataOptions, issuerOf, resourceMetadata } from './resource-metadata.js'
 import type { NoticeSink, TokenSource } from './source.js'
 import { DEFAULT_MAX_ENTRIES, DEFAULT_NEGATIVE_TTL_MS, DEFAULT_TTL_MS, MAX_TTL_MS, TokenCache } from './token-cache.js'
 import type { ResourceRequest, VerifiedToken, VerifyResult } from './types.js'
@@ -39,6 +40,23 @@ export interface CommonVerifierOptions {
   dpopMaxAgeSeconds?: number
   /** DPoP proofs remembered against replay (least recently used go first when full), default 100,000. */
   dpopReplayCacheEntries?: number
+  /**
+   * This API's resource identifier (RFC 8707 §2): an https URL without query or fragment,
+   * exactly as declared for the resource server in Gatehouse (`http://localhost…` and
+   * `http://127.0.0.1…` are allowed for development). With it, a token whose audience does not
+   * name it is refused (401 invalid_token), the adapters serve protected-resource metadata
+   * (RFC 9728), and every challenge names that metadata (§5.1). Without it, tokens of any
+   * audience are accepted.
+   */
+  resource?: string
+  /**
+   * The authorization server the metadata names (RFC 9728 `authorization_servers`): Gatehouse's
+   * issuer, its PUBLIC_URL. Default in introspection mode: `introspectionUrl` without
+   * `/oauth/introspect`; required with `resource` in database mode.
+   */
+  issuer?: string
+  /** What the metadata document says besides the resource and its authorization server. */
+  resourceMetadata?: ResourceMetadataOptions
 }
 
 export interface DatabaseVerifierOptions extends CommonVerifierOptions {
@@ -104,6 +122,13 @@ export interface Verifier {
    * nobody can be granted is a mistake to find at start-up. The adapters call it for each route.
    */
   assertKnownScope(scope: string | undefined): void
+  /** The `resource` option: the audience a token must name, when it names one. */
+  readonly resource: string | undefined
+  /**
+   * RFC 9728: the metadata document, its URL and the paths the adapters serve it at; undefined
+   * without `resource`.
+   */
+  readonly resourceMetadata: ResourceMetadata | undefined
   readonly notifications: NotificationState
   /** Resolves once revocation notices flow (at once when there is no stream). */
   ready(): Promise<void>
@@ -128,6 +153,10 @@ export function hasScope(token: VerifiedToken, scope: string): boolean {
 }
 
 export function createVerifier(options: VerifierOptions): Verifier {
+  // Options are checked before anything is opened: a bad one throws with nothing to close.
+  const catalogue = typeof options.scopes === 'string' ? readScopesFile(options.scopes) : options.scopes
+  const resource = options.resource
+  const metadata = resource === undefined ? undefined : metadataOf(options, resource, catalogue)
   const onError = options.onError ?? (() => {})
   const coarse = options.now ? undefined : new CoarseClock()
   const now = options.now ?? coarse!.now
@@ -137,20 +166,40 @@ export function createVerifier(options: VerifierOptions): Verifier {
   const source = tokenSource(options, notifications.sinkFor(cache, onError))
   if (!source.notifies) notifications.none()
 
-  const catalogue = typeof options.scopes === 'string' ? readScopesFile(options.scopes) : options.scopes
   const satisfies = catalogue === undefined ? scopeSatisfies : scopeCheck(catalogue)
   const defined = catalogue === undefined ? undefined : definedScopes(catalogue)
 
-  /** A Bearer presentation: refused for a token bound to a key (RFC 9449 §7.2), else by scope. */
+  /**
+   * RFC 8707: a token minted for named resources is for those only. A token without an audience
+   * (null) costs this one comparison, and a verifier without `resource` takes every audience.
+   */
+  const forAnotherResource = (token: VerifiedToken): boolean =>
+    token.audience !== null && resource !== undefined && !token.audience.includes(resource)
+  /**
+   * A Bearer presentation: refused for a token of another audience, for a token bound to a key
+   * (RFC 9449 §7.2), else by scope.
+   */
   const decide = (entry: Entry | null, requiredScope: string | undefined, challenges: BearerChallenges): VerifyResult => {
     if (entry === null) return challenges.invalid
+    // forAnotherResource, written out: the cached path's one extra check is `audience !== null`.
+    const audience = entry.token.audience
+    if (audience !== null && resource !== undefined && !audience.includes(resource)) return challenges.otherResource
     if (entry.token.jkt !== null) return challenges.boundAsBearer
     if (requiredScope === undefined || satisfies(entry.token.scopes, requiredScope)) return entry.result
     return challenges.forbidden(requiredScope)
   }
-  const bearerOnly = new BearerChallenges(realm)
+  const bearerOnly = new BearerChallenges(realm, false, metadata?.url)
   const bearer = bearerVerification(cache, decide, bearerOnly, onError)
-  const request = requestVerification(options, { cache, decide, satisfies, now, onError, bearer: new BearerChallenges(realm, true) })
+  const request = requestVerification(options, {
+    cache,
+    decide,
+    forAnotherResource,
+    satisfies,
+    now,
+    onError,
+    bearer: new BearerChallenges(realm, true, metadata?.url),
+    dpop: new DpopChallenges(metadata?.url),
+  })
 
   return {
     assertKnownScope(scope) {
@@ -166,6 +215,8 @@ export function createVerifier(options: VerifierOptions): Verifier {
     verify: (authorization, requiredScope) => bearer(bearerToken(authorization), requiredScope),
     verifyRequestCached: request.cached,
     verifyRequest: request.verify,
+    resource,
+    resourceMetadata: metadata,
     get notifications() {
       return notifications.state
     },
@@ -195,12 +246,15 @@ function bearerVerification(cache: TokenCache<Entry>, decide: Decide, challenges
 interface RequestDeps {
   cache: TokenCache<Entry>
   decide: Decide
+  /** The audience check `decide` makes, for the DPoP path, which decides after the proof. */
+  forAnotherResource: (token: VerifiedToken) => boolean
   satisfies: (granted: readonly string[], required: string) => boolean
   /** Milliseconds. */
   now: () => number
   onError: (error: Error) => void
   /** Bearer challenges that also offer DPoP (RFC 9449 §7.1). */
   bearer: BearerChallenges
+  dpop: DpopChallenges
 }
 
 /**
@@ -210,8 +264,7 @@ interface RequestDeps {
  * the proof's key is the token's cannot be made; a client sends such a token as Bearer (§7.2).
  */
 function requestVerification(options: CommonVerifierOptions, deps: RequestDeps) {
-  const { cache, decide, satisfies, now, bearer } = deps
-  const dpop = new DpopChallenges()
+  const { cache, decide, forAnotherResource, satisfies, now, bearer, dpop } = deps
   const maxAgeSeconds = options.dpopMaxAgeSeconds ?? DEFAULT_DPOP_MAX_AGE_SECONDS
   if (!(maxAgeSeconds > 0)) throw new RangeError('dpopMaxAgeSeconds must be positive')
   const replay = new MemoryReplayCache(options.dpopReplayCacheEntries ?? DEFAULT_MAX_ENTRIES, now)
@@ -221,6 +274,8 @@ function requestVerification(options: CommonVerifierOptions, deps: RequestDeps) 
   const checkDpop = async (token: string, request: ResourceRequest, requiredScope: string | undefined): Promise<VerifyResult> => {
     const entry = await cache.check(token)
     if (entry === null) return dpop.invalid
+    // Before the proof: a token for another resource is refused whoever holds its key.
+    if (forAnotherResource(entry.token)) return dpop.otherResource
     const url = requestUrl(request.url, publicOrigin, request.origin)
     const proofCheck = { method: request.method, url, now: Math.floor(now() / 1000), maxAgeSeconds }
     const refused = await checkPresentation(dpop, entry.token, token, request.dpop, proofCheck, replay)
@@ -267,6 +322,13 @@ function entryCache(
     wrap: (token) => ({ token, result: Object.freeze({ ok: true, token: Object.freeze(token) }) }),
     lookup,
   })
+}
+
+/** The verifier's RFC 9728 metadata: its `resource`, issuer and scopes checked, or a RangeError. */
+function metadataOf(options: VerifierOptions, resource: string, catalogue: ScopeCatalogue | undefined): ResourceMetadata {
+  const issuer = issuerOf(options.issuer, options.mode === 'introspection' ? options.introspectionUrl : undefined)
+  const scopes = (catalogue ?? SEED_SCOPES).scopes.map((s) => s.name)
+  return resourceMetadata(resource, issuer, scopes, options.resourceMetadata)
 }
 
 /** Where tokens are looked up and revocation notices come from: the database, or Gatehouse's HTTP endpoints. */
