@@ -6,7 +6,7 @@ import { type DatabaseOption, databaseSource } from './database-source.js'
 import { DEFAULT_DPOP_MAX_AGE_SECONDS } from './dpop.js'
 import { MemoryReplayCache, checkPresentation, requestUrl } from './presentation.js'
 import { introspectionSource } from './introspection-source.js'
-import { type ResourceMetadata, type ResourceMetadataOptions, issuerOf, resourceMetadata } from './resource-metadata.js'
+import { type ResourceMetadata, type ResourceMetadataOptions, audienceCheck, issuerOf, resourceMetadata } from './resource-metadata.js'
 import type { NoticeSink, TokenSource } from './source.js'
 import { DEFAULT_MAX_ENTRIES, DEFAULT_NEGATIVE_TTL_MS, DEFAULT_TTL_MS, MAX_TTL_MS, TokenCache } from './token-cache.js'
 import type { ResourceRequest, VerifiedToken, VerifyResult } from './types.js'
@@ -138,6 +138,11 @@ export interface Verifier {
 interface Entry {
   readonly token: VerifiedToken
   readonly result: VerifyResult
+  /**
+   * RFC 8707: the token names an audience, and not this verifier's resource. Judged once, when
+   * the entry is made, so that a cached check of it is one boolean, for any token.
+   */
+  readonly forAnotherResource: boolean
 }
 
 function seconds(value: number | undefined, fallbackMs: number, name: string, maxMs = Infinity): number {
@@ -161,7 +166,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
   const coarse = options.now ? undefined : new CoarseClock()
   const now = options.now ?? coarse!.now
   const realm = options.realm ?? 'gatehouse'
-  const cache = entryCache(options, coarse, (token, d) => source.lookup(token, d))
+  const cache = entryCache(options, coarse, audienceCheck(resource), (token, d) => source.lookup(token, d))
   const notifications = new Notifications()
   const source = tokenSource(options, notifications.sinkFor(cache, onError))
   if (!source.notifies) notifications.none()
@@ -170,20 +175,13 @@ export function createVerifier(options: VerifierOptions): Verifier {
   const defined = catalogue === undefined ? undefined : definedScopes(catalogue)
 
   /**
-   * RFC 8707: a token minted for named resources is for those only. A token without an audience
-   * (null) costs this one comparison, and a verifier without `resource` takes every audience.
-   */
-  const forAnotherResource = (token: VerifiedToken): boolean =>
-    token.audience !== null && resource !== undefined && !token.audience.includes(resource)
-  /**
-   * A Bearer presentation: refused for a token of another audience, for a token bound to a key
-   * (RFC 9449 §7.2), else by scope.
+   * A Bearer presentation: refused for a token minted for other resources (RFC 8707; judged when
+   * its entry was made, so this costs one boolean, with or without an audience), for a token
+   * bound to a key (RFC 9449 §7.2), else by scope.
    */
   const decide = (entry: Entry | null, requiredScope: string | undefined, challenges: BearerChallenges): VerifyResult => {
     if (entry === null) return challenges.invalid
-    // forAnotherResource, written out: the cached path's one extra check is `audience !== null`.
-    const audience = entry.token.audience
-    if (audience !== null && resource !== undefined && !audience.includes(resource)) return challenges.otherResource
+    if (entry.forAnotherResource) return challenges.otherResource
     if (entry.token.jkt !== null) return challenges.boundAsBearer
     if (requiredScope === undefined || satisfies(entry.token.scopes, requiredScope)) return entry.result
     return challenges.forbidden(requiredScope)
@@ -193,7 +191,6 @@ export function createVerifier(options: VerifierOptions): Verifier {
   const request = requestVerification(options, {
     cache,
     decide,
-    forAnotherResource,
     satisfies,
     now,
     onError,
@@ -246,8 +243,6 @@ function bearerVerification(cache: TokenCache<Entry>, decide: Decide, challenges
 interface RequestDeps {
   cache: TokenCache<Entry>
   decide: Decide
-  /** The audience check `decide` makes, for the DPoP path, which decides after the proof. */
-  forAnotherResource: (token: VerifiedToken) => boolean
   satisfies: (granted: readonly string[], required: string) => boolean
   /** Milliseconds. */
   now: () => number
@@ -264,7 +259,7 @@ interface RequestDeps {
  * the proof's key is the token's cannot be made; a client sends such a token as Bearer (§7.2).
  */
 function requestVerification(options: CommonVerifierOptions, deps: RequestDeps) {
-  const { cache, decide, forAnotherResource, satisfies, now, bearer, dpop } = deps
+  const { cache, decide, satisfies, now, bearer, dpop } = deps
   const maxAgeSeconds = options.dpopMaxAgeSeconds ?? DEFAULT_DPOP_MAX_AGE_SECONDS
   if (!(maxAgeSeconds > 0)) throw new RangeError('dpopMaxAgeSeconds must be positive')
   const replay = new MemoryReplayCache(options.dpopReplayCacheEntries ?? DEFAULT_MAX_ENTRIES, now)
@@ -275,7 +270,7 @@ function requestVerification(options: CommonVerifierOptions, deps: RequestDeps) 
     const entry = await cache.check(token)
     if (entry === null) return dpop.invalid
     // Before the proof: a token for another resource is refused whoever holds its key.
-    if (forAnotherResource(entry.token)) return dpop.otherResource
+    if (entry.forAnotherResource) return dpop.otherResource
     const url = requestUrl(request.url, publicOrigin, request.origin)
     const proofCheck = { method: request.method, url, now: Math.floor(now() / 1000), maxAgeSeconds }
     const refused = await checkPresentation(dpop, entry.token, token, request.dpop, proofCheck, replay)
@@ -309,6 +304,7 @@ function requestVerification(options: CommonVerifierOptions, deps: RequestDeps) 
 function entryCache(
   options: VerifierOptions,
   coarse: CoarseClock | undefined,
+  forAnotherResource: (audience: readonly string[] | null) => boolean,
   lookup: (token: string, digest: string) => Promise<VerifiedToken | undefined>,
 ): TokenCache<Entry> {
   const ttlMs = seconds(options.cacheTtlSeconds, DEFAULT_TTL_MS, 'cacheTtlSeconds', MAX_TTL_MS)
@@ -319,7 +315,11 @@ function entryCache(
     ttlMs: coarse ? Math.max(1, ttlMs - coarse.tickMs) : ttlMs,
     negativeTtlMs,
     now: options.now ?? coarse!.now,
-    wrap: (token) => ({ token, result: Object.freeze({ ok: true, token: Object.freeze(token) }) }),
+    wrap: (token) => ({
+      token,
+      result: Object.freeze({ ok: true, token: Object.freeze(token) }),
+      forAnotherResource: forAnotherResource(token.audience),
+    }),
     lookup,
   })
 }
