@@ -89,7 +89,8 @@ export function requireToken(verifier: Verifier, requiredScope?: string) {
  */
 export function resourceMetadataHandler(verifier: Verifier) {
   const metadata = verifier.resourceMetadata
-  if (metadata === undefined) throw new RangeError('The verifier has no resource: set its `resource` option to serve protected-resource metadata')
+  if (metadata === undefined)
+    throw new RangeError('The verifier has no resource: set its `resource` option to serve protected-resource metadata')
   const body = JSON.stringify(metadata.document)
   const paths = new Set(metadata.paths)
   return (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): boolean => {

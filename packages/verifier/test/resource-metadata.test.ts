@@ -55,9 +55,14 @@ describe('the metadata document (RFC 9728 §2)', () => {
     expect(Object.isFrozen(v.resourceMetadata!.document)).toBe(true)
   })
 
-  it('lists the scopes of the verifier\'s own scopes file, or those given', () => {
+  it("lists the scopes of the verifier's own scopes file, or those given", () => {
     const scopes = parseScopesFile(
-      JSON.stringify({ scopes: [{ name: 'invoices:read', description: 'See invoices' }, { name: 'invoices:write', description: 'Change invoices' }] }),
+      JSON.stringify({
+        scopes: [
+          { name: 'invoices:read', description: 'See invoices' },
+          { name: 'invoices:write', description: 'Change invoices' },
+        ],
+      }),
       'scopes.json',
     )
     expect(verifier({ resource: 'https://api.example.com', scopes }).resourceMetadata!.document.scopes_supported).toEqual([
@@ -73,16 +78,24 @@ describe('the metadata document (RFC 9728 §2)', () => {
       resource: 'https://api.example.com',
       resourceMetadata: { resourceName: ' Orders API ', documentationUrl: 'https://docs.example.com/orders' },
     })
-    expect(v.resourceMetadata!.document).toMatchObject({ resource_name: 'Orders API', resource_documentation: 'https://docs.example.com/orders' })
+    expect(v.resourceMetadata!.document).toMatchObject({
+      resource_name: 'Orders API',
+      resource_documentation: 'https://docs.example.com/orders',
+    })
   })
 
   it('names the issuer given, without a trailing slash, or the introspection URL without /oauth/introspect', () => {
-    expect(verifier({ resource: 'https://api.example.com', issuer: 'https://id.example.com/' }).resourceMetadata!.document.authorization_servers).toEqual([
-      'https://id.example.com',
-    ])
+    expect(
+      verifier({ resource: 'https://api.example.com', issuer: 'https://id.example.com/' }).resourceMetadata!.document.authorization_servers,
+    ).toEqual(['https://id.example.com'])
     const underPath = verifier({ resource: 'https://api.example.com', introspectionUrl: 'https://example.com/auth/oauth/introspect' })
     expect(underPath.resourceMetadata!.document.authorization_servers).toEqual(['https://example.com/auth'])
-    const database = createVerifier({ mode: 'database', database: idleDatabase, resource: 'https://api.example.com', issuer: 'https://auth.example.com' })
+    const database = createVerifier({
+      mode: 'database',
+      database: idleDatabase,
+      resource: 'https://api.example.com',
+      issuer: 'https://auth.example.com',
+    })
     opened.push(database)
     expect(database.resourceMetadata!.document.authorization_servers).toEqual(['https://auth.example.com'])
   })
@@ -114,7 +127,13 @@ describe('the audience check (RFC 8707 §2)', () => {
     expect(forAnother(null)).toBe(false)
     expect(forAnother(['https://api.example.com/orders'])).toBe(false)
     expect(forAnother(['https://other.example.com', 'https://api.example.com/orders'])).toBe(false)
-    for (const audience of [[], ['https://other.example.com'], ['https://api.example.com'], ['https://api.example.com/orders/'], ['not a url']]) {
+    for (const audience of [
+      [],
+      ['https://other.example.com'],
+      ['https://api.example.com'],
+      ['https://api.example.com/orders/'],
+      ['not a url'],
+    ]) {
       expect(forAnother(audience), JSON.stringify(audience)).toBe(true)
     }
   })
@@ -162,8 +181,12 @@ describe('the options, checked at createVerifier', () => {
 
   it('refuses a bad issuer, scope, name or documentation URL', () => {
     const resource = 'https://api.example.com'
-    expect(() => createVerifier({ ...INTROSPECTION, resource, issuer: 'auth.example.com' })).toThrow(/issuer must be an absolute http\(s\) URL/)
-    expect(() => createVerifier({ ...INTROSPECTION, resource, issuer: 'https://auth.example.com/?x=1' })).toThrow(/issuer must not have a query/)
+    expect(() => createVerifier({ ...INTROSPECTION, resource, issuer: 'auth.example.com' })).toThrow(
+      /issuer must be an absolute http\(s\) URL/,
+    )
+    expect(() => createVerifier({ ...INTROSPECTION, resource, issuer: 'https://auth.example.com/?x=1' })).toThrow(
+      /issuer must not have a query/,
+    )
     expect(() => createVerifier({ ...INTROSPECTION, resource, resourceMetadata: { scopesSupported: ['read', 'a b'] } })).toThrow(
       /"a b" is not a scope/,
     )
@@ -184,7 +207,11 @@ describe('the challenges name the metadata (RFC 9728 §5.1)', () => {
     expect(bearer.invalid.wwwAuthenticate).toBe(
       `Bearer realm="gatehouse", ${meta}, error="invalid_token", error_description="The access token is invalid, revoked or malformed", DPoP ${ALGS}, ${meta}`,
     )
-    expect(bearer.otherResource).toMatchObject({ status: 401, error: 'invalid_token', description: 'The access token is for another resource' })
+    expect(bearer.otherResource).toMatchObject({
+      status: 401,
+      error: 'invalid_token',
+      description: 'The access token is for another resource',
+    })
     expect(bearer.otherResource.wwwAuthenticate).toBe(
       `Bearer realm="gatehouse", ${meta}, error="invalid_token", error_description="The access token is for another resource", DPoP ${ALGS}, ${meta}`,
     )
@@ -194,8 +221,18 @@ describe('the challenges name the metadata (RFC 9728 §5.1)', () => {
 
   it('in every DPoP challenge', () => {
     const dpop = new DpopChallenges(url)
-    for (const failure of [dpop.invalid, dpop.notBound, dpop.otherKey, dpop.otherResource, dpop.missingProof, dpop.replayed, dpop.proof('x')]) {
-      expect(failure.wwwAuthenticate).toMatch(new RegExp(`^DPoP error="[a-z_]+", error_description="[^"]+", ${ALGS}, resource_metadata="${url}"$`))
+    for (const failure of [
+      dpop.invalid,
+      dpop.notBound,
+      dpop.otherKey,
+      dpop.otherResource,
+      dpop.missingProof,
+      dpop.replayed,
+      dpop.proof('x'),
+    ]) {
+      expect(failure.wwwAuthenticate).toMatch(
+        new RegExp(`^DPoP error="[a-z_]+", error_description="[^"]+", ${ALGS}, resource_metadata="${url}"$`),
+      )
     }
     expect(dpop.otherResource.wwwAuthenticate).toBe(
       `DPoP error="invalid_token", error_description="The access token is for another resource", ${ALGS}, ${meta}`,
@@ -223,7 +260,9 @@ describe('resourceMetadataHandler (node:http, Express)', () => {
   const passed: string[] = []
 
   beforeAll(async () => {
-    const serve = resourceMetadataHandler(verifier({ resource: 'https://api.example.com/orders', resourceMetadata: { resourceName: 'Orders' } }))
+    const serve = resourceMetadataHandler(
+      verifier({ resource: 'https://api.example.com/orders', resourceMetadata: { resourceName: 'Orders' } }),
+    )
     server = createServer((req, res) => {
       if (serve(req, res, () => passed.push(req.url ?? ''))) return
       res.writeHead(404).end()
@@ -250,7 +289,11 @@ describe('resourceMetadataHandler (node:http, Express)', () => {
     expect(await head.text()).toBe('')
     const preflight = await fetch(`${base}/.well-known/oauth-protected-resource/orders`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://client.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'mcp-protocol-version' },
+      headers: {
+        origin: 'https://client.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'mcp-protocol-version',
+      },
     })
     expect(preflight.status).toBe(204)
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*')
@@ -260,7 +303,7 @@ describe('resourceMetadataHandler (node:http, Express)', () => {
     expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS')
   })
 
-  it('hands every other request on, another resource\'s metadata included', async () => {
+  it("hands every other request on, another resource's metadata included", async () => {
     passed.length = 0
     for (const path of ['/me', '/.well-known/oauth-protected-resource/other', '/.well-known/oauth-protected-resourcex']) {
       expect((await fetch(`${base}${path}`)).status).toBe(404)

@@ -72,7 +72,14 @@ beforeAll(async () => {
     now,
     publicOrigin: ORIGIN,
   } as const
-  verifiers.database = createVerifier({ mode: 'database', database: database(), now, publicOrigin: ORIGIN, resource: RESOURCE, issuer: gatehouse })
+  verifiers.database = createVerifier({
+    mode: 'database',
+    database: database(),
+    now,
+    publicOrigin: ORIGIN,
+    resource: RESOURCE,
+    issuer: gatehouse,
+  })
   verifiers.introspection = createVerifier({ ...introspection, resource: RESOURCE })
   unchecked.database = createVerifier({ mode: 'database', database: database(), now })
   unchecked.introspection = createVerifier(introspection)
@@ -136,12 +143,13 @@ function token(audience: string[] | undefined, fields: { dpopJkt?: string } = {}
   return createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes: ['read'], ...(audience ? { audience } : {}), ...fields })
 }
 
-const proofFor = (accessToken: string) => key.proof({ method: 'GET', url: `${ORIGIN}/me`, now: Math.floor(t.clock().getTime() / 1000), accessToken })
+const proofFor = (accessToken: string) =>
+  key.proof({ method: 'GET', url: `${ORIGIN}/me`, now: Math.floor(t.clock().getTime() / 1000), accessToken })
 
 describe.each(['database', 'introspection'])('the verifier with a resource, %s mode', (mode) => {
   const verifier = () => verifiers[mode]!
 
-  it('reads the audience: from the live-token view, or from introspection\'s aud (one identifier or several)', async () => {
+  it("reads the audience: from the live-token view, or from introspection's aud (one identifier or several)", async () => {
     for (const audience of [[RESOURCE], [RESOURCE, OTHER]]) {
       const tok = await token(audience)
       const result = await verifier().verify(`Bearer ${tok.token}`)
@@ -155,7 +163,12 @@ describe.each(['database', 'introspection'])('the verifier with a resource, %s m
     for (const audience of [[OTHER], [ORIGIN], [`${RESOURCE}/`]]) {
       const tok = await token(audience)
       const first = await verifier().verify(`Bearer ${tok.token}`)
-      expect(first).toMatchObject({ ok: false, status: 401, error: 'invalid_token', description: 'The access token is for another resource' })
+      expect(first).toMatchObject({
+        ok: false,
+        status: 401,
+        error: 'invalid_token',
+        description: 'The access token is for another resource',
+      })
       // The cached answer is the same refusal, without a lookup.
       expect(verifier().verifyCached(`Bearer ${tok.token}`)).toBe(first)
       expect((await unchecked[mode]!.verify(`Bearer ${tok.token}`)).ok).toBe(true)
@@ -201,7 +214,9 @@ describe.each(['database, Fastify', 'database, node', 'introspection, Fastify', 
 
   it('name the metadata in every challenge (RFC 9728 §5.1): no token, an unknown one, a missing scope', async () => {
     expect(await call({})).toMatchObject({ status: 401, www: `Bearer realm="gatehouse", ${META}, DPoP ${ALGS}, ${META}` })
-    expect((await call({ authorization: 'Bearer gat_unknown' })).www).toMatch(new RegExp(`^Bearer realm="gatehouse", ${META}, error="invalid_token"`))
+    expect((await call({ authorization: 'Bearer gat_unknown' })).www).toMatch(
+      new RegExp(`^Bearer realm="gatehouse", ${META}, error="invalid_token"`),
+    )
     const reader = await token([RESOURCE])
     const forbidden = await call({ method: 'POST', path: '/teams', authorization: `Bearer ${reader.token}` })
     expect(forbidden.status).toBe(403)
@@ -229,7 +244,11 @@ describe.each(['database, Fastify', 'database, node', 'introspection, Fastify', 
     const preflight = await call({
       method: 'OPTIONS',
       path: '/.well-known/oauth-protected-resource/orders',
-      headers: { origin: 'https://client.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'mcp-protocol-version' },
+      headers: {
+        origin: 'https://client.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'mcp-protocol-version',
+      },
     })
     expect(preflight.status).toBe(204)
     expect(preflight.headers['access-control-allow-origin']).toBe('*')

@@ -132,7 +132,12 @@ it('publishes its metadata (RFC 9728) naming Gatehouse, and refuses a token mint
 
   const ours = await createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes: ['read'], audience: [api] })
   expect((await get(ours.token)).status).toBe(200)
-  const theirs = await createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes: ['read'], audience: ['https://other.example.test'] })
+  const theirs = await createAccessToken(t.db, {
+    userId: user.id,
+    applicationId: app.id,
+    scopes: ['read'],
+    audience: ['https://other.example.test'],
+  })
   const refused = await get(theirs.token)
   expect(refused.status).toBe(401)
   expect(await refused.json()).toEqual({ error: 'invalid_token', error_description: 'The access token is for another resource' })
