@@ -55,9 +55,12 @@ export class BearerChallenges {
   readonly otherResource: VerifyFailure
   readonly unavailable: VerifyFailure
   readonly #forbidden = new Map<string, VerifyFailure>()
-  /** `Bearer realm="…"`, with `resource_metadata="…"` when the verifier has a resource (RFC 9728 §5.1). */
   readonly #realm: string
-  /** `, DPoP algs="…"` when DPoP is accepted too (RFC 9449 §7.1: one challenge per scheme), else ''. */
+  /**
+   * What ends every Bearer challenge: `, resource_metadata="…"` when the verifier has a resource
+   * (RFC 9728 §5.1), then `, DPoP algs="…"` (with the same parameter) when DPoP is accepted too
+   * (RFC 9449 §7.1: one challenge per scheme); '' for neither.
+   */
   readonly #offer: string
 
   /**
@@ -67,8 +70,8 @@ export class BearerChallenges {
    */
   constructor(realm: string, offerDpop = false, resourceMetadataUrl?: string) {
     const metadata = metadataParameter(resourceMetadataUrl)
-    this.#realm = `Bearer realm=${quoted(realm)}${metadata}`
-    this.#offer = offerDpop ? `, ${DPOP_CHALLENGE}${metadata}` : ''
+    this.#realm = `Bearer realm=${quoted(realm)}`
+    this.#offer = metadata + (offerDpop ? `, ${DPOP_CHALLENGE}${metadata}` : '')
     this.missing = Object.freeze({
       ok: false,
       status: 401,

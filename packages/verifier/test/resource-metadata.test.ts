@@ -205,7 +205,7 @@ describe('the challenges name the metadata (RFC 9728 §5.1)', () => {
     const bearer = new BearerChallenges('gatehouse', true, url)
     expect(bearer.missing.wwwAuthenticate).toBe(`Bearer realm="gatehouse", ${meta}, DPoP ${ALGS}, ${meta}`)
     expect(bearer.invalid.wwwAuthenticate).toBe(
-      `Bearer realm="gatehouse", ${meta}, error="invalid_token", error_description="The access token is invalid, revoked or malformed", DPoP ${ALGS}, ${meta}`,
+      `Bearer realm="gatehouse", error="invalid_token", error_description="The access token is invalid, revoked or malformed", ${meta}, DPoP ${ALGS}, ${meta}`,
     )
     expect(bearer.otherResource).toMatchObject({
       status: 401,
@@ -213,9 +213,11 @@ describe('the challenges name the metadata (RFC 9728 §5.1)', () => {
       description: 'The access token is for another resource',
     })
     expect(bearer.otherResource.wwwAuthenticate).toBe(
-      `Bearer realm="gatehouse", ${meta}, error="invalid_token", error_description="The access token is for another resource", DPoP ${ALGS}, ${meta}`,
+      `Bearer realm="gatehouse", error="invalid_token", error_description="The access token is for another resource", ${meta}, DPoP ${ALGS}, ${meta}`,
     )
-    expect(bearer.forbidden('read').wwwAuthenticate).toContain(`Bearer realm="gatehouse", ${meta}, error="insufficient_scope"`)
+    expect(bearer.forbidden('read').wwwAuthenticate).toBe(
+      `Bearer realm="gatehouse", error="insufficient_scope", error_description="The access token lacks the scope read", scope="read", ${meta}, DPoP ${ALGS}, ${meta}`,
+    )
     expect(new BearerChallenges('gatehouse', false, url).missing.wwwAuthenticate).toBe(`Bearer realm="gatehouse", ${meta}`)
   })
 

@@ -197,7 +197,7 @@ describe.each(['database, Fastify', 'database, node', 'introspection, Fastify', 
       const res = await call({ authorization: `Bearer ${tok.token}` })
       expect(res.status).toBe(401)
       expect(res.www).toBe(
-        `Bearer realm="gatehouse", ${META}, error="invalid_token", error_description="The access token is for another resource", DPoP ${ALGS}, ${META}`,
+        `Bearer realm="gatehouse", error="invalid_token", error_description="The access token is for another resource", ${META}, DPoP ${ALGS}, ${META}`,
       )
       expect(res.body).toEqual({ error: 'invalid_token', error_description: 'The access token is for another resource' })
     }
@@ -215,12 +215,14 @@ describe.each(['database, Fastify', 'database, node', 'introspection, Fastify', 
   it('name the metadata in every challenge (RFC 9728 §5.1): no token, an unknown one, a missing scope', async () => {
     expect(await call({})).toMatchObject({ status: 401, www: `Bearer realm="gatehouse", ${META}, DPoP ${ALGS}, ${META}` })
     expect((await call({ authorization: 'Bearer gat_unknown' })).www).toMatch(
-      new RegExp(`^Bearer realm="gatehouse", ${META}, error="invalid_token"`),
+      new RegExp(`^Bearer realm="gatehouse", error="invalid_token", error_description="[^"]+", ${META}, DPoP ${ALGS}, ${META}$`),
     )
     const reader = await token([RESOURCE])
     const forbidden = await call({ method: 'POST', path: '/teams', authorization: `Bearer ${reader.token}` })
     expect(forbidden.status).toBe(403)
-    expect(forbidden.www).toContain(`${META}, error="insufficient_scope"`)
+    expect(forbidden.www).toMatch(
+      new RegExp(`^Bearer realm="gatehouse", error="insufficient_scope", .*, scope="write_teams", ${META}, DPoP ${ALGS}, ${META}$`),
+    )
   })
 
   it('serve the metadata without a token, at the well-known path and its path-suffixed form (RFC 9728 §3.1)', async () => {
