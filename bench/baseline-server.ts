@@ -53,7 +53,13 @@ app.post('/d', async () => {
 // K: A's route guarded by @gatehouse/verifier's Fastify plugin, as a resource API mounts it
 // (database mode, its cache warm after the first request per token): what guarding a route
 // costs the route, against A in the same process (docs/performance.md "Targets": at least 0.95 × A).
-const verifier = createVerifier({ mode: 'database', database: process.env.DATABASE_URL! })
+// With a resource (RFC 8707), as an API that checks audiences runs it; the seeded tokens have none.
+const verifier = createVerifier({
+  mode: 'database',
+  database: process.env.DATABASE_URL!,
+  resource: 'https://api.example.test',
+  issuer: 'https://auth.example.test',
+})
 await app.register(async (guarded) => {
   await guarded.register(gatehouseVerifier, { verifier })
   guarded.get('/k', async () => ({ status: 'ok', service: 'baseline' }))

@@ -40,6 +40,8 @@ const databaseUrl = process.env.DATABASE_URL!
 const tokens: string[] = JSON.parse(process.env.BENCH_TOKENS ?? '[]')
 const durationMs = (Number(process.env.BENCH_DURATION_S ?? '3') * 1000) / 2
 const SCOPE = 'read'
+const BENCH_RESOURCE = 'https://api.example.test'
+const BENCH_ISSUER = 'https://auth.example.test'
 const BATCH = 10_000
 
 async function load(): Promise<VerifierModule> {
@@ -66,7 +68,9 @@ async function rate(batch: () => unknown): Promise<number> {
 async function main(): Promise<VerifierReport> {
   if (tokens.length === 0) throw new Error('no tokens')
   const { createVerifier } = await load()
-  const verifier = createVerifier({ mode: 'database', database: databaseUrl })
+  // With a resource, as an API that checks audiences runs it (RFC 8707): the seeded tokens have
+  // none, so the rows show what that check costs such tokens (docs/performance.md).
+  const verifier = createVerifier({ mode: 'database', database: databaseUrl, resource: BENCH_RESOURCE, issuer: BENCH_ISSUER })
   try {
     await verifier.ready()
     const headers = tokens.map((t) => `Bearer ${t}`)

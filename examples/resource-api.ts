@@ -9,6 +9,10 @@ import { type Verifier, createVerifier, gatehouseVerifier } from '@gatehouse/ver
  *
  *   GET  /me      scope read         who the token speaks for (403 for a machine token: nobody)
  *   POST /teams   scope write_teams  (or write) creates a team
+ *   GET  /.well-known/oauth-protected-resource   no token: its RFC 9728 metadata, naming Gatehouse
+ *
+ * Its resource identifier (RFC 8707) is RESOURCE_URL, by default the origin it listens at: a
+ * token minted for other resources is refused, and every 401 names the metadata (RFC 9728 §5.1).
  *
  * Over introspection, as a separate service would run it (register an application for the API
  * in the console first; its credentials authenticate the introspection calls):
@@ -44,11 +48,16 @@ export async function buildResourceApi(verifier: Verifier): Promise<FastifyInsta
 
 async function main(env: Record<string, string | undefined>): Promise<void> {
   const gatehouse = (env.GATEHOUSE_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '')
+  const port = Number(env.PORT ?? 4000)
+  // The API's own resource identifier, and the issuer its metadata names: Gatehouse's PUBLIC_URL,
+  // which is where the example reaches it unless GATEHOUSE_ISSUER says otherwise.
+  const audience = { resource: env.RESOURCE_URL ?? `http://127.0.0.1:${port}`, issuer: env.GATEHOUSE_ISSUER ?? gatehouse }
   let verifier: Verifier
   if (env.GATEHOUSE_DATABASE_URL) {
-    verifier = createVerifier({ mode: 'database', database: env.GATEHOUSE_DATABASE_URL })
+    verifier = createVerifier({ mode: 'database', database: env.GATEHOUSE_DATABASE_URL, ...audience })
   } else if (env.CLIENT_ID && env.CLIENT_SECRET) {
     verifier = createVerifier({
+      ...audience,
       mode: 'introspection',
       introspectionUrl: `${gatehouse}/oauth/introspect`,
       revocationStreamUrl: `${gatehouse}/oauth/revocations/stream`,
@@ -62,9 +71,9 @@ async function main(env: Record<string, string | undefined>): Promise<void> {
   }
   const app = await buildResourceApi(verifier)
   app.addHook('onClose', () => verifier.close())
-  const port = Number(env.PORT ?? 4000)
   await app.listen({ port, host: '127.0.0.1' })
   console.log(`Example resource API on http://127.0.0.1:${port} (GET /me, POST /teams)`)
+  console.log(`Resource ${audience.resource}, its metadata at ${verifier.resourceMetadata!.url}`)
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void app.close().then(() => process.exit(0)))
 }
 

@@ -36,6 +36,14 @@ function describable(description: string): string {
   return quoted(description.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, "'"))
 }
 
+/** RFC 9728 §5.1: `, resource_metadata="<url>"` for a verifier that publishes its metadata, else ''. */
+function metadataParameter(resourceMetadataUrl: string | undefined): string {
+  return resourceMetadataUrl === undefined ? '' : `, resource_metadata=${quoted(resourceMetadataUrl)}`
+}
+
+/** The refusal of a token whose audience does not name this resource server (RFC 8707 §2, RFC 9068 §4). */
+const OTHER_RESOURCE = 'The access token is for another resource'
+
 /** The failures a verifier answers with, built once per realm so a refusal allocates nothing. */
 export class BearerChallenges {
   /** RFC 6750 3.1: no credentials at all, so no error code. */
@@ -43,16 +51,27 @@ export class BearerChallenges {
   readonly invalid: VerifyFailure
   /** RFC 9449 §7.2: a token bound to a key, presented as a bearer token. */
   readonly boundAsBearer: VerifyFailure
+  /** RFC 8707: the token's audience names other resources, not this one. */
+  readonly otherResource: VerifyFailure
   readonly unavailable: VerifyFailure
   readonly #forbidden = new Map<string, VerifyFailure>()
   readonly #realm: string
-  /** `, DPoP algs="…"` when DPoP is accepted too (RFC 9449 §7.1: one challenge per scheme), else ''. */
+  /**
+   * What ends every Bearer challenge: `, resource_metadata="…"` when the verifier has a resource
+   * (RFC 9728 §5.1), then `, DPoP algs="…"` (with the same parameter) when DPoP is accepted too
+   * (RFC 9449 §7.1: one challenge per scheme); '' for neither.
+   */
   readonly #offer: string
 
-  /** `offerDpop`: the verifier accepts `Authorization: DPoP` too, so every Bearer challenge also offers it. */
-  constructor(realm: string, offerDpop = false) {
+  /**
+   * `offerDpop`: the verifier accepts `Authorization: DPoP` too, so every Bearer challenge also
+   * offers it. `resourceMetadataUrl`: where the verifier's RFC 9728 metadata is, named by every
+   * challenge (§5.1).
+   */
+  constructor(realm: string, offerDpop = false, resourceMetadataUrl?: string) {
+    const metadata = metadataParameter(resourceMetadataUrl)
     this.#realm = `Bearer realm=${quoted(realm)}`
-    this.#offer = offerDpop ? `, ${DPOP_CHALLENGE}` : ''
+    this.#offer = metadata + (offerDpop ? `, ${DPOP_CHALLENGE}${metadata}` : '')
     this.missing = Object.freeze({
       ok: false,
       status: 401,
@@ -63,6 +82,7 @@ export class BearerChallenges {
     })
     this.invalid = this.#failure('invalid_token', 'The access token is invalid, revoked or malformed')
     this.boundAsBearer = this.#failure('invalid_token', 'The access token is bound to a key: send it as Authorization: DPoP with a proof')
+    this.otherResource = this.#failure('invalid_token', OTHER_RESOURCE)
     this.unavailable = Object.freeze({
       ok: false,
       status: 503,
@@ -112,45 +132,57 @@ const DPOP_CHALLENGE = `DPoP algs="${DPOP_SIGNING_ALGS.join(' ')}"`
  * `invalid_token` for a token that is unknown, revoked, not bound, or bound to another key.
  */
 export class DpopChallenges {
-  readonly invalid = dpopFailure('invalid_token', 'The access token is invalid, revoked or malformed')
+  readonly invalid: VerifyFailure
   /** RFC 9449 §7.1: the scheme says the token is bound, and it is not; a bearer token goes as Bearer. */
-  readonly notBound = dpopFailure('invalid_token', 'The access token is not bound to a key: send it as Authorization: Bearer')
+  readonly notBound: VerifyFailure
   /** RFC 9449 §7.1: the proof's key is not the one the token is bound to. */
-  readonly otherKey = dpopFailure('invalid_token', "The access token is bound to another key than the DPoP proof's")
-  readonly missingProof = dpopFailure('invalid_dpop_proof', 'A DPoP proof is required: one DPoP header')
-  readonly manyProofs = dpopFailure('invalid_dpop_proof', 'Exactly one DPoP header is allowed (RFC 9449 4.3)')
-  readonly replayed = dpopFailure('invalid_dpop_proof', 'The DPoP proof was used before')
+  readonly otherKey: VerifyFailure
+  /** RFC 8707: the token's audience names other resources, not this one. */
+  readonly otherResource: VerifyFailure
+  readonly missingProof: VerifyFailure
+  readonly manyProofs: VerifyFailure
+  readonly replayed: VerifyFailure
   readonly #forbidden = new Map<string, VerifyFailure>()
+  /** `, algs="…"`, then `, resource_metadata="…"` when the verifier has a resource (RFC 9728 §5.1). */
+  readonly #tail: string
+
+  /** `resourceMetadataUrl`: where the verifier's RFC 9728 metadata is, named by every challenge (§5.1). */
+  constructor(resourceMetadataUrl?: string) {
+    this.#tail = `, ${DPOP_CHALLENGE.slice(5)}${metadataParameter(resourceMetadataUrl)}`
+    this.invalid = this.#failure('invalid_token', 'The access token is invalid, revoked or malformed')
+    this.notBound = this.#failure('invalid_token', 'The access token is not bound to a key: send it as Authorization: Bearer')
+    this.otherKey = this.#failure('invalid_token', "The access token is bound to another key than the DPoP proof's")
+    this.otherResource = this.#failure('invalid_token', OTHER_RESOURCE)
+    this.missingProof = this.#failure('invalid_dpop_proof', 'A DPoP proof is required: one DPoP header')
+    this.manyProofs = this.#failure('invalid_dpop_proof', 'Exactly one DPoP header is allowed (RFC 9449 4.3)')
+    this.replayed = this.#failure('invalid_dpop_proof', 'The DPoP proof was used before')
+  }
 
   /** A proof that failed a check of RFC 9449 §4.3, with the check it failed. */
   proof(description: string): VerifyFailure {
-    return dpopFailure('invalid_dpop_proof', description)
+    return this.#failure('invalid_dpop_proof', description)
   }
 
   forbidden(scope: string): VerifyFailure {
     let failure = this.#forbidden.get(scope)
     if (failure === undefined) {
-      failure = dpopFailure('insufficient_scope', `The access token lacks the scope ${scope}`, scope)
+      failure = this.#failure('insufficient_scope', `The access token lacks the scope ${scope}`, scope)
       this.#forbidden.set(scope, failure)
     }
     return failure
   }
-}
 
-function dpopFailure(
-  error: 'invalid_token' | 'invalid_dpop_proof' | 'insufficient_scope',
-  description: string,
-  scope?: string,
-): VerifyFailure {
-  const scoped = scope === undefined ? '' : `, scope=${quoted(scope)}`
-  return Object.freeze({
-    ok: false,
-    status: error === 'insufficient_scope' ? 403 : 401,
-    error,
-    description,
-    wwwAuthenticate: `DPoP error="${error}", error_description=${describable(description)}${scoped}, ${DPOP_CHALLENGE.slice(5)}`,
-    scope,
-  })
+  #failure(error: 'invalid_token' | 'invalid_dpop_proof' | 'insufficient_scope', description: string, scope?: string): VerifyFailure {
+    const scoped = scope === undefined ? '' : `, scope=${quoted(scope)}`
+    return Object.freeze({
+      ok: false,
+      status: error === 'insufficient_scope' ? 403 : 401,
+      error,
+      description,
+      wwwAuthenticate: `DPoP error="${error}", error_description=${describable(description)}${scoped}${this.#tail}`,
+      scope,
+    })
+  }
 }
 
 /** The headers of a refusal: the RFC 6750 3 challenge, and Retry-After when the check could not be made. */

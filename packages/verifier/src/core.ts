@@ -1,11 +1,12 @@
 import { scopeSatisfies } from './scope.js'
-import { type ScopeCatalogue, definedScopes, readScopesFile, scopeCheck } from './scope-catalogue.js'
+import { SEED_SCOPES, type ScopeCatalogue, definedScopes, readScopesFile, scopeCheck } from './scope-catalogue.js'
 import { BearerChallenges, DpopChallenges, bearerToken, dpopToken } from './bearer.js'
 import { CoarseClock } from './coarse-clock.js'
 import { type DatabaseOption, databaseSource } from './database-source.js'
 import { DEFAULT_DPOP_MAX_AGE_SECONDS } from './dpop.js'
 import { MemoryReplayCache, checkPresentation, requestUrl } from './presentation.js'
 import { introspectionSource } from './introspection-source.js'
+import { type ResourceMetadata, type ResourceMetadataOptions, audienceCheck, issuerOf, resourceMetadata } from './resource-metadata.js'
 import type { NoticeSink, TokenSource } from './source.js'
 import { DEFAULT_MAX_ENTRIES, DEFAULT_NEGATIVE_TTL_MS, DEFAULT_TTL_MS, MAX_TTL_MS, TokenCache } from './token-cache.js'
 import type { ResourceRequest, VerifiedToken, VerifyResult } from './types.js'
@@ -39,6 +40,23 @@ export interface CommonVerifierOptions {
   dpopMaxAgeSeconds?: number
   /** DPoP proofs remembered against replay (least recently used go first when full), default 100,000. */
   dpopReplayCacheEntries?: number
+  /**
+   * This API's resource identifier (RFC 8707 §2): an https URL without query or fragment,
+   * exactly as declared for the resource server in Gatehouse (`http://localhost…` and
+   * `http://127.0.0.1…` are allowed for development). With it, a token whose audience does not
+   * name it is refused (401 invalid_token), the adapters serve protected-resource metadata
+   * (RFC 9728), and every challenge names that metadata (§5.1). Without it, tokens of any
+   * audience are accepted.
+   */
+  resource?: string
+  /**
+   * The authorization server the metadata names (RFC 9728 `authorization_servers`): Gatehouse's
+   * issuer, its PUBLIC_URL. Default in introspection mode: `introspectionUrl` without
+   * `/oauth/introspect`; required with `resource` in database mode.
+   */
+  issuer?: string
+  /** What the metadata document says besides the resource and its authorization server. */
+  resourceMetadata?: ResourceMetadataOptions
 }
 
 export interface DatabaseVerifierOptions extends CommonVerifierOptions {
@@ -104,6 +122,13 @@ export interface Verifier {
    * nobody can be granted is a mistake to find at start-up. The adapters call it for each route.
    */
   assertKnownScope(scope: string | undefined): void
+  /** The `resource` option: the audience a token must name, when it names one. */
+  readonly resource: string | undefined
+  /**
+   * RFC 9728: the metadata document, its URL and the paths the adapters serve it at; undefined
+   * without `resource`.
+   */
+  readonly resourceMetadata: ResourceMetadata | undefined
   readonly notifications: NotificationState
   /** Resolves once revocation notices flow (at once when there is no stream). */
   ready(): Promise<void>
@@ -113,6 +138,11 @@ export interface Verifier {
 interface Entry {
   readonly token: VerifiedToken
   readonly result: VerifyResult
+  /**
+   * RFC 8707: the token names an audience, and not this verifier's resource. Judged once, when
+   * the entry is made, so that a cached check of it is one boolean, for any token.
+   */
+  readonly forAnotherResource: boolean
 }
 
 function seconds(value: number | undefined, fallbackMs: number, name: string, maxMs = Infinity): number {
@@ -128,29 +158,45 @@ export function hasScope(token: VerifiedToken, scope: string): boolean {
 }
 
 export function createVerifier(options: VerifierOptions): Verifier {
+  // Options are checked before anything is opened: a bad one throws with nothing to close.
+  const catalogue = typeof options.scopes === 'string' ? readScopesFile(options.scopes) : options.scopes
+  const resource = options.resource
+  const metadata = resource === undefined ? undefined : metadataOf(options, resource, catalogue)
   const onError = options.onError ?? (() => {})
   const coarse = options.now ? undefined : new CoarseClock()
   const now = options.now ?? coarse!.now
   const realm = options.realm ?? 'gatehouse'
-  const cache = entryCache(options, coarse, (token, d) => source.lookup(token, d))
+  const cache = entryCache(options, coarse, audienceCheck(resource), (token, d) => source.lookup(token, d))
   const notifications = new Notifications()
   const source = tokenSource(options, notifications.sinkFor(cache, onError))
   if (!source.notifies) notifications.none()
 
-  const catalogue = typeof options.scopes === 'string' ? readScopesFile(options.scopes) : options.scopes
   const satisfies = catalogue === undefined ? scopeSatisfies : scopeCheck(catalogue)
   const defined = catalogue === undefined ? undefined : definedScopes(catalogue)
 
-  /** A Bearer presentation: refused for a token bound to a key (RFC 9449 §7.2), else by scope. */
+  /**
+   * A Bearer presentation: refused for a token minted for other resources (RFC 8707; judged when
+   * its entry was made, so this costs one boolean, with or without an audience), for a token
+   * bound to a key (RFC 9449 §7.2), else by scope.
+   */
   const decide = (entry: Entry | null, requiredScope: string | undefined, challenges: BearerChallenges): VerifyResult => {
     if (entry === null) return challenges.invalid
+    if (entry.forAnotherResource) return challenges.otherResource
     if (entry.token.jkt !== null) return challenges.boundAsBearer
     if (requiredScope === undefined || satisfies(entry.token.scopes, requiredScope)) return entry.result
     return challenges.forbidden(requiredScope)
   }
-  const bearerOnly = new BearerChallenges(realm)
+  const bearerOnly = new BearerChallenges(realm, false, metadata?.url)
   const bearer = bearerVerification(cache, decide, bearerOnly, onError)
-  const request = requestVerification(options, { cache, decide, satisfies, now, onError, bearer: new BearerChallenges(realm, true) })
+  const request = requestVerification(options, {
+    cache,
+    decide,
+    satisfies,
+    now,
+    onError,
+    bearer: new BearerChallenges(realm, true, metadata?.url),
+    dpop: new DpopChallenges(metadata?.url),
+  })
 
   return {
     assertKnownScope(scope) {
@@ -166,6 +212,8 @@ export function createVerifier(options: VerifierOptions): Verifier {
     verify: (authorization, requiredScope) => bearer(bearerToken(authorization), requiredScope),
     verifyRequestCached: request.cached,
     verifyRequest: request.verify,
+    resource,
+    resourceMetadata: metadata,
     get notifications() {
       return notifications.state
     },
@@ -201,6 +249,7 @@ interface RequestDeps {
   onError: (error: Error) => void
   /** Bearer challenges that also offer DPoP (RFC 9449 §7.1). */
   bearer: BearerChallenges
+  dpop: DpopChallenges
 }
 
 /**
@@ -210,8 +259,7 @@ interface RequestDeps {
  * the proof's key is the token's cannot be made; a client sends such a token as Bearer (§7.2).
  */
 function requestVerification(options: CommonVerifierOptions, deps: RequestDeps) {
-  const { cache, decide, satisfies, now, bearer } = deps
-  const dpop = new DpopChallenges()
+  const { cache, decide, satisfies, now, bearer, dpop } = deps
   const maxAgeSeconds = options.dpopMaxAgeSeconds ?? DEFAULT_DPOP_MAX_AGE_SECONDS
   if (!(maxAgeSeconds > 0)) throw new RangeError('dpopMaxAgeSeconds must be positive')
   const replay = new MemoryReplayCache(options.dpopReplayCacheEntries ?? DEFAULT_MAX_ENTRIES, now)
@@ -221,6 +269,8 @@ function requestVerification(options: CommonVerifierOptions, deps: RequestDeps) 
   const checkDpop = async (token: string, request: ResourceRequest, requiredScope: string | undefined): Promise<VerifyResult> => {
     const entry = await cache.check(token)
     if (entry === null) return dpop.invalid
+    // Before the proof: a token for another resource is refused whoever holds its key.
+    if (entry.forAnotherResource) return dpop.otherResource
     const url = requestUrl(request.url, publicOrigin, request.origin)
     const proofCheck = { method: request.method, url, now: Math.floor(now() / 1000), maxAgeSeconds }
     const refused = await checkPresentation(dpop, entry.token, token, request.dpop, proofCheck, replay)
@@ -254,6 +304,7 @@ function requestVerification(options: CommonVerifierOptions, deps: RequestDeps) 
 function entryCache(
   options: VerifierOptions,
   coarse: CoarseClock | undefined,
+  forAnotherResource: (audience: readonly string[] | null) => boolean,
   lookup: (token: string, digest: string) => Promise<VerifiedToken | undefined>,
 ): TokenCache<Entry> {
   const ttlMs = seconds(options.cacheTtlSeconds, DEFAULT_TTL_MS, 'cacheTtlSeconds', MAX_TTL_MS)
@@ -264,9 +315,20 @@ function entryCache(
     ttlMs: coarse ? Math.max(1, ttlMs - coarse.tickMs) : ttlMs,
     negativeTtlMs,
     now: options.now ?? coarse!.now,
-    wrap: (token) => ({ token, result: Object.freeze({ ok: true, token: Object.freeze(token) }) }),
+    wrap: (token) => ({
+      token,
+      result: Object.freeze({ ok: true, token: Object.freeze(token) }),
+      forAnotherResource: forAnotherResource(token.audience),
+    }),
     lookup,
   })
+}
+
+/** The verifier's RFC 9728 metadata: its `resource`, issuer and scopes checked, or a RangeError. */
+function metadataOf(options: VerifierOptions, resource: string, catalogue: ScopeCatalogue | undefined): ResourceMetadata {
+  const issuer = issuerOf(options.issuer, options.mode === 'introspection' ? options.introspectionUrl : undefined)
+  const scopes = (catalogue ?? SEED_SCOPES).scopes.map((s) => s.name)
+  return resourceMetadata(resource, issuer, scopes, options.resourceMetadata)
 }
 
 /** Where tokens are looked up and revocation notices come from: the database, or Gatehouse's HTTP endpoints. */

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { failureBody, failureHeaders } from './bearer.js'
 import type { Verifier } from './core.js'
+import { RESOURCE_METADATA_HEADERS, RESOURCE_METADATA_PREFLIGHT_HEADERS } from './resource-metadata.js'
 import type { ResourceRequest, VerifiedToken, VerifyFailure } from './types.js'
 
 /*
@@ -73,5 +74,41 @@ export function requireToken(verifier: Verifier, requiredScope?: string) {
       req.accessToken = token
       next()
     }, next)
+  }
+}
+
+/**
+ * The verifier's protected-resource metadata (RFC 9728) for node:http and Express: answers GET
+ * and HEAD (and a CORS preflight) at `verifier.resourceMetadata.paths` and returns true; for any
+ * other request calls `next` when given and returns false. Mount it before the routes that
+ * require a token, at the application's root. Throws when the verifier has no `resource`.
+ *
+ *   app.use(resourceMetadataHandler(verifier))                             // Express
+ *   const serveMetadata = resourceMetadataHandler(verifier)               // node:http, once
+ *   if (serveMetadata(req, res)) return                                   // in the handler
+ */
+export function resourceMetadataHandler(verifier: Verifier) {
+  const metadata = verifier.resourceMetadata
+  if (metadata === undefined)
+    throw new RangeError('The verifier has no resource: set its `resource` option to serve protected-resource metadata')
+  const body = JSON.stringify(metadata.document)
+  const paths = new Set(metadata.paths)
+  return (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): boolean => {
+    // The path as the client sent it: Express rewrites req.url under a mounted router.
+    const target = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/'
+    const query = target.indexOf('?')
+    if (!paths.has(query === -1 ? target : target.slice(0, query))) {
+      next?.()
+      return false
+    }
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      res.writeHead(200, { ...RESOURCE_METADATA_HEADERS, 'content-length': String(Buffer.byteLength(body)) })
+      res.end(req.method === 'GET' ? body : undefined)
+    } else if (req.method === 'OPTIONS') {
+      res.writeHead(204, RESOURCE_METADATA_PREFLIGHT_HEADERS).end()
+    } else {
+      res.writeHead(405, { allow: 'GET, HEAD, OPTIONS' }).end()
+    }
+    return true
   }
 }

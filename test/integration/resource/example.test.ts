@@ -93,8 +93,10 @@ it('walks through a token that works, lacks a scope, and stops working after rev
 
   const missing = await get()
   expect(missing.status).toBe(401)
+  // Its resource is its own origin by default, so every challenge names its metadata (RFC 9728 §5.1).
+  const metadata = `resource_metadata="${api}/.well-known/oauth-protected-resource"`
   expect(missing.headers.get('www-authenticate')).toBe(
-    'Bearer realm="gatehouse", DPoP algs="ES256 ES384 ES512 EdDSA Ed25519 PS256 PS384 PS512 RS256 RS384 RS512"',
+    `Bearer realm="gatehouse", ${metadata}, DPoP algs="ES256 ES384 ES512 EdDSA Ed25519 PS256 PS384 PS512 RS256 RS384 RS512", ${metadata}`,
   )
 
   const me = await get(readOnly.token)
@@ -119,4 +121,24 @@ it('walks through a token that works, lacks a scope, and stops working after rev
   expect(revoked.status).toBe(200)
   await msUntil(async () => (await get(readOnly.token)).status === 401, NOTICE_WAIT_MS, started)
   expect((await get(writer.token)).status).toBe(200)
+})
+
+it('publishes its metadata (RFC 9728) naming Gatehouse, and refuses a token minted for another resource', async () => {
+  const res = await fetch(`${api}/.well-known/oauth-protected-resource`)
+  expect(res.status).toBe(200)
+  expect(res.headers.get('cache-control')).toBe('public, max-age=3600')
+  expect(await res.json()).toMatchObject({ resource: api, authorization_servers: [gatehouse], bearer_methods_supported: ['header'] })
+  expect(output).toContain(`Resource ${api}, its metadata at ${api}/.well-known/oauth-protected-resource`)
+
+  const ours = await createAccessToken(t.db, { userId: user.id, applicationId: app.id, scopes: ['read'], audience: [api] })
+  expect((await get(ours.token)).status).toBe(200)
+  const theirs = await createAccessToken(t.db, {
+    userId: user.id,
+    applicationId: app.id,
+    scopes: ['read'],
+    audience: ['https://other.example.test'],
+  })
+  const refused = await get(theirs.token)
+  expect(refused.status).toBe(401)
+  expect(await refused.json()).toEqual({ error: 'invalid_token', error_description: 'The access token is for another resource' })
 })
