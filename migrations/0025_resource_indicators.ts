@@ -36,9 +36,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addCheckConstraint('applications_resource_token_ttl', sql`resource_token_ttl_seconds is null or resource_token_ttl_seconds > 0`)
     .execute()
 
-  await db.schema.alterTable('access_tokens').addColumn('audience', sql`text[]`).execute()
+  await db.schema
+    .alterTable('access_tokens')
+    .addColumn('audience', sql`text[]`)
+    .execute()
   for (const table of ['authorization_codes', 'pending_authorizations', 'device_authorizations', 'refresh_token_families']) {
-    await db.schema.alterTable(table).addColumn('resources', sql`text[]`).execute()
+    await db.schema
+      .alterTable(table)
+      .addColumn('resources', sql`text[]`)
+      .execute()
   }
 
   await sql`create view gatehouse_live_tokens_v4 as
