@@ -62,7 +62,29 @@ export interface ExchangedIdentity {
   profile_updated_at: Date
 }
 
-type ExchangedRow = Omit<Exchanged, 'identity'> & { identity: ExchangedIdentity | null }
+/**
+ * The statement's row. JSON columns come as objects (pg) or text (PGlite), their timestamps as
+ * text. The token's expiry, the refresh lifetime and the code's sid are one column, null for an
+ * application without lifetimes: the driver describes and builds every column of every row, so
+ * the token valid until revoked pays for one null column rather than three.
+ */
+type ExchangedRow = Omit<Exchanged, 'identity' | 'expires_at' | 'refresh_token_ttl_seconds' | 'sid'> & {
+  identity: Record<string, unknown> | string | null
+  lifetime: Record<string, unknown> | string | null
+}
+
+function fromJson(value: Record<string, unknown> | string): Record<string, unknown> {
+  return typeof value === 'string' ? (JSON.parse(value) as Record<string, unknown>) : value
+}
+
+function identityOf(value: Record<string, unknown> | string): ExchangedIdentity {
+  const identity = fromJson(value)
+  return {
+    ...(identity as unknown as ExchangedIdentity),
+    auth_time: identity.auth_time == null ? null : new Date(identity.auth_time as string),
+    profile_updated_at: new Date(identity.profile_updated_at as string),
+  }
+}
 
 /*
  * The exchange's shapes (redirect_uri sent or not, code_verifier sent or not, a confidential
@@ -81,8 +103,9 @@ type ExchangedRow = Omit<Exchanged, 'identity'> & { identity: ExchangedIdentity 
  * and a code bound by `dpop_jkt` needs that key. Without one, an application that requires DPoP
  * issues nothing and neither does a bound code; the slow path says which (docs/dpop.md).
  * The owner's access-token lifetime, read from the client row, sets expires_at (null: until
- * revoked); the refresh lifetime and the code's sid are read under CASE too, so an application
- * without lifetimes pays for two null columns (docs/expiring-tokens.md).
+ * revoked); the expiry, the refresh lifetime and the code's sid come back under CASE as one
+ * JSON column, so an application without lifetimes pays for one null column (ExchangedRow,
+ * docs/expiring-tokens.md).
  * Without `resource` only a code authorized for no resource is exchanged; one authorized for
  * some fails here and the slow path exchanges it for them (RFC 8707 §2.2). With `resource` (its
  * own shape, RFC 8707 §2.2) the identifiers and RESOURCE_TOKEN_TTL_SECONDS_DEFAULT come last:
@@ -161,9 +184,10 @@ with client as (
 insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at, expires_at${withDpop ? ', dpop_jkt' : ''}${withResources ? ', audience' : ''})
 select ${tokenHash}::text, application_id, user_id, scopes, id, ${now}::timestamptz,
   ${expiresAt}${withDpop ? `, ${jkt}` : ''}${withResources ? `, ${resources}` : ''} from consumed
-returning user_id, application_id, scopes, created_at, expires_at,${withResources ? ' audience, (select resources from consumed) as granted_resources,' : ''}
-  case when expires_at is not null then (select refresh_token_ttl_seconds from client) end as refresh_token_ttl_seconds,
-  case when expires_at is not null then (select sid from consumed) end as sid,
+returning user_id, application_id, scopes, created_at,${withResources ? ' audience, (select resources from consumed) as granted_resources,' : ''}
+  case when expires_at is not null then json_build_object(
+    'expires_at', expires_at, 'refresh_token_ttl_seconds', (select refresh_token_ttl_seconds from client), 'sid', (select sid from consumed)
+  ) end as lifetime,
   case when 'openid' = any(scopes) then (
     select json_build_object(
       'nonce', c.nonce, 'auth_time', c.auth_time, 'amr', c.amr, 'sid', c.sid, 'id_token_alg', (select id_token_alg from client),
@@ -215,14 +239,18 @@ export async function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<Ex
   const statement = byShape[Number(x.dpopJkt !== undefined)]![Number(x.resources !== undefined)]!
   const result = await db.executeQuery<ExchangedRow>(CompiledQuery.raw(statement, parameters))
   const row = result.rows[0]
-  if (row?.identity) {
-    // json_build_object gives timestamps as text (and PGlite may give the object as text).
-    const identity = (typeof row.identity === 'string' ? JSON.parse(row.identity) : row.identity) as Record<string, unknown>
-    row.identity = {
-      ...(identity as unknown as ExchangedIdentity),
-      auth_time: identity.auth_time == null ? null : new Date(identity.auth_time as string),
-      profile_updated_at: new Date(identity.profile_updated_at as string),
-    }
+  if (row === undefined) return undefined
+  const lifetime = row.lifetime === null ? null : fromJson(row.lifetime)
+  return {
+    user_id: row.user_id,
+    application_id: row.application_id,
+    scopes: row.scopes,
+    created_at: row.created_at,
+    expires_at: lifetime === null ? null : new Date(lifetime.expires_at as string),
+    refresh_token_ttl_seconds: lifetime === null ? null : (lifetime.refresh_token_ttl_seconds as number | null),
+    sid: lifetime === null ? null : (lifetime.sid as string | null),
+    identity: row.identity === null ? null : identityOf(row.identity),
+    audience: row.audience,
+    granted_resources: row.granted_resources,
   }
-  return row
 }
