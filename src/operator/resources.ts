@@ -20,6 +20,13 @@ import { type OperatorContext, NotFoundError, RefusedError, requireApplication }
 /** The shortest and longest lifetime an operator may give tokens for a resource server: a minute to a week. */
 export const RESOURCE_TOKEN_TTL_BOUNDS = { min: 60, max: 604_800 } as const
 
+/**
+ * The most identifiers one resource server may declare. Only an operator writes them and they
+ * never expire (deleted with their application), so this cap is what bounds the table; an API
+ * with more paths than this names its origin or a common prefix (RFC 8707 §2, docs/operating/limits.md).
+ */
+export const MAX_RESOURCE_IDENTIFIERS = 20
+
 export interface ResourcesView {
   identifiers: string[]
   /** Null: RESOURCE_TOKEN_TTL_SECONDS_DEFAULT. */
@@ -88,6 +95,9 @@ export async function changeResources(
     const before = await listResourceIdentifiers(trx, applicationId)
     const added = add.filter((s) => !before.includes(s))
     const removed = remove.filter((s) => before.includes(s))
+    if (before.length + added.length - removed.length > MAX_RESOURCE_IDENTIFIERS) {
+      throw new RefusedError(`A resource server declares at most ${MAX_RESOURCE_IDENTIFIERS} identifiers: remove one first.`)
+    }
     const { added: inserted } = await changeResourceIdentifiers(trx, applicationId, { add: added, remove: removed, now })
     // Another application declared one meanwhile: refused as above, nothing of this change kept.
     if (inserted !== added.length) throw new RefusedError('An identifier was declared by another application meanwhile: try again.')

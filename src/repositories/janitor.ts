@@ -8,7 +8,8 @@ import type { Db } from '../db/connect.js'
  * (migrations/0004_janitor_indexes.ts, pending_authorizations_expires_at_idx,
  * audit_events_occurred_at_idx, email_tokens_expires_at_idx, and the expires_at indexes of
  * migrations/0010_second_factor.ts, device_authorizations_expires_at_idx, and those of migration 0022). totp_secrets, recovery_codes and passkeys never expire:
- * they are bounded per account and deleted with it. A rule named other than its table says which
+ * they are bounded per account and deleted with it; resource_identifiers never expire either: only an
+ * operator writes them, bounded per application (src/operator/resources.ts) and deleted with it. A rule named other than its table says which
  * (`table`).
  */
 const AGE_COLUMNS = {

@@ -2,6 +2,7 @@ import { sha256Hex } from '@gatehouse/verifier/shared'
 import * as client from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../../../src/cli/run.js'
+import { MAX_RESOURCE_IDENTIFIERS } from '../../../src/operator/resources.js'
 import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { type ApplicationFixture, basicAuth, createApplication } from '../../helpers/factories.js'
@@ -150,6 +151,17 @@ describe('declaring resource identifiers', () => {
     expect((await cli('apps', 'resources', mcp.clientId, '--add', 'HTTPS://API.Example.com:443')).err).toContain(
       'https://api.example.com/ is declared by another application',
     )
+
+    // At most MAX_RESOURCE_IDENTIFIERS per server, counting what the change removes.
+    const wide = await createApplication(t.db, { name: 'Wide API', resourceServer: true })
+    const paths = Array.from({ length: MAX_RESOURCE_IDENTIFIERS + 1 }, (_, i) => `https://wide.example.com/v${i}`)
+    const over = await cli('apps', 'resources', wide.clientId, ...paths.flatMap((p) => ['--add', p]))
+    expect(over.err).toContain(`at most ${MAX_RESOURCE_IDENTIFIERS} identifiers`)
+    expect(await t.db.selectFrom('resource_identifiers').where('application_id', '=', wide.id).select('identifier').execute()).toEqual([])
+    expect((await cli('apps', 'resources', wide.clientId, ...paths.slice(0, -1).flatMap((p) => ['--add', p]))).code).toBe(0)
+    expect((await cli('apps', 'resources', wide.clientId, '--add', paths.at(-1)!)).code).toBe(1)
+    const swapped = await cli('apps', 'resources', wide.clientId, '--add', paths.at(-1)!, '--remove', paths[0]!)
+    expect(swapped.code, swapped.err).toBe(0)
 
     const plain = await createApplication(t.db, { name: 'Not an API' })
     const notServer = await cli('apps', 'resources', plain.clientId, '--add', 'https://plain.example.com/')
