@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { TestContext } from '../helpers/app.js'
 import { buildTestApp } from '../helpers/app.js'
-import { closeBrowserTest, expectAccessible, logInThroughPage, startBrowserTest } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, loggedInPage, startBrowserTest } from '../helpers/browser.js'
 import { basicAuth, createApplication, createUser } from '../helpers/factories.js'
 
 /*
@@ -18,8 +18,7 @@ const EMAIL = 'operator@example.com'
 const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
-  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: EMAIL, password: PASSWORD } }))
-  await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', EMAIL).execute()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: EMAIL, password: PASSWORD, operator: true } }))
 })
 afterAll(() => closeBrowserTest({ browser, t }))
 
@@ -35,10 +34,8 @@ async function grantType(app: { clientId: string; clientSecret: string }): Promi
 it('enables, refuses an empty choice, and turns off the grant from the admin pages; no axe violation', async () => {
   const owner = await createUser(t.db, { email: 'integrator@example.com' })
   const app = await createApplication(t.db, { ownerId: owner.id, name: 'Nightly sync', kind: 'machine' })
-  const context = await browser.newContext({ javaScriptEnabled: false })
-  const page = await context.newPage()
-  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
-  await page.waitForURL(`${baseUrl}/applications`)
+  const page = await loggedInPage(browser, baseUrl, EMAIL, PASSWORD)
+  const context = page.context()
 
   await page.goto(`${baseUrl}/admin/applications/${app.id}`)
   await page.getByRole('link', { name: 'Client credentials' }).click()
@@ -67,10 +64,8 @@ it('enables, refuses an empty choice, and turns off the grant from the admin pag
 
 it('offers no form for an application that is not a machine', async () => {
   const web = await createApplication(t.db, { name: 'Web app' })
-  const context = await browser.newContext({ javaScriptEnabled: false })
-  const page = await context.newPage()
-  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
-  await page.waitForURL(`${baseUrl}/applications`)
+  const page = await loggedInPage(browser, baseUrl, EMAIL, PASSWORD)
+  const context = page.context()
   await page.goto(`${baseUrl}/admin/applications/${web.id}`)
   expect(await page.getByRole('link', { name: 'Client credentials' }).count()).toBe(0)
   await page.goto(`${baseUrl}/admin/applications/${web.id}/client-credentials`)

@@ -18,8 +18,7 @@ const EMAIL = 'operator@example.com'
 const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
-  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: EMAIL, password: PASSWORD } }))
-  await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', EMAIL).execute()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: EMAIL, password: PASSWORD, operator: true } }))
   // Ten past the next of 00:00, 06:00, 12:00, 18:00 UTC: the current hour, the charts' last bar, is then named under it, at the edge.
   const SIX_HOURS = 6 * 3_600_000
   t.clock.set(new Date((Math.floor(t.clock().getTime() / SIX_HOURS) + 1) * SIX_HOURS + 10 * 60_000))

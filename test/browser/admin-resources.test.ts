@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { TestContext } from '../helpers/app.js'
 import { buildTestApp } from '../helpers/app.js'
-import { closeBrowserTest, expectAccessible, logInThroughPage, startBrowserTest } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, loggedInPage, startBrowserTest } from '../helpers/browser.js'
 import { basicAuth, createApplication, createUser } from '../helpers/factories.js'
 
 /*
@@ -18,8 +18,7 @@ const EMAIL = 'operator@example.com'
 const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
-  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: EMAIL, password: PASSWORD } }))
-  await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', EMAIL).execute()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: EMAIL, password: PASSWORD, operator: true } }))
 })
 afterAll(() => closeBrowserTest({ browser, t }))
 
@@ -27,10 +26,8 @@ it('declares identifiers and a lifetime from the admin pages, refusing a malform
   const owner = await createUser(t.db, { email: 'api-team@example.com' })
   const api = await createApplication(t.db, { ownerId: owner.id, name: 'Teams API', resourceServer: true })
   const machine = await createApplication(t.db, { name: 'Nightly sync', kind: 'machine', clientCredentialsScopes: ['read'] })
-  const context = await browser.newContext({ javaScriptEnabled: false })
-  const page = await context.newPage()
-  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
-  await page.waitForURL(`${baseUrl}/applications`)
+  const page = await loggedInPage(browser, baseUrl, EMAIL, PASSWORD)
+  const context = page.context()
 
   await page.goto(`${baseUrl}/admin/applications/${api.id}`)
   await page.getByRole('link', { name: 'Resource identifiers' }).click()
@@ -72,10 +69,8 @@ it('declares identifiers and a lifetime from the admin pages, refusing a malform
 
 it('offers no link for an application that is neither a resource server nor holds identifiers', async () => {
   const web = await createApplication(t.db, { name: 'Web app' })
-  const context = await browser.newContext({ javaScriptEnabled: false })
-  const page = await context.newPage()
-  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
-  await page.waitForURL(`${baseUrl}/applications`)
+  const page = await loggedInPage(browser, baseUrl, EMAIL, PASSWORD)
+  const context = page.context()
   await page.goto(`${baseUrl}/admin/applications/${web.id}`)
   expect(await page.getByRole('link', { name: 'Resource identifiers' }).count()).toBe(0)
   await context.close()

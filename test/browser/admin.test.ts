@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { TestContext } from '../helpers/app.js'
 import { buildTestApp } from '../helpers/app.js'
-import { closeBrowserTest, expectAccessible, logInThroughPage, startBrowserTest } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, loggedInPage, startBrowserTest } from '../helpers/browser.js'
 import { createAccessToken, createApplication, createUser } from '../helpers/factories.js'
 
 /*
@@ -19,8 +19,7 @@ const EMAIL = 'operator@example.com'
 const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
-  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: EMAIL, password: PASSWORD } }))
-  await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', EMAIL).execute()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: EMAIL, password: PASSWORD, operator: true } }))
   const owner = await createUser(t.db, { email: 'developer@example.com' })
   userId = owner.id
   const app = await createApplication(t.db, { ownerId: owner.id, name: 'Phishy <Bank>' })
@@ -30,10 +29,8 @@ beforeAll(async () => {
 afterAll(() => closeBrowserTest({ browser, t }))
 
 it('walks the admin pages without JavaScript, suspends an application, filters the audit log; no axe violation', async () => {
-  const context = await browser.newContext({ javaScriptEnabled: false })
-  const page = await context.newPage()
-  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
-  await page.waitForURL(`${baseUrl}/applications`)
+  const page = await loggedInPage(browser, baseUrl, EMAIL, PASSWORD)
+  const context = page.context()
 
   await page.locator('details.user-menu > summary').click()
   await page.getByRole('link', { name: 'Operator' }).click()

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type TestContext, buildTestApp } from '../helpers/app.js'
 import { BRAND_LOGO_FIXTURE } from '../helpers/brand.js'
-import { closeBrowserTest, expectAccessible, logInThroughPage, startBrowserTest, tabTo } from '../helpers/browser.js'
+import { closeBrowserTest, expectAccessible, loggedInPage, startBrowserTest, tabTo } from '../helpers/browser.js'
 import { createApplication, createUser } from '../helpers/factories.js'
 
 /*
@@ -21,9 +21,8 @@ const PASSWORD = 'correct horse battery'
 beforeAll(async () => {
   ;({ t, baseUrl, browser } = await startBrowserTest(
     (env) => buildTestApp({ ...env, SERVICE_NAME: 'Acme ID', BRAND_ACCENT_COLOR: '#1f6f43', BRAND_LOGO_FILE: BRAND_LOGO_FIXTURE }),
-    { signUp: { email: EMAIL, password: PASSWORD } },
+    { signUp: { email: EMAIL, password: PASSWORD, operator: true } },
   ))
-  await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', EMAIL).execute()
   // Enough rows, with long identifiers, that the admin tables are wider than a phone.
   for (let i = 0; i < 3; i++) {
     const owner = await createUser(t.db, { email: `a-rather-long-developer-address-${i}@subdomain.example.com` })
@@ -32,12 +31,8 @@ beforeAll(async () => {
 })
 afterAll(() => closeBrowserTest({ browser, t }))
 
-async function loggedIn(options: { javaScriptEnabled: boolean; viewport?: { width: number; height: number } }): Promise<Page> {
-  const context = await browser.newContext(options)
-  const page = await context.newPage()
-  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
-  await page.waitForURL(`${baseUrl}/applications`)
-  return page
+function loggedIn(options: { javaScriptEnabled: boolean; viewport?: { width: number; height: number } }): Promise<Page> {
+  return loggedInPage(browser, baseUrl, EMAIL, PASSWORD, options)
 }
 
 /** Registers an application through the console; returns the Content-Security-Policy of the page showing its secret. */

@@ -3,7 +3,14 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { refreshSecondFactor } from '../../src/repositories/second-factor.js'
 import type { TestContext } from '../helpers/app.js'
 import { buildTestApp } from '../helpers/app.js'
-import { closeBrowserTest, expectAccessible, listenOnLoopback, logInThroughPage, startBrowserTest } from '../helpers/browser.js'
+import {
+  closeBrowserTest,
+  expectAccessible,
+  listenOnLoopback,
+  loggedInPage,
+  logInThroughPage,
+  startBrowserTest,
+} from '../helpers/browser.js'
 import { createUser } from '../helpers/factories.js'
 
 /*
@@ -22,8 +29,7 @@ const EMAIL = 'operator@example.com'
 const PASSWORD = 'correct horse battery'
 
 beforeAll(async () => {
-  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: EMAIL, password: PASSWORD } }))
-  await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', EMAIL).execute()
+  ;({ t, baseUrl, browser } = await startBrowserTest(buildTestApp, { signUp: { email: EMAIL, password: PASSWORD, operator: true } }))
   const user = await createUser(t.db, { email: 'lost-phone@example.com', emailVerified: true })
   userId = user.id
   await t.db.insertInto('totp_secrets').values({ user_id: userId, secret_sealed: 'sealed', last_step: 0, created_at: new Date() }).execute()
@@ -66,10 +72,8 @@ it('tells an operator without a second factor to enrol first under REQUIRE_TWO_F
 })
 
 it('confirms the password at /reauth and resets a user’s second factor through the confirmation, without JavaScript; no axe violation', async () => {
-  const context = await browser.newContext({ javaScriptEnabled: false })
-  const page = await context.newPage()
-  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
-  await page.waitForURL(`${baseUrl}/applications`)
+  const page = await loggedInPage(browser, baseUrl, EMAIL, PASSWORD)
+  const context = page.context()
   t.clock.advance(11 * 60_000)
 
   await page.goto(`${baseUrl}/admin/users/${userId}`)
@@ -99,10 +103,8 @@ it('confirms the password at /reauth and resets a user’s second factor through
 })
 
 it('confirms with the keyboard alone: Tab to the password, type it, Enter', async () => {
-  const context = await browser.newContext({ javaScriptEnabled: false })
-  const page = await context.newPage()
-  await logInThroughPage(page, baseUrl, EMAIL, PASSWORD)
-  await page.waitForURL(`${baseUrl}/applications`)
+  const page = await loggedInPage(browser, baseUrl, EMAIL, PASSWORD)
+  const context = page.context()
   t.clock.advance(11 * 60_000)
   await page.goto(`${baseUrl}/admin/users/${userId}/delete`)
   await page.waitForURL(/\/reauth\?next=/)

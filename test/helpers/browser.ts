@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { type Browser, type Page, chromium } from 'playwright-core'
+import { type Browser, type BrowserContextOptions, type Page, chromium } from 'playwright-core'
 import { expect } from 'vitest'
 import type { TestContext } from './app.js'
 import { BrowserSession } from './browser-session.js'
@@ -67,13 +67,18 @@ function sharedBrowser(): Promise<Browser> {
  */
 export async function startBrowserTest(
   build: (env: Record<string, string>) => Promise<TestContext>,
-  options: { hostname?: 'localhost'; signUp?: { email: string; password: string } } = {},
+  options: { hostname?: 'localhost'; signUp?: { email: string; password: string; operator?: boolean } } = {},
 ): Promise<BrowserTest> {
   const { t, baseUrl } = await listenOnLoopback(build, { hostname: options.hostname })
   let browser: Browser | undefined
   try {
     browser = await sharedBrowser()
-    if (options.signUp) await new BrowserSession(t.app).signUpAndLogIn(options.signUp.email, options.signUp.password)
+    const signUp = options.signUp
+    if (signUp) {
+      await new BrowserSession(t.app).signUpAndLogIn(signUp.email, signUp.password)
+      // An operator is made on the command line (docs/operating/admin.md); the test marks it directly.
+      if (signUp.operator) await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', signUp.email).execute()
+    }
     return { t, baseUrl, browser }
   } catch (error) {
     await closeBrowserTest({ t, browser })
@@ -115,6 +120,24 @@ export async function fillLogIn(page: Page, email: string, password: string): Pr
 export async function logInThroughPage(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
   await page.goto(`${baseUrl}/login`)
   await fillLogIn(page, email, password)
+}
+
+/**
+ * A new browser context (no JavaScript unless `options` say so) whose page has logged in with
+ * the password and landed on Your Applications, where a log-in without a return address leads.
+ */
+export async function loggedInPage(
+  browser: Browser,
+  baseUrl: string,
+  email: string,
+  password: string,
+  options: BrowserContextOptions = { javaScriptEnabled: false },
+): Promise<Page> {
+  const context = await browser.newContext(options)
+  const page = await context.newPage()
+  await logInThroughPage(page, baseUrl, email, password)
+  await page.waitForURL(`${baseUrl}/applications`)
+  return page
 }
 
 /**
