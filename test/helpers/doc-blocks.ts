@@ -4,13 +4,12 @@ import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { expect } from 'vitest'
-import { runCli } from '../../src/cli/run.js'
-import { createServices } from '../../src/services.js'
 import { consentFields } from '../integration/oauth/helpers.js'
 import type { TestContext } from './app.js'
 import type { BrowserSession } from './browser-session.js'
 import { freePort } from './gatehouse-process.js'
 import { NOTICE_WAIT_MS, msUntil } from './propagation.js'
+import { runCliOn } from './cli.js'
 
 /*
  * The command blocks of the README and the guides in docs/, run as printed (docs/development.md
@@ -241,16 +240,9 @@ export class DocRunner {
   private async gatehouseCli(line: string): Promise<string> {
     // bash splits and expands the words, as it would for npx.
     const words = (await this.bash(`printf '%s\\0' ${line.replace(/^npx gatehouse /, '')}`)).split('\0').slice(0, -1)
-    const out: string[] = []
-    const err: string[] = []
-    const t = this.t
-    const code = await runCli(
-      words,
-      { open: () => createServices(t.config, { role: 'cli', database: t.testDb.handle, clock: t.clock }), mail: t.config.mail },
-      { out: (s) => out.push(s), err: (s) => err.push(s) },
-    )
-    expect(code, `${line}: ${err.join('\n')}`).toBe(0)
-    return out.join('\n')
+    const { code, out, err } = await runCliOn(this.t, words)
+    expect(code, `${line}: ${err}`).toBe(0)
+    return out
   }
 
   /** Starts an example in the background; its output once it printed `ready`. */

@@ -4,8 +4,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Verifier, createVerifier, gatehouseVerifier, requireToken } from '@gatehouse/verifier'
-import { runCli } from '../../../src/cli/run.js'
-import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { applicationForm } from '../../helpers/console.js'
@@ -25,6 +23,7 @@ import {
   returnLink,
   tokenRow,
 } from './helpers.js'
+import { runCliOn } from '../../helpers/cli.js'
 
 /*
  * SCOPES_FILE (docs/operating/scopes.md): an API's own scopes drive discovery, the console,
@@ -153,14 +152,9 @@ describe('consent and the token endpoint', () => {
 
 describe('the command line', () => {
   it('gatehouse scopes prints the list the server reads', async () => {
-    const out: string[] = []
-    const code = await runCli(
-      ['scopes', '--json'],
-      { open: () => createServices(t.config, { role: 'cli', database: t.testDb.handle, clock: t.clock }), mail: t.config.mail },
-      { out: (s) => out.push(s), err: (s) => out.push(s) },
-    )
-    expect(code, out.join('\n')).toBe(0)
-    const listed = JSON.parse(out.join('\n')) as { scopes: Array<{ name: string; implies: string[] }>; default: string[] }
+    const { code, out, err } = await runCliOn(t, ['scopes', '--json'])
+    expect(code, err).toBe(0)
+    const listed = JSON.parse(out) as { scopes: Array<{ name: string; implies: string[] }>; default: string[] }
     expect(listed.scopes.map((s) => s.name)).toEqual(['openid', 'email', 'profile', ...ALL])
     expect(listed.scopes.find((s) => s.name === 'invoices:write')?.implies).toEqual(['invoices:read'])
     expect(listed.default).toEqual(['invoices:read'])

@@ -1,14 +1,13 @@
 import { sha256Hex } from '@gatehouse/verifier/shared'
 import * as client from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../../../src/cli/run.js'
 import { MAX_RESOURCE_IDENTIFIERS } from '../../../src/operator/resources.js'
-import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { type ApplicationFixture, basicAuth, createApplication } from '../../helpers/factories.js'
 import { listenOnLoopback } from '../../helpers/loopback.js'
 import { consentFields, loggedInUser } from './helpers.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
+import { type CliResult, runCliOn } from '../../helpers/cli.js'
 
 /*
  * Resource indicators (RFC 8707, docs/decisions/025-audiences.md) at the authorization server:
@@ -30,15 +29,8 @@ const API = 'https://api.example.com/'
 const MCP = 'https://mcp.example.com/mcp'
 const OTHER = 'https://other.example.com/'
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = []
-  const err: string[] = []
-  const code = await runCli(
-    argv,
-    { open: () => createServices(t.config, { role: 'cli', database: t.testDb.handle, clock: t.clock }), mail: t.config.mail },
-    { out: (s) => out.push(s), err: (s) => err.push(s) },
-  )
-  return { code, out: out.join('\n'), err: err.join('\n') }
+function cli(...argv: string[]): Promise<CliResult> {
+  return runCliOn(t, argv)
 }
 
 beforeAll(async () => {

@@ -1,14 +1,13 @@
 import { type JSONWebKeySet, createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import * as client from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../../../src/cli/run.js'
 import { ROTATION_DELAY_MS } from '../../../src/oauth/identity/signing-keys.js'
-import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { type TestClient, createClient } from '../oauth/helpers.js'
 import { listenOnLoopback } from '../../helpers/loopback.js'
 import { signInWithOpenIdClient } from '../../helpers/oidc-sign-in.js'
+import { runCliOn } from '../../helpers/cli.js'
 
 /*
  * Key rotation as a relying party lives it (docs/decisions/014-signing-keys.md):
@@ -49,13 +48,8 @@ const relyingParty = () =>
 
 /** `gatehouse keys rotate`, run as the command line runs it: services of its own on the same database. */
 async function rotate(): Promise<void> {
-  const out: string[] = []
-  const code = await runCli(
-    ['keys', 'rotate'],
-    { open: () => createServices(t.config, { role: 'cli', database: t.testDb.handle, clock: t.clock }), mail: t.config.mail },
-    { out: (s) => out.push(s), err: (s) => out.push(s) },
-  )
-  expect(code, out.join('\n')).toBe(0)
+  const { code, out, err } = await runCliOn(t, ['keys', 'rotate'])
+  expect(code, `${out}\n${err}`).toBe(0)
 }
 
 /** One sign-in of the user through `rp`: code + PKCE + nonce, the ID Token and its signature validated by openid-client. */

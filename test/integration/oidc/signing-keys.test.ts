@@ -1,9 +1,9 @@
 import { type JSONWebKeySet, createLocalJWKSet, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../../../src/cli/run.js'
 import { ROTATION_DELAY_MS } from '../../../src/oauth/identity/signing-keys.js'
 import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
+import { type CliResult, runCliOn } from '../../helpers/cli.js'
 
 /*
  * The ID Token signing keys (docs/decisions/014-signing-keys.md): made at first need,
@@ -21,15 +21,8 @@ afterAll(async () => {
   await t.close()
 })
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = []
-  const err: string[] = []
-  const code = await runCli(
-    argv,
-    { open: () => createServices(t.config, { role: 'cli', database: t.testDb.handle, clock: t.clock }), mail: t.config.mail },
-    { out: (s) => out.push(s), err: (s) => err.push(s) },
-  )
-  return { code, out: out.join('\n'), err: err.join('\n') }
+function cli(...argv: string[]): Promise<CliResult> {
+  return runCliOn(t, argv)
 }
 
 const keyIds = async () => (await t.db.selectFrom('signing_keys').select('kid').orderBy('created_at').execute()).map((r) => r.kid)

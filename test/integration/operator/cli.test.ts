@@ -5,9 +5,9 @@ import { join } from 'node:path'
 import { runCli } from '../../../src/cli/run.js'
 import type { Config } from '../../../src/config.js'
 import { createMailer } from '../../../src/mail/mailer.js'
-import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
+import { type CliResult, runCliOn } from '../../helpers/cli.js'
 
 /*
  * The command line's commands, run in this process against the test database (the built
@@ -27,16 +27,8 @@ async function cli(...argv: string[]): Promise<{ code: number; out: string; err:
   return cliWith(t.config, argv)
 }
 
-async function cliWith(config: Config, argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = []
-  const err: string[] = []
-  const code = await runCli(
-    argv,
-    // The services as src/cli.ts builds them, on the test's database, which stays open after the command.
-    { open: () => createServices(config, { role: 'cli', database: t.testDb.handle, clock: t.clock }), mail: config.mail },
-    { out: (s) => out.push(s), err: (s) => err.push(s) },
-  )
-  return { code, out: out.join('\n'), err: err.join('\n') }
+function cliWith(config: Config, argv: string[]): Promise<CliResult> {
+  return runCliOn(t, argv, { config })
 }
 
 /** The events the command line recorded in the audit log, oldest first. */

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../../../src/cli/run.js'
-import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { applicationForm, createApplicationViaConsole, storedApplication } from '../../helpers/console.js'
 import { basicAuth, createApplication } from '../../helpers/factories.js'
+import { type CliResult, runCliOn } from '../../helpers/cli.js'
 
 /*
  * Only an operator enables the client credentials grant of a machine application and chooses
@@ -24,15 +23,8 @@ afterAll(async () => {
   await t?.close()
 })
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = []
-  const err: string[] = []
-  const code = await runCli(
-    argv,
-    { open: () => createServices(t.config, { role: 'cli', database: t.testDb.handle, clock: t.clock }), mail: t.config.mail },
-    { out: (s) => out.push(s), err: (s) => err.push(s) },
-  )
-  return { code, out: out.join('\n'), err: err.join('\n') }
+function cli(...argv: string[]): Promise<CliResult> {
+  return runCliOn(t, argv)
 }
 
 const grantOf = async (id: string) => (await storedApplication(t.db, id))?.client_credentials_scopes

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../../../src/cli/run.js'
 import { sha256Hex } from '../../../src/lib/crypto.js'
 import { refreshSecondFactor } from '../../../src/repositories/second-factor.js'
-import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { expectAccessiblePage } from '../../helpers/console.js'
 import { createAccessToken, createApplication, createUser } from '../../helpers/factories.js'
 import { loggedInUser } from '../oauth/helpers.js'
 import { userIdOf } from './helpers.js'
+import { type CliResult, runCliOn } from '../../helpers/cli.js'
 
 /*
  * The operator's reset of a user's second factor (docs/accounts.md "Account recovery"): from the
@@ -171,18 +170,8 @@ describe('the admin pages', () => {
 })
 
 describe('gatehouse users reset-second-factor', () => {
-  async function cli(...argv: string[]) {
-    const out: string[] = []
-    const err: string[] = []
-    const code = await runCli(
-      argv,
-      {
-        open: () => createServices(t.config, { role: 'cli', database: t.testDb.handle, clock: t.clock, mailer: t.mailbox }),
-        mail: t.config.mail,
-      },
-      { out: (line) => out.push(line), err: (line) => err.push(line) },
-    )
-    return { code, out: out.join('\n'), err: err.join('\n') }
+  function cli(...argv: string[]): Promise<CliResult> {
+    return runCliOn(t, argv, { mailer: t.mailbox })
   }
 
   it('resets as the page does, audited without an actor, and says what it did', async () => {

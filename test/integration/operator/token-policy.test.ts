@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../../../src/cli/run.js'
-import { createServices } from '../../../src/services.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import type { BrowserSession } from '../../helpers/browser-session.js'
 import { expectAccessiblePage } from '../../helpers/console.js'
 import { createApplication } from '../../helpers/factories.js'
 import { loggedInUser } from '../oauth/helpers.js'
+import { type CliResult, runCliOn } from '../../helpers/cli.js'
 
 /*
  * The operator sees an application's token policy (docs/operating/admin.md "Token policy"): on
@@ -24,14 +23,8 @@ afterAll(async () => {
   await t.close()
 })
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string }> {
-  const out: string[] = []
-  const code = await runCli(
-    argv,
-    { open: () => createServices(t.config, { role: 'cli', database: t.testDb.handle, clock: t.clock }), mail: t.config.mail },
-    { out: (s) => out.push(s), err: () => {} },
-  )
-  return { code, out: out.join('\n') }
+function cli(...argv: string[]): Promise<CliResult> {
+  return runCliOn(t, argv)
 }
 
 async function withPolicy(name: string, kind: 'web' | 'machine', policy: { dpop: boolean; access: number | null; refresh: number | null }) {
