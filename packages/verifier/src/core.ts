@@ -45,8 +45,8 @@ export interface CommonVerifierOptions {
    * exactly as declared for the resource server in Gatehouse (`http://localhost…` and
    * `http://127.0.0.1…` are allowed for development). With it, a token whose audience does not
    * name it is refused (401 invalid_token), the adapters serve protected-resource metadata
-   * (RFC 9728), and every challenge names that metadata (§5.1). Without it, tokens of any
-   * audience are accepted.
+   * (RFC 9728), and every challenge names that metadata (§5.1). Without it, only tokens without
+   * an audience are accepted: a token minted for any resource is refused.
    */
   resource?: string
   /**

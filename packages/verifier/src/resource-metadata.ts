@@ -80,14 +80,16 @@ export function checkResourceUrl(value: unknown, option: string): URL {
 /**
  * RFC 8707 §2: the check of a token's audience against the verifier's `resource`, built once:
  * true when the token is for other resources only. A token without an audience (null) is for
- * any resource, and a verifier without `resource` takes every audience. Identifiers are compared
+ * any resource. A verifier without `resource` refuses every token with an audience: it cannot
+ * tell whether it is one of them, and RFC 9068 §4 has a resource server accept only tokens whose
+ * audience names it (the views for earlier verifiers fail closed the same way). Identifiers are compared
  * after the normalisation of RFC 3986 §6.2.2 and §6.2.3 (WHATWG URL parsing: scheme and host
  * case, default port, an empty path as "/"), since a client may send `https://api.example.com/`
  * for `https://api.example.com`; nothing else, a trailing slash after a path say, makes two
  * identifiers one.
  */
 export function audienceCheck(resource: string | undefined): (audience: readonly string[] | null) => boolean {
-  if (resource === undefined) return () => false
+  if (resource === undefined) return (audience) => audience !== null
   const normalized = new URL(resource).href
   const names = (identifier: string) => identifier === resource || (URL.canParse(identifier) && new URL(identifier).href === normalized)
   return (audience) => audience !== null && !audience.some(names)

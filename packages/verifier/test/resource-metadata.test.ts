@@ -148,8 +148,9 @@ describe('the audience check (RFC 8707 §2)', () => {
     }
   })
 
-  it('takes every audience without a resource', () => {
-    expect(audienceCheck(undefined)(['https://other.example.com'])).toBe(false)
+  it('without a resource, takes tokens without an audience and refuses every audience', () => {
+    expect(audienceCheck(undefined)(null)).toBe(false)
+    expect(audienceCheck(undefined)(['https://other.example.com'])).toBe(true)
   })
 })
 

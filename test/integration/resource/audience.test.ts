@@ -159,7 +159,7 @@ describe.each(['database', 'introspection'])('the verifier with a resource, %s m
     expect(none.ok && none.token.audience).toBeNull()
   })
 
-  it('refuses a token for other resources, looked up and then cached, and accepts it without resource', async () => {
+  it('refuses a token for other resources, looked up and then cached; so does a verifier without resource (RFC 9068 §4)', async () => {
     for (const audience of [[OTHER], [ORIGIN], [`${RESOURCE}/`]]) {
       const tok = await token(audience)
       const first = await verifier().verify(`Bearer ${tok.token}`)
@@ -171,8 +171,12 @@ describe.each(['database', 'introspection'])('the verifier with a resource, %s m
       })
       // The cached answer is the same refusal, without a lookup.
       expect(verifier().verifyCached(`Bearer ${tok.token}`)).toBe(first)
-      expect((await unchecked[mode]!.verify(`Bearer ${tok.token}`)).ok).toBe(true)
+      expect(await unchecked[mode]!.verify(`Bearer ${tok.token}`)).toMatchObject({ ok: false, status: 401, error: 'invalid_token' })
     }
+    // Without resource, a token without an audience is accepted as before; one naming this
+    // verifier's would-be resource is refused all the same: it cannot know it is that resource.
+    expect((await unchecked[mode]!.verify(`Bearer ${(await token(undefined)).token}`)).ok).toBe(true)
+    expect((await unchecked[mode]!.verify(`Bearer ${(await token([RESOURCE])).token}`)).ok).toBe(false)
   })
 
   it('takes another spelling of the same URL as its resource (RFC 3986 §6.2.2-6.2.3), as a client may send it', async () => {
