@@ -285,6 +285,8 @@ it('connects with nothing registered: discovers Gatehouse, identifies by its doc
   const callback = callbacks.received.filter((url) => url.pathname === '/callback').at(-1)!
   const code = callback.searchParams.get('code')!
   expect(code, callback.href).toBeTruthy()
+  // RFC 9207: the response names who issued it, as Gatehouse's metadata promises.
+  expect(callback.searchParams.get('iss')).toBe(gatehouse!.url)
 
   await first.transport.finishAuth(code)
   const tokens = assistant.tokens()!
