@@ -16,7 +16,9 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['source'] } },
   test: {
     // Two dependencies of the MCP SDK's client (test/browser/mcp-client.test.ts) publish a "source"
-    // condition too, naming TypeScript files that Node cannot import: vitest compiles them itself.
+    // condition too, naming TypeScript files that Node cannot import; vitest runs its workers with
+    // --conditions=source, so Node would pick them for the SDK if it imported it itself. Vitest
+    // compiles the SDK and both instead.
     server: { deps: { inline: ['@modelcontextprotocol/sdk', 'eventsource', 'eventsource-parser'] } },
     // Each test file gets its own database (test/helpers/db.ts), so files run in parallel.
     pool: 'forks',
