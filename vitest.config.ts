@@ -15,6 +15,11 @@ export default defineConfig({
   resolve: { conditions: ['source'] },
   ssr: { resolve: { conditions: ['source'] } },
   test: {
+    // Two dependencies of the MCP SDK's client (test/browser/mcp-client.test.ts) publish a "source"
+    // condition too, naming TypeScript files that Node cannot import; vitest runs its workers with
+    // --conditions=source, so Node would pick them for the SDK if it imported it itself. Vitest
+    // compiles the SDK and both instead.
+    server: { deps: { inline: ['@modelcontextprotocol/sdk', 'eventsource', 'eventsource-parser'] } },
     // Each test file gets its own database (test/helpers/db.ts), so files run in parallel.
     pool: 'forks',
     // One file per core, not vitest's default of one less: a file spends much of its time

@@ -16,7 +16,7 @@ import { runCliOn } from './cli.js'
  * "Documentation"), so the documents cannot drift from the product. Blocks are read from the
  * files, never copied into tests. A reader's addresses are replaced as a reader on other ports
  * would replace them: http://127.0.0.1:3000 is the test's Gatehouse, port 4000 the example
- * resource API's, port 4001 the example relying party's.
+ * resource API's, port 4001 the example relying party's, port 4002 the example MCP server's.
  *
  * How a block runs: each command (continuation lines joined) goes to bash with the values the
  * walk produced so far in its environment (RS_ID, APP_ID, CODE, TOKEN …). `npx gatehouse …` is
@@ -134,6 +134,7 @@ export const RUN: Record<string, string[]> = {
   'docs/performance.md': ['Running it', 'Result files', 'Revocation propagation', 'Instructions per request'],
   'docs/openid-connect.md': ['Keys and rotation', 'Try it: the example relying party'],
   'docs/resource-apis.md': ['`POST /oauth/introspect` (RFC 7662)', '`GET /oauth/token/info`', 'Try it: the example resource API'],
+  'docs/agents.md': ["Try it: an MCP server and the MCP SDK's client"],
 }
 
 /** Blocks no test runs, by their first line, each with the reason; kept short on purpose. */
@@ -211,11 +212,12 @@ export class DocRunner {
     readonly gatehouse: string,
     readonly apiPort: number,
     readonly rpPort: number,
+    readonly mcpPort: number,
   ) {}
 
   /** `t` must listen at `gatehouse`, which is its PUBLIC_URL. */
   static async create(t: TestContext, gatehouse: string): Promise<DocRunner> {
-    return new DocRunner(t, gatehouse, await freePort(), await freePort())
+    return new DocRunner(t, gatehouse, await freePort(), await freePort(), await freePort())
   }
 
   /** The reader's addresses, moved to where this test listens. */
@@ -224,8 +226,10 @@ export class DocRunner {
       .replaceAll('http://127.0.0.1:3000', this.gatehouse)
       .replaceAll('127.0.0.1:4000', `127.0.0.1:${this.apiPort}`)
       .replaceAll('localhost:4001', `localhost:${this.rpPort}`)
+      .replaceAll('127.0.0.1:4002', `127.0.0.1:${this.mcpPort}`)
       .replace(/\bPORT=4000\b/, `PORT=${this.apiPort}`)
       .replace(/\bPORT=4001\b/, `PORT=${this.rpPort}`)
+      .replace(/\bPORT=4002\b/, `PORT=${this.mcpPort}`)
   }
 
   private shellEnv(): Record<string, string> {
@@ -249,7 +253,7 @@ export class DocRunner {
   private async startInBackground(line: string, ready: string): Promise<string> {
     let output = ''
     // The examples' defaults name the reader's ports and Gatehouse; the test's stand in for them.
-    const port = /example:relying-party/.test(line) ? this.rpPort : this.apiPort
+    const port = /example:relying-party/.test(line) ? this.rpPort : /example:mcp/.test(line) ? this.mcpPort : this.apiPort
     const child = spawn('bash', ['-c', line], {
       cwd: ROOT,
       env: { PORT: String(port), GATEHOUSE_URL: this.gatehouse, GATEHOUSE_ISSUER: this.gatehouse, ...this.shellEnv() },

@@ -16,14 +16,17 @@ export interface DocGatehouse {
   close(): Promise<void>
 }
 
-/** Listens on a free port, with the runner of test/helpers/doc-blocks.ts pointed at it. */
-export async function startDocGatehouse(options: { outbox?: boolean } = {}): Promise<DocGatehouse> {
+/**
+ * Listens on a free port, with the runner of test/helpers/doc-blocks.ts pointed at it; `env`
+ * holds the settings a guide starts Gatehouse with.
+ */
+export async function startDocGatehouse(options: { outbox?: boolean; env?: Record<string, string> } = {}): Promise<DocGatehouse> {
   const port = await freePort()
   const gatehouse = `http://127.0.0.1:${port}`
   const outbox = options.outbox ? await mkdtemp(join(tmpdir(), 'gatehouse-docs-outbox-')) : undefined
   const t = outbox
-    ? await buildTestApp({ PUBLIC_URL: gatehouse, MAIL_OUTBOX_DIR: outbox }, undefined, { realMailer: true })
-    : await buildTestApp({ PUBLIC_URL: gatehouse })
+    ? await buildTestApp({ ...options.env, PUBLIC_URL: gatehouse, MAIL_OUTBOX_DIR: outbox }, undefined, { realMailer: true })
+    : await buildTestApp({ ...options.env, PUBLIC_URL: gatehouse })
   await t.app.listen({ port, host: '127.0.0.1' })
   const runner = await DocRunner.create(t, gatehouse)
   return {
