@@ -89,6 +89,7 @@ export function revokeTokensBeyond(
   keep: number,
   limit: number,
   now: Date,
+  notify?: Parameters<typeof revokeNewestBeyond>[5],
 ): Promise<string[]> {
   if (grants.length === 0) return Promise.resolve([])
   return revokeNewestBeyond(
@@ -97,6 +98,7 @@ export function revokeTokensBeyond(
     sql`unnest(${grants.map((g) => g.userId)}::uuid[], ${grants.map((g) => g.applicationId)}::uuid[]) as g(user_id, application_id)`,
     sql`user_id = g.user_id and application_id = g.application_id`,
     { keep, limit, now },
+    notify,
   )
 }
 
@@ -110,6 +112,7 @@ export function revokeMachineTokensBeyond(
   keep: number,
   limit: number,
   now: Date,
+  notify?: Parameters<typeof revokeNewestBeyond>[5],
 ): Promise<string[]> {
   if (applicationIds.length === 0) return Promise.resolve([])
   return revokeNewestBeyond(
@@ -118,6 +121,7 @@ export function revokeMachineTokensBeyond(
     sql`unnest(${[...applicationIds]}::uuid[]) as g(application_id)`,
     sql`user_id is null and application_id = g.application_id`,
     { keep, limit, now },
+    notify,
   )
 }
 

@@ -11,6 +11,11 @@ import { PLANNED_EACH_TIME } from '../db/prepared-pool.js'
  * not `in (…)`, which may be planned as a hash join over the whole table), and only while still
  * live, so two processes revoke a row once. Planned each time: the owners' spread decides
  * between the index and a scan. Returns the keys revoked.
+ *
+ * With `notify`, the same statement NOTIFYs its channel with the keys revoked, comma-joined, at
+ * most `perNotice` to a payload (the encoding of docs/decisions/003-revocation-propagation.md):
+ * delivered when its implicit transaction commits, so the caller needs no transaction of its
+ * own, one round trip where BEGIN, the update, NOTIFY and COMMIT were four.
  */
 export async function revokeNewestBeyond(
   db: Db,
@@ -18,10 +23,11 @@ export async function revokeNewestBeyond(
   owners: RawBuilder<unknown>,
   ofOwner: RawBuilder<unknown>,
   range: { keep: number; limit: number; now: Date },
+  notify?: { channel: string; perNotice: number },
 ): Promise<string[]> {
   const table = sql.table(target.table)
   const key = sql.ref(target.key)
-  const { rows } = await sql<{ key: string }>`${sql.raw(PLANNED_EACH_TIME)}
+  const update = sql`
     update ${table} set revoked_at = ${range.now}
     where revoked_at is null and ${key} = any(array(
       select t.key
@@ -33,6 +39,19 @@ export async function revokeNewestBeyond(
         offset ${range.keep} limit ${range.limit}
       ) as t
     ))
-    returning ${key} as key`.execute(db)
+    returning ${key} as key`
+  if (notify === undefined) {
+    const { rows } = await sql<{ key: string }>`${sql.raw(PLANNED_EACH_TIME)}${update}`.execute(db)
+    return rows.map((r) => r.key)
+  }
+  // A SELECT in WITH runs only when referenced: the final condition makes `notified` run, once.
+  const { rows } = await sql<{ key: string }>`${sql.raw(PLANNED_EACH_TIME)}
+    with revoked as (${update}),
+    notified as (
+      select pg_notify(${notify.channel}, string_agg(key, ','))
+      from (select key, (row_number() over () - 1) / ${notify.perNotice} as part from revoked) as r
+      group by part
+    )
+    select key from revoked where (select count(*) from notified) >= 0`.execute(db)
   return rows.map((r) => r.key)
 }

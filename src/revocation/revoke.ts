@@ -1,4 +1,4 @@
-import { REVOCATION_CHANNEL, type RevocationNotice, encodeNotices } from '@gatehouse/verifier/shared'
+import { MAX_DIGESTS_PER_NOTICE, REVOCATION_CHANNEL, type RevocationNotice, encodeNotices } from '@gatehouse/verifier/shared'
 import type { Db } from '../db/connect.js'
 import {
   type GrantKey,
@@ -173,7 +173,31 @@ async function revokeBeyondQuota(
  */
 export function revoke(ctx: RevocationContext, target: RevocationTarget, now: Date): Promise<number> {
   if (target.kind === 'token-of-client') return revokeTokenOfItsClient(ctx, target, now)
+  if (target.kind === 'beyond-quota' && target.withFamilies.length === 0 && !ctx.db.isTransaction) {
+    return revokeBeyondQuotaAlone(ctx, target, now)
+  }
   return inTransaction(ctx.db, (trx) => revokeInTransaction(trx, ctx.bus, target, now))
+}
+
+/**
+ * MAX_TOKENS_PER_GRANT when no grant started a refresh-token family since its last check, as
+ * with every bearer-only application: each statement (users' grants, machines' own tokens)
+ * revokes and NOTIFYs by itself (revokeNewestBeyond), so the quota costs a round trip where a
+ * transaction cost four. Each statement is atomic on its own; nothing ties the two together.
+ */
+async function revokeBeyondQuotaAlone(
+  ctx: RevocationContext,
+  { grants, keep }: Extract<RevocationTarget, { kind: 'beyond-quota' }>,
+  now: Date,
+): Promise<number> {
+  const notify = { channel: REVOCATION_CHANNEL, perNotice: MAX_DIGESTS_PER_NOTICE }
+  const machines = grants.filter((g) => g.userId === null).map((g) => g.applicationId)
+  const digests = [
+    ...(await revokeTokensBeyond(ctx.db, grants.filter(ofUser), keep, EVICTIONS_PER_GRANT, now, notify)),
+    ...(await revokeMachineTokensBeyond(ctx.db, machines, keep, EVICTIONS_PER_GRANT, now, notify)),
+  ]
+  if (digests.length > 0) ctx.bus.announce({ kind: 'tokens', digests })
+  return digests.length
 }
 
 /** One statement that NOTIFYs by itself: one round trip, one commit. */

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { type TestContext, buildTestApp } from '../helpers/app.js'
 import type { BrowserSession } from '../helpers/browser-session.js'
 import { applicationForm } from '../helpers/console.js'
+import { createAccessToken, createUser } from '../helpers/factories.js'
 import { captureLog } from '../helpers/capture-log.js'
 import { until } from '../helpers/oauth-load.js'
 import { NOTICE_WAIT_MS } from '../helpers/propagation.js'
@@ -267,6 +268,39 @@ describe('live tokens per (user, application) (MAX_TOKENS_PER_GRANT, default 10)
       tick()
       await newToken(s, client)
       await until(async () => !(await active(client, tokens[0]!, second)), NOTICE_WAIT_MS, 'the other process drops the evicted token')
+    } finally {
+      await second.close()
+    }
+  })
+  it('announces a statement of more digests than one notice holds, in notices another process reads', async () => {
+    // Three grants, 70 live tokens each: one flush revokes 60 of each, 180 digests, more than one
+    // NOTIFY payload may hold (8,000 bytes): two notices of at most MAX_DIGESTS_PER_NOTICE, sent
+    // by the one statement that revokes them.
+    const client = await createClient(t.db)
+    const second = await buildTestApp({}, t.testDb)
+    try {
+      const grants = [(await createUser(t.db)).id, (await createUser(t.db)).id, (await createUser(t.db)).id].map((userId) => ({
+        userId,
+        applicationId: client.id,
+      }))
+      const issued: string[][] = []
+      for (const grant of grants) {
+        const tokens: string[] = []
+        for (let i = 0; i < 70; i++) {
+          tokens.push((await createAccessToken(t.db, { ...grant, now: new Date(t.clock().getTime() - (70 - i) * 1000) })).token)
+        }
+        issued.push(tokens)
+      }
+      const watched = issued.flatMap((tokens) => [tokens[0]!, tokens[30]!, tokens[59]!])
+      for (const token of watched) expect(await active(client, token, second)).toBe(true)
+      const before = t.deps.tokenQuota.evicted
+      for (const grant of grants) t.deps.tokenQuota.issued(grant)
+      await t.deps.tokenQuota.settled()
+      expect(t.deps.tokenQuota.evicted - before).toBe(180)
+      for (const token of watched) {
+        await until(async () => !(await active(client, token, second)), NOTICE_WAIT_MS, 'the other process drops each evicted token')
+      }
+      for (const tokens of issued) expect(await active(client, tokens[60]!, second)).toBe(true)
     } finally {
       await second.close()
     }
