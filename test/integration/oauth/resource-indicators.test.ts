@@ -193,8 +193,9 @@ describe('the code flow with openid-client', () => {
 
   it('two resources: aud an array; the shortest lifetime; narrowed at the token endpoint, never widened', async () => {
     const config = await relyingParty(web)
-    // Remembered consent from the test above: the code comes straight back.
+    // The consent of the test above named the API alone: the user is asked for the MCP server.
     const first = await codeFor(config, [MCP, API])
+    expect(first.consentPage).toContain('Teams MCP server')
     const both = await client.authorizationCodeGrant(
       config,
       first.callback,
@@ -415,5 +416,56 @@ describe('client credentials with resource', () => {
     const plain = await client.clientCredentialsGrant(config)
     expect(plain.expires_in).toBeUndefined()
     expect(await audienceOf(plain.access_token)).toEqual({ audience: null, expires_at: null })
+  })
+})
+
+describe('remembered consent covers the APIs the user approved, no more', () => {
+  const SIDE = 'https://side.example.com/'
+  beforeAll(async () => {
+    const side = await createApplication(t.db, { name: 'Side API', resourceServer: true })
+    expect((await cli('apps', 'resources', side.clientId, '--add', SIDE)).code).toBe(0)
+  })
+
+  /** The first answer to an authorization request: 302 back to the client (remembered) or 200 (the consent page). */
+  async function firstAnswer(config: client.Configuration, resources: readonly string[]) {
+    const url = client.buildAuthorizationUrl(config, withResources({ redirect_uri: REDIRECT, scope: 'read' }, resources))
+    return (await user.get(url.pathname + url.search)).statusCode
+  }
+
+  it('consent for one API is not consent for every API, nor for another', async () => {
+    const narrow = await createApplication(t.db, { name: 'Narrow planner', redirectUris: [REDIRECT], scopes: ['read'] })
+    const config = await relyingParty(narrow)
+    expect((await codeFor(config, [API])).consentPage).toContain('Teams API')
+    expect(await firstAnswer(config, [API])).toBe(302)
+    // Without resource the token would be for every API and never expire: the user is asked.
+    expect(await firstAnswer(config, [])).toBe(200)
+    expect(await firstAnswer(config, [MCP])).toBe(200)
+    expect(await firstAnswer(config, [API, MCP])).toBe(200)
+
+    // Approving the MCP server too: consent covers both, alone or together, and still not all APIs.
+    expect((await codeFor(config, [MCP])).consentPage).toContain('Teams MCP server')
+    expect(await firstAnswer(config, [API, MCP])).toBe(302)
+    expect(await firstAnswer(config, [])).toBe(200)
+
+    // Approving a request without resource is consent for every API, which covers any one.
+    expect((await codeFor(config, [])).consentPage).toBeDefined()
+    expect(await firstAnswer(config, [])).toBe(302)
+    expect(await firstAnswer(config, [SIDE])).toBe(302)
+    const grant = await t.db.selectFrom('grants').select('resources').where('application_id', '=', narrow.id).executeTakeFirstOrThrow()
+    expect(grant.resources).toBeNull()
+  })
+
+  it('a device approval for one API records that API on the grant', async () => {
+    const device = await createApplication(t.db, { name: 'Narrow device', redirectUris: [REDIRECT], scopes: ['read'] })
+    await t.db.updateTable('applications').set({ allow_device_flow: true }).where('id', '=', device.id).execute()
+    const asked = await post('/oauth/device_authorization', device, withResources({ scope: 'read' }, [API]))
+    expect(asked.statusCode, asked.body).toBe(200)
+    const { user_code: userCode } = asked.json<{ user_code: string }>()
+    await user.get('/device')
+    const page = await user.post('/device', { user_code: userCode })
+    const requestId = /name="request_id" value="([^"]+)"/.exec(page.body)![1]!
+    expect((await user.post('/device/answer', { request_id: requestId, decision: 'approve' })).statusCode).toBe(200)
+    expect(await firstAnswer(await relyingParty(device), [API])).toBe(302)
+    expect(await firstAnswer(await relyingParty(device), [])).toBe(200)
   })
 })
