@@ -469,3 +469,44 @@ describe('remembered consent covers the APIs the user approved, no more', () => 
     expect(await firstAnswer(await relyingParty(device), [])).toBe(200)
   })
 })
+
+describe('a refresh re-checks the resource servers of its audience', () => {
+  it('without resource, refused (invalid_target) while one of the family’s servers is suspended or unmarked; narrowed to the others, issued', async () => {
+    const PAUSED = 'https://paused.example.com/'
+    const paused = await createApplication(t.db, { name: 'Paused API', resourceServer: true })
+    expect((await cli('apps', 'resources', paused.clientId, '--add', PAUSED)).code).toBe(0)
+    const owned = await createApplication(t.db, { name: 'Refreshing planner', redirectUris: [REDIRECT], scopes: ['read'] })
+    await t.db
+      .updateTable('applications')
+      .set({ access_token_ttl_seconds: 900, refresh_token_ttl_seconds: 86_400 })
+      .where('id', '=', owned.id)
+      .execute()
+    const config = await relyingParty(owned)
+    const { callback, verifier } = await codeFor(config, [API, PAUSED])
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier })
+    expect(await introspect(tokens.access_token)).toMatchObject({ aud: [API, PAUSED] })
+
+    for (const [off, on] of [
+      [
+        ['apps', 'suspend', paused.clientId],
+        ['apps', 'unsuspend', paused.clientId],
+      ],
+      [
+        ['apps', 'resource-server', paused.clientId, 'off'],
+        ['apps', 'resource-server', paused.clientId, 'on'],
+      ],
+    ]) {
+      expect((await cli(...off!)).code).toBe(0)
+      const named = await client.refreshTokenGrant(config, tokens.refresh_token!, { resource: PAUSED }).catch((e: unknown) => e)
+      expect(named).toMatchObject({ error: 'invalid_target' })
+      const unnamed = await client.refreshTokenGrant(config, tokens.refresh_token!).catch((e: unknown) => e)
+      expect(unnamed, off!.join(' ')).toMatchObject({ error: 'invalid_target' })
+      expect((await cli(...on!)).code).toBe(0)
+    }
+    // The refusals used nothing: narrowed to the usable API, or with every server usable again, it refreshes.
+    const narrowed = await client.refreshTokenGrant(config, tokens.refresh_token!, { resource: API })
+    expect(await introspect(narrowed.access_token)).toMatchObject({ aud: API })
+    const all = await client.refreshTokenGrant(config, narrowed.refresh_token!)
+    expect(await introspect(all.access_token)).toMatchObject({ aud: [API, PAUSED] })
+  })
+})
