@@ -57,8 +57,7 @@ export async function exchangeAuthorizationCode(
 ): Promise<TokenResponse> {
   const creds = extractClientCredentials(params, authorization)
   const grantType = required(params, 'grant_type')
-  // RFC 8707 §2: the form of each `resource` is checked before anything is read.
-  const resources = parseResources(sentResources)
+  const resources = await resourcesOfClient(ctx, creds, sentResources)
   if (grantType === 'client_credentials') return issueClientCredentialsToken(ctx, creds, params, dpop, resources)
   if (grantType === 'refresh_token') return refreshAccessToken(ctx, creds, params, dpop, resources)
   if (grantType !== 'authorization_code') {
@@ -92,6 +91,21 @@ export async function exchangeAuthorizationCode(
   const explain = (sent: string[] | null) => explainFailure(ctx, creds, codeHash, { redirectUri, verifier, dpop, resources: sent }, now)
   const issued = (await exchange(resources)) ?? (await exchangeForAuthorized(exchange, explain, resources))
   return tokenResponse(ctx, issued, { token, tokenHash, creds, dpop, now })
+}
+
+/**
+ * RFC 8707 §2: the form of each `resource`, checked before anything is read. A malformed one is
+ * answered only once the client is authenticated (RFC 6749 §5.2: invalid_client comes first, so
+ * a wrong secret never learns anything else); the statements of the grants authenticate it
+ * themselves, so this costs a read only when `resource` is malformed.
+ */
+async function resourcesOfClient(ctx: ClientEndpointContext, creds: ClientCredentials, sent: readonly string[]): Promise<string[] | null> {
+  try {
+    return parseResources(sent)
+  } catch (err) {
+    if (err instanceof InvalidTargetError) await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+    throw err
+  }
 }
 
 /**

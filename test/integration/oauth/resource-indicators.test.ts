@@ -510,3 +510,26 @@ describe('a refresh re-checks the resource servers of its audience', () => {
     expect(await introspect(all.access_token)).toMatchObject({ aud: [API, PAUSED] })
   })
 })
+
+describe('the client is authenticated before its resource is judged (RFC 6749 §5.2)', () => {
+  it('a wrong secret with a malformed resource is invalid_client, for every grant', async () => {
+    const device = await createApplication(t.db, { name: 'Wrong-secret device', redirectUris: [REDIRECT], scopes: ['read'] })
+    await t.db.updateTable('applications').set({ allow_device_flow: true }).where('id', '=', device.id).execute()
+    const grants: [ApplicationFixture, Record<string, string>][] = [
+      [machine, { grant_type: 'client_credentials' }],
+      [web, { grant_type: 'refresh_token', refresh_token: 'r'.repeat(43) }],
+      [web, { grant_type: 'authorization_code', code: 'c'.repeat(43), redirect_uri: REDIRECT, code_verifier: 'v'.repeat(43) }],
+      [device, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: 'd'.repeat(43) }],
+    ]
+    for (const [of, grant] of grants) {
+      for (const resource of ['not a uri', `${API}#x`]) {
+        const res = await post('/oauth/token', { ...of, clientSecret: 'not-the-secret' }, withResources(grant, [resource]))
+        expect(res.statusCode, `${grant.grant_type} ${resource}`).toBe(401)
+        expect(res.json()).toMatchObject({ error: 'invalid_client' })
+        // With the right secret the resource is what is wrong.
+        const right = await post('/oauth/token', of, withResources(grant, [resource]))
+        expect(right.json(), `${grant.grant_type} ${resource}`).toMatchObject({ error: 'invalid_target' })
+      }
+    }
+  })
+})
