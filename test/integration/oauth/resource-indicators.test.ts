@@ -533,3 +533,37 @@ describe('the client is authenticated before its resource is judged (RFC 6749 §
     }
   })
 })
+
+describe('UserInfo takes a token for this server, not one for another API (RFC 6750 §3.1)', () => {
+  function userInfo(token: string) {
+    return t.app.inject({ method: 'GET', url: '/oauth/userinfo', headers: { authorization: `Bearer ${token}` } })
+  }
+
+  async function tokenFor(resources: readonly string[]) {
+    const config = await relyingParty(web)
+    const { callback, verifier } = await codeFor(config, resources, 'openid read')
+    return (await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier })).access_token
+  }
+
+  it('a token whose audience names other APIs only is invalid_token; one naming the issuer, or none, is answered', async () => {
+    const forApi = await tokenFor([API])
+    const sub = (
+      await t.db.selectFrom('access_tokens').select('user_id').where('token_hash', '=', sha256Hex(forApi)).executeTakeFirstOrThrow()
+    ).user_id!
+    const elsewhere = await userInfo(forApi)
+    expect(elsewhere.statusCode).toBe(401)
+    expect(elsewhere.headers['www-authenticate']).toContain('error="invalid_token"')
+    expect(elsewhere.body).not.toContain(sub)
+
+    // An operator may declare Gatehouse's own URL for its APIs (here http on loopback, as PUBLIC_URL is).
+    const own = await createApplication(t.db, { name: 'Gatehouse itself', resourceServer: true })
+    const declared = await cli('apps', 'resources', own.clientId, '--add', base)
+    expect(declared.code, declared.err).toBe(0)
+    const here = await userInfo(await tokenFor([API, base]))
+    expect(here.statusCode, here.body).toBe(200)
+    expect(here.json()).toMatchObject({ sub })
+
+    const everywhere = await userInfo(await tokenFor([]))
+    expect(everywhere.statusCode).toBe(200)
+  })
+})
