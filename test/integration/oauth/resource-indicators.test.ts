@@ -567,3 +567,44 @@ describe('UserInfo takes a token for this server, not one for another API (RFC 6
     expect(everywhere.statusCode).toBe(200)
   })
 })
+
+describe('the code exchange without resource, for a code authorized for resources', () => {
+  let counted: ApplicationFixture
+  beforeAll(async () => {
+    // Its own grant: that of `web` holds so many tokens by now that the quota evicts some of the same instant.
+    counted = await createApplication(t.db, { name: 'Counted planner', redirectUris: [REDIRECT], scopes: ['read'] })
+  })
+
+  async function countedExchange(resources: readonly string[]) {
+    const config = await relyingParty(counted)
+    const { callback, verifier } = await codeFor(config, [API, MCP])
+    // The quota's eviction of earlier tokens (MAX_TOKENS_PER_GRANT) runs after their responses: not this exchange's.
+    await t.deps.tokenQuota.settled()
+    const before = t.queries.count
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier }, withResources({}, resources))
+    const queries = t.queries.count - before
+    await t.deps.tokenQuota.settled()
+    return { tokens, queries }
+  }
+
+  it('is the one statement of an exchange that names them: the same round trips, the same token', async () => {
+    const named = await countedExchange([API, MCP])
+    const unnamed = await countedExchange([])
+    expect(unnamed.queries).toBe(named.queries)
+    expect(unnamed.tokens.expires_in).toBe(600)
+    expect(await introspect(unnamed.tokens.access_token)).toMatchObject({ active: true, aud: [API, MCP] })
+  })
+
+  it('is refused with invalid_target while one of its servers is suspended, and the code stays unused', async () => {
+    const HELD = 'https://held.example.com/'
+    const held = await createApplication(t.db, { name: 'Held API', resourceServer: true })
+    expect((await cli('apps', 'resources', held.clientId, '--add', HELD)).code).toBe(0)
+    const config = await relyingParty(web)
+    const { callback, verifier } = await codeFor(config, [API, HELD])
+    expect((await cli('apps', 'suspend', held.clientId)).code).toBe(0)
+    const refused = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier }).catch((e: unknown) => e)
+    expect(refused).toMatchObject({ error: 'invalid_target' })
+    const narrowed = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier }, { resource: API })
+    expect(await introspect(narrowed.access_token)).toMatchObject({ aud: API })
+  })
+})
