@@ -213,7 +213,7 @@ export async function seedBase(db: Db): Promise<SeedInfo> {
 
   const redirectUri = 'https://client.bench.example/callback'
   const { application, clientSecret } = await seedApplication(db, consented.id, redirectUri, now)
-  await upsertGrant(db, { userId: consented.id, applicationId: application.id, scopes: [SCOPE], now })
+  await upsertGrant(db, { userId: consented.id, applicationId: application.id, scopes: [SCOPE], resources: null, now })
 
   return {
     passwordHash,

@@ -82,6 +82,8 @@ export async function statementRoutes(app: FastifyInstance, database: DatabaseHa
       now: new Date(),
       redirectUri: b.redirect_uri,
       verifier: undefined,
+      // RESOURCE_TOKEN_TTL_SECONDS_DEFAULT's default: the bench's codes name no resource.
+      resourceTtlSeconds: 3600,
     })
     if (!issued) return reply.code(400).send({ error: 'invalid_grant' })
     return { access_token: token, token_type: 'Bearer' }

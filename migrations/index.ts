@@ -25,6 +25,7 @@ import * as m0023 from './0023_held_request_dpop_jkt.js'
 import * as m0024 from './0024_audit_event_areas.js'
 import * as m0025 from './0025_resource_indicators.js'
 import * as m0026 from './0026_client_metadata_documents.js'
+import * as m0027 from './0027_grant_resources.js'
 
 /** The only list the migrator sees: explicit, ordered, and safe under ESM and bundling. */
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '0024_audit_event_areas': m0024,
   '0025_resource_indicators': m0025,
   '0026_client_metadata_documents': m0026,
+  '0027_grant_resources': m0027,
 }

@@ -131,6 +131,7 @@ with session_live as (
   join applications a on a.id = g.application_id
   join users u on u.id = g.user_id
   where g.user_id = $2::uuid and g.scopes @> $3::text[]
+    and ${withResources ? `(g.resources is null or g.resources @> ${RESOURCES_PARAM})` : 'g.resources is null'}
     and ${CODE_FLOW_SETTINGS.map((column, i) => `a.${column} = $${9 + i}::${SETTING_TYPES[column]}`).join(' and ')}
     and a.suspended_at is null
     and u.suspended_at is null
@@ -145,8 +146,9 @@ select exists (select 1 from issued) as issued, (select n from recent) >= ${LIMI
 export const INSERT_CODE_UNDER_GRANT = codeUnderGrantStatement(false)
 /**
  * The same for a request that names resources (RFC 8707): one more parameter, so the statement
- * of every other request is unchanged. Standing consent covers it: a token for some APIs can do
- * less than one for all (docs/decisions/025-audiences.md).
+ * of every other request is unchanged. Standing consent covers it when the user approved these
+ * APIs, or every API (grants.resources null); a request without resource is covered only by the
+ * latter, since its token is for every API (docs/decisions/025-audiences.md).
  */
 export const INSERT_CODE_UNDER_GRANT_WITH_RESOURCES = codeUnderGrantStatement(true)
 
@@ -156,7 +158,8 @@ export type CodeUnderGrant = 'issued' | 'no-grant' | 'over-quota' | 'session-cha
 /**
  * Remembered consent in one statement (one round trip, no transaction): inserts the code only
  * while the session is live and the user's values are `session`'s (so the session may have been
- * read from a cache; sessions_pkey), if the user's grant for the application covers the scopes (grants_user_application_key),
+ * read from a cache; sessions_pkey), if the user's grant for the application covers the scopes and the
+ * resources (RFC 8707: a grant for some APIs never covers a request for all; grants_user_application_key),
  * the application's settings are still `app`'s, and fewer than `codesPerMinute` codes went to
  * this (user, application) in the last `windowMs` (authorization_codes_user_application_created_idx;
  * the window is QUOTAS.codesPerGrant of src/limits/policy.ts). 'no-grant' means "no such grant, or the application changed or

@@ -23,10 +23,12 @@ export interface Exchange {
   dpopJkt?: string | undefined
   /**
    * RFC 8707: the token's audience, sorted and distinct, within what the code was authorized
-   * for, and RESOURCE_TOKEN_TTL_SECONDS_DEFAULT; undefined when the request named no resource,
-   * and then only a code authorized for none is exchanged.
+   * for; undefined when the request named no resource, and then the token's audience is what the
+   * code was authorized for (none, for most codes).
    */
-  resources?: { identifiers: string[]; defaultTtlSeconds: number } | undefined
+  resources?: string[] | undefined
+  /** RESOURCE_TOKEN_TTL_SECONDS_DEFAULT: the lifetime of a token for a resource server that set none. */
+  resourceTtlSeconds: number
 }
 
 export interface Exchanged {
@@ -86,6 +88,10 @@ function identityOf(value: Record<string, unknown> | string): ExchangedIdentity 
   }
 }
 
+function codeAudience(lifetime: Record<string, unknown> | null): string[] | null {
+  return (lifetime?.audience as string[] | null | undefined) ?? null
+}
+
 /*
  * The exchange's shapes (redirect_uri sent or not, code_verifier sent or not, a confidential
  * client's secret or a public client's client_id alone), written out once rather than built with
@@ -106,36 +112,41 @@ function identityOf(value: Record<string, unknown> | string): ExchangedIdentity 
  * revoked); the expiry, the refresh lifetime and the code's sid come back under CASE as one
  * JSON column, so an application without lifetimes pays for one null column (ExchangedRow,
  * docs/expiring-tokens.md).
- * Without `resource` only a code authorized for no resource is exchanged; one authorized for
- * some fails here and the slow path exchanges it for them (RFC 8707 §2.2). With `resource` (its
- * own shape, RFC 8707 §2.2) the identifiers and RESOURCE_TOKEN_TTL_SECONDS_DEFAULT come last:
- * each must be within the code's and declared by a resource server that is not suspended, the
- * token's audience is theirs, and it expires with the client's lifetime or else the shortest of
- * theirs (docs/decisions/025-audiences.md).
+ * The audience (RFC 8707 §2.2) is the code's own resources without `resource`, null for most
+ * codes; with `resource` (its own shape) the identifiers, which must lie within the code's.
+ * Either way each must be declared by a resource server that is not suspended, and the token
+ * expires with the client's lifetime or else the shortest of theirs; RESOURCE_TOKEN_TTL_SECONDS_DEFAULT
+ * comes last (docs/decisions/025-audiences.md).
  */
 /**
- * RFC 8707 in the exchange: without `resource` only a code authorized for none, with its
- * owner's lifetime; with it (the identifiers' and RESOURCE_TOKEN_TTL_SECONDS_DEFAULT's
- * parameters) the subset and the servers' check, and the audience's lifetime
- * (docs/decisions/025-audiences.md).
+ * RFC 8707 in the exchange, `sent` the identifiers' parameter when `resource` was sent: the
+ * audience (the code's resources, `consumed.resources`, when none was sent), the subset and the
+ * servers' check, and the lifetime. A code authorized for none checks only that, and gets its
+ * owner's lifetime as before: the statement of a token without an audience is unchanged but
+ * for a condition and a null column, with no second statement for a code authorized for some
+ * (docs/decisions/007-one-statement-hot-paths.md).
  */
-function resourceClauses(params: [resources: string, defaultTtl: string] | undefined, now: string) {
-  if (params === undefined) {
+function resourceClauses(sent: string | undefined, defaultTtl: string, now: string) {
+  const servers = (identifiers: string) => `resource_identifiers ri join applications ra on ra.id = ri.application_id
+      where ri.identifier = any(${identifiers}) and ra.is_resource_server and ra.suspended_at is null`
+  const usable = (identifiers: string) => `(select count(*) from ${servers(identifiers)}) = cardinality(${identifiers})`
+  const clientTtl = '(select access_token_ttl_seconds from client)'
+  const audienceTtl = (identifiers: string) =>
+    `${now}::timestamptz + coalesce(${clientTtl},
+      (select min(coalesce(ra.resource_token_ttl_seconds, ${defaultTtl})) from ${servers(identifiers)})) * interval '1 second'`
+  if (sent === undefined) {
     return {
-      resources: '',
-      resourceCheck: 'c.resources is null',
-      expiresAt: `${now}::timestamptz + (select access_token_ttl_seconds from client) * interval '1 second'`,
+      audience: 'consumed.resources',
+      resourceCheck: `(c.resources is null or ${usable('c.resources')})`,
+      expiresAt: `case when consumed.resources is null then ${now}::timestamptz + ${clientTtl} * interval '1 second'
+    else ${audienceTtl('consumed.resources')} end`,
     }
   }
-  const [resources, defaultTtl] = params
-  const servers = `resource_identifiers ri join applications ra on ra.id = ri.application_id
-      where ri.identifier = any(${resources}) and ra.is_resource_server and ra.suspended_at is null`
   return {
-    resources,
-    resourceCheck: `(c.resources is null or c.resources @> ${resources})
-    and (select count(*) from ${servers}) = cardinality(${resources})`,
-    expiresAt: `${now}::timestamptz + coalesce((select access_token_ttl_seconds from client),
-      (select min(coalesce(ra.resource_token_ttl_seconds, ${defaultTtl})) from ${servers})) * interval '1 second'`,
+    audience: sent,
+    resourceCheck: `(c.resources is null or c.resources @> ${sent})
+    and ${usable(sent)}`,
+    expiresAt: audienceTtl(sent),
   }
 }
 
@@ -155,7 +166,10 @@ function exchangeStatement(
   const plain = withVerifier && !publicClient ? `${next()}::text` : ''
   const s256 = withVerifier ? `${next()}::text` : ''
   const jkt = withDpop ? `${next()}::text` : ''
-  const { resources, resourceCheck, expiresAt } = resourceClauses(withResources ? [`${next()}::text[]`, `${next()}::int`] : undefined, now)
+  const sent = withResources ? `${next()}::text[]` : undefined
+  const { audience, resourceCheck, expiresAt } = resourceClauses(sent, `${next()}::int`, now)
+  // Without `resource` the audience is the code's, returned in `lifetime`: a token with one always expires.
+  const inLifetime = withResources ? '' : ", 'audience', audience"
   const redirectCheck = withRedirect
     ? `(c.redirect_uri = ${redirect} or (c.redirect_uri is null and exists (select 1 from client where ${redirect} = any(client.redirect_uris))))`
     : 'c.redirect_uri is null'
@@ -179,14 +193,14 @@ with client as (
     and ${pkceCheck}
     and ${dpopCheck}
     and ${resourceCheck}
-  returning c.id, c.application_id, c.user_id, c.scopes, c.nonce, c.auth_time, c.amr, c.sid${withResources ? ', c.resources' : ''}
+  returning c.id, c.application_id, c.user_id, c.scopes, c.nonce, c.auth_time, c.amr, c.sid, c.resources
 )
-insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at, expires_at${withDpop ? ', dpop_jkt' : ''}${withResources ? ', audience' : ''})
+insert into access_tokens (token_hash, application_id, user_id, scopes, authorization_code_id, created_at, expires_at${withDpop ? ', dpop_jkt' : ''}, audience)
 select ${tokenHash}::text, application_id, user_id, scopes, id, ${now}::timestamptz,
-  ${expiresAt}${withDpop ? `, ${jkt}` : ''}${withResources ? `, ${resources}` : ''} from consumed
+  ${expiresAt}${withDpop ? `, ${jkt}` : ''}, ${audience} from consumed
 returning user_id, application_id, scopes, created_at,${withResources ? ' audience, (select resources from consumed) as granted_resources,' : ''}
   case when expires_at is not null then json_build_object(
-    'expires_at', expires_at, 'refresh_token_ttl_seconds', (select refresh_token_ttl_seconds from client), 'sid', (select sid from consumed)
+    'expires_at', expires_at, 'refresh_token_ttl_seconds', (select refresh_token_ttl_seconds from client), 'sid', (select sid from consumed)${inLifetime}
   ) end as lifetime,
   case when 'openid' = any(scopes) then (
     select json_build_object(
@@ -234,7 +248,8 @@ export async function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<Ex
   if (x.redirectUri !== undefined) parameters.push(x.redirectUri)
   if (x.verifier !== undefined) parameters.push(...(publicClient ? [] : [x.verifier.plain]), x.verifier.s256)
   if (x.dpopJkt !== undefined) parameters.push(x.dpopJkt)
-  if (x.resources !== undefined) parameters.push(x.resources.identifiers, x.resources.defaultTtlSeconds)
+  if (x.resources !== undefined) parameters.push(x.resources)
+  parameters.push(x.resourceTtlSeconds)
   const byShape = EXCHANGE_STATEMENTS[Number(publicClient)]![Number(x.redirectUri !== undefined)]![Number(x.verifier !== undefined)]!
   const statement = byShape[Number(x.dpopJkt !== undefined)]![Number(x.resources !== undefined)]!
   const result = await db.executeQuery<ExchangedRow>(CompiledQuery.raw(statement, parameters))
@@ -250,7 +265,10 @@ export async function consumeCodeAndInsertToken(db: Db, x: Exchange): Promise<Ex
     refresh_token_ttl_seconds: lifetime === null ? null : (lifetime.refresh_token_ttl_seconds as number | null),
     sid: lifetime === null ? null : (lifetime.sid as string | null),
     identity: row.identity === null ? null : identityOf(row.identity),
-    audience: row.audience,
-    granted_resources: row.granted_resources,
+    // Without `resource` the audience is the code's own resources, in `lifetime`, so that a token
+    // without one pays for no further column; the family of a refresh keeps the same.
+    ...(x.resources === undefined
+      ? { audience: codeAudience(lifetime), granted_resources: codeAudience(lifetime) }
+      : { audience: row.audience, granted_resources: row.granted_resources }),
   }
 }

@@ -2,14 +2,30 @@ import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { Grant } from '../db/schema.js'
 
-/** Records consent; scopes accumulate, so consenting to less never narrows an earlier grant. */
-export async function upsertGrant(db: Db, g: { userId: string; applicationId: string; scopes: string[]; now: Date }): Promise<void> {
+/**
+ * Records consent; scopes accumulate, so consenting to less never narrows an earlier grant. So do
+ * the resources the consent covered (RFC 8707, docs/decisions/025-audiences.md): null, consent to
+ * a request that named none, is consent for every API and stays so; otherwise the union.
+ */
+export async function upsertGrant(
+  db: Db,
+  g: { userId: string; applicationId: string; scopes: string[]; resources: string[] | null; now: Date },
+): Promise<void> {
   await db
     .insertInto('grants')
-    .values({ user_id: g.userId, application_id: g.applicationId, scopes: g.scopes, created_at: g.now, updated_at: g.now })
+    .values({
+      user_id: g.userId,
+      application_id: g.applicationId,
+      scopes: g.scopes,
+      resources: g.resources,
+      created_at: g.now,
+      updated_at: g.now,
+    })
     .onConflict((oc) =>
       oc.constraint('grants_user_application_key').doUpdateSet({
         scopes: sql<string[]>`array(select distinct s from unnest(grants.scopes || excluded.scopes) as s order by s)`,
+        resources: sql<string[] | null>`case when grants.resources is null or excluded.resources is null then null
+          else array(select distinct r from unnest(grants.resources || excluded.resources) as r order by r) end`,
         updated_at: (eb) => eb.ref('excluded.updated_at'),
       }),
     )

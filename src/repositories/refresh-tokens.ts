@@ -93,9 +93,21 @@ export interface Rotated {
  * waits, and its next statement sees the access token inserted here and revokes it. Two
  * presentations of one token serialise on the family, and the second finds it retired.
  * The access token's audience is the family's resources (RFC 8707 §2.2), null for a family
- * authorized for none. With `resource` (its own shape, $9 the identifiers) they must lie within
- * the family's and each be declared by a resource server that is not suspended.
+ * authorized for none, each still declared by a usable resource server (a family authorized
+ * for none checks nothing more). With `resource` (its own shape, $9 the identifiers) they must
+ * lie within the family's and each be declared by a usable resource server.
  */
+/**
+ * Each of `identifiers` declared by an application still marked a resource server and not
+ * suspended (resource_identifiers_pkey): the audience's check, for a narrowed one and for the
+ * family's own alike, since a suspended or unmarked server's identifiers are refused until it is
+ * usable again (docs/decisions/025-audiences.md).
+ */
+const usableServers = (
+  identifiers: string,
+) => `(select count(*) from resource_identifiers ri join applications ra on ra.id = ri.application_id
+      where ri.identifier = any(${identifiers}) and ra.is_resource_server and ra.suspended_at is null) = cardinality(${identifiers})`
+
 const rotationStatement = (clientCheck: string, withResources: boolean) => `
 with client as (
   select id from applications where client_id = $1::text and ${clientCheck} and suspended_at is null for key share
@@ -110,9 +122,9 @@ with client as (
       withResources
         ? `
     and (f.resources is null or f.resources @> $9::text[])
-    and (select count(*) from resource_identifiers ri join applications ra on ra.id = ri.application_id
-      where ri.identifier = any($9::text[]) and ra.is_resource_server and ra.suspended_at is null) = cardinality($9::text[])`
-        : ''
+    and ${usableServers('$9::text[]')}`
+        : `
+    and (f.resources is null or ${usableServers('f.resources')})`
     }
     and not exists (select 1 from users u where u.id = f.user_id and u.suspended_at is not null)
   for no key update of f

@@ -38,7 +38,7 @@ export async function seedFlowParty(db: Db): Promise<FlowParty> {
   const user = await createUser(db)
   const client = await createApplication(db, { ownerId: user.id, redirectUris: [REDIRECT_URI] })
   const resourceServer = await createApplication(db, { name: 'Resource server', resourceServer: true })
-  await upsertGrant(db, { userId: user.id, applicationId: client.id, scopes: [SCOPE], now })
+  await upsertGrant(db, { userId: user.id, applicationId: client.id, scopes: [SCOPE], resources: null, now })
   const session = await startSession(db, user.id, now, 24 * 3600_000)
   return { client: { ...client, redirectUri: REDIRECT_URI }, resourceServer, userId: user.id, cookie: `${SESSION_COOKIE}=${session}` }
 }

@@ -268,3 +268,21 @@ it('0026 lets a metadata document client have no owner, only as a public client,
   expect(rows.map((r) => r.id)).toEqual([owned.id])
   await migrateToLatest(db)
 })
+
+it('0027 records the resources a grant covers, null for the grants before it; its down removes the column', async () => {
+  const db = t.handle.db
+  await migrateToLatest(db)
+  const user = await createUser(db)
+  const application = await createApplication(db)
+  await sql`insert into grants (user_id, application_id, scopes, created_at, updated_at)
+            values (${user.id}::uuid, ${application.id}::uuid, array['read'], now(), now())`.execute(db)
+  const resources = () => sql<{ resources: string[] | null }>`select resources from grants where user_id = ${user.id}::uuid`.execute(db)
+  expect((await resources()).rows).toEqual([{ resources: null }])
+  await sql`update grants set resources = array['https://api.example.com/'] where user_id = ${user.id}::uuid`.execute(db)
+  await migrateTo(db, '0026_client_metadata_documents')
+  const columns = await sql<{ n: string }>`
+    select column_name as n from information_schema.columns where table_name = 'grants' and column_name = 'resources'`.execute(db)
+  expect(columns.rows).toEqual([])
+  await migrateToLatest(db)
+  expect((await resources()).rows).toEqual([{ resources: null }])
+})

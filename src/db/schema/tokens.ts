@@ -10,6 +10,8 @@ export interface GrantsTable {
   scopes: string[]
   created_at: Timestamp
   updated_at: Timestamp
+  /** RFC 8707: the resource identifiers the user approved; null: consent for every API (migration 0027). */
+  resources: ColumnType<string[] | null, string[] | null | undefined, string[] | null>
 }
 
 export interface AuthorizationCodesTable {

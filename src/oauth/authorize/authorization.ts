@@ -75,7 +75,8 @@ function mayBeImpersonated(req: AuthorizationRequest): boolean {
 }
 
 /**
- * The code under the user's standing consent, when it covers these scopes (or more); 'no-grant'
+ * The code under the user's standing consent, when it covers these scopes (or more) and these
+ * resources (the APIs the user approved, or every API; RFC 8707, docs/decisions/025-audiences.md); 'no-grant'
  * when the user must be asked, 'over-quota' past CODE_ISSUE_LIMIT, 'session-changed' when the
  * session is not (or no longer) as `user` says. One statement: no grant read, no transaction,
  * and the grant is left as it is (consent is only recorded when given).
@@ -222,7 +223,7 @@ export async function approveAuthorization(
     // (docs/operating/admin.md): nothing is issued.
     if (!(await lockActiveApplicationAndUser(trx, applicationId, userId))) return { kind: 'gone' }
     if (!(await consumePendingAuthorization(trx, heldId, userId, now))) return { kind: 'gone' }
-    const grant = { userId, applicationId, scopes: req.scopes, now }
+    const grant = { userId, applicationId, scopes: req.scopes, resources: req.resources, now }
     if (inBrowser === undefined) {
       const { code, row } = newCode(req, user, now)
       await insertAuthorizationCode(trx, { ...row, applicationId })

@@ -126,8 +126,9 @@ export async function exchangeDeviceCode(
   sentResources: readonly string[] = [],
 ): Promise<TokenResponse> {
   if (required(params, 'grant_type') !== DEVICE_CODE_GRANT_TYPE) throw new UnsupportedGrantTypeError('Expected the device code grant')
-  const asked = parseResources(sentResources)
   const application = await deviceClient(ctx, params, authorization)
+  // RFC 6749 §5.2: the client first, then the form of each `resource` (RFC 8707 §2).
+  const asked = parseResources(sentResources)
   // RFC 9449 §5.2 `dpop_bound_access_tokens`: refused before the poll, so the device may retry with a proof.
   if (application.require_dpop && dpop === undefined) {
     throw new InvalidDpopProofError('This application requires DPoP: send a DPoP proof with the token request')

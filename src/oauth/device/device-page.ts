@@ -102,7 +102,8 @@ export async function answerDeviceRequest(
   const answered = await ctx.db.transaction().execute(async (trx) => {
     if (!(await lockActiveApplicationAndUser(trx, application.id, userId))) return false
     if (!(await answerDeviceAuthorization(trx, { id: row.id, userId, status, now }))) return false
-    if (status === 'approved') await upsertGrant(trx, { userId, applicationId: application.id, scopes: row.scopes, now })
+    if (status === 'approved')
+      await upsertGrant(trx, { userId, applicationId: application.id, scopes: row.scopes, resources: row.resources, now })
     return true
   })
   if (!answered) return 'gone'

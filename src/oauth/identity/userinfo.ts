@@ -4,6 +4,7 @@ import { findUserById } from '../../repositories/users.js'
 import type { ServerTokenCache } from '../token/token-validity.js'
 import type { BindingCheck } from '../token/presentation.js'
 import type { VerifyFailure } from '@gatehouse/verifier/shared'
+import { canonicalIdentifier } from '../resources/resource-indicators.js'
 
 /*
  * UserInfo (OpenID Connect Core 5.3): the claims of the bearer token's user, by the token's
@@ -21,14 +22,21 @@ export type UserInfoAnswer =
   /** RFC 9449 §7: the token was not presented as its binding requires (a bound token as Bearer, a bad proof). */
   | { kind: 'refused'; failure: VerifyFailure }
 
-/** `binding`: how the token was presented (src/oauth/token/presentation.ts), judged once the token is known valid. */
+/**
+ * `binding`: how the token was presented (src/oauth/token/presentation.ts), judged once the token
+ * is known valid. UserInfo is a resource of this server, named by its issuer: a token whose
+ * audience names other APIs only was minted for them (RFC 8707 §2, docs/decisions/025-audiences.md)
+ * and is invalid here (RFC 6750 §3.1 invalid_token), as their verifiers refuse tokens for others.
+ */
 export async function answerUserInfo(
-  ctx: { db: Db; tokens: ServerTokenCache },
+  ctx: { db: Db; tokens: ServerTokenCache; issuer: string },
   token: string,
   binding: BindingCheck,
 ): Promise<UserInfoAnswer> {
   const entry = await ctx.tokens.check(token)
   if (entry == null) return { kind: 'invalid' }
+  const { audience } = entry.token
+  if (audience !== null && !audience.includes(canonicalIdentifier(ctx.issuer))) return { kind: 'invalid' }
   const refused = await binding(entry.token, token)
   if (refused !== undefined) return { kind: 'refused', failure: refused }
   const { scopes, userId } = entry.token

@@ -165,6 +165,9 @@ async function explainFailure(
     if (!withinAuthorized(a.resources, row.resources))
       throw new InvalidTargetError('A requested resource was not part of the authorization')
     await resourceTargets(ctx.db, a.resources)
+  } else if (row.resources !== null) {
+    // Without `resource` the audience is the family's: each of its servers must be usable still.
+    await resourceTargets(ctx.db, row.resources)
   }
   if (row.family_expires_at.getTime() <= a.now.getTime()) {
     throw new InvalidGrantError('The refresh token has reached its maximum lifetime: authorize again')

@@ -57,8 +57,7 @@ export async function exchangeAuthorizationCode(
 ): Promise<TokenResponse> {
   const creds = extractClientCredentials(params, authorization)
   const grantType = required(params, 'grant_type')
-  // RFC 8707 §2: the form of each `resource` is checked before anything is read.
-  const resources = parseResources(sentResources)
+  const resources = await resourcesOfClient(ctx, creds, sentResources)
   if (grantType === 'client_credentials') return issueClientCredentialsToken(ctx, creds, params, dpop, resources)
   if (grantType === 'refresh_token') return refreshAccessToken(ctx, creds, params, dpop, resources)
   if (grantType !== 'authorization_code') {
@@ -87,28 +86,27 @@ export async function exchangeAuthorizationCode(
       redirectUri,
       verifier: verifier === undefined ? undefined : { plain: verifier, s256: computeS256Challenge(verifier) },
       dpopJkt: dpop?.jkt,
-      resources: identifiers === null ? undefined : { identifiers, defaultTtlSeconds: ctx.resources.defaultTtlSeconds },
+      resources: identifiers ?? undefined,
+      resourceTtlSeconds: ctx.resources.defaultTtlSeconds,
     })
-  const explain = (sent: string[] | null) => explainFailure(ctx, creds, codeHash, { redirectUri, verifier, dpop, resources: sent }, now)
-  const issued = (await exchange(resources)) ?? (await exchangeForAuthorized(exchange, explain, resources))
+  const issued = await exchange(resources)
+  if (!issued) throw await explainFailure(ctx, creds, codeHash, { redirectUri, verifier, dpop, resources }, now)
   return tokenResponse(ctx, issued, { token, tokenHash, creds, dpop, now })
 }
 
 /**
- * After the statement issued nothing: the reason, or, for a code authorized for resources and
- * exchanged without `resource`, the exchange for all of them (RFC 8707 §2.2).
+ * RFC 8707 §2: the form of each `resource`, checked before anything is read. A malformed one is
+ * answered only once the client is authenticated (RFC 6749 §5.2: invalid_client comes first, so
+ * a wrong secret never learns anything else); the statements of the grants authenticate it
+ * themselves, so this costs a read only when `resource` is malformed.
  */
-async function exchangeForAuthorized(
-  exchange: (resources: string[] | null) => Promise<Exchanged | undefined>,
-  explain: (resources: string[] | null) => Promise<Error | { resources: string[] }>,
-  resources: string[] | null,
-): Promise<Exchanged> {
-  const failure = await explain(resources)
-  if (failure instanceof Error) throw failure
-  const issued = await exchange(failure.resources)
-  if (issued) return issued
-  const again = await explain(failure.resources)
-  throw again instanceof Error ? again : new InvalidGrantError('The authorization code is invalid')
+async function resourcesOfClient(ctx: ClientEndpointContext, creds: ClientCredentials, sent: readonly string[]): Promise<string[] | null> {
+  try {
+    return parseResources(sent)
+  } catch (err) {
+    if (err instanceof InvalidTargetError) await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+    throw err
+  }
 }
 
 /** RFC 6749 5.1 for an exchanged code: expiring fields and the ID Token when they apply. */
@@ -164,8 +162,7 @@ async function expiringFields(
 
 /**
  * Why the one-statement exchange issued nothing, checked in RFC order: client, then grant, then
- * the resources (RFC 8707 §2). `{ resources }` when every binding holds and the code, authorized
- * for resources, was exchanged without `resource`: the caller exchanges it for those.
+ * the resources (RFC 8707 §2): those sent, or without `resource` the code's own.
  */
 async function explainFailure(
   ctx: ClientEndpointContext,
@@ -173,7 +170,7 @@ async function explainFailure(
   codeHash: string,
   sent: { redirectUri: string | undefined; verifier: string | undefined; dpop: DpopBinding | undefined; resources: string[] | null },
   now: Date,
-): Promise<Error | { resources: string[] }> {
+): Promise<Error> {
   const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
   // RFC 9449 §5.2 `dpop_bound_access_tokens`: the code stays unused, for a retry with a proof.
   if (application.require_dpop && sent.dpop === undefined) {
@@ -207,15 +204,14 @@ async function explainFailure(
   if (row.dpop_jkt !== null && row.dpop_jkt !== sent.dpop?.jkt) {
     return new InvalidGrantError('The authorization code is bound to another DPoP key (dpop_jkt)')
   }
-  if (sent.resources === null) {
-    if (row.resources !== null) return { resources: row.resources }
-  } else {
-    // RFC 8707 §2.2: narrower than what was authorized, never wider; and each still a usable resource server's.
-    if (!withinAuthorized(sent.resources, row.resources)) {
-      return new InvalidTargetError('A requested resource was not part of the authorization')
-    }
+  // RFC 8707 §2.2: narrower than what was authorized, never wider; and each still a usable resource server's.
+  if (sent.resources !== null && !withinAuthorized(sent.resources, row.resources)) {
+    return new InvalidTargetError('A requested resource was not part of the authorization')
+  }
+  const audience = sent.resources ?? row.resources
+  if (audience !== null) {
     try {
-      await resourceTargets(ctx.db, sent.resources)
+      await resourceTargets(ctx.db, audience)
     } catch (err) {
       if (err instanceof InvalidTargetError) return err
       throw err

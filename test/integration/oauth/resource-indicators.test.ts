@@ -193,8 +193,9 @@ describe('the code flow with openid-client', () => {
 
   it('two resources: aud an array; the shortest lifetime; narrowed at the token endpoint, never widened', async () => {
     const config = await relyingParty(web)
-    // Remembered consent from the test above: the code comes straight back.
+    // The consent of the test above named the API alone: the user is asked for the MCP server.
     const first = await codeFor(config, [MCP, API])
+    expect(first.consentPage).toContain('Teams MCP server')
     const both = await client.authorizationCodeGrant(
       config,
       first.callback,
@@ -415,5 +416,195 @@ describe('client credentials with resource', () => {
     const plain = await client.clientCredentialsGrant(config)
     expect(plain.expires_in).toBeUndefined()
     expect(await audienceOf(plain.access_token)).toEqual({ audience: null, expires_at: null })
+  })
+})
+
+describe('remembered consent covers the APIs the user approved, no more', () => {
+  const SIDE = 'https://side.example.com/'
+  beforeAll(async () => {
+    const side = await createApplication(t.db, { name: 'Side API', resourceServer: true })
+    expect((await cli('apps', 'resources', side.clientId, '--add', SIDE)).code).toBe(0)
+  })
+
+  /** The first answer to an authorization request: 302 back to the client (remembered) or 200 (the consent page). */
+  async function firstAnswer(config: client.Configuration, resources: readonly string[]) {
+    const url = client.buildAuthorizationUrl(config, withResources({ redirect_uri: REDIRECT, scope: 'read' }, resources))
+    return (await user.get(url.pathname + url.search)).statusCode
+  }
+
+  it('consent for one API is not consent for every API, nor for another', async () => {
+    const narrow = await createApplication(t.db, { name: 'Narrow planner', redirectUris: [REDIRECT], scopes: ['read'] })
+    const config = await relyingParty(narrow)
+    expect((await codeFor(config, [API])).consentPage).toContain('Teams API')
+    expect(await firstAnswer(config, [API])).toBe(302)
+    // Without resource the token would be for every API and never expire: the user is asked.
+    expect(await firstAnswer(config, [])).toBe(200)
+    expect(await firstAnswer(config, [MCP])).toBe(200)
+    expect(await firstAnswer(config, [API, MCP])).toBe(200)
+
+    // Approving the MCP server too: consent covers both, alone or together, and still not all APIs.
+    expect((await codeFor(config, [MCP])).consentPage).toContain('Teams MCP server')
+    expect(await firstAnswer(config, [API, MCP])).toBe(302)
+    expect(await firstAnswer(config, [])).toBe(200)
+
+    // Approving a request without resource is consent for every API, which covers any one.
+    expect((await codeFor(config, [])).consentPage).toBeDefined()
+    expect(await firstAnswer(config, [])).toBe(302)
+    expect(await firstAnswer(config, [SIDE])).toBe(302)
+    const grant = await t.db.selectFrom('grants').select('resources').where('application_id', '=', narrow.id).executeTakeFirstOrThrow()
+    expect(grant.resources).toBeNull()
+  })
+
+  it('a device approval for one API records that API on the grant', async () => {
+    const device = await createApplication(t.db, { name: 'Narrow device', redirectUris: [REDIRECT], scopes: ['read'] })
+    await t.db.updateTable('applications').set({ allow_device_flow: true }).where('id', '=', device.id).execute()
+    const asked = await post('/oauth/device_authorization', device, withResources({ scope: 'read' }, [API]))
+    expect(asked.statusCode, asked.body).toBe(200)
+    const { user_code: userCode } = asked.json<{ user_code: string }>()
+    await user.get('/device')
+    const page = await user.post('/device', { user_code: userCode })
+    const requestId = /name="request_id" value="([^"]+)"/.exec(page.body)![1]!
+    expect((await user.post('/device/answer', { request_id: requestId, decision: 'approve' })).statusCode).toBe(200)
+    expect(await firstAnswer(await relyingParty(device), [API])).toBe(302)
+    expect(await firstAnswer(await relyingParty(device), [])).toBe(200)
+  })
+})
+
+describe('a refresh re-checks the resource servers of its audience', () => {
+  it('without resource, refused (invalid_target) while one of the family’s servers is suspended or unmarked; narrowed to the others, issued', async () => {
+    const PAUSED = 'https://paused.example.com/'
+    const paused = await createApplication(t.db, { name: 'Paused API', resourceServer: true })
+    expect((await cli('apps', 'resources', paused.clientId, '--add', PAUSED)).code).toBe(0)
+    const owned = await createApplication(t.db, { name: 'Refreshing planner', redirectUris: [REDIRECT], scopes: ['read'] })
+    await t.db
+      .updateTable('applications')
+      .set({ access_token_ttl_seconds: 900, refresh_token_ttl_seconds: 86_400 })
+      .where('id', '=', owned.id)
+      .execute()
+    const config = await relyingParty(owned)
+    const { callback, verifier } = await codeFor(config, [API, PAUSED])
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier })
+    expect(await introspect(tokens.access_token)).toMatchObject({ aud: [API, PAUSED] })
+
+    for (const [off, on] of [
+      [
+        ['apps', 'suspend', paused.clientId],
+        ['apps', 'unsuspend', paused.clientId],
+      ],
+      [
+        ['apps', 'resource-server', paused.clientId, 'off'],
+        ['apps', 'resource-server', paused.clientId, 'on'],
+      ],
+    ]) {
+      expect((await cli(...off!)).code).toBe(0)
+      const named = await client.refreshTokenGrant(config, tokens.refresh_token!, { resource: PAUSED }).catch((e: unknown) => e)
+      expect(named).toMatchObject({ error: 'invalid_target' })
+      const unnamed = await client.refreshTokenGrant(config, tokens.refresh_token!).catch((e: unknown) => e)
+      expect(unnamed, off!.join(' ')).toMatchObject({ error: 'invalid_target' })
+      expect((await cli(...on!)).code).toBe(0)
+    }
+    // The refusals used nothing: narrowed to the usable API, or with every server usable again, it refreshes.
+    const narrowed = await client.refreshTokenGrant(config, tokens.refresh_token!, { resource: API })
+    expect(await introspect(narrowed.access_token)).toMatchObject({ aud: API })
+    const all = await client.refreshTokenGrant(config, narrowed.refresh_token!)
+    expect(await introspect(all.access_token)).toMatchObject({ aud: [API, PAUSED] })
+  })
+})
+
+describe('the client is authenticated before its resource is judged (RFC 6749 §5.2)', () => {
+  it('a wrong secret with a malformed resource is invalid_client, for every grant', async () => {
+    const device = await createApplication(t.db, { name: 'Wrong-secret device', redirectUris: [REDIRECT], scopes: ['read'] })
+    await t.db.updateTable('applications').set({ allow_device_flow: true }).where('id', '=', device.id).execute()
+    const grants: [ApplicationFixture, Record<string, string>][] = [
+      [machine, { grant_type: 'client_credentials' }],
+      [web, { grant_type: 'refresh_token', refresh_token: 'r'.repeat(43) }],
+      [web, { grant_type: 'authorization_code', code: 'c'.repeat(43), redirect_uri: REDIRECT, code_verifier: 'v'.repeat(43) }],
+      [device, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: 'd'.repeat(43) }],
+    ]
+    for (const [of, grant] of grants) {
+      for (const resource of ['not a uri', `${API}#x`]) {
+        const res = await post('/oauth/token', { ...of, clientSecret: 'not-the-secret' }, withResources(grant, [resource]))
+        expect(res.statusCode, `${grant.grant_type} ${resource}`).toBe(401)
+        expect(res.json()).toMatchObject({ error: 'invalid_client' })
+        // With the right secret the resource is what is wrong.
+        const right = await post('/oauth/token', of, withResources(grant, [resource]))
+        expect(right.json(), `${grant.grant_type} ${resource}`).toMatchObject({ error: 'invalid_target' })
+      }
+    }
+  })
+})
+
+describe('UserInfo takes a token for this server, not one for another API (RFC 6750 §3.1)', () => {
+  function userInfo(token: string) {
+    return t.app.inject({ method: 'GET', url: '/oauth/userinfo', headers: { authorization: `Bearer ${token}` } })
+  }
+
+  async function tokenFor(resources: readonly string[]) {
+    const config = await relyingParty(web)
+    const { callback, verifier } = await codeFor(config, resources, 'openid read')
+    return (await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier })).access_token
+  }
+
+  it('a token whose audience names other APIs only is invalid_token; one naming the issuer, or none, is answered', async () => {
+    const forApi = await tokenFor([API])
+    const sub = (
+      await t.db.selectFrom('access_tokens').select('user_id').where('token_hash', '=', sha256Hex(forApi)).executeTakeFirstOrThrow()
+    ).user_id!
+    const elsewhere = await userInfo(forApi)
+    expect(elsewhere.statusCode).toBe(401)
+    expect(elsewhere.headers['www-authenticate']).toContain('error="invalid_token"')
+    expect(elsewhere.body).not.toContain(sub)
+
+    // An operator may declare Gatehouse's own URL for its APIs (here http on loopback, as PUBLIC_URL is).
+    const own = await createApplication(t.db, { name: 'Gatehouse itself', resourceServer: true })
+    const declared = await cli('apps', 'resources', own.clientId, '--add', base)
+    expect(declared.code, declared.err).toBe(0)
+    const here = await userInfo(await tokenFor([API, base]))
+    expect(here.statusCode, here.body).toBe(200)
+    expect(here.json()).toMatchObject({ sub })
+
+    const everywhere = await userInfo(await tokenFor([]))
+    expect(everywhere.statusCode).toBe(200)
+  })
+})
+
+describe('the code exchange without resource, for a code authorized for resources', () => {
+  let counted: ApplicationFixture
+  beforeAll(async () => {
+    // Its own grant: that of `web` holds so many tokens by now that the quota evicts some of the same instant.
+    counted = await createApplication(t.db, { name: 'Counted planner', redirectUris: [REDIRECT], scopes: ['read'] })
+  })
+
+  async function countedExchange(resources: readonly string[]) {
+    const config = await relyingParty(counted)
+    const { callback, verifier } = await codeFor(config, [API, MCP])
+    // The quota's eviction of earlier tokens (MAX_TOKENS_PER_GRANT) runs after their responses: not this exchange's.
+    await t.deps.tokenQuota.settled()
+    const before = t.queries.count
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier }, withResources({}, resources))
+    const queries = t.queries.count - before
+    await t.deps.tokenQuota.settled()
+    return { tokens, queries }
+  }
+
+  it('is the one statement of an exchange that names them: the same round trips, the same token', async () => {
+    const named = await countedExchange([API, MCP])
+    const unnamed = await countedExchange([])
+    expect(unnamed.queries).toBe(named.queries)
+    expect(unnamed.tokens.expires_in).toBe(600)
+    expect(await introspect(unnamed.tokens.access_token)).toMatchObject({ active: true, aud: [API, MCP] })
+  })
+
+  it('is refused with invalid_target while one of its servers is suspended, and the code stays unused', async () => {
+    const HELD = 'https://held.example.com/'
+    const held = await createApplication(t.db, { name: 'Held API', resourceServer: true })
+    expect((await cli('apps', 'resources', held.clientId, '--add', HELD)).code).toBe(0)
+    const config = await relyingParty(web)
+    const { callback, verifier } = await codeFor(config, [API, HELD])
+    expect((await cli('apps', 'suspend', held.clientId)).code).toBe(0)
+    const refused = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier }).catch((e: unknown) => e)
+    expect(refused).toMatchObject({ error: 'invalid_target' })
+    const narrowed = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier }, { resource: API })
+    expect(await introspect(narrowed.access_token)).toMatchObject({ aud: API })
   })
 })
