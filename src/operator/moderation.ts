@@ -252,7 +252,7 @@ export async function deleteApplicationAsOperator(ctx: OperatorContext, applicat
   const app = await requireApplication(ctx.db, { id: applicationId })
   // A metadata document's client would be stored again by its next request: it is suspended instead (docs/agents.md).
   if (app.owner_id === null) {
-    throw new NotFoundError('A client without registration is not deleted: suspend it, or block its host (docs/agents.md).')
+    throw new NotFoundError('A client without registration is not deleted: suspend it, and block its host to keep it out (docs/agents.md).')
   }
   if (!(await removeApplication(ctx.db, ctx.bus, applicationId, app.owner_id, now))) throw new NotFoundError('No such application.')
   await ctx.record({ event: 'operator.application_deleted', ...subject(app) })

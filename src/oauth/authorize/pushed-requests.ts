@@ -45,7 +45,7 @@ export async function pushAuthorizationRequest(
   resources: readonly string[] = [],
 ): Promise<PushedRequestResponse> {
   const creds = extractClientCredentials(params, authorization)
-  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit, ctx.metadataHosts)
   if (optional(params, 'request_uri') !== undefined) throw new InvalidRequestError('request_uri cannot be pushed (RFC 9126 2.1)')
   const pushed: PushedParams = {}
   for (const [name, value] of Object.entries(params)) {

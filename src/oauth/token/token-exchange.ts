@@ -4,7 +4,13 @@ import { revoke } from '../../revocation/revoke.js'
 import type { TokenQuota } from '../../revocation/token-quota.js'
 import { findCodeByHash } from '../../repositories/authorization-codes.js'
 import { type Exchanged, consumeCodeAndInsertToken } from '../../repositories/code-exchange.js'
-import { type ClientCredentials, type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
+import {
+  type ClientCredentials,
+  type ClientEndpointContext,
+  authenticateClient,
+  extractClientCredentials,
+  refuseUnknownMetadataClient,
+} from './client-auth.js'
 import { issueClientCredentialsToken } from './client-credentials.js'
 import { InvalidDpopProofError, InvalidGrantError, InvalidRequestError, InvalidTargetError, UnsupportedGrantTypeError } from '../errors.js'
 import { optional, type Params, required } from '../params.js'
@@ -56,6 +62,8 @@ export async function exchangeAuthorizationCode(
   sentResources: readonly string[] = [],
 ): Promise<TokenResponse> {
   const creds = extractClientCredentials(params, authorization)
+  // The code and refresh statements read the client themselves: a metadata client unknown now is refused first.
+  refuseUnknownMetadataClient(creds, ctx.metadataHosts)
   const grantType = required(params, 'grant_type')
   // RFC 8707 §2: the form of each `resource` is checked before anything is read.
   const resources = parseResources(sentResources)
@@ -174,7 +182,7 @@ async function explainFailure(
   sent: { redirectUri: string | undefined; verifier: string | undefined; dpop: DpopBinding | undefined; resources: string[] | null },
   now: Date,
 ): Promise<Error | { resources: string[] }> {
-  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit, ctx.metadataHosts)
   // RFC 9449 §5.2 `dpop_bound_access_tokens`: the code stays unused, for a retry with a proof.
   if (application.require_dpop && sent.dpop === undefined) {
     return new InvalidDpopProofError('This application requires DPoP: send a DPoP proof with the token request')

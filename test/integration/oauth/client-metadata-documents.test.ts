@@ -81,6 +81,90 @@ describe('off, the default', () => {
   })
 })
 
+/** A form POST to `url` of `t`'s app. */
+function postForm(t: TestContext, url: string, fields: Record<string, string>) {
+  return t.app.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams(fields).toString(),
+  })
+}
+
+describe('turned off, or its host blocked, after a client was stored', () => {
+  let on: TestContext
+  let url: string
+  let held: { code: string; accessToken: string; refreshToken: string }
+  beforeAll(async () => {
+    on = await buildTestApp(enabled())
+    url = docs.document('/switched-off.json', { redirect_uris: [LOOPBACK] })
+    const user = await new BrowserSession(on.app).signUpAndLogIn('switched-off@example.com')
+    const ask = () => user.get(authorizeUrl({ response_type: 'code', client_id: url, redirect_uri: LOOPBACK, scope: 'read', ...s256 }))
+    const first = await ask()
+    expect(first.statusCode).toBe(200)
+    // Expiring tokens, so that the client holds a refresh token too (docs/expiring-tokens.md).
+    await on.db
+      .updateTable('applications')
+      .set({ access_token_ttl_seconds: 3600, refresh_token_ttl_seconds: 86_400 })
+      .where('client_id', '=', url)
+      .execute()
+    const approve = async (page: { body: string }) =>
+      locationParams(await user.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })).get('code')!
+    const exchanged = await exchange(
+      on.app,
+      { id: '', clientId: url, clientSecret: '', redirectUri: LOOPBACK },
+      { code: await approve(first), code_verifier: VERIFIER, client_secret: undefined },
+    )
+    expect(exchanged.statusCode, exchanged.body).toBe(200)
+    const tokens = exchanged.json()
+    held = { code: await approve(await ask()), accessToken: tokens.access_token, refreshToken: tokens.refresh_token }
+    expect(held.refreshToken).toBeTypeOf('string')
+  })
+  afterAll(() => on.close())
+
+  for (const [setting, env] of [
+    ['off', () => ({})],
+    ['on with its host blocked', () => enabled({ CLIENT_ID_METADATA_BLOCKED_HOSTS: '127.0.0.1' })],
+  ] as const) {
+    it(`${setting}: the client is unknown at the token endpoint, PAR, the device flow and revocation, while its access token works until revoked`, async () => {
+      const t = await buildTestApp(env(), on.testDb)
+      try {
+        const before = docs.connections
+        const answers = [
+          await exchange(
+            t.app,
+            { id: '', clientId: url, clientSecret: '', redirectUri: LOOPBACK },
+            { code: held.code, code_verifier: VERIFIER, client_secret: undefined },
+          ),
+          await postForm(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: held.refreshToken, client_id: url }),
+          await postForm(t, '/oauth/par', {
+            client_id: url,
+            response_type: 'code',
+            redirect_uri: LOOPBACK,
+            scope: 'read',
+            ...s256,
+          }),
+          await postForm(t, '/oauth/device_authorization', { client_id: url, scope: 'read' }),
+          await postForm(t, '/oauth/revoke', { client_id: url, token: held.accessToken }),
+        ]
+        for (const answer of answers) {
+          expect(answer.statusCode, answer.body).toBe(401)
+          expect(answer.json()).toMatchObject({ error: 'invalid_client' })
+        }
+        expect(docs.connections).toBe(before)
+        const info = await t.app.inject({
+          method: 'GET',
+          url: '/oauth/token/info',
+          headers: { authorization: `Bearer ${held.accessToken}` },
+        })
+        expect(info.statusCode, info.body).toBe(200)
+      } finally {
+        await t.close()
+      }
+    })
+  }
+})
+
 describe('on', () => {
   let t: TestContext
   let issuer: URL
