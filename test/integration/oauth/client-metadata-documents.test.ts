@@ -194,6 +194,29 @@ describe('on', () => {
     expect(events.map((e) => e.event).sort()).toEqual(['client.metadata_fetched', 'grant.given'])
   })
 
+  it('lets a client whose first request is a pushed one (RFC 9126) sign a user in, through openid-client', async () => {
+    const url = docs.document('/pushed-first.json', { redirect_uris: [LOOPBACK] })
+    const config = await client.discovery(issuer, url, undefined, client.None(), { execute: [client.allowInsecureRequests] })
+    expect(config.serverMetadata().pushed_authorization_request_endpoint).toBeTypeOf('string')
+    const verifier = client.randomPKCECodeVerifier()
+    const pushed = await client.buildAuthorizationUrlWithPAR(config, {
+      redirect_uri: LOOPBACK,
+      scope: 'read',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    })
+    expect(pushed.searchParams.get('request_uri')).toMatch(/^urn:ietf:params:oauth:request_uri:/)
+    expect(docs.requests.get('/pushed-first.json')).toBe(1)
+    const browser = await new BrowserSession(t.app).signUpAndLogIn('pushed-first@example.com')
+    const page = await browser.get(pushed.pathname + pushed.search)
+    expect(page.statusCode).toBe(200)
+    expect(page.body).toContain('is not registered with Gatehouse')
+    const approved = await browser.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
+    expect(approved.statusCode).toBe(303)
+    const tokens = await client.authorizationCodeGrant(config, new URL(String(approved.headers.location)), { pkceCodeVerifier: verifier })
+    expect(tokens.access_token).toBeTypeOf('string')
+  })
+
   it('shows the consent page with the unmistakable notice and the redirect host', async () => {
     const url = docs.document('/notice.json', { client_name: 'Helpful Bot', redirect_uris: [LOOPBACK] })
     const user = await new BrowserSession(t.app).signUpAndLogIn('notice@example.com')
