@@ -253,6 +253,26 @@ describe('on', () => {
     expect(noPkce.body).toMatch(/PKCE|code_challenge/)
   })
 
+  it('matches its redirect URIs exactly as listed, but for the port of a loopback one (RFC 8252 §7.3)', async () => {
+    const url = docs.document('/exact.json', { redirect_uris: ['https://client.example/cb', LOOPBACK] })
+    const user = await new BrowserSession(t.app).signUpAndLogIn('exact@example.com')
+    const ask = (redirectUri: string) =>
+      user.get(authorizeUrl({ response_type: 'code', client_id: url, redirect_uri: redirectUri, scope: 'read', ...s256 }))
+    for (const listed of ['https://client.example/cb', LOOPBACK, 'http://127.0.0.1:61000/callback']) {
+      expect((await ask(listed)).statusCode, listed).toBe(200)
+    }
+    for (const other of [
+      'https://client.example/cb/elsewhere?x=1',
+      'https://client.example/cb/',
+      'https://client.example/cb?x=1',
+      'http://127.0.0.1:53690/callback/sub',
+    ]) {
+      const page = await ask(other)
+      expect(page.statusCode, other).toBe(400)
+      expect(page.body).toContain('not covered by any redirect URI')
+    }
+  })
+
   it('refuses a document whose client_id is not its URL, and records why', async () => {
     const url = docs.document('/liar.json', { client_id: 'https://famous.example/client.json', redirect_uris: [LOOPBACK] })
     const user = await new BrowserSession(t.app).signUpAndLogIn('liar@example.com')
