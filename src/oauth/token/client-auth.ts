@@ -75,7 +75,9 @@ export function assertConfidential(creds: ClientCredentials): asserts creds is C
 export function clientIdKnown(clientId: string, metadataHosts: HostRules | undefined): boolean {
   if (!looksLikeMetadataUrl(clientId)) return true
   if (metadataHosts === undefined || !URL.canParse(clientId)) return false
-  return hostPermitted(new URL(clientId).hostname.replace(/^\[|\]$/g, ''), metadataHosts)
+  const host = new URL(clientId).hostname.replace(/^\[|\]$/g, '')
+  // A trailing dot is a second spelling of a host (checkClientIdUrl), never fetched: no row stored with one counts.
+  return !host.endsWith('.') && hostPermitted(host, metadataHosts)
 }
 
 /**

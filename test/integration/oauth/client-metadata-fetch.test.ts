@@ -4,6 +4,7 @@ import { classifyAddress } from '../../../src/oauth/clients/metadata-addresses.j
 import { hostPermitted } from '../../../src/oauth/clients/metadata-document.js'
 import { type MetadataFetchSettings, fetchClientMetadata } from '../../../src/oauth/clients/metadata-fetch.js'
 import { ClientMetadataResolver, MAX_CONCURRENT_FETCHES } from '../../../src/oauth/clients/metadata-resolver.js'
+import { clientIdKnown } from '../../../src/oauth/token/client-auth.js'
 import { type DocumentServer, startDocumentServer } from '../../helpers/metadata-document-server.js'
 
 /*
@@ -143,6 +144,19 @@ describe('refused before any connection', () => {
     await refused(url, { ...dev(), hosts: { allowed: ['*.assistant.example'], blocked: [] } }, /not allowed/, false)
     expect(https.connections).toBe(0)
     expect(await fetchClientMetadata(url, { ...dev(), hosts: { allowed: ['127.0.0.1'], blocked: [] } })).toMatchObject({ ok: true })
+  })
+
+  it('refuses a host name ending in a dot, which would be a second spelling past the host rules', async () => {
+    const port = new URL(https.origin).port
+    https.document('/dotted.json')
+    const blocked = (rule: string) => ({ ...dev(), hosts: { allowed: [], blocked: [rule] } })
+    await refused(`https://localhost.:${port}/dotted.json`, blocked('localhost'), /must not end with a dot after the host name/, false)
+    await refused('https://a.example.com./client.json', blocked('*.example.com'), /must not end with a dot after the host name/, false)
+    await refused(`https://localhost.:${port}/dotted.json`, dev(), /must not end with a dot after the host name/, false)
+    expect(https.connections).toBe(0)
+    // Nor does a row stored with one before this rule name a client at the token endpoint.
+    expect(clientIdKnown(`https://localhost.:${port}/dotted.json`, dev().hosts)).toBe(false)
+    expect(clientIdKnown(`https://localhost:${port}/dotted.json`, dev().hosts)).toBe(true)
   })
 
   it('matches host rules exactly or under a *.suffix, a block winning', () => {
