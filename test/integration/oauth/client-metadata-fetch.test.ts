@@ -116,7 +116,21 @@ describe('refused before any connection', () => {
     const expected = {
       public: ['93.184.215.14', '2606:4700::1111'],
       private: ['127.0.0.1', '::1', '172.31.255.255', '100.64.0.1'],
-      forbidden: ['169.254.169.254', '::ffff:10.0.0.1', '::ffff:8.8.8.8', '64:ff9b::a00:1', '::', 'ff02::1', 'not an address'],
+      forbidden: [
+        '169.254.169.254',
+        '::ffff:10.0.0.1',
+        '::ffff:8.8.8.8',
+        '64:ff9b::a00:1',
+        '::',
+        'ff02::1',
+        'not an address',
+        // IPv4-translated (SIIT), Teredo, the 6to4 relay anycast, IPv6 documentation, SRv6 SIDs.
+        '::ffff:0:a00:1',
+        '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+        '192.88.99.1',
+        '3fff::1',
+        '5f00::1',
+      ],
     }
     for (const [kind, addresses] of Object.entries(expected)) {
       for (const address of addresses) expect(classifyAddress(address), address).toBe(kind)
