@@ -1,9 +1,14 @@
+import { type Socket, createServer } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { manualClock } from '../../../src/lib/clock.js'
 import { classifyAddress } from '../../../src/oauth/clients/metadata-addresses.js'
 import { hostPermitted } from '../../../src/oauth/clients/metadata-document.js'
 import { type MetadataFetchSettings, fetchClientMetadata } from '../../../src/oauth/clients/metadata-fetch.js'
-import { ClientMetadataResolver, MAX_CONCURRENT_FETCHES } from '../../../src/oauth/clients/metadata-resolver.js'
+import {
+  ClientMetadataResolver,
+  MAX_CONCURRENT_FETCHES,
+  MAX_CONCURRENT_FETCHES_PER_HOST,
+} from '../../../src/oauth/clients/metadata-resolver.js'
 import { clientIdKnown } from '../../../src/oauth/token/client-auth.js'
 import { type DocumentServer, startDocumentServer } from '../../helpers/metadata-document-server.js'
 
@@ -42,6 +47,24 @@ const dev = (): MetadataFetchSettings => ({
 })
 /** A production server's settings: no private addresses. */
 const production = (): MetadataFetchSettings => ({ ...dev(), allowPrivateAddresses: false })
+
+/** A server on the loopback `address` that accepts connections and never answers: documents that never arrive. */
+async function silentServer(address: string): Promise<{ origin: string; close(): Promise<void> }> {
+  const sockets = new Set<Socket>()
+  const server = createServer((socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, address, resolve))
+  const { port } = server.address() as { port: number }
+  return {
+    origin: `https://${address}:${port}`,
+    async close() {
+      for (const s of sockets) s.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
 
 async function refused(url: string, settings: MetadataFetchSettings, reason: RegExp, connected: boolean) {
   const outcome = await fetchClientMetadata(url, settings)
@@ -284,17 +307,30 @@ describe('the cache', () => {
     expect(https.requests.get('/long.json')).toBe(2)
   })
 
-  it('fetches at most MAX_CONCURRENT_FETCHES documents at once, refusing another URL meanwhile without remembering it', async () => {
+  it('fetches at most MAX_CONCURRENT_FETCHES documents at once, MAX_CONCURRENT_FETCHES_PER_HOST from one host, refusing beyond without remembering', async () => {
     const resolver = new ClientMetadataResolver({ ...settings(), timeoutMs: 500 }, manualClock())
-    const slow = Array.from({ length: MAX_CONCURRENT_FETCHES }, (_, i) => {
-      https.route(`/stuck-${i}.json`, { hang: true })
-      return resolver.resolve(`${https.origin}/stuck-${i}.json`)
-    })
-    const url = https.document('/waiting.json')
-    expect(await resolver.resolve(url)).toMatchObject({ ok: false, fresh: false, reason: expect.stringMatching(/too many/) })
-    expect(https.requests.get('/waiting.json')).toBeUndefined()
-    expect((await Promise.all(slow)).map((r) => r.ok)).toEqual(Array(MAX_CONCURRENT_FETCHES).fill(false))
-    expect(await resolver.resolve(url)).toMatchObject({ ok: true, fresh: true })
+    const hosts = MAX_CONCURRENT_FETCHES / MAX_CONCURRENT_FETCHES_PER_HOST
+    const silent = await Promise.all(Array.from({ length: hosts + 1 }, (_, i) => silentServer(`127.0.0.${i + 2}`)))
+    try {
+      const stuck = (server: { origin: string }, i: number) => resolver.resolve(`${server.origin}/stuck-${i}.json`)
+      // Slow documents on one host hold that host's share only: a document elsewhere is fetched meanwhile.
+      const slow = Array.from({ length: MAX_CONCURRENT_FETCHES_PER_HOST }, (_, i) => stuck(silent[0]!, i))
+      expect(await stuck(silent[0]!, 99)).toMatchObject({ ok: false, fresh: false, reason: expect.stringMatching(/from this host/) })
+      expect(await resolver.resolve(https.document('/meanwhile.json'))).toMatchObject({ ok: true, fresh: true })
+      // Slow documents on enough hosts fill the whole bound.
+      for (const server of silent.slice(1, hosts)) {
+        for (let i = 0; i < MAX_CONCURRENT_FETCHES_PER_HOST; i++) slow.push(stuck(server, i))
+      }
+      expect(slow).toHaveLength(MAX_CONCURRENT_FETCHES)
+      expect(await stuck(silent[hosts]!, 0)).toMatchObject({ ok: false, fresh: false, reason: expect.stringMatching(/at once/) })
+      const url = https.document('/waiting.json')
+      expect(await resolver.resolve(url)).toMatchObject({ ok: false, fresh: false, reason: expect.stringMatching(/too many/) })
+      expect(https.requests.get('/waiting.json')).toBeUndefined()
+      expect((await Promise.all(slow)).map((r) => r.ok)).toEqual(Array(MAX_CONCURRENT_FETCHES).fill(false))
+      expect(await resolver.resolve(url)).toMatchObject({ ok: true, fresh: true })
+    } finally {
+      await Promise.all(silent.map((server) => server.close()))
+    }
   })
 
   it('remembers a refusal for a minute, and shares one fetch among concurrent requests', async () => {
