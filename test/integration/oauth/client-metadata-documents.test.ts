@@ -335,6 +335,37 @@ describe('on', () => {
     expect(later.body).toContain('suspended by the operator')
   })
 
+  it('refuses to verify it or make it a resource server, and a refetch clears a verification set before', async () => {
+    const url = docs.document('/unvouched.json', { redirect_uris: [LOOPBACK] })
+    const user = await new BrowserSession(t.app).signUpAndLogIn('unvouched@example.com')
+    const ask = () => user.get(authorizeUrl({ response_type: 'code', client_id: url, redirect_uri: LOOPBACK, ...s256 }))
+    expect((await ask()).statusCode).toBe(200)
+    const app = await t.db.selectFrom('applications').select('id').where('client_id', '=', url).executeTakeFirstOrThrow()
+    for (const change of [
+      () => t.deps.operator.setVerified(COMMAND_LINE, app.id, true),
+      () => t.deps.operator.setResourceServer(COMMAND_LINE, app.id, true),
+      () => t.deps.operator.deleteApplication(COMMAND_LINE, app.id),
+    ]) {
+      await expect(change()).rejects.toThrow(/without registration/)
+    }
+    // Through /admin too, where the buttons are not shown: a refusal page, not a server error.
+    await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', 'unvouched@example.com').execute()
+    await user.get(`/admin/applications/${app.id}`)
+    for (const action of ['verify', 'resource-server-on', 'delete']) {
+      const refused = await user.post(`/admin/applications/${app.id}/${action}`, {})
+      expect(refused.statusCode, action).toBe(409)
+      expect(refused.body).toContain('A client without registration is not')
+    }
+    const flags = () =>
+      t.db.selectFrom('applications').select(['verified_at', 'is_resource_server']).where('id', '=', app.id).executeTakeFirstOrThrow()
+    expect(await flags()).toEqual({ verified_at: null, is_resource_server: false })
+    // A row verified by an earlier version: the next fetch of its document clears it.
+    await t.db.updateTable('applications').set({ verified_at: t.clock() }).where('id', '=', app.id).execute()
+    t.clock.advance(3_600_000)
+    expect((await ask()).statusCode).toBe(200)
+    expect((await flags()).verified_at).toBeNull()
+  })
+
   it('lets the janitor remove a client unused for CLIENT_ID_METADATA_UNUSED_DAYS that holds no grant and is not suspended', async () => {
     const unused = docs.document('/unused.json', { redirect_uris: [LOOPBACK] })
     const user = await new BrowserSession(t.app).signUpAndLogIn('janitor-user@example.com')
