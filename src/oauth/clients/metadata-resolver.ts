@@ -101,9 +101,4 @@ export class ClientMetadataResolver {
     this.#lru.set(url, entry, now.getTime() + seconds * 1000)
     return entry
   }
-
-  /** Forgets `url`, so the next request fetches it again (an operator's change to the host rules needs no restart for cached refusals). */
-  forget(url: string): void {
-    this.#lru.delete(url)
-  }
 }
