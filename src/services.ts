@@ -148,10 +148,20 @@ function oauthSettings(
   config: Config,
 ): Pick<
   OAuthDeps,
-  'issuer' | 'quotas' | 'clientAuthFailureLimit' | 'idTokenTtlMs' | 'scopes' | 'dpop' | 'refresh' | 'clientMetadataDocuments' | 'resources'
+  | 'issuer'
+  | 'quotas'
+  | 'clientAuthFailureLimit'
+  | 'idTokenTtlMs'
+  | 'scopes'
+  | 'dpop'
+  | 'refresh'
+  | 'clientMetadataDocuments'
+  | 'resources'
+  | 'metadataHosts'
 > {
   return {
     clientMetadataDocuments: config.clientMetadata !== undefined,
+    metadataHosts: config.clientMetadata?.hosts,
     refresh: config.refresh,
     resources: config.resources,
     issuer: config.publicUrl,
@@ -174,6 +184,7 @@ function deviceSettings(config: Config, scopes: ScopeVocabulary) {
     scopes,
     issuer: config.publicUrl,
     clientAuthFailureLimit: config.tokenAuthFailureLimit,
+    metadataHosts: config.clientMetadata?.hosts,
     intervalSeconds: config.deviceCodeIntervalSeconds,
     refresh: config.refresh,
     resources: config.resources,

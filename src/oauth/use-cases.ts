@@ -9,6 +9,7 @@ import type { RevocationBus } from '../revocation/bus.js'
 import type { RevocationFeed, StreamClient, StreamRefusal } from '../revocation/stream-feed.js'
 import type { TokenQuota } from '../revocation/token-quota.js'
 import type { ApplicationCache } from './clients/application-cache.js'
+import type { HostRules } from './clients/metadata-document.js'
 import type { AuthorizingUser, IssueQuotas } from './authorize/authorization.js'
 import type { SigningKeys } from './identity/signing-keys.js'
 import { verifyIdTokenHint } from './identity/id-token-hint.js'
@@ -135,6 +136,8 @@ export interface OAuthDeps {
   resources: ResourceSettings
   /** CLIENT_ID_METADATA_DOCUMENTS: whether the metadata says so (docs/agents.md). */
   clientMetadataDocuments: boolean
+  /** CLIENT_ID_METADATA_*_HOSTS when CLIENT_ID_METADATA_DOCUMENTS is on, else undefined: which metadata clients the client endpoints know. */
+  metadataHosts: HostRules | undefined
 }
 
 /** RFC 8414 2, 3. */
@@ -188,6 +191,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     clock,
     bus,
     clientAuthFailureLimit: deps.clientAuthFailureLimit,
+    metadataHosts: deps.metadataHosts,
     tokenQuota: deps.tokenQuota,
     idTokens,
     scopes: deps.scopes,

@@ -217,9 +217,21 @@ export async function unsuspendApplication(ctx: OperatorContext, applicationId: 
   return { changed: true }
 }
 
+/**
+ * A metadata document's client is vouched for by nobody and rewritten from its document at each
+ * fetch (docs/decisions/026-client-metadata-documents.md): it is never verified, made a resource
+ * server or deleted by an operator, only suspended.
+ */
+function refuseMetadataClient(app: { metadata_fetched_at: Date | null }, what: string): void {
+  if (app.metadata_fetched_at !== null) {
+    throw new RefusedError(`A client without registration is not ${what}: suspend it, and block its host to keep it out (docs/agents.md).`)
+  }
+}
+
 /** Verified: "Verified by <SERVICE_NAME>" on its consent page, and its error responses redirected. */
 export async function setVerified(ctx: OperatorContext, applicationId: string, on: boolean, now: Date): Promise<{ changed: boolean }> {
   const app = await requireApplication(ctx.db, { id: applicationId })
+  refuseMetadataClient(app, 'verified')
   if ((app.verified_at !== null) === on) return { changed: false }
   await setApplicationFlags(ctx.db, applicationId, { verified_at: on ? now : null })
   await ctx.record({ event: on ? 'operator.application_verified' : 'operator.application_unverified', ...subject(app) })
@@ -238,6 +250,7 @@ export async function setResourceServer(
   now: Date,
 ): Promise<{ changed: boolean }> {
   const app = await requireApplication(ctx.db, { id: applicationId })
+  refuseMetadataClient(app, 'made a resource server')
   if (app.is_resource_server === on) return { changed: false }
   await ctx.db.transaction().execute(async (trx) => {
     await setApplicationFlags(trx, applicationId, { is_resource_server: on })
@@ -251,10 +264,10 @@ export async function setResourceServer(
 export async function deleteApplicationAsOperator(ctx: OperatorContext, applicationId: string, now: Date): Promise<void> {
   const app = await requireApplication(ctx.db, { id: applicationId })
   // A metadata document's client would be stored again by its next request: it is suspended instead (docs/agents.md).
-  if (app.owner_id === null) {
-    throw new NotFoundError('A client without registration is not deleted: suspend it, or block its host (docs/agents.md).')
+  refuseMetadataClient(app, 'deleted')
+  if (app.owner_id === null || !(await removeApplication(ctx.db, ctx.bus, applicationId, app.owner_id, now))) {
+    throw new NotFoundError('No such application.')
   }
-  if (!(await removeApplication(ctx.db, ctx.bus, applicationId, app.owner_id, now))) throw new NotFoundError('No such application.')
   await ctx.record({ event: 'operator.application_deleted', ...subject(app) })
 }
 

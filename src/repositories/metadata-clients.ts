@@ -1,4 +1,3 @@
-import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { Application } from '../db/schema.js'
 
@@ -21,7 +20,7 @@ export interface MetadataClientRow {
 
 /**
  * Inserts the client, or refreshes its name, redirect URIs, link and fetch time from a newer
- * fetch (an operator's verification lasts only while those stay the same); a public client (kind native, no secret) with PKCE required. Undefined when the
+ * fetch; a public client (kind native, no secret) with PKCE required. Undefined when the
  * client_id belongs to a registered application, which is never touched.
  */
 export function upsertMetadataClient(db: Db, c: MetadataClientRow): Promise<Application | undefined> {
@@ -54,9 +53,8 @@ export function upsertMetadataClient(db: Db, c: MetadataClientRow): Promise<Appl
           homepage_url: c.homepageUrl,
           updated_at: c.fetchedAt,
           metadata_fetched_at: c.fetchedAt,
-          // An operator's verification vouched for a name and redirect URIs: a document that changes either loses it.
-          verified_at: sql<Date | null>`case when applications.name = excluded.name and applications.redirect_uris = excluded.redirect_uris
-            and applications.homepage_url is not distinct from excluded.homepage_url then applications.verified_at end`,
+          // Never verified (src/operator/moderation.ts): a verification set by an earlier version goes at the next fetch.
+          verified_at: null,
         })
         .where('applications.metadata_fetched_at', 'is not', null),
     )

@@ -132,7 +132,9 @@ export async function establishClient(reading: ParamReading, load: ApplicationLo
 
   const sentRedirectUri = optional(reading.params, 'redirect_uri') ?? null
   if (sentRedirectUri !== null) {
-    if (findMatchingRedirectUri(sentRedirectUri, application.redirect_uris) === null) {
+    // A metadata document's client: exactly the URIs its document lists (docs/agents.md); a registered one: the sub-path rule.
+    const exact = application.metadata_fetched_at !== null
+    if (findMatchingRedirectUri(sentRedirectUri, application.redirect_uris, exact) === null) {
       return { kind: 'fatal', message: 'The redirect_uri is not covered by any redirect URI registered for this application.' }
     }
     return { kind: 'ok', application, redirectUri: sentRedirectUri, sentRedirectUri }

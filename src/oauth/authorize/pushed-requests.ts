@@ -5,7 +5,15 @@ import type { ApplicationCache } from '../clients/application-cache.js'
 import type { ScopeVocabulary } from '../grants/scope.js'
 import { validateAuthorizationRequest } from './authorize-request.js'
 import { LOGIN_ASKED_PARAM } from './login-demand.js'
-import { type ClientEndpointContext, authenticateClient, extractClientCredentials } from '../token/client-auth.js'
+import { looksLikeMetadataUrl } from '../clients/metadata-document.js'
+import {
+  type ClientCredentials,
+  type ClientEndpointContext,
+  authenticateClient,
+  clientIdKnown,
+  extractClientCredentials,
+  verifyClient,
+} from '../token/client-auth.js'
 import { InvalidDpopProofError, InvalidRequestError } from '../errors.js'
 import type { DpopBinding } from '../dpop/binding.js'
 import { type Params, RESOURCE_PARAM, optional, readParams } from '../params.js'
@@ -45,7 +53,7 @@ export async function pushAuthorizationRequest(
   resources: readonly string[] = [],
 ): Promise<PushedRequestResponse> {
   const creds = extractClientCredentials(params, authorization)
-  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+  const application = await pushingClient(ctx, creds)
   if (optional(params, 'request_uri') !== undefined) throw new InvalidRequestError('request_uri cannot be pushed (RFC 9126 2.1)')
   const pushed: PushedParams = {}
   for (const [name, value] of Object.entries(params)) {
@@ -76,6 +84,20 @@ export async function pushAuthorizationRequest(
     keepPerApplication: QUOTAS.pushedPerApplication.max,
   })
   return { request_uri: `${REQUEST_URI_PREFIX}${random}`, expires_in: LIFETIMES.pushedRequestMs / 1000 }
+}
+
+/**
+ * The client, authenticated as at the token endpoint. A client of a metadata document may push
+ * its very first request (an MCP client uses PAR when the metadata lists the endpoint), so its
+ * document is fetched and stored as /oauth/authorize would (ApplicationCache.load) before its
+ * credentials are checked; with the setting off or its host not admitted it is unknown
+ * (docs/decisions/026-client-metadata-documents.md).
+ */
+async function pushingClient(ctx: PushContext, creds: ClientCredentials) {
+  if (looksLikeMetadataUrl(creds.clientId) && clientIdKnown(creds.clientId, ctx.metadataHosts)) {
+    return verifyClient(ctx.db, ctx.clock, creds, await ctx.applications.load(creds.clientId), ctx.clientAuthFailureLimit)
+  }
+  return authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit, ctx.metadataHosts)
 }
 
 /** Whether an authorize request names a pushed request (RFC 9126 4) rather than a request object. */

@@ -20,12 +20,14 @@ function blockList(family: 'ipv4' | 'ipv6', subnets: ReadonlyArray<readonly [str
   return list
 }
 
-/** Never reachable, whatever the operator allows: link-local (cloud metadata at 169.254.169.254), multicast, unspecified, reserved, documentation. */
+/** Never reachable, whatever the operator allows: link-local (cloud metadata at 169.254.169.254), multicast, unspecified, reserved, documentation, relays and translations. */
 const NEVER_V4 = blockList('ipv4', [
   ['0.0.0.0', 8],
   ['169.254.0.0', 16],
   ['192.0.0.0', 24],
   ['192.0.2.0', 24],
+  // The 6to4 relay anycast (RFC 7526): it forwards into IPv6 networks chosen by the packet.
+  ['192.88.99.0', 24],
   ['198.51.100.0', 24],
   ['203.0.113.0', 24],
   ['224.0.0.0', 4],
@@ -40,6 +42,12 @@ const NEVER_V6 = blockList('ipv6', [
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   ['2002::', 16],
+  // IPv4-translated (SIIT, RFC 6145 / RFC 7915: ::ffff:0:a.b.c.d) and Teredo (RFC 4380), which embed one too.
+  ['::ffff:0:0:0', 96],
+  ['2001::', 32],
+  // Documentation (RFC 9637) and SRv6 segment identifiers (RFC 9602): never a web server's address.
+  ['3fff::', 20],
+  ['5f00::', 16],
   ['100::', 64],
   ['2001:db8::', 32],
   ['fe80::', 10],

@@ -59,7 +59,8 @@ export function hostPermitted(host: string, rules: HostRules): boolean {
  * The URL rules of draft-ietf-oauth-client-id-metadata-document §3: https, a path, no fragment, no
  * user name or password, no dot segments. The string must be the URL's own serialisation (WHATWG
  * URL), so what is compared with the document's client_id and stored is one spelling: an
- * upper-case host, a default port, `%2e` segments or a missing path all fail here. `http` is
+ * upper-case host, a default port, `%2e` segments, a missing path or a host ending in a dot (a
+ * fully-qualified spelling the WHATWG parser keeps) all fail here. `http` is
  * accepted only for a loopback host when `httpLoopback` is on (development), so the rest of the
  * checks run on such a URL too.
  */
@@ -73,6 +74,9 @@ export function checkClientIdUrl(raw: string, isLoopback: (host: string) => bool
   } else if (url.protocol !== 'https:') {
     return { ok: false, reason: 'must use https' }
   }
+  // `host.` names the same host as `host` in DNS, yet is another string: the host rules and the
+  // stored client_id would see a second spelling, so a blocked host could come back with a dot.
+  if (host.endsWith('.')) return { ok: false, reason: 'must not end with a dot after the host name' }
   if (raw.includes('#')) return { ok: false, reason: 'must not have a fragment' }
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'must not contain a user name or password' }
   const path = /^[a-z]+:\/\/[^/?#]*([^?#]*)/i.exec(raw)?.[1] ?? ''

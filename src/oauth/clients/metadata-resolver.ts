@@ -10,7 +10,8 @@ import { type FetchOutcome, type MetadataFetchSettings, fetchClientMetadata } fr
  * (CLIENT_ID_METADATA_MAX_CACHE_SECONDS): never refetched on every request however the client's
  * server answers, never trusted past what the operator allows. A refusal is remembered too, for
  * REFUSAL_CACHE_SECONDS, so a hostile client_id cannot make Gatehouse fetch in a loop;
- * concurrent requests for one URL share one fetch, and at most MAX_CONCURRENT_FETCHES run at once.
+ * concurrent requests for one URL share one fetch, and at most MAX_CONCURRENT_FETCHES run at once,
+ * MAX_CONCURRENT_FETCHES_PER_HOST of them for one host name.
  */
 
 /** The shortest reuse of a document, whatever its Cache-Control says (no-store included). */
@@ -26,6 +27,12 @@ export const METADATA_CACHE_MAX_ENTRIES = 1_000
  * (not remembered, not audited), so a burst of made-up URLs holds at most this many connections.
  */
 export const MAX_CONCURRENT_FETCHES = 8
+/**
+ * Documents fetched at once per process from one host name: a few slow URLs on one host then
+ * hold only this many of the MAX_CONCURRENT_FETCHES, and documents on other hosts are still
+ * fetched (refused beyond, like the total: not remembered, not audited).
+ */
+export const MAX_CONCURRENT_FETCHES_PER_HOST = 2
 
 export interface MetadataResolverSettings extends MetadataFetchSettings {
   /** CLIENT_ID_METADATA_MAX_CACHE_SECONDS. */
@@ -41,6 +48,8 @@ type Entry = { ok: true; metadata: ClientMetadata; fetchedAt: Date } | { ok: fal
 export class ClientMetadataResolver {
   readonly #lru: TtlLru<Entry>
   readonly #inFlight = new Map<string, Promise<Entry>>()
+  /** Fetches under way per host name. */
+  readonly #perHost = new Map<string, number>()
 
   constructor(
     private readonly settings: MetadataResolverSettings,
@@ -62,7 +71,19 @@ export class ClientMetadataResolver {
     if (this.#inFlight.size >= MAX_CONCURRENT_FETCHES) {
       return { ok: false, reason: 'too many client documents are being fetched at once; try again shortly', connected: false, fresh: false }
     }
-    pending = this.#fetch(url).finally(() => this.#inFlight.delete(url))
+    const host = URL.canParse(url) ? new URL(url).hostname : url
+    const onHost = this.#perHost.get(host) ?? 0
+    if (onHost >= MAX_CONCURRENT_FETCHES_PER_HOST) {
+      const reason = 'too many client documents are being fetched from this host at once; try again shortly'
+      return { ok: false, reason, connected: false, fresh: false }
+    }
+    this.#perHost.set(host, onHost + 1)
+    pending = this.#fetch(url).finally(() => {
+      this.#inFlight.delete(url)
+      const left = (this.#perHost.get(host) ?? 1) - 1
+      if (left === 0) this.#perHost.delete(host)
+      else this.#perHost.set(host, left)
+    })
     this.#inFlight.set(url, pending)
     return { ...(await pending), fresh: true }
   }
@@ -79,10 +100,5 @@ export class ClientMetadataResolver {
     const entry = { ok: true as const, metadata: outcome.metadata, fetchedAt: now }
     this.#lru.set(url, entry, now.getTime() + seconds * 1000)
     return entry
-  }
-
-  /** Forgets `url`, so the next request fetches it again (an operator's change to the host rules needs no restart for cached refusals). */
-  forget(url: string): void {
-    this.#lru.delete(url)
   }
 }

@@ -178,12 +178,17 @@ function pathCovers(registered: string, sent: string): boolean {
   return sent.startsWith(prefix)
 }
 
+/**
+ * RFC 8252 7.3: native apps listen on an ephemeral port of a loopback IP literal. Not for
+ * `localhost`, whose resolution the server cannot vouch for (RFC 8252 8.3).
+ */
+function anyPort(reg: ParsedUri): boolean {
+  return reg.scheme === 'http' && LOOPBACK_IPS.has(reg.host ?? '')
+}
+
 function covers(reg: ParsedUri, sent: ParsedUri): boolean {
   if (reg.scheme !== sent.scheme || reg.host !== sent.host) return false
-  // RFC 8252 7.3: native apps listen on an ephemeral port of a loopback IP literal. Not for
-  // `localhost`, whose resolution the server cannot vouch for (RFC 8252 8.3).
-  const anyPort = reg.scheme === 'http' && LOOPBACK_IPS.has(reg.host ?? '')
-  if (!anyPort && reg.port !== sent.port) return false
+  if (!anyPort(reg) && reg.port !== sent.port) return false
   if (!pathCovers(reg.path, sent.path)) return false
   // A registered query is part of the registration: the sent one must repeat it exactly.
   if (reg.query !== null && sent.query !== reg.query) return false
@@ -195,14 +200,24 @@ function covers(reg: ParsedUri, sent: ParsedUri): boolean {
  * outright when it carries anything that could make the browser land somewhere the check did
  * not look at: userinfo, fragments, dot segments, encoded separators, control characters.
  */
-export function findMatchingRedirectUri(sent: string, registered: readonly string[]): string | null {
+export function findMatchingRedirectUri(sent: string, registered: readonly string[], exact = false): string | null {
   const parsed = parse(sent)
   if (!parsed.ok || queryProblem(parsed.uri.query)) return null
   for (const candidate of registered) {
+    if (exact && sent === candidate) return candidate
     const reg = parse(candidate)
-    if (reg.ok && covers(reg.uri, parsed.uri)) return candidate
+    if (reg.ok && (exact ? samePortAside(reg.uri, parsed.uri) : covers(reg.uri, parsed.uri))) return candidate
   }
   return null
+}
+
+/**
+ * `exact` matching, for a client of a metadata document, whose redirect URIs are exactly those its
+ * document lists (docs/decisions/026-client-metadata-documents.md): no sub-path, no other query;
+ * only a loopback IP literal's port may differ (RFC 8252 7.3).
+ */
+function samePortAside(reg: ParsedUri, sent: ParsedUri): boolean {
+  return anyPort(reg) && reg.scheme === sent.scheme && reg.host === sent.host && reg.path === sent.path && reg.query === sent.query
 }
 
 /**

@@ -68,7 +68,7 @@ export interface DeviceAuthorizationResponse {
  */
 async function deviceClient(ctx: DeviceFlowContext, params: Params, authorization: string | undefined): Promise<Application> {
   const creds = extractClientCredentials(params, authorization)
-  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit, ctx.metadataHosts)
   if (!application.allow_device_flow) {
     throw new UnauthorizedClientError('This application may not use the device flow: its owner has not turned it on in the console')
   }

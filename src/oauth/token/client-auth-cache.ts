@@ -49,7 +49,8 @@ export class ClientAuthCache {
     if (cached !== undefined && constantTimeEqual(secretHash, cached.secretHash)) return cached
 
     const generation = this.#generation
-    const app = await findClient(db, creds.clientId)
+    // Confidential clients only (introspection, the revocation stream): never a metadata document's, which has no secret.
+    const app = await findClient(db, creds.clientId, undefined)
     // A suspended application authenticates nowhere, and is not cached (docs/operating/admin.md).
     if (app === undefined || app.suspended_at !== null || app.secret_hash === null) {
       this.#cache.delete(creds.clientId)

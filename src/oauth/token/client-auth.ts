@@ -7,6 +7,7 @@ import { takeSlots } from '../../limits/rate-limiter.js'
 import { isClientIdWithinBound } from '../../lib/tokens.js'
 import { findApplicationByClientId } from '../../repositories/applications.js'
 import type { RevocationBus } from '../../revocation/bus.js'
+import { type HostRules, hostPermitted, looksLikeMetadataUrl } from '../clients/metadata-document.js'
 import { InvalidClientError, InvalidRequestError, SlowDownError } from '../errors.js'
 import { basicCredentials, optional, type Params } from '../params.js'
 
@@ -18,6 +19,11 @@ export interface ClientEndpointContext {
   bus: RevocationBus
   /** Failed authentications per client in the window before 429 (TOKEN_AUTH_FAILURE_LIMIT). */
   clientAuthFailureLimit: number
+  /**
+   * CLIENT_ID_METADATA_DOCUMENTS' host rules when it is on; undefined when off. A client of a
+   * metadata document is known here only under them (clientIdKnown).
+   */
+  metadataHosts: HostRules | undefined
 }
 
 export interface ClientCredentials {
@@ -58,9 +64,35 @@ export function assertConfidential(creds: ClientCredentials): asserts creds is C
   if (creds.clientSecret === undefined) throw new InvalidClientError('client_secret is required')
 }
 
-/** The application registered with this client_id, if any; an overlong one is not looked up. */
-export function findClient(db: Db, clientId: string): Promise<Application | undefined> {
-  return isClientIdWithinBound(clientId) ? findApplicationByClientId(db, clientId) : Promise.resolve(undefined)
+/**
+ * Whether `clientId` can name a client at all. A URL names the client of a Client ID Metadata
+ * Document (Gatehouse's own client_ids never contain a colon), known only while
+ * CLIENT_ID_METADATA_DOCUMENTS is on and its host permitted: with the setting off or the host
+ * blocked, a row stored earlier is unknown here as it is at /oauth/authorize, so its codes and
+ * refresh tokens are refused with invalid_client (docs/agents.md "Off by default",
+ * docs/decisions/026-client-metadata-documents.md). Its access tokens are not looked at here.
+ */
+export function clientIdKnown(clientId: string, metadataHosts: HostRules | undefined): boolean {
+  if (!looksLikeMetadataUrl(clientId)) return true
+  if (metadataHosts === undefined || !URL.canParse(clientId)) return false
+  const host = new URL(clientId).hostname.replace(/^\[|\]$/g, '')
+  // A trailing dot is a second spelling of a host (checkClientIdUrl), never fetched: no row stored with one counts.
+  return !host.endsWith('.') && hostPermitted(host, metadataHosts)
+}
+
+/**
+ * For the token endpoint's one-statement paths, which read the client inside the statement: an
+ * unknown metadata client is refused before it, as verifyClient refuses any unknown client.
+ */
+export function refuseUnknownMetadataClient(creds: ClientCredentials, metadataHosts: HostRules | undefined): void {
+  if (!clientIdKnown(creds.clientId, metadataHosts)) throw new InvalidClientError('Client authentication failed', creds.usedBasic)
+}
+
+/** The application with this client_id, if any and known (clientIdKnown); an overlong one is not looked up. */
+export function findClient(db: Db, clientId: string, metadataHosts: HostRules | undefined): Promise<Application | undefined> {
+  return isClientIdWithinBound(clientId) && clientIdKnown(clientId, metadataHosts)
+    ? findApplicationByClientId(db, clientId)
+    : Promise.resolve(undefined)
 }
 
 /**
@@ -117,6 +149,12 @@ function verifyPublicClient(creds: ClientCredentials, app: Application): Applica
 }
 
 /** Reads the client and checks its credentials (verifyClient); throws invalid_client (or 429). */
-export async function authenticateClient(db: Db, clock: Clock, creds: ClientCredentials, failureLimit: number): Promise<Application> {
-  return verifyClient(db, clock, creds, await findClient(db, creds.clientId), failureLimit)
+export async function authenticateClient(
+  db: Db,
+  clock: Clock,
+  creds: ClientCredentials,
+  failureLimit: number,
+  metadataHosts: HostRules | undefined,
+): Promise<Application> {
+  return verifyClient(db, clock, creds, await findClient(db, creds.clientId, metadataHosts), failureLimit)
 }

@@ -43,7 +43,7 @@ export async function issueClientCredentialsToken(
   resources: string[] | null = null,
 ): Promise<MachineTokenResponse> {
   // §4.4.2: the client authenticates; a public client has no secret and so cannot (§2.1, §3.2.1).
-  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit, ctx.metadataHosts)
   const granted = application.kind === 'machine' ? application.client_credentials_scopes : null
   if (granted === null) {
     throw new UnauthorizedClientError('The client credentials grant is not enabled for this application: an operator enables it')

@@ -150,7 +150,7 @@ async function explainFailure(
   creds: ClientCredentials,
   a: Omit<Attempt, 'jkt'> & { dpop: DpopBinding | undefined },
 ): Promise<RefreshResponse> {
-  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit, ctx.metadataHosts)
   const row = await findRefreshToken(ctx.db, a.presentedHash)
   if (!row || row.application_id !== application.id) throw new InvalidGrantError('The refresh token is invalid')
   if (row.family_revoked_at !== null) throw new InvalidGrantError('The refresh token was revoked')

@@ -4,7 +4,13 @@ import { revoke } from '../../revocation/revoke.js'
 import type { TokenQuota } from '../../revocation/token-quota.js'
 import { findCodeByHash } from '../../repositories/authorization-codes.js'
 import { type Exchanged, consumeCodeAndInsertToken } from '../../repositories/code-exchange.js'
-import { type ClientCredentials, type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
+import {
+  type ClientCredentials,
+  type ClientEndpointContext,
+  authenticateClient,
+  extractClientCredentials,
+  refuseUnknownMetadataClient,
+} from './client-auth.js'
 import { issueClientCredentialsToken } from './client-credentials.js'
 import { InvalidDpopProofError, InvalidGrantError, InvalidRequestError, InvalidTargetError, UnsupportedGrantTypeError } from '../errors.js'
 import { optional, type Params, required } from '../params.js'
@@ -56,6 +62,8 @@ export async function exchangeAuthorizationCode(
   sentResources: readonly string[] = [],
 ): Promise<TokenResponse> {
   const creds = extractClientCredentials(params, authorization)
+  // The code and refresh statements read the client themselves: a metadata client unknown now is refused first.
+  refuseUnknownMetadataClient(creds, ctx.metadataHosts)
   const grantType = required(params, 'grant_type')
   const resources = await resourcesOfClient(ctx, creds, sentResources)
   if (grantType === 'client_credentials') return issueClientCredentialsToken(ctx, creds, params, dpop, resources)
@@ -104,7 +112,7 @@ async function resourcesOfClient(ctx: ClientEndpointContext, creds: ClientCreden
   try {
     return parseResources(sent)
   } catch (err) {
-    if (err instanceof InvalidTargetError) await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+    if (err instanceof InvalidTargetError) await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit, ctx.metadataHosts)
     throw err
   }
 }
@@ -171,7 +179,7 @@ async function explainFailure(
   sent: { redirectUri: string | undefined; verifier: string | undefined; dpop: DpopBinding | undefined; resources: string[] | null },
   now: Date,
 ): Promise<Error> {
-  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit, ctx.metadataHosts)
   // RFC 9449 §5.2 `dpop_bound_access_tokens`: the code stays unused, for a retry with a proof.
   if (application.require_dpop && sent.dpop === undefined) {
     return new InvalidDpopProofError('This application requires DPoP: send a DPoP proof with the token request')

@@ -3,7 +3,13 @@ import { isWellFormedAccessToken, isWellFormedRefreshToken } from '@gatehouse/ve
 import { findLiveTokenApplication } from '../../repositories/access-tokens.js'
 import { findRefreshToken } from '../../repositories/refresh-tokens.js'
 import { revoke } from '../../revocation/revoke.js'
-import { type ClientCredentials, type ClientEndpointContext, authenticateClient, extractClientCredentials } from './client-auth.js'
+import {
+  type ClientCredentials,
+  type ClientEndpointContext,
+  authenticateClient,
+  extractClientCredentials,
+  refuseUnknownMetadataClient,
+} from './client-auth.js'
 import { UnauthorizedClientError } from '../errors.js'
 import { type Params, required } from '../params.js'
 
@@ -19,10 +25,12 @@ import { type Params, required } from '../params.js'
  */
 export async function revokeForClient(ctx: ClientEndpointContext, params: Params, authorization: string | undefined): Promise<void> {
   const creds = extractClientCredentials(params, authorization)
+  // The access token's statement reads the client itself: a metadata client unknown now is refused first.
+  refuseUnknownMetadataClient(creds, ctx.metadataHosts)
   const token = required(params, 'token')
   if (isWellFormedRefreshToken(token)) return revokeRefreshToken(ctx, creds, token)
   if (!isWellFormedAccessToken(token)) {
-    await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+    await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit, ctx.metadataHosts)
     return
   }
   const tokenHash = sha256Hex(token)
@@ -37,7 +45,7 @@ export async function revokeForClient(ctx: ClientEndpointContext, params: Params
     ctx.clock(),
   )
   if (revoked > 0) return
-  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit, ctx.metadataHosts)
   const owner = await findLiveTokenApplication(ctx.db, tokenHash)
   if (owner !== undefined && owner !== application.id) {
     // RFC 7009 2.1: the request is refused and the token stays active.
@@ -47,7 +55,7 @@ export async function revokeForClient(ctx: ClientEndpointContext, params: Params
 
 /** A refresh token: its family, if it is this client's (RFC 7009 §2.1), after the client is authenticated. */
 async function revokeRefreshToken(ctx: ClientEndpointContext, creds: ClientCredentials, token: string): Promise<void> {
-  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit)
+  const application = await authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit, ctx.metadataHosts)
   const row = await findRefreshToken(ctx.db, sha256Hex(token))
   if (row === undefined || row.family_revoked_at !== null) return
   if (row.application_id !== application.id) throw new UnauthorizedClientError('This token was not issued to this client')

@@ -81,6 +81,90 @@ describe('off, the default', () => {
   })
 })
 
+/** A form POST to `url` of `t`'s app. */
+function postForm(t: TestContext, url: string, fields: Record<string, string>) {
+  return t.app.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams(fields).toString(),
+  })
+}
+
+describe('turned off, or its host blocked, after a client was stored', () => {
+  let on: TestContext
+  let url: string
+  let held: { code: string; accessToken: string; refreshToken: string }
+  beforeAll(async () => {
+    on = await buildTestApp(enabled())
+    url = docs.document('/switched-off.json', { redirect_uris: [LOOPBACK] })
+    const user = await new BrowserSession(on.app).signUpAndLogIn('switched-off@example.com')
+    const ask = () => user.get(authorizeUrl({ response_type: 'code', client_id: url, redirect_uri: LOOPBACK, scope: 'read', ...s256 }))
+    const first = await ask()
+    expect(first.statusCode).toBe(200)
+    // Expiring tokens, so that the client holds a refresh token too (docs/expiring-tokens.md).
+    await on.db
+      .updateTable('applications')
+      .set({ access_token_ttl_seconds: 3600, refresh_token_ttl_seconds: 86_400 })
+      .where('client_id', '=', url)
+      .execute()
+    const approve = async (page: { body: string }) =>
+      locationParams(await user.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })).get('code')!
+    const exchanged = await exchange(
+      on.app,
+      { id: '', clientId: url, clientSecret: '', redirectUri: LOOPBACK },
+      { code: await approve(first), code_verifier: VERIFIER, client_secret: undefined },
+    )
+    expect(exchanged.statusCode, exchanged.body).toBe(200)
+    const tokens = exchanged.json()
+    held = { code: await approve(await ask()), accessToken: tokens.access_token, refreshToken: tokens.refresh_token }
+    expect(held.refreshToken).toBeTypeOf('string')
+  })
+  afterAll(() => on.close())
+
+  for (const [setting, env] of [
+    ['off', () => ({})],
+    ['on with its host blocked', () => enabled({ CLIENT_ID_METADATA_BLOCKED_HOSTS: '127.0.0.1' })],
+  ] as const) {
+    it(`${setting}: the client is unknown at the token endpoint, PAR, the device flow and revocation, while its access token works until revoked`, async () => {
+      const t = await buildTestApp(env(), on.testDb)
+      try {
+        const before = docs.connections
+        const answers = [
+          await exchange(
+            t.app,
+            { id: '', clientId: url, clientSecret: '', redirectUri: LOOPBACK },
+            { code: held.code, code_verifier: VERIFIER, client_secret: undefined },
+          ),
+          await postForm(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: held.refreshToken, client_id: url }),
+          await postForm(t, '/oauth/par', {
+            client_id: url,
+            response_type: 'code',
+            redirect_uri: LOOPBACK,
+            scope: 'read',
+            ...s256,
+          }),
+          await postForm(t, '/oauth/device_authorization', { client_id: url, scope: 'read' }),
+          await postForm(t, '/oauth/revoke', { client_id: url, token: held.accessToken }),
+        ]
+        for (const answer of answers) {
+          expect(answer.statusCode, answer.body).toBe(401)
+          expect(answer.json()).toMatchObject({ error: 'invalid_client' })
+        }
+        expect(docs.connections).toBe(before)
+        const info = await t.app.inject({
+          method: 'GET',
+          url: '/oauth/token/info',
+          headers: { authorization: `Bearer ${held.accessToken}` },
+        })
+        expect(info.statusCode, info.body).toBe(200)
+      } finally {
+        await t.close()
+      }
+    })
+  }
+})
+
 describe('on', () => {
   let t: TestContext
   let issuer: URL
@@ -108,6 +192,29 @@ describe('on', () => {
     expect(row.metadata_fetched_at).not.toBeNull()
     const events = await t.db.selectFrom('audit_events').select(['event', 'client_id']).where('client_id', '=', url).execute()
     expect(events.map((e) => e.event).sort()).toEqual(['client.metadata_fetched', 'grant.given'])
+  })
+
+  it('lets a client whose first request is a pushed one (RFC 9126) sign a user in, through openid-client', async () => {
+    const url = docs.document('/pushed-first.json', { redirect_uris: [LOOPBACK] })
+    const config = await client.discovery(issuer, url, undefined, client.None(), { execute: [client.allowInsecureRequests] })
+    expect(config.serverMetadata().pushed_authorization_request_endpoint).toBeTypeOf('string')
+    const verifier = client.randomPKCECodeVerifier()
+    const pushed = await client.buildAuthorizationUrlWithPAR(config, {
+      redirect_uri: LOOPBACK,
+      scope: 'read',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    })
+    expect(pushed.searchParams.get('request_uri')).toMatch(/^urn:ietf:params:oauth:request_uri:/)
+    expect(docs.requests.get('/pushed-first.json')).toBe(1)
+    const browser = await new BrowserSession(t.app).signUpAndLogIn('pushed-first@example.com')
+    const page = await browser.get(pushed.pathname + pushed.search)
+    expect(page.statusCode).toBe(200)
+    expect(page.body).toContain('is not registered with Gatehouse')
+    const approved = await browser.post('/oauth/authorize', { ...consentFields(page.body), decision: 'approve' })
+    expect(approved.statusCode).toBe(303)
+    const tokens = await client.authorizationCodeGrant(config, new URL(String(approved.headers.location)), { pkceCodeVerifier: verifier })
+    expect(tokens.access_token).toBeTypeOf('string')
   })
 
   it('shows the consent page with the unmistakable notice and the redirect host', async () => {
@@ -144,6 +251,26 @@ describe('on', () => {
     // Nobody vouches for its redirect URI: the error is shown, not sent (docs/decisions/005-trusted-redirects.md).
     expect(noPkce.statusCode).not.toBe(302)
     expect(noPkce.body).toMatch(/PKCE|code_challenge/)
+  })
+
+  it('matches its redirect URIs exactly as listed, but for the port of a loopback one (RFC 8252 §7.3)', async () => {
+    const url = docs.document('/exact.json', { redirect_uris: ['https://client.example/cb', LOOPBACK] })
+    const user = await new BrowserSession(t.app).signUpAndLogIn('exact@example.com')
+    const ask = (redirectUri: string) =>
+      user.get(authorizeUrl({ response_type: 'code', client_id: url, redirect_uri: redirectUri, scope: 'read', ...s256 }))
+    for (const listed of ['https://client.example/cb', LOOPBACK, 'http://127.0.0.1:61000/callback']) {
+      expect((await ask(listed)).statusCode, listed).toBe(200)
+    }
+    for (const other of [
+      'https://client.example/cb/elsewhere?x=1',
+      'https://client.example/cb/',
+      'https://client.example/cb?x=1',
+      'http://127.0.0.1:53690/callback/sub',
+    ]) {
+      const page = await ask(other)
+      expect(page.statusCode, other).toBe(400)
+      expect(page.body).toContain('not covered by any redirect URI')
+    }
   })
 
   it('refuses a document whose client_id is not its URL, and records why', async () => {
@@ -206,6 +333,37 @@ describe('on', () => {
     t.clock.advance(3_600_000)
     const later = await user.get(authorizeUrl({ response_type: 'code', client_id: url, redirect_uri: LOOPBACK, ...s256 }))
     expect(later.body).toContain('suspended by the operator')
+  })
+
+  it('refuses to verify it or make it a resource server, and a refetch clears a verification set before', async () => {
+    const url = docs.document('/unvouched.json', { redirect_uris: [LOOPBACK] })
+    const user = await new BrowserSession(t.app).signUpAndLogIn('unvouched@example.com')
+    const ask = () => user.get(authorizeUrl({ response_type: 'code', client_id: url, redirect_uri: LOOPBACK, ...s256 }))
+    expect((await ask()).statusCode).toBe(200)
+    const app = await t.db.selectFrom('applications').select('id').where('client_id', '=', url).executeTakeFirstOrThrow()
+    for (const change of [
+      () => t.deps.operator.setVerified(COMMAND_LINE, app.id, true),
+      () => t.deps.operator.setResourceServer(COMMAND_LINE, app.id, true),
+      () => t.deps.operator.deleteApplication(COMMAND_LINE, app.id),
+    ]) {
+      await expect(change()).rejects.toThrow(/without registration/)
+    }
+    // Through /admin too, where the buttons are not shown: a refusal page, not a server error.
+    await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', 'unvouched@example.com').execute()
+    await user.get(`/admin/applications/${app.id}`)
+    for (const action of ['verify', 'resource-server-on', 'delete']) {
+      const refused = await user.post(`/admin/applications/${app.id}/${action}`, {})
+      expect(refused.statusCode, action).toBe(409)
+      expect(refused.body).toContain('A client without registration is not')
+    }
+    const flags = () =>
+      t.db.selectFrom('applications').select(['verified_at', 'is_resource_server']).where('id', '=', app.id).executeTakeFirstOrThrow()
+    expect(await flags()).toEqual({ verified_at: null, is_resource_server: false })
+    // A row verified by an earlier version: the next fetch of its document clears it.
+    await t.db.updateTable('applications').set({ verified_at: t.clock() }).where('id', '=', app.id).execute()
+    t.clock.advance(3_600_000)
+    expect((await ask()).statusCode).toBe(200)
+    expect((await flags()).verified_at).toBeNull()
   })
 
   it('lets the janitor remove a client unused for CLIENT_ID_METADATA_UNUSED_DAYS that holds no grant and is not suspended', async () => {

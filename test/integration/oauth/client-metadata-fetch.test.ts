@@ -1,9 +1,15 @@
+import { type Socket, createServer } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { manualClock } from '../../../src/lib/clock.js'
 import { classifyAddress } from '../../../src/oauth/clients/metadata-addresses.js'
 import { hostPermitted } from '../../../src/oauth/clients/metadata-document.js'
 import { type MetadataFetchSettings, fetchClientMetadata } from '../../../src/oauth/clients/metadata-fetch.js'
-import { ClientMetadataResolver, MAX_CONCURRENT_FETCHES } from '../../../src/oauth/clients/metadata-resolver.js'
+import {
+  ClientMetadataResolver,
+  MAX_CONCURRENT_FETCHES,
+  MAX_CONCURRENT_FETCHES_PER_HOST,
+} from '../../../src/oauth/clients/metadata-resolver.js'
+import { clientIdKnown } from '../../../src/oauth/token/client-auth.js'
 import { type DocumentServer, startDocumentServer } from '../../helpers/metadata-document-server.js'
 
 /*
@@ -41,6 +47,24 @@ const dev = (): MetadataFetchSettings => ({
 })
 /** A production server's settings: no private addresses. */
 const production = (): MetadataFetchSettings => ({ ...dev(), allowPrivateAddresses: false })
+
+/** A server on the loopback `address` that accepts connections and never answers: documents that never arrive. */
+async function silentServer(address: string): Promise<{ origin: string; close(): Promise<void> }> {
+  const sockets = new Set<Socket>()
+  const server = createServer((socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, address, resolve))
+  const { port } = server.address() as { port: number }
+  return {
+    origin: `https://${address}:${port}`,
+    async close() {
+      for (const s of sockets) s.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
 
 async function refused(url: string, settings: MetadataFetchSettings, reason: RegExp, connected: boolean) {
   const outcome = await fetchClientMetadata(url, settings)
@@ -115,7 +139,21 @@ describe('refused before any connection', () => {
     const expected = {
       public: ['93.184.215.14', '2606:4700::1111'],
       private: ['127.0.0.1', '::1', '172.31.255.255', '100.64.0.1'],
-      forbidden: ['169.254.169.254', '::ffff:10.0.0.1', '::ffff:8.8.8.8', '64:ff9b::a00:1', '::', 'ff02::1', 'not an address'],
+      forbidden: [
+        '169.254.169.254',
+        '::ffff:10.0.0.1',
+        '::ffff:8.8.8.8',
+        '64:ff9b::a00:1',
+        '::',
+        'ff02::1',
+        'not an address',
+        // IPv4-translated (SIIT), Teredo, the 6to4 relay anycast, IPv6 documentation, SRv6 SIDs.
+        '::ffff:0:a00:1',
+        '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+        '192.88.99.1',
+        '3fff::1',
+        '5f00::1',
+      ],
     }
     for (const [kind, addresses] of Object.entries(expected)) {
       for (const address of addresses) expect(classifyAddress(address), address).toBe(kind)
@@ -143,6 +181,19 @@ describe('refused before any connection', () => {
     await refused(url, { ...dev(), hosts: { allowed: ['*.assistant.example'], blocked: [] } }, /not allowed/, false)
     expect(https.connections).toBe(0)
     expect(await fetchClientMetadata(url, { ...dev(), hosts: { allowed: ['127.0.0.1'], blocked: [] } })).toMatchObject({ ok: true })
+  })
+
+  it('refuses a host name ending in a dot, which would be a second spelling past the host rules', async () => {
+    const port = new URL(https.origin).port
+    https.document('/dotted.json')
+    const blocked = (rule: string) => ({ ...dev(), hosts: { allowed: [], blocked: [rule] } })
+    await refused(`https://localhost.:${port}/dotted.json`, blocked('localhost'), /must not end with a dot after the host name/, false)
+    await refused('https://a.example.com./client.json', blocked('*.example.com'), /must not end with a dot after the host name/, false)
+    await refused(`https://localhost.:${port}/dotted.json`, dev(), /must not end with a dot after the host name/, false)
+    expect(https.connections).toBe(0)
+    // Nor does a row stored with one before this rule name a client at the token endpoint.
+    expect(clientIdKnown(`https://localhost.:${port}/dotted.json`, dev().hosts)).toBe(false)
+    expect(clientIdKnown(`https://localhost:${port}/dotted.json`, dev().hosts)).toBe(true)
   })
 
   it('matches host rules exactly or under a *.suffix, a block winning', () => {
@@ -256,17 +307,30 @@ describe('the cache', () => {
     expect(https.requests.get('/long.json')).toBe(2)
   })
 
-  it('fetches at most MAX_CONCURRENT_FETCHES documents at once, refusing another URL meanwhile without remembering it', async () => {
+  it('fetches at most MAX_CONCURRENT_FETCHES documents at once, MAX_CONCURRENT_FETCHES_PER_HOST from one host, refusing beyond without remembering', async () => {
     const resolver = new ClientMetadataResolver({ ...settings(), timeoutMs: 500 }, manualClock())
-    const slow = Array.from({ length: MAX_CONCURRENT_FETCHES }, (_, i) => {
-      https.route(`/stuck-${i}.json`, { hang: true })
-      return resolver.resolve(`${https.origin}/stuck-${i}.json`)
-    })
-    const url = https.document('/waiting.json')
-    expect(await resolver.resolve(url)).toMatchObject({ ok: false, fresh: false, reason: expect.stringMatching(/too many/) })
-    expect(https.requests.get('/waiting.json')).toBeUndefined()
-    expect((await Promise.all(slow)).map((r) => r.ok)).toEqual(Array(MAX_CONCURRENT_FETCHES).fill(false))
-    expect(await resolver.resolve(url)).toMatchObject({ ok: true, fresh: true })
+    const hosts = MAX_CONCURRENT_FETCHES / MAX_CONCURRENT_FETCHES_PER_HOST
+    const silent = await Promise.all(Array.from({ length: hosts + 1 }, (_, i) => silentServer(`127.0.0.${i + 2}`)))
+    try {
+      const stuck = (server: { origin: string }, i: number) => resolver.resolve(`${server.origin}/stuck-${i}.json`)
+      // Slow documents on one host hold that host's share only: a document elsewhere is fetched meanwhile.
+      const slow = Array.from({ length: MAX_CONCURRENT_FETCHES_PER_HOST }, (_, i) => stuck(silent[0]!, i))
+      expect(await stuck(silent[0]!, 99)).toMatchObject({ ok: false, fresh: false, reason: expect.stringMatching(/from this host/) })
+      expect(await resolver.resolve(https.document('/meanwhile.json'))).toMatchObject({ ok: true, fresh: true })
+      // Slow documents on enough hosts fill the whole bound.
+      for (const server of silent.slice(1, hosts)) {
+        for (let i = 0; i < MAX_CONCURRENT_FETCHES_PER_HOST; i++) slow.push(stuck(server, i))
+      }
+      expect(slow).toHaveLength(MAX_CONCURRENT_FETCHES)
+      expect(await stuck(silent[hosts]!, 0)).toMatchObject({ ok: false, fresh: false, reason: expect.stringMatching(/at once/) })
+      const url = https.document('/waiting.json')
+      expect(await resolver.resolve(url)).toMatchObject({ ok: false, fresh: false, reason: expect.stringMatching(/too many/) })
+      expect(https.requests.get('/waiting.json')).toBeUndefined()
+      expect((await Promise.all(slow)).map((r) => r.ok)).toEqual(Array(MAX_CONCURRENT_FETCHES).fill(false))
+      expect(await resolver.resolve(url)).toMatchObject({ ok: true, fresh: true })
+    } finally {
+      await Promise.all(silent.map((server) => server.close()))
+    }
   })
 
   it('remembers a refusal for a minute, and shares one fetch among concurrent requests', async () => {

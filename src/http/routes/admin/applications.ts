@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { describeTokenPolicy, tokenPolicyOf } from '../../../applications/index.js'
 import type { Actor } from '../../../audit/index.js'
-import type { OperatorUseCases } from '../../../operator/index.js'
+import { type OperatorUseCases, RefusedError } from '../../../operator/index.js'
 import type { Services } from '../../../services.js'
 import { actorOf } from '../../audit.js'
 import { requireRecentAuth } from '../../recent-auth.js'
@@ -130,7 +130,13 @@ export default async function adminApplicationRoutes(app: FastifyInstance, deps:
       const a = await load(request)
       const spec = Object.hasOwn(ACTIONS, request.params.action) ? ACTIONS[request.params.action] : undefined
       if (!a || !spec) return reply.callNotFound()
-      await spec.run(operator, actorOf(request), a.id)
+      try {
+        await spec.run(operator, actorOf(request), a.id)
+      } catch (err) {
+        // What Gatehouse will not do (a client without registration is only suspended): said, never a 500.
+        if (!(err instanceof RefusedError)) throw err
+        return render(request, reply, 'error.eta', { title: 'Request refused', message: err.message }, 409)
+      }
       return reply.redirect(spec.done ? `/admin/applications/${a.id}?done=${request.params.action}` : '/admin/applications?deleted=1', 303)
     },
   )
