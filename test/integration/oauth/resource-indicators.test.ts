@@ -49,6 +49,17 @@ afterAll(async () => {
   await t?.close()
 })
 
+/** A web application with its own lifetimes (docs/expiring-tokens.md): 15-minute tokens, day-long refresh tokens. */
+async function expiringApplication(name: string): Promise<ApplicationFixture> {
+  const app = await createApplication(t.db, { name, redirectUris: [REDIRECT], scopes: ['read'] })
+  await t.db
+    .updateTable('applications')
+    .set({ access_token_ttl_seconds: 900, refresh_token_ttl_seconds: 86_400 })
+    .where('id', '=', app.id)
+    .execute()
+  return app
+}
+
 function relyingParty(of: ApplicationFixture): Promise<client.Configuration> {
   return client.discovery(new URL(base), of.clientId, of.clientSecret, undefined, { execute: [client.allowInsecureRequests] })
 }
@@ -260,12 +271,7 @@ describe('the code flow with openid-client', () => {
   })
 
   it("with the client's own lifetimes: its access-token lifetime and a refresh token, which may narrow per refresh", async () => {
-    const owned = await createApplication(t.db, { name: 'Expiring planner', redirectUris: [REDIRECT], scopes: ['read'] })
-    await t.db
-      .updateTable('applications')
-      .set({ access_token_ttl_seconds: 900, refresh_token_ttl_seconds: 86_400 })
-      .where('id', '=', owned.id)
-      .execute()
+    const owned = await expiringApplication('Expiring planner')
     const config = await relyingParty(owned)
     const { callback, verifier } = await codeFor(config, [API, MCP])
     const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier })
@@ -475,12 +481,7 @@ describe('a refresh re-checks the resource servers of its audience', () => {
     const PAUSED = 'https://paused.example.com/'
     const paused = await createApplication(t.db, { name: 'Paused API', resourceServer: true })
     expect((await cli('apps', 'resources', paused.clientId, '--add', PAUSED)).code).toBe(0)
-    const owned = await createApplication(t.db, { name: 'Refreshing planner', redirectUris: [REDIRECT], scopes: ['read'] })
-    await t.db
-      .updateTable('applications')
-      .set({ access_token_ttl_seconds: 900, refresh_token_ttl_seconds: 86_400 })
-      .where('id', '=', owned.id)
-      .execute()
+    const owned = await expiringApplication('Refreshing planner')
     const config = await relyingParty(owned)
     const { callback, verifier } = await codeFor(config, [API, PAUSED])
     const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier })
