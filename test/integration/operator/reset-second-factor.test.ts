@@ -120,7 +120,9 @@ describe('the admin pages', () => {
     const confirm = await op.get(`/admin/users/${userId}/reset-second-factor`)
     expect(confirm.statusCode).toBe(200)
     expect(confirm.body).toContain(`Reset the second factor of ${s.email}?`)
-    expect(confirm.body).toContain('The access they gave to applications and their tokens are kept.')
+    expect(confirm.body).toContain(
+      'The access they gave to applications and their tokens are kept, but the refresh tokens approved in the sessions that end stop working',
+    )
     expectAccessiblePage(confirm.body)
     const forged = await op.post(`/admin/users/${userId}/reset-second-factor`, { _csrf: 'forged' })
     expect(forged.statusCode).toBe(403)
