@@ -64,7 +64,9 @@ export async function startSession(
   ttlMs: number,
   options: { from?: SeenFrom; maxSessions?: number; amr?: readonly string[] } = {},
 ): Promise<string> {
-  // Room for the new one: a log-in with the password ends the oldest sessions beyond the cap.
+  // Room for the new one: a log-in with the password ends the oldest sessions beyond the cap. No
+  // one meant to end them, so their refresh-token families live on, bounded by their own lifetime
+  // (docs/expiring-tokens.md "Revocation"), as those of sessions the janitor deletes at expiry.
   if (options.maxSessions !== undefined) await deleteSessionsBeyond(db, userId, now, options.maxSessions - 1)
   const id = randomToken(32)
   await insertSession(db, {

@@ -181,7 +181,7 @@ describe('gatehouse users reset-second-factor', () => {
     const res = await cli('users', 'reset-second-factor', s.email)
     expect(res.code, res.err).toBe(0)
     expect(res.out).toContain(
-      `${s.email} has no second factor now: 6 factors and recovery codes removed, 1 sessions ended, grants and tokens kept`,
+      `${s.email} has no second factor now: 6 factors and recovery codes removed, 1 sessions ended with their refresh tokens, grants and other tokens kept`,
     )
     await expectReset(userId, token)
     const events = await t.db
