@@ -111,8 +111,9 @@ export async function setOperatorRole(ctx: OperatorContext, email: string, on: b
 
 /**
  * Suspends the account: it cannot log in (a neutral refusal), its sessions end (endSessionsOfUser;
- * the suspension's revocation ends every other refresh-token family of the account too), its mailed links
- * and device cookies are void (closeOtherDoors), its tokens and pending codes are revoked (announced), and its applications are suspended with it. The
+ * the suspension's revocation ends every other refresh-token family of the account too), its
+ * mailed links and device cookies are void (closeOtherDoors), its tokens and pending codes are
+ * revoked (announced), and its applications are suspended with it. The
  * applications take the account's suspension time, so that unsuspending the account restores
  * exactly those and not one an operator suspended on its own.
  */

@@ -44,7 +44,8 @@ export type ResetResult =
  * Sets the new password (already checked against the rules) with a reset link, in one
  * transaction: the link is used up, every other mailed link and every device cookie of the
  * account is void (closeOtherDoors), every session of the account ends, with the refresh-token
- * families approved in it (whoever held one must log in with the new password), and the address counts as verified (the link reached it).
+ * families approved in it (whoever held one must log in with the new password), and the address
+ * counts as verified (the link reached it).
  * `revokeAccess` ("Also revoke every application's access", checked by default), or the first
  * proof of an address the account never proved, also revokes every grant, token, code and open
  * consent request of the account (evictEarlierHolders); the first proof also removes every second

@@ -334,6 +334,15 @@ describe('sessions ended on purpose', () => {
   const grantsOf = async (userId: string) =>
     (await t.db.selectFrom('grants').select('user_id').where('user_id', '=', userId).execute()).length
 
+  /** An operator, logged in to the admin pages, confirms `action` on the user's page. */
+  async function operatorActs(userId: string, action: 'reset-second-factor' | 'suspend') {
+    const operator = `operator-${crypto.randomUUID()}@example.com`
+    const op = await new BrowserSession(t.app).signUpAndLogIn(operator, PASSWORD)
+    await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', operator).execute()
+    await op.get(`/admin/users/${userId}/${action}`)
+    expect((await op.post(`/admin/users/${userId}/${action}`, {})).statusCode).toBe(303)
+  }
+
   async function expectEnded(refreshToken: string) {
     expect((await family(refreshToken)).revoked_at).not.toBeNull()
     expectOAuthError(await refresh(web, refreshToken), 'invalid_grant')
@@ -386,12 +395,15 @@ describe('sessions ended on purpose', () => {
   it("the operator's reset of the second factor: every session's families end, grants stay", async () => {
     const { email, keptFamily, endedFamily } = await twoBrowsers('operator-reset')
     const userId = await userIdOf(email)
-    const operator = `operator-${crypto.randomUUID()}@example.com`
-    const op = await new BrowserSession(t.app).signUpAndLogIn(operator, PASSWORD)
-    await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', operator).execute()
-    await op.get(`/admin/users/${userId}/reset-second-factor`)
-    expect((await op.post(`/admin/users/${userId}/reset-second-factor`, {})).statusCode).toBe(303)
+    await operatorActs(userId, 'reset-second-factor')
     expect(await grantsOf(userId)).toBe(1)
+    await expectEnded(endedFamily)
+    await expectEnded(keptFamily)
+  })
+
+  it("the operator's suspension of the account: every session's families end", async () => {
+    const { email, keptFamily, endedFamily } = await twoBrowsers('suspension')
+    await operatorActs(await userIdOf(email), 'suspend')
     await expectEnded(endedFamily)
     await expectEnded(keptFamily)
   })
