@@ -10,7 +10,7 @@ export const USAGE = `Usage: gatehouse <command> [--json]
   users suspend <email>             end their sessions, revoke their tokens, suspend their applications
   users unsuspend <email>
   users delete <email>              delete the account, its applications, grants and tokens
-  users reset-second-factor <email> remove its TOTP, passkeys and recovery codes, end its sessions; grants and tokens kept
+  users reset-second-factor <email> remove its TOTP, passkeys and recovery codes, end its sessions and their refresh tokens; grants kept
   apps list [--search TEXT] [--page N]   by name, client_id or owner's email
   apps show <client_id>
   apps suspend <client_id>          revoke its tokens and codes; it can no longer authorize or get tokens

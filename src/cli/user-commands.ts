@@ -101,7 +101,7 @@ const usersDelete = onUser(async ({ operator }, user) => {
 
 const usersResetSecondFactor = onUser(async ({ operator }, user) => {
   const { factors, endedSessions, mailSent } = await operator.resetSecondFactor(COMMAND_LINE, user.id)
-  const text = `${user.email} has no second factor now: ${factors} factors and recovery codes removed, ${endedSessions} sessions ended, grants and tokens kept; ${mailSent ? 'the user was told by mail' : 'the mail to the user could not be sent'}.`
+  const text = `${user.email} has no second factor now: ${factors} factors and recovery codes removed, ${endedSessions} sessions ended with their refresh tokens, grants and other tokens kept; ${mailSent ? 'the user was told by mail' : 'the mail to the user could not be sent'}.`
   return done(text, { email: user.email, factors, ended_sessions: endedSessions, mail_sent: mailSent })
 })
 

@@ -1,5 +1,6 @@
 import { deleteUserAccount } from '../accounts/settings/delete-account.js'
 import { closeOtherDoors } from '../accounts/recovery/recovery.js'
+import { endSessionsOfUser } from '../accounts/sessions/end-sessions.js'
 import type { AuditEvent, AuditEventName } from '../audit/audit-log.js'
 import { removeApplication } from '../applications/applications.js'
 import type { Db } from '../db/connect.js'
@@ -13,7 +14,6 @@ import {
   suspendApplicationsOfOwner,
   unsuspendApplicationsOfOwner,
 } from '../repositories/operator-applications.js'
-import { deleteSessionsOfUser } from '../repositories/sessions.js'
 import {
   type UserListing,
   findUserByEmail,
@@ -110,8 +110,10 @@ export async function setOperatorRole(ctx: OperatorContext, email: string, on: b
 }
 
 /**
- * Suspends the account: it cannot log in (a neutral refusal), its sessions end, its mailed links
- * and device cookies are void (closeOtherDoors), its tokens and pending codes are revoked (announced), and its applications are suspended with it. The
+ * Suspends the account: it cannot log in (a neutral refusal), its sessions end (endSessionsOfUser;
+ * the suspension's revocation ends every other refresh-token family of the account too), its
+ * mailed links and device cookies are void (closeOtherDoors), its tokens and pending codes are
+ * revoked (announced), and its applications are suspended with it. The
  * applications take the account's suspension time, so that unsuspending the account restores
  * exactly those and not one an operator suspended on its own.
  */
@@ -121,7 +123,7 @@ export async function suspendUser(ctx: OperatorContext, userId: string, now: Dat
     if (!user) throw new NotFoundError('No such user.')
     if (user.suspended_at !== null) return { user, changed: false }
     await setUserSuspended(trx, userId, now)
-    await deleteSessionsOfUser(trx, userId)
+    await endSessionsOfUser({ db: trx, bus: ctx.bus }, userId, now)
     await closeOtherDoors(trx, userId, now)
     await revoke({ db: trx, bus: ctx.bus }, { kind: 'user-suspended', userId }, now)
     for (const applicationId of await suspendApplicationsOfOwner(trx, userId, now)) {

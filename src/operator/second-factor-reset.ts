@@ -1,7 +1,7 @@
 import { type MailFrame, secondFactorResetMail } from '../accounts/mails.js'
 import type { Mailer } from '../mail/mailer.js'
 import { deleteSecondFactors, refreshSecondFactor } from '../repositories/second-factor.js'
-import { deleteSessionsOfUser } from '../repositories/sessions.js'
+import { endSessionsOfUser } from '../accounts/sessions/end-sessions.js'
 import { lockUser } from '../repositories/users.js'
 import { NotFoundError, type OperatorContext } from './moderation.js'
 
@@ -17,20 +17,22 @@ export interface SecondFactorReset {
  * their phone and their recovery codes): the account's TOTP secret, passkeys, recovery codes,
  * unfinished enrolments and pending log-ins go, and every session ends, so that the next log-in
  * is with the password alone and under the policy's eyes (REQUIRE_TWO_FACTOR asks them to enrol
- * again). Nothing the account granted is revoked and its mailed links and device cookies stay:
- * the user loses access to nothing (docs/decisions/012-reauthentication-and-policy.md says why).
+ * again). The account's grants and tokens stay, and so do its mailed links and device cookies;
+ * the refresh-token families approved in the ended sessions end with them, as at any log-out
+ * (endSessionsOfUser; docs/decisions/012-reauthentication-and-policy.md says why).
  * The user is mailed, so an owner who did not ask hears of it.
  */
 export async function resetSecondFactor(
   ctx: OperatorContext & { mailer: Mailer; mailFrame: MailFrame },
   userId: string,
+  now: Date,
 ): Promise<SecondFactorReset> {
   const done = await ctx.db.transaction().execute(async (trx) => {
     const user = await lockUser(trx, userId)
     if (!user) throw new NotFoundError('No such user.')
     const removed = await deleteSecondFactors(trx, userId)
     await refreshSecondFactor(trx, userId)
-    const endedSessions = await deleteSessionsOfUser(trx, userId)
+    const endedSessions = await endSessionsOfUser({ db: trx, bus: ctx.bus }, userId, now)
     const factors = (removed.totp_secrets ?? 0) + (removed.passkeys ?? 0) + (removed.recovery_codes ?? 0)
     return { email: user.email, factors, endedSessions }
   })

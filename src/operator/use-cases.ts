@@ -157,7 +157,7 @@ export function operatorUseCases({ db, bus, clock, audit, mailer, mailFrame, sco
     // strip the operator's account down to its password. Their own factors are changed where
     // every user changes theirs, with the password and a current factor; or by another operator,
     // or on the command line, which needs the server's machine.
-    resetSecondFactor: async (actor, userId) => resetSecondFactor({ ...moderated(actor, userId), mailer, mailFrame }, userId),
+    resetSecondFactor: async (actor, userId) => resetSecondFactor({ ...moderated(actor, userId), mailer, mailFrame }, userId, clock()),
     suspendApplication: (actor, id) => suspendApplication(ctx(actor), id, clock()),
     unsuspendApplication: (actor, id) => unsuspendApplication(ctx(actor), id),
     setVerified: (actor, id, on) => setVerified(ctx(actor), id, on, clock()),

@@ -140,12 +140,11 @@ export async function deleteSession(db: Db, idHash: string): Promise<void> {
   await db.deleteFrom('sessions').where('id_hash', '=', idHash).execute()
 }
 
-/** Every session of the user but `keepIdHash` (none kept when undefined); how many ended. */
-export async function deleteSessionsOfUser(db: Db, userId: string, keepIdHash?: string): Promise<number> {
-  return (await deleteSessionsOfUserKeys(db, userId, keepIdHash)).length
-}
-
-/** As deleteSessionsOfUser; the ended sessions' digests, whose `sid`s end their refresh-token families (docs/expiring-tokens.md). */
+/**
+ * Every session of the user but `keepIdHash` (none kept when undefined); the ended sessions'
+ * digests, whose `sid`s end their refresh-token families (src/accounts/sessions/end-sessions.ts
+ * endSessionsOfUser, the only caller; docs/expiring-tokens.md).
+ */
 export async function deleteSessionsOfUserKeys(db: Db, userId: string, keepIdHash?: string): Promise<string[]> {
   let q = db.deleteFrom('sessions').where('user_id', '=', userId)
   if (keepIdHash !== undefined) q = q.where('id_hash', '!=', keepIdHash)

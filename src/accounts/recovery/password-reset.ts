@@ -2,12 +2,12 @@ import type { AuditTrail } from '../../audit/audit-log.js'
 import { hashPassword } from '../../lib/passwords.js'
 import { RATE_LIMITS, rateRule } from '../../limits/policy.js'
 import { takeSlots } from '../../limits/rate-limiter.js'
-import { deleteSessionsOfUser } from '../../repositories/sessions.js'
 import { findUserByEmail, lockUser, markEmailVerified, setPasswordHash } from '../../repositories/users.js'
 import type { AccountContext } from '../context.js'
 import { issueEmailLink, peekEmailLink, useEmailLink } from '../sign-up/email-links.js'
 import { passwordChangedMail, passwordResetMail, passwordResetNoAccountMail } from '../mails.js'
 import { closeOtherDoors, evictEarlierHolders, forgetUnprovenSetUp } from './recovery.js'
+import { endSessionsOfUser } from '../sessions/end-sessions.js'
 
 export type ResetRequestResult =
   { readonly kind: 'done'; readonly mailSent: boolean } | { readonly kind: 'limited'; readonly retryAfterSeconds: number }
@@ -43,8 +43,9 @@ export type ResetResult =
 /**
  * Sets the new password (already checked against the rules) with a reset link, in one
  * transaction: the link is used up, every other mailed link and every device cookie of the
- * account is void (closeOtherDoors), every session of the account ends (whoever held one must
- * log in with the new password), and the address counts as verified (the link reached it).
+ * account is void (closeOtherDoors), every session of the account ends, with the refresh-token
+ * families approved in it (whoever held one must log in with the new password), and the address
+ * counts as verified (the link reached it).
  * `revokeAccess` ("Also revoke every application's access", checked by default), or the first
  * proof of an address the account never proved, also revokes every grant, token, code and open
  * consent request of the account (evictEarlierHolders); the first proof also removes every second
@@ -75,7 +76,7 @@ export async function resetPassword(
     const evict = reset.revokeAccess || user.email_verified_at === null
     const revoked = evict ? await evictEarlierHolders(trx, ctx.bus, { userId: user.id }, now) : undefined
     await closeOtherDoors(trx, user.id, now)
-    await deleteSessionsOfUser(trx, user.id)
+    await endSessionsOfUser({ db: trx, bus: ctx.bus }, user.id, now)
     await markEmailVerified(trx, user.id, user.email, now)
     return { email: user.email, userId: user.id, revoked }
   })

@@ -3,10 +3,10 @@ import { voidAllEmailTokens } from '../../repositories/email-tokens.js'
 import { deletePendingLoginsOfUser } from '../../repositories/pending-logins.js'
 import { clearProfile } from '../../repositories/profiles.js'
 import { deleteSecondFactors, refreshSecondFactor } from '../../repositories/second-factor.js'
-import { deleteSessionsOfUser } from '../../repositories/sessions.js'
 import { bumpCredentialVersion } from '../../repositories/users.js'
 import type { RevocationBus } from '../../revocation/bus.js'
 import { revoke } from '../../revocation/revoke.js'
+import { endSessionsOfUser } from '../sessions/end-sessions.js'
 
 /*
  * Every recovery closes the other doors (docs/accounts.md "Account recovery",
@@ -47,7 +47,7 @@ export async function evictEarlierHolders(
   now: Date,
 ): Promise<{ tokens: number; sessions: number }> {
   const tokens = await revoke({ db: trx, bus }, { kind: 'user-evicted', userId: user.userId }, now)
-  const sessions = await deleteSessionsOfUser(trx, user.userId, user.keepSessionHash)
+  const sessions = await endSessionsOfUser({ db: trx, bus }, user.userId, now, user.keepSessionHash)
   await closeOtherDoors(trx, user.userId, now)
   return { tokens, sessions }
 }

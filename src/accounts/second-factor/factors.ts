@@ -12,13 +12,13 @@ import {
   insertTotpSecret,
   putTotpEnrolment,
 } from '../../repositories/totp.js'
-import { deleteSessionsOfUser } from '../../repositories/sessions.js'
 import { bumpCredentialVersion, findUserById, lockUser } from '../../repositories/users.js'
-import type { Db } from '../../db/connect.js'
+import type { RevocationContext } from '../../revocation/revoke.js'
 import { passwordCannotBeRight } from '../account.js'
 import type { AccountContext } from '../context.js'
 import { recoveryCodesRegeneratedMail, totpDisabledMail, totpEnabledMail } from '../mails.js'
 import { type Reauthentication, reauthenticate } from '../sessions/reauthenticate.js'
+import { endSessionsOfUser } from '../sessions/end-sessions.js'
 import { newRecoveryCodes, recoveryCodeHash } from './recovery-codes.js'
 import { groupedSecret, isTotpCode, newTotpSecret, totpStep, totpUri } from './totp.js'
 
@@ -90,14 +90,20 @@ export async function checkEnrolmentProof(
 }
 
 /**
- * In the transaction that added a factor: device cookies collected before are void
- * (users.credential_version) and every other session of the account ends, so that a factor added
- * after a takeover is not the only door closed (docs/decisions/011-second-factor.md).
- * `keepSessionKey`: the stored digest of the browser's own session, which stays.
+ * In the transaction that added a factor (`ctx.db`): device cookies collected before are void
+ * (users.credential_version) and every other session of the account ends, with the refresh-token
+ * families approved in it (endSessionsOfUser), so that a factor added after a takeover is not the
+ * only door closed (docs/decisions/011-second-factor.md). `keepSessionKey`: the stored digest of
+ * the browser's own session, which stays, and its families with it.
  */
-export async function closeDoorsOnEnrolment(trx: Db, userId: string, keepSessionKey: string | undefined): Promise<number> {
-  await bumpCredentialVersion(trx, userId)
-  return deleteSessionsOfUser(trx, userId, keepSessionKey ?? '')
+export async function closeDoorsOnEnrolment(
+  ctx: RevocationContext,
+  userId: string,
+  keepSessionKey: string | undefined,
+  now: Date,
+): Promise<number> {
+  await bumpCredentialVersion(ctx.db, userId)
+  return endSessionsOfUser(ctx, userId, now, keepSessionKey)
 }
 
 /**
@@ -169,7 +175,7 @@ export async function confirmTotpEnrolment(
       recoveryCodes.map((c) => recoveryCodeHash(c) ?? ''),
       ctx.clock(),
     )
-    await closeDoorsOnEnrolment(trx, userId, confirm.keepSessionKey)
+    await closeDoorsOnEnrolment({ db: trx, bus: ctx.bus }, userId, confirm.keepSessionKey, ctx.clock())
     return true
   })
   if (enabled === 'unverified') return { kind: 'unverified' }
@@ -270,7 +276,7 @@ export async function regenerateRecoveryCodes(
   const hashes = recoveryCodes.map((c) => recoveryCodeHash(c) ?? '')
   await ctx.db.transaction().execute(async (trx) => {
     await replaceRecoveryCodes(trx, userId, hashes, ctx.clock())
-    await closeDoorsOnEnrolment(trx, userId, proof.keepSessionKey)
+    await closeDoorsOnEnrolment({ db: trx, bus: ctx.bus }, userId, proof.keepSessionKey, ctx.clock())
   })
   await audit.record({ event: 'user.recovery_codes_regenerated', userId, detail: auditDetail.recoveryCodesLeft(recoveryCodes.length) })
   await mailOwner(ctx, userId, recoveryCodesRegeneratedMail)

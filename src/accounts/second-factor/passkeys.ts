@@ -141,7 +141,7 @@ export async function registerPasskey(
     })
     if (!inserted) return 'duplicate' as const
     await refreshSecondFactor(trx, userId)
-    await closeDoorsOnEnrolment(trx, userId, attempt.keepSessionKey)
+    await closeDoorsOnEnrolment({ db: trx, bus: ctx.bus }, userId, attempt.keepSessionKey, now)
     return user.email
   })
   if (outcome === 'limit-reached' || outcome === 'duplicate' || outcome === 'unverified') return { kind: outcome }

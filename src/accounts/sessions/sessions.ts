@@ -7,7 +7,6 @@ import {
   addSessionMethods,
   deleteSession,
   deleteSessionsBeyond,
-  deleteSessionsOfUserKeys,
   findSessionUser,
   insertSession,
   listLiveSessions,
@@ -15,6 +14,7 @@ import {
 } from '../../repositories/sessions.js'
 import { closeOtherDoors } from '../recovery/recovery.js'
 import { type RevocationContext, revoke } from '../../revocation/revoke.js'
+import { endSessionsOfUser, sessionSid } from './end-sessions.js'
 
 /** The user of a live session, with what is derived from the session's stored digest. */
 export interface SessionUser extends StoredSessionUser {
@@ -64,7 +64,9 @@ export async function startSession(
   ttlMs: number,
   options: { from?: SeenFrom; maxSessions?: number; amr?: readonly string[] } = {},
 ): Promise<string> {
-  // Room for the new one: a log-in with the password ends the oldest sessions beyond the cap.
+  // Room for the new one: a log-in with the password ends the oldest sessions beyond the cap. No
+  // one meant to end them, so their refresh-token families live on, bounded by their own lifetime
+  // (docs/expiring-tokens.md "Revocation"), as those of sessions the janitor deletes at expiry.
   if (options.maxSessions !== undefined) await deleteSessionsBeyond(db, userId, now, options.maxSessions - 1)
   const id = randomToken(32)
   await insertSession(db, {
@@ -117,11 +119,6 @@ export function sessionKeyOf(id: string): string | undefined {
   return id.length === 0 || id.length > 100 ? undefined : sha256Hex(id)
 }
 
-/** OpenID Connect's `sid`: stable for the session, and tells nothing of the cookie or its stored digest. */
-export function sessionSid(idHash: string): string {
-  return sha256Hex(`gatehouse sid ${idHash}`).slice(0, 32)
-}
-
 export function endSession(db: Db, id: string): Promise<void> {
   return deleteSession(db, sha256Hex(id))
 }
@@ -148,16 +145,14 @@ export async function logOut(
 }
 
 /**
- * "Log out of all other sessions": every session of the user but the one with this id, and every
- * mailed link and device cookie of the account (closeOtherDoors); how many sessions ended.
+ * "Log out of all other sessions": every session of the user but the one with this id, with the
+ * refresh-token families approved in them (endSessionsOfUser), and every mailed link and device
+ * cookie of the account (closeOtherDoors); how many sessions ended.
  */
 export function endOtherSessions(ctx: RevocationContext, userId: string, currentId: string | undefined, now: Date): Promise<number> {
   return ctx.db.transaction().execute(async (trx) => {
     await closeOtherDoors(trx, userId, now)
-    const ended = await deleteSessionsOfUserKeys(trx, userId, currentId === undefined ? undefined : sha256Hex(currentId))
-    // Their refresh-token families too (docs/expiring-tokens.md).
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'sessions-ended', sids: ended.map(sessionSid) }, now)
-    return ended.length
+    return endSessionsOfUser({ db: trx, bus: ctx.bus }, userId, now, currentId === undefined ? undefined : sha256Hex(currentId))
   })
 }
 

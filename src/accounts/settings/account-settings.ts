@@ -4,7 +4,6 @@ import { hashPassword } from '../../lib/passwords.js'
 import { RATE_LIMITS, rateRule } from '../../limits/policy.js'
 import { takeSlots } from '../../limits/rate-limiter.js'
 import { voidEmailTokens } from '../../repositories/email-tokens.js'
-import { deleteSessionsOfUser } from '../../repositories/sessions.js'
 import { changeEmail, findUserByEmail, findUserById, lockUser, setPasswordHash } from '../../repositories/users.js'
 import type { AccountContext } from '../context.js'
 import { deleteUserAccount } from './delete-account.js'
@@ -19,6 +18,7 @@ import {
 } from '../mails.js'
 import { type Reauthentication, reauthenticate } from '../sessions/reauthenticate.js'
 import { closeOtherDoors } from '../recovery/recovery.js'
+import { endSessionsOfUser } from '../sessions/end-sessions.js'
 
 /*
  * The "Account" pages' use cases (docs/accounts.md "Your account"). Each change is one function, so that
@@ -32,8 +32,10 @@ export type ChangePasswordResult = { readonly kind: 'changed'; readonly endedSes
 
 /**
  * A new password (already checked against the rules), asked with the current one. Every other
- * session of the account ends, and every mailed link and device cookie is void (closeOtherDoors);
- * the browser that changed it stays logged in. A notice goes to the account's address.
+ * session of the account ends, with the refresh-token families approved in it (endSessionsOfUser:
+ * whoever learned the old password is shut out of the applications they approved too), and every
+ * mailed link and device cookie is void (closeOtherDoors); the browser that changed it stays
+ * logged in, and so do its families. A notice goes to the account's address.
  */
 export async function changePassword(
   ctx: AccountContext,
@@ -47,7 +49,8 @@ export async function changePassword(
   const endedSessions = await ctx.db.transaction().execute(async (trx) => {
     await setPasswordHash(trx, change.userId, passwordHash)
     await closeOtherDoors(trx, change.userId, now)
-    return deleteSessionsOfUser(trx, change.userId, change.sessionId === undefined ? '' : sha256Hex(change.sessionId))
+    const keep = change.sessionId === undefined ? undefined : sha256Hex(change.sessionId)
+    return endSessionsOfUser({ db: trx, bus: ctx.bus }, change.userId, now, keep)
   })
   await audit.record({ event: 'user.password_changed', userId: change.userId, detail: `${endedSessions} other sessions ended` })
   return { kind: 'changed', endedSessions, mailSent: await ctx.mailer.send(passwordChangedMail(ctx, check.email, 'changed')) }

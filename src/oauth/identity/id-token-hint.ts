@@ -16,7 +16,7 @@ export interface IdTokenHint {
   sub: string
   /** The `aud` claim as a list (OpenID Connect Core 2: a string or an array). */
   aud: string[]
-  /** The session the ID Token was issued in (src/accounts/sessions/sessions.ts sessionSid), when it says. */
+  /** The session the ID Token was issued in (src/accounts/sessions/end-sessions.ts sessionSid), when it says. */
   sid: string | undefined
 }
 

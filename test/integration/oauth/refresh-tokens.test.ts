@@ -6,7 +6,9 @@ import { revoke } from '../../../src/revocation/revoke.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
 import { BrowserSession } from '../../helpers/browser-session.js'
 import { listenOnLoopback } from '../../helpers/loopback.js'
+import { linkTo } from '../../helpers/mailbox.js'
 import { signInWithOpenIdClient } from '../../helpers/oidc-sign-in.js'
+import { enrolTotp } from '../../helpers/totp.js'
 import { CHALLENGE, VERIFIER, type TestClient, basic, createClient, exchange, expectOAuthError, obtainCode, tokenRow } from './helpers.js'
 
 /*
@@ -296,6 +298,114 @@ describe('revocation', () => {
     await s.post('/logout', {})
     expect((await family(issued.refresh_token)).revoked_at).not.toBeNull()
     expect(await introspected(web, issued.access_token)).toBe(false)
+  })
+})
+
+/*
+ * Every way an account's sessions are ended on purpose ends the families approved in them, as a
+ * log-out does; the browser that ended the others keeps its own (docs/expiring-tokens.md
+ * "Revocation"). Whoever shut an intruder out by changing the password shuts out the intruder's
+ * applications too.
+ */
+describe('sessions ended on purpose', () => {
+  const PASSWORD = 'correct horse battery'
+
+  /** A refresh token of a family approved in `s`'s session. */
+  async function approvedIn(s: BrowserSession): Promise<string> {
+    const code = await obtainCode(s, web, { scope: 'openid read', code_challenge: CHALLENGE, code_challenge_method: 'S256' })
+    const res = await exchange(t.app, web, { code, code_verifier: VERIFIER })
+    expect(res.statusCode, res.body).toBe(200)
+    const issued = res.json()
+    expect((await family(issued.refresh_token)).sid).not.toBeNull()
+    return issued.refresh_token
+  }
+
+  /** One account logged in in two browsers, each with a family it approved: `kept` acts, `ended` is the other one. */
+  async function twoBrowsers(label: string) {
+    const email = `${label}-${crypto.randomUUID()}@example.com`
+    const kept = await new BrowserSession(t.app).signUpAndLogIn(email, PASSWORD)
+    const ended = new BrowserSession(t.app)
+    expect((await ended.logIn(email, PASSWORD)).statusCode).toBe(303)
+    return { email, kept, ended, keptFamily: await approvedIn(kept), endedFamily: await approvedIn(ended) }
+  }
+
+  const userIdOf = async (email: string) =>
+    (await t.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id
+  const grantsOf = async (userId: string) =>
+    (await t.db.selectFrom('grants').select('user_id').where('user_id', '=', userId).execute()).length
+
+  /** An operator, logged in to the admin pages, confirms `action` on the user's page. */
+  async function operatorActs(userId: string, action: 'reset-second-factor' | 'suspend') {
+    const operator = `operator-${crypto.randomUUID()}@example.com`
+    const op = await new BrowserSession(t.app).signUpAndLogIn(operator, PASSWORD)
+    await t.db.updateTable('users').set({ is_operator: true }).where('email', '=', operator).execute()
+    await op.get(`/admin/users/${userId}/${action}`)
+    expect((await op.post(`/admin/users/${userId}/${action}`, {})).statusCode).toBe(303)
+  }
+
+  async function expectEnded(refreshToken: string) {
+    expect((await family(refreshToken)).revoked_at).not.toBeNull()
+    expectOAuthError(await refresh(web, refreshToken), 'invalid_grant')
+  }
+
+  async function expectRefreshes(refreshToken: string) {
+    const res = await refresh(web, refreshToken)
+    expect(res.statusCode, res.body).toBe(200)
+  }
+
+  it('"Log out of all other sessions": the other sessions\' families end, this one\'s refreshes', async () => {
+    const { kept, keptFamily, endedFamily } = await twoBrowsers('others')
+    await kept.get('/account/sessions')
+    expect((await kept.post('/account/sessions/others', {})).headers.location).toBe('/account?sessions_ended=1')
+    await expectEnded(endedFamily)
+    await expectRefreshes(keptFamily)
+  })
+
+  it("a password change: the other sessions' families end, the changing browser's refreshes", async () => {
+    const { kept, keptFamily, endedFamily } = await twoBrowsers('password-change')
+    await kept.get('/account/password')
+    const changed = await kept.post('/account/password', { current_password: PASSWORD, new_password: 'a new passphrase' })
+    expect(changed.headers.location).toBe('/account?password_changed=1')
+    await expectEnded(endedFamily)
+    await expectRefreshes(keptFamily)
+  })
+
+  it("a second factor added: the other sessions' families end, the enrolling browser's refreshes", async () => {
+    const { kept, keptFamily, endedFamily } = await twoBrowsers('enrolment')
+    await enrolTotp(kept, t.clock, PASSWORD)
+    await expectEnded(endedFamily)
+    await expectRefreshes(keptFamily)
+  })
+
+  it("a password reset by mailed link, without revoking every application's access: every session's families end", async () => {
+    const { email, keptFamily, endedFamily } = await twoBrowsers('password-reset')
+    const s = new BrowserSession(t.app)
+    await s.get('/forgot-password')
+    expect((await s.post('/forgot-password', { email })).statusCode).toBe(200)
+    const link = linkTo(t.mailbox.last(email), '/reset-password')!
+    await s.get(link)
+    const token = new URL(link, 'http://x').searchParams.get('token')!
+    // revoke_access left unchecked: only the sessions end, and the families approved in them.
+    expect((await s.post('/reset-password', { token, password: 'a new passphrase' })).statusCode).toBe(303)
+    expect(await grantsOf(await userIdOf(email))).toBe(1)
+    await expectEnded(endedFamily)
+    await expectEnded(keptFamily)
+  })
+
+  it("the operator's reset of the second factor: every session's families end, grants stay", async () => {
+    const { email, keptFamily, endedFamily } = await twoBrowsers('operator-reset')
+    const userId = await userIdOf(email)
+    await operatorActs(userId, 'reset-second-factor')
+    expect(await grantsOf(userId)).toBe(1)
+    await expectEnded(endedFamily)
+    await expectEnded(keptFamily)
+  })
+
+  it("the operator's suspension of the account: every session's families end", async () => {
+    const { email, keptFamily, endedFamily } = await twoBrowsers('suspension')
+    await operatorActs(await userIdOf(email), 'suspend')
+    await expectEnded(endedFamily)
+    await expectEnded(keptFamily)
   })
 })
 

@@ -120,7 +120,9 @@ describe('the admin pages', () => {
     const confirm = await op.get(`/admin/users/${userId}/reset-second-factor`)
     expect(confirm.statusCode).toBe(200)
     expect(confirm.body).toContain(`Reset the second factor of ${s.email}?`)
-    expect(confirm.body).toContain('The access they gave to applications and their tokens are kept.')
+    expect(confirm.body).toContain(
+      'The access they gave to applications and their tokens are kept, but the refresh tokens approved in the sessions that end stop working',
+    )
     expectAccessiblePage(confirm.body)
     const forged = await op.post(`/admin/users/${userId}/reset-second-factor`, { _csrf: 'forged' })
     expect(forged.statusCode).toBe(403)
@@ -179,7 +181,7 @@ describe('gatehouse users reset-second-factor', () => {
     const res = await cli('users', 'reset-second-factor', s.email)
     expect(res.code, res.err).toBe(0)
     expect(res.out).toContain(
-      `${s.email} has no second factor now: 6 factors and recovery codes removed, 1 sessions ended, grants and tokens kept`,
+      `${s.email} has no second factor now: 6 factors and recovery codes removed, 1 sessions ended with their refresh tokens, grants and other tokens kept`,
     )
     await expectReset(userId, token)
     const events = await t.db

@@ -33,7 +33,7 @@ const ACTIONS: Record<Action, { verb: string; explain: string; button: string; d
   'reset-second-factor': {
     verb: 'Reset the second factor of',
     explain:
-      'Their authenticator app, passkeys and recovery codes stop working and every session of the account ends: they log in again with their password alone and set up a second factor again. The access they gave to applications and their tokens are kept. They are told by mail. Do this only for someone whose identity you have checked by other means.',
+      'Their authenticator app, passkeys and recovery codes stop working and every session of the account ends: they log in again with their password alone and set up a second factor again. The access they gave to applications and their tokens are kept, but the refresh tokens approved in the sessions that end stop working, as at any log-out. They are told by mail. Do this only for someone whose identity you have checked by other means.',
     button: 'Reset second factor',
     danger: true,
   },

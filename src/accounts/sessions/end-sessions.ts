@@ -1,0 +1,31 @@
+import { deleteSessionsOfUserKeys } from '../../repositories/sessions.js'
+import { type RevocationContext, revoke } from '../../revocation/revoke.js'
+import { sha256Hex } from '../../lib/crypto.js'
+
+/** OpenID Connect's `sid`: stable for the session, and tells nothing of the cookie or its stored digest. */
+export function sessionSid(idHash: string): string {
+  return sha256Hex(`gatehouse sid ${idHash}`).slice(0, 32)
+}
+
+/**
+ * The one way an account's sessions are ended on purpose ("Log out of all other sessions", a
+ * password change or reset, a factor added, the operator's reset of the second factor or
+ * suspension, the eviction of an address's earlier holders): every session of the user but the
+ * one whose stored digest is `keepSessionKey` (none kept when undefined) ends, and with them the
+ * refresh-token families approved in them, by OpenID Connect `sid`, and those families' access
+ * tokens (docs/expiring-tokens.md "Revocation"). In the caller's transaction (`ctx.db`), or in a
+ * transaction of its own: the revocation's notice goes out only if the sessions' end commits.
+ * How many sessions ended.
+ *
+ * Sessions that end without anyone's intent do not come here: the janitor's expired ones
+ * (src/limits/janitor.ts) and the oldest beyond MAX_SESSIONS_PER_USER (startSession) leave their
+ * families to their own lifetime.
+ */
+export function endSessionsOfUser(ctx: RevocationContext, userId: string, now: Date, keepSessionKey?: string): Promise<number> {
+  const end = async (trx: RevocationContext['db']): Promise<number> => {
+    const ended = await deleteSessionsOfUserKeys(trx, userId, keepSessionKey)
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'sessions-ended', sids: ended.map(sessionSid) }, now)
+    return ended.length
+  }
+  return ctx.db.isTransaction ? end(ctx.db) : ctx.db.transaction().execute(end)
+}
