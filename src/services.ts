@@ -13,6 +13,7 @@ import { type Clock, systemClock } from './lib/clock.js'
 import { Janitor } from './limits/janitor.js'
 import { type Mailer, createMailer } from './mail/mailer.js'
 import { ApplicationCache } from './oauth/clients/application-cache.js'
+import { ClientDirectory } from './oauth/clients/client-directory.js'
 import { MetadataClients } from './oauth/clients/metadata-clients.js'
 import { ClientMetadataResolver } from './oauth/clients/metadata-resolver.js'
 import { SessionCache } from './accounts/sessions/session-cache.js'
@@ -205,7 +206,7 @@ function metadataClientsOf(config: Config, db: DatabaseHandle['db'], clock: Cloc
 }
 
 /** The caches: tokens, clients and applications hear every revocation through the bus; sessions need not (src/accounts/sessions/session-cache.ts). */
-function buildCaches(config: Config, database: DatabaseHandle, clock: Clock, audit: AuditLog) {
+function buildCaches(config: Config, database: DatabaseHandle, clock: Clock) {
   const { db } = database
   return {
     tokens: createServerTokenCache({ database, clock, ttlMs: config.tokenCacheTtlMs, maxEntries: config.tokenCacheMaxEntries }),
@@ -216,7 +217,7 @@ function buildCaches(config: Config, database: DatabaseHandle, clock: Clock, aud
       maxEntries: CLIENT_CACHE_MAX_ENTRIES,
       failureLimit: config.tokenAuthFailureLimit,
     }),
-    applications: new ApplicationCache(db, clock, undefined, undefined, metadataClientsOf(config, db, clock, audit)),
+    applications: new ApplicationCache(db, clock),
     sessions: new SessionCache(clock, config.sessionCacheMaxEntries),
   }
 }
@@ -240,7 +241,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const bus = new RevocationBus(database, log, clock)
   const revocationFeed = new RevocationFeed(db, log, { limits: config.streams })
   const audit = new AuditLog({ db, clock, log })
-  const caches = buildCaches(config, database, clock, audit)
+  const caches = buildCaches(config, database, clock)
+  const clientDirectory = new ClientDirectory(db, caches.applications, metadataClientsOf(config, db, clock, audit))
   for (const receiver of [caches.tokens, caches.clients, caches.applications, revocationFeed]) bus.subscribe(receiver)
   const janitor = new Janitor({ database, clock, log, ...config.janitor })
   const maintenance = maintenanceUseCases(database, janitor)
@@ -248,9 +250,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const tokenQuota = new TokenQuota({ db, bus, clock, tokensPerGrant: config.quotas.tokensPerGrant, log })
   const keys = new SigningKeys({ db, clock, box: sealedBox, idTokenTtlMs: config.idTokenTtlMs })
   const settings = oauthSettings(config)
-  const oauth = oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, keys, ...settings })
+  const oauth = oauthUseCases({ db, clock, bus, audit, tokenQuota, applications: caches.applications, clientDirectory, keys, ...settings })
   const device = deviceUseCases({ db, clock, bus, audit, tokenQuota, ...deviceSettings(config, settings.scopes) })
-  const identitySettings = { issuer: config.publicUrl, applications: caches.applications }
+  const identitySettings = { issuer: config.publicUrl, clientDirectory }
   const mailer = overrides.mailer ?? createMailer(config.mail, log.child({ component: 'mail' }))
 
   return {

@@ -9,6 +9,7 @@ import type { RevocationBus } from '../revocation/bus.js'
 import type { RevocationFeed, StreamClient, StreamRefusal } from '../revocation/stream-feed.js'
 import type { TokenQuota } from '../revocation/token-quota.js'
 import type { ApplicationCache } from './clients/application-cache.js'
+import type { ClientDirectory } from './clients/client-directory.js'
 import type { HostRules } from './clients/metadata-document.js'
 import type { AuthorizingUser, IssueQuotas } from './authorize/authorization.js'
 import type { SigningKeys } from './identity/signing-keys.js'
@@ -117,7 +118,10 @@ export interface OAuthDeps {
   audit: AuditLog
   /** PUBLIC_URL: the issuer (RFC 9207) and the endpoints' base. */
   issuer: string
-  applications: ApplicationCache
+  /** Copies for remembered consent, and the single-page apps' origins for CORS. */
+  applications: Pick<ApplicationCache, 'get' | 'allowsBrowserOrigin'>
+  /** The one door from a client_id to its application (src/oauth/clients/client-directory.ts). */
+  clientDirectory: ClientDirectory
   quotas: IssueQuotas
   tokenQuota: Pick<TokenQuota, 'issued'>
   /** TOKEN_AUTH_FAILURE_LIMIT. */
@@ -181,6 +185,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     issuer: deps.issuer,
     scopes: deps.scopes,
     applications: deps.applications,
+    clientDirectory: deps.clientDirectory,
     quotas: deps.quotas,
     tokenQuota: deps.tokenQuota,
     idTokens,
@@ -199,7 +204,7 @@ export function oauthUseCases(deps: OAuthDeps): OAuthUseCases {
     audit,
     resources: deps.resources,
   }
-  const pushing: PushContext = { ...clients, issuer: deps.issuer, applications: deps.applications }
+  const pushing: PushContext = { ...clients, issuer: deps.issuer, clientDirectory: deps.clientDirectory }
   const metadata = metadataOf(deps.issuer, deps.scopes, deps.clientMetadataDocuments)
   const dpop = new DpopCheck(db, clock, deps.issuer, deps.dpop)
   return {

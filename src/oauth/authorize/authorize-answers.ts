@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.js'
 import { hasGrant } from '../../repositories/grants.js'
 import type { TokenQuota } from '../../revocation/token-quota.js'
 import type { ApplicationCache } from '../clients/application-cache.js'
+import type { ClientDirectory } from '../clients/client-directory.js'
 import type { ScopeVocabulary } from '../grants/scope.js'
 import type { SessionCheck } from '../../repositories/authorization-codes.js'
 import type { AuthorizingUser, IssueQuotas, Issued } from './authorization.js'
@@ -52,7 +53,10 @@ export interface AuthorizeContext {
   issuer: string
   /** The scopes this Gatehouse knows (src/oauth/grants/scope.ts). */
   scopes: ScopeVocabulary
-  applications: ApplicationCache
+  /** Copies for the remembered-consent path only (answerAuthorizeRequest); every other answer reads through clientDirectory. */
+  applications: Pick<ApplicationCache, 'get'>
+  /** The application a client_id names, as it is now (fetched for a metadata document's URL). */
+  clientDirectory: Pick<ClientDirectory, 'resolve'>
   quotas: IssueQuotas
   /** Keeps MAX_TOKENS_PER_GRANT after a token-flow token is issued. */
   tokenQuota: Pick<TokenQuota, 'issued'>

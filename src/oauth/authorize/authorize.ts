@@ -70,7 +70,7 @@ export async function answerAuthorizeRequest(ctx: AuthorizeContext, query: unkno
     }
   }
   if (user?.cached) return CONFIRM_SESSION
-  const outcome = await validateAuthorizationRequest(reading, ctx, (id) => ctx.applications.load(id), 'plain')
+  const outcome = await validateAuthorizationRequest(reading, ctx, (id) => ctx.clientDirectory.resolve(id), 'plain')
   return answerValidated(ctx, { outcome, params: reading.params }, user, tried)
 }
 
@@ -93,7 +93,7 @@ async function answerPushedRequest(ctx: AuthorizeContext, query: Params, user: A
   const clientId = optional(query, 'client_id')
   const pushed = clientId === undefined ? undefined : await findPushed(ctx, query.request_uri!, now)
   if (!pushed || pushed.clientId !== clientId) return INVALID_REQUEST_URI
-  const validated = await validateAuthorizationRequest(readParams(pushed.params), ctx, (id) => ctx.applications.load(id), 'pushed')
+  const validated = await validateAuthorizationRequest(readParams(pushed.params), ctx, (id) => ctx.clientDirectory.resolve(id), 'pushed')
   // prompt=login and max_age (OpenID Connect Core 3.1.2.1) are satisfied by a log-in after the
   // push, a time kept on the server: the query's LOGIN_ASKED_PARAM is the browser's word, and the
   // pushed parameters are the client's only.
@@ -174,7 +174,7 @@ const consumePushed = (ctx: AuthorizeContext, id: string, now: Date) => consumeP
  * browsers apply form-action to every redirect that follows a form submission.
  */
 export async function authorizeDestination(
-  ctx: Pick<AuthorizeContext, 'applications' | 'db' | 'clock'>,
+  ctx: Pick<AuthorizeContext, 'clientDirectory' | 'db' | 'clock'>,
   path: string,
 ): Promise<string | undefined> {
   if (!path.startsWith('/oauth/authorize?')) return undefined
@@ -187,6 +187,6 @@ export async function authorizeDestination(
   // A pushed request's redirect URI is in its stored parameters (RFC 9126 4).
   const pushed =
     typeof requestUri === 'string' && isPushedRequestUri(requestUri) ? await findPushed(ctx, requestUri, ctx.clock()) : undefined
-  const client = await establishClient(readParams(pushed ? pushed.params : query), (id) => ctx.applications.load(id))
+  const client = await establishClient(readParams(pushed ? pushed.params : query), (id) => ctx.clientDirectory.resolve(id))
   return client.kind === 'ok' ? client.redirectUri : undefined
 }

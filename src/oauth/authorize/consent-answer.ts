@@ -42,7 +42,12 @@ export async function answerConsent(
   }
   const held = await findHeldRequest(ctx.db, form.heldId, now, user.id)
   if (!held) return gone
-  const outcome = await validateAuthorizationRequest(readParams(heldRequestParams(held)), ctx, (id) => ctx.applications.load(id), 'held')
+  const outcome = await validateAuthorizationRequest(
+    readParams(heldRequestParams(held)),
+    ctx,
+    (id) => ctx.clientDirectory.resolve(id),
+    'held',
+  )
   if (outcome.kind === 'fatal') return { kind: 'error-page', message: outcome.message }
   if (outcome.kind === 'redirect') return deliverError(ctx, outcome, user)
   const req = outcome.request

@@ -1,7 +1,7 @@
 import { randomToken, sha256Hex } from '../../lib/crypto.js'
 import { LIFETIMES, QUOTAS } from '../../limits/policy.js'
 import { type PushedParams, findPushedRequest, insertPushedRequest } from '../../repositories/pushed-requests.js'
-import type { ApplicationCache } from '../clients/application-cache.js'
+import type { ClientDirectory } from '../clients/client-directory.js'
 import type { ScopeVocabulary } from '../grants/scope.js'
 import { validateAuthorizationRequest } from './authorize-request.js'
 import { LOGIN_ASKED_PARAM } from './login-demand.js'
@@ -31,7 +31,7 @@ export interface PushContext extends ClientEndpointContext {
   issuer: string
   /** The scopes this Gatehouse knows (src/oauth/grants/scope.ts). */
   scopes: ScopeVocabulary
-  applications: Pick<ApplicationCache, 'load'>
+  clientDirectory: Pick<ClientDirectory, 'resolve'>
 }
 
 /** RFC 9126 2.2: the 201 response. */
@@ -70,7 +70,7 @@ export async function pushAuthorizationRequest(
     }
     pushed.dpop_jkt = dpop.jkt
   }
-  const outcome = await validateAuthorizationRequest(readParams(pushed), ctx, (id) => ctx.applications.load(id), 'pushed')
+  const outcome = await validateAuthorizationRequest(readParams(pushed), ctx, (id) => ctx.clientDirectory.resolve(id), 'pushed')
   if (outcome.kind === 'fatal') throw new InvalidRequestError(outcome.message)
   if (outcome.kind === 'redirect') throw outcome.error
   const random = randomToken(32)
@@ -89,13 +89,13 @@ export async function pushAuthorizationRequest(
 /**
  * The client, authenticated as at the token endpoint. A client of a metadata document may push
  * its very first request (an MCP client uses PAR when the metadata lists the endpoint), so its
- * document is fetched and stored as /oauth/authorize would (ApplicationCache.load) before its
+ * document is fetched and stored as /oauth/authorize would (ClientDirectory) before its
  * credentials are checked; with the setting off or its host not admitted it is unknown
  * (docs/decisions/026-client-metadata-documents.md).
  */
 async function pushingClient(ctx: PushContext, creds: ClientCredentials) {
   if (looksLikeMetadataUrl(creds.clientId) && clientIdKnown(creds.clientId, ctx.metadataHosts)) {
-    return verifyClient(ctx.db, ctx.clock, creds, await ctx.applications.load(creds.clientId), ctx.clientAuthFailureLimit)
+    return verifyClient(ctx.db, ctx.clock, creds, await ctx.clientDirectory.resolve(creds.clientId), ctx.clientAuthFailureLimit)
   }
   return authenticateClient(ctx.db, ctx.clock, creds, ctx.clientAuthFailureLimit, ctx.metadataHosts)
 }

@@ -1,11 +1,9 @@
 import { type RevocationNotice, TtlLru } from '@gatehouse/verifier/shared'
 import type { Db } from '../../db/connect.js'
 import type { Clock } from '../../lib/clock.js'
-import { findApplicationWithOwnerByClientId, listSpaRedirectUris } from '../../repositories/applications.js'
+import { listSpaRedirectUris } from '../../repositories/applications.js'
 import type { RevocationReceiver } from '../../revocation/bus.js'
 import type { AuthorizeApplication } from '../authorize/authorize-request.js'
-import type { MetadataClients } from './metadata-clients.js'
-import { looksLikeMetadataUrl } from './metadata-document.js'
 
 export const APPLICATION_CACHE_TTL_MS = 5_000
 export const APPLICATION_CACHE_MAX_ENTRIES = 1_000
@@ -14,8 +12,10 @@ export const APPLICATION_CACHE_MAX_ENTRIES = 1_000
  * Applications by client_id for GET /oauth/authorize with remembered consent, so that path
  * costs the session lookup and one statement (docs/decisions/004-caching-and-ttl-bounds.md). A
  * cached copy is only ever used to issue a code through `insertCodeUnderGrant`, which re-checks
- * the settings in the same statement; every other answer comes from `load`. So an edit in any
- * process takes effect at once, and the bus drops deleted applications.
+ * the settings in the same statement; every other answer comes from a fresh read through the
+ * ClientDirectory (client-directory.ts), which tells this cache what it found. So an edit in any
+ * process takes effect at once, and the bus drops deleted applications. This cache only keeps
+ * what it is told: it reads no application and knows nothing of metadata documents.
  */
 export class ApplicationCache implements RevocationReceiver {
   readonly #lru: TtlLru<AuthorizeApplication>
@@ -28,11 +28,6 @@ export class ApplicationCache implements RevocationReceiver {
     private readonly clock: Clock,
     private readonly ttlMs = APPLICATION_CACHE_TTL_MS,
     maxEntries = APPLICATION_CACHE_MAX_ENTRIES,
-    /**
-     * Clients named by the URL of their metadata document (CLIENT_ID_METADATA_DOCUMENTS); absent,
-     * the default, such a client_id is unknown, even when an earlier run stored its client.
-     */
-    private readonly metadataClients?: MetadataClients,
   ) {
     this.#lru = new TtlLru(maxEntries)
   }
@@ -42,14 +37,14 @@ export class ApplicationCache implements RevocationReceiver {
     return this.#lru.get(clientId, this.clock().getTime())
   }
 
-  /** Reads the application from the database, remembering it (or forgetting it when gone). */
-  async load(clientId: string): Promise<AuthorizeApplication | undefined> {
-    const app = looksLikeMetadataUrl(clientId)
-      ? await this.metadataClients?.load(clientId)
-      : await findApplicationWithOwnerByClientId(this.db, clientId)
-    if (app === undefined) this.#lru.delete(clientId)
-    else this.#lru.set(clientId, app, this.clock().getTime() + this.ttlMs)
-    return app
+  /** Keeps `app`, as just read, for this cache's lifetime. */
+  remember(clientId: string, app: AuthorizeApplication): void {
+    this.#lru.set(clientId, app, this.clock().getTime() + this.ttlMs)
+  }
+
+  /** Drops any copy: a fresh read found no application, or none that may be used, under this client_id. */
+  forget(clientId: string): void {
+    this.#lru.delete(clientId)
   }
 
   /**

@@ -15,6 +15,7 @@ const MAX_LINK_LENGTH = 2000
 export const MAX_DOCUMENT_REDIRECT_URIS = 20
 const MAX_NAME_LENGTH = 100
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+const TRAILING_DOT = 'must not end with a dot after the host name'
 
 /** The host rules (CLIENT_ID_METADATA_ALLOWED_HOSTS, CLIENT_ID_METADATA_BLOCKED_HOSTS): host names, or `*.suffix` for any name under suffix. */
 export interface HostRules {
@@ -55,6 +56,34 @@ export function hostPermitted(host: string, rules: HostRules): boolean {
   return rules.allowed.length === 0 || rules.allowed.some((r) => matchesRule(host, r))
 }
 
+/** The host of a client_id URL as the host rules and the fetch see it: its hostname, an IPv6 address without brackets. */
+function hostOfClientId(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '')
+}
+
+/**
+ * `host.` names the same host as `host` in DNS, yet is another string: the host rules and the
+ * stored client_id would see a second spelling, so a blocked host could come back with a dot.
+ * Such a client_id is never fetched (checkClientIdUrl), so no client is ever known by one.
+ */
+function endsWithDot(host: string): boolean {
+  return host.endsWith('.')
+}
+
+/**
+ * The host rules (CLIENT_ID_METADATA_*_HOSTS) for a client_id URL: its host, as the fetch will
+ * connect to it, unless spelled with a trailing dot or not permitted. One rule for the fetcher,
+ * which asks it before connecting, and for the client endpoints, which ask it before reading a
+ * stored client's row (clientIdKnown in src/oauth/token/client-auth.ts), so that both always
+ * agree on which metadata clients exist (docs/decisions/026-client-metadata-documents.md).
+ */
+export function checkClientIdHost(url: URL, rules: HostRules): Checked<string> {
+  const host = hostOfClientId(url)
+  if (endsWithDot(host)) return { ok: false, reason: `the client_id ${TRAILING_DOT}` }
+  if (!hostPermitted(host, rules)) return { ok: false, reason: `the host ${host} is not allowed by this server` }
+  return { ok: true, value: host }
+}
+
 /**
  * The URL rules of draft-ietf-oauth-client-id-metadata-document §3: https, a path, no fragment, no
  * user name or password, no dot segments. The string must be the URL's own serialisation (WHATWG
@@ -68,15 +97,13 @@ export function checkClientIdUrl(raw: string, isLoopback: (host: string) => bool
   if (raw.length > MAX_CLIENT_ID_URL_LENGTH) return { ok: false, reason: `is longer than ${MAX_CLIENT_ID_URL_LENGTH} characters` }
   if (!URL.canParse(raw)) return { ok: false, reason: 'is not a URL' }
   const url = new URL(raw)
-  const host = url.hostname.replace(/^\[|\]$/g, '')
+  const host = hostOfClientId(url)
   if (url.protocol === 'http:') {
     if (!httpLoopback || !isLoopback(host)) return { ok: false, reason: 'must use https' }
   } else if (url.protocol !== 'https:') {
     return { ok: false, reason: 'must use https' }
   }
-  // `host.` names the same host as `host` in DNS, yet is another string: the host rules and the
-  // stored client_id would see a second spelling, so a blocked host could come back with a dot.
-  if (host.endsWith('.')) return { ok: false, reason: 'must not end with a dot after the host name' }
+  if (endsWithDot(host)) return { ok: false, reason: TRAILING_DOT }
   if (raw.includes('#')) return { ok: false, reason: 'must not have a fragment' }
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'must not contain a user name or password' }
   const path = /^[a-z]+:\/\/[^/?#]*([^?#]*)/i.exec(raw)?.[1] ?? ''

@@ -5,7 +5,14 @@ import { isIP, type LookupFunction } from 'node:net'
 // The system's trust store as Node has it, so an extra CA adds to it rather than replacing it.
 import { rootCertificates } from 'node:tls'
 import { addressAllowed, isLoopbackHost } from './metadata-addresses.js'
-import { type ClientMetadata, type HostRules, checkClientIdUrl, checkClientMetadata, hostPermitted, maxAgeOf } from './metadata-document.js'
+import {
+  type ClientMetadata,
+  type HostRules,
+  checkClientIdHost,
+  checkClientIdUrl,
+  checkClientMetadata,
+  maxAgeOf,
+} from './metadata-document.js'
 
 /*
  * Fetching a client's metadata document safely (docs/decisions/026-client-metadata-documents.md
@@ -61,8 +68,9 @@ export async function fetchClientMetadata(clientId: string, settings: MetadataFe
   const checked = checkClientIdUrl(clientId, isLoopbackHost, settings.allowPrivateAddresses)
   if (!checked.ok) return { ok: false, reason: `the client_id ${checked.reason}`, connected: false }
   const url = checked.value
-  const host = url.hostname.replace(/^\[|\]$/g, '')
-  if (!hostPermitted(host, settings.hosts)) return { ok: false, reason: `the host ${host} is not allowed by this server`, connected: false }
+  const ruled = checkClientIdHost(url, settings.hosts)
+  if (!ruled.ok) return { ok: false, reason: ruled.reason, connected: false }
+  const host = ruled.value
 
   const controller = new AbortController()
   const timer = setTimeout(() => controller.abort(), settings.timeoutMs)

@@ -7,7 +7,7 @@ import { type PublicKeyInfo, SIGNING_ALGS, type SigningKeys } from './signing-ke
 import type { ServerTokenCache } from '../token/token-validity.js'
 import type { BindingCheck } from '../token/presentation.js'
 import { type UserInfoAnswer, answerUserInfo } from './userinfo.js'
-import type { ApplicationCache } from '../clients/application-cache.js'
+import type { ClientDirectory } from '../clients/client-directory.js'
 import { LOGOUT_PATH, type LogoutRequest, hintMatchesSession, validateLogoutRequest } from '../logout/logout.js'
 import { hasGrant } from '../../repositories/grants.js'
 
@@ -52,8 +52,8 @@ export interface IdentityDeps {
   /** The RFC 8414 document, which discovery extends. */
   metadata: Readonly<Record<string, unknown>>
   issuer: string
-  /** The end_session_endpoint reads applications fresh from the database (`load`). */
-  applications: Pick<ApplicationCache, 'load'>
+  /** The end_session_endpoint reads applications fresh, as /oauth/authorize does (src/oauth/clients/client-directory.ts). */
+  clientDirectory: Pick<ClientDirectory, 'resolve'>
 }
 
 export function identityUseCases(deps: IdentityDeps): IdentityUseCases {
@@ -68,7 +68,7 @@ export function identityUseCases(deps: IdentityDeps): IdentityUseCases {
       const ctx = {
         keys,
         issuer: deps.issuer,
-        load: (id: string) => deps.applications.load(id),
+        load: (id: string) => deps.clientDirectory.resolve(id),
         hasGrant: (userId: string, applicationId: string) => hasGrant(deps.db, userId, applicationId),
       }
       const outcome = await validateLogoutRequest(ctx, input, session)

@@ -7,7 +7,7 @@ import { takeSlots } from '../../limits/rate-limiter.js'
 import { isClientIdWithinBound } from '../../lib/tokens.js'
 import { findApplicationByClientId } from '../../repositories/applications.js'
 import type { RevocationBus } from '../../revocation/bus.js'
-import { type HostRules, hostPermitted, looksLikeMetadataUrl } from '../clients/metadata-document.js'
+import { type HostRules, checkClientIdHost, looksLikeMetadataUrl } from '../clients/metadata-document.js'
 import { InvalidClientError, InvalidRequestError, SlowDownError } from '../errors.js'
 import { basicCredentials, optional, type Params } from '../params.js'
 
@@ -75,9 +75,8 @@ export function assertConfidential(creds: ClientCredentials): asserts creds is C
 export function clientIdKnown(clientId: string, metadataHosts: HostRules | undefined): boolean {
   if (!looksLikeMetadataUrl(clientId)) return true
   if (metadataHosts === undefined || !URL.canParse(clientId)) return false
-  const host = new URL(clientId).hostname.replace(/^\[|\]$/g, '')
-  // A trailing dot is a second spelling of a host (checkClientIdUrl), never fetched: no row stored with one counts.
-  return !host.endsWith('.') && hostPermitted(host, metadataHosts)
+  // The fetcher's own host rule, trailing dot included: a row it could not have fetched now is unknown.
+  return checkClientIdHost(new URL(clientId), metadataHosts).ok
 }
 
 /**
