@@ -201,6 +201,26 @@ function expectOutput(output: string, expected: string): void {
   }
 }
 
+/**
+ * A reader's addresses in `text` moved to a test's ports, in one pass: replaced one after
+ * another, a free port such as 40023 put in by the first would be taken for the reader's 4002.
+ */
+export function moveAddresses(text: string, at: { gatehouse: string; apiPort: number; rpPort: number; mcpPort: number }): string {
+  const moved: Record<string, string> = {
+    'http://127.0.0.1:3000': at.gatehouse,
+    '127.0.0.1:4000': `127.0.0.1:${at.apiPort}`,
+    'localhost:4001': `localhost:${at.rpPort}`,
+    '127.0.0.1:4002': `127.0.0.1:${at.mcpPort}`,
+    'PORT=4000': `PORT=${at.apiPort}`,
+    'PORT=4001': `PORT=${at.rpPort}`,
+    'PORT=4002': `PORT=${at.mcpPort}`,
+  }
+  return text.replace(
+    /http:\/\/127\.0\.0\.1:3000(?!\d)|127\.0\.0\.1:400[02](?!\d)|localhost:4001(?!\d)|\bPORT=400[012](?!\d)/g,
+    (m) => moved[m]!,
+  )
+}
+
 /** Runs blocks as a reader would, against a test's Gatehouse listening at `gatehouse`. */
 export class DocRunner {
   /** The reader's shell variables so far. */
@@ -222,14 +242,7 @@ export class DocRunner {
 
   /** The reader's addresses, moved to where this test listens. */
   local(text: string): string {
-    return text
-      .replaceAll('http://127.0.0.1:3000', this.gatehouse)
-      .replaceAll('127.0.0.1:4000', `127.0.0.1:${this.apiPort}`)
-      .replaceAll('localhost:4001', `localhost:${this.rpPort}`)
-      .replaceAll('127.0.0.1:4002', `127.0.0.1:${this.mcpPort}`)
-      .replace(/\bPORT=4000\b/, `PORT=${this.apiPort}`)
-      .replace(/\bPORT=4001\b/, `PORT=${this.rpPort}`)
-      .replace(/\bPORT=4002\b/, `PORT=${this.mcpPort}`)
+    return moveAddresses(text, this)
   }
 
   private shellEnv(): Record<string, string> {

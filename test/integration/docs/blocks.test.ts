@@ -10,6 +10,7 @@ import {
   commands,
   documents,
   firstLine,
+  moveAddresses,
   readDocument,
   relativeLinks,
 } from '../../helpers/doc-blocks.js'
@@ -22,6 +23,15 @@ import {
  */
 
 describe('the command blocks of README.md and docs/', () => {
+  it("move a reader's addresses to the test's ports once, whatever ports those are", () => {
+    // A Gatehouse on port 40023 must not be taken for the reader's example MCP server on 4002.
+    const at = { gatehouse: 'http://127.0.0.1:40023', apiPort: 40001, rpPort: 40010, mcpPort: 38683 }
+    const text = 'http://127.0.0.1:3000/verify 127.0.0.1:4000/me localhost:4001/cb 127.0.0.1:4002/mcp PORT=4000 PORT=4002'
+    expect(moveAddresses(text, at)).toBe(
+      'http://127.0.0.1:40023/verify 127.0.0.1:40001/me localhost:40010/cb 127.0.0.1:38683/mcp PORT=40001 PORT=38683',
+    )
+  })
+
   it('are each run by a test (RUN) or exempt by name (EXEMPT)', () => {
     const unhandled = documents()
       .flatMap(commandBlocks)
