@@ -22,10 +22,10 @@ export default defineConfig({
     server: { deps: { inline: ['@modelcontextprotocol/sdk', 'eventsource', 'eventsource-parser'] } },
     // Each test file gets its own database (test/helpers/db.ts), so files run in parallel.
     pool: 'forks',
-    // One file per core, not vitest's default of one less: a file spends much of its time
-    // waiting on the database, Chromium or a child process, so on a two-core machine a second
-    // file beside it nearly halves the run (docs/development.md).
-    maxWorkers: Math.max(2, availableParallelism()),
+    // One file more than there are cores, not vitest's default of one less: a file spends much of
+    // its time waiting on the database, Chromium or a child process, so the cores stay busy only
+    // with a file to spare (docs/development.md gives the measured runs).
+    maxWorkers: availableParallelism() + 1,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // expect.poll waits for an event (a notice heard, a stream closed), so its bound is a safety
