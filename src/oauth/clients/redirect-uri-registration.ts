@@ -1,4 +1,5 @@
 import { domainToASCII, domainToUnicode } from 'node:url'
+import punycode from 'punycode/punycode.js'
 import { FORBIDDEN_SCHEMES, LOOPBACK_IPS, parse, queryProblem } from './redirect-uri.js'
 
 /*
@@ -75,7 +76,7 @@ export function validateRegisteredRedirectUri(typed: string): RedirectUriCheck {
     return { ok: false, reason: 'must have a path starting with /, as in com.example.app:/callback' }
   }
   // An `xn--` label that does not decode is a name no browser will look up (WHATWG URL host parsing).
-  if (uri.host !== null && hasPunycodeLabel(uri.host) && domainToASCII(uri.host) !== uri.host) {
+  if (uri.host !== null && hasPunycodeLabel(uri.host) && !punycodeLabelsValid(uri.host)) {
     return { ok: false, reason: 'has a host name with an invalid xn-- (punycode) label' }
   }
   const q = queryProblem(uri.query)
@@ -85,6 +86,25 @@ export function validateRegisteredRedirectUri(typed: string): RedirectUriCheck {
 
 function hasPunycodeLabel(host: string): boolean {
   return host.split('.').some((label) => label.startsWith('xn--'))
+}
+
+/**
+ * Whether each `xn--` label of `host` is the ASCII form of a valid label: it decodes (RFC 3492)
+ * to a label that UTS #46 (WHATWG's domainToASCII) turns back into exactly it, so it is neither
+ * garbage nor a second spelling. Decoded here rather than left to the URL parser, since Node 24's
+ * accepts `xn--` labels that do not decode at all (`xn--zz`) or decode to what is disallowed.
+ */
+function punycodeLabelsValid(host: string): boolean {
+  return host.split('.').every((label) => {
+    if (!label.startsWith('xn--')) return true
+    let unicode: string
+    try {
+      unicode = punycode.decode(label.slice(4))
+    } catch {
+      return false
+    }
+    return unicode !== '' && domainToASCII(unicode) === label
+  })
 }
 
 /**
