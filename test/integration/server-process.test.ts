@@ -46,7 +46,8 @@ it('starts on embedded PGlite with no DATABASE_URL and an empty DATA_DIR, serves
 
 /*
  * HEAP_GROWING_PERCENT reaches V8 (src/server.ts): with --gc-global every collection is a full
- * one, and --trace-gc-verbose prints the factor each new old-generation limit was set with.
+ * one, and --trace-gc-verbose prints the factor each new old-generation limit was set with
+ * (after the limit in the V8 of Node 20 and 22, before it in Node 24's).
  * Collections during module loading, before the setting is read, use V8's own factor.
  */
 it("sets the old generation's growth factor from HEAP_GROWING_PERCENT, and leaves V8's own with 0", async () => {
@@ -57,7 +58,11 @@ it("sets the old generation's growth factor from HEAP_GROWING_PERCENT, and leave
     )
     expect((await fetch(`${server.url}/signup`)).status).toBe(200)
     expect(await server.stop()).toBe(0)
-    return [...server.stdout().matchAll(/\[HeapController\] Limit: .*\(([\d.]+)\)$/gm)].map((m) => m[1])
+    const printed = server.stdout()
+    const afterLimits = [...printed.matchAll(/\[HeapController\] Limit: .*\(([\d.]+)\)$/gm)].map((m) => m[1])
+    // The V8 of Node 24 no longer prints the factor after each limit, but on a line of its own
+    // before it; V8's earlier line of that kind gives its own factor, not the one applied.
+    return afterLimits.length > 0 ? afterLimits : [...printed.matchAll(/\[HeapController\] factor ([\d.]+) based on/gm)].map((m) => m[1])
   }
   const set = await factors('37')
   expect(set.length).toBeGreaterThan(0)
