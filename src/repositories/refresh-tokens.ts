@@ -216,7 +216,12 @@ export async function findRefreshToken(db: Db, tokenHash: string): Promise<Prese
 }
 
 /** Whose families a revocation ends. */
-export type FamilyOwner = { applicationId: string; userId?: string } | { userId: string } | { sids: readonly string[] }
+export type FamilyOwner =
+  | { applicationId: string; userId?: string }
+  | { userId: string }
+  | { sids: readonly string[] }
+  /** The user's families approved in a browser session (a `sid`), but those of the session `keptSid` names. */
+  | { userId: string; approvedInSessionsBut: string | null }
 
 /**
  * Marks the owner's live families revoked, holding each FOR NO KEY UPDATE until the caller's
@@ -228,6 +233,9 @@ export async function revokeFamilies(db: Db, owner: FamilyOwner, now: Date): Pro
   if ('sids' in owner) {
     if (owner.sids.length === 0) return []
     q = q.where('sid', '=', sql<string>`any(${[...owner.sids]}::text[])`)
+  } else if ('approvedInSessionsBut' in owner) {
+    q = q.where('user_id', '=', owner.userId).where('sid', 'is not', null)
+    if (owner.approvedInSessionsBut !== null) q = q.where('sid', '!=', owner.approvedInSessionsBut)
   } else {
     if ('applicationId' in owner) q = q.where('application_id', '=', owner.applicationId)
     if (owner.userId !== undefined) q = q.where('user_id', '=', owner.userId)

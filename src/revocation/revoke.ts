@@ -102,6 +102,13 @@ export type RevocationTarget =
    */
   | { kind: 'sessions-ended'; sids: readonly string[] }
   /**
+   * Every browser session of a user but one ended on purpose (a password change, "Log out of all
+   * other sessions", …): every family the user approved in a session, but the kept session's,
+   * with their access tokens — also those of sessions that expired or were evicted before, whose
+   * `sid` no session row holds any more.
+   */
+  | { kind: 'user-sessions-ended'; userId: string; keptSid: string | null }
+  /**
    * MAX_TOKENS_PER_GRANT (src/revocation/token-quota.ts): each grant's live tokens beyond its
    * newest `keep`, and its live refresh-token families beyond its newest `keep` with their tokens.
    */
@@ -221,7 +228,10 @@ async function revokeTokenOfItsClient(
 /** The digests of the tokens a listed target revokes: the families it ends first, then the tokens. */
 async function revokeListed(
   trx: Db,
-  target: Extract<RevocationTarget, { kind: 'code-replayed' | 'beyond-quota' | 'refresh-families' | 'sessions-ended' }>,
+  target: Extract<
+    RevocationTarget,
+    { kind: 'code-replayed' | 'beyond-quota' | 'refresh-families' | 'sessions-ended' | 'user-sessions-ended' }
+  >,
   now: Date,
 ): Promise<string[]> {
   switch (target.kind) {
@@ -239,6 +249,10 @@ async function revokeListed(
       return revokeTokensOfFamilies(trx, target.familyIds, now)
     case 'sessions-ended':
       return revokeTokensOfFamilies(trx, await revokeFamilies(trx, { sids: target.sids }, now), now)
+    case 'user-sessions-ended': {
+      const owner = { userId: target.userId, approvedInSessionsBut: target.keptSid }
+      return revokeTokensOfFamilies(trx, await revokeFamilies(trx, owner, now), now)
+    }
   }
 }
 
@@ -252,7 +266,8 @@ async function revokeInTransaction(
     case 'code-replayed':
     case 'beyond-quota':
     case 'refresh-families':
-    case 'sessions-ended': {
+    case 'sessions-ended':
+    case 'user-sessions-ended': {
       const digests = await revokeListed(trx, target, now)
       if (digests.length > 0) await publish(trx, bus, { kind: 'tokens', digests })
       return digests.length

@@ -19,12 +19,16 @@ export function sessionSid(idHash: string): string {
  *
  * Sessions that end without anyone's intent do not come here: the janitor's expired ones
  * (src/limits/janitor.ts) and the oldest beyond MAX_SESSIONS_PER_USER (startSession) leave their
- * families to their own lifetime.
+ * families to their own lifetime, until the user ends their sessions on purpose: then every
+ * family approved in a session but the kept one ends, those of such earlier sessions too.
  */
 export function endSessionsOfUser(ctx: RevocationContext, userId: string, now: Date, keepSessionKey?: string): Promise<number> {
   const end = async (trx: RevocationContext['db']): Promise<number> => {
     const ended = await deleteSessionsOfUserKeys(trx, userId, keepSessionKey)
-    await revoke({ db: trx, bus: ctx.bus }, { kind: 'sessions-ended', sids: ended.map(sessionSid) }, now)
+    // By user, not by the ended sessions' sids: a family approved in a session that expired or was
+    // evicted earlier (below) has no session row left to end, and must not outlive this either.
+    const keptSid = keepSessionKey === undefined ? null : sessionSid(keepSessionKey)
+    await revoke({ db: trx, bus: ctx.bus }, { kind: 'user-sessions-ended', userId, keptSid }, now)
     return ended.length
   }
   return ctx.db.isTransaction ? end(ctx.db) : ctx.db.transaction().execute(end)

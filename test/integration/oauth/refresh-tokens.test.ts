@@ -1,6 +1,7 @@
 import * as client from 'openid-client'
 import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sessionSid } from '../../../src/accounts/sessions/end-sessions.js'
 import { sha256Hex } from '../../../src/lib/crypto.js'
 import { revoke } from '../../../src/revocation/revoke.js'
 import { type TestContext, buildTestApp } from '../../helpers/app.js'
@@ -363,6 +364,26 @@ describe('sessions ended on purpose', () => {
 
   it("a password change: the other sessions' families end, the changing browser's refreshes", async () => {
     const { kept, keptFamily, endedFamily } = await twoBrowsers('password-change')
+    await kept.get('/account/password')
+    const changed = await kept.post('/account/password', { current_password: PASSWORD, new_password: 'a new passphrase' })
+    expect(changed.headers.location).toBe('/account?password_changed=1')
+    await expectEnded(endedFamily)
+    await expectRefreshes(keptFamily)
+  })
+
+  it('a password change also ends the families of sessions that had already expired or been evicted', async () => {
+    const { email, kept, keptFamily, endedFamily } = await twoBrowsers('gone-before')
+    // The janitor's expiry, or the eviction beyond MAX_SESSIONS_PER_USER, leaves the family behind.
+    const { sid } = await family(endedFamily)
+    const sessions = await t.db
+      .selectFrom('sessions')
+      .select('id_hash')
+      .where('user_id', '=', await userIdOf(email))
+      .execute()
+    const gone = sessions.map((r) => r.id_hash).filter((idHash) => sessionSid(idHash) === sid)
+    expect(gone).toHaveLength(1)
+    await t.db.deleteFrom('sessions').where('id_hash', '=', gone[0]!).execute()
+    expect((await family(endedFamily)).revoked_at).toBeNull()
     await kept.get('/account/password')
     const changed = await kept.post('/account/password', { current_password: PASSWORD, new_password: 'a new passphrase' })
     expect(changed.headers.location).toBe('/account?password_changed=1')
