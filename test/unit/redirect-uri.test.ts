@@ -183,6 +183,8 @@ describe('validateRegisteredRedirectUri', () => {
     ['com.example.app:/é', /non-ASCII characters only in the host name/],
     ['https://a／b.example/cb', /not a valid internationalised domain name/],
     ['https://xn--zz.example/cb', /host name/],
+    // A last label of digits: the URL parser takes the host for an IPv4 address and refuses it.
+    ['https://xn--bcher-kva.123/cb', /host name/],
     // Decodes to U+0080, a control character no domain name may hold.
     ['https://xn--a.example/cb', /invalid xn-- \(punycode\) label/],
     // Decodes to "a" and a combining grave accent: à spelled a second way, not the form UTS #46 gives (xn--0ca).

@@ -75,8 +75,9 @@ export function validateRegisteredRedirectUri(typed: string): RedirectUriCheck {
   } else if (!uri.path.startsWith('/')) {
     return { ok: false, reason: 'must have a path starting with /, as in com.example.app:/callback' }
   }
-  // An `xn--` label that does not decode is a name no browser will look up (WHATWG URL host parsing).
-  if (uri.host !== null && hasPunycodeLabel(uri.host) && !punycodeLabelsValid(uri.host)) {
+  // An `xn--` label that does not decode is a name no browser will look up (WHATWG URL host
+  // parsing); the whole host must also be what the parser keeps (a last label of digits is not).
+  if (uri.host !== null && hasPunycodeLabel(uri.host) && (!punycodeLabelsValid(uri.host) || domainToASCII(uri.host) !== uri.host)) {
     return { ok: false, reason: 'has a host name with an invalid xn-- (punycode) label' }
   }
   const q = queryProblem(uri.query)
