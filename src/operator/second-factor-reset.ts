@@ -2,7 +2,7 @@ import { type MailFrame, secondFactorResetMail } from '../accounts/mails.js'
 import type { Mailer } from '../mail/mailer.js'
 import { deleteSecondFactors, refreshSecondFactor } from '../repositories/second-factor.js'
 import { endSessionsOfUser } from '../accounts/sessions/end-sessions.js'
-import { lockUser } from '../repositories/users.js'
+import { lockUserForChange } from '../repositories/users.js'
 import { NotFoundError, type OperatorContext } from './moderation.js'
 
 export interface SecondFactorReset {
@@ -28,7 +28,7 @@ export async function resetSecondFactor(
   now: Date,
 ): Promise<SecondFactorReset> {
   const done = await ctx.db.transaction().execute(async (trx) => {
-    const user = await lockUser(trx, userId)
+    const user = await lockUserForChange(trx, userId)
     if (!user) throw new NotFoundError('No such user.')
     const removed = await deleteSecondFactors(trx, userId)
     await refreshSecondFactor(trx, userId)

@@ -86,6 +86,18 @@ export function lockUser(trx: Db, id: string): Promise<User | undefined> {
   return trx.selectFrom('users').selectAll().where('id', '=', id).forUpdate().executeTakeFirst()
 }
 
+/**
+ * Locks the user's row until the end of `trx` for a change of their own credentials (a factor
+ * added, a password reset, the operator's reset of the second factor): FOR NO KEY UPDATE, which
+ * serialises such changes with each other and with lockUser, yet lets a concurrent refresh insert
+ * its access token, whose foreign key takes the row FOR KEY SHARE. Those changes go on to revoke
+ * refresh-token families that such a refresh holds (src/accounts/sessions/end-sessions.ts): with
+ * FOR UPDATE here, each would wait for the other, and PostgreSQL would abort one as a deadlock.
+ */
+export function lockUserForChange(trx: Db, id: string): Promise<User | undefined> {
+  return trx.selectFrom('users').selectAll().where('id', '=', id).forNoKeyUpdate().executeTakeFirst()
+}
+
 /** Deletes the user; sessions, applications, grants, codes, tokens and mailed links go with it (ON DELETE CASCADE). */
 export async function deleteUserRow(db: Db, id: string): Promise<boolean> {
   const row = await db.deleteFrom('users').where('id', '=', id).returning('id').executeTakeFirst()

@@ -2,7 +2,7 @@ import type { AuditTrail } from '../../audit/audit-log.js'
 import { hashPassword } from '../../lib/passwords.js'
 import { RATE_LIMITS, rateRule } from '../../limits/policy.js'
 import { takeSlots } from '../../limits/rate-limiter.js'
-import { findUserByEmail, lockUser, markEmailVerified, setPasswordHash } from '../../repositories/users.js'
+import { findUserByEmail, lockUserForChange, markEmailVerified, setPasswordHash } from '../../repositories/users.js'
 import type { AccountContext } from '../context.js'
 import { issueEmailLink, peekEmailLink, useEmailLink } from '../sign-up/email-links.js'
 import { passwordChangedMail, passwordResetMail, passwordResetNoAccountMail } from '../mails.js'
@@ -64,7 +64,7 @@ export async function resetPassword(
   const done = await ctx.db.transaction().execute(async (trx) => {
     const link = await peekEmailLink(trx, 'reset-password', token, now)
     // Locked first: no code or token can be issued to the account while it is recovered.
-    const user = link && (await lockUser(trx, link.user_id))
+    const user = link && (await lockUserForChange(trx, link.user_id))
     if (!user || !(await useEmailLink(trx, 'reset-password', token, now, user.id))) return undefined
     // A link sent to an address the account has left is void.
     if (user.email !== link.email) return undefined

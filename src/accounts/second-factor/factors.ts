@@ -12,7 +12,7 @@ import {
   insertTotpSecret,
   putTotpEnrolment,
 } from '../../repositories/totp.js'
-import { bumpCredentialVersion, findUserById, lockUser } from '../../repositories/users.js'
+import { bumpCredentialVersion, findUserById, lockUserForChange } from '../../repositories/users.js'
 import type { RevocationContext } from '../../revocation/revoke.js'
 import { passwordCannotBeRight } from '../account.js'
 import type { AccountContext } from '../context.js'
@@ -165,7 +165,7 @@ export async function confirmTotpEnrolment(
   if (step === undefined) return { kind: 'wrong-code' }
   const recoveryCodes = newRecoveryCodes()
   const enabled = await ctx.db.transaction().execute(async (trx) => {
-    if ((await lockUser(trx, userId))?.email_verified_at == null) return 'unverified' as const
+    if ((await lockUserForChange(trx, userId))?.email_verified_at == null) return 'unverified' as const
     if (!(await deleteTotpEnrolment(trx, userId))) return false
     if (!(await insertTotpSecret(trx, userId, sealed, step, ctx.clock()))) return false
     await refreshSecondFactor(trx, userId)

@@ -3,7 +3,7 @@ import { type AuditTrail, auditDetail } from '../../audit/audit-log.js'
 import { QUOTAS } from '../../limits/policy.js'
 import { countPasskeysOfUser, deletePasskey, insertPasskey, listPasskeysOfUser, renamePasskey } from '../../repositories/passkeys.js'
 import { refreshSecondFactor } from '../../repositories/second-factor.js'
-import { findUserById, lockUser } from '../../repositories/users.js'
+import { findUserById, lockUserForChange } from '../../repositories/users.js'
 import type { AccountContext } from '../context.js'
 import { passkeyAddedMail, passkeyRemovedMail } from '../mails.js'
 import { type Reauthentication, reauthenticate } from '../sessions/reauthenticate.js'
@@ -125,7 +125,7 @@ export async function registerPasskey(
   const info = verified.registrationInfo
   const name = parsePasskeyName(attempt.name) ?? `Passkey added ${now.toISOString().slice(0, 10)}`
   const outcome = await ctx.db.transaction().execute(async (trx) => {
-    const user = await lockUser(trx, userId)
+    const user = await lockUserForChange(trx, userId)
     if (user === undefined || (await countPasskeysOfUser(trx, userId)) >= MAX_PASSKEYS_PER_USER) return 'limit-reached' as const
     if (user.email_verified_at === null) return 'unverified' as const
     const inserted = await insertPasskey(trx, {
