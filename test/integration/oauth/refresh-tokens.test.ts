@@ -344,6 +344,13 @@ describe('sessions ended on purpose', () => {
     expect((await op.post(`/admin/users/${userId}/${action}`, {})).statusCode).toBe(303)
   }
 
+  /** `s` changes the account's password on its Account page. */
+  async function changePassword(s: BrowserSession) {
+    await s.get('/account/password')
+    const changed = await s.post('/account/password', { current_password: PASSWORD, new_password: 'a new passphrase' })
+    expect(changed.headers.location).toBe('/account?password_changed=1')
+  }
+
   async function expectEnded(refreshToken: string) {
     expect((await family(refreshToken)).revoked_at).not.toBeNull()
     expectOAuthError(await refresh(web, refreshToken), 'invalid_grant')
@@ -364,9 +371,7 @@ describe('sessions ended on purpose', () => {
 
   it("a password change: the other sessions' families end, the changing browser's refreshes", async () => {
     const { kept, keptFamily, endedFamily } = await twoBrowsers('password-change')
-    await kept.get('/account/password')
-    const changed = await kept.post('/account/password', { current_password: PASSWORD, new_password: 'a new passphrase' })
-    expect(changed.headers.location).toBe('/account?password_changed=1')
+    await changePassword(kept)
     await expectEnded(endedFamily)
     await expectRefreshes(keptFamily)
   })
@@ -384,9 +389,7 @@ describe('sessions ended on purpose', () => {
     expect(gone).toHaveLength(1)
     await t.db.deleteFrom('sessions').where('id_hash', '=', gone[0]!).execute()
     expect((await family(endedFamily)).revoked_at).toBeNull()
-    await kept.get('/account/password')
-    const changed = await kept.post('/account/password', { current_password: PASSWORD, new_password: 'a new passphrase' })
-    expect(changed.headers.location).toBe('/account?password_changed=1')
+    await changePassword(kept)
     await expectEnded(endedFamily)
     await expectRefreshes(keptFamily)
   })
