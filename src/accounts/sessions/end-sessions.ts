@@ -11,9 +11,9 @@ export function sessionSid(idHash: string): string {
  * The one way an account's sessions are ended on purpose ("Log out of all other sessions", a
  * password change or reset, a factor added, the operator's reset of the second factor or
  * suspension, the eviction of an address's earlier holders): every session of the user but the
- * one whose stored digest is `keepSessionKey` (none kept when undefined) ends, and with them the
- * refresh-token families approved in them, by OpenID Connect `sid`, and those families' access
- * tokens (docs/expiring-tokens.md "Revocation"). In the caller's transaction (`ctx.db`), or in a
+ * one whose stored digest is `keepSessionKey` (none kept when undefined) ends, and with them every
+ * refresh-token family the user approved in a browser session (OpenID Connect `sid`) but the kept
+ * one's, and those families' access tokens (docs/expiring-tokens.md "Revocation"). In the caller's transaction (`ctx.db`), or in a
  * transaction of its own: the revocation's notice goes out only if the sessions' end commits.
  * How many sessions ended.
  *
